@@ -1,0 +1,419 @@
+#!/usr/bin/env node
+// The local stack without Docker: a single-node Apache Kafka in KRaft mode and an Apicurio
+// schema registry (Confluent-compatible API), both run as plain JVM processes on 127.0.0.1.
+//
+// Artifacts come from Maven Central through Maven itself (tarball downloads from other sites do
+// not work on our machines): Kafka's jars resolved into a classpath, Apicurio's Quarkus fast-jar
+// distribution unpacked once into the cache folder. Nothing here is a fake: the tests that use
+// this stack talk to the same broker and registry code that production runs.
+//
+// Usage: node scripts/stack.mjs <fetch|up|down|status> [--json] [--kafka-version V]
+//   fetch   resolve and cache the artifacts only (CI's install step)
+//   up      start what is not running (idempotent), wait until both answer, print the endpoints
+//   down    stop only the processes this script started
+//   status  print what is running
+// Environment: CALLS_STACK_HOME (cache folder, default <repo>/.cache/stack), STACK_KAFKA_VERSION
+// (default 3.9.2; 4.x works too), STACK_KAFKA_PORT (19092), STACK_CONTROLLER_PORT (19093),
+// STACK_REGISTRY_PORT (18081), STACK_REGISTRY_VERSION (3.3.3).
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const command = args[0] ?? 'status';
+const json = args.includes('--json');
+const flag = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+
+const home = resolve(process.env.CALLS_STACK_HOME ?? join(repoRoot, '.cache', 'stack'));
+const kafkaVersion = flag('--kafka-version') ?? process.env.STACK_KAFKA_VERSION ?? '3.9.2';
+const registryVersion = process.env.STACK_REGISTRY_VERSION ?? '3.3.3';
+const kafkaPort = Number(process.env.STACK_KAFKA_PORT ?? 19092);
+const controllerPort = Number(process.env.STACK_CONTROLLER_PORT ?? 19093);
+const registryPort = Number(process.env.STACK_REGISTRY_PORT ?? 18081);
+const stateFile = join(home, 'state.json');
+const logDir = join(home, 'logs');
+const host = '127.0.0.1';
+
+const endpoints = {
+  brokers: `${host}:${kafkaPort}`,
+  registryUrl: `http://${host}:${registryPort}/apis/ccompat/v7`,
+};
+
+function log(message) {
+  process.stderr.write(`stack: ${message}\n`);
+}
+
+function fail(message) {
+  log(message);
+  process.exit(1);
+}
+
+function javaVersionOf(javaBin) {
+  const probe = spawnSync(javaBin, ['-version'], { encoding: 'utf8' });
+  if (probe.error) return 0;
+  return Number(`${probe.stdout}${probe.stderr}`.match(/version "(\d+)/)?.[1] ?? 0);
+}
+
+// The java binary to run a component with: the first of STACK_JAVA_HOME, JAVA_HOME, the PATH's java
+// and the JDKs under /usr/lib/jvm whose major version is at least `min`. Kafka 3.9 needs 17;
+// Apicurio Registry 3.3 is built for 21, so on a machine whose default is 17 it needs a second JDK.
+function findJava(min) {
+  const homes = [process.env.STACK_JAVA_HOME, process.env.JAVA_HOME].filter(Boolean);
+  let jvmDirs = [];
+  try {
+    jvmDirs = readdirSync('/usr/lib/jvm').map((d) => join('/usr/lib/jvm', d));
+  } catch {
+    /* no system JDKs */
+  }
+  const candidates = [...homes.map((h) => join(h, 'bin', 'java')), 'java', ...jvmDirs.map((d) => join(d, 'bin', 'java'))];
+  const found = candidates.map((bin) => ({ bin, major: javaVersionOf(bin) })).filter((c) => c.major >= min);
+  if (found.length === 0)
+    fail(`no Java ${min}+ found (looked at STACK_JAVA_HOME, JAVA_HOME, PATH, /usr/lib/jvm); install one or set STACK_JAVA_HOME`);
+  return found[0].bin;
+}
+
+function requireMaven(why) {
+  const probe = spawnSync('mvn', ['-version'], { encoding: 'utf8' });
+  if (probe.error) fail(`Maven (mvn) is not installed; it is needed to ${why}. Install Maven, or use Docker.`);
+}
+
+// ---------- artifacts ----------
+
+function isKafka4() {
+  return Number(kafkaVersion.split('.')[0]) >= 4;
+}
+
+function kafkaPom() {
+  // Kafka 3.x logs through slf4j 1 + reload4j; Kafka 4.x moved to slf4j 2 + log4j2.
+  const logging = isKafka4()
+    ? [
+        ['org.apache.logging.log4j', 'log4j-slf4j2-impl', '2.24.3'],
+        ['org.apache.logging.log4j', 'log4j-core', '2.24.3'],
+      ]
+    : [['org.slf4j', 'slf4j-reload4j', '1.7.36']];
+  const deps = [['org.apache.kafka', 'kafka_2.13', kafkaVersion], ...logging]
+    .map(([g, a, v]) => `<dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`)
+    .join('\n    ');
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.calls-connector</groupId>
+  <artifactId>kafka-stack</artifactId>
+  <version>1</version>
+  <dependencies>
+    ${deps}
+  </dependencies>
+</project>
+`;
+}
+
+function kafkaClasspath() {
+  const dir = join(home, `kafka-${kafkaVersion}`);
+  const cpFile = join(dir, 'classpath.txt');
+  if (existsSync(cpFile)) return readFileSync(cpFile, 'utf8').trim();
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'pom.xml'), kafkaPom());
+  requireMaven('resolve Kafka from Maven Central');
+  log(`resolving Kafka ${kafkaVersion} from Maven Central (first run only)`);
+  execFileSync('mvn', ['-q', '-B', '-f', join(dir, 'pom.xml'), 'dependency:build-classpath', `-Dmdep.outputFile=${cpFile}`], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return readFileSync(cpFile, 'utf8').trim();
+}
+
+function registryDistribution() {
+  const dir = join(home, `apicurio-${registryVersion}`);
+  if (existsSync(join(dir, 'quarkus-run.jar'))) return dir;
+  requireMaven('fetch Apicurio Registry from Maven Central');
+  log(`fetching Apicurio Registry ${registryVersion} from Maven Central (first run only)`);
+  const download = join(home, 'downloads');
+  mkdirSync(download, { recursive: true });
+  execFileSync(
+    'mvn',
+    [
+      '-q',
+      '-B',
+      'dependency:copy',
+      `-Dartifact=io.apicurio:apicurio-registry-app:${registryVersion}:tar.gz:all`,
+      `-DoutputDirectory=${download}`,
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'], cwd: home },
+  );
+  const tarball = join(download, `apicurio-registry-app-${registryVersion}-all.tar.gz`);
+  mkdirSync(dir, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', dir]);
+  rmSync(tarball);
+  return dir;
+}
+
+// ---------- processes ----------
+
+function readState() {
+  try {
+    return JSON.parse(readFileSync(stateFile, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function writeState(state) {
+  mkdirSync(home, { recursive: true });
+  writeFileSync(stateFile, JSON.stringify(state, null, 2));
+}
+
+function alive(pid) {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function portOpen(port) {
+  return new Promise((resolvePort) => {
+    const socket = createConnection({ host, port });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolvePort(true);
+    });
+    socket.once('error', () => resolvePort(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolvePort(false);
+    });
+  });
+}
+
+function startDetached(name, cmd, cmdArgs, cwd) {
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${name}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(cmd, cmdArgs, { cwd, detached: true, stdio: ['ignore', fd, fd] });
+  child.unref();
+  return { pid: child.pid, logFile };
+}
+
+async function waitFor(what, check, timeoutMs, pid, logFile) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    if (pid && !alive(pid)) {
+      const tail = readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n');
+      fail(`${what} exited during start-up. Last lines of ${logFile}:\n${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  fail(`${what} did not answer within ${timeoutMs / 1000}s; see ${logFile}`);
+}
+
+async function kafkaAnswers() {
+  if (!(await portOpen(kafkaPort))) return false;
+  const { Kafka, logLevel } = await import('kafkajs');
+  const admin = new Kafka({ brokers: [endpoints.brokers], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return cluster.brokers.length > 0;
+  } catch {
+    return false;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
+async function registryAnswers() {
+  try {
+    const res = await fetch(`${endpoints.registryUrl}/subjects`, { signal: AbortSignal.timeout(2000) });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function startKafka() {
+  const classpath = kafkaClasspath();
+  const dir = join(home, `kafka-${kafkaVersion}`);
+  const dataDir = join(home, 'kafka-data');
+  // A throwaway broker: fresh storage on every start, so tests never see an earlier run's topics.
+  rmSync(dataDir, { recursive: true, force: true });
+  const props = [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@${host}:${controllerPort}`,
+    `listeners=PLAINTEXT://${host}:${kafkaPort},CONTROLLER://${host}:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${host}:${kafkaPort}`,
+    'controller.listener.names=CONTROLLER',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'inter.broker.listener.name=PLAINTEXT',
+    `log.dirs=${dataDir}`,
+    'num.partitions=3',
+    // One node: without these, transactions and consumer groups hang waiting for replicas.
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=5',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'transaction.state.log.num.partitions=5',
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=false',
+    // Let compaction act quickly enough to be observable in tests.
+    'log.cleaner.backoff.ms=1000',
+  ];
+  writeFileSync(join(dir, 'server.properties'), props.join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'log4j.properties'),
+    [
+      'log4j.rootLogger=INFO, stdout',
+      'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
+      'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
+      'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
+      'log4j.logger.kafka=INFO',
+      'log4j.logger.org.apache.kafka=WARN',
+    ].join('\n') + '\n',
+  );
+  writeFileSync(
+    join(dir, 'log4j2.properties'),
+    [
+      'rootLogger.level=INFO',
+      'rootLogger.appenderRef.stdout.ref=STDOUT',
+      'appender.stdout.type=Console',
+      'appender.stdout.name=STDOUT',
+      'appender.stdout.layout.type=PatternLayout',
+      'appender.stdout.layout.pattern=[%d] %p %m (%c)%n',
+    ].join('\n') + '\n',
+  );
+  const jvm = [
+    '-Xms256m',
+    '-Xmx768m',
+    '-XX:+UseG1GC',
+    `-Dlog4j.configuration=file:${join(dir, 'log4j.properties')}`,
+    `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`,
+    '-cp',
+    classpath,
+  ];
+  const clusterId = 'q1Sh-9_ISia_zwGINzRvyQ';
+  const java = findJava(17);
+  execFileSync(java, [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return startDetached('kafka', java, [...jvm, 'kafka.Kafka', join(dir, 'server.properties')], dir);
+}
+
+function startRegistry() {
+  const dir = registryDistribution();
+  return startDetached(
+    'registry',
+    findJava(21),
+    [
+      '-Xms128m',
+      '-Xmx512m',
+      `-Dquarkus.http.port=${registryPort}`,
+      `-Dquarkus.http.host=${host}`,
+      '-Dquarkus.log.level=WARN',
+      '-jar',
+      'quarkus-run.jar',
+    ],
+    dir,
+  );
+}
+
+function printEndpoints(state) {
+  if (json) {
+    process.stdout.write(JSON.stringify({ ...endpoints, kafkaVersion: state.kafka?.version, home }) + '\n');
+  } else {
+    process.stdout.write(`KAFKA_BROKERS=${endpoints.brokers}\nSCHEMA_REGISTRY_URL=${endpoints.registryUrl}\n`);
+  }
+}
+
+async function up() {
+  const state = readState();
+  const started = Date.now();
+
+  const kafkaRunning = alive(state.kafka?.pid) && (await kafkaAnswers());
+  const registryRunning = alive(state.registry?.pid) && (await registryAnswers());
+  if (!kafkaRunning && (await portOpen(kafkaPort)))
+    fail(`port ${kafkaPort} is taken by a process this script did not start; stop it or set STACK_KAFKA_PORT`);
+  if (!registryRunning && (await portOpen(registryPort)))
+    fail(`port ${registryPort} is taken by a process this script did not start; stop it or set STACK_REGISTRY_PORT`);
+
+  // Both JVMs start in parallel: warm start is bounded by the slower of the two.
+  const waits = [];
+  if (kafkaRunning) log(`Kafka already running (pid ${state.kafka.pid})`);
+  else {
+    const proc = await startKafka();
+    state.kafka = { ...proc, version: kafkaVersion, port: kafkaPort };
+    waits.push(waitFor(`Kafka ${kafkaVersion}`, kafkaAnswers, 90_000, proc.pid, proc.logFile));
+  }
+  if (registryRunning) log(`registry already running (pid ${state.registry.pid})`);
+  else {
+    const proc = startRegistry();
+    state.registry = { ...proc, version: registryVersion, port: registryPort };
+    waits.push(waitFor(`Apicurio Registry ${registryVersion}`, registryAnswers, 120_000, proc.pid, proc.logFile));
+  }
+  writeState(state);
+  await Promise.all(waits);
+  if (waits.length > 0) log(`up in ${((Date.now() - started) / 1000).toFixed(1)}s; logs in ${logDir}`);
+  printEndpoints(state);
+}
+
+async function stop(name, entry) {
+  if (!alive(entry?.pid)) return;
+  log(`stopping ${name} (pid ${entry.pid})`);
+  try {
+    process.kill(-entry.pid, 'SIGTERM');
+  } catch {
+    process.kill(entry.pid, 'SIGTERM');
+  }
+  const deadline = Date.now() + 20_000;
+  while (alive(entry.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  if (alive(entry.pid)) process.kill(-entry.pid, 'SIGKILL');
+}
+
+async function down() {
+  const state = readState();
+  await Promise.all([stop('Kafka', state.kafka), stop('registry', state.registry)]);
+  rmSync(stateFile, { force: true });
+  log('stopped');
+}
+
+async function status() {
+  const state = readState();
+  const kafka = alive(state.kafka?.pid) && (await kafkaAnswers());
+  const registry = alive(state.registry?.pid) && (await registryAnswers());
+  if (json) {
+    process.stdout.write(JSON.stringify({ kafka, registry, ...endpoints }) + '\n');
+  } else {
+    process.stdout.write(
+      `kafka:    ${kafka ? `up (pid ${state.kafka.pid}, ${state.kafka.version}) at ${endpoints.brokers}` : 'down'}\n` +
+        `registry: ${registry ? `up (pid ${state.registry.pid}) at ${endpoints.registryUrl}` : 'down'}\n`,
+    );
+  }
+  process.exitCode = kafka && registry ? 0 : 3;
+}
+
+switch (command) {
+  case 'fetch':
+    kafkaClasspath();
+    registryDistribution();
+    log(`artifacts cached in ${home}`);
+    break;
+  case 'up':
+    await up();
+    break;
+  case 'down':
+    await down();
+    break;
+  case 'status':
+    await status();
+    break;
+  default:
+    fail(`unknown command "${command}"; use fetch, up, down or status`);
+}

@@ -1,0 +1,13 @@
+/**
+ * The command table. Each command lives in its own module and exports `register(program)`.
+ * Add a command by adding its module here.
+ */
+import type { Command } from 'commander';
+
+type Register = (program: Command) => void;
+
+const commands: Register[] = [];
+
+export function registerCommands(program: Command): void {
+  for (const register of commands) register(program);
+}

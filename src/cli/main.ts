@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * `calls-connector` entry point: parses the command line (commander) and dispatches to one command
+ * module per file under ./commands. Commands return an exit code; errors reaching here are reported
+ * without stack traces for expected failures (ConnectorError) and with one for programmer errors.
+ */
+import { Command, CommanderError } from 'commander';
+import { ConnectorError } from '../errors/index.js';
+import { ConfigError } from '../config/load.js';
+import { ExitCode } from './exit-codes.js';
+import { registerCommands } from './commands/index.js';
+
+export function buildProgram(): Command {
+  const program = new Command('calls-connector')
+    .description('Kafka source connector for the calls API: incremental, exactly-once, Avro, privacy-safe.')
+    .showHelpAfterError()
+    .exitOverride();
+  registerCommands(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.OK;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`calls-connector: ${error.message}\n`);
+      return ExitCode.USAGE;
+    }
+    if (error instanceof ConnectorError) {
+      process.stderr.write(`calls-connector: [${error.code}] ${error.message}\n`);
+      return ExitCode.FAILURE;
+    }
+    process.stderr.write(`calls-connector: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return ExitCode.FAILURE;
+  }
+}
+
+// Run when executed directly (bin or `node dist/src/cli/main.js`), not when imported by tests.
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href;
+if (invokedDirectly) {
+  process.exitCode = await main(process.argv);
+}

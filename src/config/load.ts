@@ -1,0 +1,88 @@
+/**
+ * Loads the connector configuration: a YAML file, `${ENV}` / `${ENV:-default}` interpolation (for secrets,
+ * which never belong in the file itself), then validation against `configSchema`.
+ *
+ * Contract: returns a fully defaulted, validated config or throws ConfigError, whose message names every
+ * offending key and what to do about it. Nothing is read from the network here.
+ */
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { z } from 'zod';
+import { FatalError } from '../errors/index.js';
+import { configSchema, type ConnectorConfig } from './schema.js';
+
+export class ConfigError extends FatalError {
+  readonly issues: readonly string[];
+  constructor(message: string, issues: readonly string[] = [], cause?: unknown) {
+    super('CONFIG_INVALID', issues.length > 0 ? `${message}\n  - ${issues.join('\n  - ')}` : message, { cause });
+    this.issues = issues;
+  }
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Replaces `${NAME}` and `${NAME:-default}` in every string of a parsed document.
+ * A reference to an unset variable without a default is an error naming the variable and the key.
+ */
+export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
+      const found = env[name];
+      if (found !== undefined) return found;
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError(`config key \`${path || '(root)'}\` refers to \${${name}}, which is not set`, [
+        `set the environment variable ${name}, or write \${${name}:-default} to give a default`,
+      ]);
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, i) => interpolateEnv(item, env, `${path}[${i}]`));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, interpolateEnv(v, env, path ? `${path}.${k}` : k)]),
+    );
+  }
+  return value;
+}
+
+/** Turns zod issues into "key: problem" lines a person can act on. */
+export function describeIssues(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+    if (issue.code === 'unrecognized_keys') {
+      return `${key === '(root)' ? '' : `${key}: `}unknown key(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}; check the spelling against the README's configuration reference`;
+    }
+    if (issue.code === 'invalid_type' && issue.input === undefined) return `${key}: required but missing`;
+    return `${key}: ${issue.message}`;
+  });
+}
+
+/** Validates an already parsed document (used by tests and by `validate-config`). */
+export function parseConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): ConnectorConfig {
+  const interpolated = interpolateEnv(document ?? {}, env);
+  const result = configSchema.safeParse(interpolated);
+  if (!result.success) throw new ConfigError('the configuration is invalid:', describeIssues(result.error));
+  return result.data;
+}
+
+export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ConnectorConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read the config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, [], error);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError ? ` at line ${error.linePos?.[0]?.line ?? '?'}` : '';
+    throw new ConfigError(`the config file ${file} is not valid YAML${where}`, [], error);
+  }
+  try {
+    return parseConfig(document, env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(`${file}: ${error.message}`, [], error.cause);
+    throw error;
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The connector's configuration: one schema, with every default in one place.
+ *
+ * Keys the calls API spec marks "not shown" (listing path, items field, cursor field, token header,
+ * error codes) are configuration here, with the defaults our sandbox and the known API use.
+ * The README's configuration reference is written from this file: keep the two in step.
+ */
+import { z } from 'zod';
+
+const durationMs = z.number().int().nonnegative();
+
+const retrySchema = z
+  .object({
+    /** Total attempts for one request, the first included. */
+    maxAttempts: z.number().int().min(1).max(100).default(8),
+    initialDelayMs: durationMs.default(250),
+    maxDelayMs: durationMs.default(30_000),
+    /** Statuses worth another try. 401 is handled apart (one refresh, then retry once). */
+    statuses: z.array(z.number().int().min(400).max(599)).default([408, 425, 429, 500, 502, 503, 504]),
+    /** A Retry-After longer than this is treated as a failure rather than waited out. */
+    maxRetryAfterMs: durationMs.default(300_000),
+  })
+  .prefault({});
+
+export const apiSchema = z
+  .object({
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    /** Extra CA bundle (PEM) trusted in addition to the system's, e.g. the sandbox's certificate. */
+    caFile: z.string().min(1).optional(),
+    /** Plain HTTP is refused unless this is set: the spec says the API is HTTPS. For local tests only. */
+    allowInsecureHttp: z.boolean().default(false),
+    listPath: z.string().startsWith('/').default('/v4/calls'),
+    /** `{uid}` is replaced by the URL-encoded call uid. */
+    callPath: z.string().includes('{uid}').default('/v4/calls/{uid}'),
+    /** Dotted path of the items array in a listing page body. */
+    itemsField: z.string().min(1).default('data'),
+    /** Dotted path of the next cursor; a top-level `nextCursor` is read when this path is absent. */
+    nextCursorField: z.string().min(1).default('metadata.nextCursor'),
+    /** Optional dotted path of the single-call body's object (empty: the body itself is the call). */
+    callField: z.string().default(''),
+    tokenHeader: z.string().min(1).default('Authorization'),
+    tokenPrefix: z.string().default('Bearer '),
+    /** Page size sent as `limit`; the spec allows 0..100 (0 would never advance). */
+    pageSize: z.number().int().min(1).max(100).default(100),
+    requestsPerSecond: z.number().positive().default(20),
+    maxConcurrency: z.number().int().min(1).max(256).default(8),
+    requestTimeoutMs: durationMs.min(1).default(30_000),
+    /** Complete each listed call from GET {callPath} (times, isPrivate, conversationUid). */
+    enrich: z.boolean().default(true),
+    enrichConcurrency: z.number().int().min(1).max(64).default(8),
+    /** Status codes that mean "this cursor is no longer valid" (spec: not shown). */
+    invalidCursorStatuses: z.array(z.number().int()).default([400, 404, 410]),
+    retry: retrySchema,
+  })
+  .strict();
+
+const tokenStoreSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('file'),
+      path: z.string().min(1).default('./.calls-connector/tokens.enc'),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('kafka'),
+      topic: z.string().min(1).default('calls-connector-tokens'),
+    })
+    .strict(),
+]);
+
+export const oauthSchema = z
+  .object({
+    /** Base of /oauth/authorize and /oauth/token; defaults to api.baseUrl (the OAuth paths carry no /v4). */
+    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    clientId: z.string().min(1),
+    /** Use `${ENV}` interpolation or clientSecretFile; never put the secret itself in a committed file. */
+    clientSecret: z.string().min(1).optional(),
+    clientSecretFile: z.string().min(1).optional(),
+    redirectUri: z.url({ protocol: /^https$/, error: 'redirectUri must be an https:// URL (spec 4.1)' }),
+    scopes: z.array(z.string().regex(/^\S+$/)).min(1).default(['read_phones']),
+    /** Name of the grant (the authorized user); sources refer to it. */
+    grant: z.string().min(1).default('default'),
+    /** Refresh this long before the 10 h expiry. */
+    refreshBeforeExpiryMs: durationMs.default(10 * 60_000),
+    store: tokenStoreSchema.default({ type: 'file', path: './.calls-connector/tokens.enc' }),
+    /** Encryption key for the token store: 32 bytes, base64 or hex, from this env var ... */
+    keyEnv: z.string().min(1).default('CALLS_CONNECTOR_TOKEN_KEY'),
+    /** ... or from this file (never stored beside the token data). */
+    keyFile: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((o) => o.clientSecret !== undefined || o.clientSecretFile !== undefined, {
+    message: 'set oauth.clientSecret (from ${ENV}) or oauth.clientSecretFile',
+    path: ['clientSecret'],
+  });
+
+const uuid = z.string().regex(/^[0-9a-fA-F-]{36}$/, 'a location uid is a UUID');
+
+const sourceSchema = z
+  .object({
+    /** The OAuth grant whose token reads these locations. */
+    grant: z.string().min(1).default('default'),
+    locations: z.array(uuid).min(1),
+    /** First traversal's `since` for a location with no stored offset; absent = from the beginning. */
+    startSince: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict();
+
+const sslSchema = z.union([
+  z.boolean(),
+  z
+    .object({
+      caFile: z.string().optional(),
+      certFile: z.string().optional(),
+      keyFile: z.string().optional(),
+      rejectUnauthorized: z.boolean().default(true),
+    })
+    .strict(),
+]);
+
+const saslSchema = z
+  .object({
+    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+    username: z.string().min(1),
+    password: z.string().min(1),
+  })
+  .strict();
+
+export const kafkaSchema = z
+  .object({
+    brokers: z.array(z.string().regex(/^[^:\s]+:\d+$/, 'a broker is host:port')).min(1),
+    clientId: z.string().min(1).optional(),
+    ssl: sslSchema.optional(),
+    sasl: saslSchema.optional(),
+    topic: z.string().min(1).default('calls'),
+    offsetsTopic: z.string().min(1).default('calls-connector-offsets'),
+    dlqTopic: z.string().min(1).default('calls-connector-dlq'),
+    /** true: records and offset in one transaction (exactly once). false: idempotent producer, at least once. */
+    exactlyOnce: z.boolean().default(true),
+    /** Create missing topics at start (needs the CreateTopics ACL). */
+    createTopics: z.boolean().default(true),
+    topicPartitions: z.number().int().min(1).default(6),
+    replicationFactor: z.number().int().min(1).default(1),
+    /** Record key: the uid as a UTF-8 string, or Avro-encoded under `<topic>-key`. */
+    keyFormat: z.enum(['string', 'avro']).default('string'),
+    transactionTimeoutMs: durationMs.min(1000).default(60_000),
+  })
+  .strict();
+
+export const schemaRegistrySchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }),
+    username: z.string().optional(),
+    password: z.string().optional(),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    connector: z
+      .object({
+        /** Names the transactional id, offset keys and client id: two instances with one name fence each other. */
+        name: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash and underscore only'),
+      })
+      .strict(),
+    api: apiSchema,
+    /** Absent: a static token from `auth.staticToken` (development, tests). */
+    oauth: oauthSchema.optional(),
+    auth: z
+      .object({
+        /** A fixed access token, for development against the sandbox; production uses `oauth`. */
+        staticToken: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    sources: z.array(sourceSchema).min(1),
+    kafka: kafkaSchema,
+    schemaRegistry: schemaRegistrySchema,
+    poll: z
+      .object({
+        /** Pause between the end of one traversal of a location and the start of its next. */
+        intervalMs: durationMs.default(60_000),
+        /** Locations traversed at the same time. */
+        maxLocationsInFlight: z.number().int().min(1).max(1024).default(4),
+        /** Most uids kept for the inclusive `since` boundary; see README "boundary cap". */
+        boundaryCap: z.number().int().min(1).max(1_000_000).default(5_000),
+        /** Bounded shutdown: abort what is open after this long. */
+        shutdownTimeoutMs: durationMs.default(30_000),
+      })
+      .strict()
+      .prefault({}),
+    privacy: z
+      .object({
+        /**
+         * redact-unless-public: publish customerPhoneNumber only when GET /v4/calls/{uid} said isPrivate=false.
+         * redact-always: never publish it.
+         */
+        customerPhoneNumber: z.enum(['redact-unless-public', 'redact-always']).default('redact-unless-public'),
+      })
+      .strict()
+      .prefault({}),
+    metrics: z
+      .object({
+        enabled: z.boolean().default(true),
+        host: z.string().default('0.0.0.0'),
+        port: z.number().int().min(0).max(65535).default(9464),
+        /** Label per-location series with the location uid; turn off for thousands of locations. */
+        perLocationLabels: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    logging: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+        /** auto: human-readable when stdout is a terminal, JSON otherwise. */
+        format: z.enum(['auto', 'json', 'pretty']).default('auto'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  .refine((c) => c.oauth !== undefined || c.auth.staticToken !== undefined, {
+    message: 'configure `oauth` (production) or `auth.staticToken` (development)',
+    path: ['oauth'],
+  });
+
+export type ConnectorConfig = z.infer<typeof configSchema>;
+export type ApiConfig = z.infer<typeof apiSchema>;
+export type RetryConfig = ApiConfig['retry'];
+export type OAuthConfig = z.infer<typeof oauthSchema>;
+export type KafkaConfig = z.infer<typeof kafkaSchema>;
+export type SchemaRegistryConfig = z.infer<typeof schemaRegistrySchema>;
+export type SourceConfig = ConnectorConfig['sources'][number];
+export type PrivacyPolicy = ConnectorConfig['privacy']['customerPhoneNumber'];

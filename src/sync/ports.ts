@@ -1,0 +1,31 @@
+/**
+ * The small interfaces the sync engine depends on. `main` wires real implementations (Kafka, OAuth);
+ * tests may wire others. None of the implementations calls another: the per-location orchestrator
+ * sequences them.
+ */
+import type { Call, DeadLetter, LocationOffset } from './model.js';
+
+/** Everything one page produced, committed atomically (exactly-once) or records-then-offset (at-least-once). */
+export interface PageCommit {
+  locationUid: string;
+  calls: readonly Call[];
+  deadLetters: readonly DeadLetter[];
+  /** The location's offset after this page; stored last (or in the same transaction). */
+  offset: LocationOffset;
+}
+
+/**
+ * Where pages go. Contract: when `commitPage` resolves, the calls, dead letters and offset are durable
+ * in Kafka; when it rejects, none of them is visible to read_committed consumers (exactly-once mode) or
+ * the offset was not written (at-least-once mode). Rejections are ConnectorErrors (retriable or fatal).
+ */
+export interface RecordSink {
+  commitPage(commit: PageCommit): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Reads stored offsets. Writes go through RecordSink, so that they can share the page's transaction. */
+export interface OffsetStore {
+  /** Reads the offsets topic to its end; returns the latest offset per location uid (tombstones removed). */
+  loadAll(): Promise<Map<string, LocationOffset>>;
+}
