@@ -36,8 +36,8 @@ export const apiSchema = z
     itemsField: z.string().min(1).default('data'),
     /** Dotted path of the next cursor; a top-level `nextCursor` is read when this path is absent. */
     nextCursorField: z.string().min(1).default('metadata.nextCursor'),
-    /** Optional dotted path of the single-call body's object (empty: the body itself is the call). */
-    callField: z.string().default(''),
+    /** Dotted path of the call object in a GET {callPath} body; when absent there, the body itself is the call. */
+    callField: z.string().default('data'),
     tokenHeader: z.string().min(1).default('Authorization'),
     tokenPrefix: z.string().default('Bearer '),
     /** Page size sent as `limit`; the spec allows 0..100 (0 would never advance). */
