@@ -71,16 +71,23 @@ function findJava(min) {
   } catch {
     /* no system JDKs */
   }
-  const candidates = [...homes.map((h) => join(h, 'bin', 'java')), 'java', ...jvmDirs.map((d) => join(d, 'bin', 'java'))];
+  const candidates = [
+    ...homes.map((h) => join(h, 'bin', 'java')),
+    'java',
+    ...jvmDirs.map((d) => join(d, 'bin', 'java')),
+  ];
   const found = candidates.map((bin) => ({ bin, major: javaVersionOf(bin) })).filter((c) => c.major >= min);
   if (found.length === 0)
-    fail(`no Java ${min}+ found (looked at STACK_JAVA_HOME, JAVA_HOME, PATH, /usr/lib/jvm); install one or set STACK_JAVA_HOME`);
+    fail(
+      `no Java ${min}+ found (looked at STACK_JAVA_HOME, JAVA_HOME, PATH, /usr/lib/jvm); install one or set STACK_JAVA_HOME`,
+    );
   return found[0].bin;
 }
 
 function requireMaven(why) {
   const probe = spawnSync('mvn', ['-version'], { encoding: 'utf8' });
-  if (probe.error) fail(`Maven (mvn) is not installed; it is needed to ${why}. Install Maven, or use Docker.`);
+  if (probe.error)
+    fail(`Maven (mvn) is not installed; it is needed to ${why}. Install Maven, or use Docker.`);
 }
 
 // ---------- artifacts ----------
@@ -98,7 +105,10 @@ function kafkaPom() {
       ]
     : [['org.slf4j', 'slf4j-reload4j', '1.7.36']];
   const deps = [['org.apache.kafka', 'kafka_2.13', kafkaVersion], ...logging]
-    .map(([g, a, v]) => `<dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`)
+    .map(
+      ([g, a, v]) =>
+        `<dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`,
+    )
     .join('\n    ');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -121,9 +131,13 @@ function kafkaClasspath() {
   writeFileSync(join(dir, 'pom.xml'), kafkaPom());
   requireMaven('resolve Kafka from Maven Central');
   log(`resolving Kafka ${kafkaVersion} from Maven Central (first run only)`);
-  execFileSync('mvn', ['-q', '-B', '-f', join(dir, 'pom.xml'), 'dependency:build-classpath', `-Dmdep.outputFile=${cpFile}`], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  execFileSync(
+    'mvn',
+    ['-q', '-B', '-f', join(dir, 'pom.xml'), 'dependency:build-classpath', `-Dmdep.outputFile=${cpFile}`],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   return readFileSync(cpFile, 'utf8').trim();
 }
 
@@ -218,7 +232,11 @@ async function waitFor(what, check, timeoutMs, pid, logFile) {
 async function kafkaAnswers() {
   if (!(await portOpen(kafkaPort))) return false;
   const { Kafka, logLevel } = await import('kafkajs');
-  const admin = new Kafka({ brokers: [endpoints.brokers], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  const admin = new Kafka({
+    brokers: [endpoints.brokers],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  }).admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
@@ -301,9 +319,13 @@ async function startKafka() {
   ];
   const clusterId = 'q1Sh-9_ISia_zwGINzRvyQ';
   const java = findJava(17);
-  execFileSync(java, [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  execFileSync(
+    java,
+    [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties')],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return startDetached('kafka', java, [...jvm, 'kafka.Kafka', join(dir, 'server.properties')], dir);
 }
 
@@ -329,7 +351,9 @@ function printEndpoints(state) {
   if (json) {
     process.stdout.write(JSON.stringify({ ...endpoints, kafkaVersion: state.kafka?.version, home }) + '\n');
   } else {
-    process.stdout.write(`KAFKA_BROKERS=${endpoints.brokers}\nSCHEMA_REGISTRY_URL=${endpoints.registryUrl}\n`);
+    process.stdout.write(
+      `KAFKA_BROKERS=${endpoints.brokers}\nSCHEMA_REGISTRY_URL=${endpoints.registryUrl}\n`,
+    );
   }
 }
 
@@ -340,9 +364,13 @@ async function up() {
   const kafkaRunning = alive(state.kafka?.pid) && (await kafkaAnswers());
   const registryRunning = alive(state.registry?.pid) && (await registryAnswers());
   if (!kafkaRunning && (await portOpen(kafkaPort)))
-    fail(`port ${kafkaPort} is taken by a process this script did not start; stop it or set STACK_KAFKA_PORT`);
+    fail(
+      `port ${kafkaPort} is taken by a process this script did not start; stop it or set STACK_KAFKA_PORT`,
+    );
   if (!registryRunning && (await portOpen(registryPort)))
-    fail(`port ${registryPort} is taken by a process this script did not start; stop it or set STACK_REGISTRY_PORT`);
+    fail(
+      `port ${registryPort} is taken by a process this script did not start; stop it or set STACK_REGISTRY_PORT`,
+    );
 
   // Both JVMs start in parallel: warm start is bounded by the slower of the two.
   const waits = [];
@@ -356,7 +384,9 @@ async function up() {
   else {
     const proc = startRegistry();
     state.registry = { ...proc, version: registryVersion, port: registryPort };
-    waits.push(waitFor(`Apicurio Registry ${registryVersion}`, registryAnswers, 120_000, proc.pid, proc.logFile));
+    waits.push(
+      waitFor(`Apicurio Registry ${registryVersion}`, registryAnswers, 120_000, proc.pid, proc.logFile),
+    );
   }
   writeState(state);
   await Promise.all(waits);

@@ -27,6 +27,9 @@ export class StaticTokenProvider implements TokenProvider {
     return this.token;
   }
   async refreshAfterRejection(): Promise<string> {
-    throw new FatalError('AUTH_STATIC_TOKEN_REJECTED', 'the API rejected the static token (auth.staticToken); configure `oauth` or supply a valid token');
+    throw new FatalError(
+      'AUTH_STATIC_TOKEN_REJECTED',
+      'the API rejected the static token (auth.staticToken); configure `oauth` or supply a valid token',
+    );
   }
 }

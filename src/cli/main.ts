@@ -36,13 +36,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`calls-connector: [${error.code}] ${error.message}\n`);
       return ExitCode.FAILURE;
     }
-    process.stderr.write(`calls-connector: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `calls-connector: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     return ExitCode.FAILURE;
   }
 }
 
 // Run when executed directly (bin or `node dist/src/cli/main.js`), not when imported by tests.
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href;
+const invokedDirectly =
+  process.argv[1] !== undefined &&
+  import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href;
 if (invokedDirectly) {
   process.exitCode = await main(process.argv);
 }

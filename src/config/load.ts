@@ -14,7 +14,9 @@ import { configSchema, type ConnectorConfig } from './schema.js';
 export class ConfigError extends FatalError {
   readonly issues: readonly string[];
   constructor(message: string, issues: readonly string[] = [], cause?: unknown) {
-    super('CONFIG_INVALID', issues.length > 0 ? `${message}\n  - ${issues.join('\n  - ')}` : message, { cause });
+    super('CONFIG_INVALID', issues.length > 0 ? `${message}\n  - ${issues.join('\n  - ')}` : message, {
+      cause,
+    });
     this.issues = issues;
   }
 }
@@ -65,12 +67,19 @@ export function parseConfig(document: unknown, env: NodeJS.ProcessEnv = process.
   return result.data;
 }
 
-export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ConnectorConfig> {
+export async function loadConfig(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ConnectorConfig> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(`cannot read the config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, [], error);
+    throw new ConfigError(
+      `cannot read the config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      [],
+      error,
+    );
   }
   let document: unknown;
   try {

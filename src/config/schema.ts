@@ -196,7 +196,9 @@ export const configSchema = z
          * redact-unless-public: publish customerPhoneNumber only when GET /v4/calls/{uid} said isPrivate=false.
          * redact-always: never publish it.
          */
-        customerPhoneNumber: z.enum(['redact-unless-public', 'redact-always']).default('redact-unless-public'),
+        customerPhoneNumber: z
+          .enum(['redact-unless-public', 'redact-always'])
+          .default('redact-unless-public'),
       })
       .strict()
       .prefault({}),

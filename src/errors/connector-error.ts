@@ -24,7 +24,12 @@ export class ConnectorError extends Error {
   readonly disposition: ErrorDisposition;
   readonly details: Record<string, unknown>;
 
-  constructor(code: string, disposition: ErrorDisposition, message: string, options: ConnectorErrorOptions = {}) {
+  constructor(
+    code: string,
+    disposition: ErrorDisposition,
+    message: string,
+    options: ConnectorErrorOptions = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

@@ -45,9 +45,13 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   };
   const format = settings.format ?? 'auto';
   const destination = settings.destination ?? process.stdout;
-  const pretty = format === 'pretty' || (format === 'auto' && destination === process.stdout && process.stdout.isTTY);
+  const pretty =
+    format === 'pretty' || (format === 'auto' && destination === process.stdout && process.stdout.isTTY);
   if (pretty) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
+    return pino({
+      ...options,
+      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } },
+    });
   }
   return pino(options, destination);
 }

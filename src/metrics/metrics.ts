@@ -138,7 +138,8 @@ export class ConnectorMetrics {
 
   constructor(options: MetricsOptions = {}) {
     this.perLocationLabels = options.perLocationLabels ?? true;
-    if (options.processMetrics ?? false) collectDefaultMetrics({ register: this.registry, prefix: 'calls_connector_' });
+    if (options.processMetrics ?? false)
+      collectDefaultMetrics({ register: this.registry, prefix: 'calls_connector_' });
   }
 
   /** The `location` label value for a location uid, honouring `perLocationLabels`. */

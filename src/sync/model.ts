@@ -44,12 +44,13 @@ export interface LocationOffset {
   boundaryOverflow?: boolean;
 }
 
-export const EMPTY_OFFSET: LocationOffset = Object.freeze({
+/** The offset of a location never traversed. Frozen: derive new offsets, never mutate this one. */
+export const EMPTY_OFFSET: Readonly<LocationOffset> = Object.freeze({
   since: null,
   cursor: null,
   watermark: null,
   boundary: [],
-}) as LocationOffset;
+});
 
 /** A listed item that could not be mapped or encoded: goes to the dead-letter topic, never lost silently. */
 export interface DeadLetter {

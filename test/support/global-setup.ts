@@ -25,12 +25,18 @@ function say(message: string): void {
 }
 
 function dockerReachable(): boolean {
-  const probe = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   return probe.status === 0 && probe.stdout.trim().length > 0;
 }
 
 function javaAvailable(): boolean {
-  return spawnSync('java', ['-version'], { encoding: 'utf8' }).status === 0 && spawnSync('mvn', ['-v']).status === 0;
+  return (
+    spawnSync('java', ['-version'], { encoding: 'utf8' }).status === 0 &&
+    spawnSync('mvn', ['-v']).status === 0
+  );
 }
 
 interface Stack {
@@ -71,9 +77,18 @@ async function fromDocker(): Promise<Stack> {
 
 function fromLocalJvmStack(): Stack {
   const script = resolve(repoRoot, 'scripts', 'stack.mjs');
-  const up = spawnSync(process.execPath, [script, 'up', '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (up.status !== 0) throw new Error(`the local JVM stack did not start (node scripts/stack.mjs up exited ${up.status}); see its output above`);
-  const endpoints = JSON.parse(up.stdout.trim().split('\n').pop() ?? '{}') as { brokers: string; registryUrl: string };
+  const up = spawnSync(process.execPath, [script, 'up', '--json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (up.status !== 0)
+    throw new Error(
+      `the local JVM stack did not start (node scripts/stack.mjs up exited ${up.status}); see its output above`,
+    );
+  const endpoints = JSON.parse(up.stdout.trim().split('\n').pop() ?? '{}') as {
+    brokers: string;
+    registryUrl: string;
+  };
   return {
     brokers: endpoints.brokers,
     registryUrl: endpoints.registryUrl,
@@ -88,7 +103,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const envBrokers = process.env.KAFKA_BROKERS;
   const envRegistry = process.env.SCHEMA_REGISTRY_URL;
   if (envBrokers && envRegistry) {
-    stack = { brokers: envBrokers, registryUrl: envRegistry, source: 'environment (KAFKA_BROKERS, SCHEMA_REGISTRY_URL)', stop: async () => {} };
+    stack = {
+      brokers: envBrokers,
+      registryUrl: envRegistry,
+      source: 'environment (KAFKA_BROKERS, SCHEMA_REGISTRY_URL)',
+      stop: async () => {},
+    };
   } else if (process.env.CALLS_TEST_STACK !== 'jvm' && dockerReachable()) {
     stack = await fromDocker();
   } else if (javaAvailable()) {
