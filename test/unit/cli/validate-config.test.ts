@@ -1,0 +1,76 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../src/cli/main.js';
+import { ExitCode } from '../../../src/cli/exit-codes.js';
+
+async function configFile(lines: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'calls-cli-'));
+  const file = join(dir, 'config.yaml');
+  await writeFile(file, lines.join('\n'));
+  return file;
+}
+
+function capture(stream: NodeJS.WriteStream): { text: () => string } {
+  let out = '';
+  vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    return true;
+  });
+  return { text: () => out };
+}
+
+const valid = [
+  'connector: { name: demo }',
+  'api: { baseUrl: "https://api.example.test" }',
+  'oauth: { clientId: app, clientSecret: "${APP_SECRET}", redirectUri: "https://app.example.test/cb" }',
+  'sources: [{ locations: ["6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11"] }]',
+  'kafka: { brokers: ["127.0.0.1:9092"], sasl: { mechanism: plain, username: u, password: "${KAFKA_PASSWORD}" } }',
+  'schemaRegistry: { url: "http://127.0.0.1:8081" }',
+];
+
+describe('calls-connector validate-config', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+    delete process.env.APP_SECRET;
+    delete process.env.KAFKA_PASSWORD;
+    process.exitCode = undefined;
+  });
+
+  it('prints the effective configuration with secrets redacted and exits 0', async () => {
+    process.env.APP_SECRET = 'super-secret-value';
+    process.env.KAFKA_PASSWORD = 'kafka-pass-value';
+    const stdout = capture(process.stdout);
+    const code = await main([
+      'node',
+      'calls-connector',
+      'validate-config',
+      '--config',
+      await configFile(valid),
+    ]);
+    expect(code).toBe(ExitCode.OK);
+    expect(stdout.text()).toContain('listPath: /v4/calls');
+    expect(stdout.text()).not.toContain('super-secret-value');
+    expect(stdout.text()).not.toContain('kafka-pass-value');
+    expect(stdout.text()).toContain('[redacted]');
+  });
+
+  it('exits 2 and names the key when the configuration is invalid', async () => {
+    process.env.APP_SECRET = 's';
+    process.env.KAFKA_PASSWORD = 'p';
+    const stderr = capture(process.stderr);
+    const file = await configFile(
+      valid.map((l) => l.replace('https://api.example.test', 'ftp://api.example.test')),
+    );
+    const code = await main(['node', 'calls-connector', 'validate-config', '--config', file]);
+    expect(code).toBe(ExitCode.USAGE);
+    expect(stderr.text()).toContain('api.baseUrl');
+  });
+
+  it('exits 2 on an unknown command', async () => {
+    capture(process.stderr);
+    const code = await main(['node', 'calls-connector', 'no-such-command']);
+    expect(code).toBe(ExitCode.USAGE);
+  });
+});

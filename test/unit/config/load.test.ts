@@ -1,0 +1,124 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, interpolateEnv, loadConfig, parseConfig } from '../../../src/config/load.js';
+
+const minimal = {
+  connector: { name: 'calls' },
+  api: { baseUrl: 'https://api.example.test' },
+  auth: { staticToken: '${CALLS_TOKEN}' },
+  sources: [{ locations: ['6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'] }],
+  kafka: { brokers: ['127.0.0.1:9092'] },
+  schemaRegistry: { url: 'http://127.0.0.1:8081' },
+};
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('interpolateEnv', () => {
+  it('replaces ${NAME} with the variable and ${NAME:-default} with the default when unset', () => {
+    expect(interpolateEnv({ a: 'x-${A}-y', b: ['${B:-fallback}'] }, { A: '1' })).toEqual({
+      a: 'x-1-y',
+      b: ['fallback'],
+    });
+  });
+
+  it('names the key and the variable when a referenced variable is unset', () => {
+    const error = errorOf(() => interpolateEnv({ oauth: { clientSecret: '${SECRET}' } }, {}));
+    expect(error.message).toContain('oauth.clientSecret');
+    expect(error.message).toContain('SECRET');
+  });
+});
+
+describe('parseConfig', () => {
+  it('fills every default the README documents', () => {
+    const config = parseConfig(minimal, { CALLS_TOKEN: 't' });
+    expect(config.api.listPath).toBe('/v4/calls');
+    expect(config.api.itemsField).toBe('data');
+    expect(config.api.nextCursorField).toBe('metadata.nextCursor');
+    expect(config.api.tokenHeader).toBe('Authorization');
+    expect(config.api.pageSize).toBe(100);
+    expect(config.kafka.topic).toBe('calls');
+    expect(config.kafka.exactlyOnce).toBe(true);
+    expect(config.privacy.customerPhoneNumber).toBe('redact-unless-public');
+    expect(config.poll.boundaryCap).toBe(5000);
+  });
+
+  it('rejects a page size the API does not allow and says which key', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, api: { ...minimal.api, pageSize: 500 } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.issues.some((issue) => issue.startsWith('api.pageSize:'))).toBe(true);
+  });
+
+  it('rejects unknown keys so typos do not silently fall back to defaults', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, kafka: { ...minimal.kafka, topik: 'x' } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.issues.join('\n')).toMatch(/kafka.*topik/);
+  });
+
+  it('rejects an http redirect uri before anything is attempted', () => {
+    const config = {
+      ...minimal,
+      oauth: { clientId: 'c', clientSecret: 's', redirectUri: 'http://app.example.test/cb' },
+    };
+    const error = errorOf(() => parseConfig(config, { CALLS_TOKEN: 't' }));
+    expect(error.issues.join('\n')).toContain('oauth.redirectUri');
+  });
+
+  it('requires some way to obtain a token', () => {
+    const { auth: _auth, ...withoutAuth } = minimal;
+    const error = errorOf(() => parseConfig(withoutAuth, {}));
+    expect(error.message).toMatch(/oauth|staticToken/);
+  });
+
+  it('never offers order=desc: there is no key for it', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, api: { ...minimal.api, order: 'desc' } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.issues.join('\n')).toContain('order');
+  });
+});
+
+describe('loadConfig', () => {
+  it('reads YAML, interpolates the environment and validates', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'calls-config-'));
+    const file = join(dir, 'c.yaml');
+    await writeFile(
+      file,
+      [
+        'connector: { name: demo }',
+        'api: { baseUrl: "https://api.example.test", pageSize: 50 }',
+        'auth: { staticToken: "${TOKEN}" }',
+        'sources: [{ locations: ["6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11"] }]',
+        'kafka: { brokers: ["127.0.0.1:9092"] }',
+        'schemaRegistry: { url: "http://127.0.0.1:8081" }',
+      ].join('\n'),
+    );
+    const config = await loadConfig(file, { TOKEN: 'abc' });
+    expect(config.api.pageSize).toBe(50);
+    expect(config.auth.staticToken).toBe('abc');
+  });
+
+  it('points at the line of a YAML syntax error', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'calls-config-'));
+    const file = join(dir, 'bad.yaml');
+    await writeFile(file, 'connector:\n  name: [unclosed\n');
+    await expect(loadConfig(file, {})).rejects.toThrow(/not valid YAML at line \d+/);
+  });
+
+  it('says which file could not be read', async () => {
+    await expect(loadConfig('/nonexistent/calls.yaml', {})).rejects.toThrow(
+      /cannot read the config file \/nonexistent\/calls.yaml: ENOENT/,
+    );
+  });
+});
