@@ -3,10 +3,11 @@
  * Add a command by adding its module here.
  */
 import type { Command } from 'commander';
+import { register as validateConfig } from './validate-config.js';
 
 type Register = (program: Command) => void;
 
-const commands: Register[] = [];
+const commands: Register[] = [validateConfig];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
