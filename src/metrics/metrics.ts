@@ -15,7 +15,25 @@ export interface MetricsOptions {
   perLocationLabels?: boolean;
   /** Node process metrics (heap, event loop lag, GC, fds); off in unit tests to keep them quiet. */
   processMetrics?: boolean;
+  /** poll.intervalMs, exported as `calls_connector_poll_interval_seconds` for the staleness alert. */
+  pollIntervalMs?: number;
+  /** Labels of `calls_connector_build_info`; 'unknown' when not given. */
+  version?: string;
+  connector?: string;
 }
+
+/**
+ * prom-client's default metrics include three gauges named `*_total`, which breaks the Prometheus rule
+ * that only counters end in `_total` (promtool flags them). Their values are the sums of the
+ * per-type gauges without the suffix (`nodejs_active_handles{type}` etc.), so nothing is lost.
+ */
+const MISNAMED_DEFAULT_METRICS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+const PREFIX = 'calls_connector_';
 
 export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'error';
 
@@ -106,15 +124,37 @@ export class ConnectorMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
-  readonly freshness = new Gauge({
-    name: 'calls_connector_location_freshness_seconds',
-    help: 'Now minus the highest updatedAt published for a location (its high-water mark).',
+  /** Per location uid: highest published updatedAt (ms). Kept here so freshness is computed at scrape time. */
+  private readonly highWaterMs = new Map<string, number>();
+  /** Per location uid: time (ms) of the last completed traversal. */
+  private readonly lastSuccessMs = new Map<string, number>();
+
+  readonly highWaterTimestamp = new Gauge({
+    name: 'calls_connector_location_high_water_timestamp_seconds',
+    help: 'Highest updatedAt published for a location (its watermark), as Unix time. With per-location labels off, the oldest of all locations.',
     labelNames: ['location'] as const,
     registers: [this.registry],
   });
+  /**
+   * Recomputed on every scrape from the watermarks given to `observeHighWater`, so it keeps growing while
+   * a location is stuck (a value set once at publish time would freeze). A direct `set()` is still
+   * honoured for locations that never went through `observeHighWater`.
+   */
+  readonly freshness = new Gauge({
+    name: 'calls_connector_location_freshness_seconds',
+    help: 'Now minus the highest updatedAt published for a location (its high-water mark). With per-location labels off, the stalest location.',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+    collect: () => {
+      const now = Date.now();
+      for (const [label, highWater] of this.oldestByLabel(this.highWaterMs)) {
+        this.freshness.set({ location: label }, Math.max(0, (now - highWater) / 1000));
+      }
+    },
+  });
   readonly lastTraversalSuccess = new Gauge({
     name: 'calls_connector_location_last_success_timestamp_seconds',
-    help: 'Unix time at which a location last completed a traversal (nextCursor exhausted).',
+    help: 'Unix time at which a location last completed a traversal (nextCursor exhausted). With per-location labels off, the least recent location.',
     labelNames: ['location'] as const,
     registers: [this.registry],
   });
@@ -136,14 +176,70 @@ export class ConnectorMetrics {
     registers: [this.registry],
   });
 
+  readonly pollInterval = new Gauge({
+    name: 'calls_connector_poll_interval_seconds',
+    help: 'Configured pause between traversals of a location (poll.intervalMs); alerts judge staleness against it.',
+    registers: [this.registry],
+  });
+  readonly buildInfo = new Gauge({
+    name: 'calls_connector_build_info',
+    help: 'Always 1; labels carry the connector version and its configured name.',
+    labelNames: ['version', 'connector'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: MetricsOptions = {}) {
     this.perLocationLabels = options.perLocationLabels ?? true;
-    if (options.processMetrics ?? false)
-      collectDefaultMetrics({ register: this.registry, prefix: 'calls_connector_' });
+    if (options.pollIntervalMs !== undefined) this.pollInterval.set(options.pollIntervalMs / 1000);
+    this.buildInfo.set(
+      { version: options.version ?? 'unknown', connector: options.connector ?? 'unknown' },
+      1,
+    );
+    if (options.processMetrics ?? false) {
+      collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+      for (const name of MISNAMED_DEFAULT_METRICS) this.registry.removeSingleMetric(PREFIX + name);
+    }
   }
 
   /** The `location` label value for a location uid, honouring `perLocationLabels`. */
   location(locationUid: string): string {
     return this.perLocationLabels ? locationUid : 'all';
   }
+
+  /**
+   * Called by the sync engine after a page commits, with the new watermark of that location. Drives
+   * `highWaterTimestamp` and the scrape-time `freshness`.
+   */
+  observeHighWater(locationUid: string, updatedAt: Date | number): void {
+    this.highWaterMs.set(locationUid, toMs(updatedAt));
+    this.publishOldest(this.highWaterMs, this.highWaterTimestamp);
+  }
+
+  /** Called by the sync engine when a traversal of a location completes (nextCursor null). */
+  observeTraversalSuccess(locationUid: string, at: Date | number = Date.now()): void {
+    this.lastSuccessMs.set(locationUid, toMs(at));
+    this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
+  }
+
+  /**
+   * Per label value, the oldest timestamp among the locations sharing it. With per-location labels off
+   * every location shares "all", and the oldest is the one an operator must hear about.
+   */
+  private oldestByLabel(byLocation: ReadonlyMap<string, number>): Map<string, number> {
+    const oldest = new Map<string, number>();
+    for (const [uid, ms] of byLocation) {
+      const label = this.location(uid);
+      const current = oldest.get(label);
+      if (current === undefined || ms < current) oldest.set(label, ms);
+    }
+    return oldest;
+  }
+
+  private publishOldest(byLocation: ReadonlyMap<string, number>, gauge: Gauge<'location'>): void {
+    for (const [label, ms] of this.oldestByLabel(byLocation)) gauge.set({ location: label }, ms / 1000);
+  }
+}
+
+function toMs(value: Date | number): number {
+  return typeof value === 'number' ? value : value.getTime();
 }

@@ -1,0 +1,85 @@
+/**
+ * The three readiness checks the connector wires into `/readyz`: Kafka, the schema registry and the
+ * OAuth grant. Each depends on the smallest interface that answers the question, injected by the
+ * `run` command, so this module opens no connection of its own (except the registry's HTTP probe).
+ *
+ * Details name what failed but never carry a secret (no tokens, no registry password, no URL userinfo).
+ */
+import { request } from 'undici';
+import type { TokenProvider } from '../auth/token-provider.js';
+import type { NamedReadinessCheck } from './readiness.js';
+
+/** The part of a connected kafkajs `Admin` the Kafka check needs. */
+export interface ClusterDescriber {
+  describeCluster(): Promise<{ brokers: ReadonlyArray<unknown>; controller: number | null }>;
+}
+
+/** Ready when the cluster answers a metadata request and has a controller. */
+export function kafkaCheck(admin: ClusterDescriber): NamedReadinessCheck {
+  return {
+    name: 'kafka',
+    check: async () => {
+      const cluster = await admin.describeCluster();
+      if (cluster.brokers.length === 0)
+        return { name: 'kafka', ok: false, detail: 'no brokers in cluster metadata' };
+      if (cluster.controller === null)
+        return { name: 'kafka', ok: false, detail: 'cluster has no active controller' };
+      return { name: 'kafka', ok: true, detail: `${cluster.brokers.length} broker(s)` };
+    },
+  };
+}
+
+export interface SchemaRegistryProbe {
+  /** Confluent-compatible base URL, e.g. http://registry:8080/apis/ccompat/v7. */
+  url: string;
+  username?: string;
+  password?: string;
+  /** Per-probe timeout; the readiness timeout bounds it as well. Default 2,000 ms. */
+  timeoutMs?: number;
+}
+
+/** Ready when `GET {url}/subjects` answers 200 (the cheapest call every Confluent-compatible registry has). */
+export function schemaRegistryCheck(probe: SchemaRegistryProbe): NamedReadinessCheck {
+  const base = new URL(probe.url);
+  const shown = `${base.protocol}//${base.host}${base.pathname}`; // userinfo never shown
+  const headers: Record<string, string> = {
+    accept: 'application/vnd.schemaregistry.v1+json, application/json',
+  };
+  // Credentials from the options, else from the URL's userinfo; sent as a header, never in the URL.
+  const username = probe.username ?? decodeURIComponent(base.username);
+  const password = probe.password ?? decodeURIComponent(base.password);
+  if (username !== '') {
+    headers.authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+  }
+  const subjects = new URL(`${base.pathname.replace(/\/$/, '')}/subjects`, base);
+  subjects.username = '';
+  subjects.password = '';
+  return {
+    name: 'schema_registry',
+    check: async () => {
+      const response = await request(subjects, {
+        method: 'GET',
+        headers,
+        signal: AbortSignal.timeout(probe.timeoutMs ?? 2_000),
+      });
+      await response.body.dump();
+      if (response.statusCode === 200) return { name: 'schema_registry', ok: true, detail: shown };
+      return { name: 'schema_registry', ok: false, detail: `${shown} answered HTTP ${response.statusCode}` };
+    },
+  };
+}
+
+/**
+ * Ready when the grant yields an access token. The token manager caches its token, so this costs a
+ * network round trip only when a refresh is due anyway. The token itself is dropped, never reported.
+ */
+export function grantCheck(tokens: TokenProvider, grant = 'default'): NamedReadinessCheck {
+  const name = `grant:${grant}`;
+  return {
+    name,
+    check: async () => {
+      await tokens.accessToken(AbortSignal.timeout(5_000));
+      return { name, ok: true };
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { Readiness, type ReadinessResult } from '../../../src/health/readiness.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { MetricsServer } from '../../../src/metrics/server.js';
+
+const servers: MetricsServer[] = [];
+
+async function startServer(readiness?: Readiness, metrics = new ConnectorMetrics()) {
+  const server = new MetricsServer({ metrics, readiness, host: '127.0.0.1', port: 0 });
+  servers.push(server);
+  const address = await server.start();
+  return { server, metrics, url: address.url, port: address.port };
+}
+
+async function get(url: string, method: 'GET' | 'HEAD' | 'POST' = 'GET') {
+  const response = await request(url, { method });
+  const body = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, body };
+}
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+describe('MetricsServer', () => {
+  it('binds an ephemeral port when asked for port 0 and reports it', async () => {
+    const { port, url } = await startServer();
+    expect(port).toBeGreaterThan(0);
+    expect(url).toBe(`http://127.0.0.1:${port}`);
+  });
+
+  it('answers /healthz with 200 ok whatever the readiness checks say', async () => {
+    const failing = new Readiness([async () => ({ name: 'kafka', ok: false, detail: 'down' })]);
+    const { url } = await startServer(failing);
+    const response = await get(`${url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(response.body).toBe('ok\n');
+  });
+
+  it('answers /readyz with 200 and every check listed when all checks pass', async () => {
+    const readiness = new Readiness([
+      async () => ({ name: 'kafka', ok: true, detail: '1 broker(s)' }),
+      async () => ({ name: 'schema_registry', ok: true }),
+      async () => ({ name: 'grant:default', ok: true }),
+    ]);
+    const { url } = await startServer(readiness);
+    const response = await get(`${url}/readyz`);
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(response.body)).toEqual({
+      status: 'ready',
+      ok: true,
+      checks: [
+        { name: 'kafka', ok: true, detail: '1 broker(s)' },
+        { name: 'schema_registry', ok: true },
+        { name: 'grant:default', ok: true },
+      ],
+    });
+  });
+
+  it('answers /readyz with 503 naming the failed check and its detail when one check fails', async () => {
+    const readiness = new Readiness([
+      async () => ({ name: 'kafka', ok: true }),
+      async (): Promise<ReadinessResult> => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:8081');
+      },
+      {
+        name: 'grant:default',
+        check: async () => ({ name: 'grant:default', ok: false, detail: 'revoked: run auth login' }),
+      },
+    ]);
+    const { url } = await startServer(readiness);
+    const response = await get(`${url}/readyz`);
+    expect(response.status).toBe(503);
+    const body = JSON.parse(response.body) as { status: string; ok: boolean; checks: ReadinessResult[] };
+    expect(body.status).toBe('not ready');
+    expect(body.ok).toBe(false);
+    expect(body.checks.filter((c) => !c.ok)).toEqual([
+      { name: expect.any(String) as string, ok: false, detail: 'connect ECONNREFUSED 127.0.0.1:8081' },
+      { name: 'grant:default', ok: false, detail: 'revoked: run auth login' },
+    ]);
+  });
+
+  it('is ready when no readiness check was injected', async () => {
+    const { url } = await startServer();
+    expect((await get(`${url}/readyz`)).status).toBe(200);
+  });
+
+  it('serves the registry on /metrics in the Prometheus text format with its content type', async () => {
+    const metrics = new ConnectorMetrics();
+    metrics.recordsPublished.inc({ location: metrics.location('loc-1') }, 5);
+    const { url } = await startServer(undefined, metrics);
+    const response = await get(`${url}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe(metrics.registry.contentType);
+    expect(response.body).toContain('# TYPE calls_connector_records_published_total counter');
+    expect(response.body).toContain('calls_connector_records_published_total{location="loc-1"} 5');
+  });
+
+  it('answers HEAD without a body, 404 for unknown paths and 405 for other methods', async () => {
+    const { url } = await startServer();
+    const head = await get(`${url}/healthz`, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect((await get(`${url}/nope`)).status).toBe(404);
+    const post = await get(`${url}/metrics`, 'POST');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('ignores the query string when routing', async () => {
+    const { url } = await startServer();
+    expect((await get(`${url}/healthz?probe=1`)).status).toBe(200);
+  });
+
+  it('stops listening on stop() and can be stopped twice', async () => {
+    const { server, url } = await startServer();
+    await server.stop();
+    await server.stop();
+    await expect(request(`${url}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('refuses to start on a port already in use', async () => {
+    const { port } = await startServer();
+    const second = new MetricsServer({ metrics: new ConnectorMetrics(), host: '127.0.0.1', port });
+    await expect(second.start()).rejects.toThrow(/EADDRINUSE/);
+  });
+
+  it('rejects an out-of-range port at construction', () => {
+    expect(() => new MetricsServer({ metrics: new ConnectorMetrics(), port: 70_000 })).toThrow(RangeError);
+  });
+});

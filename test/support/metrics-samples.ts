@@ -1,0 +1,50 @@
+/**
+ * Gives every connector metric at least one sample, so an exposition contains each metric's TYPE, HELP
+ * and series (what `promtool check metrics` and dashboards need to see). `metricsWithoutSamples` finds
+ * any metric this helper forgot, so a metric added to ConnectorMetrics without a sample here fails the
+ * promtool test instead of silently escaping it.
+ */
+import { ConnectorMetrics } from '../../src/metrics/metrics.js';
+
+export const SAMPLE_LOCATION = '7f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f';
+
+export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
+  const location = metrics.location(SAMPLE_LOCATION);
+  metrics.recordsPublished.inc({ location }, 10);
+  metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' });
+  metrics.recordsSkipped.inc({ location, reason: 'dlq' });
+  metrics.recordsSkipped.inc({ location, reason: 'redacted' }, 3);
+  metrics.deadLetters.inc({ code: 'CALL_UNMAPPABLE' });
+  metrics.pagesFetched.inc({ location }, 2);
+  metrics.apiRequestDuration.observe({ endpoint: 'list', status_class: '2xx' }, 0.12);
+  metrics.apiRequestDuration.observe({ endpoint: 'get_call', status_class: '5xx' }, 0.4);
+  metrics.apiRetries.inc({ endpoint: 'list', reason: '5xx' });
+  metrics.apiRateLimited.inc({ endpoint: 'list' });
+  metrics.apiInFlight.set(2);
+  metrics.tokenRefreshes.inc({ grant: 'default', result: 'success' });
+  metrics.tokenExpiry.set({ grant: 'default' }, Date.now() / 1000 + 36_000);
+  metrics.grantValid.set({ grant: 'default' }, 1);
+  metrics.transactions.inc({ result: 'commit' }, 2);
+  metrics.transactions.inc({ result: 'abort' });
+  metrics.producerRecreated.inc({ code: 'INVALID_PRODUCER_EPOCH' });
+  metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
+  metrics.observeTraversalSuccess(SAMPLE_LOCATION);
+  metrics.traversalDuration.observe(4.2);
+  metrics.locationErrors.inc({ location, code: 'CURSOR_LOOP' });
+  metrics.locationsStopped.set(0);
+  metrics.pollInterval.set(60);
+}
+
+/** Names of metrics whose exposition has a TYPE line but no sample line. */
+export function metricsWithoutSamples(exposition: string): string[] {
+  const typed = [...exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => m[1] ?? '');
+  const sampled = new Set(
+    exposition
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'))
+      .map((line) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0] ?? ''),
+  );
+  return typed.filter(
+    (name) => !['', '_bucket', '_sum', '_count', '_total'].some((suffix) => sampled.has(name + suffix)),
+  );
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ConnectorMetrics, statusClass } from '../../../src/metrics/metrics.js';
+
+async function valueOf(metrics: ConnectorMetrics, name: string, labels: Record<string, string> = {}) {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (metric === undefined) throw new Error(`no metric ${name}`);
+  const { values } = await metric.get();
+  const match = values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+  return match?.value;
+}
+
+describe('ConnectorMetrics', () => {
+  it('names every metric with the calls_connector_ prefix and every counter with _total', async () => {
+    const metrics = new ConnectorMetrics({ processMetrics: true });
+    const all = await metrics.registry.getMetricsAsJSON();
+    expect(all.length).toBeGreaterThan(20);
+    for (const metric of all) {
+      expect(metric.name).toMatch(/^calls_connector_[a-z0-9_]+$/);
+      expect(metric.name.endsWith('_total')).toBe(String(metric.type) === 'counter');
+    }
+  });
+
+  it('keeps each registry separate so two instances never share counters', async () => {
+    const a = new ConnectorMetrics();
+    const b = new ConnectorMetrics();
+    a.recordsPublished.inc({ location: 'x' });
+    expect(await valueOf(b, 'calls_connector_records_published_total', { location: 'x' })).toBeUndefined();
+  });
+
+  it('labels series by location uid, or "all" when per-location labels are off', () => {
+    expect(new ConnectorMetrics().location('uid-1')).toBe('uid-1');
+    expect(new ConnectorMetrics({ perLocationLabels: false }).location('uid-1')).toBe('all');
+  });
+
+  it('computes freshness at scrape time, so a stuck location keeps getting staler', async () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T00:10:00Z') });
+    try {
+      const metrics = new ConnectorMetrics();
+      metrics.observeHighWater('loc', new Date('2026-01-01T00:00:00Z'));
+      expect(await valueOf(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' })).toBe(
+        600,
+      );
+      vi.setSystemTime(new Date('2026-01-01T01:00:00Z'));
+      expect(await valueOf(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' })).toBe(
+        3600,
+      );
+      expect(
+        await valueOf(metrics, 'calls_connector_location_high_water_timestamp_seconds', { location: 'loc' }),
+      ).toBe(Date.parse('2026-01-01T00:00:00Z') / 1000);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reports the stalest location under "all" when per-location labels are off', async () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T01:00:00Z') });
+    try {
+      const metrics = new ConnectorMetrics({ perLocationLabels: false });
+      metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:00Z'));
+      metrics.observeHighWater('stale', new Date('2026-01-01T00:00:00Z'));
+      metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:30Z'));
+      expect(await valueOf(metrics, 'calls_connector_location_freshness_seconds', { location: 'all' })).toBe(
+        3600,
+      );
+
+      metrics.observeTraversalSuccess('fresh', Date.parse('2026-01-01T00:59:00Z'));
+      metrics.observeTraversalSuccess('stale', Date.parse('2026-01-01T00:30:00Z'));
+      expect(
+        await valueOf(metrics, 'calls_connector_location_last_success_timestamp_seconds', {
+          location: 'all',
+        }),
+      ).toBe(Date.parse('2026-01-01T00:30:00Z') / 1000);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('exports the poll interval in seconds and build information', async () => {
+    const metrics = new ConnectorMetrics({ pollIntervalMs: 90_000, version: '1.2.3', connector: 'prod' });
+    expect(await valueOf(metrics, 'calls_connector_poll_interval_seconds')).toBe(90);
+    expect(
+      await valueOf(metrics, 'calls_connector_build_info', { version: '1.2.3', connector: 'prod' }),
+    ).toBe(1);
+  });
+
+  it('maps HTTP statuses to status classes, with anything else as "error"', () => {
+    expect(statusClass(200)).toBe('2xx');
+    expect(statusClass(429)).toBe('4xx');
+    expect(statusClass(503)).toBe('5xx');
+    expect(statusClass(undefined)).toBe('error');
+    expect(statusClass(0)).toBe('error');
+  });
+});
