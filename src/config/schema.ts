@@ -13,8 +13,10 @@ const retrySchema = z
   .object({
     /** Total attempts for one request, the first included. */
     maxAttempts: z.number().int().min(1).max(100).default(8),
+    /** Backoff before retry n is uniform in [0, min(maxDelayMs, initialDelayMs * multiplier^(n-1))] (full jitter). */
     initialDelayMs: durationMs.default(250),
     maxDelayMs: durationMs.default(30_000),
+    multiplier: z.number().min(1).max(10).default(2),
     /** Statuses worth another try. 401 is handled apart (one refresh, then retry once). */
     statuses: z.array(z.number().int().min(400).max(599)).default([408, 425, 429, 500, 502, 503, 504]),
     /** A Retry-After longer than this is treated as a failure rather than waited out. */
@@ -48,8 +50,21 @@ export const apiSchema = z
     /** Complete each listed call from GET {callPath} (times, isPrivate, conversationUid). */
     enrich: z.boolean().default(true),
     enrichConcurrency: z.number().int().min(1).max(64).default(8),
-    /** Status codes that mean "this cursor is no longer valid" (spec: not shown). */
-    invalidCursorStatuses: z.array(z.number().int()).default([400, 404, 410]),
+    /**
+     * A listing request that sent a cursor and got one of these statuses restarts from the watermark
+     * (spec: not shown; the sandbox answers 410 cursor_expired).
+     */
+    invalidCursorStatuses: z.array(z.number().int().min(400).max(499)).default([410]),
+    /**
+     * ... or got any 4xx whose error code (at errorCodeField) is one of these. 400 alone is not enough:
+     * it also means other bad requests, which are fatal.
+     */
+    invalidCursorErrorCodes: z.array(z.string().min(1)).default(['invalid_cursor', 'cursor_expired']),
+    /** Dotted paths of the error code and message in an error body (`{"error":{"code","message"}}`). */
+    errorCodeField: z.string().min(1).default('error.code'),
+    errorMessageField: z.string().min(1).default('error.message'),
+    /** A response body larger than this is refused (memory stays bounded by pages in flight). */
+    maxResponseBytes: z.number().int().min(1024).default(16 * 1024 * 1024),
     retry: retrySchema,
   })
   .strict();
@@ -83,6 +98,15 @@ export const oauthSchema = z
     grant: z.string().min(1).default('default'),
     /** Refresh this long before the 10 h expiry. */
     refreshBeforeExpiryMs: durationMs.default(10 * 60_000),
+    /** Lifetime assumed for an access token when the token response has no `expires_in` (spec 8: 10 hours). */
+    accessTokenLifetimeMs: durationMs.min(60_000).default(10 * 3600_000),
+    /** How long the state of an authorization URL (`auth url`, `auth login`) can be redeemed. */
+    stateTtlMs: durationMs.min(1_000).default(10 * 60_000),
+    /**
+     * After the token endpoint refuses a refresh token, wait this long for another instance's rotated token to
+     * appear in the store before declaring the grant revoked (several instances sharing a Kafka store).
+     */
+    rotationGraceMs: durationMs.default(3_000),
     store: tokenStoreSchema.default({ type: 'file', path: './.calls-connector/tokens.enc' }),
     /** Encryption key for the token store: 32 bytes, base64 or hex, from this env var ... */
     keyEnv: z.string().min(1).default('CALLS_CONNECTOR_TOKEN_KEY'),
@@ -187,6 +211,11 @@ export const configSchema = z
         boundaryCap: z.number().int().min(1).max(1_000_000).default(5_000),
         /** Bounded shutdown: abort what is open after this long. */
         shutdownTimeoutMs: durationMs.default(30_000),
+        /**
+         * Pages a location processes before yielding its slot to the next ready location (fairness: a long
+         * backfill does not starve the others; a larger value keeps cursors fresher).
+         */
+        pagesPerTurn: z.number().int().min(1).max(10_000).default(20),
       })
       .strict()
       .prefault({}),

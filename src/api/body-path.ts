@@ -1,0 +1,21 @@
+/**
+ * Reads a dotted path ("metadata.nextCursor") out of a parsed JSON body. The spec leaves the response
+ * shapes "not shown", so where things are is configuration (api.itemsField, api.nextCursorField, ...).
+ *
+ * Contract: returns `undefined` when any step is missing or not an object (absent), and the value
+ * otherwise, `null` included. An empty path returns the body itself.
+ */
+export function readPath(body: unknown, path: string): unknown {
+  if (path === '') return body;
+  let node: unknown = body;
+  for (const step of path.split('.')) {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
+    if (!Object.prototype.hasOwnProperty.call(node, step)) return undefined;
+    node = (node as Record<string, unknown>)[step];
+  }
+  return node;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

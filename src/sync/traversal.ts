@@ -1,0 +1,152 @@
+/**
+ * The traversal rules of spec 4.3 as pure functions over a LocationOffset. No I/O: the orchestrator
+ * (location-sync.ts) fetches, maps and commits; these functions decide what to ask for and what a page
+ * does to the offset.
+ *
+ * The contract, in one place:
+ * - Always order=asc (rules 7, 8). The first page of a traversal sends `since` (absent when unknown),
+ *   `locationUid` and `limit`; later pages send the cursor and `limit` only, since a cursor carries its own
+ *   since/order/locationUid and overrides them (rule 3).
+ * - Every page's checkpoint stores the next cursor, so an interrupted traversal resumes where it stopped.
+ *   `since` moves, to the watermark, only when nextCursor is null (rules 4, 5): never mid-traversal.
+ * - A page shorter than `limit`, even an empty one, is not the end while nextCursor is set (rule 6).
+ * - Inclusive boundary: a record whose updatedAt is the watermark instant and whose uid is in `boundary`
+ *   was already published: it is skipped. A record new at that instant is published and joins the
+ *   boundary. So re-reading `since = watermark` (inclusive, rule 2) neither loses nor doubles.
+ * - Boundary cap: at most `boundaryCap` uids are kept. Past it, `boundaryOverflow` is set and records at
+ *   that instant that did not fit are published but not remembered, so the next traversal (which starts at
+ *   that instant) publishes them again. Doubling is possible there, loss is not. The flag clears as soon
+ *   as the watermark moves past that instant.
+ * - Records older than the watermark can only come from an API breaking rule 1 (sorting) or filtering
+ *   more coarsely than the `since` we sent. We cannot know whether they were published, so they are
+ *   published (losing is worse than doubling) without moving the watermark or the boundary, and reported
+ *   so the orchestrator can log and count them.
+ * - An invalid or expired cursor restarts from `since = watermark`, keeping the boundary: nothing lost,
+ *   nothing doubled.
+ *
+ * Instants are compared exactly (instant.ts), whatever precision or offset each string uses.
+ */
+import { compareInstants, parseInstant, type Instant } from './instant.js';
+import type { LocationOffset } from './model.js';
+
+export interface TraversalSettings {
+  locationUid: string;
+  /** `limit` of every request (1..100). */
+  pageSize: number;
+  /** `since` of the first traversal of a location with no stored offset; null = from the beginning. */
+  startSince: string | null;
+  boundaryCap: number;
+}
+
+export type PageRequest =
+  | { kind: 'first'; locationUid: string; since: string | null; order: 'asc'; limit: number }
+  | { kind: 'next'; cursor: string; limit: number };
+
+/** The request for the next page of a location, given its latest committed offset. */
+export function nextPageRequest(offset: LocationOffset, settings: TraversalSettings): PageRequest {
+  if (offset.cursor !== null) return { kind: 'next', cursor: offset.cursor, limit: settings.pageSize };
+  return {
+    kind: 'first',
+    locationUid: settings.locationUid,
+    since: offset.since ?? settings.startSince,
+    order: 'asc',
+    limit: settings.pageSize,
+  };
+}
+
+/** An item whose uid and updatedAt are known (a mapped call, or a dead letter that had them). */
+export interface Positioned {
+  uid: string;
+  updatedAt: string;
+}
+
+export interface PageOutcome<T extends Positioned> {
+  /** To publish (or dead-letter), in page order. Includes `belowWatermark`. */
+  accepted: T[];
+  /** Already published at the boundary instant: skipped (boundary_dedupe). */
+  duplicates: T[];
+  /** Accepted although older than the watermark (the API broke rule 1): see the module comment. */
+  belowWatermark: T[];
+  /** The offset to commit with this page. */
+  offset: LocationOffset;
+  /** nextCursor was null: the traversal is complete and `since` moved to the watermark. */
+  complete: boolean;
+}
+
+function instantOf(text: string): Instant {
+  const instant = parseInstant(text);
+  if (instant === null) throw new RangeError(`not an RFC 3339 date-time: ${text}`);
+  return instant;
+}
+
+/**
+ * Applies one page to the offset it was requested from. `entries` must have valid updatedAt strings
+ * (the call mapper guarantees it). `nextCursor` is the page's cursor, null at the end.
+ */
+export function applyPage<T extends Positioned>(
+  offset: LocationOffset,
+  entries: readonly T[],
+  nextCursor: string | null,
+  boundaryCap: number,
+): PageOutcome<T> {
+  let watermark = offset.watermark;
+  let watermarkInstant = watermark === null ? null : instantOf(watermark);
+  let boundary = new Set(offset.boundary);
+  let overflow = offset.boundaryOverflow === true;
+  const accepted: T[] = [];
+  const duplicates: T[] = [];
+  const belowWatermark: T[] = [];
+
+  for (const entry of entries) {
+    const at = instantOf(entry.updatedAt);
+    const order = watermarkInstant === null ? 1 : compareInstants(at, watermarkInstant);
+    if (order > 0) {
+      watermark = entry.updatedAt;
+      watermarkInstant = at;
+      boundary = new Set([entry.uid]);
+      overflow = false;
+      accepted.push(entry);
+    } else if (order === 0) {
+      if (boundary.has(entry.uid)) {
+        duplicates.push(entry);
+        continue;
+      }
+      if (boundary.size < boundaryCap) boundary.add(entry.uid);
+      else overflow = true;
+      accepted.push(entry);
+    } else {
+      belowWatermark.push(entry);
+      accepted.push(entry);
+    }
+  }
+
+  const complete = nextCursor === null;
+  const next: LocationOffset = {
+    since: complete ? (watermark ?? offset.since) : offset.since,
+    cursor: nextCursor,
+    watermark,
+    boundary: [...boundary],
+  };
+  if (overflow) next.boundaryOverflow = true;
+  return { accepted, duplicates, belowWatermark, offset: next, complete };
+}
+
+/**
+ * The offset to continue from after the API rejected our cursor: a fresh traversal from the watermark
+ * (inclusive), the boundary kept so records at that instant are not published twice.
+ */
+export function restartAfterInvalidCursor(offset: LocationOffset): LocationOffset {
+  return { ...offset, since: offset.watermark ?? offset.since, cursor: null, boundary: [...offset.boundary] };
+}
+
+/** Whether two offsets are the same value (used to tell whether an ambiguous commit went through). */
+export function sameOffset(a: LocationOffset, b: LocationOffset): boolean {
+  return (
+    a.since === b.since &&
+    a.cursor === b.cursor &&
+    a.watermark === b.watermark &&
+    (a.boundaryOverflow === true) === (b.boundaryOverflow === true) &&
+    a.boundary.length === b.boundary.length &&
+    a.boundary.every((uid, i) => uid === b.boundary[i])
+  );
+}
