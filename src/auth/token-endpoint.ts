@@ -1,0 +1,274 @@
+/**
+ * Client of the token endpoint (spec 4.2): `POST {base}/oauth/token` with a JSON body (never form encoding),
+ * for both code redemption and refresh.
+ *
+ * Failures are classified by what happens next:
+ * - the service refused the grant (`invalid_grant`): TokenRequestRefused, code AUTH_INVALID_GRANT (fatal for the
+ *   grant; the token manager decides whether it means "revoked" or "rotated by another instance");
+ * - the service refused the client (`invalid_client`, or a 401): AUTH_CLIENT_REJECTED (fatal: fix the secret);
+ * - any other 4xx OAuth error: AUTH_TOKEN_REQUEST_REFUSED (fatal);
+ * - network errors, timeouts, 408/429/5xx: retried per `retry`, then RetriableError AUTH_TOKEN_ENDPOINT_UNAVAILABLE;
+ * - a 2xx body without an access token: AUTH_TOKEN_RESPONSE_INVALID (fatal).
+ * Messages carry the OAuth error code and description with every secret of the request scrubbed out.
+ *
+ * Retrying a refresh whose response was lost is inherently risky when the service rotates refresh tokens (the
+ * first attempt may have retired the token we retry with); see docs/oauth.md "Rotation".
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { request, type Dispatcher } from 'undici';
+import { FatalError, RetriableError } from '../errors/index.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import { statusClass } from '../metrics/metrics.js';
+import { oauthEndpoint } from './authorize-url.js';
+
+export interface TokenResponse {
+  accessToken: string;
+  /** Absent when the service keeps the previous refresh token (no rotation). */
+  refreshToken: string | undefined;
+  /** `expires_in` when the service sends it; the spec fixes 10 hours and does not name the field. */
+  expiresInSeconds: number | undefined;
+  /** `scope` when the service sends it. */
+  scope: string | undefined;
+}
+
+/** The seam the token manager and the authorization flow depend on. */
+export interface TokenEndpoint {
+  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse>;
+  refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse>;
+}
+
+export class TokenRequestRefused extends FatalError {
+  constructor(
+    code: string,
+    message: string,
+    readonly status: number,
+    readonly oauthError: string | undefined,
+  ) {
+    super(code, message, { details: { status, oauthError } });
+  }
+}
+
+export interface TokenRetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_TOKEN_RETRY: TokenRetryPolicy = {
+  maxAttempts: 3,
+  initialDelayMs: 250,
+  maxDelayMs: 5_000,
+};
+
+export interface HttpTokenEndpointOptions {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  dispatcher: Dispatcher;
+  timeoutMs?: number;
+  retry?: TokenRetryPolicy;
+  metrics?: ConnectorMetrics;
+}
+
+const RETRIABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+export class HttpTokenEndpoint implements TokenEndpoint {
+  private readonly url: string;
+  readonly #clientSecret: string;
+  private readonly timeoutMs: number;
+  private readonly retry: TokenRetryPolicy;
+
+  constructor(private readonly options: HttpTokenEndpointOptions) {
+    const base = new URL(options.baseUrl);
+    if (base.protocol !== 'https:') {
+      throw new FatalError(
+        'AUTH_ENDPOINT_NOT_HTTPS',
+        `the OAuth endpoints must be reached over https (spec 1), got ${base.origin}`,
+      );
+    }
+    if (options.clientId.length === 0) throw new TypeError('clientId is required');
+    if (options.clientSecret.length === 0) throw new TypeError('clientSecret is required');
+    this.url = oauthEndpoint(options.baseUrl, '/oauth/token');
+    this.#clientSecret = options.clientSecret;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.retry = options.retry ?? DEFAULT_TOKEN_RETRY;
+    if (this.retry.maxAttempts < 1) throw new RangeError('retry.maxAttempts must be at least 1');
+  }
+
+  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse> {
+    const body = {
+      grant_type: 'authorization_code',
+      code,
+      client_id: this.options.clientId,
+      client_secret: this.#clientSecret,
+      redirect_uri: redirectUri,
+    };
+    return this.post(body, [code], 'redeem', signal);
+  }
+
+  refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse> {
+    const body = {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: this.options.clientId,
+      client_secret: this.#clientSecret,
+    };
+    return this.post(body, [refreshToken], 'refresh', signal);
+  }
+
+  private async post(
+    body: Record<string, string>,
+    requestSecrets: string[],
+    purpose: 'redeem' | 'refresh',
+    signal: AbortSignal | undefined,
+  ): Promise<TokenResponse> {
+    const secrets = [this.#clientSecret, ...requestSecrets];
+    let lastError: RetriableError | undefined;
+    for (let attempt = 1; attempt <= this.retry.maxAttempts; attempt++) {
+      if (attempt > 1) {
+        this.options.metrics?.apiRetries.inc({
+          endpoint: 'token',
+          reason: lastError?.details.reason as string,
+        });
+        const wait = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 2));
+        await delay(wait * (0.5 + Math.random() / 2), undefined, { signal });
+      }
+      try {
+        return await this.postOnce(body, secrets, purpose, signal);
+      } catch (error) {
+        if (!(error instanceof RetriableError)) throw error;
+        lastError = error;
+      }
+    }
+    throw (
+      lastError ??
+      new RetriableError('AUTH_TOKEN_ENDPOINT_UNAVAILABLE', 'the token endpoint could not be reached')
+    );
+  }
+
+  private async postOnce(
+    body: Record<string, string>,
+    secrets: string[],
+    purpose: 'redeem' | 'refresh',
+    signal: AbortSignal | undefined,
+  ): Promise<TokenResponse> {
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    let status: number | undefined;
+    try {
+      const response = await request(this.url, {
+        method: 'POST',
+        dispatcher: this.options.dispatcher,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+      });
+      status = response.statusCode;
+      const text = await response.body.text();
+      return this.interpret(status, text, secrets, purpose);
+    } catch (error) {
+      if (error instanceof FatalError || error instanceof RetriableError) throw error;
+      if (signal?.aborted) throw error;
+      const reason = timeout.aborted ? 'timeout' : 'network';
+      throw new RetriableError(
+        'AUTH_TOKEN_ENDPOINT_UNAVAILABLE',
+        `the token endpoint ${this.url} could not be reached (${reason}: ${scrub(errorSummary(error), secrets)})`,
+        { cause: error, details: { reason } },
+      );
+    } finally {
+      this.options.metrics?.apiRequestDuration.observe(
+        { endpoint: 'token', status_class: statusClass(status) },
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  private interpret(
+    status: number,
+    text: string,
+    secrets: string[],
+    purpose: 'redeem' | 'refresh',
+  ): TokenResponse {
+    const json = parseJson(text);
+    if (status >= 200 && status < 300) {
+      const accessToken = stringField(json, 'access_token');
+      if (accessToken === undefined) {
+        throw new FatalError(
+          'AUTH_TOKEN_RESPONSE_INVALID',
+          `the token endpoint answered ${status} without an access_token`,
+        );
+      }
+      const expiresIn = json?.expires_in;
+      return {
+        accessToken,
+        refreshToken: stringField(json, 'refresh_token'),
+        expiresInSeconds: typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : undefined,
+        scope: stringField(json, 'scope'),
+      };
+    }
+    if (RETRIABLE_STATUSES.has(status)) {
+      throw new RetriableError('AUTH_TOKEN_ENDPOINT_UNAVAILABLE', `the token endpoint answered ${status}`, {
+        details: { reason: statusClass(status), status },
+      });
+    }
+    const oauthError = stringField(json, 'error');
+    const description = stringField(json, 'error_description');
+    const said = `${status}${oauthError === undefined ? '' : ` ${oauthError}`}${
+      description === undefined ? '' : `: ${scrub(description, secrets).slice(0, 300)}`
+    }`;
+    if (oauthError === 'invalid_client' || (status === 401 && oauthError !== 'invalid_grant')) {
+      throw new TokenRequestRefused(
+        'AUTH_CLIENT_REJECTED',
+        `the token endpoint refused the client credentials of client_id "${this.options.clientId}" (${said}); ` +
+          'check oauth.clientId and the client secret (oauth.clientSecret from an environment variable, or oauth.clientSecretFile)',
+        status,
+        oauthError,
+      );
+    }
+    if (oauthError === 'invalid_grant') {
+      const what =
+        purpose === 'redeem'
+          ? 'the authorization code was refused (expired, already used, or issued for another redirect_uri); run `calls-connector auth login` again'
+          : 'the refresh token was refused';
+      throw new TokenRequestRefused('AUTH_INVALID_GRANT', `${what} (${said})`, status, oauthError);
+    }
+    throw new TokenRequestRefused(
+      'AUTH_TOKEN_REQUEST_REFUSED',
+      `the token endpoint refused the ${purpose} request (${said})`,
+      status,
+      oauthError,
+    );
+  }
+}
+
+/** Replaces every occurrence of any secret by "[redacted]" (for text that came back from the server). */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function stringField(json: Record<string, unknown> | undefined, name: string): string | undefined {
+  const value = json?.[name];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+function errorSummary(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === undefined ? error.message : `${code} ${error.message}`;
+  }
+  return String(error);
+}

@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { StoreKey } from '../../../src/auth/store/encryption.js';
+import { TokenStore, type GrantRecord } from '../../../src/auth/store/token-store.js';
+import {
+  TokenRequestRefused,
+  type TokenEndpoint,
+  type TokenResponse,
+} from '../../../src/auth/token-endpoint.js';
+import { TokenManager } from '../../../src/auth/token-manager.js';
+import { RetriableError } from '../../../src/errors/index.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { MemoryBackend } from '../../support/auth/memory-backend.js';
+
+const HOUR = 3600_000;
+
+/** A token endpoint that rotates: each refresh retires the refresh token it was given. */
+class FakeEndpoint implements TokenEndpoint {
+  refreshes = 0;
+  live = new Set<string>(['rt-0']);
+  failWith: Error | undefined;
+  gate: Promise<void> | undefined;
+
+  async redeemCode(): Promise<TokenResponse> {
+    throw new Error('not used');
+  }
+
+  async refresh(refreshToken: string): Promise<TokenResponse> {
+    this.refreshes++;
+    if (this.gate !== undefined) await this.gate;
+    if (this.failWith !== undefined) throw this.failWith;
+    if (!this.live.delete(refreshToken))
+      throw new TokenRequestRefused('AUTH_INVALID_GRANT', 'refused', 400, 'invalid_grant');
+    const n = this.refreshes;
+    this.live.add(`rt-${n}`);
+    return { accessToken: `at-${n}`, refreshToken: `rt-${n}`, expiresInSeconds: undefined, scope: undefined };
+  }
+}
+
+const initial: GrantRecord = {
+  grant: 'default',
+  clientId: 'c',
+  accessToken: 'at-0',
+  refreshToken: 'rt-0',
+  accessTokenExpiresAt: 10 * HOUR,
+  obtainedAt: 0,
+  scopes: ['read_phones'],
+};
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(condition()).toBe(true);
+}
+
+async function setup(options: { now?: number; seed?: boolean } = {}) {
+  const backend = new MemoryBackend();
+  const store = new TokenStore(backend, new StoreKey(randomBytes(32)));
+  if (options.seed ?? true) await store.writeGrant(initial);
+  const endpoint = new FakeEndpoint();
+  const clock = { now: options.now ?? 1 * HOUR };
+  const metrics = new ConnectorMetrics();
+  const manager = new TokenManager({
+    grant: 'default',
+    store,
+    endpoint,
+    refreshBeforeExpiryMs: 10 * 60_000,
+    rotationGraceMs: 0,
+    clock: () => clock.now,
+    metrics,
+  });
+  return { backend, store, endpoint, clock, metrics, manager };
+}
+
+async function metricValue(
+  metrics: ConnectorMetrics,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
+}
+
+describe('TokenManager', () => {
+  it('hands out the stored access token without a request while it is fresh', async () => {
+    const { manager, endpoint } = await setup();
+    expect(await manager.accessToken()).toBe('at-0');
+    expect(endpoint.refreshes).toBe(0);
+  });
+
+  it('refreshes proactively within refreshBeforeExpiryMs of the expiry and stores the new pair', async () => {
+    const { manager, endpoint, clock, store, metrics } = await setup();
+    clock.now = 10 * HOUR - 5 * 60_000;
+    expect(await manager.accessToken()).toBe('at-1');
+    expect(endpoint.refreshes).toBe(1);
+    expect(await store.readGrant('default')).toMatchObject({
+      accessToken: 'at-1',
+      refreshToken: 'rt-1',
+      accessTokenExpiresAt: clock.now + 10 * HOUR,
+    });
+    expect(await metricValue(metrics, 'calls_connector_token_refreshes_total', { result: 'success' })).toBe(
+      1,
+    );
+    expect(
+      await metricValue(metrics, 'calls_connector_token_expiry_timestamp_seconds', { grant: 'default' }),
+    ).toBe((clock.now + 10 * HOUR) / 1000);
+  });
+
+  it('answers 50 concurrent rejections of one token with a single refresh request', async () => {
+    const { manager, endpoint } = await setup();
+    const gate = deferred();
+    endpoint.gate = gate.promise;
+    const waiters = Array.from({ length: 50 }, () => manager.refreshAfterRejection('at-0'));
+    gate.resolve();
+    expect(new Set(await Promise.all(waiters))).toEqual(new Set(['at-1']));
+    expect(endpoint.refreshes).toBe(1);
+  });
+
+  it('returns the newer token without a request when the rejected one was already replaced', async () => {
+    const { manager, endpoint } = await setup();
+    await manager.refreshAfterRejection('at-0');
+    expect(await manager.refreshAfterRejection('at-0')).toBe('at-1');
+    expect(endpoint.refreshes).toBe(1);
+  });
+
+  it('stores the rotated refresh token durably before anyone receives the new access token', async () => {
+    const { manager, backend, store, endpoint } = await setup();
+    const gate = deferred();
+    backend.gate = gate.promise;
+    let received: string | undefined;
+    const refreshing = manager.refreshAfterRejection('at-0').then((token) => (received = token));
+    await waitFor(() => backend.waiting === 1);
+    // The token response has arrived and the write is held: the caller has nothing yet.
+    expect(endpoint.refreshes).toBe(1);
+    expect(received).toBeUndefined();
+    backend.gate = undefined;
+    gate.resolve();
+    await refreshing;
+    expect(received).toBe('at-1');
+    expect((await store.readGrant('default'))?.refreshToken).toBe('rt-1');
+  });
+
+  it('withholds the new token when storing it fails, then stores it before any further request', async () => {
+    const { manager, backend, endpoint, store } = await setup();
+    backend.failNextWrite = new Error('disk full');
+    await expect(manager.refreshAfterRejection('at-0')).rejects.toMatchObject({
+      code: 'AUTH_STORE_WRITE_FAILED',
+      disposition: 'retriable',
+    });
+    expect((await store.readGrant('default'))?.refreshToken).toBe('rt-0');
+    expect(await manager.refreshAfterRejection('at-0')).toBe('at-1');
+    expect(endpoint.refreshes).toBe(1);
+    expect((await store.readGrant('default'))?.refreshToken).toBe('rt-1');
+  });
+
+  it('reports a refused refresh as AUTH_GRANT_REVOKED telling the person to run auth login, and sets grant_valid to 0', async () => {
+    const { manager, endpoint, metrics } = await setup();
+    endpoint.live.clear();
+    const error = await manager.refreshAfterRejection('at-0').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'AUTH_GRANT_REVOKED', disposition: 'fatal' });
+    expect((error as Error).message).toContain('calls-connector auth login');
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(0);
+    expect(await metricValue(metrics, 'calls_connector_token_refreshes_total', { result: 'revoked' })).toBe(
+      1,
+    );
+  });
+
+  it('fails fast after revocation without new requests, and resumes once a new grant is stored', async () => {
+    const { manager, endpoint, store, metrics } = await setup();
+    endpoint.live.clear();
+    await expect(manager.refreshAfterRejection('at-0')).rejects.toMatchObject({ code: 'AUTH_GRANT_REVOKED' });
+    await expect(manager.accessToken()).rejects.toMatchObject({ code: 'AUTH_GRANT_REVOKED' });
+    expect(endpoint.refreshes).toBe(1);
+    await store.writeGrant({ ...initial, accessToken: 'at-new', refreshToken: 'rt-new' });
+    expect(await manager.accessToken()).toBe('at-new');
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(1);
+  });
+
+  it('adopts a pair rotated by another instance instead of declaring the grant revoked', async () => {
+    const first = await setup();
+    const second = new TokenManager({
+      grant: 'default',
+      store: first.store,
+      endpoint: first.endpoint,
+      refreshBeforeExpiryMs: 10 * 60_000,
+      rotationGraceMs: 0,
+      clock: () => first.clock.now,
+    });
+    expect(await second.accessToken()).toBe('at-0');
+    // Instance one refreshes (rt-0 is retired); instance two still holds at-0/rt-0 in memory.
+    expect(await first.manager.refreshAfterRejection('at-0')).toBe('at-1');
+    expect(await second.refreshAfterRejection('at-0')).toBe('at-1');
+    expect(first.endpoint.refreshes).toBe(1);
+  });
+
+  it('keeps using a still-valid token when a proactive refresh fails for a retriable reason', async () => {
+    const { manager, endpoint, clock } = await setup();
+    endpoint.failWith = new RetriableError('AUTH_TOKEN_ENDPOINT_UNAVAILABLE', 'down');
+    clock.now = 10 * HOUR - 60_000;
+    expect(await manager.accessToken()).toBe('at-0');
+    clock.now = 10 * HOUR + 1;
+    await expect(manager.accessToken()).rejects.toMatchObject({ code: 'AUTH_TOKEN_ENDPOINT_UNAVAILABLE' });
+  });
+
+  it('says to run auth login when no grant is stored', async () => {
+    const { manager } = await setup({ seed: false });
+    await expect(manager.accessToken()).rejects.toThrow(/no OAuth grant "default".*auth login/);
+  });
+
+  it('lets one waiter abort without cancelling the refresh the others share', async () => {
+    const { manager, endpoint } = await setup();
+    const gate = deferred();
+    endpoint.gate = gate.promise;
+    const controller = new AbortController();
+    const aborted = manager.refreshAfterRejection('at-0', controller.signal);
+    const other = manager.refreshAfterRejection('at-0');
+    controller.abort(new Error('shutting down'));
+    await expect(aborted).rejects.toThrow('shutting down');
+    gate.resolve();
+    expect(await other).toBe('at-1');
+  });
+
+  it('validates its options at construction', async () => {
+    const { store, endpoint } = await setup();
+    expect(() => new TokenManager({ grant: 'g', store, endpoint, refreshBeforeExpiryMs: 11 * HOUR })).toThrow(
+      RangeError,
+    );
+  });
+});
