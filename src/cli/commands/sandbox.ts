@@ -1,0 +1,293 @@
+/**
+ * `calls-connector sandbox`: runs the calls API simulator (src/sandbox) until SIGINT/SIGTERM.
+ *
+ * The client secret comes from SANDBOX_CLIENT_SECRET (or a client file), never from a flag, so it does not
+ * land in shell history or `ps`; the admin key likewise from SANDBOX_ADMIN_KEY. The banner shows the
+ * secret only when it is the well-known default one.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ConfigError } from '../../config/load.js';
+import {
+  DEFAULT_CLIENT,
+  startSandbox,
+  type FaultSettings,
+  type SandboxClient,
+  type SandboxOptions,
+} from '../../sandbox/index.js';
+import { ExitCode } from '../exit-codes.js';
+
+function int(name: string, min: number, max = Number.MAX_SAFE_INTEGER): (v: string) => number {
+  return (v) => {
+    if (!/^-?\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    }
+    return Number(v);
+  };
+}
+
+function num(name: string, min: number, max = Number.POSITIVE_INFINITY): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+const rate = (name: string): ((v: string) => number) => num(name, 0, 1);
+
+interface SandboxFlags {
+  port: number;
+  host: string;
+  http?: boolean;
+  cert?: string;
+  key?: string;
+  certOut: string;
+  clientFile?: string;
+  clientId?: string;
+  redirectUri?: string;
+  autoApprove?: boolean;
+  rotateRefreshTokens?: boolean;
+  seed: number;
+  locations: number;
+  calls: number;
+  privateRatio?: number;
+  thirdPartyRatio?: number;
+  unrepresentableRatio?: number;
+  groupCount?: number;
+  groupSize?: number;
+  locationsOut: string;
+  liveUpdates?: number;
+  liveCreates?: number;
+  faultSeed?: number;
+  faultLatencyMedian?: number;
+  faultLatencyP99?: number;
+  faultRateLimit?: number;
+  faultRetryAfter?: number;
+  faultServerError?: number;
+  faultDrop?: number;
+  faultMalformed?: number;
+  faultCursorTtl?: number;
+  faultTokenExpiry?: number;
+  faultRefreshRevoke?: number;
+  faultTokenEndpoint?: boolean;
+}
+
+/** A client file: JSON `{"clientId", "redirectUri", "clientSecret"?}` (the secret may stay in the env). */
+async function readClientFile(path: string): Promise<Partial<SandboxClient>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`cannot read the client file ${path}`, [], error);
+  }
+  if (typeof parsed !== 'object' || parsed === null)
+    throw new ConfigError(`the client file ${path} must hold a JSON object`);
+  const out: Partial<SandboxClient> = {};
+  for (const key of ['clientId', 'clientSecret', 'redirectUri'] as const) {
+    const v = (parsed as Record<string, unknown>)[key];
+    if (v !== undefined) {
+      if (typeof v !== 'string') throw new ConfigError(`${key} in ${path} must be a string`);
+      out[key] = v;
+    }
+  }
+  return out;
+}
+
+function faultsFrom(f: SandboxFlags): Partial<FaultSettings> {
+  const faults: Partial<FaultSettings> = {};
+  if (f.faultSeed !== undefined) faults.seed = f.faultSeed;
+  if (f.faultLatencyMedian !== undefined || f.faultLatencyP99 !== undefined) {
+    const medianMs = f.faultLatencyMedian ?? 20;
+    faults.latency = { medianMs, p99Ms: f.faultLatencyP99 ?? Math.max(medianMs, medianMs * 10) };
+  }
+  if (f.faultRateLimit !== undefined) faults.rateLimitRate = f.faultRateLimit;
+  if (f.faultRetryAfter !== undefined) faults.retryAfterSeconds = f.faultRetryAfter;
+  if (f.faultServerError !== undefined) faults.serverErrorRate = f.faultServerError;
+  if (f.faultDrop !== undefined) faults.dropConnectionRate = f.faultDrop;
+  if (f.faultMalformed !== undefined) faults.malformedJsonRate = f.faultMalformed;
+  if (f.faultCursorTtl !== undefined) faults.cursorTtlMs = f.faultCursorTtl;
+  if (f.faultTokenExpiry !== undefined) faults.accessTokenEarlyExpiryRate = f.faultTokenExpiry;
+  if (f.faultRefreshRevoke !== undefined) faults.refreshTokenRevocationRate = f.faultRefreshRevoke;
+  if (f.faultTokenEndpoint) faults.includeTokenEndpoint = true;
+  return faults;
+}
+
+/** Builds startSandbox options from the flags and the environment (exported for tests). */
+export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv): Promise<SandboxOptions> {
+  const client: Partial<SandboxClient> = f.clientFile === undefined ? {} : await readClientFile(f.clientFile);
+  if (f.clientId !== undefined) client.clientId = f.clientId;
+  if (f.redirectUri !== undefined) client.redirectUri = f.redirectUri;
+  const secret = env.SANDBOX_CLIENT_SECRET;
+  if (secret !== undefined && secret !== '') client.clientSecret = secret;
+  if ((f.cert === undefined) !== (f.key === undefined)) throw new ConfigError('--cert and --key go together');
+  const adminKey = env.SANDBOX_ADMIN_KEY;
+  return {
+    host: f.host,
+    port: f.port,
+    tls: f.http
+      ? false
+      : f.cert !== undefined && f.key !== undefined
+        ? { certFile: f.cert, keyFile: f.key }
+        : {},
+    certOutFile: resolve(f.certOut),
+    client,
+    autoApprove: f.autoApprove ?? false,
+    rotateRefreshTokens: f.rotateRefreshTokens ?? false,
+    data: {
+      seed: f.seed,
+      locations: f.locations,
+      callsPerLocation: f.calls,
+      ...(f.privateRatio === undefined ? {} : { privateRatio: f.privateRatio }),
+      ...(f.thirdPartyRatio === undefined ? {} : { thirdPartyRatio: f.thirdPartyRatio }),
+      ...(f.unrepresentableRatio === undefined ? {} : { unrepresentableRatio: f.unrepresentableRatio }),
+      ...(f.groupCount === undefined && f.groupSize === undefined
+        ? {}
+        : { sameInstantGroups: { count: f.groupCount ?? 1, size: f.groupSize ?? 120 } }),
+    },
+    live:
+      (f.liveUpdates ?? 0) > 0 || (f.liveCreates ?? 0) > 0
+        ? { updatesPerSecond: f.liveUpdates ?? 0, createsPerSecond: f.liveCreates ?? 0 }
+        : false,
+    faults: faultsFrom(f),
+    ...(adminKey !== undefined && adminKey !== '' ? { adminKey } : {}),
+  };
+}
+
+async function run(f: SandboxFlags): Promise<void> {
+  const options = await sandboxOptionsFrom(f, process.env);
+  if (options.tls === false && f.host !== '127.0.0.1' && f.host !== 'localhost' && f.host !== '::1') {
+    process.stderr.write('calls-connector sandbox: warning: plain HTTP on a non-loopback address\n');
+  }
+  let sandbox;
+  try {
+    sandbox = await startSandbox(options);
+  } catch (error) {
+    if (error instanceof RangeError) throw new ConfigError(error.message, [], error);
+    throw error;
+  }
+  const locationsOut = resolve(f.locationsOut);
+  await mkdir(dirname(locationsOut), { recursive: true });
+  await writeFile(locationsOut, `${JSON.stringify(sandbox.locations, null, 2)}\n`);
+  const { client } = sandbox;
+  const secretShown =
+    client.clientSecret === DEFAULT_CLIENT.clientSecret
+      ? client.clientSecret
+      : '(from SANDBOX_CLIENT_SECRET)';
+  const shown = sandbox.locations.slice(0, 3).join(', ') + (sandbox.locations.length > 3 ? ', ...' : '');
+  process.stdout.write(
+    [
+      `calls API sandbox listening on ${sandbox.baseUrl}`,
+      `  listing        GET ${sandbox.baseUrl}/v4/calls   single call GET ${sandbox.baseUrl}/v4/calls/{uid}`,
+      `  oauth          ${sandbox.baseUrl}/oauth/authorize   ${sandbox.baseUrl}/oauth/token`,
+      `  client_id      ${client.clientId}`,
+      `  client_secret  ${secretShown}`,
+      `  redirect_uri   ${client.redirectUri}`,
+      `  auto-approve   ${options.autoApprove ? 'on' : 'off (log in as sandbox / sandbox)'}`,
+      `  locations      ${sandbox.locations.length} (${shown}) written to ${locationsOut}`,
+      `  CA certificate ${sandbox.caFile ?? '(plain HTTP, none)'}`,
+      `  admin          ${sandbox.baseUrl}/_sandbox/  (truth, calls, clock, tokens, faults, stats)${options.adminKey ? ' - key required' : ''}`,
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
+    process.once('SIGINT', () => resolveSignal('SIGINT'));
+    process.once('SIGTERM', () => resolveSignal('SIGTERM'));
+  });
+  process.stdout.write(`received ${signal}, stopping the sandbox\n`);
+  await sandbox.close();
+  process.exitCode = ExitCode.OK;
+}
+
+export function register(program: Command): void {
+  program
+    .command('sandbox')
+    .description(
+      'Run the calls API sandbox: OAuth + calls endpoints over HTTPS, seeded data, live changes and faults.',
+    )
+    .option('--port <n>', 'port to listen on', int('--port', 0, 65535), 8443)
+    .option('--host <addr>', 'address to bind', '127.0.0.1')
+    .option('--http', 'plain HTTP instead of HTTPS (local experiments only)')
+    .option('--cert <file>', 'TLS certificate (PEM) instead of a generated one')
+    .option('--key <file>', 'TLS private key (PEM) for --cert')
+    .option(
+      '--cert-out <file>',
+      'where to write the CA certificate clients should trust',
+      '.calls-connector/sandbox-ca.pem',
+    )
+    .option('--client-file <file>', 'registered client as JSON {clientId, redirectUri, clientSecret?}')
+    .option(
+      '--client-id <id>',
+      `registered client_id (default ${DEFAULT_CLIENT.clientId}); secret from SANDBOX_CLIENT_SECRET`,
+    )
+    .option('--redirect-uri <url>', `registered https redirect_uri (default ${DEFAULT_CLIENT.redirectUri})`)
+    .option('--auto-approve', 'approve authorization requests without the login page')
+    .option('--rotate-refresh-tokens', 'each refresh retires the refresh token it used')
+    .option('--seed <n>', 'data seed', int('--seed', 0), 1)
+    .option('--locations <n>', 'number of locations', int('--locations', 1, 100_000), 5)
+    .option('--calls <n>', 'calls per location', int('--calls', 0, 10_000_000), 1000)
+    .option('--private-ratio <r>', 'share of private calls', rate('--private-ratio'))
+    .option(
+      '--third-party-ratio <r>',
+      'share of third-party calls (never listed)',
+      rate('--third-party-ratio'),
+    )
+    .option(
+      '--unrepresentable-ratio <r>',
+      'share of calls omitted from pages',
+      rate('--unrepresentable-ratio'),
+    )
+    .option(
+      '--group-count <n>',
+      'groups of calls sharing one updatedAt, per location',
+      int('--group-count', 0),
+    )
+    .option('--group-size <n>', 'calls per same-instant group', int('--group-size', 0))
+    .option(
+      '--locations-out <file>',
+      'where to write the location uids (JSON)',
+      '.calls-connector/sandbox-locations.json',
+    )
+    .option('--live-updates <r>', 'existing calls updated per second', num('--live-updates', 0))
+    .option('--live-creates <r>', 'new calls per second', num('--live-creates', 0))
+    .option('--fault-seed <n>', 'seed of the fault draws', int('--fault-seed', 0))
+    .option(
+      '--fault-latency-median <ms>',
+      'added latency, log-normal median',
+      num('--fault-latency-median', 0),
+    )
+    .option('--fault-latency-p99 <ms>', 'added latency, 99th percentile', num('--fault-latency-p99', 0))
+    .option('--fault-rate-limit <r>', 'share of requests answered 429', rate('--fault-rate-limit'))
+    .option('--fault-retry-after <s>', 'Retry-After seconds on 429', num('--fault-retry-after', 0))
+    .option(
+      '--fault-server-error <r>',
+      'share of requests answered 500/502/503',
+      rate('--fault-server-error'),
+    )
+    .option('--fault-drop <r>', 'share of responses cut off mid-body', rate('--fault-drop'))
+    .option('--fault-malformed <r>', 'share of responses with malformed JSON', rate('--fault-malformed'))
+    .option(
+      '--fault-cursor-ttl <ms>',
+      'cursor lifetime (short = cursors expire)',
+      num('--fault-cursor-ttl', 0),
+    )
+    .option(
+      '--fault-token-expiry <r>',
+      'share of requests whose access token expires early',
+      rate('--fault-token-expiry'),
+    )
+    .option(
+      '--fault-refresh-revoke <r>',
+      'share of refreshes whose refresh token is revoked',
+      rate('--fault-refresh-revoke'),
+    )
+    .addOption(
+      new Option('--fault-token-endpoint', 'apply latency/429/5xx/drop/malformed faults to /oauth/token too'),
+    )
+    .action(async (flags: SandboxFlags) => {
+      await run(flags);
+    });
+}

@@ -1,0 +1,152 @@
+/**
+ * Faults the sandbox injects on purpose, each a rate (0..1 per request) or a setting, all changeable at
+ * run time (admin endpoint or SandboxAdmin.setFaults).
+ *
+ * Deterministic: the decision for the n-th faultable request depends only on (seed, n, fault kind), see
+ * hashToUnit. A client that sends its requests one after the other sees the same faults on every run with
+ * the same seed; changing one rate does not move the others.
+ *
+ * Faults apply to the calls endpoints (/v4/...), and to POST /oauth/token when `includeTokenEndpoint`;
+ * never to /oauth/authorize pages nor to the admin endpoint.
+ */
+import { hashToUnit, normalQuantile } from '../random.js';
+
+export interface FaultSettings {
+  seed: number;
+  /** Added latency, log-normal with this median and 99th percentile; null = none. */
+  latency: { medianMs: number; p99Ms: number } | null;
+  /** Share of requests answered 429 rate_limited with Retry-After: retryAfterSeconds. */
+  rateLimitRate: number;
+  retryAfterSeconds: number;
+  /** Share of requests answered with a server error, the status drawn from serverErrorStatuses. */
+  serverErrorRate: number;
+  serverErrorStatuses: number[];
+  /** Share of responses cut off: headers and part of the body sent, then the socket destroyed. */
+  dropConnectionRate: number;
+  /** Share of 200 responses whose JSON body is malformed (truncated and garbled). */
+  malformedJsonRate: number;
+  /** Lifetime of listing cursors on the sandbox clock (short values make them expire: 410 cursor_expired). */
+  cursorTtlMs: number;
+  /** Share of authenticated requests whose (otherwise valid) access token expires right then: 401 token_expired. */
+  accessTokenEarlyExpiryRate: number;
+  /** Share of refresh requests whose refresh token is revoked right then: 400 invalid_grant. */
+  refreshTokenRevocationRate: number;
+  /** Also inject latency, 429, 5xx, drops and malformed bodies into POST /oauth/token. */
+  includeTokenEndpoint: boolean;
+}
+
+export const DEFAULT_FAULTS: FaultSettings = {
+  seed: 1,
+  latency: null,
+  rateLimitRate: 0,
+  retryAfterSeconds: 1,
+  serverErrorRate: 0,
+  serverErrorStatuses: [500, 502, 503],
+  dropConnectionRate: 0,
+  malformedJsonRate: 0,
+  cursorTtlMs: 24 * 3600_000,
+  accessTokenEarlyExpiryRate: 0,
+  refreshTokenRevocationRate: 0,
+  includeTokenEndpoint: false,
+};
+
+const RATE_KEYS = [
+  'rateLimitRate',
+  'serverErrorRate',
+  'dropConnectionRate',
+  'malformedJsonRate',
+  'accessTokenEarlyExpiryRate',
+  'refreshTokenRevocationRate',
+] as const;
+
+/** Merges a partial update into settings; throws RangeError naming the first bad key. */
+export function mergeFaults(base: FaultSettings, update: Partial<FaultSettings>): FaultSettings {
+  const merged: FaultSettings = { ...base, ...update };
+  for (const key of RATE_KEYS) {
+    const v = merged[key];
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1))
+      throw new RangeError(`faults.${key} must be a number within 0..1`);
+  }
+  if (!Number.isInteger(merged.seed)) throw new RangeError('faults.seed must be an integer');
+  if (!(Number.isFinite(merged.retryAfterSeconds) && merged.retryAfterSeconds >= 0)) {
+    throw new RangeError('faults.retryAfterSeconds must be >= 0');
+  }
+  if (!(Number.isFinite(merged.cursorTtlMs) && merged.cursorTtlMs >= 0))
+    throw new RangeError('faults.cursorTtlMs must be >= 0');
+  if (
+    !Array.isArray(merged.serverErrorStatuses) ||
+    merged.serverErrorStatuses.length === 0 ||
+    merged.serverErrorStatuses.some((s) => !Number.isInteger(s) || s < 500 || s > 599)
+  ) {
+    throw new RangeError('faults.serverErrorStatuses must be a non-empty list of 5xx statuses');
+  }
+  if (merged.latency !== null) {
+    const { medianMs, p99Ms } = merged.latency;
+    if (!(medianMs >= 0 && p99Ms >= medianMs))
+      throw new RangeError('faults.latency needs 0 <= medianMs <= p99Ms');
+  }
+  if (typeof merged.includeTokenEndpoint !== 'boolean')
+    throw new RangeError('faults.includeTokenEndpoint must be boolean');
+  return merged;
+}
+
+/** What to do to one request, decided before it is handled. */
+export interface FaultPlan {
+  delayMs: number;
+  /** Answer with this instead of handling the request. */
+  reject: { status: number; retryAfterSeconds?: number } | null;
+  /** After handling: cut the response off / garble its JSON (successful responses only). */
+  drop: boolean;
+  malformed: boolean;
+  /** For authenticated requests: expire the presented access token now. */
+  expireToken: boolean;
+  /** For refresh requests: revoke the presented refresh token now. */
+  revokeRefreshToken: boolean;
+}
+
+/** One independent draw per kind of fault. */
+const Salt = {
+  Latency: 1,
+  RateLimit: 2,
+  ServerError: 3,
+  ServerErrorStatus: 4,
+  Drop: 5,
+  Malformed: 6,
+  Expire: 7,
+  Revoke: 8,
+} as const;
+type Salt = (typeof Salt)[keyof typeof Salt];
+
+const Z99 = normalQuantile(0.99);
+
+/** Log-normal delay for a uniform draw u: exp(mu + sigma·z), mu = ln(median), sigma from the p99. */
+export function logNormalDelayMs(u: number, medianMs: number, p99Ms: number): number {
+  if (medianMs <= 0) return 0;
+  const mu = Math.log(medianMs);
+  const sigma = p99Ms > medianMs ? (Math.log(p99Ms) - mu) / Z99 : 0;
+  return Math.exp(mu + sigma * normalQuantile(u));
+}
+
+/** Pure: the plan for the n-th faultable request under these settings. */
+export function planFaults(settings: FaultSettings, n: number): FaultPlan {
+  const draw = (salt: Salt): number => hashToUnit(settings.seed, n, salt);
+  const delayMs =
+    settings.latency === null
+      ? 0
+      : logNormalDelayMs(draw(Salt.Latency), settings.latency.medianMs, settings.latency.p99Ms);
+  let reject: FaultPlan['reject'] = null;
+  if (draw(Salt.RateLimit) < settings.rateLimitRate) {
+    reject = { status: 429, retryAfterSeconds: settings.retryAfterSeconds };
+  } else if (draw(Salt.ServerError) < settings.serverErrorRate) {
+    const statuses = settings.serverErrorStatuses;
+    reject = { status: statuses[Math.floor(draw(Salt.ServerErrorStatus) * statuses.length)] ?? 500 };
+  }
+  return {
+    delayMs,
+    reject,
+    drop: draw(Salt.Drop) < settings.dropConnectionRate,
+    malformed: draw(Salt.Malformed) < settings.malformedJsonRate,
+    expireToken: draw(Salt.Expire) < settings.accessTokenEarlyExpiryRate,
+    revokeRefreshToken: draw(Salt.Revoke) < settings.refreshTokenRevocationRate,
+  };
+}

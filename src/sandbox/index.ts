@@ -1,0 +1,246 @@
+/**
+ * The sandbox: a faithful, fault-injecting simulator of the calls API (spec: OAuth 4.1/4.2/5, calls
+ * 2.3/4.3/4.4), served over HTTPS with a certificate generated at start. Used by `calls-connector sandbox`,
+ * by component and integration tests, by the demo and by the benchmarks.
+ *
+ * startSandbox() builds the data set from a seed, starts the server and returns a RunningSandbox: its
+ * address, the CA to trust, the registered client, the location uids, a token shortcut and `admin`, the
+ * in-process twin of the /_sandbox/ HTTP endpoint.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { createClock } from './clock.js';
+import { emptyStats, type SandboxClient, type SandboxContext, type SandboxStats } from './context.js';
+import { toSingleCall, type SandboxCall } from './data/call-record.js';
+import { generateData, resolveDataOptions, type DataOptions } from './data/generator.js';
+import type { UpsertCallInput } from './data/store.js';
+import { DEFAULT_FAULTS, mergeFaults, type FaultSettings } from './faults/faults.js';
+import { createResponder } from './http/respond.js';
+import { createRequestHandler } from './http/router.js';
+import { startLiveMode, type LiveRates } from './live.js';
+import { GrantStore } from './oauth/grants.js';
+import { createRandom } from './random.js';
+import { loadOrGenerateTls, writeCaFile } from './tls.js';
+
+export type { SandboxClient, SandboxStats } from './context.js';
+export type { SandboxCall } from './data/call-record.js';
+export type { DataOptions } from './data/generator.js';
+export type { UpsertCallInput } from './data/store.js';
+export type { FaultSettings } from './faults/faults.js';
+export { DEFAULT_FAULTS } from './faults/faults.js';
+export { KNOWN_SCOPES } from './oauth/authorize.js';
+
+export const DEFAULT_CLIENT: SandboxClient = Object.freeze({
+  clientId: 'sandbox-client',
+  clientSecret: 'sandbox-secret',
+  redirectUri: 'https://127.0.0.1:8976/callback',
+});
+
+export interface SandboxOptions {
+  /** Bind address; default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (ephemeral); the CLI defaults to 8443. */
+  port?: number;
+  /** Default: a self-signed certificate generated at start. false = plain HTTP (explicit only). */
+  tls?: false | { certFile?: string; keyFile?: string };
+  /** Where to write the PEM clients should trust; default a temporary file removed on close. */
+  certOutFile?: string;
+  client?: Partial<SandboxClient>;
+  /** /oauth/authorize redirects straight away, without the login page (tests, demo). */
+  autoApprove?: boolean;
+  /** Each refresh retires the refresh token it used and returns a new one. */
+  rotateRefreshTokens?: boolean;
+  data?: DataOptions;
+  live?: LiveRates | false;
+  faults?: Partial<FaultSettings>;
+  /** When set, /_sandbox/ requests must send it in X-Sandbox-Admin-Key. */
+  adminKey?: string;
+  /** Login of the sandbox user on the authorization page; default sandbox / sandbox. */
+  user?: { username: string; password: string };
+}
+
+export interface SandboxAdmin {
+  /**
+   * Ground truth: every call the listing must return for this location (not third-party, representable),
+   * ascending by (updatedAt, uid), with the single-call fields.
+   */
+  truth(locationUid: string): SandboxCall[];
+  /** Adds a call, or updates one (by uid); updatedAt defaults to the sandbox clock's now. */
+  upsertCall(input: UpsertCallInput): SandboxCall;
+  /** Moves the sandbox clock forward (token, code and cursor expiry; updatedAt of later writes). */
+  advanceClock(ms: number): void;
+  now(): Date;
+  /** Revokes every token issued so far (both kinds unless told otherwise). */
+  revokeTokens(opts?: { accessTokens?: boolean; refreshTokens?: boolean }): void;
+  /** Changes some fault settings; the others keep their values. */
+  setFaults(faults: Partial<FaultSettings>): void;
+  faults(): FaultSettings;
+  /** A snapshot of the counters. */
+  stats(): SandboxStats;
+  /** Mints a token pair without the browser flow; default scopes [read_phones], all locations. */
+  issueTokens(opts?: { scopes?: string[]; locations?: string[] }): {
+    accessToken: string;
+    refreshToken: string;
+  };
+}
+
+export interface RunningSandbox {
+  /** e.g. https://127.0.0.1:PORT (no trailing slash). */
+  baseUrl: string;
+  /** PEM to trust; null with plain HTTP. */
+  caCertPem: string | null;
+  /** Path of that PEM on disk; null with plain HTTP. */
+  caFile: string | null;
+  client: SandboxClient;
+  /** Location uids (UUIDs), in generation order. */
+  locations: string[];
+  /** Test/demo shortcut: mint a token pair without the browser flow. */
+  issueTokens(opts?: { scopes?: string[]; locations?: string[] }): {
+    accessToken: string;
+    refreshToken: string;
+  };
+  admin: SandboxAdmin;
+  close(): Promise<void>;
+}
+
+const upsertSchema = z
+  .object({
+    uid: z.string().min(1).optional(),
+    locationUid: z.string().min(1).optional(),
+    updatedAt: z.union([z.string(), z.number()]).optional(),
+    customerPhoneNumber: z.string().nullable().optional(),
+    startedAt: z.union([z.string(), z.number()]).optional(),
+    endedAt: z.union([z.string(), z.number()]).optional(),
+    isPrivate: z.boolean().optional(),
+    conversationUid: z.string().nullable().optional(),
+    thirdParty: z.boolean().optional(),
+    representable: z.boolean().optional(),
+  })
+  .strict();
+
+function validateClient(client: SandboxClient): void {
+  if (client.clientId === '' || client.clientSecret === '')
+    throw new RangeError('the sandbox client needs a client id and secret');
+  let url: URL;
+  try {
+    url = new URL(client.redirectUri);
+  } catch {
+    throw new RangeError(`redirect uri is not a URL: ${client.redirectUri}`);
+  }
+  if (url.protocol !== 'https:') throw new RangeError('the redirect uri must be https (spec 4.1)');
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  const client: SandboxClient = { ...DEFAULT_CLIENT, ...options.client };
+  validateClient(client);
+  const dataOptions = resolveDataOptions(options.data);
+  const store = generateData(dataOptions);
+  // Run-time writes must sort after the generated window, whatever the machine's date.
+  const clock = createClock(Math.max(Date.now(), Date.parse(dataOptions.endAt) + 1000));
+  const stats = emptyStats();
+  const ctx: SandboxContext = {
+    client,
+    store,
+    clock,
+    stats,
+    grants: new GrantStore(() => clock.nowMs(), {
+      rotateRefreshTokens: options.rotateRefreshTokens ?? false,
+    }),
+    respond: createResponder((status) => {
+      stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+    }),
+    cursorKey: randomBytes(32),
+    autoApprove: options.autoApprove ?? false,
+    user: options.user ?? { username: 'sandbox', password: 'sandbox' },
+    adminKey: options.adminKey ?? null,
+    faults: mergeFaults(DEFAULT_FAULTS, options.faults ?? {}),
+    faultSeq: 0,
+  };
+
+  const issueTokens: SandboxAdmin['issueTokens'] = (opts = {}) =>
+    ctx.grants.issuePair({
+      clientId: client.clientId,
+      scopes: opts.scopes ?? ['read_phones'],
+      locations: opts.locations ?? store.locations,
+    });
+
+  const admin: SandboxAdmin = {
+    truth: (locationUid) => store.truth(locationUid).map(toSingleCall),
+    upsertCall: (input) => toSingleCall(store.upsert(upsertSchema.parse(input), clock.nowMs())),
+    advanceClock: (ms) => clock.advance(ms),
+    now: () => new Date(clock.nowMs()),
+    revokeTokens: (opts = {}) => {
+      ctx.grants.revokeAll(opts);
+    },
+    setFaults: (faults) => {
+      ctx.faults = mergeFaults(ctx.faults, faults);
+    },
+    faults: () => structuredClone(ctx.faults),
+    stats: () => structuredClone(stats),
+    issueTokens,
+  };
+
+  let server: Server;
+  let caCertPem: string | null = null;
+  let caFile: string | null = null;
+  let tempDir: string | null = null;
+  const handler = createRequestHandler(ctx, admin);
+  if (options.tls === false) {
+    server = createHttpServer({ keepAliveTimeout: 30_000 }, handler);
+  } else {
+    const material = await loadOrGenerateTls({ ...options.tls, host });
+    server = createHttpsServer({ cert: material.cert, key: material.key, keepAliveTimeout: 30_000 }, handler);
+    caCertPem = material.caPem;
+    if (options.certOutFile !== undefined) {
+      caFile = options.certOutFile;
+    } else {
+      tempDir = await mkdtemp(join(tmpdir(), 'calls-sandbox-'));
+      caFile = join(tempDir, 'sandbox-ca.pem');
+    }
+    await writeCaFile(caFile, caCertPem);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const baseUrl = `${options.tls === false ? 'http' : 'https'}://${hostForUrl}:${address.port}`;
+
+  const stopLive = options.live
+    ? startLiveMode(ctx, createRandom(dataOptions.seed ^ 0x5eed), options.live)
+    : () => undefined;
+
+  let closed = false;
+  return {
+    baseUrl,
+    caCertPem,
+    caFile,
+    client: { ...client },
+    locations: store.locations,
+    issueTokens,
+    admin,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      stopLive();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      if (tempDir !== null) await rm(tempDir, { recursive: true, force: true });
+    },
+  };
+}
