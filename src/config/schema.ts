@@ -168,7 +168,18 @@ export const kafkaSchema = z
     replicationFactor: z.number().int().min(1).default(1),
     /** Record key: the uid as a UTF-8 string, or Avro-encoded under `<topic>-key`. */
     keyFormat: z.enum(['string', 'avro']).default('string'),
+    /** A transaction the coordinator aborts if it is not committed in time (<= the broker's transaction.max.timeout.ms). */
     transactionTimeoutMs: durationMs.min(1000).default(60_000),
+    /** Group commit: pages that queue up while a transaction is in flight share the next one, at most this many. */
+    maxPagesPerTransaction: z.number().int().min(1).max(10_000).default(50),
+    /**
+     * Fenced (another instance with this connector.name, or a transaction timed out) this many times
+     * within fencedWindowMs: rebuild the producer and retry; once more: stop with a fatal error.
+     */
+    fencedRebuildLimit: z.number().int().min(0).max(100).default(3),
+    fencedWindowMs: durationMs.min(1000).default(600_000),
+    /** Reading the offsets topic to its end at start must finish within this time. */
+    offsetsLoadTimeoutMs: durationMs.min(1000).default(120_000),
   })
   .strict();
 
@@ -177,8 +188,19 @@ export const schemaRegistrySchema = z
     url: z.url({ protocol: /^https?$/ }),
     username: z.string().optional(),
     password: z.string().optional(),
+    /**
+     * Compatibility level set on a subject the connector registers first. An existing subject must have
+     * this level (the registry client checks it before registering a new schema version).
+     */
+    compatibility: z
+      .enum(['BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE', 'NONE'])
+      .default('BACKWARD'),
   })
-  .strict();
+  .strict()
+  .refine((r) => (r.username === undefined) === (r.password === undefined), {
+    message: 'set both schemaRegistry.username and schemaRegistry.password, or neither',
+    path: ['username'],
+  });
 
 export const configSchema = z
   .object({

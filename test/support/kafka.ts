@@ -1,6 +1,21 @@
 /** Kafka helpers for integration tests: a quiet client on the chosen stack, topic creation, polling. */
+import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type ITopicConfig } from 'kafkajs';
-import { stackEndpoints } from './stack.js';
+import type { Counter } from 'prom-client';
+import {
+  kafkaSchema,
+  schemaRegistrySchema,
+  type KafkaConfig,
+  type SchemaRegistryConfig,
+} from '../../src/config/schema.js';
+import type { FatalError } from '../../src/errors/index.js';
+import { KafkaSession } from '../../src/kafka/session.js';
+import { silentLogger } from '../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../src/metrics/metrics.js';
+import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.js';
+import type { Call, LocationOffset } from '../../src/sync/model.js';
+import type { OffsetStore } from '../../src/sync/ports.js';
+import { stackEndpoints, uniqueName } from './stack.js';
 
 /** A kafkajs client on the integration stack that logs nothing (tests assert, they do not read logs). */
 export function testKafka(clientId = 'calls-connector-test'): Kafka {
@@ -33,4 +48,121 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Every committed record of a topic, as a read_committed consumer sees it now. */
+export async function readCommitted(kafka: Kafka, topic: string): Promise<TopicRecord[]> {
+  const records: TopicRecord[] = [];
+  await readTopicToEnd(kafka, { topic, groupIdPrefix: 'test-reader', timeoutMs: 30_000 }, (r) =>
+    records.push(r),
+  );
+  return records;
+}
+
+/** A `kafka` config section on the integration stack with fresh topic names. */
+export function testKafkaConfig(overrides: Partial<KafkaConfig> = {}): KafkaConfig {
+  return kafkaSchema.parse({
+    brokers: stackEndpoints().brokers,
+    topic: uniqueName('calls'),
+    offsetsTopic: uniqueName('offsets'),
+    dlqTopic: uniqueName('dlq'),
+    topicPartitions: 3,
+    ...overrides,
+  });
+}
+
+let callCounter = 0;
+
+/** A valid, enriched, public call; override what the test is about. */
+export function sampleCall(overrides: Partial<Call> = {}): Call {
+  callCounter += 1;
+  return {
+    uid: `call-${callCounter}-${randomUUID()}`,
+    locationUid: '00000000-0000-4000-8000-000000000001',
+    updatedAt: '2024-05-01T10:00:00.123456Z',
+    locationPhoneNumber: '+15550100',
+    customerPhoneNumber: '+15550199',
+    startedAt: '2024-05-01T09:58:00Z',
+    endedAt: '2024-05-01T09:59:30.5Z',
+    isPrivate: false,
+    conversationUid: 'conv-1',
+    enriched: true,
+    customerPhoneNumberRedacted: false,
+    ...overrides,
+  };
+}
+
+export interface TestSessionOptions {
+  connectorName?: string;
+  kafka?: KafkaConfig;
+  onFatal?: (error: FatalError) => void;
+}
+
+/** A started KafkaSession on fresh topics, with its own metrics; the caller closes it. */
+export async function startTestSession(options: TestSessionOptions = {}): Promise<{
+  session: KafkaSession;
+  metrics: ConnectorMetrics;
+  config: { connector: { name: string }; kafka: KafkaConfig; schemaRegistry: SchemaRegistryConfig };
+}> {
+  const config = {
+    connector: { name: options.connectorName ?? uniqueName('connector') },
+    kafka: options.kafka ?? testKafkaConfig(),
+    schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
+  };
+  const metrics = new ConnectorMetrics();
+  const session = await KafkaSession.start({
+    config,
+    logger: silentLogger(),
+    metrics,
+    kafka: testKafka(config.connector.name),
+    ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+  });
+  return { session, metrics, config };
+}
+
+/** Current value of a labelled counter, 0 when never incremented. */
+export async function counterValue(counter: Counter, labels: Record<string, string> = {}): Promise<number> {
+  const { values } = await counter.get();
+  const match = values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value));
+  return match?.value ?? 0;
+}
+
+/**
+ * Reads the topic until at least `count` committed records are visible. A commit returns once the
+ * coordinator logged it; the markers that make its records readable to read_committed consumers follow
+ * shortly after, so a read right after a commit may not see them yet. Aborted records never appear,
+ * so waiting for the expected count and then asserting the exact content is sound.
+ */
+export async function readCommittedAtLeast(
+  kafka: Kafka,
+  topic: string,
+  count: number,
+): Promise<TopicRecord[]> {
+  let records: TopicRecord[] = [];
+  await eventually(
+    async () => {
+      records = await readCommitted(kafka, topic);
+      return records.length >= count;
+    },
+    30_000,
+    `${count} committed records in ${topic}`,
+  );
+  return records;
+}
+
+/** Loads offsets until `ready` holds for them (see readCommittedAtLeast for why a first read may lag). */
+export async function loadOffsetsWhen(
+  store: OffsetStore,
+  ready: (offsets: Map<string, LocationOffset>) => boolean,
+): Promise<Map<string, LocationOffset>> {
+  let offsets = new Map<string, LocationOffset>();
+  await eventually(
+    async () => {
+      offsets = await store.loadAll();
+      return ready(offsets);
+    },
+    30_000,
+    'the expected offsets',
+  );
+  return offsets;
 }

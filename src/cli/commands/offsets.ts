@@ -1,0 +1,134 @@
+/**
+ * `calls-connector offsets show|reset`: inspect and reset the stored per-location offsets.
+ *
+ *   offsets show  --config F [--location L]   JSON object: location uid -> offset (null: none stored)
+ *   offsets reset --config F --location L [--to TIME]
+ *       without --to: a tombstone; the location starts over from sources[].startSince or the beginning;
+ *       with --to:    the offset {since: TIME, cursor: null, watermark: null, boundary: []}, so the next
+ *                     traversal lists calls updated at or after TIME.
+ *
+ * Stop the connector before resetting: a running instance keeps its offsets in memory and overwrites
+ * the reset with its next page. There is no reliable way to see from Kafka that an instance is running
+ * (kafkajs has no DescribeTransactions), so the command warns instead of refusing.
+ * Exit codes: 0 done; 2 bad arguments or config; 3 `show --location` with no stored offset; 1 Kafka failure.
+ */
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import type { ConnectorConfig } from '../../config/schema.js';
+import { createKafka } from '../../kafka/client.js';
+import { KafkaOffsetStore } from '../../kafka/offsets/kafka-offset-store.js';
+import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
+import { createLogger } from '../../logging/logger.js';
+import type { LocationOffset } from '../../sync/model.js';
+import { parseInstant } from '../../sync/instant.js';
+import { ConnectorError, RetriableError } from '../../errors/index.js';
+import { describeKafkaError } from '../../kafka/kafka-errors.js';
+import { ExitCode } from '../exit-codes.js';
+
+const LOCATION_UID = /^[0-9a-fA-F-]{36}$/;
+
+function kafkaFor(config: ConnectorConfig) {
+  const logger = createLogger({
+    level: config.logging.level === 'info' ? 'warn' : config.logging.level,
+    format: 'json',
+    destination: process.stderr,
+  });
+  return createKafka({ config: config.kafka, connectorName: config.connector.name, logger });
+}
+
+/** kafkajs errors become ConnectorErrors, so main reports them as failures (exit 1) rather than internal errors. */
+async function talkingToKafka<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ConnectorError) throw error;
+    throw new RetriableError('KAFKA_UNAVAILABLE', `Kafka: ${describeKafkaError(error)}`, { cause: error });
+  }
+}
+
+function usage(message: string): number {
+  process.stderr.write(`calls-connector offsets: ${message}\n`);
+  return ExitCode.USAGE;
+}
+
+export async function showOffsets(configFile: string, location: string | undefined): Promise<number> {
+  if (location !== undefined && !LOCATION_UID.test(location))
+    return usage(`--location must be a location uid (UUID), got "${location}"`);
+  const config = await loadConfig(configFile);
+  const store = new KafkaOffsetStore({
+    kafka: kafkaFor(config),
+    topic: config.kafka.offsetsTopic,
+    connectorName: config.connector.name,
+    groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-offsets-cli`,
+    loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
+  });
+  const stored = await talkingToKafka(() => store.loadAll());
+  const shown: Record<string, LocationOffset | null> = {};
+  if (location !== undefined) {
+    shown[location] = stored.get(location) ?? null;
+  } else {
+    for (const uid of config.sources.flatMap((s) => s.locations)) shown[uid] = stored.get(uid) ?? null;
+    for (const [uid, offset] of stored) shown[uid] = offset;
+  }
+  process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+  return location !== undefined && shown[location] === null ? ExitCode.NOT_READY : ExitCode.OK;
+}
+
+export async function resetOffset(
+  configFile: string,
+  location: string,
+  to: string | undefined,
+): Promise<number> {
+  if (!LOCATION_UID.test(location))
+    return usage(`--location must be a location uid (UUID), got "${location}"`);
+  if (to !== undefined && parseInstant(to) === null)
+    return usage(`--to must be an RFC 3339 date-time with an offset, e.g. 2024-05-01T00:00:00Z; got "${to}"`);
+  const config = await loadConfig(configFile);
+  process.stderr.write(
+    'calls-connector offsets: make sure the connector is stopped: a running instance overwrites this reset with its next page.\n',
+  );
+  const offset: LocationOffset | null =
+    to === undefined ? null : { since: to, cursor: null, watermark: null, boundary: [] };
+  const target = {
+    topic: config.kafka.offsetsTopic,
+    connectorName: config.connector.name,
+    locationUid: location,
+  };
+  await talkingToKafka(() => writeLocationOffset(kafkaFor(config), target, offset));
+  process.stdout.write(
+    to === undefined
+      ? `offset of ${location} removed: it starts over from ${config.sources.find((s) => s.locations.includes(location))?.startSince ?? 'the beginning'}\n`
+      : `offset of ${location} set: the next traversal starts at since=${to}\n`,
+  );
+  return ExitCode.OK;
+}
+
+export function register(program: Command): void {
+  const offsets = program
+    .command('offsets')
+    .description('Show or reset the stored per-location offsets (stop the connector before a reset).');
+  offsets
+    .command('show')
+    .description('Print the stored offsets as JSON (location uid -> offset; null when none is stored).')
+    .requiredOption('-c, --config <file>', 'YAML configuration file')
+    .option('-l, --location <uid>', 'only this location (exit 3 when it has no stored offset)')
+    .action(async (options: { config: string; location?: string }) => {
+      process.exitCode = await showOffsets(options.config, options.location);
+    });
+  offsets
+    .command('reset')
+    .description('Remove the offset of one location (tombstone), or set it to start at --to.')
+    .requiredOption('-c, --config <file>', 'YAML configuration file')
+    .requiredOption('-l, --location <uid>', 'the location to reset')
+    .option(
+      '--to <time>',
+      'RFC 3339 date-time: start the next traversal at since=<time> instead of starting over',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ calls-connector offsets reset --config connector.yaml --location 3f0c...-... --to 2024-05-01T00:00:00Z\n',
+    )
+    .action(async (options: { config: string; location: string; to?: string }) => {
+      process.exitCode = await resetOffset(options.config, options.location, options.to);
+    });
+}

@@ -1,0 +1,110 @@
+/**
+ * Builds the kafkajs client from the `kafka` config section: brokers, TLS, SASL, client id, and a
+ * logCreator that sends kafkajs' own log lines to our pino logger.
+ *
+ * Contract: called once at start-up (and by one-shot CLI commands). Reads TLS files synchronously so
+ * that a missing or unreadable file fails at construction with a FatalError naming the key, not on the
+ * first reconnect.
+ *
+ * Node 24 prints `TimeoutNegativeWarning` once per process with kafkajs 2.2.4: its request queue computes
+ * `throttledUntil - Date.now()` with `throttledUntil = -1` before any throttling (tulios/kafkajs#1751,
+ * unmerged fixes #1755/#1756). Node clamps the delay to 1 ms, so it is harmless. kafkajs has no option
+ * to avoid it and filtering process warnings from library code would hide others, so we leave it; the
+ * process-level switch is Node's documented `--disable-warning=TimeoutNegativeWarning`.
+ */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
+import { FatalError } from '../errors/index.js';
+import type { Logger } from '../logging/logger.js';
+import type { KafkaConfig } from '../config/schema.js';
+
+export interface KafkaClientOptions {
+  config: KafkaConfig;
+  /** Used as the client id when `kafka.clientId` is not set. */
+  connectorName: string;
+  logger: Logger;
+}
+
+export function createKafka({ config, connectorName, logger }: KafkaClientOptions): Kafka {
+  const ssl = tlsOptions(config.ssl);
+  return new Kafka({
+    brokers: config.brokers,
+    clientId: config.clientId ?? connectorName,
+    ...(ssl === undefined ? {} : { ssl }),
+    ...(config.sasl === undefined ? {} : { sasl: saslOptions(config.sasl) }),
+    logLevel: kafkajsLevelFor(logger.level),
+    logCreator: pinoLogCreator(logger.child({ component: 'kafkajs' })),
+  });
+}
+
+function tlsOptions(ssl: KafkaConfig['ssl']): boolean | ConnectionOptions | undefined {
+  if (ssl === undefined || typeof ssl === 'boolean') return ssl;
+  const read = (key: string, file: string | undefined): Buffer | undefined => {
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new FatalError(
+        'KAFKA_TLS_FILE_UNREADABLE',
+        `cannot read kafka.ssl.${key} (${file}): fix the path or permissions`,
+        {
+          cause: error,
+        },
+      );
+    }
+  };
+  const ca = read('caFile', ssl.caFile);
+  const cert = read('certFile', ssl.certFile);
+  const key = read('keyFile', ssl.keyFile);
+  return {
+    rejectUnauthorized: ssl.rejectUnauthorized,
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+  };
+}
+
+function saslOptions(sasl: NonNullable<KafkaConfig['sasl']>): SASLOptions {
+  return { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
+}
+
+/** kafkajs formats every line it logs, so ask it only for what pino will keep. */
+function kafkajsLevelFor(pinoLevel: string): logLevel {
+  switch (pinoLevel) {
+    case 'trace':
+    case 'debug':
+      return logLevel.DEBUG;
+    case 'info':
+    case 'warn':
+      return logLevel.WARN;
+    case 'silent':
+      return logLevel.NOTHING;
+    default:
+      return logLevel.ERROR;
+  }
+}
+
+/**
+ * kafkajs INFO lines are client lifecycle chatter (connects, joins), so they go to pino's debug; ERROR
+ * lines are mostly retried protocol errors that kafkajs recovers from, so they are warnings for us: the
+ * connector logs its own errors where it decides what happens next.
+ */
+export function pinoLogCreator(logger: Logger): () => (entry: LogEntry) => void {
+  return () =>
+    ({ namespace, level, log }) => {
+      const { message, timestamp: _timestamp, ...extra } = log;
+      const fields = { namespace, ...extra };
+      switch (level) {
+        case logLevel.ERROR:
+        case logLevel.WARN:
+          logger.warn(fields, message);
+          break;
+        case logLevel.INFO:
+          logger.debug(fields, message);
+          break;
+        default:
+          logger.trace(fields, message);
+      }
+    };
+}

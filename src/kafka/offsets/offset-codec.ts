@@ -1,0 +1,88 @@
+/**
+ * The offsets topic's record format, one record per (connector, location), compacted.
+ *
+ * Key: `<connectorName>/<locationUid>` as UTF-8. The connector name cannot contain `/` (config rule),
+ * so the key splits unambiguously at its last `/`; several connectors may share one offsets topic and
+ * each reads only its own keys.
+ * Value: JSON `{ "version": 1, "since", "cursor", "watermark", "boundary", "boundaryOverflow"? }`
+ * (see LocationOffset). A null value (tombstone) means "no offset": the location starts over, from
+ * `sources[].startSince` or the beginning. Readers refuse versions they do not know rather than guess.
+ */
+import { z } from 'zod';
+import { FatalError } from '../../errors/index.js';
+import type { LocationOffset } from '../../sync/model.js';
+
+export const OFFSET_FORMAT_VERSION = 1;
+
+export function offsetKey(connectorName: string, locationUid: string): string {
+  return `${connectorName}/${locationUid}`;
+}
+
+/** Splits an offsets-topic key; undefined for keys not written by this format. */
+export function parseOffsetKey(key: string): { connectorName: string; locationUid: string } | undefined {
+  const slash = key.lastIndexOf('/');
+  if (slash <= 0 || slash === key.length - 1) return undefined;
+  return { connectorName: key.slice(0, slash), locationUid: key.slice(slash + 1) };
+}
+
+const offsetValueSchema = z
+  .object({
+    version: z.literal(OFFSET_FORMAT_VERSION),
+    since: z.string().nullable(),
+    cursor: z.string().nullable(),
+    watermark: z.string().nullable(),
+    boundary: z.array(z.string()),
+    boundaryOverflow: z.boolean().optional(),
+  })
+  .loose();
+
+export function encodeOffsetValue(offset: LocationOffset): string {
+  return JSON.stringify({
+    version: OFFSET_FORMAT_VERSION,
+    since: offset.since,
+    cursor: offset.cursor,
+    watermark: offset.watermark,
+    boundary: offset.boundary,
+    ...(offset.boundaryOverflow === true ? { boundaryOverflow: true } : {}),
+  });
+}
+
+/**
+ * Decodes a stored value; null for a tombstone. A value that is not a known version of this format is
+ * a FatalError naming the key: the location cannot resume safely, and `offsets reset` is the way out.
+ */
+export function decodeOffsetValue(key: string, value: Buffer | string | null): LocationOffset | null {
+  if (value === null) return null;
+  const text = typeof value === 'string' ? value : value.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw corrupt(key, 'it is not JSON', error);
+  }
+  const result = offsetValueSchema.safeParse(parsed);
+  if (!result.success) {
+    const version = (parsed as { version?: unknown } | null)?.version;
+    const reason =
+      typeof version === 'number' && version !== OFFSET_FORMAT_VERSION
+        ? `it has format version ${version}, this connector reads version ${OFFSET_FORMAT_VERSION} (was it written by a newer release?)`
+        : `it does not match the offset format (${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`;
+    throw corrupt(key, reason);
+  }
+  const { since, cursor, watermark, boundary, boundaryOverflow } = result.data;
+  return {
+    since,
+    cursor,
+    watermark,
+    boundary,
+    ...(boundaryOverflow === true ? { boundaryOverflow: true } : {}),
+  };
+}
+
+function corrupt(key: string, reason: string, cause?: unknown): FatalError {
+  return new FatalError(
+    'OFFSET_UNREADABLE',
+    `the stored offset ${key} cannot be read: ${reason}. Stop the connector and run \`calls-connector offsets reset --location <uid>\` to start that location over.`,
+    { cause, details: { key } },
+  );
+}

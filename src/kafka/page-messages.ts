@@ -1,0 +1,93 @@
+/**
+ * Turns one PageCommit into Kafka messages for the three topics, shared by both sinks.
+ *
+ * A call the Avro schema rejects (the mapper upstream should have prevented it) does not poison the
+ * page: it becomes a dead letter ITEM_SCHEMA_REJECTED and the rest of the page goes on.
+ */
+import type { Message, TopicMessages } from 'kafkajs';
+import { ConnectorError } from '../errors/index.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import type { Call, DeadLetter } from '../sync/model.js';
+import type { PageCommit } from '../sync/ports.js';
+import { deadLetterMessage } from './dead-letter-message.js';
+import { encodeOffsetValue, offsetKey } from './offsets/offset-codec.js';
+
+/** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
+export interface CallEncoder {
+  encodeKey(call: Call): string | Buffer;
+  /** Throws a SkippableError (ITEM_SCHEMA_REJECTED) for a call the schema rejects. */
+  encodeValue(call: Call): Buffer;
+}
+
+export interface SinkTopics {
+  calls: string;
+  offsets: string;
+  deadLetters: string;
+}
+
+export interface PageMessages {
+  locationUid: string;
+  calls: Message[];
+  deadLetters: Message[];
+  /** Codes of the dead letters, for the deadLetters{code} metric once they are committed. */
+  deadLetterCodes: string[];
+  offset: Message;
+}
+
+export function pageMessages(
+  commit: PageCommit,
+  encoder: CallEncoder,
+  connectorName: string,
+  now: Date,
+): PageMessages {
+  const calls: Message[] = [];
+  const deadLetters: DeadLetter[] = [...commit.deadLetters];
+  for (const call of commit.calls) {
+    try {
+      calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call) });
+    } catch (error) {
+      if (!(error instanceof ConnectorError) || error.disposition !== 'skippable') throw error;
+      deadLetters.push(rejectedCall(call, error));
+    }
+  }
+  return {
+    locationUid: commit.locationUid,
+    calls,
+    deadLetters: deadLetters.map((d) => deadLetterMessage(d, connectorName, now)),
+    deadLetterCodes: deadLetters.map((d) => d.code),
+    offset: { key: offsetKey(connectorName, commit.locationUid), value: encodeOffsetValue(commit.offset) },
+  };
+}
+
+function rejectedCall(call: Call, error: ConnectorError): DeadLetter {
+  const { customerPhoneNumber: _removed, ...withoutCustomerNumber } = call;
+  return {
+    locationUid: call.locationUid,
+    code: error.code,
+    message: error.message,
+    payload: JSON.stringify(withoutCustomerNumber),
+  };
+}
+
+/** Groups the messages of several pages by topic, pages in arrival order (so a later offset wins). */
+export function topicMessages(
+  pages: readonly PageMessages[],
+  topics: SinkTopics,
+  include = { offsets: true },
+): TopicMessages[] {
+  const byTopic: TopicMessages[] = [
+    { topic: topics.calls, messages: pages.flatMap((p) => p.calls) },
+    { topic: topics.deadLetters, messages: pages.flatMap((p) => p.deadLetters) },
+    ...(include.offsets ? [{ topic: topics.offsets, messages: pages.map((p) => p.offset) }] : []),
+  ];
+  return byTopic.filter((t) => t.messages.length > 0);
+}
+
+/** Counts what a committed group of pages published: recordsPublished{location} and deadLetters{code}. */
+export function countCommitted(metrics: ConnectorMetrics, pages: readonly PageMessages[]): void {
+  for (const page of pages) {
+    if (page.calls.length > 0)
+      metrics.recordsPublished.inc({ location: metrics.location(page.locationUid) }, page.calls.length);
+    for (const code of page.deadLetterCodes) metrics.deadLetters.inc({ code });
+  }
+}

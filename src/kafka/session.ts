@@ -1,0 +1,116 @@
+/**
+ * Everything Kafka the connector needs at run time, started in the one order that is safe:
+ *
+ * 1. topics: created when missing; the offsets topic must be compacted;
+ * 2. schemas: `<topic>-value` (and `<topic>-key`) looked up or registered, ids cached;
+ * 3. the sink: in exactly-once mode the transactional producer is initialised FIRST: that fences an
+ *    older instance and aborts a transaction it left open, which would otherwise hold back the last
+ *    stable offset of the offsets topic and so what step 4 can read;
+ * 4. offsets: the offsets topic is read to its end (read_committed).
+ *
+ * Contract: `run` calls `KafkaSession.start()` once, hands `sink`, `offsetStore` and `initialOffsets` to
+ * the sync engine, and calls `close()` on shutdown (after the engine stopped offering pages).
+ */
+import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import type { ConnectorConfig } from '../config/schema.js';
+import type { FatalError } from '../errors/index.js';
+import type { Logger } from '../logging/logger.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import type { LocationOffset } from '../sync/model.js';
+import type { OffsetStore, RecordSink } from '../sync/ports.js';
+import { CallCodec } from './avro/call-codec.js';
+import { createKafka } from './client.js';
+import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
+import { createSchemaRegistry } from './registry.js';
+import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
+import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
+import { ensureConnectorTopics } from './topics.js';
+
+export interface KafkaSessionOptions {
+  config: Pick<ConnectorConfig, 'connector' | 'kafka' | 'schemaRegistry'>;
+  logger: Logger;
+  metrics: ConnectorMetrics;
+  /** Called once if the sink gives up for good (e.g. fenced by another instance too often). */
+  onFatal?: (error: FatalError) => void;
+  /** An existing client (tests); otherwise built from config. */
+  kafka?: Kafka;
+}
+
+export class KafkaSession {
+  private constructor(
+    readonly kafka: Kafka,
+    readonly sink: RecordSink & { start(): Promise<void> },
+    readonly offsetStore: OffsetStore,
+    /** Offsets as loaded at start, by location uid. */
+    readonly initialOffsets: Map<string, LocationOffset>,
+    readonly codec: CallCodec,
+  ) {}
+
+  static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
+    const { config, logger, metrics } = options;
+    const connectorName = config.connector.name;
+    const clientId = config.kafka.clientId ?? connectorName;
+    const log = logger.child({ component: 'kafka-session' });
+    const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
+
+    await ensureConnectorTopics(kafka, config.kafka);
+    log.info(
+      { topic: config.kafka.topic, offsetsTopic: config.kafka.offsetsTopic, dlqTopic: config.kafka.dlqTopic },
+      'topics ready',
+    );
+
+    const codec = await CallCodec.create({
+      registry: createSchemaRegistry(config.schemaRegistry, clientId),
+      topic: config.kafka.topic,
+      keyFormat: config.kafka.keyFormat,
+      connectorName,
+      compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
+    });
+    log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
+
+    const topics = {
+      calls: config.kafka.topic,
+      offsets: config.kafka.offsetsTopic,
+      deadLetters: config.kafka.dlqTopic,
+    };
+    const sink = config.kafka.exactlyOnce
+      ? new TransactionalRecordSink({
+          kafka,
+          encoder: codec,
+          topics,
+          connectorName,
+          transactionalId: transactionalIdFor(connectorName),
+          transactionTimeoutMs: config.kafka.transactionTimeoutMs,
+          maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
+          fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
+          metrics,
+          logger,
+          ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+        })
+      : new AtLeastOnceRecordSink({ kafka, encoder: codec, topics, connectorName, metrics, logger });
+    await sink.start(); // before loading offsets: see the module comment
+    log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
+
+    const offsetStore = new KafkaOffsetStore({
+      kafka,
+      topic: config.kafka.offsetsTopic,
+      connectorName,
+      groupIdPrefix: `${clientId}-offsets-reader`,
+      loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
+    });
+    let initialOffsets: Map<string, LocationOffset>;
+    try {
+      initialOffsets = await offsetStore.loadAll();
+    } catch (error) {
+      await sink.close();
+      throw error;
+    }
+    log.info({ locations: initialOffsets.size }, 'offsets loaded');
+    return new KafkaSession(kafka, sink, offsetStore, initialOffsets, codec);
+  }
+
+  async close(): Promise<void> {
+    await this.sink.close();
+  }
+}

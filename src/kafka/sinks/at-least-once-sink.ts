@@ -1,0 +1,120 @@
+/**
+ * At-least-once RecordSink (`kafka.exactlyOnce: false`): an idempotent producer (no duplicates from its
+ * own retries), acks=all; a page's calls and dead letters are sent and acknowledged first, then its
+ * offset.
+ *
+ * The trade: no AddPartitionsToTxn / EndTxn round trips and no transaction markers, and consumers may
+ * read uncommitted; but a crash (or a failed offset write) after the records were acknowledged and
+ * before the offset was leaves the offset behind, so that page is published again on restart:
+ * duplicates are possible, loss is not. There is no fencing either: two instances of one connector both
+ * publish. Consumers must tolerate duplicates (keep the latest version per uid + updatedAt).
+ *
+ * Pages are sent concurrently (kafkajs pipelines them); one page's offset always follows its records.
+ */
+import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { FatalError, RetriableError } from '../../errors/index.js';
+import type { Logger } from '../../logging/logger.js';
+import type { ConnectorMetrics } from '../../metrics/metrics.js';
+import type { PageCommit, RecordSink } from '../../sync/ports.js';
+import { describeKafkaError, fatalKafkaErrorType } from '../kafka-errors.js';
+import {
+  countCommitted,
+  pageMessages,
+  topicMessages,
+  type CallEncoder,
+  type SinkTopics,
+} from '../page-messages.js';
+
+export interface AtLeastOnceSinkOptions {
+  kafka: Kafka;
+  encoder: CallEncoder;
+  topics: SinkTopics;
+  connectorName: string;
+  metrics: ConnectorMetrics;
+  logger: Logger;
+  now?: () => number;
+}
+
+export class AtLeastOnceRecordSink implements RecordSink {
+  private producer: Producer | undefined;
+  private closing = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: AtLeastOnceSinkOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    const producer = this.options.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    try {
+      await producer.connect();
+    } catch (error) {
+      throw new RetriableError(
+        'KAFKA_UNAVAILABLE',
+        `cannot connect the producer: ${describeKafkaError(error)}`,
+        { cause: error },
+      );
+    }
+    this.producer = producer;
+  }
+
+  commitPage(commit: PageCommit): Promise<void> {
+    const producer = this.producer;
+    if (producer === undefined || this.closing) {
+      return Promise.reject(
+        new RetriableError(
+          'KAFKA_SINK_CLOSED',
+          'the Kafka sink is not started or is closing; the page was not committed',
+        ),
+      );
+    }
+    const work = this.send(producer, commit);
+    const tracked = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+    return work;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.inFlight);
+    const producer = this.producer;
+    this.producer = undefined;
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  private async send(producer: Producer, commit: PageCommit): Promise<void> {
+    const page = pageMessages(commit, this.options.encoder, this.options.connectorName, new Date(this.now()));
+    const records = topicMessages([page], this.options.topics, { offsets: false });
+    try {
+      if (records.length > 0) await producer.sendBatch({ topicMessages: records, acks: -1 });
+      await producer.send({ topic: this.options.topics.offsets, messages: [page.offset], acks: -1 });
+    } catch (error) {
+      const fatalType = fatalKafkaErrorType(error);
+      if (fatalType !== undefined) {
+        throw new FatalError(
+          'KAFKA_NOT_PERMITTED',
+          `Kafka refused the write (${fatalType}): check the ACLs and kafka.* settings`,
+          { cause: error },
+        );
+      }
+      throw new RetriableError(
+        'KAFKA_SEND_FAILED',
+        `the page was not fully written (its offset was not stored): ${describeKafkaError(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    countCommitted(this.options.metrics, [page]);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Reads a topic from its beginning up to the end it had when the read started, as a read_committed
+ * consumer sees it. Used to load the offsets topic at start, by the Kafka token store, by the
+ * `offsets` CLI command and by tests.
+ *
+ * "The end" is the last stable offset (LSO) of each partition, fetched with ListOffsets at
+ * read_committed isolation: records of an open transaction lie beyond it. An open transaction left by
+ * a crashed instance therefore holds the LSO back until a producer with the same transactionalId
+ * initialises and aborts it; this is why `KafkaSession.start()` initialises the producer first.
+ * Likewise a transaction whose commit just returned may not be readable yet: the coordinator writes the
+ * commit markers right after answering EndTxn. Initialising a producer with the same transactionalId
+ * waits for those markers, so after `start()` our own commits are all readable. (A transaction of
+ * another connector sharing the offsets topic can also hold the LSO back; we then read a slightly older
+ * offset of ours and republish a page: duplicates, never loss. One offsets topic per connector avoids it.)
+ *
+ * kafkajs 2.2.4 has no manual partition assignment: every consumer joins a group. So each read uses a
+ * fresh, throw-away group id and never commits offsets (the broker forgets an empty group without
+ * offsets). It needs Read on the topic and on groups with the `<clientId>-reader-` prefix.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import { RetriableError } from '../errors/index.js';
+
+export interface TopicRecord {
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: KafkaMessage['headers'];
+  timestamp: string;
+}
+
+export interface ReadTopicOptions {
+  topic: string;
+  /** Prefix of the throw-away consumer group id. */
+  groupIdPrefix: string;
+  /** Give up (RetriableError) when the end is not reached within this time. */
+  timeoutMs: number;
+}
+
+/**
+ * Calls `onRecord` for every committed record, in offset order per partition, and resolves once every
+ * partition has been read up to the end it had when the call started.
+ */
+export async function readTopicToEnd(
+  kafka: Kafka,
+  options: ReadTopicOptions,
+  onRecord: (record: TopicRecord) => void,
+): Promise<void> {
+  const ends = await endOffsets(kafka, options.topic);
+  const remaining = new Map<number, bigint>();
+  for (const { partition, start, end } of ends) if (end > start) remaining.set(partition, end);
+  if (remaining.size === 0) return;
+
+  const consumer = kafka.consumer({
+    groupId: `${options.groupIdPrefix}-${randomUUID()}`,
+    allowAutoTopicCreation: false,
+    maxWaitTimeInMs: 100,
+    retry: { retries: 3 },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const reachedEnd = new Promise<void>((resolve, reject) => {
+      // Emitted after every fetched batch, including batches holding only transaction markers or
+      // aborted records, so the position moves past them even though no message is delivered.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        const target = remaining.get(payload.partition);
+        if (target !== undefined && BigInt(payload.lastOffset) + 1n >= target)
+          remaining.delete(payload.partition);
+        if (remaining.size === 0) resolve();
+      });
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        reject(
+          new RetriableError(
+            'KAFKA_READ_FAILED',
+            `reading ${options.topic} failed: ${payload.error.message}`,
+            { cause: payload.error },
+          ),
+        );
+      });
+      timer = setTimeout(() => {
+        reject(
+          new RetriableError(
+            'KAFKA_READ_TIMEOUT',
+            `reading ${options.topic} to its end took longer than ${options.timeoutMs} ms (partitions not done: ${[...remaining.keys()].join(', ')})`,
+          ),
+        );
+      }, options.timeoutMs);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: options.topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) {
+          const target = ends.find((e) => e.partition === batch.partition)?.end ?? 0n;
+          // Records appended after the read started are left for whoever reads next.
+          if (BigInt(message.offset) >= target) continue;
+          onRecord({
+            partition: batch.partition,
+            offset: message.offset,
+            key: message.key,
+            value: message.value,
+            headers: message.headers,
+            timestamp: message.timestamp,
+          });
+        }
+      },
+    });
+    await reachedEnd;
+  } finally {
+    clearTimeout(timer);
+    await consumer.disconnect();
+  }
+}
+
+export interface PartitionEnd {
+  partition: number;
+  /** Log start offset. */
+  start: bigint;
+  /** Last stable offset (read_committed end). */
+  end: bigint;
+}
+
+/** Start and read_committed end of every partition of a topic. */
+export async function endOffsets(kafka: Kafka, topic: string): Promise<PartitionEnd[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.offset) }));
+  } finally {
+    await admin.disconnect();
+  }
+}

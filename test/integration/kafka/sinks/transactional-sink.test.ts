@@ -1,0 +1,264 @@
+/**
+ * The exactly-once sink on the real broker and registry: group commit, atomicity of a failed
+ * transaction, producer rebuild after fencing, the fencing limit, dead letters, and the published Avro.
+ */
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
+import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
+import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
+import { offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
+import type { KafkaSession } from '../../../../src/kafka/session.js';
+import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
+import type { LocationOffset } from '../../../../src/sync/model.js';
+import type { PageCommit } from '../../../../src/sync/ports.js';
+import {
+  counterValue,
+  loadOffsetsWhen,
+  readCommitted,
+  readCommittedAtLeast,
+  sampleCall,
+  startTestSession,
+  testKafka,
+  testKafkaConfig,
+} from '../../../support/kafka.js';
+import { stackEndpoints } from '../../../support/stack.js';
+
+const sessions: KafkaSession[] = [];
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((s) => s.close()));
+});
+
+async function started(...args: Parameters<typeof startTestSession>) {
+  const result = await startTestSession(...args);
+  sessions.push(result.session);
+  return result;
+}
+
+function location(n: number): string {
+  return `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+}
+
+function offsetAt(updatedAt: string, uids: string[]): LocationOffset {
+  return { since: null, cursor: `cursor-after-${updatedAt}`, watermark: updatedAt, boundary: uids };
+}
+
+function page(locationUid: string, calls = 2, updatedAt = '2024-05-01T10:00:00.000001Z'): PageCommit {
+  const pageCalls = Array.from({ length: calls }, () => sampleCall({ locationUid, updatedAt }));
+  return {
+    locationUid,
+    calls: pageCalls,
+    deadLetters: [],
+    offset: offsetAt(
+      updatedAt,
+      pageCalls.map((c) => c.uid),
+    ),
+  };
+}
+
+/** Fences the sink's producer the way a second instance would: InitProducerId with the same transactionalId. */
+async function fenceWithSecondInstance(connectorName: string): Promise<void> {
+  const producer = testKafka().producer({
+    transactionalId: transactionalIdFor(connectorName),
+    idempotent: true,
+    maxInFlightRequests: 1,
+  });
+  await producer.connect();
+  const init = await producer.transaction();
+  await init.abort();
+  await producer.disconnect();
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ConnectorError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConnectorError);
+  return error as ConnectorError;
+}
+
+describe('TransactionalRecordSink', () => {
+  it('merges pages offered while a transaction is in flight into the next one and resolves every caller once its transaction commits', async () => {
+    const { session, metrics, config } = await started();
+    const pages = Array.from({ length: 20 }, (_, i) => page(location(i + 1), 3));
+
+    await Promise.all(pages.map((p) => session.sink.commitPage(p)));
+
+    const commits = await counterValue(metrics.transactions, { result: 'commit' });
+    expect(commits).toBeGreaterThanOrEqual(2);
+    expect(commits).toBeLessThan(pages.length);
+    expect(await counterValue(metrics.recordsPublished, { location: location(1) })).toBe(3);
+
+    const kafka = testKafka();
+    const published = await readCommittedAtLeast(kafka, config.kafka.topic, 60);
+    expect(published.map((r) => r.key?.toString()).sort()).toEqual(
+      pages.flatMap((p) => p.calls.map((c) => c.uid)).sort(),
+    );
+    const offsets = await loadOffsetsWhen(session.offsetStore, (o) => o.size === pages.length);
+    for (const p of pages) expect(offsets.get(p.locationUid)).toEqual(p.offset);
+  });
+
+  it('rejects every page of a failed transaction as retriable and leaves neither their records nor their offsets visible', async () => {
+    const { session, metrics, config } = await started();
+    const first = page(location(1));
+    const healthy = page(location(2));
+    // Larger than the broker's message.max.bytes (1 MiB): the broker refuses it, the transaction is aborted.
+    const tooLarge: PageCommit = {
+      ...page(location(3), 1),
+      calls: [sampleCall({ locationUid: location(3), locationPhoneNumber: 'x'.repeat(2_000_000) })],
+    };
+
+    const firstDone = session.sink.commitPage(first); // starts a transaction; the next two queue behind it
+    const [healthyError, tooLargeError] = await Promise.all([
+      rejection(session.sink.commitPage(healthy)),
+      rejection(session.sink.commitPage(tooLarge)),
+    ]);
+    await firstDone;
+
+    expect(healthyError.disposition).toBe('retriable');
+    expect(healthyError.code).toBe('KAFKA_TRANSACTION_ABORTED');
+    expect(tooLargeError.code).toBe('KAFKA_TRANSACTION_ABORTED');
+    expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(1);
+    expect(await counterValue(metrics.producerRecreated)).toBe(1);
+
+    const kafka = testKafka();
+    // The rebuild initialised a new producer, which settled every earlier transaction: a plain read is current.
+    const keys = (await readCommitted(kafka, config.kafka.topic)).map((r) => r.key?.toString());
+    expect(keys.sort()).toEqual(first.calls.map((c) => c.uid).sort());
+    const offsetKeys = (await readCommitted(kafka, config.kafka.offsetsTopic)).map((r) => r.key?.toString());
+    expect(offsetKeys).toEqual([offsetKey(config.connector.name, location(1))]);
+
+    // The rebuilt producer commits the healthy page on retry.
+    await session.sink.commitPage(healthy);
+    await loadOffsetsWhen(session.offsetStore, (o) => o.has(location(2)));
+  });
+
+  it('rebuilds a fenced producer: the page is rejected as retriable, nothing of it is visible, and its retry is published once', async () => {
+    const { session, metrics, config } = await started();
+    const before = page(location(1));
+    const fenced = page(location(1), 2, '2024-05-01T11:00:00Z');
+    await session.sink.commitPage(before);
+
+    await fenceWithSecondInstance(config.connector.name);
+    const error = await rejection(session.sink.commitPage(fenced));
+    expect(error.code).toBe('KAFKA_PRODUCER_FENCED');
+    expect(error.disposition).toBe('retriable');
+    expect(await counterValue(metrics.producerRecreated, { code: 'INVALID_PRODUCER_EPOCH' })).toBe(1);
+    expect((await session.offsetStore.loadAll()).get(location(1))).toEqual(before.offset);
+
+    await session.sink.commitPage(fenced);
+    const keys = (await readCommittedAtLeast(testKafka(), config.kafka.topic, 4)).map((r) =>
+      r.key?.toString(),
+    );
+    expect(keys.sort()).toEqual([...before.calls, ...fenced.calls].map((c) => c.uid).sort());
+    await loadOffsetsWhen(
+      session.offsetStore,
+      (o) => o.get(location(1))?.watermark === fenced.offset.watermark,
+    );
+  });
+
+  it('stops with a fatal error once fenced more often than kafka.fencedRebuildLimit allows, and refuses later pages', async () => {
+    const fatalErrors: FatalError[] = [];
+    const { session, config } = await started({
+      kafka: testKafkaConfig({ fencedRebuildLimit: 0 }),
+      onFatal: (e) => fatalErrors.push(e),
+    });
+    await session.sink.commitPage(page(location(1)));
+
+    await fenceWithSecondInstance(config.connector.name);
+    const error = await rejection(session.sink.commitPage(page(location(1))));
+    expect(error).toBeInstanceOf(FatalError);
+    expect(error.code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    expect(error.message).toContain(config.connector.name);
+    expect(fatalErrors).toEqual([error]);
+    expect(await rejection(session.sink.commitPage(page(location(2))))).toBe(error);
+  });
+
+  it('writes dead letters to the DLQ topic with headers saying why, in the page transaction, and routes a call the schema rejects there too', async () => {
+    const { session, metrics, config } = await started();
+    const good = sampleCall({ locationUid: location(1) });
+    const unencodable = sampleCall({ locationUid: location(1), updatedAt: 'yesterday at noon' });
+    await session.sink.commitPage({
+      locationUid: location(1),
+      calls: [good, unencodable],
+      deadLetters: [
+        {
+          locationUid: location(1),
+          code: 'ITEM_NO_UID',
+          message: 'the item has no uid',
+          payload: '{"updatedAt":"2024-05-01T10:00:00Z"}',
+        },
+      ],
+      offset: offsetAt(good.updatedAt, [good.uid]),
+    });
+
+    const kafka = testKafka();
+    expect((await readCommittedAtLeast(kafka, config.kafka.topic, 1)).map((r) => r.key?.toString())).toEqual([
+      good.uid,
+    ]);
+    const dlq = await readCommittedAtLeast(kafka, config.kafka.dlqTopic, 2);
+    const headers = dlq.map((r) =>
+      Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k, v?.toString()])),
+    );
+    expect(headers.map((h) => h[DLQ_HEADERS.code])).toEqual(['ITEM_NO_UID', 'ITEM_SCHEMA_REJECTED']);
+    for (const h of headers) {
+      expect(h[DLQ_HEADERS.location]).toBe(location(1));
+      expect(h[DLQ_HEADERS.connector]).toBe(config.connector.name);
+      expect(Number.isNaN(Date.parse(h[DLQ_HEADERS.failedAt] ?? ''))).toBe(false);
+      expect(h[DLQ_HEADERS.message]).toBeTruthy();
+    }
+    expect(headers[1]?.[DLQ_HEADERS.message]).toContain('updatedAt');
+    const rejected = JSON.parse(dlq[1]?.value?.toString() ?? '{}') as Record<string, unknown>;
+    expect(rejected.uid).toBe(unencodable.uid);
+    expect(rejected).not.toHaveProperty('customerPhoneNumber');
+    expect(await counterValue(metrics.deadLetters, { code: 'ITEM_SCHEMA_REJECTED' })).toBe(1);
+  });
+
+  it('publishes values in the Confluent wire format that the registry decodes to the published call, keyed by uid', async () => {
+    const { session, config } = await started();
+    const call = sampleCall({
+      locationUid: location(1),
+      updatedAt: '2024-05-01T10:00:00.123456+02:00',
+      customerPhoneNumber: null,
+      customerPhoneNumberRedacted: true,
+      isPrivate: null,
+      enriched: false,
+      startedAt: null,
+      endedAt: null,
+      conversationUid: null,
+    });
+    await session.sink.commitPage({
+      locationUid: location(1),
+      calls: [call],
+      deadLetters: [],
+      offset: offsetAt(call.updatedAt, [call.uid]),
+    });
+
+    const [record] = await readCommittedAtLeast(testKafka(), config.kafka.topic, 1);
+    expect(record?.key?.toString()).toBe(call.uid);
+    const value = record?.value ?? Buffer.alloc(0);
+    expect(value.readUInt8(0)).toBe(0);
+    expect(value.readInt32BE(1)).toBe(session.codec.valueSchemaId);
+
+    const decoded = (await new SchemaRegistry({ host: stackEndpoints().registryUrl }).decode(
+      value,
+    )) as Record<string, unknown>;
+    expect(decoded).toMatchObject({
+      uid: call.uid,
+      locationUid: call.locationUid,
+      updatedAt: isoToEpochMicros(call.updatedAt),
+      updatedAtIso: call.updatedAt,
+      locationPhoneNumber: call.locationPhoneNumber,
+      customerPhoneNumber: null,
+      startedAt: null,
+      endedAt: null,
+      isPrivate: null,
+      conversationUid: null,
+      enriched: false,
+      customerPhoneNumberRedacted: true,
+      connectorName: config.connector.name,
+    });
+    expect(decoded.updatedAt).toBe(Date.UTC(2024, 4, 1, 8, 0, 0) * 1000 + 123456);
+  });
+});
