@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+#
+# calls-connector image: `docker build -t calls-connector .`
+# Runs the connector by default (config at /etc/calls-connector/config.yaml); any other command works
+# too, e.g. `docker run --rm calls-connector validate-config --config ...` or `... sandbox --host 0.0.0.0`.
+
+ARG NODE_IMAGE=node:24.21.0-slim
+
+# ---- build: full dependency tree, TypeScript compiled to dist/ -------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would run tsc before the sources are copied.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- runtime: production dependencies only, non-root --------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    CALLS_CONNECTOR_HEALTH_URL=http://127.0.0.1:9464/healthz
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` runs tsc, which is a dev dependency and not installed here.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist/src ./dist/src
+# The Avro schemas are read at run time (found by walking up from dist/src/kafka/avro).
+COPY schemas ./schemas
+COPY config ./config
+# Writable places for the unprivileged user: the token store and a volume shared with the sandbox.
+# Named volumes mounted here start with this ownership.
+RUN mkdir -p /etc/calls-connector /var/lib/calls-connector /shared \
+ && chown node:node /var/lib/calls-connector /shared
+USER node
+# Metrics (/metrics) and health (/healthz, /readyz): metrics.port in the config.
+EXPOSE 9464
+# Liveness only (see src/metrics/server.ts: readiness is /readyz). No curl in slim images: node fetches.
+# Set CALLS_CONNECTOR_HEALTH_URL when metrics.port differs from 9464.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(process.env.CALLS_CONNECTOR_HEALTH_URL).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "dist/src/cli/main.js"]
+CMD ["run", "--config", "/etc/calls-connector/config.yaml"]
