@@ -1,0 +1,250 @@
+/**
+ * The calls API client: listing pages and single calls, with the retry policy applied.
+ *
+ * Why a small loop of our own rather than undici's RetryHandler / retry interceptor: we need a metric per
+ * retry with its reason, the 401 "refresh the token once, then retry once" step (which changes the request's
+ * headers between attempts), retries of a 2xx whose body is malformed (undici only sees statuses and
+ * socket errors), Retry-After capped by policy, and waits cancelled by the caller's AbortSignal. The loop is
+ * thin because the decisions are pure functions (response-classifier.ts, retry-policy.ts).
+ *
+ * Errors out of this client:
+ * - InvalidCursorError: the listing rejected the cursor we sent; the traversal restarts from its watermark.
+ * - RetriableError (API_UNAVAILABLE, API_RETRY_AFTER_TOO_LONG, ...): retries exhausted; try later.
+ * - FatalError (API_FORBIDDEN, API_UNAUTHORIZED, API_MALFORMED_BODY, API_BAD_REQUEST, API_TLS, ...).
+ * - the caller's abort reason, when its signal fires.
+ */
+import type { ApiConfig } from '../config/schema.js';
+import { ConnectorError, FatalError, RetriableError } from '../errors/index.js';
+import type { TokenProvider } from '../auth/token-provider.js';
+import type { Logger } from '../logging/logger.js';
+import { silentLogger } from '../logging/logger.js';
+import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
+import { systemClock, type Clock } from '../sync/clock.js';
+import type { PageRequest } from '../sync/traversal.js';
+import type { HttpClient, HttpResponse } from './http-transport.js';
+import { classifyAnswer, UNPARSABLE_BODY, type Endpoint } from './response-classifier.js';
+import { decodeCallBody, decodeListPage, type Decoded, type ListedPage } from './response-decoder.js';
+import { backoffDelayMs, mayRetry } from './retry-policy.js';
+
+export type { ListedPage } from './response-decoder.js';
+
+/** The API operations the sync engine uses. */
+export interface CallsApi {
+  listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage>;
+  /** The call object of GET {callPath}, or null when the API answers 404 (deleted since it was listed). */
+  getCall(uid: string, signal?: AbortSignal): Promise<Record<string, unknown> | null>;
+}
+
+/** The listing refused the cursor we sent (expired or invalid): restart the traversal from its watermark. */
+export class InvalidCursorError extends RetriableError {
+  constructor(apiCode: string | null) {
+    super('API_INVALID_CURSOR', `the calls API rejected the cursor (${apiCode ?? 'no error code'})`, {
+      details: { apiCode },
+    });
+  }
+}
+
+export type ClientSettings = Pick<
+  ApiConfig,
+  | 'listPath'
+  | 'callPath'
+  | 'itemsField'
+  | 'nextCursorField'
+  | 'callField'
+  | 'tokenHeader'
+  | 'tokenPrefix'
+  | 'invalidCursorStatuses'
+  | 'invalidCursorErrorCodes'
+  | 'errorCodeField'
+  | 'errorMessageField'
+  | 'retry'
+>;
+
+export interface CallsApiClientOptions {
+  http: HttpClient;
+  tokens: TokenProvider;
+  settings: ClientSettings;
+  metrics: ConnectorMetrics;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+/** The query string of a listing request (spec 4.3): a cursor is sent alone, with limit (rule 3). */
+export function listQuery(request: PageRequest): Record<string, string> {
+  if (request.kind === 'next') return { cursor: request.cursor, limit: String(request.limit) };
+  const query: Record<string, string> = {
+    order: request.order,
+    locationUid: request.locationUid,
+    limit: String(request.limit),
+  };
+  if (request.since !== null) query.since = request.since;
+  return query;
+}
+
+const NOT_FOUND = Symbol('not found');
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return UNPARSABLE_BODY;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return UNPARSABLE_BODY;
+  }
+}
+
+export class CallsApiClient implements CallsApi {
+  private readonly http: HttpClient;
+  private readonly tokens: TokenProvider;
+  private readonly settings: ClientSettings;
+  private readonly metrics: ConnectorMetrics;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+
+  constructor(options: CallsApiClientOptions) {
+    if (!options.settings.callPath.includes('{uid}')) throw new TypeError('api.callPath must contain {uid}');
+    this.http = options.http;
+    this.tokens = options.tokens;
+    this.settings = options.settings;
+    this.metrics = options.metrics;
+    this.logger = options.logger ?? silentLogger();
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage> {
+    const result = await this.execute(
+      'list',
+      this.settings.listPath,
+      listQuery(request),
+      request.kind === 'next',
+      (body) => decodeListPage(body, this.settings),
+      signal,
+    );
+    if (result === NOT_FOUND) throw new FatalError('API_NOT_FOUND', 'the listing answered 404');
+    return result;
+  }
+
+  async getCall(uid: string, signal?: AbortSignal): Promise<Record<string, unknown> | null> {
+    const path = this.settings.callPath.replace('{uid}', encodeURIComponent(uid));
+    const result = await this.execute(
+      'get_call',
+      path,
+      {},
+      false,
+      (body) => decodeCallBody(body, this.settings.callField),
+      signal,
+    );
+    return result === NOT_FOUND ? null : result;
+  }
+
+  private async execute<T>(
+    endpoint: Endpoint,
+    path: string,
+    query: Record<string, string>,
+    cursorSent: boolean,
+    decode: (body: unknown) => Decoded<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T | typeof NOT_FOUND> {
+    const policy = this.settings.retry;
+    let token = await this.tokens.accessToken(signal);
+    let refreshed = false;
+    let attempts = 0;
+    let lastProblem = '';
+
+    const retryAfter = async (reason: string, delayMs: number | null): Promise<boolean> => {
+      if (!mayRetry(policy, attempts)) return false;
+      const wait = delayMs ?? backoffDelayMs(policy, attempts, this.clock.random());
+      this.metrics.apiRetries.inc({ endpoint, reason });
+      this.logger.debug({ endpoint, reason, attempt: attempts, waitMs: wait }, 'retrying calls API request');
+      signal?.throwIfAborted();
+      await this.clock.sleep(wait, signal);
+      return true;
+    };
+
+    for (;;) {
+      attempts += 1;
+      const headers = {
+        [this.settings.tokenHeader]: `${this.settings.tokenPrefix}${token}`,
+        accept: 'application/json',
+      };
+      const startedAt = this.clock.now();
+      let response: HttpResponse;
+      try {
+        response = await this.http.send({ path, query, headers }, signal);
+      } catch (error) {
+        this.metrics.apiRequestDuration.observe(
+          { endpoint, status_class: 'error' },
+          (this.clock.now() - startedAt) / 1000,
+        );
+        if (signal?.aborted === true) throw signal.reason;
+        if (!(error instanceof ConnectorError) || !error.retriable) throw error;
+        lastProblem = error.message;
+        if (await retryAfter(error.code === 'API_TIMEOUT' ? 'timeout' : 'network', null)) continue;
+        throw new RetriableError(
+          'API_UNAVAILABLE',
+          `the calls API failed ${attempts} times on ${endpoint}: ${lastProblem}`,
+          { cause: error },
+        );
+      }
+      this.metrics.apiRequestDuration.observe(
+        { endpoint, status_class: statusClass(response.status) },
+        (this.clock.now() - startedAt) / 1000,
+      );
+
+      const body = parseJson(response.body);
+      const verdict = classifyAnswer(
+        { status: response.status, body, retryAfter: response.header('retry-after') },
+        { ...this.settings, endpoint, cursorSent, nowMs: this.clock.now(), policy },
+      );
+      switch (verdict.kind) {
+        case 'ok': {
+          const decoded = decode(body);
+          if (decoded.ok) return decoded.value;
+          lastProblem = decoded.problem;
+          if (await retryAfter('malformed_body', null)) continue;
+          throw new FatalError(
+            'API_MALFORMED_BODY',
+            `the calls API sent a malformed ${endpoint} body ${attempts} times: ${lastProblem}`,
+          );
+        }
+        case 'retry': {
+          if (response.status === 429) this.metrics.apiRateLimited.inc({ endpoint });
+          lastProblem =
+            verdict.reason === 'malformed_body' ? 'the body is not JSON' : `HTTP ${verdict.status}`;
+          const reason =
+            verdict.reason === 'status' ? `status_${statusClass(verdict.status)}` : verdict.reason;
+          if (await retryAfter(reason, verdict.delayMs)) continue;
+          if (verdict.reason === 'malformed_body') {
+            throw new FatalError(
+              'API_MALFORMED_BODY',
+              `the calls API sent a malformed ${endpoint} body ${attempts} times: ${lastProblem}`,
+            );
+          }
+          throw new RetriableError(
+            'API_UNAVAILABLE',
+            `the calls API failed ${attempts} times on ${endpoint}: ${lastProblem}`,
+          );
+        }
+        case 'refresh-auth': {
+          if (refreshed) {
+            throw new FatalError(
+              'API_UNAUTHORIZED',
+              'the calls API rejected a freshly refreshed token (HTTP 401); check the grant (`auth login`)',
+            );
+          }
+          refreshed = true;
+          attempts -= 1; // the retry after a refresh is the one extra attempt the refresh buys, not a backoff retry
+          token = await this.tokens.refreshAfterRejection(token, signal);
+          continue;
+        }
+        case 'invalid-cursor':
+          throw new InvalidCursorError(verdict.errorCode);
+        case 'not-found':
+          return NOT_FOUND;
+        case 'give-up':
+          throw new RetriableError(verdict.code, verdict.message);
+        case 'fatal':
+          throw new FatalError(verdict.code, verdict.message);
+      }
+    }
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The HTTP layer under the calls API client: one undici Agent (a keep-alive connection pool per origin),
+ * TLS verification always on (an extra CA can be trusted, e.g. the sandbox's), request timeouts, a bounded
+ * response size, and the global limits: at most `requestsPerSecond` request starts in any second
+ * (sliding window) and at most `maxConcurrency` requests in flight, across every location and grant.
+ * The limits use p-queue (a well-kept library) rather than a hand-rolled token bucket.
+ *
+ * One attempt per call: retries are the client's business (calls-api-client.ts). Failures come out as
+ * ConnectorErrors: RetriableError API_NETWORK / API_TIMEOUT for transient faults, FatalError API_TLS when
+ * the server's certificate cannot be verified (retrying cannot fix trust). A caller's abort rejects with
+ * the signal's reason, untouched.
+ */
+import { readFile } from 'node:fs/promises';
+import { rootCertificates } from 'node:tls';
+import PQueue from 'p-queue';
+import { Agent, request as undiciRequest } from 'undici';
+import { FatalError, RetriableError } from '../errors/index.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+
+export interface HttpRequest {
+  /** Path below the base URL's origin, starting with "/". */
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Lower-cased header names. */
+  header(name: string): string | null;
+  /** The whole body as UTF-8 (bounded by maxResponseBytes). */
+  body: string;
+}
+
+/** What the API client needs from HTTP; a fake in unit tests, HttpTransport in production. */
+export interface HttpClient {
+  send(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export interface HttpTransportOptions {
+  baseUrl: string;
+  /** PEM text of extra CAs to trust in addition to the system's (from api.caFile). */
+  extraCaPem?: string;
+  allowInsecureHttp: boolean;
+  requestTimeoutMs: number;
+  maxResponseBytes: number;
+  requestsPerSecond: number;
+  maxConcurrency: number;
+  metrics: ConnectorMetrics;
+}
+
+/** Error codes of Node's TLS layer meaning "this certificate is not trusted for this host". */
+const TLS_TRUST_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** Reads `api.caFile`; a missing or unreadable file is a fatal configuration error. */
+export async function readCaFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new FatalError(
+      'API_CA_FILE',
+      `cannot read api.caFile ${path}: ${errorCode(error) ?? String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Sliding-window settings that allow `perSecond` starts per second, fractions included (0.5 = one per 2 s). */
+export function rateWindow(perSecond: number): { intervalCap: number; interval: number } {
+  if (!(perSecond > 0) || !Number.isFinite(perSecond))
+    throw new RangeError('requestsPerSecond must be a positive number');
+  const intervalCap = Math.max(1, Math.floor(perSecond));
+  return { intervalCap, interval: Math.round((1000 * intervalCap) / perSecond) };
+}
+
+export class HttpTransport implements HttpClient {
+  private readonly origin: string;
+  private readonly agent: Agent;
+  private readonly queue: PQueue;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    const url = new URL(options.baseUrl);
+    if (url.protocol === 'http:' && !options.allowInsecureHttp) {
+      throw new FatalError(
+        'API_INSECURE_URL',
+        `api.baseUrl ${url.origin} is plain http; the calls API is HTTPS (set api.allowInsecureHttp only for local tests)`,
+      );
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new FatalError('API_BAD_URL', `api.baseUrl must be https://, got ${url.protocol}`);
+    this.origin = url.origin;
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.requestTimeoutMs,
+      bodyTimeout: options.requestTimeoutMs,
+      connections: options.maxConcurrency,
+      connect: {
+        rejectUnauthorized: true,
+        timeout: Math.min(options.requestTimeoutMs, 10_000),
+        ...(options.extraCaPem === undefined ? {} : { ca: [...rootCertificates, options.extraCaPem] }),
+      },
+    });
+    this.queue = new PQueue({
+      concurrency: options.maxConcurrency,
+      strict: true,
+      ...rateWindow(options.requestsPerSecond),
+    });
+  }
+
+  /** Builds a transport from the api config section, reading api.caFile. */
+  static async fromConfig(
+    api: {
+      baseUrl: string;
+      caFile?: string | undefined;
+      allowInsecureHttp: boolean;
+      requestTimeoutMs: number;
+      maxResponseBytes: number;
+      requestsPerSecond: number;
+      maxConcurrency: number;
+    },
+    metrics: ConnectorMetrics,
+  ): Promise<HttpTransport> {
+    const extraCaPem = api.caFile === undefined ? undefined : await readCaFile(api.caFile);
+    return new HttpTransport({ ...api, ...(extraCaPem === undefined ? {} : { extraCaPem }), metrics });
+  }
+
+  async send(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
+    return this.queue.add(() => this.sendNow(request, signal), signal === undefined ? {} : { signal });
+  }
+
+  private async sendNow(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
+    const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    const query = new URLSearchParams(request.query).toString();
+    const url = `${this.origin}${request.path}${query === '' ? '' : `?${query}`}`;
+    this.options.metrics.apiInFlight.inc();
+    try {
+      const response = await undiciRequest(url, {
+        method: 'GET',
+        headers: request.headers,
+        dispatcher: this.agent,
+        signal: combined,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body) {
+        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+        size += buffer.length;
+        if (size > this.options.maxResponseBytes) {
+          response.body.destroy();
+          throw new RetriableError(
+            'API_RESPONSE_TOO_LARGE',
+            `the response of ${request.path} exceeds api.maxResponseBytes (${this.options.maxResponseBytes})`,
+          );
+        }
+        chunks.push(buffer);
+      }
+      const headers = response.headers;
+      return {
+        status: response.statusCode,
+        header: (name) => {
+          const value = headers[name.toLowerCase()];
+          return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
+        },
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+    } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
+      if (error instanceof RetriableError) throw error;
+      const code = errorCode(error);
+      if (timeout.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
+        throw new RetriableError(
+          'API_TIMEOUT',
+          `the calls API did not answer ${request.path} within api.requestTimeoutMs (${this.options.requestTimeoutMs} ms)`,
+          { cause: error },
+        );
+      }
+      if (code !== undefined && TLS_TRUST_CODES.has(code)) {
+        throw new FatalError(
+          'API_TLS',
+          `the calls API's TLS certificate could not be verified (${code}); trust its CA with api.caFile`,
+          { cause: error },
+        );
+      }
+      throw new RetriableError(
+        'API_NETWORK',
+        `network error calling the calls API (${code ?? (error instanceof Error ? error.message : 'unknown')})`,
+        { cause: error },
+      );
+    } finally {
+      this.options.metrics.apiInFlight.dec();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.queue.clear();
+    await this.agent.close();
+  }
+}

@@ -1,0 +1,395 @@
+/**
+ * The orchestrator of ONE location: it sequences the paginator rules (traversal.ts), the call mapper,
+ * the enricher, the privacy policy, the boundary dedupe and RecordSink.commitPage, which stores the page's
+ * records and the location's offset atomically. None of those parts calls another; only this does.
+ *
+ * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
+ * by pages in flight. `runTraversal` loops pages until nextCursor is null.
+ *
+ * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
+ * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
+ * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
+ *
+ * Failure handling:
+ * - InvalidCursorError: restart from since = watermark with the boundary kept. More than
+ *   MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail the traversal (retriable).
+ * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
+ * - A retriable sink failure: back off, then ask `reloadOffset` what is really stored (the sink may have
+ *   rebuilt its producer, and a failed commit can be ambiguous): if it is this page's offset the commit
+ *   went through; if it is the page's starting offset the same page is committed again; otherwise the
+ *   traversal continues from what is stored. Without `reloadOffset` the same page is committed again,
+ *   which relies on the sink's contract that a rejected commit left nothing visible.
+ * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
+ *   started it is awaited, the sink bounding its own time.
+ * Every other error propagates to the scheduler, which decides (retry later or stop the location).
+ */
+import { randomUUID } from 'node:crypto';
+import type { CallsApi } from '../api/calls-api-client.js';
+import { InvalidCursorError } from '../api/calls-api-client.js';
+import { deadLetterPayload, mapListedItem, type ListedCall } from '../api/call-mapper.js';
+import { backoffDelayMs, mayRetry, type RetryPolicy } from '../api/retry-policy.js';
+import type { PrivacyPolicy } from '../config/schema.js';
+import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
+import type { Logger } from '../logging/logger.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import type { Clock } from './clock.js';
+import { CursorLoopDetector } from './cursor-loop.js';
+import type { Enricher } from './enricher.js';
+import { parseInstant, toEpochMillis } from './instant.js';
+import type { Call, DeadLetter, LocationOffset } from './model.js';
+import type { PageCommit, RecordSink } from './ports.js';
+import { applyPrivacy, completeCall } from './privacy.js';
+import {
+  applyPage,
+  nextPageRequest,
+  restartAfterInvalidCursor,
+  sameOffset,
+  type TraversalSettings,
+} from './traversal.js';
+
+export const MAX_RESTARTS_WITHOUT_PROGRESS = 5;
+
+export interface LocationSyncSettings {
+  pageSize: number;
+  /** `since` of a location's first traversal when it has no stored offset; null = from the beginning. */
+  startSince: string | null;
+  boundaryCap: number;
+  privacy: PrivacyPolicy;
+  /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
+  commitRetry: RetryPolicy;
+}
+
+export interface LocationSyncOptions {
+  locationUid: string;
+  startOffset: LocationOffset;
+  api: Pick<CallsApi, 'listPage'>;
+  enricher: Enricher;
+  sink: RecordSink;
+  metrics: ConnectorMetrics;
+  logger: Logger;
+  settings: LocationSyncSettings;
+  /** Reads this location's offset as durably stored (after an ambiguous sink failure). */
+  reloadOffset?: (signal?: AbortSignal) => Promise<LocationOffset>;
+  clock: Clock;
+}
+
+/** Counts since this LocationSync was created (the process started), for the status view. */
+export interface LocationTotals {
+  pages: number;
+  published: number;
+  deadLettered: number;
+  deduplicated: number;
+  redacted: number;
+  belowWatermark: number;
+  traversalsCompleted: number;
+}
+
+export interface PageReport {
+  /** The traversal ended with this page (nextCursor null). */
+  complete: boolean;
+  /** The cursor was rejected and the traversal restarted from the watermark; nothing was committed. */
+  restarted: boolean;
+  published: number;
+}
+
+interface TraversalState {
+  id: string;
+  startedAt: number;
+  detector: CursorLoopDetector;
+  restartsWithoutProgress: number;
+  pages: number;
+  published: number;
+  deadLettered: number;
+  deduplicated: number;
+  log: Logger;
+}
+
+/** Page entries in listing order: mapped calls and rejected items, with positions where known. */
+interface PageEntry {
+  uid: string;
+  updatedAt: string;
+  call: ListedCall | null;
+  deadLetter: DeadLetter | null;
+}
+
+export class LocationSync {
+  readonly locationUid: string;
+  private committed: LocationOffset;
+  private position: LocationOffset;
+  private traversal: TraversalState | null = null;
+  private readonly traversalSettings: TraversalSettings;
+  private readonly location: string;
+  readonly totals: LocationTotals = {
+    pages: 0,
+    published: 0,
+    deadLettered: 0,
+    deduplicated: 0,
+    redacted: 0,
+    belowWatermark: 0,
+    traversalsCompleted: 0,
+  };
+
+  constructor(private readonly options: LocationSyncOptions) {
+    if (options.settings.boundaryCap < 1) throw new RangeError('boundaryCap must be >= 1');
+    this.locationUid = options.locationUid;
+    this.committed = options.startOffset;
+    this.position = options.startOffset;
+    this.location = options.metrics.location(options.locationUid);
+    this.traversalSettings = {
+      locationUid: options.locationUid,
+      pageSize: options.settings.pageSize,
+      startSince: options.settings.startSince,
+      boundaryCap: options.settings.boundaryCap,
+    };
+  }
+
+  /** The offset last committed by the sink (or the starting offset). */
+  get offset(): LocationOffset {
+    return this.committed;
+  }
+
+  /** The id of the traversal in progress, null between traversals. */
+  get traversalId(): string | null {
+    return this.traversal?.id ?? null;
+  }
+
+  /** Runs pages until the traversal completes. */
+  async runTraversal(signal?: AbortSignal): Promise<LocationTotals> {
+    for (;;) {
+      const report = await this.runPage(signal);
+      if (report.complete) return { ...this.totals };
+    }
+  }
+
+  /** Fetches, processes and commits one page of the current traversal (starting one if none is open). */
+  async runPage(signal?: AbortSignal): Promise<PageReport> {
+    const traversal = this.traversal ?? this.beginTraversal();
+    const request = nextPageRequest(this.position, this.traversalSettings);
+    if (request.kind === 'next') traversal.detector.sent(request.cursor);
+
+    let page;
+    try {
+      page = await this.options.api.listPage(request, signal);
+    } catch (error) {
+      if (error instanceof InvalidCursorError && request.kind === 'next')
+        return this.restart(traversal, error);
+      throw error;
+    }
+    this.options.metrics.pagesFetched.inc({ location: this.location });
+    traversal.pages += 1;
+    if (traversal.detector.isLoop(page.nextCursor)) {
+      throw new FatalError(
+        'CURSOR_LOOP',
+        `the calls API returned a cursor already followed in this traversal (location ${this.locationUid}); stopping this location`,
+        {
+          details: { locationUid: this.locationUid, traversal: traversal.id },
+        },
+      );
+    }
+
+    const { entries, unpositioned } = this.mapPage(page.items);
+    const outcome = applyPage(this.position, entries, page.nextCursor, this.options.settings.boundaryCap);
+    if (outcome.belowWatermark.length > 0) {
+      traversal.log.warn(
+        {
+          count: outcome.belowWatermark.length,
+          watermark: this.position.watermark,
+          uids: outcome.belowWatermark.slice(0, 10).map((e) => e.uid),
+        },
+        'records older than the watermark were listed (the API broke its sort order); published them again rather than risk losing them',
+      );
+    }
+
+    const acceptedCalls = outcome.accepted.flatMap((e) => (e.call === null ? [] : [e.call]));
+    const enriched = await this.options.enricher.enrich(acceptedCalls, signal);
+    const calls: Call[] = [];
+    const deadLetters: DeadLetter[] = [
+      ...outcome.accepted.flatMap((e) => (e.deadLetter === null ? [] : [e.deadLetter])),
+      ...unpositioned,
+    ];
+    let redacted = 0;
+    for (const item of enriched) {
+      if (!item.ok) {
+        deadLetters.push(this.deadLetter(item.error, deadLetterPayload(item.listed)));
+        continue;
+      }
+      if (item.gone)
+        traversal.log.info(
+          { uid: item.listed.uid },
+          'call vanished between listing and GET (404): published unenriched, customer number redacted',
+        );
+      const call = applyPrivacy(completeCall(item.listed, item.enrichment), this.options.settings.privacy);
+      if (call.customerPhoneNumberRedacted) redacted += 1;
+      calls.push(call);
+    }
+
+    signal?.throwIfAborted();
+    const commit: PageCommit = { locationUid: this.locationUid, calls, deadLetters, offset: outcome.offset };
+    const committedAs = await this.commitWithRetry(commit, signal);
+    if (committedAs !== 'this-page') {
+      // The store holds something else: continue from it (the page will be fetched again if needed).
+      traversal.detector.reset();
+      return { complete: false, restarted: false, published: 0 };
+    }
+
+    this.committed = outcome.offset;
+    this.position = outcome.offset;
+    if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
+    this.count(traversal, {
+      published: calls.length,
+      deadLetters,
+      deduplicated: outcome.duplicates.length,
+      redacted,
+      belowWatermark: outcome.belowWatermark.length,
+    });
+    if (!outcome.complete) return { complete: false, restarted: false, published: calls.length };
+    this.endTraversal(traversal);
+    return { complete: true, restarted: false, published: calls.length };
+  }
+
+  private beginTraversal(): TraversalState {
+    const id = randomUUID().slice(0, 8);
+    const log = this.options.logger.child({ location: this.locationUid, traversal: id });
+    const state: TraversalState = {
+      id,
+      startedAt: this.options.clock.now(),
+      detector: new CursorLoopDetector(),
+      restartsWithoutProgress: 0,
+      pages: 0,
+      published: 0,
+      deadLettered: 0,
+      deduplicated: 0,
+      log,
+    };
+    log.info(
+      { since: this.position.since, resumingCursor: this.position.cursor !== null },
+      'traversal started',
+    );
+    this.traversal = state;
+    return state;
+  }
+
+  private endTraversal(traversal: TraversalState): void {
+    const now = this.options.clock.now();
+    this.options.metrics.traversalDuration.observe((now - traversal.startedAt) / 1000);
+    this.options.metrics.observeTraversalSuccess(this.locationUid, now);
+    this.totals.traversalsCompleted += 1;
+    traversal.log.info(
+      {
+        pages: traversal.pages,
+        published: traversal.published,
+        deadLettered: traversal.deadLettered,
+        deduplicated: traversal.deduplicated,
+        since: this.committed.since,
+        durationMs: now - traversal.startedAt,
+      },
+      'traversal complete',
+    );
+    this.traversal = null;
+  }
+
+  private restart(traversal: TraversalState, error: InvalidCursorError): PageReport {
+    traversal.restartsWithoutProgress += 1;
+    if (traversal.restartsWithoutProgress > MAX_RESTARTS_WITHOUT_PROGRESS) {
+      this.traversal = null;
+      throw new RetriableError(
+        'CURSOR_RESTARTS_EXHAUSTED',
+        `the calls API rejected ${traversal.restartsWithoutProgress} cursors in a row without progress (location ${this.locationUid}); trying again later`,
+        { cause: error },
+      );
+    }
+    this.position = restartAfterInvalidCursor(this.position);
+    traversal.detector.reset();
+    traversal.log.warn(
+      { apiCode: error.details.apiCode, since: this.position.since, boundary: this.position.boundary.length },
+      'cursor rejected: restarting from the watermark',
+    );
+    return { complete: false, restarted: true, published: 0 };
+  }
+
+  private mapPage(items: readonly unknown[]): { entries: PageEntry[]; unpositioned: DeadLetter[] } {
+    const entries: PageEntry[] = [];
+    const unpositioned: DeadLetter[] = [];
+    for (const raw of items) {
+      const mapped = mapListedItem(raw, this.locationUid);
+      if (mapped.ok)
+        entries.push({
+          uid: mapped.call.uid,
+          updatedAt: mapped.call.updatedAt,
+          call: mapped.call,
+          deadLetter: null,
+        });
+      else if (mapped.position === null) unpositioned.push(this.deadLetter(mapped.error, mapped.payload));
+      else
+        entries.push({
+          ...mapped.position,
+          call: null,
+          deadLetter: this.deadLetter(mapped.error, mapped.payload),
+        });
+    }
+    return { entries, unpositioned };
+  }
+
+  private deadLetter(error: SkippableError, payload: string): DeadLetter {
+    return { locationUid: this.locationUid, code: error.code, message: error.message, payload };
+  }
+
+  /**
+   * Commits, retrying retriable sink failures with backoff. Returns 'this-page' when the page's offset is
+   * durably stored, 'other' when the store turned out to hold a different offset (position is reset to it).
+   */
+  private async commitWithRetry(commit: PageCommit, signal?: AbortSignal): Promise<'this-page' | 'other'> {
+    const policy = this.options.settings.commitRetry;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.options.sink.commitPage(commit);
+        return 'this-page';
+      } catch (error) {
+        if (!(error instanceof ConnectorError) || !error.retriable || !mayRetry(policy, attempt)) throw error;
+        const wait = backoffDelayMs(policy, attempt, this.options.clock.random());
+        this.traversal?.log.warn({ code: error.code, attempt, waitMs: wait }, 'page commit failed; retrying');
+        signal?.throwIfAborted();
+        await this.options.clock.sleep(wait, signal);
+        if (this.options.reloadOffset === undefined) continue;
+        const stored = await this.options.reloadOffset(signal);
+        if (sameOffset(stored, commit.offset)) return 'this-page';
+        if (sameOffset(stored, this.position)) continue;
+        this.committed = stored;
+        this.position = stored;
+        return 'other';
+      }
+    }
+  }
+
+  private count(
+    traversal: TraversalState,
+    page: {
+      published: number;
+      deadLetters: readonly DeadLetter[];
+      deduplicated: number;
+      redacted: number;
+      belowWatermark: number;
+    },
+  ): void {
+    const { metrics } = this.options;
+    const location = this.location;
+    metrics.recordsPublished.inc({ location }, page.published);
+    if (page.deduplicated > 0)
+      metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
+    if (page.deadLetters.length > 0)
+      metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
+    if (page.redacted > 0) metrics.recordsSkipped.inc({ location, reason: 'redacted' }, page.redacted);
+    for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
+    const watermark = this.committed.watermark === null ? null : parseInstant(this.committed.watermark);
+    if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));
+    traversal.published += page.published;
+    traversal.deadLettered += page.deadLetters.length;
+    traversal.deduplicated += page.deduplicated;
+    this.totals.pages += 1;
+    this.totals.published += page.published;
+    this.totals.deadLettered += page.deadLetters.length;
+    this.totals.deduplicated += page.deduplicated;
+    this.totals.redacted += page.redacted;
+    this.totals.belowWatermark += page.belowWatermark;
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * Runs many locations at once, fairly, with bounded memory.
+ *
+ * - At most `maxLocationsInFlight` locations work at a time, each holding at most one page: memory is
+ *   bounded by pages in flight, not by data size.
+ * - Fairness: a location works for at most `pagesPerTurn` pages, then goes to the back of the queue of
+ *   ready locations (ordered by the time they became due), so a long backfill does not starve the others.
+ * - A location whose traversal completes is due again `intervalMs` later (poll interval per traversal).
+ * - A retriable error (API down after retries, sink unavailable, ...) makes the location due again after a
+ *   backoff growing with its consecutive failures; it resumes from its committed offset.
+ * - A fatal error (cursor loop, 403, malformed pages, revoked grant, ...) stops only that location
+ *   (gauge locations_stopped); the others go on. A person restarts the connector after fixing it.
+ * - Graceful stop: when `signal` aborts, no new page starts; pages in flight may finish and commit for up
+ *   to `shutdownTimeoutMs`, after which they are aborted (abandoned before their commit). `run` resolves
+ *   once every worker has stopped. It also resolves, without a stop, when every location is stopped.
+ *
+ * `status()` is a small snapshot per location for the demo's live view and for /readyz.
+ */
+import type { Logger } from '../logging/logger.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import { backoffDelayMs, type RetryPolicy } from '../api/retry-policy.js';
+import { codeOf, dispositionOf } from '../errors/index.js';
+import type { Clock } from './clock.js';
+import type { LocationSync, LocationTotals } from './location-sync.js';
+import type { LocationOffset } from './model.js';
+
+export type LocationState = 'waiting' | 'running' | 'backoff' | 'stopped';
+
+export interface LocationStatus {
+  locationUid: string;
+  state: LocationState;
+  offset: LocationOffset;
+  traversalId: string | null;
+  /** When the location is due next (ms since epoch); null while running or stopped. */
+  nextRunAt: number | null;
+  lastSuccessAt: number | null;
+  lastError: { code: string; message: string; at: number } | null;
+  consecutiveFailures: number;
+  totals: LocationTotals;
+}
+
+export interface SchedulerSettings {
+  maxLocationsInFlight: number;
+  intervalMs: number;
+  pagesPerTurn: number;
+  shutdownTimeoutMs: number;
+  /** Backoff of a location after a failed traversal (attempt = consecutive failures). */
+  failureBackoff: RetryPolicy;
+}
+
+export interface SchedulerOptions {
+  locations: readonly LocationSync[];
+  settings: SchedulerSettings;
+  metrics: ConnectorMetrics;
+  logger: Logger;
+  clock: Clock;
+}
+
+interface Slot {
+  sync: LocationSync;
+  state: LocationState;
+  dueAt: number;
+  /** Tie-breaker: order in which locations became due. */
+  seq: number;
+  lastSuccessAt: number | null;
+  lastError: LocationStatus['lastError'];
+  consecutiveFailures: number;
+}
+
+export class Scheduler {
+  private readonly slots: Slot[];
+  private seq = 0;
+  private wake: (() => void) | null = null;
+  private readonly hardStop = new AbortController();
+
+  constructor(private readonly options: SchedulerOptions) {
+    const { settings } = options;
+    if (!Number.isInteger(settings.maxLocationsInFlight) || settings.maxLocationsInFlight < 1)
+      throw new RangeError('maxLocationsInFlight must be >= 1');
+    if (!Number.isInteger(settings.pagesPerTurn) || settings.pagesPerTurn < 1)
+      throw new RangeError('pagesPerTurn must be >= 1');
+    const uids = new Set(options.locations.map((l) => l.locationUid));
+    if (uids.size !== options.locations.length) throw new RangeError('each location may be scheduled once');
+    const now = options.clock.now();
+    this.slots = options.locations.map((sync) => ({
+      sync,
+      state: 'waiting',
+      dueAt: now,
+      seq: this.seq++,
+      lastSuccessAt: null,
+      lastError: null,
+      consecutiveFailures: 0,
+    }));
+  }
+
+  status(): LocationStatus[] {
+    return this.slots.map((slot) => ({
+      locationUid: slot.sync.locationUid,
+      state: slot.state,
+      offset: slot.sync.offset,
+      traversalId: slot.sync.traversalId,
+      nextRunAt: slot.state === 'waiting' || slot.state === 'backoff' ? slot.dueAt : null,
+      lastSuccessAt: slot.lastSuccessAt,
+      lastError: slot.lastError,
+      consecutiveFailures: slot.consecutiveFailures,
+      totals: { ...slot.sync.totals },
+    }));
+  }
+
+  /** Runs until `signal` aborts (then stops gracefully) or every location is stopped. */
+  async run(signal: AbortSignal): Promise<void> {
+    const onStop = () => {
+      this.options.logger.info(
+        { shutdownTimeoutMs: this.options.settings.shutdownTimeoutMs },
+        'stopping: finishing pages in flight',
+      );
+      const timer = setTimeout(
+        () => this.hardStop.abort(new Error('shutdown timeout: abandoning pages in flight')),
+        this.options.settings.shutdownTimeoutMs,
+      );
+      timer.unref();
+      this.notify();
+    };
+    if (signal.aborted) onStop();
+    else signal.addEventListener('abort', onStop, { once: true });
+    const workers = Array.from(
+      { length: Math.min(this.options.settings.maxLocationsInFlight, Math.max(1, this.slots.length)) },
+      () => this.worker(signal),
+    );
+    try {
+      await Promise.all(workers);
+    } finally {
+      signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  private async worker(stop: AbortSignal): Promise<void> {
+    for (;;) {
+      if (stop.aborted) return;
+      if (this.slots.every((s) => s.state === 'stopped')) {
+        this.notify();
+        return;
+      }
+      const slot = this.takeDue();
+      if (slot === undefined) {
+        await this.waitForWork(stop);
+        continue;
+      }
+      await this.turn(slot, stop);
+      this.notify();
+    }
+  }
+
+  private takeDue(): Slot | undefined {
+    const now = this.options.clock.now();
+    let best: Slot | undefined;
+    for (const slot of this.slots) {
+      if ((slot.state !== 'waiting' && slot.state !== 'backoff') || slot.dueAt > now) continue;
+      if (best === undefined || slot.dueAt < best.dueAt || (slot.dueAt === best.dueAt && slot.seq < best.seq))
+        best = slot;
+    }
+    if (best !== undefined) best.state = 'running';
+    return best;
+  }
+
+  /** Sleeps until the earliest due time, a finished turn (which may free work), or the stop. */
+  private async waitForWork(stop: AbortSignal): Promise<void> {
+    const pending = this.slots.filter((s) => s.state === 'waiting' || s.state === 'backoff');
+    const now = this.options.clock.now();
+    const until = pending.length === 0 ? 60_000 : Math.max(0, Math.min(...pending.map((s) => s.dueAt)) - now);
+    const woken = new Promise<void>((resolve) => {
+      const previous = this.wake;
+      this.wake = () => {
+        previous?.();
+        resolve();
+      };
+    });
+    const controller = new AbortController();
+    const combined = AbortSignal.any([stop, controller.signal]);
+    await Promise.race([woken, this.options.clock.sleep(until, combined).catch(() => undefined)]);
+    controller.abort();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async turn(slot: Slot, stop: AbortSignal): Promise<void> {
+    const { settings, metrics, clock, logger } = this.options;
+    const location = metrics.location(slot.sync.locationUid);
+    try {
+      for (let page = 0; page < settings.pagesPerTurn; page++) {
+        const report = await slot.sync.runPage(this.hardStop.signal);
+        slot.consecutiveFailures = 0;
+        if (report.complete) {
+          slot.lastSuccessAt = clock.now();
+          this.requeue(slot, 'waiting', settings.intervalMs);
+          return;
+        }
+        if (stop.aborted) break;
+      }
+      this.requeue(slot, 'waiting', 0);
+    } catch (error) {
+      if (this.hardStop.signal.aborted) {
+        this.requeue(slot, 'waiting', 0);
+        return;
+      }
+      const code = codeOf(error);
+      const message = error instanceof Error ? error.message : String(error);
+      slot.lastError = { code, message, at: clock.now() };
+      metrics.locationErrors.inc({ location, code });
+      if (dispositionOf(error) === 'retriable') {
+        slot.consecutiveFailures += 1;
+        const wait = Math.max(
+          1,
+          backoffDelayMs(settings.failureBackoff, Math.min(slot.consecutiveFailures, 30), clock.random()),
+        );
+        logger.warn(
+          { location: slot.sync.locationUid, code, err: error, retryInMs: wait },
+          'location traversal failed; will retry',
+        );
+        this.requeue(slot, 'backoff', wait);
+        return;
+      }
+      slot.state = 'stopped';
+      metrics.locationsStopped.inc();
+      logger.error(
+        { location: slot.sync.locationUid, code, err: error },
+        'location stopped by a fatal error; the other locations continue',
+      );
+    }
+  }
+
+  private requeue(slot: Slot, state: LocationState, delayMs: number): void {
+    slot.state = state;
+    slot.dueAt = this.options.clock.now() + delayMs;
+    slot.seq = this.seq++;
+  }
+}

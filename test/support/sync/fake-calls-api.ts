@@ -1,0 +1,119 @@
+/**
+ * A small in-memory model of the calls API (spec 4.3 / 4.4) for unit tests of the sync engine: no HTTP.
+ * Listing: order by updatedAt (stable by insertion), inclusive since, cursors carrying since/locationUid
+ * and a position; optional faults. The real sandbox is used by the component tests.
+ */
+import { InvalidCursorError, type CallsApi, type ListedPage } from '../../../src/api/calls-api-client.js';
+import { compareDateTimes } from '../../../src/sync/instant.js';
+import type { PageRequest } from '../../../src/sync/traversal.js';
+
+export interface FakeCall {
+  uid: string;
+  locationUid: string;
+  updatedAt: string;
+  customerPhoneNumber?: string | null;
+  isPrivate?: boolean;
+  /** Listed with this raw shape instead (bad items). */
+  raw?: Record<string, unknown>;
+}
+
+interface CursorState {
+  since: string | null;
+  locationUid: string;
+  position: number;
+}
+
+export class FakeCallsApi implements CallsApi {
+  private readonly calls: FakeCall[] = [];
+  readonly requests: PageRequest[] = [];
+  readonly gets: string[] = [];
+  /** uids listed but answered 404 by getCall. */
+  readonly gone = new Set<string>();
+  /** uids omitted from pages ("cannot be represented"). */
+  readonly omitted = new Set<string>();
+  /** The next n cursor requests fail as expired. */
+  expireNextCursors = 0;
+  /** Answer every page with this cursor (a loop). */
+  loopCursor: string | null = null;
+  /** Errors thrown by the next listPage calls. */
+  readonly listErrors: Error[] = [];
+
+  constructor(calls: FakeCall[] = []) {
+    for (const call of calls) this.upsert(call);
+  }
+
+  /** Adds or updates a call; an update moves it to its new updatedAt like the real listing. */
+  upsert(call: FakeCall): void {
+    const index = this.calls.findIndex((c) => c.uid === call.uid);
+    if (index >= 0) this.calls.splice(index, 1);
+    this.calls.push(call);
+  }
+
+  private sorted(locationUid: string, since: string | null): FakeCall[] {
+    return this.calls
+      .filter(
+        (c) => c.locationUid === locationUid && (since === null || compareDateTimes(c.updatedAt, since) >= 0),
+      )
+      .map((c, i) => ({ c, i }))
+      .sort((a, b) => compareDateTimes(a.c.updatedAt, b.c.updatedAt) || a.i - b.i)
+      .map(({ c }) => c);
+  }
+
+  async listPage(request: PageRequest, _signal?: AbortSignal): Promise<ListedPage> {
+    this.requests.push(request);
+    const error = this.listErrors.shift();
+    if (error !== undefined) throw error;
+    let state: CursorState;
+    if (request.kind === 'next') {
+      if (this.expireNextCursors > 0) {
+        this.expireNextCursors -= 1;
+        throw new InvalidCursorError('cursor_expired');
+      }
+      state = JSON.parse(Buffer.from(request.cursor, 'base64url').toString('utf8')) as CursorState;
+    } else {
+      state = { since: request.since, locationUid: request.locationUid, position: 0 };
+    }
+    const matching = this.sorted(state.locationUid, state.since);
+    const slice = matching.slice(state.position, state.position + request.limit);
+    const end = state.position + slice.length;
+    const nextCursor =
+      this.loopCursor ??
+      (end < matching.length
+        ? Buffer.from(JSON.stringify({ ...state, position: end })).toString('base64url')
+        : null);
+    return {
+      items: slice
+        .filter((c) => !this.omitted.has(c.uid))
+        .map(
+          (c) =>
+            c.raw ?? {
+              uid: c.uid,
+              updatedAt: c.updatedAt,
+              locationPhoneNumber: '+15550000',
+              customerPhoneNumber:
+                c.customerPhoneNumber === undefined ? `+1555${c.uid}` : c.customerPhoneNumber,
+              startedAt: null,
+              endedAt: null,
+              isPrivate: null,
+              conversationUid: null,
+            },
+        ),
+      nextCursor,
+    };
+  }
+
+  async getCall(uid: string): Promise<Record<string, unknown> | null> {
+    this.gets.push(uid);
+    if (this.gone.has(uid)) return null;
+    const call = this.calls.find((c) => c.uid === uid);
+    if (call === undefined) return null;
+    return {
+      uid,
+      updatedAt: call.updatedAt,
+      startedAt: '2024-01-01T00:00:00Z',
+      endedAt: '2024-01-01T00:01:00Z',
+      isPrivate: call.isPrivate ?? false,
+      conversationUid: `conv-${uid}`,
+    };
+  }
+}

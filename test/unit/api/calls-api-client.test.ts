@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest';
+import { CallsApiClient, InvalidCursorError, listQuery } from '../../../src/api/calls-api-client.js';
+import type { Clock } from '../../../src/sync/clock.js';
+import type { HttpClient, HttpRequest, HttpResponse } from '../../../src/api/http-transport.js';
+import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
+import type { TokenProvider } from '../../../src/auth/token-provider.js';
+import { apiSchema } from '../../../src/config/schema.js';
+import { ConnectorError, FatalError, RetriableError } from '../../../src/errors/index.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+
+type Step = { status: number; body: string; retryAfter?: string } | Error;
+
+/** An HttpClient answering from a script, recording what it was sent. */
+function scripted(steps: Step[]): HttpClient & { sent: HttpRequest[] } {
+  const sent: HttpRequest[] = [];
+  return {
+    sent,
+    async send(request) {
+      sent.push(request);
+      const step = steps.shift();
+      if (step === undefined) throw new Error('script exhausted');
+      if (step instanceof Error) throw step;
+      const response: HttpResponse = {
+        status: step.status,
+        body: step.body,
+        header: (name) => (name === 'retry-after' ? (step.retryAfter ?? null) : null),
+      };
+      return response;
+    },
+    async close() {},
+  };
+}
+
+const page = (nextCursor: string | null, items: unknown[] = []) => ({
+  status: 200,
+  body: JSON.stringify({ data: items, metadata: { nextCursor } }),
+});
+
+function tokens(): TokenProvider & { refreshed: string[] } {
+  const refreshed: string[] = [];
+  let current = 't1';
+  return {
+    refreshed,
+    async accessToken() {
+      return current;
+    },
+    async refreshAfterRejection(rejected) {
+      refreshed.push(rejected);
+      current = `t${refreshed.length + 1}`;
+      return current;
+    },
+  };
+}
+
+function setup(steps: Step[], retry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3 }) {
+  const http = scripted(steps);
+  const waits: number[] = [];
+  const clock: Clock = {
+    now: () => 1_700_000_000_000,
+    random: () => 0.5,
+    sleep: async (ms) => void waits.push(ms),
+  };
+  const metrics = new ConnectorMetrics();
+  const tokenProvider = tokens();
+  const settings = { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry };
+  const client = new CallsApiClient({ http, tokens: tokenProvider, settings, metrics, clock });
+  return { client, http, waits, metrics, tokenProvider };
+}
+
+async function counter(metrics: ConnectorMetrics, name: string): Promise<number> {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+}
+
+const first = { kind: 'first', locationUid: 'L', since: null, order: 'asc', limit: 100 } as const;
+
+describe('listQuery', () => {
+  it('sends order, location, limit and since on the first page, and the cursor alone with limit after', () => {
+    expect(listQuery({ ...first, since: '2024-01-01T00:00:00Z' })).toEqual({
+      order: 'asc',
+      locationUid: 'L',
+      limit: '100',
+      since: '2024-01-01T00:00:00Z',
+    });
+    expect(listQuery(first)).not.toHaveProperty('since');
+    expect(listQuery({ kind: 'next', cursor: 'abc', limit: 100 })).toEqual({ cursor: 'abc', limit: '100' });
+  });
+});
+
+describe('CallsApiClient', () => {
+  it('sends the bearer token in the configured header and decodes the page', async () => {
+    const { client, http } = setup([page('c1', [{ uid: 'a' }])]);
+    await expect(client.listPage(first)).resolves.toEqual({ items: [{ uid: 'a' }], nextCursor: 'c1' });
+    expect(http.sent[0]?.headers.Authorization).toBe('Bearer t1');
+    expect(http.sent[0]?.path).toBe('/v4/calls');
+  });
+
+  it('retries 5xx and network errors with backoff, counting each retry', async () => {
+    const { client, waits, metrics } = setup([
+      { status: 503, body: '' },
+      new RetriableError('API_NETWORK', 'reset'),
+      page(null),
+    ]);
+    await expect(client.listPage(first)).resolves.toMatchObject({ nextCursor: null });
+    expect(waits).toHaveLength(2);
+    expect(await counter(metrics, 'calls_connector_api_retries_total')).toBe(2);
+  });
+
+  it('honours Retry-After on 429 and counts the rate limiting', async () => {
+    const { client, waits, metrics } = setup([{ status: 429, body: '', retryAfter: '2' }, page(null)]);
+    await client.listPage(first);
+    expect(waits).toEqual([2_000]);
+    expect(await counter(metrics, 'calls_connector_api_rate_limited_total')).toBe(1);
+  });
+
+  it('gives up with a retriable error after maxAttempts', async () => {
+    const { client, http } = setup([
+      { status: 500, body: '' },
+      { status: 500, body: '' },
+      { status: 500, body: '' },
+    ]);
+    const error = await client.listPage(first).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetriableError);
+    expect((error as ConnectorError).code).toBe('API_UNAVAILABLE');
+    expect(http.sent).toHaveLength(3);
+  });
+
+  it('retries a malformed page, then fails fatally', async () => {
+    const { client } = setup([
+      { status: 200, body: 'not json' },
+      { status: 200, body: '{"data":{}}' },
+      { status: 200, body: '{"items":[]}' },
+    ]);
+    const error = await client.listPage(first).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as ConnectorError).code).toBe('API_MALFORMED_BODY');
+  });
+
+  it('recovers when a malformed page is followed by a good one', async () => {
+    const { client } = setup([{ status: 200, body: '<html>' }, page(null)]);
+    await expect(client.listPage(first)).resolves.toMatchObject({ nextCursor: null });
+  });
+
+  it('refreshes the token once on 401 and retries with the new token', async () => {
+    const { client, http, tokenProvider } = setup([{ status: 401, body: '' }, page(null)]);
+    await client.listPage(first);
+    expect(tokenProvider.refreshed).toEqual(['t1']);
+    expect(http.sent[1]?.headers.Authorization).toBe('Bearer t2');
+  });
+
+  it('fails fatally when the refreshed token is rejected too', async () => {
+    const { client, tokenProvider } = setup([
+      { status: 401, body: '' },
+      { status: 401, body: '' },
+    ]);
+    const error = await client.listPage(first).catch((e: unknown) => e);
+    expect((error as ConnectorError).code).toBe('API_UNAUTHORIZED');
+    expect(tokenProvider.refreshed).toHaveLength(1);
+  });
+
+  it('fails fatally on 403 without retrying', async () => {
+    const { client, http } = setup([
+      { status: 403, body: '{"error":{"code":"insufficient_scope","message":"no"}}' },
+    ]);
+    await expect(client.listPage(first)).rejects.toMatchObject({
+      code: 'API_FORBIDDEN',
+      disposition: 'fatal',
+    });
+    expect(http.sent).toHaveLength(1);
+  });
+
+  it('reports an expired cursor as InvalidCursorError', async () => {
+    const { client } = setup([{ status: 410, body: '{"error":{"code":"cursor_expired","message":"gone"}}' }]);
+    await expect(client.listPage({ kind: 'next', cursor: 'old', limit: 10 })).rejects.toBeInstanceOf(
+      InvalidCursorError,
+    );
+  });
+
+  it('returns null for a call that is gone (404) and the call object otherwise', async () => {
+    const { client, http } = setup([
+      { status: 404, body: '' },
+      { status: 200, body: '{"data":{"uid":"a b","isPrivate":true}}' },
+    ]);
+    await expect(client.getCall('x')).resolves.toBeNull();
+    await expect(client.getCall('a b')).resolves.toEqual({ uid: 'a b', isPrivate: true });
+    expect(http.sent[1]?.path).toBe('/v4/calls/a%20b');
+  });
+
+  it('does not retry a programmer error from the transport', async () => {
+    const { client, http } = setup([new TypeError('bug')]);
+    await expect(client.listPage(first)).rejects.toBeInstanceOf(TypeError);
+    expect(http.sent).toHaveLength(1);
+  });
+
+  it('stops waiting when the caller aborts', async () => {
+    const http = scripted([{ status: 503, body: '' }]);
+    const controller = new AbortController();
+    const settings = {
+      ...apiSchema.parse({ baseUrl: 'https://api.test' }),
+      retry: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 60_000, maxDelayMs: 60_000 },
+    };
+    const sleepUntilAborted: Clock['sleep'] = (_ms, signal) =>
+      new Promise((_, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason as Error));
+        controller.abort(new Error('stop'));
+      });
+    const client = new CallsApiClient({
+      http,
+      tokens: tokens(),
+      settings,
+      metrics: new ConnectorMetrics(),
+      clock: { now: () => 0, random: () => 0.99, sleep: sleepUntilAborted },
+    });
+    await expect(client.listPage(first, controller.signal)).rejects.toThrow('stop');
+  });
+});

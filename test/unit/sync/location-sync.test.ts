@@ -1,0 +1,285 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
+import { FatalError, RetriableError } from '../../../src/errors/index.js';
+import { silentLogger } from '../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { Enricher } from '../../../src/sync/enricher.js';
+import {
+  LocationSync,
+  MAX_RESTARTS_WITHOUT_PROGRESS,
+  type LocationSyncSettings,
+} from '../../../src/sync/location-sync.js';
+import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
+import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
+import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+
+const LOC = '11111111-1111-1111-1111-111111111111';
+const t = (second: number) => `2024-03-01T12:00:${String(second).padStart(2, '0')}Z`;
+const call = (uid: string, second: number, extra: Partial<FakeCall> = {}): FakeCall => ({
+  uid,
+  locationUid: LOC,
+  updatedAt: t(second),
+  ...extra,
+});
+
+function build(
+  api: FakeCallsApi,
+  options: {
+    sink?: InMemorySink;
+    start?: LocationOffset;
+    settings?: Partial<LocationSyncSettings>;
+    enrich?: boolean;
+    reload?: boolean;
+  } = {},
+) {
+  const sink = options.sink ?? new InMemorySink();
+  const metrics = new ConnectorMetrics();
+  const sync = new LocationSync({
+    locationUid: LOC,
+    startOffset: options.start ?? EMPTY_OFFSET,
+    api,
+    enricher: new Enricher({ api, enabled: options.enrich ?? true, concurrency: 4 }),
+    sink,
+    metrics,
+    logger: silentLogger(),
+    settings: {
+      pageSize: 3,
+      startSince: null,
+      boundaryCap: 100,
+      privacy: 'redact-unless-public',
+      commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 4 },
+      ...options.settings,
+    },
+    ...(options.reload === true
+      ? { reloadOffset: async () => (await sink.loadAll()).get(LOC) ?? EMPTY_OFFSET }
+      : {}),
+    clock: { now: () => Date.now(), random: () => 0, sleep: async () => {} },
+  });
+  return { sync, sink, metrics };
+}
+
+async function metricValue(
+  metrics: ConnectorMetrics,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return (metric?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+const group = (n: number, second: number) => Array.from({ length: n }, (_, i) => call(`g${i}`, second));
+
+describe('LocationSync', () => {
+  it('publishes a full backfill once, in order, with the offset committed per page', async () => {
+    const data = [call('a', 1), ...group(7, 2), call('b', 3)];
+    const { sync, sink } = build(new FakeCallsApi(data));
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(sink.commits).toBe(3);
+    expect(sink.offsets.get(LOC)).toEqual({ since: t(3), cursor: null, watermark: t(3), boundary: ['b'] });
+    expect(sync.offset).toEqual(sink.offsets.get(LOC));
+  });
+
+  it('sends since only on the first page and the cursor alone afterwards', async () => {
+    const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
+    const { sync } = build(api, { start: { ...EMPTY_OFFSET, since: t(0) } });
+    await sync.runTraversal();
+    expect(api.requests[0]).toEqual({ kind: 'first', locationUid: LOC, since: t(0), order: 'asc', limit: 3 });
+    expect(api.requests[1]?.kind).toBe('next');
+  });
+
+  it('publishes nothing twice on the next traversal and picks up an update', async () => {
+    const api = new FakeCallsApi([call('a', 1), ...group(4, 2)]);
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    await sync.runTraversal();
+    expect(sink.calls).toHaveLength(5);
+    expect(
+      await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'boundary_dedupe' }),
+    ).toBe(4);
+    api.upsert(call('a', 9));
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'g0', 'g1', 'g2', 'g3', 'a']);
+    expect(sink.calls[5]?.updatedAt).toBe(t(9));
+  });
+
+  it('follows short and empty pages while the cursor is set', async () => {
+    const api = new FakeCallsApi([
+      call('a', 1),
+      call('b', 2),
+      call('c', 3),
+      call('d', 4),
+      call('e', 5),
+      call('f', 6),
+      call('g', 7),
+    ]);
+    for (const uid of ['a', 'b', 'c', 'd']) api.omitted.add(uid);
+    const { sync, sink } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['e', 'f', 'g']);
+    expect(api.requests).toHaveLength(3);
+  });
+
+  it('restarts from the watermark when the cursor expires, losing and doubling nothing', async () => {
+    const data = [call('a', 1), ...group(7, 2), call('b', 3)];
+    const api = new FakeCallsApi(data);
+    const { sync, sink } = build(api);
+    await sync.runPage();
+    api.expireNextCursors = 1;
+    const report = await sync.runPage();
+    expect(report.restarted).toBe(true);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(api.requests[2]).toMatchObject({ kind: 'first', since: t(2) });
+  });
+
+  it('gives up for now after repeated cursor rejections without progress', async () => {
+    const api = new FakeCallsApi([...group(7, 2)]);
+    const { sync } = build(api);
+    await sync.runPage();
+    api.expireNextCursors = 100;
+    const error = await sync.runTraversal().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetriableError);
+    expect((error as RetriableError).code).toBe('CURSOR_RESTARTS_EXHAUSTED');
+    expect(api.requests.filter((r) => r.kind === 'first').length).toBeLessThanOrEqual(
+      MAX_RESTARTS_WITHOUT_PROGRESS + 2,
+    );
+  });
+
+  it('stops with CURSOR_LOOP when an empty page returns the cursor just sent', async () => {
+    const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
+    const { sync, sink } = build(api);
+    await sync.runPage();
+    const cursor = sync.offset.cursor;
+    api.loopCursor = cursor;
+    api.omitted.add('d');
+    const error = await sync.runPage().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as FatalError).code).toBe('CURSOR_LOOP');
+    expect(sink.offsets.get(LOC)?.cursor).toBe(cursor);
+  });
+
+  it('redacts private and unknown numbers and publishes public ones', async () => {
+    const api = new FakeCallsApi([
+      call('pub', 1, { isPrivate: false }),
+      call('priv', 2, { isPrivate: true }),
+      call('gone', 3),
+    ]);
+    api.gone.add('gone');
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    const byUid = new Map(sink.calls.map((c) => [c.uid, c]));
+    expect(byUid.get('pub')).toMatchObject({
+      customerPhoneNumber: '+1555pub',
+      enriched: true,
+      isPrivate: false,
+      conversationUid: 'conv-pub',
+    });
+    expect(byUid.get('priv')).toMatchObject({
+      customerPhoneNumber: null,
+      customerPhoneNumberRedacted: true,
+      isPrivate: true,
+    });
+    expect(byUid.get('gone')).toMatchObject({
+      customerPhoneNumber: null,
+      customerPhoneNumberRedacted: true,
+      enriched: false,
+    });
+    expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'redacted' })).toBe(
+      2,
+    );
+  });
+
+  it('redacts every number and requests no single call when enrichment is off', async () => {
+    const api = new FakeCallsApi([call('pub', 1, { isPrivate: false })]);
+    const { sync, sink } = build(api, { enrich: false });
+    await sync.runTraversal();
+    expect(sink.calls[0]).toMatchObject({ customerPhoneNumber: null, enriched: false });
+    expect(api.gets).toEqual([]);
+  });
+
+  it('dead-letters unmappable items with the page and goes on', async () => {
+    const api = new FakeCallsApi([
+      call('a', 1),
+      call('x', 2, { raw: { updatedAt: t(2) } }),
+      call('y', 3, { raw: { uid: 'y', updatedAt: t(3), isPrivate: 'maybe', customerPhoneNumber: '+1999' } }),
+      call('b', 4),
+    ]);
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
+    expect(sink.deadLetters.map((d) => d.code).sort()).toEqual(['ITEM_NO_UID', 'ITEM_SCHEMA_REJECTED']);
+    expect(sink.deadLetters.every((d) => !d.payload.includes('+1999'))).toBe(true);
+    expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'dlq' })).toBe(2);
+  });
+
+  it('does not dead-letter a rejected item twice at the boundary', async () => {
+    const api = new FakeCallsApi([call('y', 3, { raw: { uid: 'y', updatedAt: t(3), isPrivate: 'maybe' } })]);
+    const { sync, sink } = build(api);
+    await sync.runTraversal();
+    await sync.runTraversal();
+    expect(sink.deadLetters).toHaveLength(1);
+  });
+
+  it('retries the same page after a retriable sink failure without doubling', async () => {
+    const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
+    const sink = new InMemorySink();
+    sink.failNext(2);
+    const { sync } = build(new FakeCallsApi(data), { sink });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('recognises an ambiguous commit that went through by reloading the stored offset', async () => {
+    const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
+    const sink = new InMemorySink();
+    sink.failNext(1, { ambiguous: true });
+    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('propagates a fatal sink failure', async () => {
+    const sink = new InMemorySink();
+    sink.failNext(1, { error: new FatalError('KAFKA_AUTH', 'denied') });
+    const { sync } = build(new FakeCallsApi([call('a', 1)]), { sink });
+    await expect(sync.runTraversal()).rejects.toMatchObject({ code: 'KAFKA_AUTH' });
+    expect(sink.calls).toEqual([]);
+  });
+
+  it('abandons a page before its commit when aborted', async () => {
+    const { sync, sink } = build(new FakeCallsApi([call('a', 1)]));
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    await expect(sync.runPage(controller.signal)).rejects.toThrow();
+    expect(sink.commits).toBe(0);
+  });
+
+  it('resumes an interrupted traversal from the stored cursor', async () => {
+    const data = [call('a', 1), ...group(7, 2), call('b', 3)];
+    const api = new FakeCallsApi(data);
+    const sink = new InMemorySink();
+    const first = build(api, { sink }).sync;
+    await first.runPage();
+    const stored = sink.offsets.get(LOC);
+    expect(stored?.cursor).not.toBeNull();
+    const second = build(api, { sink, start: stored ?? EMPTY_OFFSET }).sync;
+    await second.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+  });
+
+  it('counts pages, publications and completed traversals', async () => {
+    const { sync, metrics } = build(
+      new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]),
+    );
+    await sync.runTraversal();
+    expect(await metricValue(metrics, 'calls_connector_pages_fetched_total')).toBe(2);
+    expect(await metricValue(metrics, 'calls_connector_records_published_total')).toBe(4);
+    expect(sync.totals).toMatchObject({ pages: 2, published: 4, traversalsCompleted: 1 });
+    expect(
+      await metricValue(metrics, 'calls_connector_location_last_success_timestamp_seconds'),
+    ).toBeGreaterThan(0);
+  });
+});
