@@ -19,7 +19,7 @@
  * Tokens never reach logs, errors or metrics.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { ConnectorError, FatalError, RetriableError } from '../errors/index.js';
+import { codeOf, ConnectorError, FatalError, RetriableError } from '../errors/index.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { GrantRecord, TokenStore } from './store/token-store.js';
@@ -127,7 +127,7 @@ export class TokenManager implements TokenProvider {
     } catch (error) {
       if (error instanceof RetriableError && this.now() < record.accessTokenExpiresAt) {
         this.log.warn(
-          { code: error.code },
+          { errorCode: error.code },
           'proactive token refresh failed; using the current token until it expires',
         );
         return record.accessToken;
@@ -236,10 +236,7 @@ export class TokenManager implements TokenProvider {
     } catch (error) {
       this.unsaved = next;
       this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'failure' });
-      this.log.error(
-        { code: error instanceof ConnectorError ? error.code : 'INTERNAL' },
-        'could not store the refreshed token pair',
-      );
+      this.log.error({ errorCode: codeOf(error) }, 'could not store the refreshed token pair');
       throw new RetriableError(
         'AUTH_STORE_WRITE_FAILED',
         `the refreshed tokens of grant "${this.grant}" could not be written to ${this.store.description}; they are held in memory and the write is retried before the next use`,
@@ -270,7 +267,7 @@ export class TokenManager implements TokenProvider {
     this.current = undefined;
     this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'revoked' });
     this.metrics?.grantValid.set({ grant: this.grant }, 0);
-    this.log.error({ code: error.code }, error.message);
+    this.log.error({ errorCode: error.code }, error.message);
     return error;
   }
 

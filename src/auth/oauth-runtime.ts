@@ -1,0 +1,182 @@
+/**
+ * Builds the OAuth machinery from the configuration: the client secret (from `${ENV}` or a file, never a
+ * flag), the HTTPS dispatcher (with `api.caFile`), the token endpoint client, the encrypted token store
+ * (file or Kafka backend, key from `oauth.keyEnv`/`oauth.keyFile`) and, per grant, one Authorization and one
+ * TokenManager. Used by the `auth` commands and by `run` (the sync engine asks `tokenProvider(grant)`).
+ *
+ * Contract: `openOAuth` validates everything it can before any network request (https redirect_uri and
+ * endpoints, key present and well formed, secret readable) and throws FatalError naming the key to fix.
+ * Call `close()` once at shutdown.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Kafka } from 'kafkajs';
+import type { Agent } from 'undici';
+import type { ConnectorConfig, OAuthConfig } from '../config/schema.js';
+import { FatalError } from '../errors/index.js';
+import { createKafka } from '../kafka/client.js';
+import { silentLogger, type Logger } from '../logging/logger.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import { Authorization } from './authorization.js';
+import { assertHttpsRedirectUri } from './authorize-url.js';
+import { createHttpsDispatcher } from './https-dispatcher.js';
+import { FileBackend } from './store/file-backend.js';
+import { KafkaBackend } from './store/kafka-backend.js';
+import { loadStoreKey } from './store/store-key.js';
+import { TokenStore, type EntryBackend } from './store/token-store.js';
+import { HttpTokenEndpoint } from './token-endpoint.js';
+import { TokenManager } from './token-manager.js';
+
+export interface OAuthDependencies {
+  metrics?: ConnectorMetrics;
+  logger?: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** A kafkajs client for the Kafka token store; built from `kafka` config when absent. */
+  kafka?: Kafka;
+  clock?: () => number;
+}
+
+export class OAuthRuntime {
+  private readonly managers = new Map<string, TokenManager>();
+
+  constructor(
+    readonly settings: OAuthConfig,
+    /** Base of /oauth/authorize and /oauth/token. */
+    readonly baseUrl: string,
+    readonly store: TokenStore,
+    readonly endpoint: HttpTokenEndpoint,
+    private readonly dispatcher: Agent,
+    private readonly deps: OAuthDependencies,
+  ) {}
+
+  /** The authorization flow (auth url / redeem / login) for `grant` (default: `oauth.grant`). */
+  authorization(grant: string = this.settings.grant): Authorization {
+    return new Authorization({
+      baseUrl: this.baseUrl,
+      clientId: this.settings.clientId,
+      redirectUri: this.settings.redirectUri,
+      scopes: this.settings.scopes,
+      grant,
+      store: this.store,
+      endpoint: this.endpoint,
+      stateTtlMs: this.settings.stateTtlMs,
+      accessTokenLifetimeMs: this.settings.accessTokenLifetimeMs,
+      ...this.optionalDeps(),
+    });
+  }
+
+  /** The TokenProvider of `grant`; one per grant per process, so single flight holds process-wide. */
+  tokenProvider(grant: string = this.settings.grant): TokenManager {
+    let manager = this.managers.get(grant);
+    if (manager === undefined) {
+      manager = new TokenManager({
+        grant,
+        store: this.store,
+        endpoint: this.endpoint,
+        refreshBeforeExpiryMs: this.settings.refreshBeforeExpiryMs,
+        accessTokenLifetimeMs: this.settings.accessTokenLifetimeMs,
+        rotationGraceMs: this.settings.rotationGraceMs,
+        ...this.optionalDeps(),
+      });
+      this.managers.set(grant, manager);
+    }
+    return manager;
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    await this.dispatcher.close();
+  }
+
+  private optionalDeps(): { clock?: () => number; metrics?: ConnectorMetrics; logger?: Logger } {
+    const { clock, metrics, logger } = this.deps;
+    return { ...(clock && { clock }), ...(metrics && { metrics }), ...(logger && { logger }) };
+  }
+}
+
+export async function openOAuth(
+  config: ConnectorConfig,
+  deps: OAuthDependencies = {},
+): Promise<OAuthRuntime> {
+  const settings = config.oauth;
+  if (settings === undefined) {
+    throw new FatalError(
+      'AUTH_NOT_CONFIGURED',
+      'the configuration has no `oauth` section; add one (see docs/oauth.md) to use the auth commands',
+    );
+  }
+  assertHttpsRedirectUri(settings.redirectUri);
+  const baseUrl = settings.baseUrl ?? config.api.baseUrl;
+  if (!baseUrl.startsWith('https://')) {
+    throw new FatalError(
+      'AUTH_ENDPOINT_NOT_HTTPS',
+      `the OAuth endpoints must be https (spec 1); set oauth.baseUrl or api.baseUrl to an https:// URL`,
+    );
+  }
+  const clientSecret = await resolveClientSecret(settings);
+  const key = await loadStoreKey(
+    {
+      keyEnv: settings.keyEnv,
+      keyFile: settings.keyFile,
+      dataFile: settings.store.type === 'file' ? settings.store.path : undefined,
+    },
+    deps.env ?? process.env,
+  );
+  const extraCaPem =
+    config.api.caFile === undefined ? undefined : await readText(config.api.caFile, 'api.caFile');
+  const dispatcher = createHttpsDispatcher({ extraCaPem });
+  const logger = deps.logger ?? silentLogger();
+  const backend: EntryBackend =
+    settings.store.type === 'file'
+      ? new FileBackend({ path: settings.store.path })
+      : new KafkaBackend({
+          kafka:
+            deps.kafka ?? createKafka({ config: config.kafka, connectorName: config.connector.name, logger }),
+          topic: settings.store.topic,
+          groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-reader-tokens`,
+          replicationFactor: config.kafka.replicationFactor,
+          createTopic: config.kafka.createTopics,
+        });
+  const endpoint = new HttpTokenEndpoint({
+    baseUrl,
+    clientId: settings.clientId,
+    clientSecret,
+    dispatcher,
+    timeoutMs: config.api.requestTimeoutMs,
+    ...(deps.metrics && { metrics: deps.metrics }),
+  });
+  return new OAuthRuntime(settings, baseUrl, new TokenStore(backend, key), endpoint, dispatcher, deps);
+}
+
+/** `oauth.clientSecret` (already interpolated from `${ENV}`) or the first line of `oauth.clientSecretFile`. */
+export async function resolveClientSecret(
+  settings: Pick<OAuthConfig, 'clientSecret' | 'clientSecretFile'>,
+): Promise<string> {
+  if (settings.clientSecret !== undefined) return settings.clientSecret;
+  if (settings.clientSecretFile === undefined) {
+    throw new FatalError(
+      'AUTH_CLIENT_SECRET_MISSING',
+      'set oauth.clientSecret (as ${ENV}) or oauth.clientSecretFile',
+    );
+  }
+  const secret = (await readText(settings.clientSecretFile, 'oauth.clientSecretFile')).trim();
+  if (secret === '')
+    throw new FatalError(
+      'AUTH_CLIENT_SECRET_MISSING',
+      `oauth.clientSecretFile ${settings.clientSecretFile} is empty`,
+    );
+  return secret;
+}
+
+async function readText(path: string, key: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new FatalError(
+      'CONFIG_FILE_UNREADABLE',
+      `cannot read ${key} (${path}): ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}

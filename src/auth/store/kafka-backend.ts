@@ -1,0 +1,120 @@
+/**
+ * Token-store backend for several instances: a compacted Kafka topic, one record per entry, keyed by the
+ * entry name (`grant:<name>`, `state:<hash>`); the value is the sealed entry, null deletes it (tombstone).
+ * Compaction keeps the last value per key, so the topic stays as small as the store.
+ *
+ * Reads go to the end of the topic (read_committed end, via readTopicToEnd) every time, so an instance sees
+ * a refresh token another instance rotated. Writes are acknowledged by all in-sync replicas (acks=-1,
+ * idempotent producer) before `update` resolves: that is the "durable" the token manager relies on.
+ *
+ * `update` is not atomic across instances (Kafka has no compare-and-set): two instances redeeming the same
+ * state at the same moment could both see it unused. The authorization code is single-use at the service, so
+ * at most one redemption succeeds; rotated refresh tokens are reconciled by the token manager.
+ */
+import type { Kafka, Producer } from 'kafkajs';
+import { RetriableError } from '../../errors/index.js';
+import { readTopicToEnd } from '../../kafka/topic-reader.js';
+import { ensureCompactedTopic } from '../../kafka/topics.js';
+import type { EntryBackend } from './token-store.js';
+
+export interface KafkaBackendOptions {
+  kafka: Kafka;
+  topic: string;
+  /** Prefix of the throw-away consumer groups used to read the topic. */
+  groupIdPrefix: string;
+  replicationFactor: number;
+  /** Create the topic (compacted, one partition) when it is missing. */
+  createTopic: boolean;
+  readTimeoutMs?: number;
+}
+
+export class KafkaBackend implements EntryBackend {
+  readonly description: string;
+  private producer: Producer | undefined;
+  private starting: Promise<Producer> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: KafkaBackendOptions) {
+    if (options.topic.length === 0) throw new TypeError('KafkaBackend needs a topic');
+    this.description = `Kafka topic ${options.topic}`;
+  }
+
+  async readAll(): Promise<ReadonlyMap<string, Buffer>> {
+    await this.start();
+    const entries = new Map<string, Buffer>();
+    await readTopicToEnd(
+      this.options.kafka,
+      {
+        topic: this.options.topic,
+        groupIdPrefix: this.options.groupIdPrefix,
+        timeoutMs: this.options.readTimeoutMs ?? 30_000,
+      },
+      (record) => {
+        if (record.key === null) return;
+        const name = record.key.toString('utf8');
+        if (record.value === null) entries.delete(name);
+        else entries.set(name, record.value);
+      },
+    );
+    return entries;
+  }
+
+  update<T>(
+    mutate: (current: ReadonlyMap<string, Buffer>) => { changes: Map<string, Buffer | null>; result: T },
+  ): Promise<T> {
+    const run = this.queue.then(async () => {
+      const current = await this.readAll();
+      const { changes, result } = mutate(current);
+      if (changes.size === 0) return result;
+      const producer = await this.start();
+      try {
+        await producer.send({
+          topic: this.options.topic,
+          acks: -1,
+          messages: [...changes].map(([name, value]) => ({ key: name, value })),
+        });
+      } catch (error) {
+        throw new RetriableError(
+          'AUTH_STORE_WRITE_FAILED',
+          `writing to the token topic ${this.options.topic} failed`,
+          { cause: error },
+        );
+      }
+      return result;
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    const producer = this.producer ?? (await this.starting?.catch(() => undefined));
+    this.producer = undefined;
+    this.starting = undefined;
+    await producer?.disconnect();
+  }
+
+  /** Ensures the topic exists and is compacted, and connects the producer (once). */
+  private start(): Promise<Producer> {
+    if (this.producer !== undefined) return Promise.resolve(this.producer);
+    this.starting ??= (async () => {
+      await ensureCompactedTopic(this.options.kafka, this.options.topic, {
+        replicationFactor: this.options.replicationFactor,
+        create: this.options.createTopic,
+        configKey: 'oauth.store.topic',
+      });
+      const producer = this.options.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+      });
+      await producer.connect();
+      this.producer = producer;
+      return producer;
+    })().catch((error: unknown) => {
+      this.starting = undefined;
+      throw error;
+    });
+    return this.starting;
+  }
+}
