@@ -66,13 +66,7 @@ describe('OAuth lifecycle against the sandbox over HTTPS', () => {
 
   it('answers a refresh racing 50 concurrent requests with exactly one token request', async () => {
     const oauth = await fx.open();
-    await login({
-      authorization: oauth.authorization(),
-      listener: fx.listener,
-      show: () => {},
-      open: (url) => void fx.browse(url),
-      timeoutMs: 10_000,
-    });
+    await fx.login(oauth);
     const tokens = oauth.tokenProvider();
     const before = fx.sandbox.admin.stats().tokenRequests;
     fx.sandbox.admin.advanceClock(10 * HOUR + 1000);

@@ -3,7 +3,6 @@
  * rotates refresh tokens (each refresh retires the one it used). See docs/oauth.md "Rotation and crashes".
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { login } from '../../../src/auth/login.js';
 import type { OAuthRuntime } from '../../../src/auth/oauth-runtime.js';
 import { FileBackend } from '../../../src/auth/store/file-backend.js';
 import { loadStoreKey } from '../../../src/auth/store/store-key.js';
@@ -27,13 +26,7 @@ describe('refresh-token rotation across a crash', () => {
   ): Promise<{ oauth: OAuthRuntime; backend: CrashingBackend; doomed: TokenManager; first: string }> {
     fx = await startOAuthFixture({ sandbox: { rotateRefreshTokens: rotate } });
     const oauth = await fx.open();
-    await login({
-      authorization: oauth.authorization(),
-      listener: fx.listener,
-      show: () => {},
-      open: (url) => void fx.browse(url),
-      timeoutMs: 10_000,
-    });
+    await fx.login(oauth);
     const key = await loadStoreKey({ keyEnv: KEY_ENV }, fx.env);
     const backend = new CrashingBackend(new FileBackend({ path: fx.storePath }));
     const doomed = new TokenManager({
@@ -49,13 +42,23 @@ describe('refresh-token rotation across a crash', () => {
     return { oauth, backend, doomed, first };
   }
 
-  it('a crash after the new pair is stored loses nothing: the restarted process uses the stored pair without a new request', async () => {
-    const { backend, doomed, first } = await loggedIn(true);
-    backend.armed = 'after-write';
-    await expect(doomed.refreshAfterRejection(first)).rejects.toMatchObject({
+  /** The refresh gets its token response, then the simulated crash hits the store write. */
+  async function crashDuringRefresh(
+    setup: { backend: CrashingBackend; doomed: TokenManager; first: string },
+    when: CrashingBackend['armed'],
+  ): Promise<void> {
+    setup.backend.armed = when;
+    await expect(setup.doomed.refreshAfterRejection(setup.first)).rejects.toMatchObject({
       code: 'AUTH_STORE_WRITE_FAILED',
+      disposition: 'retriable',
     });
     expect(fx.sandbox.admin.stats().tokenRequests).toBe(2);
+  }
+
+  it('a crash after the new pair is stored loses nothing: the restarted process uses the stored pair without a new request', async () => {
+    const setup = await loggedIn(true);
+    const { first } = setup;
+    await crashDuringRefresh(setup, 'after-write');
 
     const restarted = (await fx.open()).tokenProvider();
     const token = await restarted.accessToken();
@@ -65,12 +68,9 @@ describe('refresh-token rotation across a crash', () => {
   });
 
   it('a failed store write in a live process withholds the new token, then stores it on the next attempt without another request', async () => {
-    const { backend, doomed, first } = await loggedIn(true);
-    backend.armed = 'before-write';
-    await expect(doomed.refreshAfterRejection(first)).rejects.toMatchObject({
-      code: 'AUTH_STORE_WRITE_FAILED',
-      disposition: 'retriable',
-    });
+    const setup = await loggedIn(true);
+    const { doomed, first } = setup;
+    await crashDuringRefresh(setup, 'before-write');
     const token = await doomed.refreshAfterRejection(first);
     expect(await fx.listCalls(token)).toBe(200);
     expect(fx.sandbox.admin.stats().tokenRequests).toBe(2);
@@ -78,12 +78,9 @@ describe('refresh-token rotation across a crash', () => {
   });
 
   it('a crash between the token response and its storage strands a rotating grant: the restart reports AUTH_GRANT_REVOKED (run auth login) without crashing, and auth login recovers', async () => {
-    const { backend, doomed, first } = await loggedIn(true);
-    backend.armed = 'before-write';
-    await expect(doomed.refreshAfterRejection(first)).rejects.toMatchObject({
-      code: 'AUTH_STORE_WRITE_FAILED',
-    });
-    expect(fx.sandbox.admin.stats().tokenRequests).toBe(2);
+    const setup = await loggedIn(true);
+    const { first } = setup;
+    await crashDuringRefresh(setup, 'before-write');
 
     // The process is gone with the only copy of the rotated refresh token. A new process starts:
     const metrics = new ConnectorMetrics();
@@ -103,13 +100,7 @@ describe('refresh-token rotation across a crash', () => {
     expect(fx.sandbox.admin.stats().tokenRequests).toBe(3);
 
     // A person runs `auth login`; the running manager picks the new grant up.
-    await login({
-      authorization: oauth.authorization(),
-      listener: fx.listener,
-      show: () => {},
-      open: (url) => void fx.browse(url),
-      timeoutMs: 10_000,
-    });
+    await fx.login(oauth);
     expect(await fx.listCalls(await restarted.accessToken())).toBe(200);
     expect(
       (await metrics.registry.getSingleMetric('calls_connector_grant_valid')?.get())?.values[0]?.value,
@@ -117,11 +108,8 @@ describe('refresh-token rotation across a crash', () => {
   });
 
   it('without rotation the same crash is harmless: the stored refresh token still works after the restart', async () => {
-    const { backend, doomed, first } = await loggedIn(false);
-    backend.armed = 'before-write';
-    await expect(doomed.refreshAfterRejection(first)).rejects.toMatchObject({
-      code: 'AUTH_STORE_WRITE_FAILED',
-    });
+    const setup = await loggedIn(false);
+    await crashDuringRefresh(setup, 'before-write');
     const restarted = (await fx.open()).tokenProvider();
     const token = await restarted.refreshAfterRejection(await restarted.accessToken());
     expect(await fx.listCalls(token)).toBe(200);

@@ -8,7 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import type { GrantSummary } from '../../../src/auth/authorization.js';
 import { CallbackListener } from '../../../src/auth/callback-listener.js';
+import { login } from '../../../src/auth/login.js';
 import { openOAuth, type OAuthDependencies, type OAuthRuntime } from '../../../src/auth/oauth-runtime.js';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
@@ -30,6 +32,8 @@ export interface OAuthFixture {
   open(deps?: OAuthDependencies): Promise<OAuthRuntime>;
   /** The person's browser: follows the authorize URL to the sandbox, then its redirect to the listener. */
   browse(authorizeUrl: string): Promise<{ redirect: URL; status: number }>;
+  /** `auth login` with the scripted browser: authorizes `grant` and stores it. */
+  login(oauth: OAuthRuntime, grant?: string): Promise<GrantSummary>;
   /** GET a listing page with `token`; returns the HTTP status. */
   listCalls(token: string): Promise<number>;
   close(): Promise<void>;
@@ -79,6 +83,18 @@ export async function startOAuthFixture(
   const toSandbox = new Agent({ connect: { ca: sandbox.caCertPem ?? undefined } });
   const toListener = new Agent({ connect: { ca: listener.certificatePem } });
   const runtimes: OAuthRuntime[] = [];
+  async function browse(authorizeUrl: string): Promise<{ redirect: URL; status: number }> {
+    const approved = await request(authorizeUrl, { dispatcher: toSandbox });
+    await approved.body.dump();
+    const location = approved.headers.location;
+    if (approved.statusCode !== 302 || typeof location !== 'string') {
+      throw new Error(`authorize answered ${approved.statusCode} without a redirect`);
+    }
+    const redirect = new URL(location);
+    const landed = await request(redirect, { dispatcher: toListener });
+    await landed.body.dump();
+    return { redirect, status: landed.statusCode };
+  }
   return {
     sandbox,
     listener,
@@ -92,17 +108,15 @@ export async function startOAuthFixture(
       runtimes.push(runtime);
       return runtime;
     },
-    async browse(authorizeUrl) {
-      const approved = await request(authorizeUrl, { dispatcher: toSandbox });
-      await approved.body.dump();
-      const location = approved.headers.location;
-      if (approved.statusCode !== 302 || typeof location !== 'string') {
-        throw new Error(`authorize answered ${approved.statusCode} without a redirect`);
-      }
-      const redirect = new URL(location);
-      const landed = await request(redirect, { dispatcher: toListener });
-      await landed.body.dump();
-      return { redirect, status: landed.statusCode };
+    browse,
+    async login(oauth, grant) {
+      return login({
+        authorization: oauth.authorization(grant),
+        listener,
+        show: () => {},
+        open: (url) => void browse(url),
+        timeoutMs: 10_000,
+      });
     },
     async listCalls(token) {
       const response = await request(
