@@ -1,0 +1,198 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
+import { silentLogger } from '../../../src/logging/logger.js';
+import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { systemClock } from '../../../src/sync/clock.js';
+import { Scheduler } from '../../../src/sync/scheduler.js';
+import { counterValue, eventually } from '../../support/kafka.js';
+import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import {
+  byUpdatedAtThenUid,
+  expectedCall,
+  locationSync,
+  sandboxClient,
+  type SandboxClientHarness,
+} from '../../support/sync/sandbox-harness.js';
+
+describe('sync engine against the sandbox: backfill, boundary, faults, privacy, live updates', () => {
+  let sandbox: RunningSandbox;
+  let harness: SandboxClientHarness;
+
+  beforeAll(async () => {
+    // Groups of 120 calls sharing one updatedAt, larger than the page of 50.
+    sandbox = await startSandbox({
+      data: {
+        locations: 3,
+        callsPerLocation: 400,
+        sameInstantGroups: { count: 2, size: 120 },
+        privateRatio: 0.3,
+      },
+    });
+    harness = await sandboxClient(sandbox, { pageSize: 50 });
+  });
+  afterEach(() => sandbox.admin.setFaults(DEFAULT_FAULTS));
+  afterAll(async () => {
+    await harness.close();
+    await sandbox.close();
+  });
+
+  it('backfills every location through the scheduler so that the published calls equal the truth, once each', async () => {
+    const sink = new InMemorySink();
+    const syncs = sandbox.locations.map((uid) => locationSync(harness, uid, sink));
+    const scheduler = new Scheduler({
+      locations: syncs,
+      settings: {
+        maxLocationsInFlight: 2,
+        intervalMs: 60_000,
+        pagesPerTurn: 2,
+        shutdownTimeoutMs: 5_000,
+        failureBackoff: DEFAULT_RETRY_POLICY,
+      },
+      metrics: harness.metrics,
+      logger: silentLogger(),
+      clock: systemClock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(
+      () => scheduler.status().every((s) => s.totals.traversalsCompleted >= 1),
+      60_000,
+      'every location traversed',
+    );
+    stop.abort();
+    await running;
+    for (const uid of sandbox.locations) {
+      const published = sink.callsOf(uid);
+      expect(published).toEqual(sandbox.admin.truth(uid).map(expectedCall));
+      expect(new Set(published.map((c) => c.uid)).size).toBe(published.length);
+    }
+  });
+
+  it('never publishes the customer number of a private call', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[1] ?? '';
+    await locationSync(harness, location, sink).runTraversal();
+    const privateCalls = sink.calls.filter((c) => c.isPrivate !== false);
+    expect(privateCalls.length).toBeGreaterThan(0);
+    expect(privateCalls.every((c) => c.customerPhoneNumber === null)).toBe(true);
+    expect(sink.calls.some((c) => c.isPrivate === false && c.customerPhoneNumber !== null)).toBe(true);
+    const published = JSON.stringify(sink.calls);
+    for (const truth of sandbox.admin
+      .truth(location)
+      .filter((c) => c.isPrivate && c.customerPhoneNumber !== null)) {
+      expect(published).not.toContain(truth.customerPhoneNumber);
+    }
+  });
+
+  it('publishes nothing again on the next traversal and picks up a live update and a new call', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[2] ?? '';
+    const sync = locationSync(harness, location, sink);
+    await sync.runTraversal();
+    const before = sink.calls.length;
+    await sync.runTraversal();
+    expect(sink.calls.length).toBe(before);
+
+    const existing = sandbox.admin.truth(location)[5];
+    sandbox.admin.advanceClock(60_000);
+    const updated = sandbox.admin.upsertCall({
+      uid: existing?.uid ?? '',
+      isPrivate: false,
+      customerPhoneNumber: '+15550199',
+    });
+    const created = sandbox.admin.upsertCall({
+      locationUid: location,
+      isPrivate: true,
+      customerPhoneNumber: '+15550198',
+    });
+    await sync.runTraversal();
+    expect(sink.calls.slice(before).sort(byUpdatedAtThenUid)).toEqual(
+      [updated, created].map(expectedCall).sort(byUpdatedAtThenUid),
+    );
+  });
+
+  it('restarts inside a same-instant group larger than a page when the cursor expires, losing and doubling nothing', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[0] ?? '';
+    const sync = locationSync(harness, location, sink);
+    const truth = sandbox.admin.truth(location);
+    const sizes = new Map<string, number>();
+    for (const c of truth) sizes.set(c.updatedAt, (sizes.get(c.updatedAt) ?? 0) + 1);
+    const [groupInstant, groupSize] = [...sizes].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
+    expect(groupSize).toBeGreaterThan(50);
+    // Cursors live 1 s on the sandbox clock. Advance page by page until the committed boundary is part-way
+    // through the group, then move the clock past the cursor's expiry.
+    sandbox.admin.setFaults({ cursorTtlMs: 1_000 });
+    await eventually(
+      async () => {
+        await sync.runPage();
+        return (
+          sync.offset.watermark === groupInstant &&
+          sync.offset.boundary.length < groupSize &&
+          sync.offset.cursor !== null
+        );
+      },
+      30_000,
+      'a checkpoint inside the group',
+    );
+    sandbox.admin.advanceClock(5_000);
+    const report = await sync.runPage();
+    expect(report.restarted).toBe(true);
+    sandbox.admin.setFaults({ cursorTtlMs: DEFAULT_FAULTS.cursorTtlMs });
+    await sync.runTraversal();
+    expect(sink.calls).toEqual(truth.map(expectedCall));
+    expect(
+      await counterValue(harness.metrics.recordsSkipped, { location, reason: 'boundary_dedupe' }),
+    ).toBeGreaterThan(0);
+  });
+
+  it('loses and doubles nothing under 429s, server errors, dropped connections and malformed bodies', async () => {
+    sandbox.admin.setFaults({
+      rateLimitRate: 0.05,
+      retryAfterSeconds: 0,
+      serverErrorRate: 0.1,
+      dropConnectionRate: 0.05,
+      malformedJsonRate: 0.05,
+      seed: 11,
+    });
+    const sink = new InMemorySink();
+    const location = sandbox.locations[1] ?? '';
+    await locationSync(harness, location, sink).runTraversal();
+    expect(sink.calls).toEqual(sandbox.admin.truth(location).map(expectedCall));
+    expect(await counterValue(harness.metrics.apiRateLimited, { endpoint: 'get_call' })).toBeGreaterThan(0);
+  });
+});
+
+describe('sync engine against the sandbox: short and empty pages', () => {
+  let sandbox: RunningSandbox;
+  let harness: SandboxClientHarness;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({
+      data: {
+        locations: 1,
+        callsPerLocation: 200,
+        unrepresentableRatio: 0.6,
+        thirdPartyRatio: 0.2,
+        sameInstantGroups: { count: 0, size: 1 },
+      },
+    });
+    harness = await sandboxClient(sandbox, { pageSize: 5, enrich: false });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await sandbox.close();
+  });
+
+  it('follows the cursor through short and empty pages to the end', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[0] ?? '';
+    const sync = locationSync(harness, location, sink);
+    await sync.runTraversal();
+    const truth = sandbox.admin.truth(location);
+    expect(sink.calls.map((c) => c.uid)).toEqual(truth.map((c) => c.uid));
+    // Fewer than 5 per page on average: pages ran short while the cursor was set.
+    expect(sync.totals.pages).toBeGreaterThan(Math.ceil(truth.length / 5));
+    expect(sink.calls.every((c) => c.customerPhoneNumber === null && !c.enriched)).toBe(true);
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * Wires the real API client to a running sandbox (HTTPS, its CA trusted through api.caFile), plus the
+ * sync engine over an in-memory sink, for component tests. No Kafka.
+ */
+import { CallsApiClient } from '../../../src/api/calls-api-client.js';
+import { HttpTransport } from '../../../src/api/http-transport.js';
+import type { TokenProvider } from '../../../src/auth/token-provider.js';
+import { apiSchema, type ApiConfig, type PrivacyPolicy } from '../../../src/config/schema.js';
+import { silentLogger } from '../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import type { RunningSandbox, SandboxCall } from '../../../src/sandbox/index.js';
+import { systemClock } from '../../../src/sync/clock.js';
+import { Enricher } from '../../../src/sync/enricher.js';
+import { LocationSync } from '../../../src/sync/location-sync.js';
+import { EMPTY_OFFSET, type Call, type LocationOffset } from '../../../src/sync/model.js';
+import { InMemorySink } from './in-memory-sink.js';
+
+/** Tokens minted by the sandbox; a refresh mints a new pair (like a successful OAuth refresh). */
+export class SandboxTokens implements TokenProvider {
+  private current: string;
+  refreshes = 0;
+  constructor(
+    private readonly sandbox: RunningSandbox,
+    private readonly scopes: string[] = ['read_phones'],
+  ) {
+    this.current = sandbox.issueTokens({ scopes }).accessToken;
+  }
+  async accessToken(): Promise<string> {
+    return this.current;
+  }
+  async refreshAfterRejection(rejected: string): Promise<string> {
+    if (rejected === this.current) {
+      this.refreshes += 1;
+      this.current = this.sandbox.issueTokens({ scopes: this.scopes }).accessToken;
+    }
+    return this.current;
+  }
+}
+
+/** Test-speed retry numbers: short backoff, many attempts (fault rates are high in tests). */
+const TEST_RETRY = { initialDelayMs: 5, maxDelayMs: 50, maxAttempts: 12 };
+
+export interface SandboxClientHarness {
+  api: ApiConfig;
+  client: CallsApiClient;
+  transport: HttpTransport;
+  metrics: ConnectorMetrics;
+  tokens: SandboxTokens;
+  close(): Promise<void>;
+}
+
+export async function sandboxClient(
+  sandbox: RunningSandbox,
+  overrides: Partial<Omit<ApiConfig, 'retry'>> & { retry?: Partial<ApiConfig['retry']> } = {},
+  tokens: SandboxTokens = new SandboxTokens(sandbox),
+): Promise<SandboxClientHarness> {
+  const { retry, ...rest } = overrides;
+  const api = apiSchema.parse({
+    baseUrl: sandbox.baseUrl,
+    caFile: sandbox.caFile ?? undefined,
+    requestsPerSecond: 1000,
+    maxConcurrency: 16,
+    ...rest,
+    retry: { ...TEST_RETRY, ...retry },
+  });
+  const metrics = new ConnectorMetrics();
+  const transport = await HttpTransport.fromConfig(api, metrics);
+  const client = new CallsApiClient({
+    http: transport,
+    tokens,
+    settings: api,
+    metrics,
+    logger: silentLogger(),
+  });
+  return { api, client, transport, metrics, tokens, close: () => transport.close() };
+}
+
+export function locationSync(
+  harness: SandboxClientHarness,
+  locationUid: string,
+  sink: InMemorySink,
+  options: { start?: LocationOffset; privacy?: PrivacyPolicy; boundaryCap?: number } = {},
+): LocationSync {
+  return new LocationSync({
+    locationUid,
+    startOffset: options.start ?? sink.offsets.get(locationUid) ?? EMPTY_OFFSET,
+    api: harness.client,
+    enricher: new Enricher({
+      api: harness.client,
+      enabled: harness.api.enrich,
+      concurrency: harness.api.enrichConcurrency,
+    }),
+    sink,
+    metrics: harness.metrics,
+    logger: silentLogger(),
+    settings: {
+      pageSize: harness.api.pageSize,
+      startSince: null,
+      boundaryCap: options.boundaryCap ?? 5_000,
+      privacy: options.privacy ?? 'redact-unless-public',
+      commitRetry: harness.api.retry,
+    },
+    reloadOffset: async () => (await sink.loadAll()).get(locationUid) ?? EMPTY_OFFSET,
+    clock: systemClock,
+  });
+}
+
+/** What the connector must publish for a sandbox call under redact-unless-public with enrichment on. */
+export function expectedCall(truth: SandboxCall): Call {
+  const redacted = truth.isPrivate && truth.customerPhoneNumber !== null;
+  return {
+    uid: truth.uid,
+    locationUid: truth.locationUid,
+    updatedAt: truth.updatedAt,
+    locationPhoneNumber: truth.locationPhoneNumber,
+    customerPhoneNumber: truth.isPrivate ? null : truth.customerPhoneNumber,
+    startedAt: truth.startedAt,
+    endedAt: truth.endedAt,
+    isPrivate: truth.isPrivate,
+    conversationUid: truth.conversationUid,
+    enriched: true,
+    customerPhoneNumberRedacted: redacted,
+  };
+}
+
+/** Sorts calls the way truth() is sorted, so lists compare directly. */
+export function byUpdatedAtThenUid(a: Call | SandboxCall, b: Call | SandboxCall): number {
+  return a.updatedAt < b.updatedAt
+    ? -1
+    : a.updatedAt > b.updatedAt
+      ? 1
+      : a.uid < b.uid
+        ? -1
+        : a.uid > b.uid
+          ? 1
+          : 0;
+}
