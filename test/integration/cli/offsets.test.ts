@@ -1,0 +1,91 @@
+/** `calls-connector offsets show|reset` against the real broker, through the command functions. */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { stringify } from 'yaml';
+import { resetOffset, showOffsets } from '../../../src/cli/commands/offsets.js';
+import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { loadOffsetsWhen, startTestSession, testKafkaConfig } from '../../support/kafka.js';
+import { stackEndpoints, uniqueName } from '../../support/stack.js';
+
+const LOCATION_A = '00000000-0000-4000-8000-00000000000a';
+const LOCATION_B = '00000000-0000-4000-8000-00000000000b';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function configFile(connectorName: string, kafka: ReturnType<typeof testKafkaConfig>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'offsets-cli-'));
+  const file = join(dir, 'connector.yaml');
+  await writeFile(
+    file,
+    stringify({
+      connector: { name: connectorName },
+      api: { baseUrl: 'https://127.0.0.1:1' },
+      auth: { staticToken: 'test-token' },
+      sources: [{ locations: [LOCATION_A, LOCATION_B] }],
+      kafka: {
+        brokers: kafka.brokers,
+        topic: kafka.topic,
+        offsetsTopic: kafka.offsetsTopic,
+        dlqTopic: kafka.dlqTopic,
+      },
+      schemaRegistry: { url: stackEndpoints().registryUrl },
+    }),
+  );
+  return file;
+}
+
+/** Runs a command function, returning its exit code and what it printed on stdout. */
+async function capture(run: () => Promise<number>): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += chunk.toString();
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  const code = await run();
+  vi.restoreAllMocks();
+  return { code, stdout };
+}
+
+describe('offsets command', () => {
+  it('shows stored offsets as JSON, resets one with a tombstone and another to a time', async () => {
+    const kafka = testKafkaConfig();
+    const connectorName = uniqueName('cli');
+    const { session } = await startTestSession({ connectorName, kafka });
+    const offset = { since: null, cursor: 'c', watermark: '2024-05-01T10:00:00Z', boundary: ['u1'] };
+    await session.sink.commitPage({ locationUid: LOCATION_A, calls: [], deadLetters: [], offset });
+    await session.sink.commitPage({ locationUid: LOCATION_B, calls: [], deadLetters: [], offset });
+    await loadOffsetsWhen(session.offsetStore, (o) => o.size === 2);
+    await session.close();
+    const file = await configFile(connectorName, kafka);
+
+    const shown = await capture(() => showOffsets(file, undefined));
+    expect(shown.code).toBe(ExitCode.OK);
+    expect(JSON.parse(shown.stdout)).toEqual({ [LOCATION_A]: offset, [LOCATION_B]: offset });
+
+    expect((await capture(() => resetOffset(file, LOCATION_A, undefined))).code).toBe(ExitCode.OK);
+    expect((await capture(() => resetOffset(file, LOCATION_B, '2024-06-01T00:00:00Z'))).code).toBe(
+      ExitCode.OK,
+    );
+
+    const afterReset = await capture(() => showOffsets(file, undefined));
+    expect(JSON.parse(afterReset.stdout)).toEqual({
+      [LOCATION_A]: null,
+      [LOCATION_B]: { since: '2024-06-01T00:00:00Z', cursor: null, watermark: null, boundary: [] },
+    });
+    const one = await capture(() => showOffsets(file, LOCATION_A));
+    expect(one.code).toBe(ExitCode.NOT_READY);
+    expect(JSON.parse(one.stdout)).toEqual({ [LOCATION_A]: null });
+  });
+
+  it('refuses a malformed location or time with the usage exit code before touching Kafka', async () => {
+    const file = await configFile(uniqueName('cli'), testKafkaConfig());
+    expect((await capture(() => resetOffset(file, 'not-a-uuid', undefined))).code).toBe(ExitCode.USAGE);
+    expect((await capture(() => resetOffset(file, LOCATION_A, 'last tuesday'))).code).toBe(ExitCode.USAGE);
+    expect((await capture(() => showOffsets(file, 'nope'))).code).toBe(ExitCode.USAGE);
+  });
+});

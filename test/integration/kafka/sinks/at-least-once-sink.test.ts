@@ -1,0 +1,92 @@
+/**
+ * kafka.exactlyOnce: false against exactly-once mode: same records and offsets, no transactions, and
+ * no fencing (two instances both write), which is what makes duplicates possible.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError } from '../../../../src/errors/index.js';
+import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
+import type { KafkaSession } from '../../../../src/kafka/session.js';
+import type { PageCommit } from '../../../../src/sync/ports.js';
+import {
+  counterValue,
+  loadOffsetsWhen,
+  readCommittedAtLeast,
+  sampleCall,
+  startTestSession,
+  testKafka,
+  testKafkaConfig,
+} from '../../../support/kafka.js';
+import { uniqueName } from '../../../support/stack.js';
+
+const sessions: KafkaSession[] = [];
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((s) => s.close()));
+});
+
+const LOCATION = '00000000-0000-4000-8000-000000000001';
+
+function page(cursor: string): PageCommit {
+  const calls = [sampleCall({ locationUid: LOCATION }), sampleCall({ locationUid: LOCATION })];
+  return {
+    locationUid: LOCATION,
+    calls,
+    deadLetters: [{ locationUid: LOCATION, code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
+    offset: {
+      since: null,
+      cursor,
+      watermark: calls[0]?.updatedAt ?? null,
+      boundary: calls.map((c) => c.uid),
+    },
+  };
+}
+
+async function startedSession(connectorName: string, kafka: ReturnType<typeof testKafkaConfig>) {
+  const result = await startTestSession({ connectorName, kafka });
+  sessions.push(result.session);
+  return result;
+}
+
+describe('AtLeastOnceRecordSink', () => {
+  it('publishes the records, dead letters and offset of a page without any transaction', async () => {
+    const kafka = testKafkaConfig({ exactlyOnce: false });
+    const { session, metrics } = await startedSession(uniqueName('alo'), kafka);
+    const p = page('c1');
+
+    await session.sink.commitPage(p);
+
+    const client = testKafka();
+    const calls = await readCommittedAtLeast(client, kafka.topic, 2);
+    expect(calls.map((r) => r.key?.toString()).sort()).toEqual(p.calls.map((c) => c.uid).sort());
+    const dlq = await readCommittedAtLeast(client, kafka.dlqTopic, 1);
+    expect(dlq[0]?.headers?.[DLQ_HEADERS.code]?.toString()).toBe('ITEM_NO_UID');
+    expect((await loadOffsetsWhen(session.offsetStore, (o) => o.has(LOCATION))).get(LOCATION)).toEqual(
+      p.offset,
+    );
+    expect(await counterValue(metrics.transactions, { result: 'commit' })).toBe(0);
+    expect(await counterValue(metrics.recordsPublished, { location: LOCATION })).toBe(2);
+  });
+
+  it('lets two instances of one connector both publish, where exactly-once mode fences the older one', async () => {
+    const atLeastOnce = testKafkaConfig({ exactlyOnce: false });
+    const aloName = uniqueName('alo-twins');
+    const older = await startedSession(aloName, atLeastOnce);
+    const newer = await startedSession(aloName, atLeastOnce);
+    await newer.session.sink.commitPage(page('newer'));
+    await older.session.sink.commitPage(page('older')); // no fencing: both pages land
+    expect(await readCommittedAtLeast(testKafka(), atLeastOnce.topic, 4)).toHaveLength(4);
+
+    const exactlyOnce = testKafkaConfig({ exactlyOnce: true });
+    const eosName = uniqueName('eos-twins');
+    const olderEos = await startedSession(eosName, exactlyOnce);
+    const newerEos = await startedSession(eosName, exactlyOnce);
+    await newerEos.session.sink.commitPage(page('newer'));
+    const error = await olderEos.session.sink.commitPage(page('older')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConnectorError);
+    expect((error as ConnectorError).code).toBe('KAFKA_PRODUCER_FENCED');
+    const records = await readCommittedAtLeast(testKafka(), exactlyOnce.topic, 2);
+    expect(records).toHaveLength(2);
+  });
+});
