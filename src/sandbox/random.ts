@@ -28,7 +28,13 @@ function splitmix32(seed: number): () => number {
   };
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const HEX_CHARS = Buffer.from('0123456789abcdef', 'latin1');
+/** Byte position in the 36-char form of each of the 32 hex digits (dashes at 8, 13, 18 and 23). */
+const UUID_POSITIONS = Array.from(
+  { length: 32 },
+  (_, i) => i + (i >= 8 ? 1 : 0) + (i >= 12 ? 1 : 0) + (i >= 16 ? 1 : 0) + (i >= 20 ? 1 : 0),
+);
+const UUID_SCRATCH = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
 
 export function createRandom(seed: number): Random {
   const init = splitmix32(seed);
@@ -52,15 +58,18 @@ export function createRandom(seed: number): Random {
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),
     chance: (p) => p > 0 && next() < p,
     uuid: () => {
-      const bytes: number[] = [];
-      for (let i = 0; i < 4; i++) {
-        const w = next32();
-        bytes.push(w >>> 24, (w >>> 16) & 0xff, (w >>> 8) & 0xff, w & 0xff);
+      // Written as ASCII into a scratch buffer and decoded once: a flat 36-byte string, no cons or
+      // sliced strings holding on to bigger ones (a million of these are held by the data set).
+      for (let word = 0; word < 4; word++) {
+        let w = next32();
+        if (word === 1) w = ((w & 0xffff0fff) | 0x00004000) >>> 0;
+        if (word === 2) w = ((w & 0x3fffffff) | 0x80000000) >>> 0;
+        for (let nibble = 7; nibble >= 0; nibble--) {
+          UUID_SCRATCH[UUID_POSITIONS[word * 8 + nibble] as number] = HEX_CHARS[w & 0xf] as number;
+          w >>>= 4;
+        }
       }
-      bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
-      bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-      const h = bytes.map((x) => HEX[x] ?? '00').join('');
-      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+      return UUID_SCRATCH.toString('latin1', 0, 36);
     },
   };
 }

@@ -109,7 +109,7 @@ export async function handleListCalls(
   }
   let locations: string[];
   if (listing.locationUid !== null) {
-    if (!token.locations.includes(listing.locationUid)) {
+    if (!token.locationSet.has(listing.locationUid)) {
       ctx.respond.apiError(res, 403, 'location_forbidden', 'the token does not give access to this location');
       return;
     }
@@ -158,7 +158,7 @@ export async function handleGetCall(
     ctx.respond.apiError(res, 404, 'not_found', 'no call with this uid');
     return;
   }
-  if (!token.locations.includes(record.locationUid)) {
+  if (!token.locationSet.has(record.locationUid)) {
     ctx.respond.apiError(
       res,
       403,

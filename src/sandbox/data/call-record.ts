@@ -52,22 +52,15 @@ export function isoMs(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** The fields the listing and the single call share. */
-function sharedFields(
-  r: CallRecord,
-): Pick<SandboxCall, 'uid' | 'locationUid' | 'updatedAt' | 'locationPhoneNumber' | 'customerPhoneNumber'> {
+// The two shapes are written out in full (no shared spread): these run once per item of every page,
+// and plain object literals are several times cheaper than spreading a helper's result.
+export function toSingleCall(r: CallRecord): SandboxCall {
   return {
     uid: r.uid,
     locationUid: r.locationUid,
     updatedAt: isoMs(r.updatedAtMs),
     locationPhoneNumber: r.locationPhoneNumber,
     customerPhoneNumber: r.customerPhoneNumber,
-  };
-}
-
-export function toSingleCall(r: CallRecord): SandboxCall {
-  return {
-    ...sharedFields(r),
     startedAt: isoMs(r.startedAtMs),
     endedAt: isoMs(r.endedAtMs),
     isPrivate: r.isPrivate,
@@ -76,7 +69,17 @@ export function toSingleCall(r: CallRecord): SandboxCall {
 }
 
 export function toListedCall(r: CallRecord): ListedCall {
-  return { ...sharedFields(r), startedAt: null, endedAt: null, isPrivate: null, conversationUid: null };
+  return {
+    uid: r.uid,
+    locationUid: r.locationUid,
+    updatedAt: isoMs(r.updatedAtMs),
+    locationPhoneNumber: r.locationPhoneNumber,
+    customerPhoneNumber: r.customerPhoneNumber,
+    startedAt: null,
+    endedAt: null,
+    isPrivate: null,
+    conversationUid: null,
+  };
 }
 
 /** Total order of the listing: updatedAt, then uid (so records sharing an instant still have a place). */

@@ -70,10 +70,13 @@ export function resolveDataOptions(options: DataOptions = {}): ResolvedDataOptio
   return o;
 }
 
+const PHONE_SCRATCH = Buffer.alloc(32);
+
+/** prefix + `digits` random digits, as one flat string (see Random.uuid for why flat). */
 function phone(random: Random, prefix: string, digits: number): string {
-  let s = prefix;
-  for (let i = 0; i < digits; i++) s += String(random.int(0, 9));
-  return s;
+  const start = PHONE_SCRATCH.write(prefix, 'latin1');
+  for (let i = 0; i < digits; i++) PHONE_SCRATCH[start + i] = 48 + Math.floor(random.next() * 10);
+  return PHONE_SCRATCH.toString('latin1', 0, start + digits);
 }
 
 /** Builds the store. 1,000 locations x 1,000 calls take about two seconds and ~400 MB. */

@@ -29,6 +29,8 @@ interface CodeEntry extends Grant {
 }
 
 export interface AccessTokenEntry extends Grant {
+  /** The locations as a set: checked on every API request. */
+  locationSet: ReadonlySet<string>;
   expiresAtMs: number;
   /** Set when the token was revoked or expired early: the reason given on 401. */
   invalidated: 'revoked' | 'expired' | null;
@@ -90,6 +92,7 @@ export class GrantStore {
       clientId: grant.clientId,
       scopes: [...grant.scopes],
       locations: [...grant.locations],
+      locationSet: new Set(grant.locations),
       expiresAtMs: this.nowMs() + (this.settings.accessTokenTtlMs ?? ACCESS_TOKEN_TTL_MS),
       invalidated: null,
     });

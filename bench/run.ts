@@ -1,0 +1,64 @@
+/**
+ * `npm run bench [-- name...]`: runs the benchmark modules (all, or those named) one after the other and
+ * writes bench/reports/<date>.md and <date>.json (relative to the working directory).
+ *
+ * Add a benchmark by adding its module to `modules` below.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { sandboxBench } from './sandbox.js';
+import type { BenchModule, BenchResult } from './types.js';
+
+const modules: BenchModule[] = [sandboxBench];
+
+function markdown(date: string, results: BenchResult[]): string {
+  const lines = [
+    `# Benchmarks ${date}`,
+    '',
+    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB.`,
+    '',
+  ];
+  for (const r of results) {
+    lines.push(`## ${r.name}`, '', '| Measure | Value | Unit |', '|---|---:|---|');
+    for (const f of r.figures)
+      lines.push(
+        `| ${f.label} | ${f.value.toLocaleString('en-US', { maximumFractionDigits: 2 })} | ${f.unit} |`,
+      );
+    lines.push('');
+    for (const n of r.notes) lines.push(`- ${n}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const wanted = argv.filter((a) => !a.startsWith('-'));
+  const unknown = wanted.filter((w) => !modules.some((m) => m.name === w));
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown benchmark(s): ${unknown.join(', ')}; known: ${modules.map((m) => m.name).join(', ')}`,
+    );
+  const selected = wanted.length === 0 ? modules : modules.filter((m) => wanted.includes(m.name));
+  const results: BenchResult[] = [];
+  for (const m of selected) {
+    process.stdout.write(`bench: running ${m.name}\n`);
+    const result = await m.run();
+    for (const f of result.figures) process.stdout.write(`  ${f.label}: ${f.value.toFixed(2)} ${f.unit}\n`);
+    results.push(result);
+  }
+  const date = new Date().toISOString().slice(0, 19).replace(/:/g, '-');
+  const dir = join(process.cwd(), 'bench', 'reports');
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    join(dir, `${date}.json`),
+    `${JSON.stringify({ date, node: process.version, results }, null, 2)}\n`,
+  );
+  await writeFile(join(dir, `${date}.md`), markdown(date, results));
+  process.stdout.write(`bench: wrote bench/reports/${date}.md and .json\n`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
