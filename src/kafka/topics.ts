@@ -11,7 +11,10 @@
  * With `kafka.createTopics: false` missing topics are a FatalError naming them (create them, or grant
  * CreateTopics). Contract: called at start-up, before producing.
  */
-import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka } from 'kafkajs';
+
+// kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
+const { ConfigResourceTypes } = kafkajs;
 import { FatalError, RetriableError } from '../errors/index.js';
 import type { KafkaConfig } from '../config/schema.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';

@@ -1,0 +1,292 @@
+/**
+ * The composition root: builds every part of a running connector from a validated configuration and wires
+ * them through the small interfaces they depend on (TokenProvider, CallsApi, RecordSink, OffsetStore).
+ * Nothing else in the code base constructs these parts for production; `run` and `demo` both come here.
+ *
+ * Start-up order, each step failing fast with an actionable error:
+ * 1. metrics server (so /healthz answers and /readyz says what is missing while the rest starts);
+ * 2. Kafka session: topics, schemas, producer (fencing any older instance), then offsets (see KafkaSession);
+ * 3. token providers (OAuth grant(s) from the encrypted store, or the static development token);
+ * 4. one HTTP transport (keep-alive pool, global rate limit and concurrency cap) shared by one API client
+ *    per grant; one enricher per grant;
+ * 5. one LocationSync per configured location, all under one Scheduler.
+ *
+ * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
+ * or once every location is stopped by a fatal error; `close()` releases everything and is safe to call
+ * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
+ */
+import type { Logger } from '../logging/logger.js';
+import { CallsApiClient } from '../api/calls-api-client.js';
+import { HttpTransport, readCaFile } from '../api/http-transport.js';
+import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
+import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
+import type { ConnectorConfig } from '../config/schema.js';
+import { FatalError } from '../errors/index.js';
+import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
+import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
+import { KafkaSession } from '../kafka/session.js';
+import { ConnectorMetrics } from '../metrics/metrics.js';
+import { MetricsServer, type MetricsServerAddress } from '../metrics/server.js';
+import { systemClock, type Clock } from '../sync/clock.js';
+import { Enricher } from '../sync/enricher.js';
+import { LocationSync } from '../sync/location-sync.js';
+import { EMPTY_OFFSET } from '../sync/model.js';
+import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
+
+/** Grant name used with a static development token. */
+const STATIC_GRANT = 'static';
+
+/** Maximum bytes of one API response body; a larger page is refused as malformed rather than buffered. */
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+export interface ConnectorRuntimeOptions {
+  config: ConnectorConfig;
+  logger: Logger;
+  /** Injected in tests; otherwise one with process metrics is created. */
+  metrics?: ConnectorMetrics;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+}
+
+export class ConnectorRuntime {
+  private readonly fatal = new AbortController();
+
+  private constructor(
+    readonly config: ConnectorConfig,
+    readonly metrics: ConnectorMetrics,
+    private readonly logger: Logger,
+    private readonly session: KafkaSession,
+    private readonly oauth: OAuthRuntime | null,
+    private readonly transport: HttpTransport,
+    private readonly scheduler: Scheduler,
+    private readonly metricsServer: MetricsServer | null,
+    readonly metricsAddress: MetricsServerAddress | null,
+    private readonly readiness: Readiness,
+    private readonly admin: { disconnect(): Promise<void> },
+  ) {}
+
+  static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
+    const { config, logger } = options;
+    const clock = options.clock ?? systemClock;
+    const metrics =
+      options.metrics ??
+      new ConnectorMetrics({ perLocationLabels: config.metrics.perLocationLabels, processMetrics: true });
+    const readiness = new Readiness();
+    const opened: Array<() => Promise<void>> = [];
+    const closeOpened = async () => {
+      for (const close of opened.reverse()) await close().catch(() => {});
+    };
+
+    try {
+      let metricsServer: MetricsServer | null = null;
+      let metricsAddress: MetricsServerAddress | null = null;
+      if (config.metrics.enabled) {
+        metricsServer = new MetricsServer({
+          metrics,
+          readiness,
+          host: config.metrics.host,
+          port: config.metrics.port,
+          logger,
+        });
+        metricsAddress = await metricsServer.start();
+        opened.push(() => metricsServer!.stop());
+        logger.info({ url: metricsAddress.url }, 'metrics, /healthz and /readyz listening');
+      }
+
+      let onFatal: (error: FatalError) => void = () => {};
+      const session = await KafkaSession.start({
+        config,
+        logger,
+        metrics,
+        onFatal: (error) => onFatal(error),
+      });
+      opened.push(() => session.close());
+      const admin = session.kafka.admin();
+      await admin.connect();
+      opened.push(() => admin.disconnect());
+
+      const oauth =
+        config.oauth === undefined
+          ? null
+          : await openOAuth(config, {
+              metrics,
+              logger,
+              kafka: session.kafka,
+              ...(options.env && { env: options.env }),
+            });
+      if (oauth) opened.push(() => oauth.close());
+      const tokensFor = (grant: string): TokenProvider => {
+        if (oauth) return oauth.tokenProvider(grant);
+        const token = config.auth.staticToken;
+        if (token === undefined)
+          throw new FatalError('AUTH_NOT_CONFIGURED', 'configure `oauth` or `auth.staticToken`');
+        return new StaticTokenProvider(token);
+      };
+
+      const transport = new HttpTransport({
+        baseUrl: config.api.baseUrl,
+        ...(config.api.caFile !== undefined && { extraCaPem: await readCaFile(config.api.caFile) }),
+        allowInsecureHttp: config.api.allowInsecureHttp,
+        requestTimeoutMs: config.api.requestTimeoutMs,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+        requestsPerSecond: config.api.requestsPerSecond,
+        maxConcurrency: config.api.maxConcurrency,
+        metrics,
+      });
+      opened.push(() => transport.close());
+
+      // One API client and one enricher per grant: each grant has its own token, all share the transport's
+      // connection pool, rate limit and concurrency cap.
+      const grants = new Map<string, { tokens: TokenProvider; enricher: Enricher; api: CallsApiClient }>();
+      const grantOf = (source: ConnectorConfig['sources'][number]) => (oauth ? source.grant : STATIC_GRANT);
+      for (const source of config.sources) {
+        const grant = grantOf(source);
+        if (grants.has(grant)) continue;
+        const tokens = tokensFor(grant);
+        const api = new CallsApiClient({
+          http: transport,
+          tokens,
+          settings: config.api,
+          metrics,
+          logger,
+          clock,
+        });
+        grants.set(grant, {
+          tokens,
+          api,
+          enricher: new Enricher({
+            api,
+            enabled: config.api.enrich,
+            concurrency: config.api.enrichConcurrency,
+          }),
+        });
+      }
+
+      const seen = new Set<string>();
+      const locations: LocationSync[] = [];
+      for (const source of config.sources) {
+        const { api, enricher } = grants.get(grantOf(source))!;
+        for (const locationUid of source.locations) {
+          if (seen.has(locationUid)) {
+            throw new FatalError(
+              'CONFIG_DUPLICATE_LOCATION',
+              `location ${locationUid} is listed twice in sources; list each location once`,
+            );
+          }
+          seen.add(locationUid);
+          locations.push(
+            new LocationSync({
+              locationUid,
+              startOffset: session.initialOffsets.get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
+              api,
+              enricher,
+              sink: session.sink,
+              metrics,
+              logger,
+              clock,
+              settings: {
+                pageSize: config.api.pageSize,
+                startSince: source.startSince ?? null,
+                boundaryCap: config.poll.boundaryCap,
+                privacy: config.privacy.customerPhoneNumber,
+                commitRetry: config.api.retry,
+              },
+              reloadOffset: async () =>
+                (await session.offsetStore.loadAll()).get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
+            }),
+          );
+        }
+      }
+
+      const scheduler = new Scheduler({
+        locations,
+        settings: {
+          maxLocationsInFlight: config.poll.maxLocationsInFlight,
+          intervalMs: config.poll.intervalMs,
+          pagesPerTurn: config.poll.pagesPerTurn,
+          shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
+          failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+        },
+        metrics,
+        logger,
+        clock,
+      });
+
+      const checks: NamedReadinessCheck[] = [
+        kafkaCheck(admin),
+        schemaRegistryCheck({
+          url: config.schemaRegistry.url,
+          ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
+          ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
+        }),
+        ...[...grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
+      ];
+      for (const check of checks) readiness.add(check);
+
+      const runtime = new ConnectorRuntime(
+        config,
+        metrics,
+        logger,
+        session,
+        oauth,
+        transport,
+        scheduler,
+        metricsServer,
+        metricsAddress,
+        readiness,
+        admin,
+      );
+      onFatal = (error) => runtime.fail(error);
+      logger.info(
+        {
+          connector: config.connector.name,
+          locations: locations.length,
+          exactlyOnce: config.kafka.exactlyOnce,
+        },
+        'connector started',
+      );
+      return runtime;
+    } catch (error) {
+      await closeOpened();
+      throw error;
+    }
+  }
+
+  /** Per-location status snapshot (demo live view, logs). */
+  status(): LocationStatus[] {
+    return this.scheduler.status();
+  }
+
+  /** The error that stopped the whole connector, if any (e.g. fenced by another instance). */
+  get fatalError(): FatalError | null {
+    return (this.fatal.signal.reason as FatalError | undefined) ?? null;
+  }
+
+  /** Runs until `signal` aborts (graceful stop), every location is stopped, or a fatal sink error. */
+  async run(signal: AbortSignal): Promise<void> {
+    await this.scheduler.run(AbortSignal.any([signal, this.fatal.signal]));
+    if (this.fatalError) throw this.fatalError;
+  }
+
+  async close(): Promise<void> {
+    const steps: Array<[string, () => Promise<void>]> = [
+      ['kafka session', () => this.session.close()],
+      ['kafka admin', () => this.admin.disconnect()],
+      ['oauth', () => this.oauth?.close() ?? Promise.resolve()],
+      ['api transport', () => this.transport.close()],
+      ['metrics server', () => this.metricsServer?.stop() ?? Promise.resolve()],
+    ];
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (error) {
+        this.logger.warn({ err: error, component: name }, 'error while closing');
+      }
+    }
+  }
+
+  private fail(error: FatalError): void {
+    this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
+    if (!this.fatal.signal.aborted) this.fatal.abort(error);
+  }
+}

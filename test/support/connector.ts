@@ -1,0 +1,89 @@
+/**
+ * End-to-end fixture: the real sandbox (HTTPS), the real Kafka broker and schema registry, and a connector
+ * configuration pointing at both with fresh topic names. Values are decoded through the registry, as a
+ * downstream consumer would.
+ */
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import { parseConfig } from '../../src/config/load.js';
+import type { ConnectorConfig } from '../../src/config/schema.js';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { readCommitted } from './kafka.js';
+import { stackEndpoints, uniqueName } from './stack.js';
+
+export interface PublishedCall {
+  key: string;
+  uid: string;
+  locationUid: string;
+  /** Microseconds since the epoch (Avro timestamp-micros, decoded without logical types). */
+  updatedAt: number;
+  updatedAtIso: string;
+  customerPhoneNumber: string | null;
+  isPrivate: boolean | null;
+  startedAt: string | null;
+  [field: string]: unknown;
+}
+
+export async function startTestSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  return startSandbox({ port: 0, ...options });
+}
+
+/** A connector config (as a parsed document) on the sandbox and the integration stack, with fresh topics. */
+export function connectorDocument(
+  sandbox: RunningSandbox,
+  overrides: {
+    api?: Record<string, unknown>;
+    poll?: Record<string, unknown>;
+    kafka?: Record<string, unknown>;
+    metrics?: Record<string, unknown>;
+  } = {},
+): Record<string, unknown> {
+  const { brokers, registryUrl } = stackEndpoints();
+  return {
+    connector: { name: uniqueName('it-connector') },
+    api: {
+      baseUrl: sandbox.baseUrl,
+      caFile: sandbox.caFile,
+      pageSize: 40,
+      requestsPerSecond: 500,
+      ...overrides.api,
+    },
+    auth: { staticToken: sandbox.issueTokens().accessToken },
+    sources: [{ locations: sandbox.locations }],
+    kafka: {
+      brokers,
+      topic: uniqueName('calls'),
+      offsetsTopic: uniqueName('offsets'),
+      dlqTopic: uniqueName('dlq'),
+      topicPartitions: 3,
+      ...overrides.kafka,
+    },
+    schemaRegistry: { url: registryUrl },
+    poll: { intervalMs: 200, maxLocationsInFlight: 3, shutdownTimeoutMs: 10_000, ...overrides.poll },
+    metrics: { enabled: false, ...overrides.metrics },
+    logging: { level: 'warn', format: 'json' },
+  };
+}
+
+export function connectorConfig(...args: Parameters<typeof connectorDocument>): ConnectorConfig {
+  return parseConfig(connectorDocument(...args), {});
+}
+
+/** Every committed call of the topic, decoded through the registry, in offset order per partition. */
+export async function publishedCalls(kafka: Kafka, config: ConnectorConfig): Promise<PublishedCall[]> {
+  const registry = new SchemaRegistry({ host: config.schemaRegistry.url });
+  const records = await readCommitted(kafka, config.kafka.topic);
+  const calls: PublishedCall[] = [];
+  for (const record of records) {
+    if (record.value === null) continue;
+    const value = (await registry.decode(record.value)) as PublishedCall;
+    calls.push({ ...value, key: record.key?.toString('utf8') ?? '' });
+  }
+  return calls;
+}
+
+/** "uid@updatedAt": one call version, from the sandbox's truth (updatedAt) or a published record (updatedAtIso). */
+export function versionId(call: { uid: string; updatedAt: string } | PublishedCall): string {
+  const iso = 'updatedAtIso' in call ? call.updatedAtIso : call.updatedAt;
+  return `${call.uid}@${new Date(iso).toISOString()}`;
+}
