@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { FatalError } from '../../../../src/errors/index.js';
+import {
+  decodeOffsetValue,
+  encodeOffsetValue,
+  offsetKey,
+  parseOffsetKey,
+} from '../../../../src/kafka/offsets/offset-codec.js';
+import type { LocationOffset } from '../../../../src/sync/model.js';
+
+const offset: LocationOffset = {
+  since: '2024-05-01T00:00:00Z',
+  cursor: 'abc',
+  watermark: '2024-05-01T10:00:00.5Z',
+  boundary: ['u1', 'u2'],
+};
+
+describe('offset key', () => {
+  it('is connector name and location uid joined by a slash, and splits back', () => {
+    const key = offsetKey('my.connector', '00000000-0000-4000-8000-000000000001');
+    expect(key).toBe('my.connector/00000000-0000-4000-8000-000000000001');
+    expect(parseOffsetKey(key)).toEqual({
+      connectorName: 'my.connector',
+      locationUid: '00000000-0000-4000-8000-000000000001',
+    });
+  });
+
+  it('is not parsed when it has no connector or location part', () => {
+    expect(parseOffsetKey('no-slash')).toBeUndefined();
+    expect(parseOffsetKey('/loc')).toBeUndefined();
+    expect(parseOffsetKey('conn/')).toBeUndefined();
+  });
+});
+
+describe('offset value', () => {
+  it('round-trips through versioned JSON', () => {
+    const text = encodeOffsetValue(offset);
+    expect(JSON.parse(text)).toEqual({ version: 1, ...offset });
+    expect(decodeOffsetValue('k', text)).toEqual(offset);
+    expect(decodeOffsetValue('k', Buffer.from(text))).toEqual(offset);
+  });
+
+  it('keeps boundaryOverflow only when set', () => {
+    expect(JSON.parse(encodeOffsetValue({ ...offset, boundaryOverflow: false }))).not.toHaveProperty(
+      'boundaryOverflow',
+    );
+    expect(decodeOffsetValue('k', encodeOffsetValue({ ...offset, boundaryOverflow: true }))).toEqual({
+      ...offset,
+      boundaryOverflow: true,
+    });
+  });
+
+  it('reads a tombstone as no offset', () => {
+    expect(decodeOffsetValue('k', null)).toBeNull();
+  });
+
+  it('ignores fields a later minor change may add', () => {
+    expect(decodeOffsetValue('k', JSON.stringify({ version: 1, ...offset, note: 'x' }))).toEqual(offset);
+  });
+
+  it('refuses unreadable values with a fatal error that names the key and the way out', () => {
+    for (const [value, reason] of [
+      ['not json', 'not JSON'],
+      [JSON.stringify({ version: 2, ...offset }), 'format version 2'],
+      [JSON.stringify({ version: 1, since: null }), 'cursor'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        decodeOffsetValue('conn/loc', value);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(FatalError);
+      expect((thrown as FatalError).code).toBe('OFFSET_UNREADABLE');
+      expect((thrown as FatalError).message).toContain('conn/loc');
+      expect((thrown as FatalError).message).toContain(reason);
+      expect((thrown as FatalError).message).toContain('offsets reset');
+    }
+  });
+});

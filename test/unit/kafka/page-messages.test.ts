@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { SkippableError } from '../../../src/errors/index.js';
+import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
+import { pageMessages, topicMessages, type CallEncoder } from '../../../src/kafka/page-messages.js';
+import type { Call } from '../../../src/sync/model.js';
+
+const LOCATION = '00000000-0000-4000-8000-000000000001';
+
+function call(uid: string): Call {
+  return {
+    uid,
+    locationUid: LOCATION,
+    updatedAt: '2024-05-01T10:00:00Z',
+    locationPhoneNumber: null,
+    customerPhoneNumber: '+15550199',
+    startedAt: null,
+    endedAt: null,
+    isPrivate: false,
+    conversationUid: null,
+    enriched: true,
+    customerPhoneNumberRedacted: false,
+  };
+}
+
+/** Encodes a call as its uid, except uids starting with "bad", which the "schema" rejects. */
+const encoder: CallEncoder = {
+  encodeKey: (c) => c.uid,
+  encodeValue: (c) => {
+    if (c.uid.startsWith('bad')) throw new SkippableError('ITEM_SCHEMA_REJECTED', `call ${c.uid} rejected`);
+    return Buffer.from(c.uid);
+  },
+};
+
+const offset = { since: null, cursor: 'next', watermark: '2024-05-01T10:00:00Z', boundary: ['ok-1'] };
+
+describe('pageMessages', () => {
+  it('routes a call the schema rejects to the dead letters, without its customer number, and keeps the rest of the page', () => {
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1'), call('bad-2'), call('ok-3')], deadLetters: [], offset },
+      encoder,
+      'conn',
+      new Date('2024-05-01T12:00:00Z'),
+    );
+    expect(page.calls.map((m) => m.key)).toEqual(['ok-1', 'ok-3']);
+    expect(page.deadLetterCodes).toEqual(['ITEM_SCHEMA_REJECTED']);
+    const [dead] = page.deadLetters;
+    expect(dead?.headers?.[DLQ_HEADERS.code]).toBe('ITEM_SCHEMA_REJECTED');
+    expect(dead?.headers?.[DLQ_HEADERS.failedAt]).toBe('2024-05-01T12:00:00.000Z');
+    expect(JSON.parse(String(dead?.value))).not.toHaveProperty('customerPhoneNumber');
+    expect(page.offset).toEqual({
+      key: `conn/${LOCATION}`,
+      value: JSON.stringify({ version: 1, ...offset }),
+    });
+  });
+
+  it('lets errors that are not skippable through (programmer errors are never dead letters)', () => {
+    const broken: CallEncoder = {
+      ...encoder,
+      encodeValue: () => {
+        throw new TypeError('bug');
+      },
+    };
+    expect(() =>
+      pageMessages(
+        { locationUid: LOCATION, calls: [call('x')], deadLetters: [], offset },
+        broken,
+        'conn',
+        new Date(),
+      ),
+    ).toThrow(TypeError);
+  });
+});
+
+describe('topicMessages', () => {
+  it('groups pages by topic in arrival order and leaves out empty topics and, on request, offsets', () => {
+    const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
+    const first = pageMessages(
+      { locationUid: LOCATION, calls: [call('a')], deadLetters: [], offset },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    const second = pageMessages(
+      { locationUid: LOCATION, calls: [call('b')], deadLetters: [], offset: { ...offset, cursor: 'later' } },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    const grouped = topicMessages([first, second], topics);
+    expect(grouped.map((t) => t.topic)).toEqual(['calls', 'offsets']);
+    expect(grouped[0]?.messages.map((m) => m.key)).toEqual(['a', 'b']);
+    expect(String(grouped[1]?.messages[1]?.value)).toContain('later');
+    expect(topicMessages([first], topics, { offsets: false }).map((t) => t.topic)).toEqual(['calls']);
+  });
+});
