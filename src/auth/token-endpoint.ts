@@ -8,7 +8,8 @@
  * - the service refused the client (`invalid_client`, or a 401): AUTH_CLIENT_REJECTED (fatal: fix the secret);
  * - any other 4xx OAuth error: AUTH_TOKEN_REQUEST_REFUSED (fatal);
  * - network errors, timeouts, 408/429/5xx: retried per `retry`, then RetriableError AUTH_TOKEN_ENDPOINT_UNAVAILABLE;
- * - a 2xx body without an access token: AUTH_TOKEN_RESPONSE_INVALID (fatal).
+ * - a 2xx body without an access token: AUTH_TOKEN_RESPONSE_INVALID (fatal);
+ * - a server certificate that does not verify: AUTH_ENDPOINT_TLS_UNTRUSTED (fatal: configure api.caFile).
  * Messages carry the OAuth error code and description with every secret of the request scrubbed out.
  *
  * Retrying a refresh whose response was lost is inherently risky when the service rotates refresh tokens (the
@@ -170,6 +171,15 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     } catch (error) {
       if (error instanceof FatalError || error instanceof RetriableError) throw error;
       if (signal?.aborted) throw error;
+      const tlsCode = untrustedCertificateCode(error);
+      if (tlsCode !== undefined) {
+        throw new FatalError(
+          'AUTH_ENDPOINT_TLS_UNTRUSTED',
+          `the certificate of ${new URL(this.url).origin} is not trusted (${tlsCode}); if the service uses a private CA ` +
+            '(e.g. the sandbox), set api.caFile to its PEM. Certificate verification cannot be turned off',
+          { cause: error },
+        );
+      }
       const reason = timeout.aborted ? 'timeout' : 'network';
       throw new RetriableError(
         'AUTH_TOKEN_ENDPOINT_UNAVAILABLE',
@@ -263,6 +273,28 @@ function parseJson(text: string): Record<string, unknown> | undefined {
 function stringField(json: Record<string, unknown> | undefined, name: string): string | undefined {
   const value = json?.[name];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** Node's codes for a certificate that does not verify (not transient: retrying cannot help). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function untrustedCertificateCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && UNTRUSTED_CERTIFICATE.has(code)) return code;
+  }
+  return undefined;
 }
 
 function errorSummary(error: unknown): string {
