@@ -7,10 +7,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { avroBench } from './avro.js';
 import { sandboxBench } from './sandbox.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const modules: BenchModule[] = [sandboxBench];
+const modules: BenchModule[] = [sandboxBench, avroBench];
 
 function markdown(date: string, results: BenchResult[]): string {
   const lines = [

@@ -75,8 +75,11 @@ export function frameConfluent(schemaId: number, body: Buffer): Buffer {
 
 export type KeyFormat = 'string' | 'avro';
 
+/** What the codec needs of the registry client: a seam, so the codec can be built without a registry (tests, benchmarks). */
+export type SchemaRegistryClient = Pick<SchemaRegistry, 'getRegistryIdBySchema' | 'register'>;
+
 export interface CallCodecOptions {
-  registry: SchemaRegistry;
+  registry: SchemaRegistryClient;
   topic: string;
   keyFormat: KeyFormat;
   connectorName: string;
@@ -158,7 +161,7 @@ export class CallCodec {
  * Registry unreachable or 5xx: RetriableError. Refused (401/403, incompatible schema): FatalError.
  */
 export async function ensureRegistered(
-  registry: SchemaRegistry,
+  registry: SchemaRegistryClient,
   subject: string,
   type: avro.Type,
   compatibility: COMPATIBILITY,

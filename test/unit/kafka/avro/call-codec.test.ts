@@ -1,8 +1,12 @@
 /** The Avro codec without a registry: the schema file, logical types, framing and rejection. */
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
-import { CallCodec, callValueType, frameConfluent } from '../../../../src/kafka/avro/call-codec.js';
+import {
+  CallCodec,
+  callValueType,
+  frameConfluent,
+  type SchemaRegistryClient,
+} from '../../../../src/kafka/avro/call-codec.js';
 import { CALL_VALUE_SCHEMA_FILE, loadSchema } from '../../../../src/kafka/avro/schema-files.js';
 import { SkippableError } from '../../../../src/errors/index.js';
 import type { Call } from '../../../../src/sync/model.js';
@@ -22,9 +26,13 @@ const call: Call = {
 };
 
 /** A registry stand-in that knows every schema under one id: CallCodec only looks ids up at start. */
-function registryWithId(id: number): SchemaRegistry {
-  const fake: Pick<SchemaRegistry, 'getRegistryIdBySchema'> = { getRegistryIdBySchema: async () => id };
-  return fake as SchemaRegistry;
+function registryWithId(id: number): SchemaRegistryClient {
+  return {
+    getRegistryIdBySchema: async () => id,
+    register: async () => {
+      throw new Error('not expected: the schema is known');
+    },
+  };
 }
 
 describe('call.avsc', () => {
