@@ -51,7 +51,7 @@ export function startLiveMode(ctx: SandboxContext, random: Random, rates: LiveRa
           startedAt: nowMs - random.int(5_000, 1_800_000),
           customerPhoneNumber: `+1${digits}`,
           isPrivate: random.chance(0.2),
-          conversationUid: random.chance(0.6) ? random.uuid() : null,
+          conversationUid: random.uuid(),
         },
         nowMs,
       );

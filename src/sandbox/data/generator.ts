@@ -23,7 +23,7 @@ export interface DataOptions {
   unrepresentableRatio?: number;
   /** Per location: `count` groups of `size` calls sharing one updatedAt (size > 100 beats any page). */
   sameInstantGroups?: { count: number; size: number };
-  /** Share of calls with a conversation (conversationUid not null). */
+  /** Share of calls with a conversation (conversationUid not null). Default 1: spec 4.4 says GET returns a value. */
   conversationRatio?: number;
   /** End of the time window (exclusive), ISO-8601. */
   endAt?: string;
@@ -41,7 +41,7 @@ export const DEFAULT_DATA_OPTIONS: ResolvedDataOptions = {
   thirdPartyRatio: 0.05,
   unrepresentableRatio: 0.02,
   sameInstantGroups: { count: 1, size: 120 },
-  conversationRatio: 0.6,
+  conversationRatio: 1,
   endAt: '2026-01-01T00:00:00.000Z',
   spanMs: 30 * 24 * 3600_000,
 };

@@ -119,7 +119,7 @@ export class CallStore {
       startedAtMs: input.startedAt === undefined ? endedAtMs - 60_000 : toMs(input.startedAt, 'startedAt'),
       endedAtMs,
       isPrivate: input.isPrivate ?? false,
-      conversationUid: input.conversationUid === undefined ? null : input.conversationUid,
+      conversationUid: input.conversationUid === undefined ? randomUUID() : input.conversationUid,
       thirdParty: input.thirdParty ?? false,
       representable: input.representable ?? true,
     };
