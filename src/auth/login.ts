@@ -24,8 +24,8 @@ export async function login(options: LoginOptions): Promise<GrantSummary> {
   const started = await options.authorization.start();
   options.show(started.url);
   options.open?.(started.url);
-  const timeoutMs = Math.min(options.timeoutMs, started.expiresAt - Date.now());
-  const redirect = await options.listener.waitForRedirect(started.state, timeoutMs, options.signal);
+  // A redirect after the state's expiry is still received, and then refused by `complete` as expired.
+  const redirect = await options.listener.waitForRedirect(started.state, options.timeoutMs, options.signal);
   return options.authorization.complete(redirect.code, redirect.state, options.signal);
 }
 

@@ -9,7 +9,7 @@
  * The client secret comes from the configuration (`${ENV}` or oauth.clientSecretFile), never from a flag.
  * Human output goes to stdout; logs (level from LOG_LEVEL, default warn) go to stderr as JSON.
  */
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -162,12 +162,12 @@ export function register(program: Command): void {
             ...(options.cert !== undefined && { certFile: options.cert }),
             ...(options.key !== undefined && { keyFile: options.key }),
           });
+          const certPath = join(tmpdir(), `calls-connector-callback-${process.pid}.pem`);
           const interrupt = new AbortController();
           const onSigint = (): void => interrupt.abort();
           process.once('SIGINT', onSigint);
           try {
             if (listener.generated) {
-              const certPath = join(tmpdir(), `calls-connector-callback-${process.pid}.pem`);
               await writeFile(certPath, listener.certificatePem, { mode: 0o644 });
               process.stdout.write(
                 `The local listener uses a certificate generated for this login (written to ${certPath}).\n` +
@@ -190,6 +190,8 @@ export function register(program: Command): void {
           } finally {
             process.removeListener('SIGINT', onSigint);
             await listener.close();
+            // The generated certificate was for this login only.
+            await rm(certPath, { force: true });
           }
         });
       },
