@@ -64,6 +64,12 @@ export class ConnectorMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly recordsBelowWatermark = new Counter({
+    name: 'calls_connector_records_below_watermark_total',
+    help: "Listed records older than their location's watermark (the API broke its updatedAt order): published again rather than risk losing them.",
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+  });
   readonly pagesFetched = new Counter({
     name: 'calls_connector_pages_fetched_total',
     help: 'Listing pages fetched.',

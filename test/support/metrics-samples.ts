@@ -16,6 +16,7 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.recordsSkipped.inc({ location, reason: 'redacted' }, 3);
   metrics.deadLetters.inc({ code: 'CALL_UNMAPPABLE' });
   metrics.pagesFetched.inc({ location }, 2);
+  metrics.recordsBelowWatermark.inc({ location });
   metrics.apiRequestDuration.observe({ endpoint: 'list', status_class: '2xx' }, 0.12);
   metrics.apiRequestDuration.observe({ endpoint: 'get_call', status_class: '5xx' }, 0.4);
   metrics.apiRetries.inc({ endpoint: 'list', reason: '5xx' });

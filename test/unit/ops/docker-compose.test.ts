@@ -180,13 +180,45 @@ describe('docker-compose.yml', () => {
     const locations = Number(flag(sandbox.command, '--locations'));
     const callsPerLocation = Number(flag(sandbox.command, '--calls'));
     const generated = generateData({ seed, locations, callsPerLocation }).locations;
-    expect(dockerConfig.sources.flatMap((s) => s.locations)).toEqual(generated);
+    // The uids depend on the sandbox's data generator: when it changes, paste these into the config.
+    expect(
+      dockerConfig.sources.flatMap((s) => s.locations),
+      `config/docker/connector.yaml sources[0].locations must be ${JSON.stringify(generated)}`,
+    ).toEqual(generated);
   });
 
   it('authorizes as the sandbox client with its registered redirect URI', () => {
     expect(sandbox.command).toContain('--auto-approve');
     expect(dockerConfig.oauth?.clientId).toBe(DEFAULT_CLIENT.clientId);
     expect(dockerConfig.oauth?.redirectUri).toBe(DEFAULT_CLIENT.redirectUri);
+  });
+
+  it('authorizes once through the real OAuth flow before the connector starts, into the store the connector reads', () => {
+    const authorize = service('authorize');
+    expect(connector.depends_on).toMatchObject({
+      authorize: { condition: 'service_completed_successfully' },
+    });
+    expect(authorize.depends_on).toMatchObject({ sandbox: { condition: 'service_healthy' } });
+    const script = (authorize as Service & { entrypoint?: string[] }).entrypoint?.[1] ?? '';
+    expect(mounts(authorize)).toContainEqual({
+      source: `./${script}`,
+      target: `/app/${script}`,
+      readOnly: true,
+    });
+    const configPath = authorize.command?.[0] ?? '';
+    expect(mounts(authorize)).toContainEqual({
+      source: './config/docker/connector.yaml',
+      target: configPath,
+      readOnly: true,
+    });
+    const store = dockerConfig.oauth?.store;
+    const path = store?.type === 'file' ? store.path : '';
+    expect(mountHolding(authorize, path)).toEqual(mountHolding(connector, path));
+    expect(Object.keys(authorize.environment ?? {})).toContain(dockerConfig.oauth?.keyEnv);
+    expect(authorize.environment?.NODE_EXTRA_CA_CERTS).toBe(dockerConfig.api.caFile);
+    expect(mountHolding(authorize, dockerConfig.api.caFile ?? '')?.source).toBe(
+      mountHolding(sandbox, dockerConfig.api.caFile ?? '')?.source,
+    );
   });
 
   it('keeps the token store on a volume and hands the connector its encryption key', () => {
