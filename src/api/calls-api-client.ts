@@ -210,8 +210,7 @@ export class CallsApiClient implements CallsApi {
           if (response.status === 429) this.metrics.apiRateLimited.inc({ endpoint });
           lastProblem =
             verdict.reason === 'malformed_body' ? 'the body is not JSON' : `HTTP ${verdict.status}`;
-          const reason =
-            verdict.reason === 'status' ? `status_${statusClass(verdict.status)}` : verdict.reason;
+          const reason = verdict.reason === 'status' ? statusClass(verdict.status) : verdict.reason;
           if (await retryAfter(reason, verdict.delayMs)) continue;
           if (verdict.reason === 'malformed_body') {
             throw new FatalError(

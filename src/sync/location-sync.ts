@@ -379,6 +379,7 @@ export class LocationSync {
     if (page.deadLetters.length > 0)
       metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
     if (page.redacted > 0) metrics.recordsSkipped.inc({ location, reason: 'redacted' }, page.redacted);
+    if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
     for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
     const watermark = this.committed.watermark === null ? null : parseInstant(this.committed.watermark);
     if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));

@@ -218,7 +218,13 @@ export class Scheduler {
           backoffDelayMs(settings.failureBackoff, Math.min(slot.consecutiveFailures, 30), clock.random()),
         );
         logger.warn(
-          { location: slot.sync.locationUid, code, err: error, retryInMs: wait },
+          {
+            location: slot.sync.locationUid,
+            traversal: slot.sync.traversalId,
+            code,
+            err: error,
+            retryInMs: wait,
+          },
           'location traversal failed; will retry',
         );
         this.requeue(slot, 'backoff', wait);
@@ -227,7 +233,7 @@ export class Scheduler {
       slot.state = 'stopped';
       metrics.locationsStopped.inc();
       logger.error(
-        { location: slot.sync.locationUid, code, err: error },
+        { location: slot.sync.locationUid, traversal: slot.sync.traversalId, code, err: error },
         'location stopped by a fatal error; the other locations continue',
       );
     }

@@ -82,13 +82,18 @@ describe('CallsApiClient against the sandbox over HTTPS', () => {
       malformedJsonRate: 0.25,
       seed: 7,
     });
+    const before = sandbox.admin.stats().faults;
     const items = await listAll(harness, 10);
     expect(uids(items)).toEqual(sandbox.admin.truth(location).map((c) => c.uid));
+    const after = sandbox.admin.stats().faults;
+    const injected = (kind: 'serverErrors' | 'dropped' | 'malformed') => after[kind] - before[kind];
     const retries = async (reason: string) =>
       counterValue(harness.metrics.apiRetries, { endpoint: 'list', reason });
-    expect(await retries('status_5xx')).toBeGreaterThan(0);
-    expect(await retries('network')).toBeGreaterThan(0);
-    expect(await retries('malformed_body')).toBeGreaterThan(0);
+    expect(injected('serverErrors') + injected('dropped') + injected('malformed')).toBeGreaterThan(2);
+    // Every injected fault cost exactly one retry, under its own reason.
+    expect(await retries('5xx')).toBe(injected('serverErrors'));
+    expect(await retries('network')).toBe(injected('dropped'));
+    expect(await retries('malformed_body')).toBe(injected('malformed'));
   });
 
   it('honours Retry-After on 429 and counts it', async () => {
@@ -143,5 +148,49 @@ describe('CallsApiClient against the sandbox over HTTPS', () => {
       message: expect.stringContaining('read_phones') as string,
     });
     await own.close();
+  });
+});
+
+describe('HttpTransport limits against the sandbox', () => {
+  it('starts no more than requestsPerSecond requests in any second', async () => {
+    const limited = await sandboxClient(sandbox, { requestsPerSecond: 10, maxConcurrency: 16 });
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: 15 }, () =>
+        limited.transport.send({ path: '/v4/calls/none', query: {}, headers: {} }),
+      ),
+    );
+    // 10 start at once; the 11th may start only when the first leaves the one-second window.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    await limited.close();
+  });
+
+  it('keeps at most maxConcurrency requests in flight', async () => {
+    sandbox.admin.setFaults({ latency: { medianMs: 30, p99Ms: 60 } });
+    const capped = await sandboxClient(sandbox, { maxConcurrency: 2 });
+    let peak = 0;
+    const sampler = setInterval(() => {
+      void capped.metrics.apiInFlight.get().then((g) => (peak = Math.max(peak, g.values[0]?.value ?? 0)));
+    }, 2);
+    await Promise.all(
+      Array.from({ length: 12 }, () =>
+        capped.transport.send({ path: '/v4/calls/none', query: {}, headers: {} }),
+      ),
+    );
+    clearInterval(sampler);
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(2);
+    await capped.close();
+  });
+
+  it('abandons a request when the caller aborts', async () => {
+    sandbox.admin.setFaults({ latency: { medianMs: 5_000, p99Ms: 6_000 } });
+    const controller = new AbortController();
+    const pending = harness.transport.send(
+      { path: '/v4/calls/none', query: {}, headers: {} },
+      controller.signal,
+    );
+    controller.abort(new Error('caller stopped'));
+    await expect(pending).rejects.toThrow('caller stopped');
   });
 });

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { HttpTransport, rateWindow, readCaFile } from '../../../src/api/http-transport.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+
+const options = {
+  allowInsecureHttp: false,
+  requestTimeoutMs: 1_000,
+  maxResponseBytes: 1 << 20,
+  requestsPerSecond: 5,
+  maxConcurrency: 2,
+  metrics: new ConnectorMetrics(),
+};
+
+describe('rateWindow', () => {
+  it('allows whole requests per second in a one-second window', () => {
+    expect(rateWindow(20)).toEqual({ intervalCap: 20, interval: 1000 });
+  });
+
+  it('stretches the window for fractional rates', () => {
+    expect(rateWindow(0.5)).toEqual({ intervalCap: 1, interval: 2000 });
+    expect(rateWindow(2.5)).toEqual({ intervalCap: 2, interval: 800 });
+  });
+
+  it('refuses a rate that is not positive', () => {
+    expect(() => rateWindow(0)).toThrow(RangeError);
+  });
+});
+
+describe('HttpTransport', () => {
+  it('refuses a plain http base URL unless allowInsecureHttp is set', async () => {
+    expect(() => new HttpTransport({ ...options, baseUrl: 'http://127.0.0.1:1' })).toThrow(
+      expect.objectContaining({ code: 'API_INSECURE_URL' }) as Error,
+    );
+    await new HttpTransport({ ...options, baseUrl: 'http://127.0.0.1:1', allowInsecureHttp: true }).close();
+  });
+
+  it('names api.caFile when the CA file cannot be read', async () => {
+    await expect(readCaFile('/nonexistent/ca.pem')).rejects.toMatchObject({
+      code: 'API_CA_FILE',
+      disposition: 'fatal',
+    });
+  });
+});
