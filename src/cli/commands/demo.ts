@@ -1,0 +1,71 @@
+/**
+ * `calls-connector demo`: the README's first command. See src/demo/demo.ts for what it runs.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { runDemo } from '../../demo/demo.js';
+import { ExitCode } from '../exit-codes.js';
+import { shutdownSignal } from './run.js';
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number >= 0');
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'Run everything end to end on an embedded default: a local Kafka + schema registry, the sandbox API, the OAuth flow and the connector, with a live view.',
+    )
+    .option('--duration <seconds>', 'stop after this many seconds (default: until Ctrl-C)', positiveInteger)
+    .option('--locations <n>', 'sandbox locations', positiveInteger, 5)
+    .option('--calls <n>', 'calls per location in the sandbox', positiveInteger, 2000)
+    .option('--live-updates <r>', 'calls updated per second in the sandbox', positiveInteger, 3)
+    .option('--live-creates <r>', 'calls created per second in the sandbox', positiveInteger, 5)
+    .option('--metrics-port <port>', 'port of /metrics, /healthz, /readyz', positiveInteger, 9464)
+    .option(
+      '--dir <folder>',
+      'where the demo keeps its config, encrypted tokens and logs',
+      '.calls-connector/demo',
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  $ npx calls-connector demo',
+        '  $ npx calls-connector demo --duration 30 --locations 20 --calls 500',
+        '  $ KAFKA_BROKERS=localhost:9092 SCHEMA_REGISTRY_URL=http://localhost:8081 npx calls-connector demo',
+      ].join('\n'),
+    )
+    .action(
+      async (options: {
+        duration?: number;
+        locations: number;
+        calls: number;
+        liveUpdates: number;
+        liveCreates: number;
+        metricsPort: number;
+        dir: string;
+      }) => {
+        const stop = shutdownSignal(() => process.stdout.write('\nstopping ...\n'));
+        try {
+          const summary = await runDemo({
+            ...(options.duration !== undefined && { durationSeconds: options.duration }),
+            locations: options.locations,
+            callsPerLocation: options.calls,
+            liveUpdatesPerSecond: options.liveUpdates,
+            liveCreatesPerSecond: options.liveCreates,
+            metricsPort: options.metricsPort,
+            workDir: options.dir,
+            signal: stop.signal,
+            out: process.stdout,
+          });
+          process.exitCode = summary.published > 0 ? ExitCode.OK : ExitCode.FAILURE;
+        } finally {
+          stop.dispose();
+        }
+      },
+    );
+}

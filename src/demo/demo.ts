@@ -1,0 +1,272 @@
+/**
+ * `calls-connector demo`: the whole product on an embedded default, for a newcomer's first ten minutes.
+ *
+ * 1. a Kafka broker and schema registry: from KAFKA_BROKERS/SCHEMA_REGISTRY_URL, else the local JVM stack
+ *    (Kafka and Apicurio from Maven Central), else Docker (testcontainers), else a message naming what to install;
+ * 2. the bundled sandbox API over HTTPS, with an auto-approving user and live updates;
+ * 3. the real OAuth flow: authorization URL → (auto-approving) consent → redirect to a local HTTPS listener →
+ *    state check → code redemption → encrypted token store. The "browser" here is a small HTTPS client that
+ *    follows the redirect, so the same code path as `auth login` runs end to end;
+ * 4. the connector itself (ConnectorRuntime, as `run` builds it), with metrics on --metrics-port;
+ * 5. a live view until Ctrl-C (or --duration), then a summary and how to consume the topic.
+ *
+ * Everything the demo writes lives under `.calls-connector/demo/` (config, encrypted tokens, key, logs) so the
+ * connector can be re-run by hand with `calls-connector run --config .calls-connector/demo/config.yaml`.
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Agent, request } from 'undici';
+import { stringify } from 'yaml';
+import { CallbackListener } from '../auth/callback-listener.js';
+import { login } from '../auth/login.js';
+import { openOAuth } from '../auth/oauth-runtime.js';
+import { parseConfig } from '../config/load.js';
+import type { ConnectorConfig } from '../config/schema.js';
+import { FatalError } from '../errors/index.js';
+import { provideStack, type DevStack } from '../devstack/stack-provider.js';
+import { createLogger } from '../logging/logger.js';
+import { ConnectorRuntime } from '../runtime/connector.js';
+import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { renderFrame, type ViewFrame } from './live-view.js';
+
+export interface DemoOptions {
+  /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
+  durationSeconds?: number;
+  locations: number;
+  callsPerLocation: number;
+  liveUpdatesPerSecond: number;
+  liveCreatesPerSecond: number;
+  metricsPort: number;
+  /** Folder for the demo's files. */
+  workDir: string;
+  signal: AbortSignal;
+  out: NodeJS.WriteStream;
+}
+
+export interface DemoSummary {
+  published: number;
+  topic: string;
+  locations: number;
+}
+
+/** A free TCP port on loopback, for the OAuth redirect listener (its port is part of the registered redirect_uri). */
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * The demo's browser: opens the authorization URL (the sandbox's user auto-approves) and follows the redirect
+ * to the callback listener, trusting exactly the two certificates involved.
+ */
+async function followAuthorization(url: string, sandboxCa: string, listenerCert: string): Promise<void> {
+  const dispatcher = new Agent({ connect: { ca: [sandboxCa, listenerCert] } });
+  try {
+    const consent = await request(url, { dispatcher });
+    await consent.body.dump();
+    const location = consent.headers.location;
+    if (consent.statusCode !== 302 || typeof location !== 'string') {
+      throw new FatalError(
+        'DEMO_AUTHORIZE_FAILED',
+        `the sandbox answered ${consent.statusCode} to the authorization request`,
+      );
+    }
+    const callback = await request(location, { dispatcher });
+    await callback.body.dump();
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: string, keyFile: string): string {
+  const brokers = stack.brokers.join(',');
+  return [
+    `The calls are in topic ${config.kafka.topic}: Avro values (Confluent wire format, subject ${config.kafka.topic}-value), keyed by call uid.`,
+    '',
+    'Read them back with this CLI (decodes Avro through the registry, read_committed):',
+    `  calls-connector tail --config ${configFile} --from-beginning --max 10`,
+    "or with Confluent's tools:",
+    `  kafka-avro-console-consumer --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
+    `    --isolation-level read_committed --property schema.registry.url=${config.schemaRegistry.url}`,
+    '',
+    'Run the connector alone on the same setup (the sandbox must be running: `calls-connector sandbox`):',
+    `  calls-connector run --config ${configFile}     (token store key: ${keyFile})`,
+  ].join('\n');
+}
+
+export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
+  const { out } = options;
+  const say = (line: string) => out.write(`${line}\n`);
+  const workDir = resolve(options.workDir);
+  await mkdir(workDir, { recursive: true, mode: 0o700 });
+  const logFile = join(workDir, 'connector.log');
+  const logger = createLogger({
+    level: 'info',
+    format: 'json',
+    destination: createWriteStream(logFile, { flags: 'a' }),
+  });
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanup = async () => {
+    for (const step of cleanups.reverse()) await step().catch(() => {});
+  };
+
+  try {
+    say('1/4 Kafka and schema registry ...');
+    const stack = await provideStack(['environment', 'jvm', 'docker']);
+    cleanups.push(() => stack.stop());
+    say(`    ${stack.description}\n    brokers ${stack.brokers.join(',')}  registry ${stack.registryUrl}`);
+
+    say('2/4 sandbox calls API (HTTPS, auto-approving user, live updates) ...');
+    const callbackPort = await freePort();
+    const clientSecret = randomBytes(24).toString('base64url');
+    const redirectUri = `https://127.0.0.1:${callbackPort}/callback`;
+    const sandbox: RunningSandbox = await startSandbox({
+      port: 0,
+      autoApprove: true,
+      rotateRefreshTokens: true,
+      certOutFile: join(workDir, 'sandbox-ca.pem'),
+      client: { clientId: 'calls-demo', clientSecret, redirectUri },
+      data: {
+        seed: Date.now() % 1_000_000,
+        locations: options.locations,
+        callsPerLocation: options.callsPerLocation,
+      },
+      live: {
+        updatesPerSecond: options.liveUpdatesPerSecond,
+        createsPerSecond: options.liveCreatesPerSecond,
+      },
+    });
+    cleanups.push(() => sandbox.close());
+    say(`    ${sandbox.baseUrl}  ${sandbox.locations.length} locations`);
+
+    // Key and secret live in files of the demo folder (mode 0600), never in the config file.
+    // The key sits in its own folder: the token store refuses a key beside the data it protects.
+    await mkdir(join(workDir, 'secrets'), { recursive: true, mode: 0o700 });
+    const keyFile = join(workDir, 'secrets', 'token-store.key');
+    const secretFile = join(workDir, 'secrets', 'client-secret');
+    await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+    await writeFile(secretFile, clientSecret, { mode: 0o600 });
+    await chmod(keyFile, 0o600);
+    const run = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}`;
+    const document = {
+      connector: { name: `calls-${run}` },
+      api: { baseUrl: sandbox.baseUrl, caFile: sandbox.caFile, pageSize: 100, requestsPerSecond: 200 },
+      oauth: {
+        clientId: 'calls-demo',
+        clientSecretFile: secretFile,
+        redirectUri,
+        scopes: ['read_phones'],
+        keyFile,
+        store: { type: 'file', path: join(workDir, 'tokens.enc') },
+      },
+      sources: [{ locations: sandbox.locations }],
+      kafka: {
+        brokers: stack.brokers,
+        topic: `calls-${run}`,
+        offsetsTopic: `calls-${run}-offsets`,
+        dlqTopic: `calls-${run}-dlq`,
+        topicPartitions: 3,
+      },
+      schemaRegistry: { url: stack.registryUrl },
+      poll: { intervalMs: 2_000, maxLocationsInFlight: Math.min(8, sandbox.locations.length) },
+      metrics: { host: '127.0.0.1', port: options.metricsPort },
+      logging: { level: 'info', format: 'json' },
+    };
+    const configFile = join(workDir, 'config.yaml');
+    await writeFile(configFile, `# written by \`calls-connector demo\`\n${stringify(document)}`, {
+      mode: 0o600,
+    });
+    const config = parseConfig(document, {});
+
+    say('3/4 OAuth: authorize → approve → redirect → redeem ...');
+    const oauth = await openOAuth(config, { logger });
+    try {
+      const listener = await CallbackListener.start({ redirectUri });
+      try {
+        const grant = await login({
+          authorization: oauth.authorization(),
+          listener,
+          show: (url) => say(`    authorization URL: ${url.replace(/state=[^&]+/, 'state=…')}`),
+          open: (url) => {
+            followAuthorization(url, sandbox.caCertPem ?? '', listener.certificatePem).catch(
+              (error: unknown) => logger.error({ err: error }, 'demo browser failed'),
+            );
+          },
+          timeoutMs: 30_000,
+          signal: options.signal,
+        });
+        say(
+          `    granted ${grant.scopes.join(' ')}; access token valid until ${new Date(grant.accessTokenExpiresAt).toISOString()} (stored encrypted)`,
+        );
+      } finally {
+        await listener.close();
+      }
+    } finally {
+      await oauth.close();
+    }
+
+    say('4/4 connector ...');
+    const runtime = await ConnectorRuntime.start({ config, logger });
+    cleanups.push(() => runtime.close());
+    say(`    metrics ${runtime.metricsAddress?.url ?? '(off)'}/metrics   logs ${logFile}`);
+    say(
+      options.durationSeconds === undefined
+        ? '    Ctrl-C to stop\n'
+        : `    running for ${options.durationSeconds}s\n`,
+    );
+
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      options.durationSeconds === undefined
+        ? undefined
+        : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
+    let previous: ViewFrame | null = null;
+    let drawnLines = 0;
+    const draw = () => {
+      const frame: ViewFrame = { at: Date.now(), locations: runtime.status() };
+      const lines = renderFrame(previous, frame);
+      if (out.isTTY && drawnLines > 0) out.write(`\x1b[${drawnLines}A\x1b[0J`);
+      if (out.isTTY || previous === null || frame.at - previous.at >= 5_000) {
+        out.write(`${lines.join('\n')}\n`);
+        drawnLines = lines.length;
+        previous = frame;
+      }
+    };
+    const view = setInterval(draw, out.isTTY ? 1_000 : 5_000);
+    try {
+      await runtime.run(stop.signal);
+    } finally {
+      clearInterval(view);
+      if (timer) clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+    }
+    draw();
+
+    const status = runtime.status();
+    const published = status.reduce((n, l) => n + l.totals.published, 0);
+    say('');
+    say(
+      `Summary: ${published} call records published from ${status.length} locations; ` +
+        `${status.reduce((n, l) => n + l.totals.traversalsCompleted, 0)} traversals completed, ` +
+        `${status.reduce((n, l) => n + l.totals.redacted, 0)} customer numbers redacted (private or unknown), ` +
+        `${status.reduce((n, l) => n + l.totals.deduplicated, 0)} boundary duplicates skipped.`,
+    );
+    say('');
+    say(consumeHelp(config, stack, configFile, keyFile));
+    return { published, topic: config.kafka.topic, locations: status.length };
+  } finally {
+    await cleanup();
+    logger.flush();
+  }
+}

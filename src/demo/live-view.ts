@@ -1,0 +1,60 @@
+/**
+ * The demo's terminal view: a pure rendering of per-location status snapshots. Rates come from the difference
+ * between two snapshots, so this module holds no state and is unit-tested on plain data.
+ */
+import type { LocationStatus } from '../sync/scheduler.js';
+
+export interface ViewFrame {
+  /** Time of this snapshot, ms since the epoch. */
+  at: number;
+  locations: readonly LocationStatus[];
+}
+
+const pad = (text: string, width: number) =>
+  text.length >= width ? text.slice(0, width) : text + ' '.repeat(width - text.length);
+const padLeft = (text: string, width: number) =>
+  text.length >= width ? text : ' '.repeat(width - text.length) + text;
+
+/** "12s", "3m04s", "2h05m": lag of the high-water mark behind now. */
+export function formatLag(ms: number | null): string {
+  if (ms === null) return '-';
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function published(frame: ViewFrame): number {
+  return frame.locations.reduce((n, l) => n + l.totals.published, 0);
+}
+
+/** Records published per second between two frames (0 for the first frame). */
+export function publishRate(previous: ViewFrame | null, current: ViewFrame): number {
+  if (previous === null || current.at <= previous.at) return 0;
+  return ((published(current) - published(previous)) * 1000) / (current.at - previous.at);
+}
+
+/** The lines of one frame of the live view. */
+export function renderFrame(previous: ViewFrame | null, current: ViewFrame): string[] {
+  const rate = publishRate(previous, current);
+  const lines = [
+    `published ${published(current)} records  (${rate.toFixed(1)}/s)   locations ${current.locations.length}`,
+    `${pad('location', 38)} ${pad('state', 8)} ${padLeft('published', 9)} ${padLeft('deduped', 7)} ${padLeft('redacted', 8)} ${padLeft('travs', 5)} ${padLeft('lag', 7)}  position`,
+  ];
+  for (const location of current.locations) {
+    const watermark = location.offset.watermark;
+    const lag = watermark === null ? null : current.at - new Date(watermark).getTime();
+    const position =
+      location.offset.cursor !== null
+        ? 'mid-traversal (cursor)'
+        : location.lastError
+          ? `error ${location.lastError.code}`
+          : 'caught up';
+    lines.push(
+      `${pad(location.locationUid, 38)} ${pad(location.state, 8)} ${padLeft(String(location.totals.published), 9)} ` +
+        `${padLeft(String(location.totals.deduplicated), 7)} ${padLeft(String(location.totals.redacted), 8)} ` +
+        `${padLeft(String(location.totals.traversalsCompleted), 5)} ${padLeft(formatLag(lag), 7)}  ${position}`,
+    );
+  }
+  return lines;
+}

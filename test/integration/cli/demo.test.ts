@@ -1,0 +1,58 @@
+/**
+ * The README's first command, as a newcomer runs it (the built CLI in a child process), bounded by --duration:
+ * it must bring up the sandbox, go through the real OAuth flow, publish calls to Kafka and explain how to read them.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stackEndpoints } from '../../support/stack.js';
+
+const cli = resolve(import.meta.dirname, '../../../dist/src/cli/main.js');
+
+describe('calls-connector demo', () => {
+  it('runs sandbox, OAuth and connector end to end, then prints a summary and how to consume', async () => {
+    const { brokers, registryUrl } = stackEndpoints();
+    const dir = await mkdtemp(join(tmpdir(), 'calls-demo-'));
+    const child = spawn(
+      process.execPath,
+      [
+        cli,
+        'demo',
+        '--duration',
+        '8',
+        '--locations',
+        '2',
+        '--calls',
+        '150',
+        '--metrics-port',
+        '0',
+        '--dir',
+        dir,
+      ],
+      {
+        env: { ...process.env, KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.once('exit', done));
+
+    expect(code, output).toBe(0);
+    expect(output).toContain('environment (KAFKA_BROKERS, SCHEMA_REGISTRY_URL)');
+    expect(output).toMatch(/granted read_phones/);
+    const published = Number(/Summary: (\d+) call records published/.exec(output)?.[1] ?? 0);
+    expect(published).toBeGreaterThanOrEqual(250);
+    expect(output).toContain('calls-connector tail --config');
+
+    // The grant is stored encrypted: the token store holds no token in plain text, and the config no secret.
+    const tokens = await readFile(join(dir, 'tokens.enc'), 'utf8');
+    expect(tokens).not.toMatch(/access_token|refresh_token|accessToken/);
+    const config = await readFile(join(dir, 'config.yaml'), 'utf8');
+    const secret = (await readFile(join(dir, 'secrets', 'client-secret'), 'utf8')).trim();
+    expect(config).not.toContain(secret);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { formatLag, publishRate, renderFrame, type ViewFrame } from '../../../src/demo/live-view.js';
+import type { LocationStatus } from '../../../src/sync/scheduler.js';
+
+function status(uid: string, published: number, overrides: Partial<LocationStatus> = {}): LocationStatus {
+  return {
+    locationUid: uid,
+    state: 'running',
+    offset: { since: null, cursor: null, watermark: '2026-01-01T00:00:00.000Z', boundary: [] },
+    traversalId: null,
+    nextRunAt: null,
+    lastSuccessAt: null,
+    lastError: null,
+    consecutiveFailures: 0,
+    totals: {
+      pages: 1,
+      published,
+      deadLettered: 0,
+      deduplicated: 2,
+      redacted: 3,
+      belowWatermark: 0,
+      traversalsCompleted: 1,
+    },
+    ...overrides,
+  };
+}
+
+describe('the demo live view', () => {
+  it('computes the publish rate from two snapshots', () => {
+    const a: ViewFrame = { at: 1_000, locations: [status('a', 10), status('b', 0)] };
+    const b: ViewFrame = { at: 3_000, locations: [status('a', 30), status('b', 20)] };
+    expect(publishRate(null, a)).toBe(0);
+    expect(publishRate(a, b)).toBe(20);
+  });
+
+  it('formats lag in seconds, minutes and hours', () => {
+    expect(formatLag(null)).toBe('-');
+    expect(formatLag(12_400)).toBe('12s');
+    expect(formatLag(184_000)).toBe('3m04s');
+    expect(formatLag(7_500_000)).toBe('2h05m');
+  });
+
+  it('shows one line per location with its counts, lag and position', () => {
+    const now = new Date('2026-01-01T00:00:30.000Z').getTime();
+    const lines = renderFrame(null, {
+      at: now,
+      locations: [
+        status('loc-1', 5, {
+          offset: { since: null, cursor: 'c1', watermark: '2026-01-01T00:00:00.000Z', boundary: [] },
+        }),
+        status('loc-2', 7, {
+          state: 'stopped',
+          lastError: { code: 'CURSOR_LOOP', message: 'loop', at: now },
+        }),
+      ],
+    });
+    expect(lines[0]).toContain('published 12 records');
+    expect(lines[2]).toMatch(/loc-1\s+running\s+5\s+2\s+3\s+1\s+30s\s+mid-traversal/);
+    expect(lines[3]).toMatch(/loc-2\s+stopped\s+7 .* error CURSOR_LOOP/);
+  });
+});
