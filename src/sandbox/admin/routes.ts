@@ -14,6 +14,7 @@
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ZodError } from 'zod';
 import type { SandboxContext } from '../context.js';
 import { UnknownLocationError } from '../data/store.js';
 import { mediaType, readBody } from '../http/respond.js';
@@ -123,6 +124,11 @@ export async function handleAdmin(
         respond.apiError(res, 404, 'not_found', `no admin route ${route}`);
     }
   } catch (error) {
+    if (error instanceof ZodError) {
+      const detail = error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      respond.apiError(res, 400, 'invalid_request', detail);
+      return;
+    }
     if (
       error instanceof RangeError ||
       error instanceof SyntaxError ||

@@ -99,7 +99,9 @@ describe('GET /v4/calls (spec 4.3)', () => {
     it('rejects a since that is not a date-time with 400 invalid_request', async () => {
       const reply = await client.list(token, { locationUid: location, since: 'yesterday' });
       expect(reply.status).toBe(400);
-      expect(reply.json).toEqual({ error: { code: 'invalid_request', message: expect.any(String) as unknown } });
+      expect(reply.json).toEqual({
+        error: { code: 'invalid_request', message: expect.any(String) as unknown },
+      });
     });
   });
 

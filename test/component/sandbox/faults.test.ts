@@ -1,0 +1,162 @@
+/**
+ * Injected faults (issue 3, deliverable 5): each one on its own, switched at run time, reproducible.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_FAULTS,
+  startSandbox,
+  type FaultSettings,
+  type RunningSandbox,
+} from '../../../src/sandbox/index.js';
+import { SandboxTestClient } from './client.js';
+
+describe('fault injection', () => {
+  let sandbox: RunningSandbox;
+  let client: SandboxTestClient;
+  let token: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ data: { seed: 21, locations: 2, callsPerLocation: 80 } });
+    client = new SandboxTestClient(sandbox);
+    token = sandbox.issueTokens().accessToken;
+  });
+  afterEach(() => {
+    sandbox.admin.setFaults(DEFAULT_FAULTS);
+  });
+  afterAll(async () => {
+    await client.close();
+    await sandbox.close();
+  });
+
+  it('answers 429 rate_limited with Retry-After in seconds', async () => {
+    sandbox.admin.setFaults({ rateLimitRate: 1, retryAfterSeconds: 7 });
+    const reply = await client.list(token, { limit: 5 });
+    expect(reply.status).toBe(429);
+    expect(reply.headers['retry-after']).toBe('7');
+    expect(reply.json).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(sandbox.admin.stats().faults.rateLimited).toBeGreaterThan(0);
+  });
+
+  it('answers 500, 502 and 503 server_error at the configured rate', async () => {
+    sandbox.admin.setFaults({ serverErrorRate: 1 });
+    const statuses = new Set<number>();
+    for (let i = 0; i < 40; i++) {
+      const reply = await client.get(`/v4/calls?limit=1`, token);
+      expect(reply.json).toMatchObject({ error: { code: 'server_error' } });
+      statuses.add(reply.status);
+    }
+    expect([...statuses].sort()).toEqual([500, 502, 503]);
+  });
+
+  it('drops the connection in the middle of a response body', async () => {
+    sandbox.admin.setFaults({ dropConnectionRate: 1 });
+    await expect(client.list(token, { limit: 50 })).rejects.toBeInstanceOf(Error);
+    expect(sandbox.admin.stats().faults.dropped).toBeGreaterThan(0);
+  });
+
+  it('sends malformed JSON bodies with status 200', async () => {
+    sandbox.admin.setFaults({ malformedJsonRate: 1 });
+    const reply = await client.list(token, { limit: 5 });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toMatch(/^application\/json/);
+    expect(() => JSON.parse(reply.text) as unknown).toThrow(SyntaxError);
+  });
+
+  it('lets cursors expire after the configured lifetime: 410 cursor_expired', async () => {
+    sandbox.admin.setFaults({ cursorTtlMs: 1_000 });
+    const first = await client.list(token, { limit: 5 });
+    const cursor = first.page.metadata.nextCursor as string;
+    sandbox.admin.advanceClock(1_001);
+    const reply = await client.list(token, { cursor });
+    expect(reply.status).toBe(410);
+    expect(reply.json).toMatchObject({ error: { code: 'cursor_expired' } });
+  });
+
+  it('expires access tokens early: 401 token_expired, and the token stays expired', async () => {
+    const own = sandbox.issueTokens().accessToken;
+    sandbox.admin.setFaults({ accessTokenEarlyExpiryRate: 1 });
+    const reply = await client.list(own, { limit: 1 });
+    expect(reply.status).toBe(401);
+    expect(reply.json).toMatchObject({ error: { code: 'token_expired' } });
+    sandbox.admin.setFaults({ accessTokenEarlyExpiryRate: 0 });
+    expect((await client.list(own, { limit: 1 })).status).toBe(401);
+  });
+
+  it('revokes refresh tokens on refresh: 400 invalid_grant', async () => {
+    const { refreshToken } = sandbox.issueTokens();
+    sandbox.admin.setFaults({ refreshTokenRevocationRate: 1 });
+    const reply = await client.postJson('/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: sandbox.client.clientId,
+      client_secret: sandbox.client.clientSecret,
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.json).toMatchObject({ error: 'invalid_grant' });
+    expect(sandbox.admin.stats().faults.refreshTokensRevoked).toBe(1);
+  });
+
+  it('adds latency drawn from a distribution to every faultable request', async () => {
+    sandbox.admin.setFaults({ latency: { medianMs: 2, p99Ms: 10 } });
+    const before = sandbox.admin.stats().faults.delayed;
+    for (let i = 0; i < 5; i++) expect((await client.list(token, { limit: 1 })).status).toBe(200);
+    expect(sandbox.admin.stats().faults.delayed).toBe(before + 5);
+  });
+
+  it('leaves the token endpoint alone unless includeTokenEndpoint is set', async () => {
+    const body = { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'x', client_secret: 'x' };
+    sandbox.admin.setFaults({ rateLimitRate: 1 });
+    expect((await client.postJson('/oauth/token', body)).status).toBe(401);
+    sandbox.admin.setFaults({ includeTokenEndpoint: true });
+    expect((await client.postJson('/oauth/token', body)).status).toBe(429);
+  });
+
+  it('never injects faults into the admin endpoint', async () => {
+    sandbox.admin.setFaults({ serverErrorRate: 1, rateLimitRate: 1 });
+    expect((await client.get('/_sandbox/stats')).status).toBe(200);
+  });
+
+  it('rejects invalid settings and keeps the previous ones', () => {
+    sandbox.admin.setFaults({ rateLimitRate: 0.25 });
+    expect(() => sandbox.admin.setFaults({ serverErrorRate: 2 })).toThrow(RangeError);
+    expect(sandbox.admin.faults().rateLimitRate).toBe(0.25);
+  });
+});
+
+describe('fault determinism', () => {
+  const faults: Partial<FaultSettings> = {
+    seed: 99,
+    rateLimitRate: 0.2,
+    serverErrorRate: 0.2,
+    malformedJsonRate: 0.2,
+  };
+
+  async function statusSequence(settings: Partial<FaultSettings>): Promise<string[]> {
+    const sandbox = await startSandbox({
+      data: { seed: 1, locations: 1, callsPerLocation: 20 },
+      faults: settings,
+    });
+    const client = new SandboxTestClient(sandbox);
+    try {
+      const token = sandbox.issueTokens().accessToken;
+      const seen: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const reply = await client.list(token, { limit: 2 });
+        seen.push(reply.status === 200 && reply.json === undefined ? 'malformed' : String(reply.status));
+      }
+      return seen;
+    } finally {
+      await client.close();
+      await sandbox.close();
+    }
+  }
+
+  it('repeats the same faults for the same seed and request order, and others for another seed', async () => {
+    const a = await statusSequence(faults);
+    const b = await statusSequence(faults);
+    const c = await statusSequence({ ...faults, seed: 100 });
+    expect(a).toEqual(b);
+    expect(new Set(a).size).toBeGreaterThan(2);
+    expect(c).not.toEqual(a);
+  });
+});
