@@ -9,8 +9,11 @@
  *
  * Errors out of this client:
  * - InvalidCursorError: the listing rejected the cursor we sent; the traversal restarts from its watermark.
- * - RetriableError (API_UNAVAILABLE, API_RETRY_AFTER_TOO_LONG, ...): retries exhausted; try later.
- * - FatalError (API_FORBIDDEN, API_UNAUTHORIZED, API_MALFORMED_BODY, API_BAD_REQUEST, API_TLS, ...).
+ * - RetriableError (API_UNAVAILABLE, API_RETRY_AFTER_TOO_LONG, API_UNAUTHORIZED, ...): try later.
+ *   API_UNAUTHORIZED is a 401 again right after a successful refresh: the refresh itself worked, so the
+ *   grant is alive and the next try gets a fresh chance; a grant that is really gone fails the refresh
+ *   instead (the TokenProvider throws a FatalError such as AUTH_GRANT_REVOKED).
+ * - FatalError (API_FORBIDDEN, API_MALFORMED_BODY, API_BAD_REQUEST, API_NOT_FOUND, API_TLS, ...).
  * - the caller's abort reason, when its signal fires.
  */
 import type { ApiConfig } from '../config/schema.js';
@@ -225,9 +228,9 @@ export class CallsApiClient implements CallsApi {
         }
         case 'refresh-auth': {
           if (refreshed) {
-            throw new FatalError(
+            throw new RetriableError(
               'API_UNAUTHORIZED',
-              'the calls API rejected a freshly refreshed token (HTTP 401); check the grant (`auth login`)',
+              'the calls API rejected a freshly refreshed token (HTTP 401); trying again later',
             );
           }
           refreshed = true;

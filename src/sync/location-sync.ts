@@ -117,6 +117,7 @@ export class LocationSync {
   private committed: LocationOffset;
   private position: LocationOffset;
   private traversal: TraversalState | null = null;
+  private busy = false;
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
   readonly totals: LocationTotals = {
@@ -161,8 +162,21 @@ export class LocationSync {
     }
   }
 
-  /** Fetches, processes and commits one page of the current traversal (starting one if none is open). */
+  /**
+   * Fetches, processes and commits one page of the current traversal (starting one if none is open).
+   * Not re-entrant: one page at a time per location (the scheduler guarantees it).
+   */
   async runPage(signal?: AbortSignal): Promise<PageReport> {
+    if (this.busy) throw new Error(`LocationSync.runPage re-entered for location ${this.locationUid}`);
+    this.busy = true;
+    try {
+      return await this.processPage(signal);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async processPage(signal?: AbortSignal): Promise<PageReport> {
     const traversal = this.traversal ?? this.beginTraversal();
     const request = nextPageRequest(this.position, this.traversalSettings);
     if (request.kind === 'next') traversal.detector.sent(request.cursor);

@@ -11,6 +11,7 @@ import {
   expectedCall,
   locationSync,
   sandboxClient,
+  traverseResiliently,
   type SandboxClientHarness,
 } from '../../support/sync/sandbox-harness.js';
 
@@ -194,5 +195,33 @@ describe('sync engine against the sandbox: short and empty pages', () => {
     // Fewer than 5 per page on average: pages ran short while the cursor was set.
     expect(sync.totals.pages).toBeGreaterThan(Math.ceil(truth.length / 5));
     expect(sink.calls.every((c) => c.customerPhoneNumber === null && !c.enriched)).toBe(true);
+  });
+});
+
+describe('sync engine against the sandbox: access tokens expiring early', () => {
+  let sandbox: RunningSandbox;
+  let harness: SandboxClientHarness;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({
+      data: { locations: 1, callsPerLocation: 150 },
+      faults: { accessTokenEarlyExpiryRate: 0.05, seed: 5 },
+    });
+    harness = await sandboxClient(sandbox, { pageSize: 25 });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await sandbox.close();
+  });
+
+  it('refreshes the token and completes the traversal without loss', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[0] ?? '';
+    // A token refused again right after its refresh fails the page (retriable); the traversal resumes.
+    const failures = await traverseResiliently(locationSync(harness, location, sink));
+    expect(failures.every((code) => code === 'API_UNAUTHORIZED')).toBe(true);
+    expect(sink.calls).toEqual(sandbox.admin.truth(location).map(expectedCall));
+    expect(harness.tokens.refreshes).toBeGreaterThan(0);
+    expect(harness.tokens.refreshes).toBe(sandbox.admin.stats().faults.tokensExpiredEarly);
   });
 });

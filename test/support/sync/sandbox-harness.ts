@@ -6,6 +6,7 @@ import { CallsApiClient } from '../../../src/api/calls-api-client.js';
 import { HttpTransport } from '../../../src/api/http-transport.js';
 import type { TokenProvider } from '../../../src/auth/token-provider.js';
 import { apiSchema, type ApiConfig, type PrivacyPolicy } from '../../../src/config/schema.js';
+import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox, SandboxCall } from '../../../src/sandbox/index.js';
@@ -103,6 +104,23 @@ export function locationSync(
     reloadOffset: async () => (await sink.loadAll()).get(locationUid) ?? EMPTY_OFFSET,
     clock: systemClock,
   });
+}
+
+/**
+ * Runs a traversal to completion, resuming after retriable errors the way the scheduler does (without its
+ * backoff); gives up after `maxFailures`. Returns the retriable error codes met.
+ */
+export async function traverseResiliently(sync: LocationSync, maxFailures = 20): Promise<string[]> {
+  const failures: string[] = [];
+  for (;;) {
+    try {
+      if ((await sync.runPage()).complete) return failures;
+    } catch (error) {
+      if (!(error instanceof ConnectorError) || !error.retriable || failures.length >= maxFailures)
+        throw error;
+      failures.push(error.code);
+    }
+  }
 }
 
 /** What the connector must publish for a sandbox call under redact-unless-public with enrichment on. */

@@ -148,13 +148,13 @@ describe('CallsApiClient', () => {
     expect(http.sent[1]?.headers.Authorization).toBe('Bearer t2');
   });
 
-  it('fails fatally when the refreshed token is rejected too', async () => {
+  it('fails for now (retriable) when the refreshed token is rejected too', async () => {
     const { client, tokenProvider } = setup([
       { status: 401, body: '' },
       { status: 401, body: '' },
     ]);
     const error = await client.listPage(first).catch((e: unknown) => e);
-    expect((error as ConnectorError).code).toBe('API_UNAUTHORIZED');
+    expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', disposition: 'retriable' });
     expect(tokenProvider.refreshed).toHaveLength(1);
   });
 
