@@ -188,10 +188,19 @@ describe('sync engine against the sandbox: short and empty pages', () => {
   it('follows the cursor through short and empty pages to the end', async () => {
     const sink = new InMemorySink();
     const location = sandbox.locations[0] ?? '';
+    const pages: Array<{ items: number; more: boolean }> = [];
+    const listPage = harness.client.listPage.bind(harness.client);
+    harness.client.listPage = async (request, signal) => {
+      const page = await listPage(request, signal);
+      pages.push({ items: page.items.length, more: page.nextCursor !== null });
+      return page;
+    };
     const sync = locationSync(harness, location, sink);
     await sync.runTraversal();
     const truth = sandbox.admin.truth(location);
     expect(sink.calls.map((c) => c.uid)).toEqual(truth.map((c) => c.uid));
+    expect(pages.some((p) => p.items === 0 && p.more)).toBe(true);
+    expect(pages.some((p) => p.items > 0 && p.items < 5 && p.more)).toBe(true);
     // Fewer than 5 per page on average: pages ran short while the cursor was set.
     expect(sync.totals.pages).toBeGreaterThan(Math.ceil(truth.length / 5));
     expect(sink.calls.every((c) => c.customerPhoneNumber === null && !c.enriched)).toBe(true);
@@ -223,5 +232,38 @@ describe('sync engine against the sandbox: access tokens expiring early', () => 
     expect(sink.calls).toEqual(sandbox.admin.truth(location).map(expectedCall));
     expect(harness.tokens.refreshes).toBeGreaterThan(0);
     expect(harness.tokens.refreshes).toBe(sandbox.admin.stats().faults.tokensExpiredEarly);
+  });
+});
+
+describe('sync engine against the sandbox: live mode', () => {
+  let sandbox: RunningSandbox;
+  let harness: SandboxClientHarness;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({
+      data: { locations: 1, callsPerLocation: 600 },
+      live: { updatesPerSecond: 300, createsPerSecond: 100 },
+    });
+    harness = await sandboxClient(sandbox, { pageSize: 20 });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await sandbox.close();
+  });
+
+  it('publishes each call version once while calls change during the traversal, missing none below the watermark', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[0] ?? '';
+    const sync = locationSync(harness, location, sink);
+    await sync.runTraversal();
+    await sync.runTraversal();
+    const truth = sandbox.admin.truth(location);
+    const watermark = sync.offset.watermark ?? '';
+    const versions = sink.calls.map((c) => `${c.uid}@${c.updatedAt}`);
+    expect(new Set(versions).size).toBe(versions.length);
+    const published = new Set(versions);
+    const missing = truth.filter((c) => c.updatedAt < watermark && !published.has(`${c.uid}@${c.updatedAt}`));
+    expect(missing).toEqual([]);
+    expect(sandbox.admin.stats().live.updates).toBeGreaterThan(0);
   });
 });
