@@ -14,7 +14,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { Readiness } from '../health/readiness.js';
+import { Readiness, type ReadinessReport } from '../health/readiness.js';
 import type { ConnectorMetrics } from './metrics.js';
 
 export interface MetricsServerOptions {
@@ -40,6 +40,8 @@ export class MetricsServer {
   private readonly port: number;
   private readonly logger: Logger | undefined;
   private server: Server | undefined;
+  /** Names of the checks failing at the last /readyz, comma-joined; '' = ready (also the initial state). */
+  private lastFailedSignature = '';
 
   constructor(options: MetricsServerOptions) {
     this.metrics = options.metrics;
@@ -102,6 +104,19 @@ export class MetricsServer {
     });
   }
 
+  /**
+   * Logs when readiness changes (and the first verdict when it is "not ready"), not on every probe: an
+   * orchestrator probing every few seconds would otherwise fill the log during an outage.
+   */
+  private logReadinessChange(report: ReadinessReport): void {
+    const failed = report.checks.filter((c) => !c.ok);
+    const signature = failed.map((c) => c.name).join(',');
+    if (signature === this.lastFailedSignature) return;
+    if (report.ok) this.logger?.info('ready: every readiness check passes');
+    else this.logger?.warn({ failed }, `not ready: ${failed.map((c) => c.name).join(', ')} failing`);
+    this.lastFailedSignature = signature;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
@@ -120,9 +135,7 @@ export class MetricsServer {
         return;
       case '/readyz': {
         const report = await this.readiness.evaluate();
-        if (!report.ok) {
-          this.logger?.warn({ failed: report.checks.filter((c) => !c.ok) }, 'readiness check failed');
-        }
+        this.logReadinessChange(report);
         send(
           res,
           report.ok ? 200 : 503,

@@ -1,6 +1,8 @@
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { Readiness, type ReadinessResult } from '../../../src/health/readiness.js';
+import { createLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { MetricsServer } from '../../../src/metrics/server.js';
 
@@ -129,5 +131,36 @@ describe('MetricsServer', () => {
 
   it('rejects an out-of-range port at construction', () => {
     expect(() => new MetricsServer({ metrics: new ConnectorMetrics(), port: 70_000 })).toThrow(RangeError);
+  });
+});
+
+describe('MetricsServer readiness logging', () => {
+  it('logs when readiness changes, not on every probe', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string });
+        done();
+      },
+    });
+    let kafkaUp = false;
+    const readiness = new Readiness([async () => ({ name: 'kafka', ok: kafkaUp })], { cacheMs: 0 });
+    const server = new MetricsServer({
+      metrics: new ConnectorMetrics(),
+      readiness,
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger({ destination, format: 'json' }),
+    });
+    servers.push(server);
+    const { url } = await server.start();
+    lines.length = 0;
+    for (let i = 0; i < 5; i += 1) expect((await get(`${url}/readyz`)).status).toBe(503);
+    kafkaUp = true;
+    for (let i = 0; i < 5; i += 1) expect((await get(`${url}/readyz`)).status).toBe(200);
+    expect(lines.map((l) => l.msg)).toEqual([
+      'not ready: kafka failing',
+      'ready: every readiness check passes',
+    ]);
   });
 });
