@@ -38,7 +38,8 @@ function num(name: string, min: number, max = Number.POSITIVE_INFINITY): (v: str
 
 const rate = (name: string): ((v: string) => number) => num(name, 0, 1);
 
-interface SandboxFlags {
+/** The parsed flags (commander camel-cases them). */
+export interface SandboxFlags {
   port: number;
   host: string;
   http?: boolean;

@@ -1,0 +1,82 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { register, sandboxOptionsFrom, type SandboxFlags } from '../../../../src/cli/commands/sandbox.js';
+
+function parse(args: string[]): SandboxFlags {
+  const program = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
+  let flags = {} as SandboxFlags;
+  register(program);
+  const sandbox = program.commands.find((c) => c.name() === 'sandbox') as Command;
+  sandbox.action((f: SandboxFlags) => {
+    flags = f;
+  });
+  program.parse(['node', 'calls-connector', 'sandbox', ...args]);
+  return flags;
+}
+
+describe('calls-connector sandbox options', () => {
+  it('defaults to HTTPS on 127.0.0.1:8443 with 5 locations of 1000 calls', async () => {
+    const options = await sandboxOptionsFrom(parse([]), {});
+    expect(options).toMatchObject({
+      host: '127.0.0.1',
+      port: 8443,
+      tls: {},
+      live: false,
+      data: { seed: 1, locations: 5, callsPerLocation: 1000 },
+    });
+  });
+
+  it('takes the client secret from SANDBOX_CLIENT_SECRET, never from a flag', async () => {
+    const options = await sandboxOptionsFrom(
+      parse(['--client-id', 'app', '--redirect-uri', 'https://a.test/cb']),
+      {
+        SANDBOX_CLIENT_SECRET: 's3',
+      },
+    );
+    expect(options.client).toEqual({ clientId: 'app', redirectUri: 'https://a.test/cb', clientSecret: 's3' });
+    expect(() => parse(['--client-secret', 'x'])).toThrow();
+  });
+
+  it('reads the registered client from a file, flags taking precedence', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-cli-'));
+    const file = join(dir, 'client.json');
+    await writeFile(
+      file,
+      JSON.stringify({ clientId: 'from-file', redirectUri: 'https://f.test/cb', clientSecret: 'f' }),
+    );
+    const options = await sandboxOptionsFrom(parse(['--client-file', file, '--client-id', 'flag']), {});
+    expect(options.client).toEqual({ clientId: 'flag', redirectUri: 'https://f.test/cb', clientSecret: 'f' });
+  });
+
+  it('maps --http, live rates and fault flags', async () => {
+    const options = await sandboxOptionsFrom(
+      parse([
+        '--http',
+        '--live-updates',
+        '5',
+        '--fault-rate-limit',
+        '0.1',
+        '--fault-latency-median',
+        '20',
+        '--fault-cursor-ttl',
+        '1000',
+      ]),
+      {},
+    );
+    expect(options.tls).toBe(false);
+    expect(options.live).toEqual({ updatesPerSecond: 5, createsPerSecond: 0 });
+    expect(options.faults).toEqual({
+      rateLimitRate: 0.1,
+      latency: { medianMs: 20, p99Ms: 200 },
+      cursorTtlMs: 1000,
+    });
+  });
+
+  it('rejects rates outside 0..1 and ports out of range', () => {
+    expect(() => parse(['--fault-drop', '2'])).toThrow();
+    expect(() => parse(['--port', '70000'])).toThrow();
+  });
+});

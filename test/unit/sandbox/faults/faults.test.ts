@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_FAULTS,
+  logNormalDelayMs,
+  mergeFaults,
+  planFaults,
+} from '../../../../src/sandbox/faults/faults.js';
+
+describe('fault planning', () => {
+  it('plans nothing with the default settings', () => {
+    for (let n = 0; n < 100; n++) {
+      expect(planFaults(DEFAULT_FAULTS, n)).toEqual({
+        delayMs: 0,
+        reject: null,
+        drop: false,
+        malformed: false,
+        expireToken: false,
+        revokeRefreshToken: false,
+      });
+    }
+  });
+
+  it('gives the same plan for the same seed and request number', () => {
+    const settings = mergeFaults(DEFAULT_FAULTS, {
+      seed: 3,
+      rateLimitRate: 0.3,
+      serverErrorRate: 0.3,
+      dropConnectionRate: 0.3,
+    });
+    for (let n = 0; n < 50; n++) expect(planFaults(settings, n)).toEqual(planFaults({ ...settings }, n));
+  });
+
+  it('injects each fault at about its rate', () => {
+    const settings = mergeFaults(DEFAULT_FAULTS, {
+      rateLimitRate: 0.1,
+      malformedJsonRate: 0.25,
+      accessTokenEarlyExpiryRate: 0.05,
+    });
+    const plans = Array.from({ length: 20_000 }, (_, n) => planFaults(settings, n));
+    expect(plans.filter((p) => p.reject?.status === 429).length / 20_000).toBeCloseTo(0.1, 1);
+    expect(plans.filter((p) => p.malformed).length / 20_000).toBeCloseTo(0.25, 1);
+    expect(plans.filter((p) => p.expireToken).length / 20_000).toBeCloseTo(0.05, 1);
+  });
+
+  it('keeps one fault kind independent of the rates of the others', () => {
+    const base = mergeFaults(DEFAULT_FAULTS, { dropConnectionRate: 0.5 });
+    const more = mergeFaults(base, { malformedJsonRate: 0.9, latency: { medianMs: 5, p99Ms: 50 } });
+    for (let n = 0; n < 200; n++) expect(planFaults(more, n).drop).toBe(planFaults(base, n).drop);
+  });
+
+  it('draws 429 Retry-After and 5xx statuses from the settings', () => {
+    const settings = mergeFaults(DEFAULT_FAULTS, { serverErrorRate: 1, serverErrorStatuses: [503] });
+    expect(planFaults(settings, 0).reject).toEqual({ status: 503 });
+    const limited = mergeFaults(DEFAULT_FAULTS, { rateLimitRate: 1, retryAfterSeconds: 9 });
+    expect(planFaults(limited, 0).reject).toEqual({ status: 429, retryAfterSeconds: 9 });
+  });
+
+  it('refuses rates outside 0..1 and non-5xx statuses', () => {
+    expect(() => mergeFaults(DEFAULT_FAULTS, { rateLimitRate: 1.1 })).toThrow(RangeError);
+    expect(() => mergeFaults(DEFAULT_FAULTS, { serverErrorStatuses: [404] })).toThrow(RangeError);
+    expect(() => mergeFaults(DEFAULT_FAULTS, { latency: { medianMs: 10, p99Ms: 5 } })).toThrow(RangeError);
+  });
+});
+
+describe('log-normal latency', () => {
+  it('has the asked median and 99th percentile', () => {
+    expect(logNormalDelayMs(0.5, 20, 200)).toBeCloseTo(20, 6);
+    expect(logNormalDelayMs(0.99, 20, 200)).toBeCloseTo(200, 3);
+    expect(logNormalDelayMs(0.01, 20, 200)).toBeLessThan(20);
+  });
+
+  it('is a constant when the p99 equals the median, and zero for a zero median', () => {
+    expect(logNormalDelayMs(0.999, 30, 30)).toBeCloseTo(30, 6);
+    expect(logNormalDelayMs(0.7, 0, 0)).toBe(0);
+  });
+});
