@@ -40,7 +40,7 @@ export interface KafkaSessionOptions {
 export class KafkaSession {
   private constructor(
     readonly kafka: Kafka,
-    readonly sink: RecordSink & { start(): Promise<void> },
+    readonly sink: RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> },
     readonly offsetStore: OffsetStore,
     /** Offsets as loaded at start, by location uid. */
     readonly initialOffsets: Map<string, LocationOffset>,
@@ -69,6 +69,13 @@ export class KafkaSession {
     });
     log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
 
+    const offsetStore = new KafkaOffsetStore({
+      kafka,
+      topic: config.kafka.offsetsTopic,
+      connectorName,
+      groupIdPrefix: `${clientId}-offsets-reader`,
+      loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
+    });
     const topics = {
       calls: config.kafka.topic,
       offsets: config.kafka.offsetsTopic,
@@ -84,6 +91,7 @@ export class KafkaSession {
           transactionTimeoutMs: config.kafka.transactionTimeoutMs,
           maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
           fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
+          offsetStore,
           metrics,
           logger,
           ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
@@ -92,13 +100,6 @@ export class KafkaSession {
     await sink.start(); // before loading offsets: see the module comment
     log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
 
-    const offsetStore = new KafkaOffsetStore({
-      kafka,
-      topic: config.kafka.offsetsTopic,
-      connectorName,
-      groupIdPrefix: `${clientId}-offsets-reader`,
-      loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
-    });
     let initialOffsets: Map<string, LocationOffset>;
     try {
       initialOffsets = await offsetStore.loadAll();
@@ -110,7 +111,8 @@ export class KafkaSession {
     return new KafkaSession(kafka, sink, offsetStore, initialOffsets, codec);
   }
 
-  async close(): Promise<void> {
-    await this.sink.close();
+  /** Closes the sink: commits what is queued, within `timeoutMs` when given (see TransactionalRecordSink.close). */
+  async close(timeoutMs?: number): Promise<void> {
+    await this.sink.close(timeoutMs);
   }
 }

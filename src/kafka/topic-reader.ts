@@ -15,7 +15,9 @@
  *
  * kafkajs 2.2.4 has no manual partition assignment: every consumer joins a group. So each read uses a
  * fresh, throw-away group id and never commits offsets (the broker forgets an empty group without
- * offsets). It needs Read on the topic and on groups with the `<clientId>-reader-` prefix.
+ * offsets). It needs Read on the topic and on groups with the caller's prefix (the offsets store and
+ * the `offsets` command use `<clientId>-offsets-reader`). Joining costs the broker's
+ * group.initial.rebalance.delay.ms (3 s by default) once per read, i.e. once at start.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';

@@ -1,7 +1,6 @@
 /** Kafka helpers for integration tests: a quiet client on the chosen stack, topic creation, polling. */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type ITopicConfig } from 'kafkajs';
-import type { Counter } from 'prom-client';
 import {
   kafkaSchema,
   schemaRegistrySchema,
@@ -16,6 +15,8 @@ import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.j
 import type { Call, LocationOffset } from '../../src/sync/model.js';
 import type { OffsetStore } from '../../src/sync/ports.js';
 import { stackEndpoints, uniqueName } from './stack.js';
+
+export { counterValue } from './counters.js';
 
 /** A kafkajs client on the integration stack that logs nothing (tests assert, they do not read logs). */
 export function testKafka(clientId = 'calls-connector-test'): Kafka {
@@ -118,13 +119,6 @@ export async function startTestSession(options: TestSessionOptions = {}): Promis
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
   });
   return { session, metrics, config };
-}
-
-/** Current value of a labelled counter, 0 when never incremented. */
-export async function counterValue(counter: Counter, labels: Record<string, string> = {}): Promise<number> {
-  const { values } = await counter.get();
-  const match = values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value));
-  return match?.value ?? 0;
 }
 
 /**

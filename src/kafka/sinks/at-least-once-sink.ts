@@ -84,9 +84,15 @@ export class AtLeastOnceRecordSink implements RecordSink {
     return work;
   }
 
-  async close(): Promise<void> {
+  /** Waits for the pages in flight (at most `timeoutMs` when given), then disconnects. */
+  async close(timeoutMs?: number): Promise<void> {
     this.closing = true;
-    await Promise.all(this.inFlight);
+    const settled = Promise.all(this.inFlight);
+    let timer: NodeJS.Timeout | undefined;
+    await (timeoutMs === undefined
+      ? settled
+      : Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]));
+    clearTimeout(timer);
     const producer = this.producer;
     this.producer = undefined;
     await producer?.disconnect().catch(() => undefined);

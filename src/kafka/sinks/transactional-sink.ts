@@ -12,20 +12,21 @@
  * - a send fails: the transaction is aborted, RetriableError KAFKA_TRANSACTION_ABORTED, and the producer
  *   is discarded and a new one initialised (metric producerRecreated): kafkajs would otherwise reuse the
  *   failed batch's sequence numbers and the broker refuse them (OUT_OF_ORDER_SEQUENCE_NUMBER);
- * - the commit (EndTxn) fails: kafkajs leaves the producer stuck; rebuilt likewise. It is KAFKA_COMMIT_OUTCOME_UNKNOWN:
- *   the coordinator may have committed it. Initialising the new producer settles that transaction
- *   either way, so the caller must re-read its offset (OffsetStore.loadAll) before retrying;
+ * - the commit (EndTxn) fails: the coordinator may or may not have committed. The producer is rebuilt,
+ *   which settles the transaction, and the offsets topic then says which happened: the pages resolve
+ *   (committed) or reject with KAFKA_TRANSACTION_ABORTED, so the RecordSink contract holds (see
+ *   settleUnknownCommit);
  * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): discarded and rebuilt the
  *   same way, RetriableError KAFKA_PRODUCER_FENCED, unless the fencing budget is spent (see
  *   FencingBudget): then FatalError KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal` is called, and every
  *   later commitPage rejects with it;
  * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal likewise.
  */
-import { Partitioners, type Kafka, type Producer, type Transaction } from 'kafkajs';
+import { Partitioners, type ProducerConfig, type Transaction } from 'kafkajs';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import type { PageCommit, RecordSink } from '../../sync/ports.js';
+import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
 import { describeKafkaError, fatalKafkaErrorType, isFencedError, kafkaErrorTypes } from '../kafka-errors.js';
 import {
   countCommitted,
@@ -35,10 +36,22 @@ import {
   type PageMessages,
   type SinkTopics,
 } from '../page-messages.js';
+import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 
+/** The part of a kafkajs transaction the sink uses. */
+export type SinkTransaction = Pick<Transaction, 'sendBatch' | 'commit' | 'abort'>;
+
+/** The part of a kafkajs producer the sink uses; kafkajs' Producer satisfies it. */
+export interface TransactionalProducer {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  transaction(): Promise<SinkTransaction>;
+}
+
 export interface TransactionalSinkOptions {
-  kafka: Kafka;
+  /** Builds producers: a kafkajs `Kafka` client (a seam for unit tests). */
+  kafka: { producer(config: ProducerConfig): TransactionalProducer };
   encoder: CallEncoder;
   topics: SinkTopics;
   connectorName: string;
@@ -47,6 +60,8 @@ export interface TransactionalSinkOptions {
   transactionTimeoutMs: number;
   maxPagesPerTransaction: number;
   fencing: FencingBudgetOptions;
+  /** Reads the stored offsets, to learn whether a commit that reported failure took effect. */
+  offsetStore: OffsetStore;
   metrics: ConnectorMetrics;
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
@@ -78,7 +93,7 @@ class TransactionFailure extends Error {
 }
 
 export class TransactionalRecordSink implements RecordSink {
-  private producer: Producer | undefined;
+  private producer: TransactionalProducer | undefined;
   private readonly queue: PendingPage[] = [];
   private draining: Promise<void> | undefined;
   private fatal: FatalError | undefined;
@@ -131,10 +146,35 @@ export class TransactionalRecordSink implements RecordSink {
     });
   }
 
-  /** Commits what is queued, then disconnects. Pages offered after close() starts are rejected. */
-  async close(): Promise<void> {
+  /**
+   * Commits what is queued, then disconnects. Pages offered after close() starts are rejected.
+   * With `timeoutMs`, gives up waiting after that long (shutdown must be bounded): pages still queued
+   * are rejected (KAFKA_SINK_CLOSED) and the producer is disconnected; a transaction still in flight is
+   * then aborted by the coordinator after kafka.transactionTimeoutMs, or at once when the next instance
+   * initialises its producer. Nothing half-written ever becomes visible.
+   */
+  async close(timeoutMs?: number): Promise<void> {
     this.closing = true;
-    while (this.draining !== undefined) await this.draining;
+    const drained = (async () => {
+      while (this.draining !== undefined) await this.draining;
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut =
+      timeoutMs === undefined
+        ? undefined
+        : new Promise<'timeout'>((resolve) => {
+            timer = setTimeout(() => resolve('timeout'), timeoutMs);
+          });
+    const outcome = timedOut === undefined ? await drained : await Promise.race([drained, timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      const error = new RetriableError(
+        'KAFKA_SINK_CLOSED',
+        `the Kafka sink closed after ${timeoutMs} ms before this page was committed`,
+      );
+      for (const page of this.queue.splice(0)) page.reject(error);
+      this.log.warn({ timeoutMs }, 'closing the sink timed out; the open transaction is left to be aborted');
+    }
     await this.discardProducer();
   }
 
@@ -154,10 +194,12 @@ export class TransactionalRecordSink implements RecordSink {
       try {
         await this.commitGroup(pages);
       } catch (error) {
-        this.options.metrics.transactions.inc({ result: 'abort' });
-        const failure = await this.recover(error);
-        for (const page of group) page.reject(failure);
-        continue;
+        const failure = await this.recover(error, pages);
+        if (failure !== 'committed') {
+          this.options.metrics.transactions.inc({ result: 'abort' });
+          for (const page of group) page.reject(failure);
+          continue;
+        }
       }
       this.options.metrics.transactions.inc({ result: 'commit' });
       countCommitted(this.options.metrics, pages);
@@ -167,7 +209,7 @@ export class TransactionalRecordSink implements RecordSink {
   }
 
   private async commitGroup(pages: readonly PageMessages[]): Promise<void> {
-    let transaction: Transaction;
+    let transaction: SinkTransaction;
     try {
       const producer = this.producer ?? (await this.initProducer());
       transaction = await producer.transaction();
@@ -188,7 +230,7 @@ export class TransactionalRecordSink implements RecordSink {
     }
   }
 
-  private async tryAbort(transaction: Transaction): Promise<void> {
+  private async tryAbort(transaction: SinkTransaction): Promise<void> {
     try {
       await transaction.abort();
     } catch (error) {
@@ -196,8 +238,11 @@ export class TransactionalRecordSink implements RecordSink {
     }
   }
 
-  /** Decides what a failed transaction means, repairs the producer if needed, and returns the error for its pages. */
-  private async recover(error: unknown): Promise<Error> {
+  /**
+   * Decides what a failed transaction means and repairs the producer. Returns the error to reject its
+   * pages with, or 'committed' when a commit that reported failure had in fact taken effect.
+   */
+  private async recover(error: unknown, pages: readonly PageMessages[]): Promise<Error | 'committed'> {
     const failure = error instanceof TransactionFailure ? error : new TransactionFailure('begin', error);
     const original = failure.original;
 
@@ -235,14 +280,7 @@ export class TransactionalRecordSink implements RecordSink {
       );
     }
 
-    if (failure.stage === 'commit') {
-      await this.rebuildProducer(kafkaErrorTypes(original)[0] ?? 'END_TXN_FAILED');
-      return new RetriableError(
-        'KAFKA_COMMIT_OUTCOME_UNKNOWN',
-        `committing the transaction failed and may or may not have taken effect; re-read the stored offset before retrying: ${failure.message}`,
-        { cause: original, details: { outcomeUnknown: true } },
-      );
-    }
+    if (failure.stage === 'commit') return this.settleUnknownCommit(failure, pages);
 
     // Even after a clean abort the producer is rebuilt: kafkajs keeps the sequence numbers of the failed
     // batch, and the broker then refuses the next transaction with OUT_OF_ORDER_SEQUENCE_NUMBER (the
@@ -257,6 +295,76 @@ export class TransactionalRecordSink implements RecordSink {
         cause: original,
       },
     );
+  }
+
+  /**
+   * EndTxn failed (timeout, coordinator moved...): the coordinator may or may not have committed. A new
+   * producer's initialisation completes or aborts that transaction, after which the offsets topic tells
+   * which: the transaction is atomic, so it committed exactly when every location's stored offset is the
+   * one this group wrote. (A group whose offsets all equal the ones stored before cannot be told apart;
+   * offsets carry the next cursor, so consecutive pages practically never repeat one.) Without an answer
+   * (Kafka down until close) the pages are rejected: after a restart the stored offsets are the truth.
+   */
+  private async settleUnknownCommit(
+    failure: TransactionFailure,
+    pages: readonly PageMessages[],
+  ): Promise<Error | 'committed'> {
+    const code = kafkaErrorTypes(failure.original)[0] ?? 'END_TXN_FAILED';
+    this.options.metrics.producerRecreated.inc({ code });
+    this.log.warn(
+      { code },
+      'committing failed with an unknown outcome; rebuilding the producer to settle it',
+    );
+    await this.discardProducer();
+    for (let attempt = 0; ; attempt += 1) {
+      if (this.closing && attempt > 0) {
+        return new RetriableError(
+          'KAFKA_COMMIT_OUTCOME_UNKNOWN',
+          `the sink closed before the outcome of a failed commit was known: ${failure.message}`,
+          {
+            cause: failure.original,
+            details: { outcomeUnknown: true },
+          },
+        );
+      }
+      try {
+        await this.initProducer();
+        const stored = await this.options.offsetStore.loadAll();
+        const lastOffsetByLocation = new Map(pages.map((p) => [p.locationUid, p.offset.value]));
+        const committed = [...lastOffsetByLocation].every(([location, value]) => {
+          const offset = stored.get(location);
+          return offset !== undefined && encodeOffsetValue(offset) === value;
+        });
+        this.log.info({ committed }, 'settled the outcome of a failed commit');
+        if (committed) return 'committed';
+        return new RetriableError(
+          'KAFKA_TRANSACTION_ABORTED',
+          `committing the transaction failed and it was aborted; nothing of it is visible: ${failure.message}`,
+          {
+            cause: failure.original,
+          },
+        );
+      } catch (error) {
+        if (error instanceof FatalError) return this.fail(error);
+        const fatalType = fatalKafkaErrorType(error);
+        if (fatalType !== undefined) {
+          return this.fail(
+            new FatalError(
+              'KAFKA_NOT_PERMITTED',
+              `Kafka refused to initialise the producer (${fatalType}): check the ACLs`,
+              {
+                cause: error,
+              },
+            ),
+          );
+        }
+        this.log.warn(
+          { err: describeKafkaError(error), attempt },
+          'cannot settle the failed commit yet; retrying',
+        );
+        await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
+      }
+    }
   }
 
   private fail(error: FatalError): FatalError {
@@ -278,6 +386,7 @@ export class TransactionalRecordSink implements RecordSink {
     this.options.metrics.producerRecreated.inc({ code });
     this.log.warn({ code }, 'discarding the transactional producer and building a new one');
     await this.discardProducer();
+    if (this.closing) return; // a page still queued during a graceful close builds it on demand
     try {
       await this.initProducer();
     } catch (error) {
@@ -288,7 +397,7 @@ export class TransactionalRecordSink implements RecordSink {
     }
   }
 
-  private async initProducer(): Promise<Producer> {
+  private async initProducer(): Promise<TransactionalProducer> {
     const producer = this.options.kafka.producer({
       transactionalId: this.options.transactionalId,
       idempotent: true,

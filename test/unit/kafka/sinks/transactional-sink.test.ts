@@ -1,0 +1,272 @@
+/**
+ * The transactional sink's own logic with scripted producers: group commit, the group size cap, a
+ * commit whose outcome is unknown, fatal refusals and bounded close. (The broker-facing behaviour is in
+ * test/integration/kafka/sinks.)
+ */
+import type { ProducerBatch, RecordMetadata } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
+import type { CallEncoder } from '../../../../src/kafka/page-messages.js';
+import {
+  TransactionalRecordSink,
+  type SinkTransaction,
+  type TransactionalProducer,
+} from '../../../../src/kafka/sinks/transactional-sink.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import type { LocationOffset } from '../../../../src/sync/model.js';
+import type { PageCommit } from '../../../../src/sync/ports.js';
+import { counterValue } from '../../../support/counters.js';
+
+const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
+const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function protocolError(type: string): Error {
+  return Object.assign(new Error(`broker said ${type}`), { type });
+}
+
+/** What the scripted producers do; every hook may be changed between steps of a test. */
+interface Script {
+  /** Awaited by every sendBatch before it records the batch. */
+  beforeSend: () => Promise<void>;
+  commit: () => Promise<void>;
+  connect: () => Promise<void>;
+}
+
+class ScriptedKafka {
+  readonly script: Script = {
+    beforeSend: async () => undefined,
+    commit: async () => undefined,
+    connect: async () => undefined,
+  };
+  producersBuilt = 0;
+  /** Batches of committed transactions, in commit order. */
+  readonly committed: ProducerBatch[][] = [];
+
+  producer(): TransactionalProducer {
+    this.producersBuilt += 1;
+    return {
+      connect: () => this.script.connect(),
+      disconnect: async () => undefined,
+      transaction: async (): Promise<SinkTransaction> => {
+        const batches: ProducerBatch[] = [];
+        return {
+          sendBatch: async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
+            await this.script.beforeSend();
+            batches.push(batch);
+            return [];
+          },
+          commit: async () => {
+            await this.script.commit();
+            if (batches.length > 0) this.committed.push(batches);
+          },
+          abort: async () => undefined,
+        };
+      },
+    };
+  }
+}
+
+function page(location: string, cursor: string): PageCommit {
+  return {
+    locationUid: location,
+    calls: [
+      {
+        uid: `${location}-${cursor}`,
+        locationUid: location,
+        updatedAt: '2024-05-01T10:00:00Z',
+        locationPhoneNumber: null,
+        customerPhoneNumber: null,
+        startedAt: null,
+        endedAt: null,
+        isPrivate: null,
+        conversationUid: null,
+        enriched: false,
+        customerPhoneNumberRedacted: true,
+      },
+    ],
+    deadLetters: [],
+    offset: { since: null, cursor, watermark: '2024-05-01T10:00:00Z', boundary: [] },
+  };
+}
+
+function sinkWith(
+  kafka: ScriptedKafka,
+  options: {
+    maxPagesPerTransaction?: number;
+    stored?: () => Map<string, LocationOffset>;
+    onFatal?: (e: FatalError) => void;
+  } = {},
+) {
+  const metrics = new ConnectorMetrics();
+  const sink = new TransactionalRecordSink({
+    kafka,
+    encoder,
+    topics,
+    connectorName: 'conn',
+    transactionalId: 'calls-connector.conn',
+    transactionTimeoutMs: 60_000,
+    maxPagesPerTransaction: options.maxPagesPerTransaction ?? 50,
+    fencing: { limit: 3, windowMs: 60_000 },
+    offsetStore: { loadAll: async () => options.stored?.() ?? new Map() },
+    metrics,
+    logger: silentLogger(),
+    ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+  });
+  return { sink, metrics };
+}
+
+async function outcome(promise: Promise<void>): Promise<ConnectorError | 'resolved'> {
+  return promise.then(
+    () => 'resolved' as const,
+    (e: unknown) => {
+      expect(e).toBeInstanceOf(ConnectorError);
+      return e as ConnectorError;
+    },
+  );
+}
+
+/** Offsets-topic record counts of each committed transaction (one per page). */
+function pagesPerTransaction(kafka: ScriptedKafka): number[] {
+  return kafka.committed.map((batches) =>
+    batches
+      .flatMap((b) => b.topicMessages ?? [])
+      .filter((t) => t.topic === 'offsets')
+      .reduce((n, t) => n + t.messages.length, 0),
+  );
+}
+
+describe('TransactionalRecordSink (scripted producer)', () => {
+  it('puts pages offered during an in-flight transaction into the next one and resolves each with its transaction', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink, metrics } = sinkWith(kafka);
+    await sink.start();
+    const gate = deferred();
+    kafka.script.beforeSend = () => gate.promise;
+
+    const first = sink.commitPage(page('a', '1'));
+    const queued = [
+      sink.commitPage(page('b', '1')),
+      sink.commitPage(page('c', '1')),
+      sink.commitPage(page('d', '1')),
+    ];
+    gate.resolve();
+    await Promise.all([first, ...queued]);
+
+    expect(pagesPerTransaction(kafka)).toEqual([1, 3]);
+    expect(await counterValue(metrics.transactions, { result: 'commit' })).toBe(2);
+  });
+
+  it('caps a transaction at maxPagesPerTransaction pages', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka, { maxPagesPerTransaction: 2 });
+    await sink.start();
+    const gate = deferred();
+    kafka.script.beforeSend = () => gate.promise;
+
+    const all = ['a', 'b', 'c', 'd', 'e', 'f'].map((l) => sink.commitPage(page(l, '1')));
+    gate.resolve();
+    await Promise.all(all);
+
+    expect(pagesPerTransaction(kafka)).toEqual([1, 2, 2, 1]);
+  });
+
+  it('resolves the pages of a commit that failed but took effect, as the stored offsets show after a rebuild', async () => {
+    const kafka = new ScriptedKafka();
+    const p = page('a', 'next');
+    const { sink, metrics } = sinkWith(kafka, { stored: () => new Map([['a', p.offset]]) });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+
+    const result = sink.commitPage(p);
+    const settled = await outcome(result);
+    expect(settled).toBe('resolved');
+    expect(kafka.producersBuilt).toBe(2);
+    expect(await counterValue(metrics.producerRecreated, { code: 'REQUEST_TIMED_OUT' })).toBe(1);
+    expect(await counterValue(metrics.transactions, { result: 'commit' })).toBe(1);
+  });
+
+  it('rejects the pages of a commit that failed and did not take effect as aborted and retriable', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink, metrics } = sinkWith(kafka, {
+      stored: () => new Map([['a', page('a', 'previous').offset]]),
+    });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('NOT_COORDINATOR');
+    };
+
+    const error = await outcome(sink.commitPage(page('a', 'next')));
+    expect(error).not.toBe('resolved');
+    expect((error as ConnectorError).code).toBe('KAFKA_TRANSACTION_ABORTED');
+    expect((error as ConnectorError).disposition).toBe('retriable');
+    expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(1);
+  });
+
+  it('stops for good when Kafka refuses the transactional id, telling onFatal once and rejecting later pages', async () => {
+    const kafka = new ScriptedKafka();
+    const fatal: FatalError[] = [];
+    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e) });
+    await sink.start();
+    kafka.script.beforeSend = async () => {
+      throw protocolError('TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+    };
+
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error).toBeInstanceOf(FatalError);
+    expect(error.code).toBe('KAFKA_NOT_PERMITTED');
+    expect(await outcome(sink.commitPage(page('b', '1')))).toBe(error);
+    expect(fatal).toEqual([error]);
+  });
+
+  it('closes within its timeout while a transaction hangs, rejecting what is queued and refusing new pages', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka);
+    await sink.start();
+    kafka.script.beforeSend = () => new Promise<void>(() => undefined); // never answers
+
+    void sink.commitPage(page('a', '1')).catch(() => undefined);
+    const queued = outcome(sink.commitPage(page('b', '1')));
+    await sink.close(50);
+
+    expect(((await queued) as ConnectorError).code).toBe('KAFKA_SINK_CLOSED');
+    expect(((await outcome(sink.commitPage(page('c', '1')))) as ConnectorError).code).toBe(
+      'KAFKA_SINK_CLOSED',
+    );
+  });
+
+  it('fails to start with a fatal error when the transactional id is not permitted, and a retriable one otherwise', async () => {
+    const refused = new ScriptedKafka();
+    refused.script.connect = async () => {
+      throw protocolError('TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+    };
+    const startError = await sinkWith(refused)
+      .sink.start()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(startError).toBeInstanceOf(FatalError);
+
+    const down = new ScriptedKafka();
+    down.script.connect = async () => {
+      throw new Error('Connection error: ECONNREFUSED');
+    };
+    const downError = await sinkWith(down)
+      .sink.start()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((downError as ConnectorError).code).toBe('KAFKA_UNAVAILABLE');
+    expect((downError as ConnectorError).disposition).toBe('retriable');
+  });
+});
