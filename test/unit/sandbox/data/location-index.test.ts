@@ -1,22 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../../../src/sandbox/data/call-record.js';
+import { callRecord } from '../call-fixture.js';
 import { LocationIndex } from '../../../../src/sandbox/data/location-index.js';
 
-function rec(uid: string, updatedAtMs: number): CallRecord {
-  return {
-    uid,
-    locationUid: 'loc',
-    updatedAtMs,
-    locationPhoneNumber: '+1',
-    customerPhoneNumber: '+2',
-    startedAtMs: 0,
-    endedAtMs: 0,
-    isPrivate: false,
-    conversationUid: null,
-    thirdParty: false,
-    representable: true,
-  };
-}
+const rec = callRecord;
 
 const keys = (index: LocationIndex): string[] => index.toArray().map((r) => `${r.updatedAtMs}:${r.uid}`);
 

@@ -1,23 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../../../src/sandbox/data/call-record.js';
+import { callRecord } from '../call-fixture.js';
 import { LocationIndex } from '../../../../src/sandbox/data/location-index.js';
 import { readPage } from '../../../../src/sandbox/listing/page.js';
 
-function rec(uid: string, updatedAtMs: number): CallRecord {
-  return {
-    uid,
-    locationUid: 'loc',
-    updatedAtMs,
-    locationPhoneNumber: '+1',
-    customerPhoneNumber: '+2',
-    startedAtMs: 0,
-    endedAtMs: 0,
-    isPrivate: false,
-    conversationUid: null,
-    thirdParty: false,
-    representable: true,
-  };
-}
+const rec = callRecord;
 
 const a = (): LocationIndex => new LocationIndex([rec('a1', 1), rec('a2', 3), rec('a3', 5), rec('a4', 5)]);
 const b = (): LocationIndex => new LocationIndex([rec('b1', 2), rec('b2', 5), rec('b3', 6)]);
