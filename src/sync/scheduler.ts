@@ -107,14 +107,15 @@ export class Scheduler {
     }));
   }
 
-  /** Runs until `signal` aborts (then stops gracefully) or every location is stopped. */
+  /** Runs until `signal` aborts (then stops gracefully) or every location is stopped. Call once. */
   async run(signal: AbortSignal): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
     const onStop = () => {
       this.options.logger.info(
         { shutdownTimeoutMs: this.options.settings.shutdownTimeoutMs },
         'stopping: finishing pages in flight',
       );
-      const timer = setTimeout(
+      timer = setTimeout(
         () => this.hardStop.abort(new Error('shutdown timeout: abandoning pages in flight')),
         this.options.settings.shutdownTimeoutMs,
       );
@@ -131,6 +132,7 @@ export class Scheduler {
       await Promise.all(workers);
     } finally {
       signal.removeEventListener('abort', onStop);
+      clearTimeout(timer);
     }
   }
 
