@@ -1,5 +1,4 @@
 /** Kafka helpers for integration tests: a quiet client on the chosen stack, topic creation, polling. */
-import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type ITopicConfig } from 'kafkajs';
 import {
   kafkaSchema,
@@ -12,11 +11,12 @@ import { KafkaSession } from '../../src/kafka/session.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.js';
-import type { Call, LocationOffset } from '../../src/sync/model.js';
+import type { LocationOffset } from '../../src/sync/model.js';
 import type { OffsetStore } from '../../src/sync/ports.js';
 import { stackEndpoints, uniqueName } from './stack.js';
 
 export { counterValue } from './counters.js';
+export { sampleCall } from './calls.js';
 
 /** A kafkajs client on the integration stack that logs nothing (tests assert, they do not read logs). */
 export function testKafka(clientId = 'calls-connector-test'): Kafka {
@@ -70,27 +70,6 @@ export function testKafkaConfig(overrides: Partial<KafkaConfig> = {}): KafkaConf
     topicPartitions: 3,
     ...overrides,
   });
-}
-
-let callCounter = 0;
-
-/** A valid, enriched, public call; override what the test is about. */
-export function sampleCall(overrides: Partial<Call> = {}): Call {
-  callCounter += 1;
-  return {
-    uid: `call-${callCounter}-${randomUUID()}`,
-    locationUid: '00000000-0000-4000-8000-000000000001',
-    updatedAt: '2024-05-01T10:00:00.123456Z',
-    locationPhoneNumber: '+15550100',
-    customerPhoneNumber: '+15550199',
-    startedAt: '2024-05-01T09:58:00Z',
-    endedAt: '2024-05-01T09:59:30.5Z',
-    isPrivate: false,
-    conversationUid: 'conv-1',
-    enriched: true,
-    customerPhoneNumberRedacted: false,
-    ...overrides,
-  };
 }
 
 export interface TestSessionOptions {

@@ -5,6 +5,7 @@ import { FatalError } from '../../../src/errors/index.js';
 import { ensureCompactedTopic, ensureConnectorTopics } from '../../../src/kafka/topics.js';
 import { createTopics, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
+import { rejectionOf } from '../../support/rejection.js';
 
 async function describeTopic(
   topic: string,
@@ -28,10 +29,7 @@ async function describeTopic(
 }
 
 async function failure(promise: Promise<unknown>): Promise<FatalError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error = await rejectionOf(promise);
   expect(error).toBeInstanceOf(FatalError);
   return error as FatalError;
 }

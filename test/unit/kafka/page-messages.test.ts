@@ -3,23 +3,12 @@ import { SkippableError } from '../../../src/errors/index.js';
 import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
 import { pageMessages, topicMessages, type CallEncoder } from '../../../src/kafka/page-messages.js';
 import type { Call } from '../../../src/sync/model.js';
+import { sampleCall } from '../../support/calls.js';
 
 const LOCATION = '00000000-0000-4000-8000-000000000001';
 
 function call(uid: string): Call {
-  return {
-    uid,
-    locationUid: LOCATION,
-    updatedAt: '2024-05-01T10:00:00Z',
-    locationPhoneNumber: null,
-    customerPhoneNumber: '+15550199',
-    startedAt: null,
-    endedAt: null,
-    isPrivate: false,
-    conversationUid: null,
-    enriched: true,
-    customerPhoneNumberRedacted: false,
-  };
+  return sampleCall({ uid, locationUid: LOCATION, customerPhoneNumber: '+15550199' });
 }
 
 /** Encodes a call as its uid, except uids starting with "bad", which the "schema" rejects. */

@@ -21,6 +21,7 @@ import {
   testKafkaConfig,
 } from '../../../support/kafka.js';
 import { uniqueName } from '../../../support/stack.js';
+import { rejectionOf } from '../../../support/rejection.js';
 
 const sessions: KafkaSession[] = [];
 afterEach(async () => {
@@ -129,12 +130,7 @@ describe('KafkaOffsetStore', () => {
     });
     await producer.disconnect();
 
-    const error = await storeFor('corrupt-offsets', config.offsetsTopic)
-      .loadAll()
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const error = await rejectionOf(storeFor('corrupt-offsets', config.offsetsTopic).loadAll());
     expect(error).toBeInstanceOf(FatalError);
     expect((error as FatalError).code).toBe('OFFSET_UNREADABLE');
     expect((error as FatalError).message).toContain(offsetKey('corrupt-offsets', LOCATION_A));

@@ -17,6 +17,7 @@ import {
   testKafkaConfig,
 } from '../../../support/kafka.js';
 import { uniqueName } from '../../../support/stack.js';
+import { rejectionOf } from '../../../support/rejection.js';
 
 const sessions: KafkaSession[] = [];
 afterEach(async () => {
@@ -80,10 +81,7 @@ describe('AtLeastOnceRecordSink', () => {
     const olderEos = await startedSession(eosName, exactlyOnce);
     const newerEos = await startedSession(eosName, exactlyOnce);
     await newerEos.session.sink.commitPage(page('newer'));
-    const error = await olderEos.session.sink.commitPage(page('older')).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const error = await rejectionOf(olderEos.session.sink.commitPage(page('older')));
     expect(error).toBeInstanceOf(ConnectorError);
     expect((error as ConnectorError).code).toBe('KAFKA_PRODUCER_FENCED');
     const records = await readCommittedAtLeast(testKafka(), exactlyOnce.topic, 2);

@@ -23,6 +23,7 @@ import {
   testKafkaConfig,
 } from '../../../support/kafka.js';
 import { stackEndpoints } from '../../../support/stack.js';
+import { rejectionOf } from '../../../support/rejection.js';
 
 const sessions: KafkaSession[] = [];
 afterEach(async () => {
@@ -70,10 +71,7 @@ async function fenceWithSecondInstance(connectorName: string): Promise<void> {
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ConnectorError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error = await rejectionOf(promise);
   expect(error).toBeInstanceOf(ConnectorError);
   return error as ConnectorError;
 }

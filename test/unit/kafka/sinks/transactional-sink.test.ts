@@ -17,6 +17,8 @@ import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import { counterValue } from '../../../support/counters.js';
+import { sampleCall } from '../../../support/calls.js';
+import { rejectionOf } from '../../../support/rejection.js';
 
 const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
@@ -76,21 +78,7 @@ class ScriptedKafka {
 function page(location: string, cursor: string): PageCommit {
   return {
     locationUid: location,
-    calls: [
-      {
-        uid: `${location}-${cursor}`,
-        locationUid: location,
-        updatedAt: '2024-05-01T10:00:00Z',
-        locationPhoneNumber: null,
-        customerPhoneNumber: null,
-        startedAt: null,
-        endedAt: null,
-        isPrivate: null,
-        conversationUid: null,
-        enriched: false,
-        customerPhoneNumberRedacted: true,
-      },
-    ],
+    calls: [sampleCall({ uid: `${location}-${cursor}`, locationUid: location })],
     deadLetters: [],
     offset: { since: null, cursor, watermark: '2024-05-01T10:00:00Z', boundary: [] },
   };
@@ -248,24 +236,14 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     refused.script.connect = async () => {
       throw protocolError('TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
     };
-    const startError = await sinkWith(refused)
-      .sink.start()
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const startError = await rejectionOf(sinkWith(refused).sink.start());
     expect(startError).toBeInstanceOf(FatalError);
 
     const down = new ScriptedKafka();
     down.script.connect = async () => {
       throw new Error('Connection error: ECONNREFUSED');
     };
-    const downError = await sinkWith(down)
-      .sink.start()
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const downError = await rejectionOf(sinkWith(down).sink.start());
     expect((downError as ConnectorError).code).toBe('KAFKA_UNAVAILABLE');
     expect((downError as ConnectorError).disposition).toBe('retriable');
   });
