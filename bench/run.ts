@@ -8,10 +8,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { avroBench } from './avro.js';
+import { connectorBench } from './connector.js';
 import { sandboxBench } from './sandbox.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const modules: BenchModule[] = [sandboxBench, avroBench];
+const modules: BenchModule[] = [sandboxBench, avroBench, connectorBench];
 
 function markdown(date: string, results: BenchResult[]): string {
   const lines = [
