@@ -1,0 +1,65 @@
+import { Writable } from 'node:stream';
+import { logLevel } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { kafkaSchema } from '../../../src/config/schema.js';
+import { FatalError } from '../../../src/errors/index.js';
+import { createKafka, pinoLogCreator } from '../../../src/kafka/client.js';
+import { createLogger, silentLogger } from '../../../src/logging/logger.js';
+import { thrown } from '../../support/auth/thrown.js';
+
+function capturingLogger(): {
+  logger: ReturnType<typeof createLogger>;
+  lines: () => Record<string, unknown>[];
+} {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'trace', format: 'json', destination });
+  return {
+    logger,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+describe('createKafka', () => {
+  it('fails at construction, naming the key, when a TLS file cannot be read', () => {
+    const config = kafkaSchema.parse({ brokers: ['127.0.0.1:9093'], ssl: { caFile: '/nonexistent/ca.pem' } });
+    const error = thrown(() => createKafka({ config, connectorName: 'c', logger: silentLogger() }));
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as FatalError).code).toBe('KAFKA_TLS_FILE_UNREADABLE');
+    expect((error as FatalError).message).toContain('kafka.ssl.caFile');
+  });
+});
+
+describe('pinoLogCreator', () => {
+  it('sends kafkajs errors and warnings as warnings and its info chatter as debug, with the namespace, never the password', () => {
+    const { logger, lines } = capturingLogger();
+    const log = pinoLogCreator(logger)();
+    log({
+      namespace: 'Connection',
+      level: logLevel.ERROR,
+      label: 'ERROR',
+      log: { timestamp: 't', message: 'Response Error', broker: 'b:1' },
+    });
+    log({
+      namespace: 'Consumer',
+      level: logLevel.INFO,
+      label: 'INFO',
+      log: { timestamp: 't', message: 'joined', password: 'hunter2' },
+    });
+
+    const [error, info] = lines();
+    expect(error).toMatchObject({ level: 40, msg: 'Response Error', namespace: 'Connection', broker: 'b:1' });
+    expect(info).toMatchObject({ level: 20, msg: 'joined', namespace: 'Consumer' });
+    expect(JSON.stringify(lines())).not.toContain('hunter2');
+  });
+});
