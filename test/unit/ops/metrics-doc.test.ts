@@ -1,8 +1,19 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 
-const doc = readFileSync(new URL('../../../docs/metrics.md', import.meta.url), 'utf8');
+const root = new URL('../../../', import.meta.url);
+const doc = readFileSync(new URL('docs/metrics.md', root), 'utf8');
+
+/** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to dashes. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
+}
 
 describe('docs/metrics.md', () => {
   it('documents every metric the connector defines, with its type', async () => {
@@ -22,5 +33,25 @@ describe('docs/metrics.md', () => {
     ].map((m) => m[1] ?? '');
     expect(alerts.length).toBeGreaterThan(0);
     expect(alerts.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('links every alert to an existing runbook section', () => {
+    const rules = parse(readFileSync(new URL('config/prometheus/alerts.yml', root), 'utf8')) as {
+      groups: { rules: { alert: string; annotations: { runbook?: string } }[] }[];
+    };
+    const broken: string[] = [];
+    for (const rule of rules.groups.flatMap((g) => g.rules)) {
+      const [file = '', anchor = ''] = (rule.annotations.runbook ?? '').split('#');
+      const target = new URL(file, root);
+      const anchors = existsSync(target)
+        ? readFileSync(target, 'utf8')
+            .split('\n')
+            .filter((line) => /^#{1,6} /.test(line))
+            .map((line) => anchorOf(line.replace(/^#+ /, '')))
+        : [];
+      if (anchor === '' || !anchors.includes(anchor))
+        broken.push(`${rule.alert}: ${rule.annotations.runbook ?? '(none)'}`);
+    }
+    expect(broken).toEqual([]);
   });
 });
