@@ -29,8 +29,11 @@ export interface PageMessages {
   locationUid: string;
   calls: Message[];
   deadLetters: Message[];
-  /** Codes of the dead letters, for the deadLetters{code} metric once they are committed. */
-  deadLetterCodes: string[];
+  /**
+   * Codes of the dead letters the sink itself made of calls the schema rejected. The sync engine counts
+   * the page's own dead letters and published calls; the sink counts only these (see countDiverted).
+   */
+  divertedCodes: string[];
   offset: Message;
 }
 
@@ -54,7 +57,7 @@ export function pageMessages(
     locationUid: commit.locationUid,
     calls,
     deadLetters: deadLetters.map((d) => deadLetterMessage(d, connectorName, now)),
-    deadLetterCodes: deadLetters.map((d) => d.code),
+    divertedCodes: deadLetters.slice(commit.deadLetters.length).map((d) => d.code),
     offset: { key: offsetKey(connectorName, commit.locationUid), value: encodeOffsetValue(commit.offset) },
   };
 }
@@ -83,11 +86,19 @@ export function topicMessages(
   return byTopic.filter((t) => t.messages.length > 0);
 }
 
-/** Counts what a committed group of pages published: recordsPublished{location} and deadLetters{code}. */
-export function countCommitted(metrics: ConnectorMetrics, pages: readonly PageMessages[]): void {
+/**
+ * Counts, once their transaction committed, the calls the sink diverted to the dead-letter topic:
+ * deadLetters{code} and recordsSkipped{reason=dlq}. Everything else about a page (recordsPublished, its
+ * own dead letters) is counted by the sync engine when commitPage resolves; a diverted call is therefore
+ * also in its recordsPublished (rare: the mapper upstream validates what the schema needs).
+ */
+export function countDiverted(metrics: ConnectorMetrics, pages: readonly PageMessages[]): void {
   for (const page of pages) {
-    if (page.calls.length > 0)
-      metrics.recordsPublished.inc({ location: metrics.location(page.locationUid) }, page.calls.length);
-    for (const code of page.deadLetterCodes) metrics.deadLetters.inc({ code });
+    if (page.divertedCodes.length === 0) continue;
+    metrics.recordsSkipped.inc(
+      { location: metrics.location(page.locationUid), reason: 'dlq' },
+      page.divertedCodes.length,
+    );
+    for (const code of page.divertedCodes) metrics.deadLetters.inc({ code });
   }
 }

@@ -18,7 +18,7 @@ import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { PageCommit, RecordSink } from '../../sync/ports.js';
 import { describeKafkaError, fatalKafkaErrorType } from '../kafka-errors.js';
 import {
-  countCommitted,
+  countDiverted,
   pageMessages,
   topicMessages,
   type CallEncoder,
@@ -121,6 +121,6 @@ export class AtLeastOnceRecordSink implements RecordSink {
         },
       );
     }
-    countCommitted(this.options.metrics, [page]);
+    countDiverted(this.options.metrics, [page]);
   }
 }

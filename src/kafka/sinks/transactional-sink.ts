@@ -29,7 +29,7 @@ import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
 import { describeKafkaError, fatalKafkaErrorType, isFencedError, kafkaErrorTypes } from '../kafka-errors.js';
 import {
-  countCommitted,
+  countDiverted,
   pageMessages,
   topicMessages,
   type CallEncoder,
@@ -202,7 +202,7 @@ export class TransactionalRecordSink implements RecordSink {
         }
       }
       this.options.metrics.transactions.inc({ result: 'commit' });
-      countCommitted(this.options.metrics, pages);
+      countDiverted(this.options.metrics, pages);
       for (const page of group) page.resolve();
     }
     if (this.fatal !== undefined) for (const page of this.queue.splice(0)) page.reject(this.fatal);

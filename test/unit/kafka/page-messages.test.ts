@@ -31,7 +31,8 @@ describe('pageMessages', () => {
       new Date('2024-05-01T12:00:00Z'),
     );
     expect(page.calls.map((m) => m.key)).toEqual(['ok-1', 'ok-3']);
-    expect(page.deadLetterCodes).toEqual(['ITEM_SCHEMA_REJECTED']);
+    expect(page.divertedCodes).toEqual(['ITEM_SCHEMA_REJECTED']);
+    expect(page.deadLetters).toHaveLength(1);
     const [dead] = page.deadLetters;
     expect(dead?.headers?.[DLQ_HEADERS.code]).toBe('ITEM_SCHEMA_REJECTED');
     expect(dead?.headers?.[DLQ_HEADERS.failedAt]).toBe('2024-05-01T12:00:00.000Z');
