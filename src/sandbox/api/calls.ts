@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from '../context.js';
-import { toListedCall, toSingleCall } from '../data/call-record.js';
+import { listedCallJson, toSingleCall } from '../data/call-record.js';
 import type { LocationIndex } from '../data/location-index.js';
 import { bodyFaults, enterFaultGate } from '../faults/gate.js';
 import type { FaultPlan } from '../faults/faults.js';
@@ -126,7 +126,7 @@ export async function handleListCalls(
     ...(listing.after === undefined ? {} : { after: listing.after }),
     ...(listing.offset === undefined ? {} : { offset: listing.offset }),
   });
-  const items = page.passed.filter((r) => r.representable).map(toListedCall);
+  const items = page.passed.filter((r) => r.representable).map(listedCallJson);
   const nextCursor = page.more
     ? encodeCursor(
         {
@@ -139,7 +139,8 @@ export async function handleListCalls(
         ctx.cursorKey,
       )
     : null;
-  ctx.respond.json(res, 200, { data: items, metadata: { nextCursor } }, {}, bodyFaults(ctx, plan));
+  const body = `{"data":[${items.join(',')}],"metadata":{"nextCursor":${JSON.stringify(nextCursor)}}}`;
+  ctx.respond.jsonText(res, 200, body, {}, bodyFaults(ctx, plan));
 }
 
 export async function handleGetCall(

@@ -82,6 +82,21 @@ export function toListedCall(r: CallRecord): ListedCall {
   };
 }
 
+const q = JSON.stringify;
+
+/**
+ * JSON.stringify(toListedCall(r)), written by hand: a listing page serialises up to 100 of these per
+ * request, and building the text directly costs about half of making the object and stringifying it.
+ * A unit test holds the two equal.
+ */
+export function listedCallJson(r: CallRecord): string {
+  return (
+    `{"uid":${q(r.uid)},"locationUid":${q(r.locationUid)},"updatedAt":"${isoMs(r.updatedAtMs)}"` +
+    `,"locationPhoneNumber":${q(r.locationPhoneNumber)},"customerPhoneNumber":${q(r.customerPhoneNumber)}` +
+    ',"startedAt":null,"endedAt":null,"isPrivate":null,"conversationUid":null}'
+  );
+}
+
 /** Total order of the listing: updatedAt, then uid (so records sharing an instant still have a place). */
 export function compareKey(aMs: number, aUid: string, bMs: number, bUid: string): number {
   if (aMs !== bMs) return aMs < bMs ? -1 : 1;

@@ -68,6 +68,11 @@ export class LocationIndex {
     return true;
   }
 
+  /** Records from position `start` (inclusive) to `end` (exclusive), in order. */
+  slice(start: number, end: number): CallRecord[] {
+    return this.records.slice(start, end);
+  }
+
   /** A copy of the records in order (for ground truth; O(n)). */
   toArray(): CallRecord[] {
     return this.records.slice();

@@ -14,6 +14,14 @@ export interface BodyFaults {
 }
 
 export interface Responder {
+  /** `text` must already be JSON (e.g. a body assembled from pre-serialised parts). */
+  jsonText(
+    res: ServerResponse,
+    status: number,
+    text: string,
+    headers?: Record<string, string>,
+    faults?: BodyFaults,
+  ): void;
   json(
     res: ServerResponse,
     status: number,
@@ -42,9 +50,9 @@ export interface Responder {
 }
 
 export function createResponder(onStatus: (status: number) => void): Responder {
-  const json: Responder['json'] = (res, status, body, headers = {}, faults) => {
+  const jsonText: Responder['jsonText'] = (res, status, body, headers = {}, faults) => {
     onStatus(status);
-    let text = JSON.stringify(body);
+    let text = body;
     const ok = status >= 200 && status < 300;
     if (ok && faults?.malformed) {
       faults.onApplied?.('malformed');
@@ -68,7 +76,10 @@ export function createResponder(onStatus: (status: number) => void): Responder {
     }
     res.end(payload);
   };
+  const json: Responder['json'] = (res, status, body, headers, faults) =>
+    jsonText(res, status, JSON.stringify(body), headers, faults);
   return {
+    jsonText,
     json,
     apiError: (res, status, code, message, headers) =>
       json(res, status, { error: { code, message } }, headers),

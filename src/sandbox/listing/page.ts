@@ -102,15 +102,29 @@ export function readPage(req: PageRequest): PageResult {
   return req.order === 'asc' ? readAsc(req) : readDesc(req);
 }
 
+/** Where an ascending page starts in one location: after the cursor's position, else at since. */
+function ascStart(index: LocationIndex, req: PageRequest): number {
+  if (req.after !== undefined) return index.upperBound(req.after.ms, req.after.uid);
+  return req.sinceMs !== null ? index.lowerBound(req.sinceMs, '') : 0;
+}
+
+function ascResult(req: PageRequest, passed: CallRecord[], more: boolean): PageResult {
+  const last = passed[passed.length - 1];
+  const after = last === undefined ? req.after : { ms: last.updatedAtMs, uid: last.uid };
+  return { passed, more, next: after === undefined ? {} : { after } };
+}
+
 function readAsc(req: PageRequest): PageResult {
+  const only = req.indexes.length === 1 ? req.indexes[0] : undefined;
+  if (only !== undefined) {
+    // One location (the polling case): a slice, no merge.
+    const start = ascStart(only, req);
+    const end = Math.min(only.size, start + req.limit);
+    return ascResult(req, only.slice(start, end), end < only.size);
+  }
   const heap = new HeadHeap(1);
   for (const index of req.indexes) {
-    const start =
-      req.after !== undefined
-        ? index.upperBound(req.after.ms, req.after.uid)
-        : req.sinceMs !== null
-          ? index.lowerBound(req.sinceMs, '')
-          : 0;
+    const start = ascStart(index, req);
     if (start < index.size) heap.push({ index, pos: start, end: index.size });
   }
   const passed: CallRecord[] = [];
@@ -119,9 +133,7 @@ function readAsc(req: PageRequest): PageResult {
     if (r === undefined) break;
     passed.push(r);
   }
-  const last = passed[passed.length - 1];
-  const after = last === undefined ? req.after : { ms: last.updatedAtMs, uid: last.uid };
-  return { passed, more: heap.size > 0, next: after === undefined ? {} : { after } };
+  return ascResult(req, passed, heap.size > 0);
 }
 
 function readDesc(req: PageRequest): PageResult {

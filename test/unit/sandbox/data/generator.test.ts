@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { toSingleCall } from '../../../../src/sandbox/data/call-record.js';
+import {
+  listedCallJson,
+  type CallRecord,
+  toListedCall,
+  toSingleCall,
+} from '../../../../src/sandbox/data/call-record.js';
 import { generateData, resolveDataOptions } from '../../../../src/sandbox/data/generator.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -85,5 +90,16 @@ describe('generateData', () => {
     expect(() => resolveDataOptions({ privateRatio: 1.5 })).toThrow(RangeError);
     expect(() => resolveDataOptions({ locations: 0 })).toThrow(RangeError);
     expect(() => resolveDataOptions({ callsPerLocation: 2.5 })).toThrow(RangeError);
+  });
+});
+
+describe('listed item JSON', () => {
+  it('is exactly JSON.stringify of the listed call, quotes and all', () => {
+    const store = generateData({ seed: 9, locations: 1, callsPerLocation: 20 });
+    const records = store.index(store.locations[0] as string)?.toArray() ?? [];
+    const [first, second] = records as [CallRecord, CallRecord];
+    first.customerPhoneNumber = 'odd "value" \\ \n';
+    second.customerPhoneNumber = null;
+    for (const r of records) expect(listedCallJson(r)).toBe(JSON.stringify(toListedCall(r)));
   });
 });
