@@ -50,6 +50,7 @@ export async function readTopicToEnd(
   onRecord: (record: TopicRecord) => void,
 ): Promise<void> {
   const ends = await endOffsets(kafka, options.topic);
+  const endByPartition = new Map(ends.map((e) => [e.partition, e.end]));
   const remaining = new Map<number, bigint>();
   for (const { partition, start, end } of ends) if (end > start) remaining.set(partition, end);
   if (remaining.size === 0) return;
@@ -72,6 +73,8 @@ export async function readTopicToEnd(
         if (remaining.size === 0) resolve();
       });
       consumer.on(consumer.events.CRASH, ({ payload }) => {
+        // kafkajs restarts the consumer itself after a retriable crash; the timeout bounds that.
+        if (payload.restart) return;
         reject(
           new RetriableError(
             'KAFKA_READ_FAILED',
@@ -95,7 +98,7 @@ export async function readTopicToEnd(
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         for (const message of batch.messages) {
-          const target = ends.find((e) => e.partition === batch.partition)?.end ?? 0n;
+          const target = endByPartition.get(batch.partition) ?? 0n;
           // Records appended after the read started are left for whoever reads next.
           if (BigInt(message.offset) >= target) continue;
           onRecord({
