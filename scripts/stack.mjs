@@ -14,7 +14,7 @@
 //   status  print what is running
 // Environment: CALLS_STACK_HOME (cache folder, default <repo>/.cache/stack), STACK_KAFKA_VERSION
 // (default 3.9.2; 4.x works too), STACK_KAFKA_PORT (19092), STACK_CONTROLLER_PORT (19093),
-// STACK_REGISTRY_PORT (18081), STACK_REGISTRY_VERSION (3.3.3).
+// STACK_REGISTRY_PORT (18081; its management interface uses the next port), STACK_REGISTRY_VERSION (3.3.3).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -340,6 +340,10 @@ function startRegistry() {
       `-Dquarkus.http.port=${registryPort}`,
       `-Dquarkus.http.host=${host}`,
       '-Dquarkus.log.level=WARN',
+      // Quarkus' management interface binds 0.0.0.0:9000 by default: a second registry (or anything else on
+      // 9000) would stop this one from starting. Keep it on loopback, next to the registry's own port.
+      `-Dquarkus.management.port=${registryPort + 1}`,
+      `-Dquarkus.management.host=${host}`,
       '-jar',
       'quarkus-run.jar',
     ],
