@@ -8,11 +8,13 @@ import { Command, CommanderError } from 'commander';
 import { ConnectorError } from '../errors/index.js';
 import { ConfigError } from '../config/load.js';
 import { ExitCode } from './exit-codes.js';
+import { packageVersion } from '../package-info.js';
 import { registerCommands } from './commands/index.js';
 
 export function buildProgram(): Command {
   const program = new Command('calls-connector')
     .description('Kafka source connector for the calls API: incremental, exactly-once, Avro, privacy-safe.')
+    .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
   registerCommands(program);

@@ -11,9 +11,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { FatalError } from '../errors/index.js';
+import { packageRoot } from '../package-info.js';
 
 export type StackSource = 'environment' | 'docker' | 'jvm';
 
@@ -24,17 +24,6 @@ export interface DevStack {
   description: string;
   /** Stops what this provider started (containers); a JVM stack is left running for warm reuse. */
   stop(): Promise<void>;
-}
-
-/** The repository (or installed package) root: the folder holding package.json above this module. */
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above the devstack module');
-    dir = parent;
-  }
-  return dir;
 }
 
 function fromEnvironment(env: NodeJS.ProcessEnv): DevStack | null {
@@ -140,5 +129,3 @@ export async function provideStack(
       'Maven Central), or start a Docker engine.',
   );
 }
-
-export const repositoryRoot = packageRoot;

@@ -17,7 +17,7 @@
  */
 import type { Logger } from '../logging/logger.js';
 import { CallsApiClient } from '../api/calls-api-client.js';
-import { HttpTransport, readCaFile } from '../api/http-transport.js';
+import { HttpTransport } from '../api/http-transport.js';
 import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
 import type { ConnectorConfig } from '../config/schema.js';
@@ -27,6 +27,7 @@ import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
 import { KafkaSession } from '../kafka/session.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import { MetricsServer, type MetricsServerAddress } from '../metrics/server.js';
+import { packageVersion } from '../package-info.js';
 import { systemClock, type Clock } from '../sync/clock.js';
 import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
@@ -35,9 +36,6 @@ import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
 
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
-
-/** Maximum bytes of one API response body; a larger page is refused as malformed rather than buffered. */
-const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 export interface ConnectorRuntimeOptions {
   config: ConnectorConfig;
@@ -70,7 +68,13 @@ export class ConnectorRuntime {
     const clock = options.clock ?? systemClock;
     const metrics =
       options.metrics ??
-      new ConnectorMetrics({ perLocationLabels: config.metrics.perLocationLabels, processMetrics: true });
+      new ConnectorMetrics({
+        perLocationLabels: config.metrics.perLocationLabels,
+        processMetrics: true,
+        pollIntervalMs: config.poll.intervalMs,
+        version: packageVersion(),
+        connector: config.connector.name,
+      });
     const readiness = new Readiness();
     const opened: Array<() => Promise<void>> = [];
     const closeOpened = async () => {
@@ -123,16 +127,7 @@ export class ConnectorRuntime {
         return new StaticTokenProvider(token);
       };
 
-      const transport = new HttpTransport({
-        baseUrl: config.api.baseUrl,
-        ...(config.api.caFile !== undefined && { extraCaPem: await readCaFile(config.api.caFile) }),
-        allowInsecureHttp: config.api.allowInsecureHttp,
-        requestTimeoutMs: config.api.requestTimeoutMs,
-        maxResponseBytes: MAX_RESPONSE_BYTES,
-        requestsPerSecond: config.api.requestsPerSecond,
-        maxConcurrency: config.api.maxConcurrency,
-        metrics,
-      });
+      const transport = await HttpTransport.fromConfig(config.api, metrics);
       opened.push(() => transport.close());
 
       // One API client and one enricher per grant: each grant has its own token, all share the transport's
