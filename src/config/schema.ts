@@ -173,6 +173,12 @@ export const kafkaSchema = z
     /** Group commit: pages that queue up while a transaction is in flight share the next one, at most this many. */
     maxPagesPerTransaction: z.number().int().min(1).max(10_000).default(50),
     /**
+     * ... and at most about this many bytes (keys + values). kafkajs sends one record batch per partition
+     * per request, and the broker refuses a batch over its message.max.bytes (1 MiB by default), so keep
+     * this below that limit of the smallest topic. A single page is always sent whole.
+     */
+    maxBytesPerTransaction: z.number().int().min(10_000).default(800_000),
+    /**
      * Fenced (another instance with this connector.name, or a transaction timed out) this many times
      * within fencedWindowMs: rebuild the producer and retry; once more: stop with a fatal error.
      */
@@ -193,7 +199,15 @@ export const schemaRegistrySchema = z
      * this level (the registry client checks it before registering a new schema version).
      */
     compatibility: z
-      .enum(['BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE', 'NONE'])
+      .enum([
+        'BACKWARD',
+        'BACKWARD_TRANSITIVE',
+        'FORWARD',
+        'FORWARD_TRANSITIVE',
+        'FULL',
+        'FULL_TRANSITIVE',
+        'NONE',
+      ])
       .default('BACKWARD'),
   })
   .strict()

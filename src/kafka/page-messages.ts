@@ -35,6 +35,8 @@ export interface PageMessages {
    */
   divertedCodes: string[];
   offset: Message;
+  /** Approximate size on the wire (keys, values, headers), for bounding a transaction. */
+  bytes: number;
 }
 
 export function pageMessages(
@@ -53,13 +55,31 @@ export function pageMessages(
       deadLetters.push(rejectedCall(call, error));
     }
   }
+  const dlqMessages = deadLetters.map((d) => deadLetterMessage(d, connectorName, now));
+  const offset = {
+    key: offsetKey(connectorName, commit.locationUid),
+    value: encodeOffsetValue(commit.offset),
+  };
   return {
     locationUid: commit.locationUid,
     calls,
-    deadLetters: deadLetters.map((d) => deadLetterMessage(d, connectorName, now)),
+    deadLetters: dlqMessages,
     divertedCodes: deadLetters.slice(commit.deadLetters.length).map((d) => d.code),
-    offset: { key: offsetKey(connectorName, commit.locationUid), value: encodeOffsetValue(commit.offset) },
+    offset,
+    bytes: [...calls, ...dlqMessages, offset].reduce((sum, m) => sum + messageBytes(m), 0),
   };
+}
+
+function messageBytes(message: Message): number {
+  const size = (v: Buffer | string | null | undefined): number =>
+    v === null || v === undefined ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length;
+  let headers = 0;
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    headers +=
+      Buffer.byteLength(name) +
+      (Array.isArray(value) ? value.reduce<number>((n, v) => n + size(v), 0) : size(value));
+  }
+  return size(message.key) + size(message.value) + headers;
 }
 
 function rejectedCall(call: Call, error: ConnectorError): DeadLetter {

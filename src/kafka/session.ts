@@ -90,6 +90,7 @@ export class KafkaSession {
           transactionalId: transactionalIdFor(connectorName),
           transactionTimeoutMs: config.kafka.transactionTimeoutMs,
           maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
+          maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
           fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
           offsetStore,
           metrics,

@@ -5,7 +5,8 @@
  *
  * Group commit: kafkajs allows one open transaction per producer. Pages that arrive while a transaction
  * is in flight wait in a queue and all go into the next transaction (at most
- * `maxPagesPerTransaction`), so many locations pipeline through one producer. Each caller's promise
+ * `maxPagesPerTransaction` pages and about `maxBytesPerTransaction` bytes), so many locations pipeline
+ * through one producer. Each caller's promise
  * settles with the transaction its page was in.
  *
  * Failures (each rejects every page of the affected transaction; nothing of it is visible):
@@ -59,6 +60,8 @@ export interface TransactionalSinkOptions {
   transactionalId: string;
   transactionTimeoutMs: number;
   maxPagesPerTransaction: number;
+  /** A transaction takes further pages only while its messages stay under this many bytes. */
+  maxBytesPerTransaction: number;
   fencing: FencingBudgetOptions;
   /** Reads the stored offsets, to learn whether a commit that reported failure took effect. */
   offsetStore: OffsetStore;
@@ -189,7 +192,7 @@ export class TransactionalRecordSink implements RecordSink {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0 && this.fatal === undefined) {
-      const group = this.queue.splice(0, this.options.maxPagesPerTransaction);
+      const group = this.queue.splice(0, this.groupSize());
       const pages = group.map((p) => p.messages);
       try {
         await this.commitGroup(pages);
@@ -206,6 +209,19 @@ export class TransactionalRecordSink implements RecordSink {
       for (const page of group) page.resolve();
     }
     if (this.fatal !== undefined) for (const page of this.queue.splice(0)) page.reject(this.fatal);
+  }
+
+  /** How many queued pages the next transaction takes: at least one, within the page and byte caps. */
+  private groupSize(): number {
+    let bytes = 0;
+    let count = 0;
+    for (const page of this.queue) {
+      if (count === this.options.maxPagesPerTransaction) break;
+      if (count > 0 && bytes + page.messages.bytes > this.options.maxBytesPerTransaction) break;
+      bytes += page.messages.bytes;
+      count += 1;
+    }
+    return count;
   }
 
   private async commitGroup(pages: readonly PageMessages[]): Promise<void> {

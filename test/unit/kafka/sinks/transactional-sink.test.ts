@@ -6,7 +6,7 @@
 import type { ProducerBatch, RecordMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
-import type { CallEncoder } from '../../../../src/kafka/page-messages.js';
+import { pageMessages, type CallEncoder } from '../../../../src/kafka/page-messages.js';
 import {
   TransactionalRecordSink,
   type SinkTransaction,
@@ -88,6 +88,7 @@ function sinkWith(
   kafka: ScriptedKafka,
   options: {
     maxPagesPerTransaction?: number;
+    maxBytesPerTransaction?: number;
     stored?: () => Map<string, LocationOffset>;
     onFatal?: (e: FatalError) => void;
   } = {},
@@ -101,6 +102,7 @@ function sinkWith(
     transactionalId: 'calls-connector.conn',
     transactionTimeoutMs: 60_000,
     maxPagesPerTransaction: options.maxPagesPerTransaction ?? 50,
+    maxBytesPerTransaction: options.maxBytesPerTransaction ?? 1_000_000,
     fencing: { limit: 3, windowMs: 60_000 },
     offsetStore: { loadAll: async () => options.stored?.() ?? new Map() },
     metrics,
@@ -118,6 +120,10 @@ async function outcome(promise: Promise<void>): Promise<ConnectorError | 'resolv
       return e as ConnectorError;
     },
   );
+}
+
+function pageMessagesBytes(commit: PageCommit): number {
+  return pageMessages(commit, encoder, 'conn', new Date()).bytes;
 }
 
 /** Offsets-topic record counts of each committed transaction (one per page). */
@@ -163,6 +169,28 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     await Promise.all(all);
 
     expect(pagesPerTransaction(kafka)).toEqual([1, 2, 2, 1]);
+  });
+
+  it('caps a transaction at about maxBytesPerTransaction bytes, but always takes one page', async () => {
+    const kafka = new ScriptedKafka();
+    const onePage = pageMessagesBytes(page('a', '1'));
+    const { sink } = sinkWith(kafka, { maxBytesPerTransaction: onePage * 2 + 1 });
+    await sink.start();
+    const gate = deferred();
+    kafka.script.beforeSend = () => gate.promise;
+
+    // Pages of about a third of the cap, except one larger than the cap on its own.
+    const big: PageCommit = {
+      ...page('big', '1'),
+      calls: Array.from({ length: 200 }, (_, i) => sampleCall({ uid: `big-${i}` })),
+    };
+    const all = [page('a', '1'), page('b', '1'), page('c', '1'), page('d', '1'), big, page('e', '1')].map(
+      (p) => sink.commitPage(p),
+    );
+    gate.resolve();
+    await Promise.all(all);
+
+    expect(pagesPerTransaction(kafka)).toEqual([1, 2, 1, 1, 1]);
   });
 
   it('resolves the pages of a commit that failed but took effect, as the stored offsets show after a rebuild', async () => {
