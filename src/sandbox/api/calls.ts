@@ -31,7 +31,8 @@ function authenticate(
   plan: FaultPlan,
 ): AccessTokenEntry | null {
   const header = req.headers.authorization ?? '';
-  const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
+  // The scheme is case-insensitive (RFC 7235); the token is a b64token (RFC 6750).
+  const match = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i.exec(header);
   const challenge = (error: string, description: string): Record<string, string> => ({
     'www-authenticate': `Bearer realm="sandbox", error="${error}", error_description="${description}"`,
   });

@@ -29,6 +29,14 @@ describe('calls endpoints access control', () => {
     }
   });
 
+  it('accepts the Bearer scheme in any letter case', async () => {
+    const { accessToken } = sandbox.issueTokens();
+    const reply = await client.send('GET', '/v4/calls?limit=1', {
+      headers: { authorization: `bearer ${accessToken}` },
+    });
+    expect(reply.status).toBe(200);
+  });
+
   it('answers 403 insufficient_scope to a token without read_phones', async () => {
     const { accessToken } = sandbox.issueTokens({ scopes: ['read_reviews'] });
     const list = await client.get('/v4/calls', accessToken);
