@@ -1,16 +1,11 @@
 /**
  * `calls-connector demo`: the README's first command. See src/demo/demo.ts for what it runs.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { wholeNumber } from '../option-parsers.js';
 import { runDemo } from '../../demo/demo.js';
 import { ExitCode } from '../exit-codes.js';
 import { shutdownSignal } from './run.js';
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number >= 0');
-  return n;
-}
 
 export function register(program: Command): void {
   program
@@ -18,12 +13,12 @@ export function register(program: Command): void {
     .description(
       'Run everything end to end on an embedded default: a local Kafka + schema registry, the sandbox API, the OAuth flow and the connector, with a live view.',
     )
-    .option('--duration <seconds>', 'stop after this many seconds (default: until Ctrl-C)', positiveInteger)
-    .option('--locations <n>', 'sandbox locations', positiveInteger, 5)
-    .option('--calls <n>', 'calls per location in the sandbox', positiveInteger, 2000)
-    .option('--live-updates <r>', 'calls updated per second in the sandbox', positiveInteger, 3)
-    .option('--live-creates <r>', 'calls created per second in the sandbox', positiveInteger, 5)
-    .option('--metrics-port <port>', 'port of /metrics, /healthz, /readyz', positiveInteger, 9464)
+    .option('--duration <seconds>', 'stop after this many seconds (default: until Ctrl-C)', wholeNumber())
+    .option('--locations <n>', 'sandbox locations', wholeNumber(), 5)
+    .option('--calls <n>', 'calls per location in the sandbox', wholeNumber(), 2000)
+    .option('--live-updates <r>', 'calls updated per second in the sandbox', wholeNumber(), 3)
+    .option('--live-creates <r>', 'calls created per second in the sandbox', wholeNumber(), 5)
+    .option('--metrics-port <port>', 'port of /metrics, /healthz, /readyz', wholeNumber(), 9464)
     .option(
       '--dir <folder>',
       'where the demo keeps its config, encrypted tokens and logs',

@@ -3,18 +3,13 @@
  * registry, as a read_committed consumer sees it (what downstream consumers get). For demos and debugging.
  */
 import { randomUUID } from 'node:crypto';
-import { Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { wholeNumber } from '../option-parsers.js';
 import { loadConfig } from '../../config/load.js';
 import { createKafka } from '../../kafka/client.js';
 import { createSchemaRegistry } from '../../kafka/registry.js';
 import { createLogger } from '../../logging/logger.js';
 import { shutdownSignal } from './run.js';
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number >= 1');
-  return n;
-}
 
 export function register(program: Command): void {
   program
@@ -22,7 +17,7 @@ export function register(program: Command): void {
     .description('Print the calls topic as JSON lines (Avro decoded through the registry, read_committed).')
     .requiredOption('-c, --config <file>', 'YAML configuration file')
     .option('--from-beginning', 'start at the oldest record instead of new ones')
-    .option('--max <n>', 'stop after this many records', positiveInteger)
+    .option('--max <n>', 'stop after this many records', wholeNumber(1))
     .addHelpText(
       'after',
       '\nExamples:\n  $ calls-connector tail --config config.yaml --from-beginning --max 10\n',

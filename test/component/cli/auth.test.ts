@@ -10,15 +10,7 @@ import {
   startOAuthFixture,
   type OAuthFixture,
 } from '../../support/auth/oauth-fixture.js';
-
-function capture(stream: NodeJS.WriteStream): { text: () => string } {
-  let out = '';
-  vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-    return true;
-  });
-  return { text: () => out };
-}
+import { capture } from '../../support/capture.js';
 
 async function until<T>(probe: () => T | undefined, what: string): Promise<T> {
   for (let i = 0; i < 500; i++) {

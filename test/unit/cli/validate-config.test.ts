@@ -4,21 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { capture } from '../../support/capture.js';
 
 async function configFile(lines: string[]): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'calls-cli-'));
   const file = join(dir, 'config.yaml');
   await writeFile(file, lines.join('\n'));
   return file;
-}
-
-function capture(stream: NodeJS.WriteStream): { text: () => string } {
-  let out = '';
-  vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-    return true;
-  });
-  return { text: () => out };
 }
 
 const valid = [
