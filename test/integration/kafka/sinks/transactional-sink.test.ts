@@ -96,8 +96,28 @@ describe('TransactionalRecordSink', () => {
     for (const p of pages) expect(offsets.get(p.locationUid)).toEqual(p.offset);
   });
 
+  it('splits queued pages into transactions under the broker batch limit, so a one-partition topic takes more than 1 MiB at once', async () => {
+    const { session, metrics, config } = await started({ kafka: testKafkaConfig({ topicPartitions: 1 }) });
+    // 40 pages of 100 calls with ~300-byte phone fields: about 2.5 MiB, all queued together.
+    const pages = Array.from({ length: 40 }, (_, i) => ({
+      ...page(location(i + 1), 0),
+      calls: Array.from({ length: 100 }, () =>
+        sampleCall({ locationUid: location(i + 1), locationPhoneNumber: 'p'.repeat(300) }),
+      ),
+    }));
+
+    await Promise.all(pages.map((p) => session.sink.commitPage(p)));
+
+    expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(0);
+    expect(await counterValue(metrics.transactions, { result: 'commit' })).toBeGreaterThanOrEqual(4);
+    expect(await readCommittedAtLeast(testKafka(), config.kafka.topic, 4000)).toHaveLength(4000);
+  });
+
   it('rejects every page of a failed transaction as retriable and leaves neither their records nor their offsets visible', async () => {
-    const { session, metrics, config } = await started();
+    // A byte cap above the broker's limit, so that the oversized page shares a transaction with a healthy one.
+    const { session, metrics, config } = await started({
+      kafka: testKafkaConfig({ maxBytesPerTransaction: 10_000_000 }),
+    });
     const first = page(location(1));
     const healthy = page(location(2));
     // Larger than the broker's message.max.bytes (1 MiB): the broker refuses it, the transaction is aborted.
