@@ -5,7 +5,7 @@
  * Add a benchmark by adding its module to `modules` below.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { avroBench } from './avro.js';
 import { connectorBench } from './connector.js';
@@ -18,7 +18,9 @@ function markdown(date: string, results: BenchResult[]): string {
   const lines = [
     `# Benchmarks ${date}`,
     '',
-    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB.`,
+    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the end ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' / ')} (1/5/15 min): figures from a busy machine are lower bounds.`,
     '',
   ];
   for (const r of results) {
