@@ -1,8 +1,9 @@
 /**
  * Turns one PageCommit into Kafka messages for the three topics, shared by both sinks.
  *
- * A call the Avro schema rejects (the mapper upstream should have prevented it) does not poison the
- * page: it becomes a dead letter ITEM_SCHEMA_REJECTED and the rest of the page goes on.
+ * A call the codec rejects (the mapper upstream should have prevented it) does not poison the page: it
+ * becomes a dead letter (ITEM_SCHEMA_REJECTED, or ITEM_TOO_LARGE with only its identifying fields as
+ * payload) and the rest of the page goes on.
  */
 import type { Message, TopicMessages } from 'kafkajs';
 import { ConnectorError } from '../errors/index.js';
@@ -15,7 +16,7 @@ import { encodeOffsetValue, offsetKey } from './offsets/offset-codec.js';
 /** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
 export interface CallEncoder {
   encodeKey(call: Call): string | Buffer;
-  /** Throws a SkippableError (ITEM_SCHEMA_REJECTED) for a call the schema rejects. */
+  /** Throws a SkippableError (ITEM_SCHEMA_REJECTED, ITEM_TOO_LARGE) for a call it cannot encode. */
   encodeValue(call: Call): Buffer;
 }
 
@@ -82,13 +83,19 @@ function messageBytes(message: Message): number {
   return size(message.key) + size(message.value) + headers;
 }
 
+/** Payloads of dead letters made of oversized calls keep only what identifies the call. */
+const IDENTIFYING_FIELDS_ONLY = new Set(['ITEM_TOO_LARGE']);
+
 function rejectedCall(call: Call, error: ConnectorError): DeadLetter {
   const { customerPhoneNumber: _removed, ...withoutCustomerNumber } = call;
+  const payload = IDENTIFYING_FIELDS_ONLY.has(error.code)
+    ? { uid: call.uid, locationUid: call.locationUid, updatedAt: call.updatedAt }
+    : withoutCustomerNumber;
   return {
     locationUid: call.locationUid,
     code: error.code,
     message: error.message,
-    payload: JSON.stringify(withoutCustomerNumber),
+    payload: JSON.stringify(payload),
   };
 }
 

@@ -19,7 +19,7 @@ import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
 import type { OffsetStore, RecordSink } from '../sync/ports.js';
-import { CallCodec } from './avro/call-codec.js';
+import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { createSchemaRegistry } from './registry.js';
@@ -66,6 +66,8 @@ export class KafkaSession {
       keyFormat: config.kafka.keyFormat,
       connectorName,
       compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
+      // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction).
+      maxValueBytes: Math.min(DEFAULT_MAX_VALUE_BYTES, config.kafka.maxBytesPerTransaction),
     });
     log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
 

@@ -87,7 +87,14 @@ export interface CallCodecOptions {
   compatibility?: COMPATIBILITY;
   /** Epoch milliseconds for ingestedAt; injectable for tests. */
   now?: () => number;
+  /**
+   * Largest encoded value accepted (default 900,000 bytes, under the broker's 1 MiB message.max.bytes):
+   * a larger one could never be written and would block its location, so it is rejected as skippable.
+   */
+  maxValueBytes?: number;
 }
+
+export const DEFAULT_MAX_VALUE_BYTES = 900_000;
 
 interface KeyEncoding {
   type: avro.Type;
@@ -101,6 +108,7 @@ export class CallCodec {
     private readonly key: KeyEncoding | undefined,
     private readonly connectorName: string,
     private readonly now: () => number,
+    private readonly maxValueBytes: number,
   ) {}
 
   static async create(options: CallCodecOptions): Promise<CallCodec> {
@@ -120,7 +128,14 @@ export class CallCodec {
         schemaId: await ensureRegistered(options.registry, `${options.topic}-key`, keyType, compatibility),
       };
     }
-    return new CallCodec(valueType, valueSchemaId, key, options.connectorName, options.now ?? Date.now);
+    return new CallCodec(
+      valueType,
+      valueSchemaId,
+      key,
+      options.connectorName,
+      options.now ?? Date.now,
+      options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
+    );
   }
 
   /** The record key: the uid as UTF-8 (partitioned by murmur2 like the Java client), or Avro `CallKey`. */
@@ -131,12 +146,13 @@ export class CallCodec {
 
   /**
    * The record value. Throws SkippableError ITEM_SCHEMA_REJECTED, naming the offending fields, when the
-   * schema rejects the call; the sink then routes it to the dead-letter topic instead.
+   * schema rejects the call, or ITEM_TOO_LARGE; the sink then routes it to the dead-letter topic instead.
    */
   encodeValue(call: Call): Buffer {
     const record = toCallRecord(call, this.connectorName, this.now());
+    let body: Buffer;
     try {
-      return frameConfluent(this.valueSchemaId, this.valueType.toBuffer(record));
+      body = this.valueType.toBuffer(record);
     } catch (error) {
       const paths: string[] = [];
       this.valueType.isValid(record, { errorHook: (path) => paths.push(path.join('.')) });
@@ -146,6 +162,15 @@ export class CallCodec {
         { cause: error, details: { uid: call.uid, fields: paths } },
       );
     }
+    const value = frameConfluent(this.valueSchemaId, body);
+    if (value.length > this.maxValueBytes) {
+      throw new SkippableError(
+        'ITEM_TOO_LARGE',
+        `call ${call.uid} encodes to ${value.length} bytes, more than the ${this.maxValueBytes} a record may have`,
+        { details: { uid: call.uid, bytes: value.length } },
+      );
+    }
+    return value;
   }
 
   /** Decodes a value this codec wrote (tests, diagnostics); times come back as ISO strings. */

@@ -43,6 +43,27 @@ describe('pageMessages', () => {
     });
   });
 
+  it('keeps only the identifying fields of an oversized call in its dead letter', () => {
+    const tooLarge: CallEncoder = {
+      ...encoder,
+      encodeValue: (c) => {
+        throw new SkippableError('ITEM_TOO_LARGE', `call ${c.uid} is too large`);
+      },
+    };
+    const big = { ...call('huge'), locationPhoneNumber: 'x'.repeat(10_000) };
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [big], deadLetters: [], offset },
+      tooLarge,
+      'conn',
+      new Date(),
+    );
+    expect(JSON.parse(String(page.deadLetters[0]?.value))).toEqual({
+      uid: 'huge',
+      locationUid: LOCATION,
+      updatedAt: big.updatedAt,
+    });
+  });
+
   it('lets errors that are not skippable through (programmer errors are never dead letters)', () => {
     const broken: CallEncoder = {
       ...encoder,

@@ -116,14 +116,17 @@ describe('TransactionalRecordSink', () => {
   it('rejects every page of a failed transaction as retriable and leaves neither their records nor their offsets visible', async () => {
     // A byte cap above the broker's limit, so that the oversized page shares a transaction with a healthy one.
     const { session, metrics, config } = await started({
-      kafka: testKafkaConfig({ maxBytesPerTransaction: 10_000_000 }),
+      kafka: testKafkaConfig({ maxBytesPerTransaction: 10_000_000, topicPartitions: 1 }),
     });
     const first = page(location(1));
     const healthy = page(location(2));
-    // Larger than the broker's message.max.bytes (1 MiB): the broker refuses it, the transaction is aborted.
+    // Three calls of 400 kB, each a valid record, together over the broker's message.max.bytes (1 MiB) in
+    // the one partition: the broker refuses the batch and the transaction is aborted.
     const tooLarge: PageCommit = {
-      ...page(location(3), 1),
-      calls: [sampleCall({ locationUid: location(3), locationPhoneNumber: 'x'.repeat(2_000_000) })],
+      ...page(location(3), 0),
+      calls: Array.from({ length: 3 }, () =>
+        sampleCall({ locationUid: location(3), locationPhoneNumber: 'x'.repeat(400_000) }),
+      ),
     };
 
     const firstDone = session.sink.commitPage(first); // starts a transaction; the next two queue behind it

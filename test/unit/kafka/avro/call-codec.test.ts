@@ -10,6 +10,7 @@ import {
 import { CALL_VALUE_SCHEMA_FILE, loadSchema } from '../../../../src/kafka/avro/schema-files.js';
 import { SkippableError } from '../../../../src/errors/index.js';
 import type { Call } from '../../../../src/sync/model.js';
+import { thrown } from '../../../support/auth/thrown.js';
 
 const call: Call = {
   uid: 'call-1',
@@ -130,5 +131,21 @@ describe('CallCodec', () => {
   it('frames any body behind magic byte 0 and a big-endian id', () => {
     expect([...frameConfluent(0x01020304, Buffer.from([9, 8]))]).toEqual([0, 1, 2, 3, 4, 9, 8]);
     expect(callValueType().name).toBe('com.callsconnector.Call');
+  });
+});
+
+describe('CallCodec size limit', () => {
+  it('rejects a call whose value exceeds maxValueBytes with a skippable ITEM_TOO_LARGE', async () => {
+    const codec = await CallCodec.create({
+      registry: registryWithId(1),
+      topic: 'calls',
+      keyFormat: 'string',
+      connectorName: 'c1',
+      maxValueBytes: 1000,
+    });
+    expect(codec.encodeValue(call).length).toBeLessThan(1000);
+    const error = thrown(() => codec.encodeValue({ ...call, locationPhoneNumber: 'x'.repeat(2000) }));
+    expect(error).toBeInstanceOf(SkippableError);
+    expect((error as SkippableError).code).toBe('ITEM_TOO_LARGE');
   });
 });
