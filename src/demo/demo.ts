@@ -18,18 +18,14 @@ import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Agent, request } from 'undici';
 import { stringify } from 'yaml';
-import { CallbackListener } from '../auth/callback-listener.js';
-import { login } from '../auth/login.js';
-import { openOAuth } from '../auth/oauth-runtime.js';
 import { parseConfig } from '../config/load.js';
 import type { ConnectorConfig } from '../config/schema.js';
-import { FatalError } from '../errors/index.js';
 import { provideStack, type DevStack } from '../devstack/stack-provider.js';
 import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
 
 export interface DemoOptions {
@@ -62,29 +58,6 @@ async function freePort(): Promise<number> {
       server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
     });
   });
-}
-
-/**
- * The demo's browser: opens the authorization URL (the sandbox's user auto-approves) and follows the redirect
- * to the callback listener, trusting exactly the two certificates involved.
- */
-async function followAuthorization(url: string, sandboxCa: string, listenerCert: string): Promise<void> {
-  const dispatcher = new Agent({ connect: { ca: [sandboxCa, listenerCert] } });
-  try {
-    const consent = await request(url, { dispatcher });
-    await consent.body.dump();
-    const location = consent.headers.location;
-    if (consent.statusCode !== 302 || typeof location !== 'string') {
-      throw new FatalError(
-        'DEMO_AUTHORIZE_FAILED',
-        `the sandbox answered ${consent.statusCode} to the authorization request`,
-      );
-    }
-    const callback = await request(location, { dispatcher });
-    await callback.body.dump();
-  } finally {
-    await dispatcher.close();
-  }
 }
 
 function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: string, keyFile: string): string {
@@ -188,31 +161,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const config = parseConfig(document, {});
 
     say('3/4 OAuth: authorize → approve → redirect → redeem ...');
-    const oauth = await openOAuth(config, { logger });
-    try {
-      const listener = await CallbackListener.start({ redirectUri });
-      try {
-        const grant = await login({
-          authorization: oauth.authorization(),
-          listener,
-          show: (url) => say(`    authorization URL: ${url.replace(/state=[^&]+/, 'state=…')}`),
-          open: (url) => {
-            followAuthorization(url, sandbox.caCertPem ?? '', listener.certificatePem).catch(
-              (error: unknown) => logger.error({ err: error }, 'demo browser failed'),
-            );
-          },
-          timeoutMs: 30_000,
-          signal: options.signal,
-        });
-        say(
-          `    granted ${grant.scopes.join(' ')}; access token valid until ${new Date(grant.accessTokenExpiresAt).toISOString()} (stored encrypted)`,
-        );
-      } finally {
-        await listener.close();
-      }
-    } finally {
-      await oauth.close();
-    }
+    const grant = await authorizeAgainstSandbox({
+      config,
+      sandboxCaPem: sandbox.caCertPem ?? '',
+      logger,
+      signal: options.signal,
+      show: (url) => say(`    authorization URL: ${url.replace(/state=[^&]+/, 'state=…')}`),
+    });
+    say(
+      `    granted ${grant.scopes.join(' ')}; access token valid until ${new Date(grant.accessTokenExpiresAt).toISOString()} (stored encrypted)`,
+    );
 
     say('4/4 connector ...');
     const runtime = await ConnectorRuntime.start({ config, logger });

@@ -1,0 +1,121 @@
+/**
+ * The connector under a misbehaving API, end to end: OAuth grant from the real authorization flow (access tokens
+ * expiring early, so refreshes happen mid-run), 429 with Retry-After, 5xx, connections dropped mid-response,
+ * malformed JSON bodies and cursors that expire. A read_committed consumer must still see exactly the truth.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.js';
+import type { ConnectorConfig } from '../../../src/config/schema.js';
+import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
+import { silentLogger } from '../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { ConnectorRuntime } from '../../../src/runtime/connector.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import { connectorDocument, publishedCalls, startTestSandbox, versionId } from '../../support/connector.js';
+import { eventually, testKafka } from '../../support/kafka.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+describe('the connector against a faulty API, with OAuth', () => {
+  let sandbox: RunningSandbox;
+  let config: ConnectorConfig;
+  let runtime: ConnectorRuntime;
+  const metrics = new ConnectorMetrics();
+  const stop = new AbortController();
+  let running: Promise<void>;
+  const env = { SANDBOX_SECRET: 'faulty-api-secret', TOKEN_KEY: randomBytes(32).toString('base64') };
+
+  beforeAll(async () => {
+    const redirectUri = `https://127.0.0.1:${await freePort()}/callback`;
+    sandbox = await startTestSandbox({
+      autoApprove: true,
+      rotateRefreshTokens: true,
+      client: { clientId: 'faulty-client', clientSecret: env.SANDBOX_SECRET, redirectUri },
+      data: {
+        seed: 23,
+        locations: 3,
+        callsPerLocation: 200,
+        privateRatio: 0.3,
+        sameInstantGroups: { count: 1, size: 60 },
+      },
+      faults: {
+        seed: 5,
+        rateLimitRate: 0.04,
+        retryAfterSeconds: 0,
+        serverErrorRate: 0.04,
+        dropConnectionRate: 0.03,
+        malformedJsonRate: 0.03,
+        accessTokenEarlyExpiryRate: 0.02,
+        cursorTtlMs: 400,
+        latency: { medianMs: 3, p99Ms: 40 },
+      },
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'calls-faults-'));
+    const { auth: _static, ...document } = connectorDocument(sandbox, {
+      api: { retry: { initialDelayMs: 10, maxDelayMs: 200 } },
+    });
+    config = parseConfig(
+      {
+        ...document,
+        oauth: {
+          clientId: 'faulty-client',
+          clientSecret: '${SANDBOX_SECRET}',
+          redirectUri,
+          keyEnv: 'TOKEN_KEY',
+          store: { type: 'file', path: join(dir, 'tokens.enc') },
+        },
+      },
+      env,
+    );
+    await authorizeAgainstSandbox({
+      config,
+      sandboxCaPem: sandbox.caCertPem ?? '',
+      logger: silentLogger(),
+      env,
+    });
+    runtime = await ConnectorRuntime.start({ config, logger: silentLogger(), metrics, env });
+    running = runtime.run(stop.signal);
+  });
+
+  afterAll(async () => {
+    stop.abort();
+    await running;
+    await runtime.close();
+    await sandbox.close();
+  });
+
+  it('publishes exactly the truth, each version once, and recovers from every kind of fault', async () => {
+    await eventually(
+      () => runtime.status().every((s) => s.totals.traversalsCompleted >= 1),
+      120_000,
+      'a complete traversal of every location under faults',
+    );
+    const published = await publishedCalls(testKafka(), config);
+    const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
+    expect(published.map(versionId).sort()).toEqual(truth.map(versionId).sort());
+
+    // The faults really happened, and each was handled rather than avoided.
+    const retries = await metrics.apiRetries.get();
+    const reasons = new Set(retries.values.filter((v) => v.value > 0).map((v) => String(v.labels.reason)));
+    expect([...reasons]).toEqual(
+      expect.arrayContaining(['rate_limited', '5xx', 'malformed_body', 'network']),
+    );
+    const refreshes = await metrics.tokenRefreshes.get();
+    expect(refreshes.values.find((v) => v.labels.result === 'success')?.value ?? 0).toBeGreaterThan(0);
+    expect(runtime.status().every((s) => s.state !== 'stopped')).toBe(true);
+  });
+});
