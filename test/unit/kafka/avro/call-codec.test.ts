@@ -5,6 +5,7 @@ import {
   CallCodec,
   callValueType,
   frameConfluent,
+  type CallCodecOptions,
   type SchemaRegistryClient,
 } from '../../../../src/kafka/avro/call-codec.js';
 import { CALL_VALUE_SCHEMA_FILE, loadSchema } from '../../../../src/kafka/avro/schema-files.js';
@@ -36,6 +37,17 @@ function registryWithId(id: number): SchemaRegistryClient {
   };
 }
 
+/** A codec for topic `calls` of connector c1 whose schemas have id `id`. */
+async function codecWith(id: number, options: Partial<CallCodecOptions> = {}): Promise<CallCodec> {
+  return CallCodec.create({
+    registry: registryWithId(id),
+    topic: 'calls',
+    keyFormat: 'string',
+    connectorName: 'c1',
+    ...options,
+  });
+}
+
 describe('call.avsc', () => {
   it('is a namespaced record whose every field is documented and whose optional fields are null-first unions with a null default', () => {
     const schema = loadSchema(CALL_VALUE_SCHEMA_FILE) as {
@@ -58,13 +70,7 @@ describe('call.avsc', () => {
 
 describe('CallCodec', () => {
   it('frames values in the Confluent wire format with the registered schema id and decodes them back to the call', async () => {
-    const codec = await CallCodec.create({
-      registry: registryWithId(42),
-      topic: 'calls',
-      keyFormat: 'string',
-      connectorName: 'c1',
-      now: () => 1_700_000_000_000,
-    });
+    const codec = await codecWith(42, { now: () => 1_700_000_000_000 });
     const value = codec.encodeValue(call);
 
     expect(value.readUInt8(0)).toBe(0);
@@ -80,24 +86,14 @@ describe('CallCodec', () => {
   });
 
   it('stores updatedAt as microseconds readable by a plain Avro reader', async () => {
-    const codec = await CallCodec.create({
-      registry: registryWithId(1),
-      topic: 'calls',
-      keyFormat: 'string',
-      connectorName: 'c1',
-    });
+    const codec = await codecWith(1);
     const plain = avro.Type.forSchema(loadSchema(CALL_VALUE_SCHEMA_FILE));
     const decoded = plain.fromBuffer(codec.encodeValue(call).subarray(5)) as { updatedAt: number };
     expect(decoded.updatedAt).toBe(Date.UTC(2024, 4, 1, 10) * 1000 + 123_456);
   });
 
   it('encodes Avro keys as CallKey records in the wire format when keyFormat is avro', async () => {
-    const codec = await CallCodec.create({
-      registry: registryWithId(7),
-      topic: 'calls',
-      keyFormat: 'avro',
-      connectorName: 'c1',
-    });
+    const codec = await codecWith(7, { keyFormat: 'avro' });
     const key = codec.encodeKey(call);
     expect(Buffer.isBuffer(key)).toBe(true);
     expect((key as Buffer).readInt32BE(1)).toBe(7);
@@ -111,12 +107,7 @@ describe('CallCodec', () => {
   });
 
   it('rejects a call the schema cannot hold with a skippable ITEM_SCHEMA_REJECTED naming the field', async () => {
-    const codec = await CallCodec.create({
-      registry: registryWithId(1),
-      topic: 'calls',
-      keyFormat: 'string',
-      connectorName: 'c1',
-    });
+    const codec = await codecWith(1);
     let thrown: unknown;
     try {
       codec.encodeValue({ ...call, endedAt: 'not a time' });
@@ -136,13 +127,7 @@ describe('CallCodec', () => {
 
 describe('CallCodec size limit', () => {
   it('rejects a call whose value exceeds maxValueBytes with a skippable ITEM_TOO_LARGE', async () => {
-    const codec = await CallCodec.create({
-      registry: registryWithId(1),
-      topic: 'calls',
-      keyFormat: 'string',
-      connectorName: 'c1',
-      maxValueBytes: 1000,
-    });
+    const codec = await codecWith(1, { maxValueBytes: 1000 });
     expect(codec.encodeValue(call).length).toBeLessThan(1000);
     const error = thrown(() => codec.encodeValue({ ...call, locationPhoneNumber: 'x'.repeat(2000) }));
     expect(error).toBeInstanceOf(SkippableError);
