@@ -33,6 +33,7 @@ export type { SandboxCall } from './data/call-record.js';
 export type { DataOptions } from './data/generator.js';
 export type { UpsertCallInput } from './data/store.js';
 export type { FaultSettings } from './faults/faults.js';
+export type { LiveRates } from './live.js';
 export { DEFAULT_FAULTS } from './faults/faults.js';
 export { KNOWN_SCOPES } from './oauth/authorize.js';
 
@@ -83,6 +84,8 @@ export interface SandboxAdmin {
   faults(): FaultSettings;
   /** A snapshot of the counters. */
   stats(): SandboxStats;
+  /** Starts, changes or (with false) stops live mode. */
+  setLive(rates: LiveRates | false): void;
   /** Mints a token pair without the browser flow; default scopes [read_phones], all locations. */
   issueTokens(opts?: { scopes?: string[]; locations?: string[] }): {
     accessToken: string;
@@ -165,6 +168,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     faultSeq: 0,
   };
 
+  // Live mode draws from its own seeded generator, kept across stop/start so a run stays reproducible.
+  const liveRandom = createRandom(dataOptions.seed ^ 0x5eed);
+  let stopLive: () => void = () => undefined;
+  const setLive = (rates: LiveRates | false): void => {
+    stopLive();
+    stopLive = rates === false ? () => undefined : startLiveMode(ctx, liveRandom, rates);
+  };
+
   const issueTokens: SandboxAdmin['issueTokens'] = (opts = {}) =>
     ctx.grants.issuePair({
       clientId: client.clientId,
@@ -185,6 +196,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     },
     faults: () => structuredClone(ctx.faults),
     stats: () => structuredClone(stats),
+    setLive,
     issueTokens,
   };
 
@@ -219,10 +231,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `${options.tls === false ? 'http' : 'https'}://${hostForUrl}:${address.port}`;
 
-  const stopLive = options.live
-    ? startLiveMode(ctx, createRandom(dataOptions.seed ^ 0x5eed), options.live)
-    : () => undefined;
-
+  setLive(options.live ?? false);
   let closed = false;
   return {
     baseUrl,

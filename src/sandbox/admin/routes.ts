@@ -11,14 +11,19 @@
  *   POST /_sandbox/tokens/revoke {"accessTokens"?, "refreshTokens"?} -> {"revoked": {...}}
  *   GET  /_sandbox/faults / PUT /_sandbox/faults {partial}  -> {"data": settings}
  *   GET  /_sandbox/stats                     -> {"data": stats}
+ *   PUT  /_sandbox/live {"updatesPerSecond", "createsPerSecond"} or false -> {"live": ...}
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ZodError } from 'zod';
+import { z, ZodError } from 'zod';
 import type { SandboxContext } from '../context.js';
 import { UnknownLocationError } from '../data/store.js';
 import { mediaType, readBody } from '../http/respond.js';
 import type { SandboxAdmin } from '../index.js';
+
+const liveSchema = z
+  .object({ updatesPerSecond: z.number().min(0), createsPerSecond: z.number().min(0) })
+  .strict();
 
 function keyMatches(expected: string, given: string | string[] | undefined): boolean {
   if (typeof given !== 'string') return false;
@@ -117,6 +122,15 @@ export async function handleAdmin(
         admin.setFaults(await jsonBody(req));
         respond.json(res, 200, { data: ctx.faults });
         return;
+      case 'PUT /_sandbox/live': {
+        if (mediaType(req) !== 'application/json')
+          throw new RangeError('admin requests send application/json');
+        const body: unknown = JSON.parse(await readBody(req));
+        if (body === false) admin.setLive(false);
+        else admin.setLive(liveSchema.parse(body));
+        respond.json(res, 200, { live: body });
+        return;
+      }
       case 'GET /_sandbox/stats':
         respond.json(res, 200, { data: admin.stats() });
         return;

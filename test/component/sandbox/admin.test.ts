@@ -3,7 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox, type SandboxCall } from '../../../src/sandbox/index.js';
-import { SandboxTestClient, uidsOf } from './client.js';
+import { SandboxTestClient, uidsOf, type Reply } from './client.js';
 
 describe('admin endpoint', () => {
   let sandbox: RunningSandbox;
@@ -91,6 +91,19 @@ describe('admin endpoint', () => {
     });
     expect(bad.status).toBe(400);
     sandbox.admin.setFaults({ serverErrorRate: 0, latency: null });
+  });
+
+  it('starts and stops live mode at run time', async () => {
+    const put = (body: string): Promise<Reply> =>
+      client.send('PUT', '/_sandbox/live', { headers: { 'content-type': 'application/json' }, body });
+    expect((await put('{"updatesPerSecond":500,"createsPerSecond":0}')).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (sandbox.admin.stats().live.updates === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(sandbox.admin.stats().live.updates).toBeGreaterThan(0);
+    expect((await put('false')).status).toBe(200);
+    expect((await put('{"updatesPerSecond":-1,"createsPerSecond":0}')).status).toBe(400);
   });
 
   it('reports request counters', async () => {
