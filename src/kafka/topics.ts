@@ -133,6 +133,19 @@ async function assertCleanupPolicy(admin: Admin, spec: TopicSpec): Promise<void>
   }
 }
 
+/** Whether the topic exists (for one-shot commands that must not create it). */
+export async function topicExists(kafka: Kafka, topic: string): Promise<boolean> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    return (await admin.listTopics()).includes(topic);
+  } catch (error) {
+    throw asTopicError(error);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 function asTopicError(error: unknown): Error {
   if (error instanceof FatalError || error instanceof RetriableError) return error;
   const fatalType = fatalKafkaErrorType(error);

@@ -18,6 +18,7 @@ import type { ConnectorConfig } from '../../config/schema.js';
 import { createKafka } from '../../kafka/client.js';
 import { KafkaOffsetStore } from '../../kafka/offsets/kafka-offset-store.js';
 import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
+import { ensureConnectorTopics, topicExists } from '../../kafka/topics.js';
 import { createLogger } from '../../logging/logger.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { parseInstant } from '../../sync/instant.js';
@@ -29,7 +30,8 @@ const LOCATION_UID = /^[0-9a-fA-F-]{36}$/;
 
 function kafkaFor(config: ConnectorConfig) {
   const logger = createLogger({
-    level: config.logging.level === 'info' ? 'warn' : config.logging.level,
+    // kafkajs' retried errors are noise for a one-shot command: only errors, unless debugging.
+    level: ['debug', 'trace'].includes(config.logging.level) ? config.logging.level : 'error',
     format: 'json',
     destination: process.stderr,
   });
@@ -55,14 +57,18 @@ export async function showOffsets(configFile: string, location: string | undefin
   if (location !== undefined && !LOCATION_UID.test(location))
     return usage(`--location must be a location uid (UUID), got "${location}"`);
   const config = await loadConfig(configFile);
+  const kafka = kafkaFor(config);
   const store = new KafkaOffsetStore({
-    kafka: kafkaFor(config),
+    kafka,
     topic: config.kafka.offsetsTopic,
     connectorName: config.connector.name,
-    groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-offsets-cli`,
+    groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-offsets-reader`,
     loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
   });
-  const stored = await talkingToKafka(() => store.loadAll());
+  // No offsets topic yet (the connector creates it at its first start): nothing is stored.
+  const stored = (await topicExists(kafka, config.kafka.offsetsTopic))
+    ? await talkingToKafka(() => store.loadAll())
+    : new Map<string, LocationOffset>();
   const shown: Record<string, LocationOffset | null> = {};
   if (location !== undefined) {
     shown[location] = stored.get(location) ?? null;
@@ -94,7 +100,17 @@ export async function resetOffset(
     connectorName: config.connector.name,
     locationUid: location,
   };
-  await talkingToKafka(() => writeLocationOffset(kafkaFor(config), target, offset));
+  const kafka = kafkaFor(config);
+  if (!(await topicExists(kafka, config.kafka.offsetsTopic))) {
+    if (offset === null) {
+      process.stdout.write(
+        `no offsets topic ${config.kafka.offsetsTopic} yet: nothing stored, nothing to reset\n`,
+      );
+      return ExitCode.OK;
+    }
+    await ensureConnectorTopics(kafka, config.kafka); // as the connector's first start would
+  }
+  await talkingToKafka(() => writeLocationOffset(kafka, target, offset));
   process.stdout.write(
     to === undefined
       ? `offset of ${location} removed: it starts over from ${config.sources.find((s) => s.locations.includes(location))?.startSince ?? 'the beginning'}\n`

@@ -82,6 +82,25 @@ describe('offsets command', () => {
     expect(JSON.parse(one.stdout)).toEqual({ [LOCATION_A]: null });
   });
 
+  it('shows no offsets for a connector whose offsets topic does not exist yet, and creates it for a reset --to', async () => {
+    const kafka = testKafkaConfig();
+    const file = await configFile(uniqueName('cli-fresh'), kafka);
+
+    const shown = await capture(() => showOffsets(file, undefined));
+    expect(shown.code).toBe(ExitCode.OK);
+    expect(JSON.parse(shown.stdout)).toEqual({ [LOCATION_A]: null, [LOCATION_B]: null });
+    expect((await capture(() => resetOffset(file, LOCATION_A, undefined))).stdout).toContain(
+      'nothing to reset',
+    );
+
+    expect((await capture(() => resetOffset(file, LOCATION_A, '2024-06-01T00:00:00Z'))).code).toBe(
+      ExitCode.OK,
+    );
+    expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
+      [LOCATION_A]: { since: '2024-06-01T00:00:00Z', cursor: null, watermark: null, boundary: [] },
+    });
+  });
+
   it('refuses a malformed location or time with the usage exit code before touching Kafka', async () => {
     const file = await configFile(uniqueName('cli'), testKafkaConfig());
     expect((await capture(() => resetOffset(file, 'not-a-uuid', undefined))).code).toBe(ExitCode.USAGE);
