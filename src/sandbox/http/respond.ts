@@ -45,7 +45,11 @@ export interface Responder {
     description: string,
     headers?: Record<string, string>,
   ): void;
-  html(res: ServerResponse, status: number, body: string): void;
+  /**
+   * `formTargets`: origins a form on the page may lead to besides 'self' (browsers apply CSP form-action to
+   * the redirect that follows a submission, so the login page must allow the client's redirect origin).
+   */
+  html(res: ServerResponse, status: number, body: string, formTargets?: string[]): void;
   redirect(res: ServerResponse, location: string): void;
 }
 
@@ -85,7 +89,7 @@ export function createResponder(onStatus: (status: number) => void): Responder {
       json(res, status, { error: { code, message } }, headers),
     oauthError: (res, status, error, description, headers) =>
       json(res, status, { error, error_description: description }, { pragma: 'no-cache', ...headers }),
-    html: (res, status, body) => {
+    html: (res, status, body, formTargets = []) => {
       onStatus(status);
       const payload = Buffer.from(body, 'utf8');
       res.writeHead(status, {
@@ -93,7 +97,7 @@ export function createResponder(onStatus: (status: number) => void): Responder {
         'content-length': String(payload.length),
         'cache-control': 'no-store',
         'x-frame-options': 'DENY',
-        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+        'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${["'self'", ...formTargets].join(' ')}`,
       });
       res.end(payload);
     },

@@ -194,7 +194,9 @@ export function handleAuthorizeGet(ctx: SandboxContext, req: IncomingMessage, re
     approve(ctx, res, check.params, check.scopes);
     return;
   }
-  ctx.respond.html(res, 200, loginPage(ctx, check.params, check.scopes, null));
+  ctx.respond.html(res, 200, loginPage(ctx, check.params, check.scopes, null), [
+    new URL(check.params.redirect_uri).origin,
+  ]);
 }
 
 /** The login form's submission (application/x-www-form-urlencoded, as browsers send forms). */
@@ -235,7 +237,9 @@ export async function handleAuthorizePost(
     return;
   }
   if (form.get('username') !== ctx.user.username || form.get('password') !== ctx.user.password) {
-    ctx.respond.html(res, 401, loginPage(ctx, check.params, check.scopes, 'Wrong username or password.'));
+    ctx.respond.html(res, 401, loginPage(ctx, check.params, check.scopes, 'Wrong username or password.'), [
+      new URL(check.params.redirect_uri).origin,
+    ]);
     return;
   }
   approve(ctx, res, check.params, check.scopes);

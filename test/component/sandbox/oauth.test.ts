@@ -79,6 +79,10 @@ describe('OAuth with the login page (spec 4.1, 4.2, 5)', () => {
       expect(reply.text).toContain('name="password"');
       expect(reply.text).toContain('value="approve"');
       expect(reply.text).toContain('<li>read_reviews</li>');
+      // Browsers apply form-action to the redirect after the form: the client's origin must be allowed.
+      expect(reply.headers['content-security-policy']).toContain(
+        `form-action 'self' ${new URL(REDIRECT).origin}`,
+      );
     });
 
     it.each(['client_id', 'redirect_uri', 'scope', 'state'])(
