@@ -6,11 +6,14 @@
  * that a missing or unreadable file fails at construction with a FatalError naming the key, not on the
  * first reconnect.
  *
- * Node 24 prints `TimeoutNegativeWarning` once per process with kafkajs 2.2.4: its request queue computes
- * `throttledUntil - Date.now()` with `throttledUntil = -1` before any throttling (tulios/kafkajs#1751,
- * unmerged fixes #1755/#1756). Node clamps the delay to 1 ms, so it is harmless. kafkajs has no option
- * to avoid it and filtering process warnings from library code would hide others, so we leave it; the
- * process-level switch is Node's documented `--disable-warning=TimeoutNegativeWarning`.
+ * Node 24 prints `TimeoutNegativeWarning` once per process with kafkajs 2.2.4. Cause: its RequestQueue
+ * computes `throttledUntil - Date.now()` with `throttledUntil = -1` (never throttled) and passes the
+ * negative delay to setTimeout whenever no request is pending (tulios/kafkajs#1751; fixes #1755, #1756,
+ * #1768 unmerged, kafkajs unmaintained). Node clamps the delay to 1 ms, so the warning is harmless in
+ * itself, but the timer re-arms itself: every connected broker connection wakes the process every 1 ms
+ * while idle (measured here: ~4% of a core for one idle producer, 0.2% without the loop). kafkajs has no
+ * option for it; the only fixes are patching kafkajs internals or Node's documented process switch
+ * `--disable-warning=TimeoutNegativeWarning`, which hides the warning but not the loop. Not patched here.
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
