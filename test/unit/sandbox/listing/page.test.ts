@@ -3,6 +3,7 @@ import type { CallRecord } from '../../../../src/sandbox/data/call-record.js';
 import { callRecord } from '../call-fixture.js';
 import { LocationIndex } from '../../../../src/sandbox/data/location-index.js';
 import { readPage } from '../../../../src/sandbox/listing/page.js';
+import { createRandom } from '../../../../src/sandbox/random.js';
 
 const rec = callRecord;
 
@@ -56,5 +57,38 @@ describe('readPage', () => {
       passed: [],
       more: false,
     });
+  });
+});
+
+describe('readPage against a plain sort', () => {
+  it('walks many locations page by page exactly like sorting everything, in both orders', () => {
+    const random = createRandom(17);
+    for (let round = 0; round < 30; round++) {
+      const indexes = Array.from({ length: random.int(1, 6) }, (_, l) => {
+        const records = Array.from({ length: random.int(0, 40) }, (_, i) =>
+          callRecord(`${l}-${i}`, random.int(0, 30)),
+        );
+        records.sort((x, y) => x.updatedAtMs - y.updatedAtMs || (x.uid < y.uid ? -1 : 1));
+        return new LocationIndex(records);
+      });
+      const sinceMs = random.chance(0.5) ? random.int(0, 30) : null;
+      const all = indexes
+        .flatMap((i) => i.toArray())
+        .filter((r) => sinceMs === null || r.updatedAtMs >= sinceMs);
+      all.sort((x, y) => x.updatedAtMs - y.updatedAtMs || (x.uid < y.uid ? -1 : 1));
+      const limit = random.int(1, 7);
+      for (const order of ['asc', 'desc'] as const) {
+        const walked: string[] = [];
+        let next: { after?: { ms: number; uid: string }; offset?: number } = {};
+        for (let guard = 0; guard < 1000; guard++) {
+          const page = readPage({ indexes, sinceMs, order, limit, ...next });
+          walked.push(...uids(page.passed));
+          if (!page.more) break;
+          next = page.next;
+        }
+        const expected = uids(order === 'asc' ? all : [...all].reverse());
+        expect(walked, `round ${round} ${order}`).toEqual(expected);
+      }
+    }
   });
 });
