@@ -13,6 +13,7 @@ import type { LocationOffset } from '../../sync/model.js';
 import type { OffsetStore } from '../../sync/ports.js';
 import { readTopicToEnd } from '../topic-reader.js';
 import { decodeOffsetValue, offsetKey, parseOffsetKey } from './offset-codec.js';
+import { ReadCoalescer } from './read-coalescer.js';
 
 export interface KafkaOffsetStoreOptions {
   kafka: Kafka;
@@ -24,9 +25,16 @@ export interface KafkaOffsetStoreOptions {
 }
 
 export class KafkaOffsetStore implements OffsetStore {
+  private readonly reads = new ReadCoalescer(() => this.read());
+
   constructor(private readonly options: KafkaOffsetStoreOptions) {}
 
+  /** Concurrent calls share reads (see ReadCoalescer); each caller gets its own Map. */
   async loadAll(): Promise<Map<string, LocationOffset>> {
+    return new Map(await this.reads.get());
+  }
+
+  private async read(): Promise<Map<string, LocationOffset>> {
     const raw = new Map<string, Buffer | null>();
     await readTopicToEnd(
       this.options.kafka,
