@@ -220,15 +220,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     await writeCaFile(caFile, caCertPem);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    if (tempDir !== null) await rm(tempDir, { recursive: true, force: true });
+    throw error;
+  }
   const address = server.address() as AddressInfo;
-  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // A wildcard bind is reachable on loopback; the URL names an address a client can connect to.
+  const urlAddress =
+    address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  const hostForUrl = address.family === 'IPv6' ? `[${urlAddress}]` : urlAddress;
   const baseUrl = `${options.tls === false ? 'http' : 'https'}://${hostForUrl}:${address.port}`;
 
   setLive(options.live ?? false);

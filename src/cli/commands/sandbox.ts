@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigError } from '../../config/load.js';
+import { FatalError } from '../../errors/index.js';
 import {
   DEFAULT_CLIENT,
   startSandbox,
@@ -167,6 +168,16 @@ async function run(f: SandboxFlags): Promise<void> {
     sandbox = await startSandbox(options);
   } catch (error) {
     if (error instanceof RangeError) throw new ConfigError(error.message, [], error);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new FatalError(
+        'SANDBOX_LISTEN_FAILED',
+        `cannot listen on ${f.host}:${f.port} (${code}); choose another --port or --host`,
+        {
+          cause: error,
+        },
+      );
+    }
     throw error;
   }
   const locationsOut = resolve(f.locationsOut);

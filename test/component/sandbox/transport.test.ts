@@ -77,6 +77,16 @@ describe('sandbox transport', () => {
     }
   });
 
+  it('fails to start on a port already in use, with the system error code', async () => {
+    const first = await startSandbox({ data: tiny });
+    try {
+      const port = Number(new URL(first.baseUrl).port);
+      await expect(startSandbox({ port, data: tiny })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      await first.close();
+    }
+  });
+
   it('refuses a registered redirect_uri that is not HTTPS', async () => {
     await expect(
       startSandbox({ client: { redirectUri: 'http://127.0.0.1/cb' }, data: tiny }),
