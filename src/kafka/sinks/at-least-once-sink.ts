@@ -11,7 +11,7 @@
  *
  * Pages are sent concurrently (kafkajs pipelines them); one page's offset always follows its records.
  */
-import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
@@ -25,8 +25,12 @@ import {
   type SinkTopics,
 } from '../page-messages.js';
 
+/** The part of a kafkajs producer this sink uses; kafkajs' Producer satisfies it. */
+export type IdempotentProducer = Pick<Producer, 'connect' | 'disconnect' | 'send' | 'sendBatch'>;
+
 export interface AtLeastOnceSinkOptions {
-  kafka: Kafka;
+  /** Builds the producer: a kafkajs `Kafka` client (a seam for unit tests). */
+  kafka: { producer(config: ProducerConfig): IdempotentProducer };
   encoder: CallEncoder;
   topics: SinkTopics;
   connectorName: string;
@@ -36,7 +40,7 @@ export interface AtLeastOnceSinkOptions {
 }
 
 export class AtLeastOnceRecordSink implements RecordSink {
-  private producer: Producer | undefined;
+  private producer: IdempotentProducer | undefined;
   private closing = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly now: () => number;
@@ -98,7 +102,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
     await producer?.disconnect().catch(() => undefined);
   }
 
-  private async send(producer: Producer, commit: PageCommit): Promise<void> {
+  private async send(producer: IdempotentProducer, commit: PageCommit): Promise<void> {
     const page = pageMessages(commit, this.options.encoder, this.options.connectorName, new Date(this.now()));
     const records = topicMessages([page], this.options.topics, { offsets: false });
     try {

@@ -1,0 +1,99 @@
+/** The at-least-once sink's ordering and failures with a scripted producer. */
+import type { ProducerBatch, ProducerRecord, RecordMetadata } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
+import type { CallEncoder } from '../../../../src/kafka/page-messages.js';
+import {
+  AtLeastOnceRecordSink,
+  type IdempotentProducer,
+} from '../../../../src/kafka/sinks/at-least-once-sink.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import type { PageCommit } from '../../../../src/sync/ports.js';
+import { sampleCall } from '../../../support/calls.js';
+import { rejectionOf } from '../../../support/rejection.js';
+
+const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
+const LOCATION = '00000000-0000-4000-8000-000000000001';
+
+function protocolError(type: string): Error {
+  return Object.assign(new Error(`broker said ${type}`), { type });
+}
+
+/** Records, in order, the topics each send wrote to; `failOn` makes sends to that topic fail. */
+class RecordingKafka {
+  readonly writes: string[][] = [];
+  failOn: { topic: string; error: Error } | undefined;
+
+  producer(): IdempotentProducer {
+    const write = async (topics: string[]): Promise<RecordMetadata[]> => {
+      if (this.failOn !== undefined && topics.includes(this.failOn.topic)) throw this.failOn.error;
+      this.writes.push(topics);
+      return [];
+    };
+    return {
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      send: (record: ProducerRecord) => write([record.topic]),
+      sendBatch: (batch: ProducerBatch) => write((batch.topicMessages ?? []).map((t) => t.topic)),
+    };
+  }
+}
+
+function page(): PageCommit {
+  return {
+    locationUid: LOCATION,
+    calls: [sampleCall({ locationUid: LOCATION })],
+    deadLetters: [{ locationUid: LOCATION, code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
+    offset: { since: null, cursor: 'c', watermark: null, boundary: [] },
+  };
+}
+
+async function started(kafka: RecordingKafka): Promise<AtLeastOnceRecordSink> {
+  const sink = new AtLeastOnceRecordSink({
+    kafka,
+    encoder,
+    topics: { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' },
+    connectorName: 'conn',
+    metrics: new ConnectorMetrics(),
+    logger: silentLogger(),
+  });
+  await sink.start();
+  return sink;
+}
+
+describe('AtLeastOnceRecordSink (scripted producer)', () => {
+  it('writes the offset only after the calls and dead letters were acknowledged', async () => {
+    const kafka = new RecordingKafka();
+    const sink = await started(kafka);
+    await sink.commitPage(page());
+    expect(kafka.writes).toEqual([['calls', 'dlq'], ['offsets']]);
+  });
+
+  it('does not write the offset when the records fail, and rejects the page as retriable', async () => {
+    const kafka = new RecordingKafka();
+    const sink = await started(kafka);
+    kafka.failOn = { topic: 'calls', error: protocolError('NOT_LEADER_FOR_PARTITION') };
+
+    const error = (await rejectionOf(sink.commitPage(page()))) as ConnectorError;
+    expect(error.code).toBe('KAFKA_SEND_FAILED');
+    expect(error.disposition).toBe('retriable');
+    expect(kafka.writes).toEqual([]);
+  });
+
+  it('rejects with a fatal error when Kafka refuses the write for authorization', async () => {
+    const kafka = new RecordingKafka();
+    const sink = await started(kafka);
+    kafka.failOn = { topic: 'offsets', error: protocolError('TOPIC_AUTHORIZATION_FAILED') };
+
+    const error = await rejectionOf(sink.commitPage(page()));
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as FatalError).code).toBe('KAFKA_NOT_PERMITTED');
+  });
+
+  it('refuses pages once closed', async () => {
+    const sink = await started(new RecordingKafka());
+    await sink.close();
+    expect(((await rejectionOf(sink.commitPage(page()))) as ConnectorError).code).toBe('KAFKA_SINK_CLOSED');
+  });
+});
