@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generate } from 'selfsigned';
+import { generateSelfSigned, type CertificatePair } from '../tls/self-signed.js';
 import { FatalError } from '../errors/index.js';
 import { assertHttpsRedirectUri } from './authorize-url.js';
 
@@ -206,20 +206,10 @@ async function readPair(certFile: string, keyFile: string): Promise<{ cert: stri
 }
 
 /** A one-day leaf certificate (ECDSA P-256) for the redirect host, used once by this login. */
-async function generateLoopbackCertificate(hostname: string): Promise<{ cert: string; key: string }> {
-  const name = hostname.replace(/^\[|\]$/g, '');
-  const isIp = /^[\d.]+$/.test(name) || name.includes(':');
-  const issued = Date.now();
-  const result = await generate([{ name: 'commonName', value: `calls-connector auth login (${name})` }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(issued - 60_000),
-    notAfterDate: new Date(issued + 24 * 3600_000),
-    extensions: [
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [isIp ? { type: 7, ip: name } : { type: 2, value: name }] },
-    ],
+function generateLoopbackCertificate(hostname: string): Promise<CertificatePair> {
+  return generateSelfSigned({
+    commonName: `calls-connector auth login (${hostname.replace(/^\[|\]$/g, '')})`,
+    hosts: [hostname],
+    validityMs: 24 * 3600_000,
   });
-  return { cert: result.cert, key: result.private };
 }

@@ -1,13 +1,11 @@
 /**
  * The sandbox's TLS material: a certificate given by path, or one generated at start.
  *
- * Generated: an ECDSA P-256 self-signed certificate (fast to make, unlike RSA) for 127.0.0.1, ::1 and
- * localhost, marked as a CA so that clients can trust it directly as their CA file. Made with `selfsigned`
- * (which uses Node's WebCrypto through @peculiar/x509): Node has no X.509 writer of its own, and shelling
- * out to openssl would make it a runtime dependency.
+ * Generated: a self-signed certificate (src/tls) for 127.0.0.1, ::1 and localhost (plus the bind host), marked as
+ * a CA so that clients can trust it directly as their CA file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { generate } from 'selfsigned';
+import { generateSelfSigned } from '../tls/self-signed.js';
 
 export interface TlsMaterial {
   cert: string;
@@ -27,34 +25,15 @@ export async function loadOrGenerateTls(opts: {
     const [cert, key] = await Promise.all([readFile(opts.certFile, 'utf8'), readFile(opts.keyFile, 'utf8')]);
     return { cert, key, caPem: cert };
   }
-  const now = new Date();
-  const altNames: { type: 2 | 7; value?: string; ip?: string }[] = [
-    { type: 2, value: 'localhost' },
-    { type: 7, ip: '127.0.0.1' },
-    { type: 7, ip: '::1' },
-  ];
-  if (
-    opts.host !== '127.0.0.1' &&
-    opts.host !== 'localhost' &&
-    opts.host !== '::1' &&
-    opts.host !== '0.0.0.0'
-  ) {
-    altNames.push(/^[\d.]+$|:/.test(opts.host) ? { type: 7, ip: opts.host } : { type: 2, value: opts.host });
-  }
-  const pems = await generate([{ name: 'commonName', value: 'calls-connector sandbox' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(now.getTime() - 3600_000),
-    notAfterDate: new Date(now.getTime() + 30 * 24 * 3600_000),
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames },
-    ],
+  const hosts = ['localhost', '127.0.0.1', '::1'];
+  if (!['127.0.0.1', 'localhost', '::1', '0.0.0.0'].includes(opts.host)) hosts.push(opts.host);
+  const { cert, key } = await generateSelfSigned({
+    commonName: 'calls-connector sandbox',
+    hosts,
+    validityMs: 30 * 24 * 3600_000,
+    ca: true,
   });
-  return { cert: pems.cert, key: pems.private, caPem: pems.cert };
+  return { cert, key, caPem: cert };
 }
 
 export async function writeCaFile(path: string, pem: string): Promise<void> {
