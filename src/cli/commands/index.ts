@@ -13,7 +13,15 @@ import { register as validateConfig } from './validate-config.js';
 
 type Register = (program: Command) => void;
 
-const commands: Register[] = [registerDemo, registerRun, validateConfig, registerSandbox, registerOffsets, registerAuth, registerTail];
+const commands: Register[] = [
+  registerDemo,
+  registerRun,
+  validateConfig,
+  registerSandbox,
+  registerOffsets,
+  registerAuth,
+  registerTail,
+];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
