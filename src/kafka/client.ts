@@ -12,13 +12,14 @@
  * #1768 unmerged, kafkajs unmaintained). Node clamps the delay to 1 ms, so the warning is harmless in
  * itself, but the timer re-arms itself: every connected broker connection wakes the process every 1 ms
  * while idle (measured here: ~4% of a core for one idle producer, 0.2% without the loop). kafkajs has no
- * option for it; the only fixes are patching kafkajs internals or Node's documented process switch
- * `--disable-warning=TimeoutNegativeWarning`, which hides the warning but not the loop. Not patched here.
+ * option for it, and Node's `--disable-warning=TimeoutNegativeWarning` hides the warning but not the loop, so
+ * `createKafka` applies ./kafkajs-idle-timer-fix.ts (skip the timer when nothing is pending or throttled).
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import { FatalError } from '../errors/index.js';
+import { applyKafkajsIdleTimerFix } from './kafkajs-idle-timer-fix.js';
 import type { Logger } from '../logging/logger.js';
 import type { KafkaConfig } from '../config/schema.js';
 
@@ -30,6 +31,10 @@ export interface KafkaClientOptions {
 }
 
 export function createKafka({ config, connectorName, logger }: KafkaClientOptions): Kafka {
+  if (!applyKafkajsIdleTimerFix())
+    logger.warn(
+      'kafkajs internals changed: the idle timer fix was not applied (see src/kafka/kafkajs-idle-timer-fix.ts)',
+    );
   const ssl = tlsOptions(config.ssl);
   return new Kafka({
     brokers: config.brokers,
