@@ -64,7 +64,11 @@ export const apiSchema = z
     errorCodeField: z.string().min(1).default('error.code'),
     errorMessageField: z.string().min(1).default('error.message'),
     /** A response body larger than this is refused (memory stays bounded by pages in flight). */
-    maxResponseBytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(16 * 1024 * 1024),
     retry: retrySchema,
   })
   .strict();
