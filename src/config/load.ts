@@ -54,17 +54,46 @@ export function describeIssues(error: z.ZodError): string[] {
     if (issue.code === 'unrecognized_keys') {
       return `${key === '(root)' ? '' : `${key}: `}unknown key(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}; check the spelling against the README's configuration reference`;
     }
-    if (issue.code === 'invalid_type' && issue.input === undefined) return `${key}: required but missing`;
+    if (issue.code === 'invalid_type') {
+      // The input is reported (parseConfig asks zod for it) only to tell "missing" from "wrong type";
+      // it is never printed: it could be a secret.
+      return issue.input === undefined
+        ? `${key}: required but missing`
+        : `${key}: expected ${issue.expected}, got ${describeType(issue.input)}`;
+    }
     return `${key}: ${issue.message}`;
   });
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `a ${typeof value}`;
 }
 
 /** Validates an already parsed document (used by tests and by `validate-config`). */
 export function parseConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): ConnectorConfig {
   const interpolated = interpolateEnv(document ?? {}, env);
-  const result = configSchema.safeParse(interpolated);
+  const result = configSchema.safeParse(interpolated, { reportInput: true });
   if (!result.success) throw new ConfigError('the configuration is invalid:', describeIssues(result.error));
   return result.data;
+}
+
+/** What went wrong reading the file, and what to do about it. */
+function readProblem(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file (check the --config path)';
+    case 'EISDIR':
+      return 'it is a directory; pass the YAML file itself';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied (the connector user must be able to read it)';
+    default:
+      return code ?? String(error);
+  }
 }
 
 export async function loadConfig(
@@ -75,18 +104,16 @@ export async function loadConfig(
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(
-      `cannot read the config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      [],
-      error,
-    );
+    throw new ConfigError(`cannot read the config file ${file}: ${readProblem(error)}`, [], error);
   }
   let document: unknown;
   try {
     document = parseYaml(text);
   } catch (error) {
     const where = error instanceof YAMLParseError ? ` at line ${error.linePos?.[0]?.line ?? '?'}` : '';
-    throw new ConfigError(`the config file ${file} is not valid YAML${where}`, [], error);
+    // yaml's message names the problem and quotes the offending line (no secret: ${ENV} is not expanded yet).
+    const problem = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new ConfigError(`the config file ${file} is not valid YAML${where}: ${problem}`, [], error);
   }
   try {
     return parseConfig(document, env);

@@ -73,20 +73,30 @@ export const apiSchema = z
   })
   .strict();
 
-const tokenStoreSchema = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('file'),
-      path: z.string().min(1).default('./.calls-connector/tokens.enc'),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal('kafka'),
-      topic: z.string().min(1).default('calls-connector-tokens'),
-    })
-    .strict(),
-]);
+/**
+ * `type` may be left out (README: default `file`), so `store: { path: ... }` is a file store; the
+ * discriminated union needs the tag, hence the preprocess.
+ */
+const tokenStoreSchema = z.preprocess(
+  (value) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) && !('type' in value)
+      ? { type: 'file', ...value }
+      : value,
+  z.discriminatedUnion('type', [
+    z
+      .object({
+        type: z.literal('file'),
+        path: z.string().min(1).default('./.calls-connector/tokens.enc'),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('kafka'),
+        topic: z.string().min(1).default('calls-connector-tokens'),
+      })
+      .strict(),
+  ]),
+);
 
 export const oauthSchema = z
   .object({

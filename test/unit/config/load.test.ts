@@ -81,6 +81,43 @@ describe('parseConfig', () => {
     expect(error.message).toMatch(/oauth|staticToken/);
   });
 
+  it('names the expected and the given type of a wrongly typed key instead of calling it missing', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, kafka: { ...minimal.kafka, exactlyOnce: 'yes' } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.issues).toContain('kafka.exactlyOnce: expected boolean, got a string');
+  });
+
+  it('never prints the value of a wrongly typed key (it could be a secret)', () => {
+    const error = errorOf(() =>
+      parseConfig(
+        {
+          ...minimal,
+          kafka: { ...minimal.kafka, sasl: { mechanism: 'plain', username: 'u', password: 123456789 } },
+        },
+        { CALLS_TOKEN: 't' },
+      ),
+    );
+    expect(error.message).toContain('kafka.sasl.password: expected string, got a number');
+    expect(error.message).not.toContain('123456789');
+  });
+
+  it('takes a token store without a type as the documented default, a file store', () => {
+    const config = parseConfig(
+      {
+        ...minimal,
+        oauth: {
+          clientId: 'c',
+          clientSecret: 's',
+          redirectUri: 'https://app.example.test/cb',
+          store: { path: '/var/lib/tokens.enc' },
+        },
+      },
+      { CALLS_TOKEN: 't' },
+    );
+    expect(config.oauth?.store).toEqual({ type: 'file', path: '/var/lib/tokens.enc' });
+  });
+
   it('never offers order=desc: there is no key for it', () => {
     const error = errorOf(() =>
       parseConfig({ ...minimal, api: { ...minimal.api, order: 'desc' } }, { CALLS_TOKEN: 't' }),
@@ -118,7 +155,19 @@ describe('loadConfig', () => {
 
   it('says which file could not be read', async () => {
     await expect(loadConfig('/nonexistent/calls.yaml', {})).rejects.toThrow(
-      /cannot read the config file \/nonexistent\/calls.yaml: ENOENT/,
+      /cannot read the config file \/nonexistent\/calls.yaml: no such file \(check the --config path\)/,
     );
+  });
+
+  it('says a directory was given instead of the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'calls-config-'));
+    await expect(loadConfig(dir, {})).rejects.toThrow(/is a directory; pass the YAML file itself/);
+  });
+
+  it('says what is wrong with the YAML, not only where', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'calls-config-'));
+    const file = join(dir, 'bad.yaml');
+    await writeFile(file, 'connector: [\n');
+    await expect(loadConfig(file, {})).rejects.toThrow(/not valid YAML at line \d+: \S+/);
   });
 });
