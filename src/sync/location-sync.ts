@@ -18,7 +18,9 @@
  *   rebuilt its producer, and a failed commit can be ambiguous): if it is this page's offset the commit
  *   went through; if it is the page's starting offset the same page is committed again; otherwise the
  *   traversal continues from what is stored. Without `reloadOffset` the same page is committed again,
- *   which relies on the sink's contract that a rejected commit left nothing visible.
+ *   which relies on the sink's contract that a rejected commit left nothing visible. When the commit
+ *   finally fails (retries spent, or the read-back failed), its outcome is unknown: the next page first
+ *   reloads the stored offset, so a page that did go through is not published again.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
@@ -118,6 +120,12 @@ export class LocationSync {
   private position: LocationOffset;
   private traversal: TraversalState | null = null;
   private busy = false;
+  /**
+   * Set when a commit failed in a way that may have stored the page anyway (the last allowed attempt
+   * failed, or reading the store back failed). The next page then starts from what `reloadOffset`
+   * says is stored: resuming from the in-memory position would publish that page a second time.
+   */
+  private storedUnknown = false;
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
   readonly totals: LocationTotals = {
@@ -177,6 +185,14 @@ export class LocationSync {
   }
 
   private async processPage(signal?: AbortSignal): Promise<PageReport> {
+    if (this.storedUnknown && this.options.reloadOffset !== undefined) {
+      // A reload that fails leaves the flag set; the scheduler retries the location later.
+      const stored = await this.options.reloadOffset(signal);
+      this.committed = stored;
+      this.position = stored;
+      this.storedUnknown = false;
+      this.traversal?.detector.reset();
+    }
     const traversal = this.traversal ?? this.beginTraversal();
     const request = nextPageRequest(this.position, this.traversalSettings);
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
@@ -239,7 +255,13 @@ export class LocationSync {
 
     signal?.throwIfAborted();
     const commit: PageCommit = { locationUid: this.locationUid, calls, deadLetters, offset: outcome.offset };
-    const committedAs = await this.commitWithRetry(commit, signal);
+    let committedAs: 'this-page' | 'other';
+    try {
+      committedAs = await this.commitWithRetry(commit, signal);
+    } catch (error) {
+      this.storedUnknown = true;
+      throw error;
+    }
     if (committedAs !== 'this-page') {
       // The store holds something else: continue from it (the page will be fetched again if needed).
       traversal.detector.reset();

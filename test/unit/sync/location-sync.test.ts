@@ -30,6 +30,7 @@ function build(
     settings?: Partial<LocationSyncSettings>;
     enrich?: boolean;
     reload?: boolean;
+    reloadOffset?: () => Promise<LocationOffset>;
   } = {},
 ) {
   const sink = options.sink ?? new InMemorySink();
@@ -53,6 +54,7 @@ function build(
     ...(options.reload === true
       ? { reloadOffset: async () => (await sink.loadAll()).get(LOC) ?? EMPTY_OFFSET }
       : {}),
+    ...(options.reloadOffset === undefined ? {} : { reloadOffset: options.reloadOffset }),
     clock: { now: () => Date.now(), random: () => 0, sleep: async () => {} },
   });
   return { sync, sink, metrics };
@@ -237,6 +239,39 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     sink.failNext(1, { ambiguous: true });
     const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('resumes from the stored offset after a commit whose outcome it could not learn, doubling nothing', async () => {
+    // The last allowed commit attempt fails although it went through (a lost EndTxn reply): the next
+    // page must start from what is stored, not from the stale in-memory position.
+    const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
+    const sink = new InMemorySink();
+    sink.failNext(1, { ambiguous: true });
+    const { sync } = build(new FakeCallsApi(data), {
+      sink,
+      reload: true,
+      settings: { commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 } },
+    });
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_TEST_FAILURE' });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('resumes from the stored offset when reading it back failed after an ambiguous commit', async () => {
+    const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
+    const sink = new InMemorySink();
+    sink.failNext(1, { ambiguous: true });
+    let reloadFailures = 1;
+    const { sync } = build(new FakeCallsApi(data), {
+      sink,
+      reloadOffset: async () => {
+        if (reloadFailures-- > 0) throw new RetriableError('KAFKA_READ_FAILED', 'offsets topic unreadable');
+        return (await sink.loadAll()).get(LOC) ?? EMPTY_OFFSET;
+      },
+    });
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_READ_FAILED' });
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
