@@ -20,8 +20,9 @@
  * group.initial.rebalance.delay.ms (3 s by default) once per read, i.e. once at start.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
-import { RetriableError } from '../errors/index.js';
+import { KafkaJSError, type Kafka, type KafkaMessage } from 'kafkajs';
+import { FatalError, RetriableError } from '../errors/index.js';
+import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
 
 export interface TopicRecord {
   partition: number;
@@ -43,8 +44,38 @@ export interface ReadTopicOptions {
 /**
  * Calls `onRecord` for every committed record, in offset order per partition, and resolves once every
  * partition has been read up to the end it had when the call started.
+ *
+ * Failures are ConnectorErrors: kafkajs errors (broker unreachable, leader moving, ...) become the
+ * RetriableError KAFKA_READ_FAILED, or the FatalError KAFKA_NOT_PERMITTED for an authorization or
+ * configuration refusal. A raw kafkajs error would count as a programmer error, and a location that reads
+ * its offset back after a failed commit would be stopped for good by a passing broker outage.
  */
 export async function readTopicToEnd(
+  kafka: Kafka,
+  options: ReadTopicOptions,
+  onRecord: (record: TopicRecord) => void,
+): Promise<void> {
+  try {
+    await readToEnd(kafka, options, onRecord);
+  } catch (error) {
+    if (!(error instanceof KafkaJSError)) throw error; // ConnectorErrors, and programmer errors as they are
+    const fatalType = fatalKafkaErrorType(error);
+    if (fatalType !== undefined) {
+      throw new FatalError(
+        'KAFKA_NOT_PERMITTED',
+        `Kafka refused reading ${options.topic} (${fatalType}): check the ACLs`,
+        { cause: error },
+      );
+    }
+    throw new RetriableError(
+      'KAFKA_READ_FAILED',
+      `reading ${options.topic} failed: ${describeKafkaError(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+async function readToEnd(
   kafka: Kafka,
   options: ReadTopicOptions,
   onRecord: (record: TopicRecord) => void,
