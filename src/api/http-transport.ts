@@ -7,8 +7,9 @@
  *
  * One attempt per call: retries are the client's business (calls-api-client.ts). Failures come out as
  * ConnectorErrors: RetriableError API_NETWORK / API_TIMEOUT for transient faults, FatalError API_TLS when
- * the server's certificate cannot be verified (retrying cannot fix trust). A caller's abort rejects with
- * the signal's reason, untouched.
+ * the server's certificate cannot be verified (retrying cannot fix trust), FatalError API_INVALID_REQUEST
+ * when undici refuses to send the request (an invalid header, such as a token with a line break).
+ * Programmer errors pass through unwrapped. A caller's abort rejects with the signal's reason, untouched.
  */
 import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
@@ -63,6 +64,19 @@ const TLS_TRUST_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/**
+ * Codes of a request that cannot be sent at all (refused before any connection), e.g. a token with a
+ * line break in a header. Retrying sends the same request again, so these are fatal, not network errors.
+ */
+const INVALID_REQUEST_CODES = new Set([
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_CHAR',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_INVALID_URL',
+]);
 
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -197,6 +211,16 @@ export class HttpTransport implements HttpClient {
           { cause: error },
         );
       }
+      if (code !== undefined && INVALID_REQUEST_CODES.has(code)) {
+        // The undici message names the header, never its value; the value may be the token.
+        throw new FatalError(
+          'API_INVALID_REQUEST',
+          `the request to ${request.path} cannot be sent (${code}: ${error instanceof Error ? error.message : 'invalid'}); check the token source, api.tokenHeader and api.tokenPrefix`,
+          { cause: error },
+        );
+      }
+      // A programmer error (no system or undici code) is never retried as if it were the network's.
+      if (code === undefined && (error instanceof TypeError || error instanceof RangeError)) throw error;
       if (code !== undefined && TLS_TRUST_CODES.has(code)) {
         throw new FatalError(
           'API_TLS',

@@ -40,4 +40,18 @@ describe('HttpTransport', () => {
       disposition: 'fatal',
     });
   });
+
+  it('fails for good, naming neither header value nor token, when a header cannot be sent', async () => {
+    // undici refuses the request before connecting (UND_ERR_INVALID_ARG): retrying cannot fix it.
+    const transport = new HttpTransport({ ...options, baseUrl: 'https://127.0.0.1:1' });
+    try {
+      const error = await transport
+        .send({ path: '/v4/calls', query: {}, headers: { authorization: 'Bearer s3cret\n' } })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'API_INVALID_REQUEST', disposition: 'fatal' });
+      expect(String((error as Error).message)).not.toContain('s3cret');
+    } finally {
+      await transport.close();
+    }
+  });
 });
