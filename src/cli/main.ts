@@ -10,6 +10,8 @@ import { ConfigError } from '../config/load.js';
 import { ExitCode } from './exit-codes.js';
 import { packageVersion } from '../package-info.js';
 import { registerCommands } from './commands/index.js';
+import { reportError } from './error-report.js';
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 
 export function buildProgram(): Command {
   const program = new Command('calls-connector')
@@ -31,15 +33,16 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
     }
     if (error instanceof ConfigError) {
-      process.stderr.write(`calls-connector: ${error.message}\n`);
+      process.stderr.write(`calls-connector: ${scrubSecretsInText(error.message)}\n`);
       return ExitCode.USAGE;
     }
     if (error instanceof ConnectorError) {
-      process.stderr.write(`calls-connector: [${error.code}] ${error.message}\n`);
-      return ExitCode.FAILURE;
+      const report = reportError(error);
+      process.stderr.write(`${report.text}\n`);
+      return report.exitCode;
     }
     process.stderr.write(
-      `calls-connector: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      `calls-connector: internal error: ${scrubSecretsInText(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`,
     );
     return ExitCode.FAILURE;
   }

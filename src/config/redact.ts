@@ -1,8 +1,10 @@
 /**
- * A copy of a configuration that is safe to print: every secret-bearing key replaced by "[redacted]".
+ * A copy of a configuration that is safe to print: every secret-bearing key replaced by "[redacted]", and
+ * credentials inside strings (URL userinfo such as `http://user:pass@registry`) removed.
  * Used by `validate-config` and start-up logs. The key list is the logger's, so both agree on what a secret is.
  */
 import { SECRET_KEYS } from '../logging/logger.js';
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 
 const secretKeys = new Set(SECRET_KEYS);
 
@@ -16,5 +18,6 @@ export function redactSecrets<T>(value: T): T {
       ]),
     ) as T;
   }
+  if (typeof value === 'string') return scrubSecretsInText(value) as T;
   return value;
 }

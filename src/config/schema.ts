@@ -304,6 +304,22 @@ export const configSchema = z
   .refine((c) => c.oauth !== undefined || c.auth.staticToken !== undefined, {
     message: 'configure `oauth` (production) or `auth.staticToken` (development)',
     path: ['oauth'],
+  })
+  .superRefine((c, ctx) => {
+    // One offset key per location: a location in two sources would be synced twice under two grants.
+    const seen = new Set<string>();
+    c.sources.forEach((source, i) =>
+      source.locations.forEach((uid, j) => {
+        const key = uid.toLowerCase();
+        if (seen.has(key))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['sources', i, 'locations', j],
+            message: `location ${uid} is listed twice in sources; list each location once`,
+          });
+        seen.add(key);
+      }),
+    );
   });
 
 export type ConnectorConfig = z.infer<typeof configSchema>;

@@ -38,8 +38,28 @@ export interface SchemaRegistryProbe {
   timeoutMs?: number;
 }
 
-/** Ready when `GET {url}/subjects` answers 200 (the cheapest call every Confluent-compatible registry has). */
-export function schemaRegistryCheck(probe: SchemaRegistryProbe): NamedReadinessCheck {
+/**
+ * `GET {url}/subjects` (the cheapest call every Confluent-compatible registry has): the status it answered and
+ * the URL as it may be shown (userinfo never shown). Network failures are thrown as they come (undici errors).
+ */
+export async function probeSchemaRegistry(
+  probe: SchemaRegistryProbe,
+): Promise<{ shown: string; statusCode: number }> {
+  const { shown, subjects, headers } = registryRequest(probe);
+  const response = await request(subjects, {
+    method: 'GET',
+    headers,
+    signal: AbortSignal.timeout(probe.timeoutMs ?? 2_000),
+  });
+  await response.body.dump();
+  return { shown, statusCode: response.statusCode };
+}
+
+function registryRequest(probe: SchemaRegistryProbe): {
+  shown: string;
+  subjects: URL;
+  headers: Record<string, string>;
+} {
   const base = new URL(probe.url);
   const shown = `${base.protocol}//${base.host}${base.pathname}`; // userinfo never shown
   const headers: Record<string, string> = {
@@ -54,17 +74,17 @@ export function schemaRegistryCheck(probe: SchemaRegistryProbe): NamedReadinessC
   const subjects = new URL(`${base.pathname.replace(/\/$/, '')}/subjects`, base);
   subjects.username = '';
   subjects.password = '';
+  return { shown, subjects, headers };
+}
+
+/** Ready when `GET {url}/subjects` answers 200. */
+export function schemaRegistryCheck(probe: SchemaRegistryProbe): NamedReadinessCheck {
   return {
     name: 'schema_registry',
     check: async () => {
-      const response = await request(subjects, {
-        method: 'GET',
-        headers,
-        signal: AbortSignal.timeout(probe.timeoutMs ?? 2_000),
-      });
-      await response.body.dump();
-      if (response.statusCode === 200) return { name: 'schema_registry', ok: true, detail: shown };
-      return { name: 'schema_registry', ok: false, detail: `${shown} answered HTTP ${response.statusCode}` };
+      const { shown, statusCode } = await probeSchemaRegistry(probe);
+      if (statusCode === 200) return { name: 'schema_registry', ok: true, detail: shown };
+      return { name: 'schema_registry', ok: false, detail: `${shown} answered HTTP ${statusCode}` };
     },
   };
 }

@@ -2,9 +2,13 @@
  * Structured logging (pino): one JSON line per event, or human-readable lines on a terminal.
  *
  * Secrets are redacted by key wherever they appear in a logged object, so a careless
- * `log.info({ config })` cannot leak them. Messages themselves must never interpolate a secret.
+ * `log.info({ config })` cannot leak them. Messages themselves must never interpolate a secret; as a last
+ * line of defence every serialized line is scrubbed of URL userinfo and `Bearer`/`Basic` credentials
+ * (they reach a line inside strings: a config URL, an error message, a cause appended by the `err`
+ * serializer).
  */
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { scrubSecretsInText } from './scrub-text.js';
 
 export type { Logger } from 'pino';
 
@@ -27,6 +31,27 @@ export const SECRET_KEYS = [
 
 const redactPaths = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]);
 
+/**
+ * The shape of an error code (`AUTH_GRANT_REVOKED`, `CURSOR_LOOP`, `ECONNREFUSED`): upper case, digits and
+ * underscores, with an underscore or short. `code` is a secret key because of the OAuth authorization code,
+ * but it is also how every log line names its error, and operators search logs by it: a `code` of this
+ * shape is kept, anything else (an authorization code is long and mixed case) is redacted.
+ */
+const ERROR_CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
+
+export function isErrorCodeShaped(value: unknown): boolean {
+  return (
+    typeof value === 'string' &&
+    ERROR_CODE.test(value) &&
+    value.length <= 64 &&
+    (value.includes('_') || value.length <= 16)
+  );
+}
+
+function censor(value: unknown, path: string[]): unknown {
+  return path.at(-1) === 'code' && isErrorCodeShaped(value) ? value : '[redacted]';
+}
+
 export interface LoggerSettings {
   level?: string;
   format?: 'auto' | 'json' | 'pretty';
@@ -39,9 +64,10 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   const options: LoggerOptions = {
     name: settings.name ?? 'calls-connector',
     level: settings.level ?? process.env.LOG_LEVEL ?? 'info',
-    redact: { paths: redactPaths, censor: '[redacted]' },
+    redact: { paths: redactPaths, censor },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { streamWrite: scrubSecretsInText },
   };
   const format = settings.format ?? 'auto';
   const destination = settings.destination ?? process.stdout;

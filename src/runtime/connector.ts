@@ -5,6 +5,7 @@
  *
  * Start-up order, each step failing fast with an actionable error:
  * 1. metrics server (so /healthz answers and /readyz says what is missing while the rest starts);
+ *    then the schema registry is asked once (a wrong URL or credentials is named as such, see preflight.ts);
  * 2. Kafka session: topics, schemas, producer (fencing any older instance), then offsets (see KafkaSession);
  * 3. token providers (OAuth grant(s) from the encrypted store, or the static development token);
  * 4. one HTTP transport (keep-alive pool, global rate limit and concurrency cap) shared by one API client
@@ -25,6 +26,7 @@ import { FatalError } from '../errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
 import { KafkaSession } from '../kafka/session.js';
+import { verifySchemaRegistry } from './preflight.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import { MetricsServer, type MetricsServerAddress } from '../metrics/server.js';
 import { packageVersion } from '../package-info.js';
@@ -96,6 +98,13 @@ export class ConnectorRuntime {
         opened.push(() => metricsServer!.stop());
         logger.info({ url: metricsAddress.url }, 'metrics, /healthz and /readyz listening');
       }
+
+      const registryProbe = {
+        url: config.schemaRegistry.url,
+        ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
+        ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
+      };
+      await verifySchemaRegistry(registryProbe);
 
       let onFatal: (error: FatalError) => void = () => {};
       const session = await KafkaSession.start({
@@ -209,11 +218,7 @@ export class ConnectorRuntime {
 
       const checks: NamedReadinessCheck[] = [
         kafkaCheck(admin),
-        schemaRegistryCheck({
-          url: config.schemaRegistry.url,
-          ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
-          ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
-        }),
+        schemaRegistryCheck(registryProbe),
         ...[...grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
       ];
       for (const check of checks) readiness.add(check);
@@ -265,7 +270,8 @@ export class ConnectorRuntime {
 
   async close(): Promise<void> {
     const steps: Array<[string, () => Promise<void>]> = [
-      ['kafka session', () => this.session.close()],
+      // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
+      ['kafka session', () => this.session.close(this.config.poll.shutdownTimeoutMs)],
       ['kafka admin', () => this.admin.disconnect()],
       ['oauth', () => this.oauth?.close() ?? Promise.resolve()],
       ['api transport', () => this.transport.close()],

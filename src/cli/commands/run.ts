@@ -11,8 +11,29 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import { redactSecrets } from '../../config/redact.js';
 import { createLogger } from '../../logging/logger.js';
+import { FatalError } from '../../errors/index.js';
 import { ConnectorRuntime } from '../../runtime/connector.js';
+import type { LocationStatus } from '../../sync/scheduler.js';
 import { ExitCode } from '../exit-codes.js';
+
+/**
+ * One line per distinct error that stopped the locations, with how many locations it stopped and a few
+ * of their uids: the messages say what to do (e.g. "run `calls-connector auth login`").
+ */
+export function describeStoppedLocations(statuses: readonly LocationStatus[]): string {
+  const byError = new Map<string, string[]>();
+  for (const status of statuses) {
+    const error = status.lastError;
+    const key =
+      error === null ? '[UNKNOWN] stopped without a recorded error' : `[${error.code}] ${error.message}`;
+    byError.set(key, [...(byError.get(key) ?? []), status.locationUid]);
+  }
+  const lines = [...byError].map(([error, uids]) => {
+    const shown = uids.slice(0, 3).join(', ') + (uids.length > 3 ? `, and ${uids.length - 3} more` : '');
+    return `  - ${error} (${uids.length} location${uids.length === 1 ? '' : 's'}: ${shown})`;
+  });
+  return `every location is stopped by a fatal error:\n${lines.join('\n')}`;
+}
 
 /** Aborts the returned signal on the first SIGTERM/SIGINT; exits on the second. */
 export function shutdownSignal(onFirst: (signal: NodeJS.Signals) => void): {
@@ -65,8 +86,10 @@ export function register(program: Command): void {
         runtime = await ConnectorRuntime.start({ config, logger });
         await runtime.run(stop.signal);
         if (!stop.signal.aborted) {
-          logger.error('every location is stopped by a fatal error; see the errors above');
-          process.exitCode = ExitCode.FAILURE;
+          const summary = describeStoppedLocations(runtime.status());
+          logger.error({ summary }, 'every location is stopped by a fatal error');
+          // Thrown so the last line on stderr says why and what to do (exit 1), not only "see the logs".
+          throw new FatalError('ALL_LOCATIONS_STOPPED', summary);
         } else {
           logger.info('stopped');
         }

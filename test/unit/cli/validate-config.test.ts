@@ -60,6 +60,19 @@ describe('calls-connector validate-config', () => {
     expect(stderr.text()).toContain('api.baseUrl');
   });
 
+  it('prints no credential written in a URL (registry userinfo)', async () => {
+    process.env.APP_SECRET = 's';
+    process.env.KAFKA_PASSWORD = 'p';
+    const stdout = capture(process.stdout);
+    const file = await configFile(
+      valid.map((l) => l.replace('http://127.0.0.1:8081', 'http://svc:registry-pass-value@127.0.0.1:8081')),
+    );
+    const code = await main(['node', 'calls-connector', 'validate-config', '--config', file]);
+    expect(code).toBe(ExitCode.OK);
+    expect(stdout.text()).toContain('url: http://[redacted]@127.0.0.1:8081');
+    expect(stdout.text()).not.toContain('registry-pass-value');
+  });
+
   it('exits 2 on an unknown command', async () => {
     capture(process.stderr);
     const code = await main(['node', 'calls-connector', 'no-such-command']);

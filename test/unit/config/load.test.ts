@@ -118,6 +118,19 @@ describe('parseConfig', () => {
     expect(config.oauth?.store).toEqual({ type: 'file', path: '/var/lib/tokens.enc' });
   });
 
+  it('refuses a location listed twice, naming it, so validate-config catches it before a start', () => {
+    const uid = '6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11';
+    const error = errorOf(() =>
+      parseConfig(
+        { ...minimal, sources: [{ locations: [uid] }, { locations: [uid.toUpperCase()] }] },
+        { CALLS_TOKEN: 't' },
+      ),
+    );
+    expect(error.issues).toContain(
+      `sources.1.locations.0: location ${uid.toUpperCase()} is listed twice in sources; list each location once`,
+    );
+  });
+
   it('never offers order=desc: there is no key for it', () => {
     const error = errorOf(() =>
       parseConfig({ ...minimal, api: { ...minimal.api, order: 'desc' } }, { CALLS_TOKEN: 't' }),

@@ -1,0 +1,50 @@
+/**
+ * Start-up checks that turn a misconfigured endpoint into one actionable error before anything is built on
+ * it. The registry client used later (@kafkajs/confluent-schema-registry) reports a wrong path, wrong
+ * credentials and an unreachable host all alike ("HTTP 400"/"404: [object Object]"), so the connector asks
+ * the registry itself first. Called once by ConnectorRuntime.start.
+ */
+import { FatalError, RetriableError } from '../errors/index.js';
+import { probeSchemaRegistry, type SchemaRegistryProbe } from '../health/checks.js';
+
+const REGISTRY_TIMEOUT_MS = 10_000;
+
+/** Resolves when `GET {schemaRegistry.url}/subjects` answers 200; otherwise throws what is wrong and what to do. */
+export async function verifySchemaRegistry(probe: SchemaRegistryProbe): Promise<void> {
+  let answer: { shown: string; statusCode: number };
+  try {
+    answer = await probeSchemaRegistry({ timeoutMs: REGISTRY_TIMEOUT_MS, ...probe });
+  } catch (error) {
+    const base = new URL(probe.url);
+    const shown = `${base.protocol}//${base.host}${base.pathname}`;
+    const reason =
+      (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.name : String(error));
+    throw new RetriableError(
+      'SCHEMA_REGISTRY_UNREACHABLE',
+      `cannot reach the schema registry at ${shown} (${reason}): check schemaRegistry.url and that the registry ` +
+        'is running and reachable from here',
+      { cause: error },
+    );
+  }
+  const { shown, statusCode } = answer;
+  if (statusCode === 200) return;
+  if (statusCode === 401 || statusCode === 403) {
+    throw new FatalError(
+      'SCHEMA_REGISTRY_AUTH_FAILED',
+      `the schema registry at ${shown} refused the credentials (HTTP ${statusCode}): check schemaRegistry.username ` +
+        'and schemaRegistry.password',
+    );
+  }
+  if (statusCode === 404) {
+    throw new FatalError(
+      'SCHEMA_REGISTRY_URL_WRONG',
+      `${shown} is not a Confluent-compatible schema registry API (GET …/subjects answered HTTP 404): set ` +
+        'schemaRegistry.url to the API base, e.g. http://registry:8081 (Confluent, Karapace) or ' +
+        'http://registry:8080/apis/ccompat/v7 (Apicurio)',
+    );
+  }
+  throw new RetriableError(
+    statusCode >= 500 ? 'SCHEMA_REGISTRY_UNAVAILABLE' : 'SCHEMA_REGISTRY_REFUSED',
+    `the schema registry at ${shown} answered HTTP ${statusCode} to GET …/subjects: check schemaRegistry.url and the registry's logs`,
+  );
+}

@@ -1,0 +1,78 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifySchemaRegistry } from '../../../src/runtime/preflight.js';
+import { ConnectorError } from '../../../src/errors/index.js';
+
+/** A registry stand-in: `/apis/ccompat/v7/subjects` answers `status`; every other path 404. */
+async function fakeRegistry(status: number): Promise<{ base: string; server: Server; auth: string[] }> {
+  const auth: string[] = [];
+  const server = createServer((req, res) => {
+    auth.push(req.headers.authorization ?? '');
+    res.statusCode = req.url === '/apis/ccompat/v7/subjects' ? status : 404;
+    res.end(res.statusCode === 200 ? '[]' : '{"error_code":40401,"message":"not found"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, auth };
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<ConnectorError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ConnectorError)) throw new Error(`expected a ConnectorError, got ${String(error)}`);
+  return error;
+}
+
+describe('verifySchemaRegistry', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  it('accepts a registry whose subjects listing answers 200, sending userinfo as a Basic header', async () => {
+    const registry = await fakeRegistry(200);
+    server = registry.server;
+    const url = registry.base.replace('http://', 'http://svc:pw@') + '/apis/ccompat/v7';
+    await verifySchemaRegistry({ url });
+    expect(registry.auth).toEqual([`Basic ${Buffer.from('svc:pw').toString('base64')}`]);
+  });
+
+  it('says the URL path is wrong, with examples of right ones, when the registry answers 404', async () => {
+    const registry = await fakeRegistry(200);
+    server = registry.server;
+    const error = await failureOf(
+      verifySchemaRegistry({ url: `${registry.base.replace('http://', 'http://svc:pw-secret-7@')}/wrong` }),
+    );
+    expect(error.code).toBe('SCHEMA_REGISTRY_URL_WRONG');
+    expect(error.message).toContain(
+      `${registry.base}/wrong is not a Confluent-compatible schema registry API`,
+    );
+    expect(error.message).toContain('/apis/ccompat/v7 (Apicurio)');
+    expect(error.message).not.toContain('pw-secret-7');
+  });
+
+  it('names the credential keys when the registry answers 401', async () => {
+    const registry = await fakeRegistry(401);
+    server = registry.server;
+    const error = await failureOf(
+      verifySchemaRegistry({ url: `${registry.base}/apis/ccompat/v7`, username: 'u', password: 'p' }),
+    );
+    expect(error.code).toBe('SCHEMA_REGISTRY_AUTH_FAILED');
+    expect(error.message).toContain('check schemaRegistry.username and schemaRegistry.password');
+  });
+
+  it('says the registry cannot be reached, and where, when nothing listens', async () => {
+    const registry = await fakeRegistry(200);
+    const { base } = registry;
+    await new Promise<void>((resolve) => registry.server.close(() => resolve()));
+    const error = await failureOf(verifySchemaRegistry({ url: `${base}/apis/ccompat/v7` }));
+    expect(error.code).toBe('SCHEMA_REGISTRY_UNREACHABLE');
+    expect(error.message).toContain(
+      `cannot reach the schema registry at ${base}/apis/ccompat/v7 (ECONNREFUSED)`,
+    );
+    expect(error.message).toContain('check schemaRegistry.url');
+  });
+});

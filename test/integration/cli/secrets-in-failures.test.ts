@@ -1,0 +1,92 @@
+/**
+ * Realistic failures of `calls-connector run`, in-process, at trace level: whatever the connector prints
+ * (logs on stdout, the final error on stderr) must not contain a secret of its configuration, whether the
+ * secret sits in a config key, in a URL's userinfo or in a request header of a failed call.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { stringify } from 'yaml';
+import { main } from '../../../src/cli/main.js';
+import { ExitCode } from '../../../src/cli/exit-codes.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import { capture } from '../../support/capture.js';
+import { connectorDocument, startTestSandbox } from '../../support/connector.js';
+
+const REGISTRY_PASSWORD = 'registry-pass-7Hq2';
+const SASL_PASSWORD = 'sasl-pass-Xw81';
+const STATIC_TOKEN = 'static-token-Jd93kLmQ01';
+
+/** The stack's registry URL with credentials written into it, as some deployments do. */
+function withUserinfo(url: string): string {
+  return url.replace('://', `://svc:${REGISTRY_PASSWORD}@`);
+}
+
+async function runWith(document: Record<string, unknown>): Promise<{ code: number; output: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'secrets-cli-'));
+  const file = join(dir, 'connector.yaml');
+  await writeFile(file, stringify(document));
+  const stdout = capture(process.stdout);
+  const stderr = capture(process.stderr);
+  const code = await main(['node', 'calls-connector', 'run', '--config', file]);
+  return { code, output: `${stdout.text()}\n${stderr.text()}` };
+}
+
+describe('secrets in the output of a failed run', () => {
+  let sandbox: RunningSandbox;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    process.exitCode = undefined;
+    await sandbox.close();
+  });
+
+  it('a SASL login refused by the broker prints neither the SASL password nor the registry userinfo', async () => {
+    sandbox = await startTestSandbox();
+    const document = connectorDocument(sandbox);
+    const kafka = document.kafka as Record<string, unknown>;
+    const registry = document.schemaRegistry as { url: string };
+    const { code, output } = await runWith({
+      ...document,
+      auth: { staticToken: STATIC_TOKEN },
+      kafka: { ...kafka, sasl: { mechanism: 'plain', username: 'svc', password: SASL_PASSWORD } },
+      schemaRegistry: { url: withUserinfo(registry.url) },
+      logging: { level: 'trace', format: 'json' },
+    });
+    expect(code).toBe(ExitCode.FAILURE);
+    expect(output).toContain('[KAFKA_UNAVAILABLE]');
+    expect(output).toContain('what to do: check kafka.brokers');
+    for (const secret of [SASL_PASSWORD, REGISTRY_PASSWORD, STATIC_TOKEN])
+      expect(output).not.toContain(secret);
+  });
+
+  it('a static token the API rejects stops every location with a message saying so, and is never printed', async () => {
+    sandbox = await startTestSandbox();
+    const document = connectorDocument(sandbox);
+    const registry = document.schemaRegistry as { url: string };
+    const { code, output } = await runWith({
+      ...document,
+      auth: { staticToken: STATIC_TOKEN },
+      schemaRegistry: { url: withUserinfo(registry.url) },
+      logging: { level: 'trace', format: 'json' },
+    });
+    expect(code).toBe(ExitCode.FAILURE);
+    expect(output).toContain('[ALL_LOCATIONS_STOPPED] every location is stopped by a fatal error:');
+    expect(output).toContain('AUTH_STATIC_TOKEN_REJECTED');
+    for (const secret of [REGISTRY_PASSWORD, STATIC_TOKEN]) expect(output).not.toContain(secret);
+  });
+
+  it('a wrong registry path is named as such, without the credentials written in the URL', async () => {
+    sandbox = await startTestSandbox();
+    const document = connectorDocument(sandbox);
+    const registry = document.schemaRegistry as { url: string };
+    const { code, output } = await runWith({
+      ...document,
+      schemaRegistry: { url: withUserinfo(registry.url.replace(/\/apis\/ccompat\/v7$/, '/wrong/path')) },
+      logging: { level: 'trace', format: 'json' },
+    });
+    expect(code).toBe(ExitCode.FAILURE);
+    expect(output).toContain('[SCHEMA_REGISTRY_URL_WRONG]');
+    expect(output).not.toContain(REGISTRY_PASSWORD);
+  });
+});

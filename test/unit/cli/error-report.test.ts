@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { reportError } from '../../../src/cli/error-report.js';
+import { FatalError, RetriableError } from '../../../src/errors/index.js';
+
+describe('reportError', () => {
+  it('exits 2 for an error that means the configuration is wrong, as the README promises', () => {
+    const report = reportError(
+      new FatalError('AUTH_STORE_KEY_MISSING', 'set the environment variable CALLS_CONNECTOR_TOKEN_KEY'),
+    );
+    expect(report.exitCode).toBe(ExitCode.USAGE);
+    expect(report.text).toBe(
+      'calls-connector: [AUTH_STORE_KEY_MISSING] set the environment variable CALLS_CONNECTOR_TOKEN_KEY',
+    );
+  });
+
+  it('exits 1 for a runtime failure and adds what to do when the message only says what failed', () => {
+    const report = reportError(
+      new RetriableError('KAFKA_UNAVAILABLE', 'cannot check or create the topics: connect ECONNREFUSED'),
+    );
+    expect(report.exitCode).toBe(ExitCode.FAILURE);
+    expect(report.text).toMatch(/\n {2}what to do: check kafka\.brokers/);
+  });
+
+  it('never prints URL userinfo or a bearer token that a message carries', () => {
+    const report = reportError(
+      new FatalError('X_FAILED', 'POST https://user:pw-secret-1@host/x with Bearer abcdefghijkl123 failed'),
+    );
+    expect(report.text).not.toContain('pw-secret-1');
+    expect(report.text).not.toContain('abcdefghijkl123');
+  });
+});
