@@ -12,7 +12,9 @@
  *   (gauge locations_stopped); the others go on. A person restarts the connector after fixing it.
  * - Graceful stop: when `signal` aborts, no new page starts; pages in flight may finish and commit for up
  *   to `shutdownTimeoutMs`, after which they are aborted (abandoned before their commit). `run` resolves
- *   once every worker has stopped. It also resolves, without a stop, when every location is stopped.
+ *   once every worker has stopped, or at the shutdown timeout even if a commit has not settled (the
+ *   caller then closes the sink with a bound). It also resolves, without a stop, when every location is
+ *   stopped.
  *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  */
@@ -128,8 +130,24 @@ export class Scheduler {
       { length: Math.min(this.options.settings.maxLocationsInFlight, Math.max(1, this.slots.length)) },
       () => this.worker(signal),
     );
+    // Once the shutdown timeout has passed, run returns even if a page is still committing: a commit
+    // can wait on Kafka for much longer (kafkajs retries, or the sink settling an unknown outcome), and
+    // SIGTERM must end in bounded time. Abandoning it is safe: the sink's close bounds the commit, and
+    // what is stored decides where the next start resumes.
+    const abandoned = new Promise<'abandoned'>((resolve) => {
+      if (this.hardStop.signal.aborted) resolve('abandoned');
+      else this.hardStop.signal.addEventListener('abort', () => resolve('abandoned'), { once: true });
+    });
     try {
-      await Promise.all(workers);
+      const outcome = await Promise.race([Promise.all(workers), abandoned]);
+      if (outcome === 'abandoned') {
+        const stuck = this.slots.filter((s) => s.state === 'running').map((s) => s.sync.locationUid);
+        if (stuck.length > 0)
+          this.options.logger.warn(
+            { locations: stuck },
+            'shutdown timeout passed: abandoning pages still in flight',
+          );
+      }
     } finally {
       signal.removeEventListener('abort', onStop);
       clearTimeout(timer);

@@ -101,6 +101,8 @@ export class TransactionalRecordSink implements RecordSink {
   private draining: Promise<void> | undefined;
   private fatal: FatalError | undefined;
   private closing = false;
+  /** close() has returned: no producer may be built any more (it would outlive the sink). */
+  private closed = false;
   private readonly fencing: FencingBudget;
   private readonly now: () => number;
   private readonly log: Logger;
@@ -178,6 +180,7 @@ export class TransactionalRecordSink implements RecordSink {
       for (const page of this.queue.splice(0)) page.reject(error);
       this.log.warn({ timeoutMs }, 'closing the sink timed out; the open transaction is left to be aborted');
     }
+    this.closed = true;
     await this.discardProducer();
   }
 
@@ -333,7 +336,9 @@ export class TransactionalRecordSink implements RecordSink {
     );
     await this.discardProducer();
     for (let attempt = 0; ; attempt += 1) {
-      if (this.closing && attempt > 0) {
+      // After a timed-out close, settling would build a producer nobody disconnects: leave the outcome
+      // to the next start (its producer initialisation settles the transaction).
+      if (this.closed || (this.closing && attempt > 0)) {
         return new RetriableError(
           'KAFKA_COMMIT_OUTCOME_UNKNOWN',
           `the sink closed before the outcome of a failed commit was known: ${failure.message}`,
@@ -414,6 +419,8 @@ export class TransactionalRecordSink implements RecordSink {
   }
 
   private async initProducer(): Promise<TransactionalProducer> {
+    if (this.closed)
+      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closed; no producer is built');
     const producer = this.options.kafka.producer({
       transactionalId: this.options.transactionalId,
       idempotent: true,
@@ -431,6 +438,11 @@ export class TransactionalRecordSink implements RecordSink {
     } catch (error) {
       await producer.disconnect().catch(() => undefined);
       throw error;
+    }
+    if (this.closed) {
+      // close() returned while this one was connecting: it must not outlive the sink.
+      await producer.disconnect().catch(() => undefined);
+      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
     }
     this.producer = producer;
     return producer;

@@ -190,4 +190,21 @@ describe('Scheduler', () => {
     await scheduler.run(stop.signal);
     expect(sink.commits).toBe(2);
   });
+
+  it('returns within the shutdown timeout even when a commit in flight never settles', async () => {
+    // A sink stuck settling a commit (Kafka down) must not hold the process past poll.shutdownTimeoutMs.
+    const api = new FakeCallsApi(calls(loc(1), 10));
+    const { sink, scheduler } = setup(api, [loc(1)], { shutdownTimeoutMs: 20 });
+    const stop = new AbortController();
+    sink.beforeCommit = () => {
+      stop.abort();
+      return new Promise<void>(() => {});
+    };
+    const outcome = await Promise.race([
+      scheduler.run(stop.signal).then(() => 'returned'),
+      new Promise((resolve) => setTimeout(resolve, 3_000, 'still waiting')),
+    ]);
+    expect(outcome).toBe('returned');
+    expect(sink.commits).toBe(0);
+  });
 });

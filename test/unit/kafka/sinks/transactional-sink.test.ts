@@ -259,6 +259,24 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     );
   });
 
+  it('builds no producer after a timed-out close when the commit it left behind fails later', async () => {
+    // The page's outcome is then unknown; a producer built after close would keep the process alive.
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka);
+    await sink.start();
+    let failEndTxn: () => void = () => undefined;
+    kafka.script.commit = () =>
+      new Promise<void>((_, reject) => (failEndTxn = () => reject(protocolError('REQUEST_TIMED_OUT'))));
+
+    const result = outcome(sink.commitPage(page('a', '1')));
+    await sink.close(50);
+    const builtBeforeClose = kafka.producersBuilt;
+    failEndTxn();
+
+    expect(((await result) as ConnectorError).code).toBe('KAFKA_COMMIT_OUTCOME_UNKNOWN');
+    expect(kafka.producersBuilt).toBe(builtBeforeClose);
+  });
+
   it('fails to start with a fatal error when the transactional id is not permitted, and a retriable one otherwise', async () => {
     const refused = new ScriptedKafka();
     refused.script.connect = async () => {
