@@ -86,6 +86,17 @@ export function listQuery(request: PageRequest): Record<string, string> {
 
 const NOT_FOUND = Symbol('not found');
 
+/** Shorter values are not taken for tokens: replacing them would garble messages and hide nothing. */
+const MIN_SCRUBBED_TOKEN_LENGTH = 8;
+
+/**
+ * Removes the access token from text the API wrote (its error message): some APIs echo the credential
+ * they refused, and error messages end up in logs and the status view.
+ */
+function withoutToken(text: string, token: string): string {
+  return token.length < MIN_SCRUBBED_TOKEN_LENGTH ? text : text.split(token).join('[redacted]');
+}
+
 function parseJson(text: string): unknown {
   if (text.trim() === '') return UNPARSABLE_BODY;
   try {
@@ -243,9 +254,9 @@ export class CallsApiClient implements CallsApi {
         case 'not-found':
           return NOT_FOUND;
         case 'give-up':
-          throw new RetriableError(verdict.code, verdict.message);
+          throw new RetriableError(verdict.code, withoutToken(verdict.message, token));
         case 'fatal':
-          throw new FatalError(verdict.code, verdict.message);
+          throw new FatalError(verdict.code, withoutToken(verdict.message, token));
       }
     }
   }

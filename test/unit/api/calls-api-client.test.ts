@@ -213,4 +213,26 @@ describe('CallsApiClient', () => {
     });
     await expect(client.listPage(first, controller.signal)).rejects.toThrow('stop');
   });
+
+  it('keeps the access token out of errors even when the API echoes it in its error body', async () => {
+    const token = 'tok-9f8e7d6c5b4a3210';
+    const echo = (status: number) => ({
+      status,
+      body: JSON.stringify({ error: { code: 'bad', message: `Authorization "Bearer ${token}" refused` } }),
+      retryAfter: '999999',
+    });
+    const client = new CallsApiClient({
+      http: scripted([echo(400), echo(429)]),
+      tokens: { accessToken: async () => token, refreshAfterRejection: async () => token },
+      settings: { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry: DEFAULT_RETRY_POLICY },
+      metrics: new ConnectorMetrics(),
+    });
+    const badRequest = await client.listPage(first).catch((e: unknown) => e);
+    expect(badRequest).toMatchObject({ code: 'API_BAD_REQUEST' });
+    expect((badRequest as Error).message).not.toContain(token);
+    expect((badRequest as Error).message).toContain('[redacted]');
+    const tooLong = await client.listPage(first).catch((e: unknown) => e);
+    expect(tooLong).toMatchObject({ code: 'API_RETRY_AFTER_TOO_LONG' });
+    expect((tooLong as Error).message).not.toContain(token);
+  });
 });
