@@ -20,6 +20,7 @@ import { openOAuth, type OAuthRuntime } from '../../auth/oauth-runtime.js';
 import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../logging/logger.js';
 import { ExitCode } from '../exit-codes.js';
+import { examples } from '../help-text.js';
 
 interface CommonOptions {
   config: string;
@@ -91,6 +92,13 @@ export function register(program: Command): void {
     .command('auth')
     .description(
       'Connect the connector to an account of the calls service (OAuth 2) and inspect the stored grant.',
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector auth login --config connector.yaml',
+        'calls-connector auth status --config connector.yaml',
+      ),
     );
 
   common(auth.command('url'))
@@ -98,6 +106,13 @@ export function register(program: Command): void {
       'Print the authorization URL to open in a browser; then run `auth redeem` with the code and state of the redirect.',
     )
     .option('--json', 'print {url, state, expiresAt} as JSON')
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector auth url --config connector.yaml',
+        'calls-connector auth url --config connector.yaml --grant acme --json',
+      ),
+    )
     .action(async (options: CommonOptions) => {
       await withOAuth(options, async (oauth, grant) => {
         const started = await oauth.authorization(grant).start();
@@ -122,6 +137,10 @@ export function register(program: Command): void {
     )
     .requiredOption('--code <code>', 'the code parameter of the redirect')
     .requiredOption('--state <state>', 'the state parameter of the redirect')
+    .addHelpText(
+      'after',
+      examples('calls-connector auth redeem --config connector.yaml --code 8Fq2…Zk --state Q7mB…e4'),
+    )
     .action(async (options: CommonOptions & { code: string; state: string }) => {
       await withOAuth(options, async (oauth, grant) => {
         const summary = await oauth.authorization(grant).complete(options.code, options.state);
@@ -145,6 +164,14 @@ export function register(program: Command): void {
     )
     .option('--no-open', 'do not try to open a browser; only print the URL')
     .option('--timeout <seconds>', 'how long to wait for the redirect', parsePositiveSeconds, 300)
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector auth login --config connector.yaml',
+        'calls-connector auth login --config connector.yaml --no-open --cert cb.pem --key cb-key.pem',
+        'calls-connector auth login --config connector.yaml --listen 127.0.0.1:8976 --timeout 600',
+      ),
+    )
     .action(
       async (
         options: CommonOptions & {
@@ -202,6 +229,13 @@ export function register(program: Command): void {
       'Show whether a grant is stored and when its access token expires (no secret is printed). Exit 3 if none.',
     )
     .option('--json', 'print the status as JSON')
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector auth status --config connector.yaml',
+        'calls-connector auth status --config connector.yaml --json || echo "no grant: run auth login"',
+      ),
+    )
     .action(async (options: CommonOptions) => {
       await withOAuth(options, async (oauth, grant) => {
         const record = await oauth.store.readGrant(grant);

@@ -25,6 +25,7 @@ import { parseInstant } from '../../sync/instant.js';
 import { ConnectorError, RetriableError } from '../../errors/index.js';
 import { describeKafkaError } from '../../kafka/kafka-errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { examples } from '../help-text.js';
 
 const LOCATION_UID = /^[0-9a-fA-F-]{36}$/;
 
@@ -122,12 +123,26 @@ export async function resetOffset(
 export function register(program: Command): void {
   const offsets = program
     .command('offsets')
-    .description('Show or reset the stored per-location offsets (stop the connector before a reset).');
+    .description('Show or reset the stored per-location offsets (stop the connector before a reset).')
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector offsets show --config connector.yaml',
+        'calls-connector offsets reset --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11',
+      ),
+    );
   offsets
     .command('show')
     .description('Print the stored offsets as JSON (location uid -> offset; null when none is stored).')
     .requiredOption('-c, --config <file>', 'YAML configuration file')
     .option('-l, --location <uid>', 'only this location (exit 3 when it has no stored offset)')
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector offsets show --config connector.yaml',
+        'calls-connector offsets show --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11',
+      ),
+    )
     .action(async (options: { config: string; location?: string }) => {
       process.exitCode = await showOffsets(options.config, options.location);
     });
@@ -142,7 +157,10 @@ export function register(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ calls-connector offsets reset --config connector.yaml --location 3f0c...-... --to 2024-05-01T00:00:00Z\n',
+      examples(
+        'calls-connector offsets reset --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11',
+        'calls-connector offsets reset --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11 --to 2024-05-01T00:00:00Z',
+      ),
     )
     .action(async (options: { config: string; location: string; to?: string }) => {
       process.exitCode = await resetOffset(options.config, options.location, options.to);

@@ -18,6 +18,7 @@ import {
   type SandboxOptions,
 } from '../../sandbox/index.js';
 import { ExitCode } from '../exit-codes.js';
+import { examples } from '../help-text.js';
 
 function int(name: string, min: number, max = Number.MAX_SAFE_INTEGER): (v: string) => number {
   return (v) => {
@@ -298,6 +299,14 @@ export function register(program: Command): void {
     )
     .addOption(
       new Option('--fault-token-endpoint', 'apply latency/429/5xx/drop/malformed faults to /oauth/token too'),
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector sandbox --auto-approve',
+        'calls-connector sandbox --port 0 --locations 20 --calls 5000 --live-updates 5 --live-creates 2',
+        'calls-connector sandbox --auto-approve --fault-rate-limit 0.1 --fault-server-error 0.05',
+      ),
     )
     .action(async (flags: SandboxFlags) => {
       await run(flags);
