@@ -8,8 +8,9 @@
  * - refresh-auth: 401; refresh the token once and try once more.
  * - invalid-cursor: the cursor we sent is expired or invalid; the traversal restarts from its watermark.
  * - not-found: 404 on a single-call GET (the call was deleted after it was listed).
- * - give-up: retriable, but not now (a Retry-After beyond api.retry.maxRetryAfterMs): the request fails
- *   with a RetriableError and the scheduler tries the location again later.
+ * - give-up: retriable, but not now (a Retry-After beyond api.retry.maxRetryAfterMs, or a 5xx outside
+ *   api.retry.statuses other than 501/505): the request fails with a RetriableError and the scheduler
+ *   tries the location again later.
  * - fatal: retrying cannot help; `code` is stable, `message` tells a person what to change.
  */
 import { readPath } from './body-path.js';
@@ -126,9 +127,22 @@ export function classifyAnswer(answer: ApiAnswer, ctx: ClassifierContext): Verdi
       message: `the listing path was not found (${describe(status, summary)}): check api.baseUrl and api.listPath`,
     };
   }
+  if (status >= 500 && !PERMANENT_SERVER_STATUSES.has(status)) {
+    // A server-side failure outside api.retry.statuses (e.g. a proxy's 520-524) is not retried within the
+    // request, but it says nothing permanent about the request: the location tries again later rather
+    // than stopping for good.
+    return {
+      kind: 'give-up',
+      code: 'API_SERVER_ERROR',
+      message: `the calls API failed (${describe(status, summary)}); trying again later`,
+    };
+  }
   return {
     kind: 'fatal',
     code: status >= 500 ? 'API_SERVER_ERROR' : 'API_BAD_REQUEST',
     message: `the calls API refused the request (${describe(status, summary)}); it is not retried`,
   };
 }
+
+/** 5xx statuses that do not change by waiting: the server does not support the request at all. */
+const PERMANENT_SERVER_STATUSES = new Set([501, 505]);

@@ -123,6 +123,18 @@ describe('classifyAnswer', () => {
     expect(verdict).toMatchObject({ kind: 'fatal', code: 'API_NOT_FOUND' });
   });
 
+  it('leaves a 5xx outside the policy to a later try of the location instead of stopping it', () => {
+    // e.g. a proxy's 520-524 during an outage: not retried in the request, but never fatal for good.
+    for (const status of [507, 520, 524]) {
+      expect(
+        classifyAnswer({ status, body: errorBody('down', 'origin down'), retryAfter: null }, ctx),
+      ).toMatchObject({
+        kind: 'give-up',
+        code: 'API_SERVER_ERROR',
+      });
+    }
+  });
+
   it('does not retry a 5xx outside the policy', () => {
     expect(classifyAnswer({ status: 501, body: null, retryAfter: null }, ctx)).toMatchObject({
       kind: 'fatal',
