@@ -7,7 +7,7 @@
  * - retry: try again after `delayMs` (from Retry-After) or after backoff when `delayMs` is null.
  * - refresh-auth: 401; refresh the token once and try once more.
  * - invalid-cursor: the cursor we sent is expired or invalid; the traversal restarts from its watermark.
- * - not-found: 404 on a single-call GET (the call was deleted after it was listed).
+ * - not-found: 404 or 410 on a single-call GET (the call was deleted after it was listed).
  * - give-up: retriable, but not now (a Retry-After beyond api.retry.maxRetryAfterMs, or a 5xx outside
  *   api.retry.statuses other than 501/505): the request fails with a RetriableError and the scheduler
  *   tries the location again later.
@@ -103,7 +103,9 @@ export function classifyAnswer(answer: ApiAnswer, ctx: ClassifierContext): Verdi
   ) {
     return { kind: 'invalid-cursor', errorCode: summary.code };
   }
-  if (status === 404 && ctx.endpoint === 'get_call') return { kind: 'not-found' };
+  // 404 or 410 Gone on GET {callPath}: the call was deleted after it was listed. Fatal would stop the
+  // whole location for good because of one deleted call.
+  if ((status === 404 || status === 410) && ctx.endpoint === 'get_call') return { kind: 'not-found' };
   if (ctx.policy.statuses.includes(status)) {
     const retryAfterMs = parseRetryAfterMs(answer.retryAfter, ctx.nowMs);
     if (retryAfterMs !== null && retryAfterMs > ctx.policy.maxRetryAfterMs) {

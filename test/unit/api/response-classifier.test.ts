@@ -109,6 +109,15 @@ describe('classifyAnswer', () => {
     ).toMatchObject({ kind: 'fatal' });
   });
 
+  it('reads 410 Gone on a single-call GET as a call deleted since it was listed, not a fatal error', () => {
+    expect(
+      classifyAnswer(
+        { status: 410, body: errorBody('gone'), retryAfter: null },
+        { ...ctx, endpoint: 'get_call', cursorSent: false },
+      ),
+    ).toEqual({ kind: 'not-found' });
+  });
+
   it('reads 404 on a single-call GET as not found, and on the listing as a wrong path', () => {
     expect(
       classifyAnswer(
