@@ -5,8 +5,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Command } from 'commander';
 import { configSchema } from '../../../src/config/schema.js';
+import { parseConfig } from '../../../src/config/load.js';
 import { buildProgram } from '../../../src/cli/main.js';
+import { ExitCode } from '../../../src/cli/exit-codes.js';
 
 const readme = readFileSync(resolve(import.meta.dirname, '../../../README.md'), 'utf8');
 
@@ -64,4 +67,75 @@ describe('the README', () => {
     const missing = Object.keys(pkg.dependencies).filter((name) => !section.includes(`\`${name}\``));
     expect(missing).toEqual([]);
   });
+
+  it('states the default the schema actually applies for every key whose default it writes as a literal', () => {
+    // Documents with every optional section present, so nested defaults are filled in; the token store's
+    // keys depend on its type, so once per type.
+    const document = (store: Record<string, unknown>) => ({
+      connector: { name: 'n' },
+      api: { baseUrl: 'https://api.example.test' },
+      oauth: { clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example.test/cb', store },
+      sources: [{ locations: ['6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'] }],
+      kafka: { brokers: ['127.0.0.1:9092'], ssl: {} },
+      schemaRegistry: { url: 'http://127.0.0.1:8081' },
+    });
+    const configs = [{ type: 'file' }, { type: 'kafka' }].map(
+      (store) => parseConfig(document(store), {}) as unknown as Record<string, unknown>,
+    );
+    const schemaKeys = new Set(
+      leafKeys(z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode),
+    );
+    const rows = [...readme.matchAll(/^\| `([a-zA-Z]+(?:\.[a-zA-Z]+|\[\])+)`\s*\| `([^`]*)`\s*\|/gm)];
+    expect(rows.length).toBeGreaterThan(60);
+    const wrong: string[] = [];
+    for (const [, key, written] of rows) {
+      // A default written as another key (`api.baseUrl`, `connector.name`) is resolved at run time.
+      if (schemaKeys.has(written!)) continue;
+      const path = key!.replace('[]', '.0').split('.');
+      const actual = configs
+        .map((config) =>
+          path.reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], config),
+        )
+        .find((value) => value !== undefined);
+      if (JSON.stringify(actual) !== JSON.stringify(literal(written!)))
+        wrong.push(`${key}: README says ${written}, schema gives ${JSON.stringify(actual)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('lists exactly the exit codes the CLI uses', () => {
+    const sentence = /Exit codes: (.*?)\n\n/s.exec(readme)?.[1] ?? '';
+    const documented = [...sentence.matchAll(/`(\d+)`/g)].map((m) => Number(m[1])).sort((a, b) => a - b);
+    expect(documented).toEqual(Object.values(ExitCode).sort((a, b) => a - b));
+  });
+
+  it('shows only flags that the commands it runs have', () => {
+    const program = buildProgram();
+    const lines = readme
+      .split('\n')
+      .map((line) => /^(?:\$ )?calls-connector ([a-z-]+(?: [a-z-]+)?)(.*?)(?:#.*)?$/.exec(line.trim()))
+      .filter((m): m is RegExpExecArray => m !== null);
+    expect(lines.length).toBeGreaterThan(5);
+    const unknown: string[] = [];
+    for (const [line, words, rest] of lines) {
+      let target: Command = program;
+      for (const word of words!.split(' ')) target = target.commands.find((c) => c.name() === word) ?? target;
+      const known = new Set([...target.options.map((o) => o.long), '--help']);
+      for (const flag of rest!.match(/(?<=\s)--[a-z0-9-]+/g) ?? [])
+        if (!known.has(flag)) unknown.push(`${flag} in: ${line}`);
+    }
+    expect(unknown).toEqual([]);
+  });
 });
+
+/** A README default as written between backticks: `[408, 425]`, `true`, `100`, `data`. */
+function literal(written: string): unknown {
+  if (written.startsWith('[') && written.endsWith(']'))
+    return written
+      .slice(1, -1)
+      .split(',')
+      .map((item) => literal(item.trim()));
+  if (written === 'true' || written === 'false') return written === 'true';
+  if (/^-?\d+(\.\d+)?$/.test(written)) return Number(written);
+  return written;
+}
