@@ -388,8 +388,11 @@ export class LocationSync {
         await this.options.clock.sleep(wait, signal);
         if (this.options.reloadOffset === undefined) continue;
         const stored = await this.options.reloadOffset(signal);
-        if (sameOffset(stored, commit.offset)) return 'this-page';
+        // The starting offset first: a page that leaves the offset unchanged (say, only an item without
+        // a uid, dead-lettered) cannot be recognised in the store, so the sink's word (rejected: nothing
+        // visible) decides and the page is committed again rather than lost.
         if (sameOffset(stored, this.position)) continue;
+        if (sameOffset(stored, commit.offset)) return 'this-page';
         this.committed = stored;
         this.position = stored;
         return 'other';

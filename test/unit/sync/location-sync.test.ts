@@ -276,6 +276,18 @@ describe('LocationSync', () => {
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('commits again a rejected page that leaves the offset unchanged, since the store cannot tell it went through', async () => {
+    // Everything at the boundary instant was published before; the page's only news is an item without a
+    // uid (dead letter). Its offset equals the starting one, so the reloaded offset proves nothing.
+    const start: LocationOffset = { since: t(5), cursor: null, watermark: t(5), boundary: ['a'] };
+    const api = new FakeCallsApi([call('a', 5), call('x', 6, { raw: { updatedAt: t(6) } })]);
+    const sink = new InMemorySink(new Map([[LOC, start]]));
+    sink.failNext(1);
+    const { sync } = build(api, { sink, start, reload: true });
+    await sync.runTraversal();
+    expect(sink.deadLetters.map((d) => d.code)).toEqual(['ITEM_NO_UID']);
+  });
+
   it('propagates a fatal sink failure', async () => {
     const sink = new InMemorySink();
     sink.failNext(1, { error: new FatalError('KAFKA_AUTH', 'denied') });
