@@ -18,8 +18,19 @@ export interface Instant {
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
+/**
+ * Date.UTC with the year taken literally: Date.UTC itself maps years 0-99 to 1900-1999, which would make
+ * "0050-…" the same instant as "1950-…".
+ */
+function utcMillis(year: number, monthIndex: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const date = new Date(Date.UTC(2000, monthIndex, day, hour, minute, second));
+  date.setUTCFullYear(year, monthIndex, day);
+  return date.getTime();
+}
+
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  // Day 0 of the next month is the last day of this one.
+  return new Date(utcMillis(year, month, 0)).getUTCDate();
 }
 
 /**
@@ -46,7 +57,7 @@ export function parseInstant(text: string): Instant | null {
     if (offH > 23 || offM > 59) return null;
     offsetMinutes = (sign === '-' ? -1 : 1) * (offH * 60 + offM);
   }
-  const localSeconds = Date.UTC(year, month - 1, day, hour, minute, second) / 1000;
+  const localSeconds = utcMillis(year, month - 1, day, hour, minute, second) / 1000;
   return { epochSeconds: localSeconds - offsetMinutes * 60, fraction: (frac ?? '').replace(/0+$/, '') };
 }
 

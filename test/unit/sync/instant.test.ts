@@ -10,6 +10,14 @@ describe('parseInstant', () => {
     expect(parseInstant('2024-03-01T12:00:00.250Z')?.fraction).toBe('25');
   });
 
+  it('reads years 0000-0099 as themselves, not as 1900-1999', () => {
+    // Date.UTC maps two-digit years into the 1900s; the year 0050 must not equal 1950.
+    expect(compareDateTimes('0050-01-01T00:00:00Z', '1950-01-01T00:00:00Z')).toBeLessThan(0);
+    expect(parseInstant('0004-02-29T00:00:00Z')).not.toBeNull(); // a leap year (1904 would be too)
+    expect(parseInstant('0100-02-29T00:00:00Z')).toBeNull(); // not a leap year
+    expect(parseInstant('0001-01-01T00:00:00Z')?.epochSeconds).toBe(-62135596800);
+  });
+
   it('applies the offset so that one instant has one value', () => {
     expect(parseInstant('2024-03-01T13:30:00+01:30')).toEqual(parseInstant('2024-03-01T12:00:00Z'));
     expect(parseInstant('2024-03-01T07:00:00-05:00')).toEqual(parseInstant('2024-03-01T12:00:00Z'));
