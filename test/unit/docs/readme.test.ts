@@ -5,11 +5,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Command } from 'commander';
 import { configSchema } from '../../../src/config/schema.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { buildProgram } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { invocationsIn, unknownFlags } from '../../support/cli-invocations.js';
 
 const readme = readFileSync(resolve(import.meta.dirname, '../../../README.md'), 'utf8');
 
@@ -110,20 +110,12 @@ describe('the README', () => {
   });
 
   it('shows only flags that the commands it runs have', () => {
+    const invocations = invocationsIn(readme);
+    expect(invocations.length).toBeGreaterThan(10);
     const program = buildProgram();
-    const lines = readme
-      .split('\n')
-      .map((line) => /^(?:\$ )?calls-connector ([a-z-]+(?: [a-z-]+)?)(.*?)(?:#.*)?$/.exec(line.trim()))
-      .filter((m): m is RegExpExecArray => m !== null);
-    expect(lines.length).toBeGreaterThan(5);
-    const unknown: string[] = [];
-    for (const [line, words, rest] of lines) {
-      let target: Command = program;
-      for (const word of words!.split(' ')) target = target.commands.find((c) => c.name() === word) ?? target;
-      const known = new Set([...target.options.map((o) => o.long), '--help']);
-      for (const flag of rest!.match(/(?<=\s)--[a-z0-9-]+/g) ?? [])
-        if (!known.has(flag)) unknown.push(`${flag} in: ${line}`);
-    }
+    const unknown = invocations.flatMap((words) =>
+      unknownFlags(words, program).map((flag) => `${flag} in: calls-connector ${words.join(' ')}`),
+    );
     expect(unknown).toEqual([]);
   });
 });

@@ -1,0 +1,112 @@
+/**
+ * What the documentation and deployment files name must exist in the code: CLI flags (README, docs,
+ * docker-compose.yml commands, the Dockerfile's CMD), metric names and configuration keys. Each of these can
+ * be renamed in the code without any other test noticing.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { buildProgram } from '../../../src/cli/main.js';
+import { configSchema } from '../../../src/config/schema.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { invocationsIn, unknownFlags } from '../../support/cli-invocations.js';
+
+const root = new URL('../../../', import.meta.url);
+const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
+const docs = [
+  'README.md',
+  ...readdirSync(new URL('docs/', root))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+].map((path) => ({ path, text: read(path) }));
+
+interface JsonSchemaNode {
+  properties?: Record<string, JsonSchemaNode>;
+  anyOf?: JsonSchemaNode[];
+  oneOf?: JsonSchemaNode[];
+  allOf?: JsonSchemaNode[];
+  items?: JsonSchemaNode;
+}
+
+/** Every configuration key and every section holding keys, as dotted paths (`oauth.store.topic`, `oauth.store`). */
+function configPaths(node: JsonSchemaNode, path = ''): string[] {
+  const paths: string[] = [];
+  for (const [name, child] of Object.entries(node.properties ?? {})) {
+    const childPath = path ? `${path}.${name}` : name;
+    paths.push(childPath, ...configPaths(child, childPath));
+  }
+  for (const sub of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])])
+    paths.push(...configPaths(sub, path));
+  if (node.items) paths.push(...configPaths(node.items, path));
+  return paths;
+}
+
+describe('names used in the docs and deployment files', () => {
+  it('runs every documented command line with flags the command has', () => {
+    const program = buildProgram();
+    expect(docs.flatMap(({ text }) => invocationsIn(text)).length).toBeGreaterThan(20);
+    const unknown = docs.flatMap(({ path, text }) =>
+      invocationsIn(text).flatMap((words) =>
+        unknownFlags(words, program).map((flag) => `${path}: ${flag} in calls-connector ${words.join(' ')}`),
+      ),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('starts the compose services and the image with flags the CLI has', () => {
+    const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+      services: Record<string, { build?: unknown; command?: string[]; entrypoint?: string[] }>;
+    };
+    const program = buildProgram();
+    // Services of the connector image without their own entrypoint run the CLI with `command` as arguments.
+    const cliServices = Object.entries(compose.services).filter(
+      ([, s]) => s.build !== undefined && s.entrypoint === undefined,
+    );
+    expect(cliServices.map(([name]) => name).sort()).toEqual(['connector', 'sandbox']);
+    const dockerCmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
+    expect(dockerCmd).toBeDefined();
+    const commandLines: Array<[string, string[]]> = [
+      ...cliServices.map(([name, s]): [string, string[]] => [`compose ${name}`, s.command ?? []]),
+      ['Dockerfile CMD', JSON.parse(dockerCmd!) as string[]],
+    ];
+    for (const [where, words] of commandLines) {
+      expect(
+        program.commands.map((c) => c.name()),
+        where,
+      ).toContain(words[0]);
+      expect(unknownFlags(words, program), where).toEqual([]);
+    }
+  });
+
+  it('names only metrics the connector exposes', async () => {
+    const metrics = await new ConnectorMetrics({ processMetrics: true }).registry.getMetricsAsJSON();
+    const exposed = new Set(
+      metrics.flatMap((m) => [m.name, `${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`]),
+    );
+    const named = docs.flatMap(({ text }) => [...text.matchAll(/calls_connector_[a-z0-9_]+/g)]);
+    expect(named.length).toBeGreaterThan(20);
+    const unknown = docs.flatMap(({ path, text }) =>
+      [...text.matchAll(/calls_connector_[a-z0-9_]*[a-z0-9](?![a-z0-9_]*\*)/g)]
+        .map((m) => m[0])
+        .filter((name) => !exposed.has(name))
+        .map((name) => `${path}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('names only configuration keys the schema has', () => {
+    const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode;
+    const paths = new Set(configPaths(schema));
+    const sections = Object.keys(schema.properties ?? {});
+    const keyPattern = new RegExp(`\`((?:${sections.join('|')})(?:\\[\\])?(?:\\.[a-zA-Z]+)+)`, 'g');
+    expect(docs.flatMap(({ text }) => [...text.matchAll(keyPattern)]).length).toBeGreaterThan(100);
+    const unknown = docs.flatMap(({ path, text }) =>
+      [...text.matchAll(keyPattern)]
+        .map((m) => m[1]!.replace('[]', ''))
+        .filter((key) => !paths.has(key))
+        .map((key) => `${path}: ${key}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+});
