@@ -10,13 +10,18 @@
  * publish. Consumers must tolerate duplicates (keep the latest version per uid + updatedAt).
  *
  * Pages are sent concurrently (kafkajs pipelines them); one page's offset always follows its records.
+ *
+ * After a failed send the producer is discarded and the next page builds a new one: kafkajs rolls its
+ * sequence numbers back when a produce request fails, even one the broker wrote, so the next batch on
+ * that producer would be refused (OUT_OF_ORDER_SEQUENCE_NUMBER) or, holding as many records, taken by the
+ * broker for a duplicate and acknowledged without being written. A new producer id starts afresh.
  */
 import { Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { PageCommit, RecordSink } from '../../sync/ports.js';
-import { describeKafkaError, fatalKafkaErrorType } from '../kafka-errors.js';
+import { describeKafkaError, fatalKafkaErrorType, kafkaErrorTypes } from '../kafka-errors.js';
 import {
   countDiverted,
   pageMessages,
@@ -40,8 +45,12 @@ export interface AtLeastOnceSinkOptions {
 }
 
 export class AtLeastOnceRecordSink implements RecordSink {
-  private producer: IdempotentProducer | undefined;
+  /** The producer pages are sent with; undefined before start, after close, and after a failed send. */
+  private producer: Promise<IdempotentProducer> | undefined;
+  private started = false;
   private closing = false;
+  /** close() has returned: a producer still being built must not outlive the sink. */
+  private closed = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly now: () => number;
 
@@ -50,6 +59,42 @@ export class AtLeastOnceRecordSink implements RecordSink {
   }
 
   async start(): Promise<void> {
+    await this.currentProducer();
+    this.started = true;
+  }
+
+  commitPage(commit: PageCommit): Promise<void> {
+    if (!this.started || this.closing) {
+      return Promise.reject(
+        new RetriableError(
+          'KAFKA_SINK_CLOSED',
+          'the Kafka sink is not started or is closing; the page was not committed',
+        ),
+      );
+    }
+    const work = this.send(commit);
+    const tracked = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+    return work;
+  }
+
+  /** The producer to send with, built (once, shared by concurrent callers) when there is none. */
+  private currentProducer(): Promise<IdempotentProducer> {
+    if (this.producer === undefined) {
+      const building = this.connectProducer();
+      this.producer = building;
+      building.catch(() => {
+        if (this.producer === building) this.producer = undefined;
+      });
+    }
+    return this.producer;
+  }
+
+  private async connectProducer(): Promise<IdempotentProducer> {
     const producer = this.options.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
@@ -65,27 +110,19 @@ export class AtLeastOnceRecordSink implements RecordSink {
         { cause: error },
       );
     }
-    this.producer = producer;
+    if (this.closed) {
+      await producer.disconnect().catch(() => undefined);
+      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
+    }
+    return producer;
   }
 
-  commitPage(commit: PageCommit): Promise<void> {
-    const producer = this.producer;
-    if (producer === undefined || this.closing) {
-      return Promise.reject(
-        new RetriableError(
-          'KAFKA_SINK_CLOSED',
-          'the Kafka sink is not started or is closing; the page was not committed',
-        ),
-      );
-    }
-    const work = this.send(producer, commit);
-    const tracked = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inFlight.add(tracked);
-    void tracked.finally(() => this.inFlight.delete(tracked));
-    return work;
+  /** Drops a producer whose send failed, unless it was replaced already; the next page builds a new one. */
+  private discard(failed: Promise<IdempotentProducer>, error: unknown): void {
+    if (this.producer !== failed) return;
+    this.producer = undefined;
+    this.options.metrics.producerRecreated.inc({ code: kafkaErrorTypes(error)[0] ?? 'SEND_FAILED' });
+    void failed.then((p) => p.disconnect()).catch(() => undefined);
   }
 
   /** Waits for the pages in flight (at most `timeoutMs` when given), then disconnects. */
@@ -97,18 +134,22 @@ export class AtLeastOnceRecordSink implements RecordSink {
       ? settled
       : Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]));
     clearTimeout(timer);
+    this.closed = true;
     const producer = this.producer;
     this.producer = undefined;
-    await producer?.disconnect().catch(() => undefined);
+    await producer?.then((p) => p.disconnect()).catch(() => undefined);
   }
 
-  private async send(producer: IdempotentProducer, commit: PageCommit): Promise<void> {
+  private async send(commit: PageCommit): Promise<void> {
     const page = pageMessages(commit, this.options.encoder, this.options.connectorName, new Date(this.now()));
     const records = topicMessages([page], this.options.topics, { offsets: false });
+    const current = this.currentProducer();
+    const producer = await current;
     try {
       if (records.length > 0) await producer.sendBatch({ topicMessages: records, acks: -1 });
       await producer.send({ topic: this.options.topics.offsets, messages: [page.offset], acks: -1 });
     } catch (error) {
+      this.discard(current, error);
       const fatalType = fatalKafkaErrorType(error);
       if (fatalType !== undefined) {
         throw new FatalError(

@@ -23,17 +23,23 @@ function protocolError(type: string): Error {
 /** Records, in order, the topics each send wrote to; `failOn` makes sends to that topic fail. */
 class RecordingKafka {
   readonly writes: string[][] = [];
+  /** Which producer (1 = the first built) made each entry of `writes`. */
+  readonly writers: number[] = [];
+  producersBuilt = 0;
+  readonly disconnected: number[] = [];
   failOn: { topic: string; error: Error } | undefined;
 
   producer(): IdempotentProducer {
+    const id = ++this.producersBuilt;
     const write = async (topics: string[]): Promise<RecordMetadata[]> => {
       if (this.failOn !== undefined && topics.includes(this.failOn.topic)) throw this.failOn.error;
       this.writes.push(topics);
+      this.writers.push(id);
       return [];
     };
     return {
       connect: async () => undefined,
-      disconnect: async () => undefined,
+      disconnect: async () => void this.disconnected.push(id),
       send: (record: ProducerRecord) => write([record.topic]),
       sendBatch: (batch: ProducerBatch) => write((batch.topicMessages ?? []).map((t) => t.topic)),
     };
@@ -79,6 +85,21 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     expect(error.code).toBe('KAFKA_SEND_FAILED');
     expect(error.disposition).toBe('retriable');
     expect(kafka.writes).toEqual([]);
+  });
+
+  it('sends the pages after a failed send through a new producer, whose sequence numbers start afresh', async () => {
+    // kafkajs rolls its sequence numbers back when a produce request fails, even one the broker wrote: the
+    // next batch on that producer would then be refused (OUT_OF_ORDER_SEQUENCE_NUMBER) or, with as many
+    // records, acknowledged as a duplicate without being written.
+    const kafka = new RecordingKafka();
+    const sink = await started(kafka);
+    kafka.failOn = { topic: 'calls', error: protocolError('REQUEST_TIMED_OUT') };
+    await rejectionOf(sink.commitPage(page()));
+    kafka.failOn = undefined;
+
+    await sink.commitPage(page());
+    expect(kafka.writers).toEqual([2, 2]);
+    expect(kafka.disconnected).toEqual([1]);
   });
 
   it('rejects with a fatal error when Kafka refuses the write for authorization', async () => {
