@@ -47,3 +47,17 @@ export function describeKafkaError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return types.length > 0 ? `${message} [${[...new Set(types)].join(', ')}]` : message;
 }
+
+/**
+ * Whether a failure is a bug rather than Kafka's answer: the built-in programmer error classes. kafkajs
+ * reports broker and network failures as KafkaJSError subclasses (plain Errors underneath), never as
+ * these. Such an error is passed on as it is (fatal for its location), never retried as transient.
+ */
+export function isProgrammerError(error: unknown): error is Error {
+  return (
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof ReferenceError ||
+    error instanceof SyntaxError
+  );
+}

@@ -21,7 +21,12 @@ import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { PageCommit, RecordSink } from '../../sync/ports.js';
-import { describeKafkaError, fatalKafkaErrorType, kafkaErrorTypes } from '../kafka-errors.js';
+import {
+  describeKafkaError,
+  fatalKafkaErrorType,
+  isProgrammerError,
+  kafkaErrorTypes,
+} from '../kafka-errors.js';
 import {
   countDiverted,
   pageMessages,
@@ -150,6 +155,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
       await producer.send({ topic: this.options.topics.offsets, messages: [page.offset], acks: -1 });
     } catch (error) {
       this.discard(current, error);
+      if (isProgrammerError(error)) throw error; // a bug, never retried as a failed send
       const fatalType = fatalKafkaErrorType(error);
       if (fatalType !== undefined) {
         throw new FatalError(

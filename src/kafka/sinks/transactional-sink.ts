@@ -28,7 +28,13 @@ import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
-import { describeKafkaError, fatalKafkaErrorType, isFencedError, kafkaErrorTypes } from '../kafka-errors.js';
+import {
+  describeKafkaError,
+  fatalKafkaErrorType,
+  isFencedError,
+  isProgrammerError,
+  kafkaErrorTypes,
+} from '../kafka-errors.js';
 import {
   countDiverted,
   pageMessages,
@@ -264,6 +270,13 @@ export class TransactionalRecordSink implements RecordSink {
   private async recover(error: unknown, pages: readonly PageMessages[]): Promise<Error | 'committed'> {
     const failure = error instanceof TransactionFailure ? error : new TransactionFailure('begin', error);
     const original = failure.original;
+
+    if (isProgrammerError(original)) {
+      // A bug, not Kafka's answer: never retried as an aborted transaction. The producer is rebuilt all
+      // the same, since the transaction was left in an unknown state.
+      await this.rebuildProducer('PROGRAMMER_ERROR');
+      return original;
+    }
 
     const fatalType = fatalKafkaErrorType(original);
     if (fatalType !== undefined) {

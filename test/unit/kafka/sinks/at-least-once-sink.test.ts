@@ -102,6 +102,14 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     expect(kafka.disconnected).toEqual([1]);
   });
 
+  it('passes a programmer error on as it is instead of retrying it as a failed send', async () => {
+    const kafka = new RecordingKafka();
+    const sink = await started(kafka);
+    const bug = new TypeError('Cannot read properties of undefined');
+    kafka.failOn = { topic: 'calls', error: bug };
+    expect(await rejectionOf(sink.commitPage(page()))).toBe(bug);
+  });
+
   it('rejects with a fatal error when Kafka refuses the write for authorization', async () => {
     const kafka = new RecordingKafka();
     const sink = await started(kafka);

@@ -277,6 +277,17 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(kafka.producersBuilt).toBe(builtBeforeClose);
   });
 
+  it('passes a programmer error on as it is instead of retrying it as an aborted transaction', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka);
+    await sink.start();
+    const bug = new TypeError('Cannot read properties of undefined');
+    kafka.script.beforeSend = async () => {
+      throw bug;
+    };
+    expect(await rejectionOf(sink.commitPage(page('a', '1')))).toBe(bug);
+  });
+
   it('fails to start with a fatal error when the transactional id is not permitted, and a retriable one otherwise', async () => {
     const refused = new ScriptedKafka();
     refused.script.connect = async () => {
