@@ -22,8 +22,7 @@ import { ensureConnectorTopics, topicExists } from '../../kafka/topics.js';
 import { createLogger } from '../../logging/logger.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { parseInstant } from '../../sync/instant.js';
-import { ConnectorError, RetriableError } from '../../errors/index.js';
-import { describeKafkaError } from '../../kafka/kafka-errors.js';
+import { talkingToKafka } from '../talking-to-kafka.js';
 import { ExitCode } from '../exit-codes.js';
 import { examples } from '../help-text.js';
 
@@ -37,16 +36,6 @@ function kafkaFor(config: ConnectorConfig) {
     destination: process.stderr,
   });
   return createKafka({ config: config.kafka, connectorName: config.connector.name, logger });
-}
-
-/** kafkajs errors become ConnectorErrors, so main reports them as failures (exit 1) rather than internal errors. */
-async function talkingToKafka<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ConnectorError) throw error;
-    throw new RetriableError('KAFKA_UNAVAILABLE', `Kafka: ${describeKafkaError(error)}`, { cause: error });
-  }
 }
 
 function usage(message: string): number {

@@ -169,7 +169,14 @@ async function run(f: SandboxFlags): Promise<void> {
     sandbox = await startSandbox(options);
   } catch (error) {
     if (error instanceof RangeError) throw new ConfigError(error.message, [], error);
-    const code = (error as NodeJS.ErrnoException).code;
+    const { code, syscall, path } = error as NodeJS.ErrnoException;
+    if (syscall === 'open' || syscall === 'read') {
+      throw new ConfigError(
+        `cannot open ${path ?? 'a file'} (${code ?? syscall}): check the paths given to --cert, --key and --cert-out`,
+        [],
+        error,
+      );
+    }
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new FatalError(
         'SANDBOX_LISTEN_FAILED',

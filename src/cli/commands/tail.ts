@@ -10,6 +10,8 @@ import { createKafka } from '../../kafka/client.js';
 import { createSchemaRegistry } from '../../kafka/registry.js';
 import { createLogger } from '../../logging/logger.js';
 import { shutdownSignal } from './run.js';
+import { RetriableError } from '../../errors/index.js';
+import { asKafkaFailure, talkingToKafka } from '../talking-to-kafka.js';
 
 export function register(program: Command): void {
   program
@@ -35,10 +37,12 @@ export function register(program: Command): void {
       const stop = shutdownSignal(() => undefined);
       let seen = 0;
       try {
-        await consumer.connect();
-        await consumer.subscribe({
-          topic: config.kafka.topic,
-          fromBeginning: options.fromBeginning ?? false,
+        await talkingToKafka(async () => {
+          await consumer.connect();
+          await consumer.subscribe({
+            topic: config.kafka.topic,
+            fromBeginning: options.fromBeginning ?? false,
+          });
         });
         await new Promise<void>((done, fail) => {
           stop.signal.addEventListener('abort', () => done(), { once: true });
@@ -47,7 +51,13 @@ export function register(program: Command): void {
               autoCommit: false,
               eachMessage: async ({ message, partition }) => {
                 if (stop.signal.aborted || message.value === null) return;
-                const value = (await registry.decode(message.value)) as Record<string, unknown>;
+                const value = (await registry.decode(message.value).catch((error: unknown) => {
+                  throw new RetriableError(
+                    'SCHEMA_REGISTRY_UNAVAILABLE',
+                    `cannot decode the record at partition ${partition} offset ${message.offset} through the schema registry: ${error instanceof Error ? error.message : String(error)}`,
+                    { cause: error },
+                  );
+                })) as Record<string, unknown>;
                 process.stdout.write(
                   `${JSON.stringify({ partition, offset: message.offset, key: message.key?.toString('utf8') ?? null, value })}\n`,
                 );
@@ -55,11 +65,11 @@ export function register(program: Command): void {
                 if (options.max !== undefined && seen >= options.max) done();
               },
             })
-            .catch(fail);
+            .catch((error: unknown) => fail(asKafkaFailure(error)));
         });
       } finally {
         stop.dispose();
-        await consumer.disconnect();
+        await consumer.disconnect().catch(() => undefined);
       }
     });
 }
