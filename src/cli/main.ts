@@ -11,6 +11,7 @@ import { ExitCode } from './exit-codes.js';
 import { packageVersion } from '../package-info.js';
 import { registerCommands } from './commands/index.js';
 import { reportError } from './error-report.js';
+import { examples } from './help-text.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 
 export function buildProgram(): Command {
@@ -18,7 +19,17 @@ export function buildProgram(): Command {
     .description('Kafka source connector for the calls API: incremental, exactly-once, Avro, privacy-safe.')
     .version(packageVersion())
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .addHelpText(
+      'after',
+      examples(
+        'calls-connector demo',
+        'calls-connector validate-config --config connector.yaml',
+        'calls-connector run --config connector.yaml',
+        'calls-connector <command> --help',
+      ) +
+        '\nExit codes: 0 success, 1 runtime failure, 2 invalid command line or configuration, 3 not ready / not found, 130 interrupted.\n',
+    );
   registerCommands(program);
   return program;
 }

@@ -21,6 +21,14 @@ function helpOf(command: Command): string {
 describe('calls-connector --help', () => {
   const all = commandsOf(buildProgram());
 
+  it('`calls-connector --help` has examples and the exit codes', () => {
+    const help = helpOf(buildProgram());
+    expect(help).toContain('\nExamples:\n  $ calls-connector demo');
+    expect(help).toContain(
+      'Exit codes: 0 success, 1 runtime failure, 2 invalid command line or configuration',
+    );
+  });
+
   it('covers every command the README lists', () => {
     const names = all.map((c) => c.name);
     for (const name of ['demo', 'run', 'validate-config', 'sandbox', 'offsets show', 'offsets reset', 'tail'])
