@@ -34,7 +34,7 @@ export type { ListedPage } from './response-decoder.js';
 /** The API operations the sync engine uses. */
 export interface CallsApi {
   listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage>;
-  /** The call object of GET {callPath}, or null when the API answers 404 (deleted since it was listed). */
+  /** The call object of GET {callPath}, or null when the API answers 404 or 410 (deleted since it was listed). */
   getCall(uid: string, signal?: AbortSignal): Promise<Record<string, unknown> | null>;
 }
 
