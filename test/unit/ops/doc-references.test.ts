@@ -4,6 +4,8 @@
  * be renamed in the code without any other test noticing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildProgram } from '../../../src/cli/main.js';
@@ -86,4 +88,23 @@ describe('names used in the docs and deployment files', () => {
     );
     expect(unknown).toEqual([]);
   });
+
+  it('names only error codes and environment variables that the code or the deployment files use', () => {
+    const sources = ['src', 'scripts', 'test/support']
+      .flatMap((dir) => filesUnder(fileURLToPath(new URL(dir, root))))
+      .concat(['Dockerfile', 'docker-compose.yml'].map((f) => fileURLToPath(new URL(f, root))))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
+    const named = new Set(
+      docs.flatMap(({ text }) => [...text.matchAll(/`([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+)`/g)].map((m) => m[1]!)),
+    );
+    expect(named.size).toBeGreaterThan(10);
+    expect([...named].filter((name) => !new RegExp(`\\b${name}\\b`).test(sources))).toEqual([]);
+  });
 });
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
