@@ -20,9 +20,12 @@
  * group.initial.rebalance.delay.ms (3 s by default) once per read, i.e. once at start.
  */
 import { randomUUID } from 'node:crypto';
-import { KafkaJSError, type Kafka, type KafkaMessage } from 'kafkajs';
+import kafkajs, { type Kafka, type KafkaMessage } from 'kafkajs';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
+
+// kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
+const { KafkaJSError } = kafkajs;
 
 export interface TopicRecord {
   partition: number;
