@@ -13,7 +13,7 @@ import type { Call } from './model.js';
 /**
  * Builds the published Call from a listed call and its enrichment (null = not enriched). The listing stays
  * authoritative for uid, updatedAt and phone numbers; the enrichment supplies startedAt, endedAt, isPrivate
- * and conversationUid.
+ * and conversationUid. Without enrichment isPrivate is null (unknown), even if the listing carried a value.
  */
 export function completeCall(
   listed: ListedCall,
@@ -21,6 +21,8 @@ export function completeCall(
 ): Omit<Call, 'customerPhoneNumberRedacted'> {
   return {
     ...listed,
+    // The listing's isPrivate is not authoritative (spec 2.3: always null there): unknown unless enriched.
+    isPrivate: null,
     ...(enrichment ?? {}),
     enriched: enrichment !== null,
   };

@@ -56,6 +56,11 @@ describe('applyPrivacy', () => {
     ).toMatchObject({ customerPhoneNumber: null });
   });
 
+  it('publishes isPrivate as unknown (null) when the call was not enriched, whatever the listing said', () => {
+    // Call.isPrivate is null when not enriched: a consumer must not read an unverified false as "public".
+    expect(completeCall({ ...listed, isPrivate: false }, null).isPrivate).toBeNull();
+  });
+
   it('redacts everything under redact-always', () => {
     expect(applyPrivacy(completeCall(listed, enrichment(false)), 'redact-always')).toMatchObject({
       customerPhoneNumber: null,
