@@ -7,6 +7,7 @@
  * times a second, and each probe must not become a Kafka metadata request. Concurrent probes while an
  * evaluation is running share it (single flight).
  */
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 
 /** What one check reports. `detail` says why it failed (or what it saw); it must hold no secrets. */
 export interface ReadinessResult {
@@ -107,7 +108,9 @@ export class Readiness {
         timeout,
       ]);
     } catch (error) {
-      return { name, ok: false, detail: error instanceof Error ? error.message : String(error) };
+      // /readyz is unauthenticated: a message that carries URL userinfo or a bearer token must not reach it.
+      const message = error instanceof Error ? error.message : String(error);
+      return { name, ok: false, detail: scrubSecretsInText(message) };
     } finally {
       clearTimeout(timer);
     }

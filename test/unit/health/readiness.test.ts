@@ -29,6 +29,19 @@ describe('Readiness', () => {
     });
   });
 
+  it('never reports credentials that a failing check carries in its error message', async () => {
+    const readiness = new Readiness([
+      {
+        name: 'schema_registry',
+        check: async () => {
+          throw new Error('GET http://svc:registry-pass-1@registry:8081/subjects failed');
+        },
+      },
+    ]);
+    const report = await readiness.evaluate();
+    expect(report.checks[0]?.detail).toBe('GET http://[redacted]@registry:8081/subjects failed');
+  });
+
   it('reports a check that throws as failed under its declared name with the error message', async () => {
     const readiness = new Readiness([
       {
