@@ -14,6 +14,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { FatalError } from '../errors/index.js';
 import { Readiness, type ReadinessReport } from '../health/readiness.js';
 import type { ConnectorMetrics } from './metrics.js';
 
@@ -77,7 +78,13 @@ export class MetricsServer {
       });
     } catch (error) {
       this.server = undefined; // e.g. EADDRINUSE: leave the object startable again
-      throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new FatalError(
+        'METRICS_LISTEN_FAILED',
+        `cannot listen on ${this.host}:${this.port} for /metrics, /healthz and /readyz (${code}): ` +
+          'set metrics.port (and metrics.host) to a free address, or metrics.enabled: false',
+        { cause: error },
+      );
     }
     const address = this.address();
     this.logger?.info({ url: address.url }, 'metrics and health endpoints listening');

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { FatalError } from '../../../src/errors/index.js';
 import { Readiness, type ReadinessResult } from '../../../src/health/readiness.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
@@ -123,10 +124,19 @@ describe('MetricsServer', () => {
     await expect(request(`${url}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
-  it('refuses to start on a port already in use', async () => {
+  it('refuses to start on a port already in use, naming the address and the keys to change', async () => {
     const { port } = await startServer();
     const second = new MetricsServer({ metrics: new ConnectorMetrics(), host: '127.0.0.1', port });
-    await expect(second.start()).rejects.toThrow(/EADDRINUSE/);
+    const error = await second.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as FatalError).code).toBe('METRICS_LISTEN_FAILED');
+    expect((error as FatalError).message).toBe(
+      `cannot listen on 127.0.0.1:${port} for /metrics, /healthz and /readyz (EADDRINUSE): ` +
+        'set metrics.port (and metrics.host) to a free address, or metrics.enabled: false',
+    );
   });
 
   it('rejects an out-of-range port at construction', () => {
