@@ -46,6 +46,15 @@ const HINTS: Readonly<Record<string, string>> = {
     'Write and Describe on the transactional id calls-connector.<connector.name>',
   SCHEMA_REGISTRY_UNAVAILABLE:
     'check schemaRegistry.url and that the registry is running; the connector retries',
+  AUTH_STORE_CORRUPT:
+    'the token store is damaged or is not a token store: restore it from a backup, or move it away and run ' +
+    '`calls-connector auth login` again',
+  AUTH_STORE_TAMPERED:
+    'the token store was modified outside the connector: restore it from a backup, or move it away and run ' +
+    '`calls-connector auth login` again',
+  AUTH_STORE_UNREADABLE:
+    "check oauth.store.path and that the connector's user owns the file (it is created with mode 0600)",
+  CONFIG_FILE_UNREADABLE: "check the path in that key and that the connector's user can read the file",
 };
 
 export interface ErrorReport {

@@ -22,6 +22,28 @@ describe('reportError', () => {
     expect(report.text).toMatch(/\n {2}what to do: check kafka\.brokers/);
   });
 
+  it('says how to recover from a damaged token store', () => {
+    const report = reportError(
+      new FatalError(
+        'AUTH_STORE_CORRUPT',
+        'the token store /var/lib/t.enc is not a token-store file (invalid JSON)',
+      ),
+    );
+    expect(report.exitCode).toBe(ExitCode.FAILURE);
+    expect(report.text).toContain('what to do: the token store is damaged');
+    expect(report.text).toContain('run `calls-connector auth login` again');
+  });
+
+  it('exits 2 and says what to check when a file a config key names cannot be read', () => {
+    const report = reportError(
+      new FatalError('CONFIG_FILE_UNREADABLE', 'cannot read oauth.clientSecretFile (/nope/secret): ENOENT'),
+    );
+    expect(report.exitCode).toBe(ExitCode.USAGE);
+    expect(report.text).toContain(
+      "what to do: check the path in that key and that the connector's user can read",
+    );
+  });
+
   it('never prints URL userinfo or a bearer token that a message carries', () => {
     const report = reportError(
       new FatalError('X_FAILED', 'POST https://user:pw-secret-1@host/x with Bearer abcdefghijkl123 failed'),
