@@ -27,6 +27,7 @@ import { ConnectorRuntime } from '../runtime/connector.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -78,7 +79,8 @@ function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: strin
 
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const { out } = options;
-  const say = (line: string) => out.write(`${line}\n`);
+  // The registry URL from SCHEMA_REGISTRY_URL may carry credentials (userinfo): never on the terminal.
+  const say = (line: string) => out.write(`${scrubSecretsInText(line)}\n`);
   const workDir = resolve(options.workDir);
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   const logFile = join(workDir, 'connector.log');

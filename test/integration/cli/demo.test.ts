@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stackEndpoints } from '../../support/stack.js';
 
+const REGISTRY_PASSWORD = 'demo-registry-pass-5Tq';
 const cli = resolve(import.meta.dirname, '../../../dist/src/cli/main.js');
 
 describe('calls-connector demo', () => {
@@ -32,7 +33,12 @@ describe('calls-connector demo', () => {
         dir,
       ],
       {
-        env: { ...process.env, KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl },
+        // Credentials in the registry URL, as some deployments write them: never printed or logged.
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: brokers.join(','),
+          SCHEMA_REGISTRY_URL: registryUrl.replace('://', `://svc:${REGISTRY_PASSWORD}@`),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -54,5 +60,7 @@ describe('calls-connector demo', () => {
     const config = await readFile(join(dir, 'config.yaml'), 'utf8');
     const secret = (await readFile(join(dir, 'secrets', 'client-secret'), 'utf8')).trim();
     expect(config).not.toContain(secret);
+    expect(output).not.toContain(REGISTRY_PASSWORD);
+    expect(await readFile(join(dir, 'connector.log'), 'utf8')).not.toContain(REGISTRY_PASSWORD);
   });
 });
