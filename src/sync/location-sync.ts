@@ -254,7 +254,13 @@ export class LocationSync {
     }
 
     signal?.throwIfAborted();
-    const commit: PageCommit = { locationUid: this.locationUid, calls, deadLetters, offset: outcome.offset };
+    const commit: PageCommit = {
+      locationUid: this.locationUid,
+      calls,
+      deadLetters,
+      offset: outcome.offset,
+      startOffset: this.position,
+    };
     let committedAs: 'this-page' | 'other';
     try {
       committedAs = await this.commitWithRetry(commit, signal);

@@ -12,6 +12,12 @@ export interface PageCommit {
   deadLetters: readonly DeadLetter[];
   /** The location's offset after this page; stored last (or in the same transaction). */
   offset: LocationOffset;
+  /**
+   * The offset this page was computed from, when known. A page whose `offset` equals it cannot be
+   * recognised in the offsets topic, so a sink never takes a commit of unknown outcome for done on that
+   * evidence alone.
+   */
+  startOffset?: LocationOffset;
 }
 
 /**

@@ -15,8 +15,8 @@
  *   failed batch's sequence numbers and the broker refuse them (OUT_OF_ORDER_SEQUENCE_NUMBER);
  * - the commit (EndTxn) fails: the coordinator may or may not have committed. The producer is rebuilt,
  *   which settles the transaction, and the offsets topic then says which happened: the pages resolve
- *   (committed) or reject with KAFKA_TRANSACTION_ABORTED, so the RecordSink contract holds (see
- *   settleUnknownCommit);
+ *   (committed) or reject with KAFKA_TRANSACTION_ABORTED, so the RecordSink contract holds, or with
+ *   KAFKA_COMMIT_OUTCOME_UNKNOWN when the offsets cannot tell (see settleUnknownCommit);
  * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): discarded and rebuilt the
  *   same way, RetriableError KAFKA_PRODUCER_FENCED, unless the fencing budget is spent (see
  *   FencingBudget): then FatalError KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal` is called, and every
@@ -99,6 +99,10 @@ class TransactionFailure extends Error {
   ) {
     super(describeKafkaError(original), { cause: original });
   }
+}
+
+function hasRecords(page: PageMessages): boolean {
+  return page.calls.length > 0 || page.deadLetters.length > 0;
 }
 
 export class TransactionalRecordSink implements RecordSink {
@@ -333,8 +337,9 @@ export class TransactionalRecordSink implements RecordSink {
    * EndTxn failed (timeout, coordinator moved...): the coordinator may or may not have committed. A new
    * producer's initialisation completes or aborts that transaction, after which the offsets topic tells
    * which: the transaction is atomic, so it committed exactly when every location's stored offset is the
-   * one this group wrote. (A group whose offsets all equal the ones stored before cannot be told apart;
-   * offsets carry the next cursor, so consecutive pages practically never repeat one.) Without an answer
+   * one this group wrote. (A group whose pages all left their offsets as they were cannot be told apart:
+   * when it holds records, its pages are rejected as KAFKA_COMMIT_OUTCOME_UNKNOWN and committed again,
+   * repeating rather than losing them.) Without an answer
    * (Kafka down until close) the pages are rejected: after a restart the stored offsets are the truth.
    */
   private async settleUnknownCommit(
@@ -370,6 +375,16 @@ export class TransactionalRecordSink implements RecordSink {
           return offset !== undefined && encodeOffsetValue(offset) === value;
         });
         this.log.info({ committed }, 'settled the outcome of a failed commit');
+        if (committed && pages.every((p) => !p.offsetChanged) && pages.some(hasRecords)) {
+          // Every page left its offset as it was (e.g. only a dead letter without a uid): the stored
+          // offsets are the same whether the transaction committed or not. Reported unknown, the pages
+          // are committed again (their records may repeat) rather than possibly lost.
+          return new RetriableError(
+            'KAFKA_COMMIT_OUTCOME_UNKNOWN',
+            `committing failed and the stored offsets cannot tell whether it took effect: ${failure.message}`,
+            { cause: failure.original, details: { outcomeUnknown: true } },
+          );
+        }
         if (committed) return 'committed';
         return new RetriableError(
           'KAFKA_TRANSACTION_ABORTED',

@@ -210,6 +210,33 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(await counterValue(metrics.transactions, { result: 'commit' })).toBe(1);
   });
 
+  it('does not take a failed commit for done when its pages left every offset as it was', async () => {
+    // The page carries a dead letter but its offset equals the one stored before it: finding that offset
+    // stored proves nothing, so the page must not be reported committed (it would be lost if aborted).
+    const kafka = new ScriptedKafka();
+    const before: LocationOffset = {
+      since: null,
+      cursor: 'same',
+      watermark: '2024-05-01T10:00:00Z',
+      boundary: [],
+    };
+    const { sink } = sinkWith(kafka, { stored: () => new Map([['a', before]]) });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    const unchanged: PageCommit = {
+      locationUid: 'a',
+      calls: [],
+      deadLetters: [{ locationUid: 'a', code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
+      offset: before,
+      startOffset: before,
+    };
+    const settled = await outcome(sink.commitPage(unchanged));
+    expect(settled).not.toBe('resolved');
+    expect((settled as ConnectorError).disposition).toBe('retriable');
+  });
+
   it('rejects the pages of a commit that failed and did not take effect as aborted and retriable', async () => {
     const kafka = new ScriptedKafka();
     const { sink, metrics } = sinkWith(kafka, {
