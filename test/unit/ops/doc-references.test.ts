@@ -3,8 +3,8 @@
  * docker-compose.yml commands, the Dockerfile's CMD), metric names and configuration keys. Each of these can
  * be renamed in the code without any other test noticing.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -100,6 +100,24 @@ describe('names used in the docs and deployment files', () => {
     );
     expect(named.size).toBeGreaterThan(10);
     expect([...named].filter((name) => !new RegExp(`\\b${name}\\b`).test(sources))).toEqual([]);
+  });
+
+  it('links and names only files that exist in the repository', () => {
+    const missing: string[] = [];
+    let seen = 0;
+    for (const { path, text } of docs) {
+      const links = [...text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!);
+      const named = [...text.matchAll(/`((?:src|test|config|docs|schemas|scripts|bench)\/[\w./-]+)`/g)].map(
+        (m) => m[1]!,
+      );
+      for (const target of [...links.filter((l) => !/^[a-z]+:/.test(l)), ...named]) {
+        seen += 1;
+        const candidates = [join(dirname(path), target), target].map((p) => fileURLToPath(new URL(p, root)));
+        if (!candidates.some((file) => existsSync(file))) missing.push(`${path}: ${target}`);
+      }
+    }
+    expect(seen).toBeGreaterThan(20);
+    expect(missing).toEqual([]);
   });
 });
 
