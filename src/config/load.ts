@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { FatalError } from '../errors/index.js';
 import { configSchema, type ConnectorConfig } from './schema.js';
 
@@ -52,7 +52,12 @@ export function describeIssues(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
     const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
     if (issue.code === 'unrecognized_keys') {
-      return `${key === '(root)' ? '' : `${key}: `}unknown key(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')}; check the spelling against the README's configuration reference`;
+      const known = knownKeysAt(issue.path);
+      const named = issue.keys.map((k) => {
+        const near = nearest(k, known);
+        return near === undefined ? `\`${k}\`` : `\`${k}\` (did you mean \`${near}\`?)`;
+      });
+      return `${key === '(root)' ? '' : `${key}: `}unknown key(s) ${named.join(', ')}; check the spelling against the README's configuration reference`;
     }
     if (issue.code === 'invalid_type') {
       // The input is reported (parseConfig asks zod for it) only to tell "missing" from "wrong type";
@@ -63,6 +68,65 @@ export function describeIssues(error: z.ZodError): string[] {
     }
     return `${key}: ${issue.message}`;
   });
+}
+
+interface JsonSchemaNode {
+  properties?: Record<string, JsonSchemaNode>;
+  anyOf?: JsonSchemaNode[];
+  oneOf?: JsonSchemaNode[];
+  allOf?: JsonSchemaNode[];
+  items?: JsonSchemaNode;
+}
+
+let configJsonSchema: JsonSchemaNode | undefined;
+
+/** The keys the schema allows at a path of the document (array indexes step into the items). */
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  configJsonSchema ??= z.toJSONSchema(configSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as JsonSchemaNode;
+  let nodes: JsonSchemaNode[] = [configJsonSchema];
+  const expand = (list: JsonSchemaNode[]): JsonSchemaNode[] =>
+    list.flatMap((n) => [n, ...expand([...(n.anyOf ?? []), ...(n.oneOf ?? []), ...(n.allOf ?? [])])]);
+  for (const part of path) {
+    nodes = expand(nodes).flatMap((n) => {
+      if (typeof part === 'number') return n.items === undefined ? [] : [n.items];
+      const child = n.properties?.[String(part)];
+      return child === undefined ? [] : [child];
+    });
+  }
+  return [...new Set(expand(nodes).flatMap((n) => Object.keys(n.properties ?? {})))];
+}
+
+/** The known key closest to a misspelt one, when it is close enough to be a typo (edit distance <= 2 or a case slip). */
+function nearest(key: string, known: readonly string[]): string | undefined {
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance =
+      candidate.toLowerCase() === key.toLowerCase()
+        ? 0
+        : editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (best === undefined || distance < best.distance) best = { key: candidate, distance };
+  }
+  return best !== undefined && best.distance <= Math.min(2, Math.floor(key.length / 3))
+    ? best.key
+    : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 function describeType(value: unknown): string {

@@ -22,6 +22,7 @@ const retrySchema = z
     /** A Retry-After longer than this is treated as a failure rather than waited out. */
     maxRetryAfterMs: durationMs.default(300_000),
   })
+  .strict()
   .prefault({});
 
 export const apiSchema = z

@@ -2,7 +2,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ConfigError, interpolateEnv, loadConfig, parseConfig } from '../../../src/config/load.js';
+import { configSchema } from '../../../src/config/schema.js';
 
 const minimal = {
   connector: { name: 'calls' },
@@ -64,6 +66,49 @@ describe('parseConfig', () => {
       parseConfig({ ...minimal, kafka: { ...minimal.kafka, topik: 'x' } }, { CALLS_TOKEN: 't' }),
     );
     expect(error.issues.join('\n')).toMatch(/kafka.*topik/);
+  });
+
+  it('refuses unknown keys in every section, nested ones included', () => {
+    interface Node {
+      properties?: Record<string, Node>;
+      additionalProperties?: unknown;
+      anyOf?: Node[];
+      items?: Node;
+    }
+    const lenient: string[] = [];
+    const visit = (node: Node, path: string): void => {
+      if (node.properties !== undefined && node.additionalProperties !== false)
+        lenient.push(path || '(root)');
+      for (const [key, child] of Object.entries(node.properties ?? {}))
+        visit(child, path ? `${path}.${key}` : key);
+      for (const branch of node.anyOf ?? []) visit(branch, path);
+      if (node.items) visit(node.items, `${path}[]`);
+    };
+    visit(z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as Node, '');
+    expect(lenient).toEqual([]);
+  });
+
+  it('suggests the key a typo was meant to be, at any depth', () => {
+    const error = errorOf(() =>
+      parseConfig(
+        {
+          ...minimal,
+          kafka: { ...minimal.kafka, topik: 'x' },
+          api: { ...minimal.api, retry: { maxAtempts: 3 } },
+          sources: [{ locations: minimal.sources[0]!.locations, startsince: '2024-01-01T00:00:00Z' }],
+          colour: 'red',
+        },
+        { CALLS_TOKEN: 't' },
+      ),
+    );
+    expect(error.issues).toEqual(
+      expect.arrayContaining([
+        "kafka: unknown key(s) `topik` (did you mean `topic`?); check the spelling against the README's configuration reference",
+        "api.retry: unknown key(s) `maxAtempts` (did you mean `maxAttempts`?); check the spelling against the README's configuration reference",
+        "sources.0: unknown key(s) `startsince` (did you mean `startSince`?); check the spelling against the README's configuration reference",
+        "unknown key(s) `colour`; check the spelling against the README's configuration reference",
+      ]),
+    );
   });
 
   it('rejects an http redirect uri before anything is attempted', () => {
