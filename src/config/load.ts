@@ -7,9 +7,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { FatalError } from '../errors/index.js';
 import { configSchema, type ConnectorConfig } from './schema.js';
+import { knownKeysAt } from './config-keys.js';
 
 export class ConfigError extends FatalError {
   readonly issues: readonly string[];
@@ -68,35 +69,6 @@ export function describeIssues(error: z.ZodError): string[] {
     }
     return `${key}: ${issue.message}`;
   });
-}
-
-interface JsonSchemaNode {
-  properties?: Record<string, JsonSchemaNode>;
-  anyOf?: JsonSchemaNode[];
-  oneOf?: JsonSchemaNode[];
-  allOf?: JsonSchemaNode[];
-  items?: JsonSchemaNode;
-}
-
-let configJsonSchema: JsonSchemaNode | undefined;
-
-/** The keys the schema allows at a path of the document (array indexes step into the items). */
-function knownKeysAt(path: readonly PropertyKey[]): string[] {
-  configJsonSchema ??= z.toJSONSchema(configSchema, {
-    io: 'input',
-    unrepresentable: 'any',
-  }) as JsonSchemaNode;
-  let nodes: JsonSchemaNode[] = [configJsonSchema];
-  const expand = (list: JsonSchemaNode[]): JsonSchemaNode[] =>
-    list.flatMap((n) => [n, ...expand([...(n.anyOf ?? []), ...(n.oneOf ?? []), ...(n.allOf ?? [])])]);
-  for (const part of path) {
-    nodes = expand(nodes).flatMap((n) => {
-      if (typeof part === 'number') return n.items === undefined ? [] : [n.items];
-      const child = n.properties?.[String(part)];
-      return child === undefined ? [] : [child];
-    });
-  }
-  return [...new Set(expand(nodes).flatMap((n) => Object.keys(n.properties ?? {})))];
 }
 
 /** The known key closest to a misspelt one, when it is close enough to be a typo (edit distance <= 2 or a case slip). */

@@ -1,14 +1,5 @@
 /** The configuration keys of `configSchema`, read from its JSON Schema, for tests that hold docs to it. */
-import { z } from 'zod';
-import { configSchema } from '../../src/config/schema.js';
-
-interface JsonSchemaNode {
-  properties?: Record<string, JsonSchemaNode>;
-  anyOf?: JsonSchemaNode[];
-  oneOf?: JsonSchemaNode[];
-  allOf?: JsonSchemaNode[];
-  items?: JsonSchemaNode;
-}
+import { configJsonSchema, type JsonSchemaNode } from '../../src/config/config-keys.js';
 
 /** Every key and section as a dotted path, arrays marked `[]` (`sources[].locations`, `oauth.store`). */
 function paths(node: JsonSchemaNode, path: string, out: Map<string, boolean>): void {
@@ -26,7 +17,7 @@ function paths(node: JsonSchemaNode, path: string, out: Map<string, boolean>): v
 }
 
 export function configKeys(): { leaves: string[]; all: string[]; sections: string[] } {
-  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode;
+  const schema = configJsonSchema();
   const out = new Map<string, boolean>();
   paths(schema, '', out);
   return {
