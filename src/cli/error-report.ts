@@ -34,6 +34,9 @@ export const CONFIGURATION_ERROR_CODES: ReadonlySet<string> = new Set([
   'KAFKA_TLS_FILE_UNREADABLE',
 ]);
 
+/** Codes that mean a person pressed Ctrl-C during a one-shot command: exit 130, as a shell reports SIGINT. */
+const INTERRUPTED_ERROR_CODES: ReadonlySet<string> = new Set(['AUTH_LOGIN_ABORTED']);
+
 /** What to do next, by code, for errors whose message says what failed but not what to change. */
 const HINTS: Readonly<Record<string, string>> = {
   KAFKA_UNAVAILABLE:
@@ -69,6 +72,10 @@ export function reportError(error: ConnectorError): ErrorReport {
   if (hint !== undefined) lines.push(`  what to do: ${hint}`);
   return {
     text: scrubSecretsInText(lines.join('\n')),
-    exitCode: CONFIGURATION_ERROR_CODES.has(error.code) ? ExitCode.USAGE : ExitCode.FAILURE,
+    exitCode: CONFIGURATION_ERROR_CODES.has(error.code)
+      ? ExitCode.USAGE
+      : INTERRUPTED_ERROR_CODES.has(error.code)
+        ? ExitCode.INTERRUPTED
+        : ExitCode.FAILURE,
   };
 }

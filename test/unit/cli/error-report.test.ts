@@ -22,6 +22,11 @@ describe('reportError', () => {
     expect(report.text).toMatch(/\n {2}what to do: check kafka\.brokers/);
   });
 
+  it('exits 130 when Ctrl-C interrupted `auth login`, as the README says for an interrupted command', () => {
+    const report = reportError(new FatalError('AUTH_LOGIN_ABORTED', 'the login was interrupted'));
+    expect(report.exitCode).toBe(ExitCode.INTERRUPTED);
+  });
+
   it('says how to recover from a damaged token store', () => {
     const report = reportError(
       new FatalError(
