@@ -24,6 +24,7 @@ interface Service {
   ports?: string[];
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] };
+  stop_grace_period?: string;
 }
 interface Compose {
   services: Record<string, Service>;
@@ -229,6 +230,13 @@ describe('docker-compose.yml', () => {
     expect(mount?.readOnly).toBe(false);
     expect(Object.keys(compose.volumes ?? {})).toContain(mount?.source);
     expect(Object.keys(connector.environment ?? {})).toContain(dockerConfig.oauth?.keyEnv);
+  });
+
+  it('gives the connector longer to stop than its graceful shutdown takes, so docker never kills it mid-commit', () => {
+    const grace = /^(\d+)s$/.exec(connector.stop_grace_period ?? '');
+    expect(grace, 'stop_grace_period in seconds').not.toBeNull();
+    // The shutdown timeout bounds the pages in flight; closing Kafka, OAuth and HTTP comes after it.
+    expect(Number(grace![1]) * 1000).toBeGreaterThanOrEqual(dockerConfig.poll.shutdownTimeoutMs + 10_000);
   });
 
   it('has Prometheus scrape the connector service on its configured metrics port', () => {
