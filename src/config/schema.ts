@@ -27,7 +27,10 @@ const retrySchema = z
 
 export const apiSchema = z
   .object({
-    baseUrl: z.url({ protocol: /^https?$/ }),
+    baseUrl: z.url({
+      protocol: /^https?$/,
+      error: 'expected an absolute https:// URL, e.g. https://api.calls.example.com',
+    }),
     /** Extra CA bundle (PEM) trusted in addition to the system's, e.g. the sandbox's certificate. */
     caFile: z.string().min(1).optional(),
     /** Plain HTTP is refused unless this is set: the spec says the API is HTTPS. For local tests only. */
@@ -102,7 +105,12 @@ const tokenStoreSchema = z.preprocess(
 export const oauthSchema = z
   .object({
     /** Base of /oauth/authorize and /oauth/token; defaults to api.baseUrl (the OAuth paths carry no /v4). */
-    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    baseUrl: z
+      .url({
+        protocol: /^https?$/,
+        error: 'expected an absolute https:// URL, e.g. https://auth.calls.example.com',
+      })
+      .optional(),
     clientId: z.string().min(1),
     /** Use `${ENV}` interpolation or clientSecretFile; never put the secret itself in a committed file. */
     clientSecret: z.string().min(1).optional(),
@@ -142,21 +150,29 @@ const sourceSchema = z
     grant: z.string().min(1).default('default'),
     locations: z.array(uuid).min(1),
     /** First traversal's `since` for a location with no stored offset; absent = from the beginning. */
-    startSince: z.iso.datetime({ offset: true }).optional(),
+    startSince: z.iso
+      .datetime({
+        offset: true,
+        error: 'expected an RFC 3339 date-time with a zone, e.g. 2024-05-01T00:00:00Z',
+      })
+      .optional(),
   })
   .strict();
 
-const sslSchema = z.union([
-  z.boolean(),
-  z
-    .object({
-      caFile: z.string().optional(),
-      certFile: z.string().optional(),
-      keyFile: z.string().optional(),
-      rejectUnauthorized: z.boolean().default(true),
-    })
-    .strict(),
-]);
+const sslSchema = z.union(
+  [
+    z.boolean(),
+    z
+      .object({
+        caFile: z.string().optional(),
+        certFile: z.string().optional(),
+        keyFile: z.string().optional(),
+        rejectUnauthorized: z.boolean().default(true),
+      })
+      .strict(),
+  ],
+  { error: 'expected true, false, or { caFile, certFile, keyFile, rejectUnauthorized }' },
+);
 
 const saslSchema = z
   .object({
@@ -206,7 +222,10 @@ export const kafkaSchema = z
 
 export const schemaRegistrySchema = z
   .object({
-    url: z.url({ protocol: /^https?$/ }),
+    url: z.url({
+      protocol: /^https?$/,
+      error: 'expected the http(s):// base of a Confluent-compatible API, e.g. http://registry:8081',
+    }),
     username: z.string().optional(),
     password: z.string().optional(),
     /**

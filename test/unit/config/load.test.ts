@@ -126,6 +126,27 @@ describe('parseConfig', () => {
     expect(error.issues).toContain('kafka.exactlyOnce: expected boolean, got a string');
   });
 
+  it('says what a URL, a date-time and kafka.ssl should look like, with an example', () => {
+    const error = errorOf(() =>
+      parseConfig(
+        {
+          ...minimal,
+          api: { baseUrl: 'api.example.com' },
+          sources: [{ locations: minimal.sources[0]!.locations, startSince: 'yesterday' }],
+          kafka: { ...minimal.kafka, ssl: 'yes' },
+          schemaRegistry: { url: 'registry:8081' },
+        },
+        { CALLS_TOKEN: 't' },
+      ),
+    );
+    expect(error.issues).toEqual([
+      'api.baseUrl: expected an absolute https:// URL, e.g. https://api.calls.example.com',
+      'sources.0.startSince: expected an RFC 3339 date-time with a zone, e.g. 2024-05-01T00:00:00Z',
+      'kafka.ssl: expected true, false, or { caFile, certFile, keyFile, rejectUnauthorized }',
+      'schemaRegistry.url: expected the http(s):// base of a Confluent-compatible API, e.g. http://registry:8081',
+    ]);
+  });
+
   it('never prints the value of a wrongly typed key (it could be a secret)', () => {
     const error = errorOf(() =>
       parseConfig(
