@@ -2,7 +2,8 @@
  * Every metric the dashboard and the alert rules query must be one the connector exposes: a typo in a
  * PromQL expression would otherwise give an empty panel or an alert that can never fire.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
@@ -77,5 +78,24 @@ describe('PromQL metric references', () => {
     );
     const connectorMetrics = (await new ConnectorMetrics().registry.getMetricsAsJSON()).map((m) => m.name);
     expect(connectorMetrics.filter((name) => !used.has(name))).toEqual([]);
+  });
+
+  it('matches only label values the connector writes (a renamed value would silence an alert)', () => {
+    const sources = readdirSync(new URL('src/', root), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
+      .join('\n');
+    const unknown: string[] = [];
+    let matchers = 0;
+    for (const { where, expr } of [...dashboardExpressions(), ...alertExpressions()]) {
+      for (const [, label, value] of expr.matchAll(/\b([a-z_]+)\s*(?:=|!=|=~|!~)\s*"([^"$]*)"/g)) {
+        if (label === 'job') continue; // the scrape job's name, from prometheus.yml, not the connector
+        matchers += 1;
+        for (const alternative of value!.split('|'))
+          if (!sources.includes(`'${alternative}'`)) unknown.push(`${where}: ${label}="${alternative}"`);
+      }
+    }
+    expect(matchers).toBeGreaterThan(3);
+    expect(unknown).toEqual([]);
   });
 });
