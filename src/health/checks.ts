@@ -55,13 +55,19 @@ export async function probeSchemaRegistry(
   return { shown, statusCode: response.statusCode };
 }
 
+/** The registry URL as it may be shown in messages and /readyz: without userinfo, query or fragment. */
+export function shownRegistryUrl(url: string): string {
+  const base = new URL(url);
+  return `${base.protocol}//${base.host}${base.pathname}`;
+}
+
 function registryRequest(probe: SchemaRegistryProbe): {
   shown: string;
   subjects: URL;
   headers: Record<string, string>;
 } {
   const base = new URL(probe.url);
-  const shown = `${base.protocol}//${base.host}${base.pathname}`; // userinfo never shown
+  const shown = shownRegistryUrl(probe.url);
   const headers: Record<string, string> = {
     accept: 'application/vnd.schemaregistry.v1+json, application/json',
   };

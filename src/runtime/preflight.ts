@@ -5,7 +5,7 @@
  * the registry itself first. Called once by ConnectorRuntime.start.
  */
 import { FatalError, RetriableError } from '../errors/index.js';
-import { probeSchemaRegistry, type SchemaRegistryProbe } from '../health/checks.js';
+import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../health/checks.js';
 
 const REGISTRY_TIMEOUT_MS = 10_000;
 
@@ -15,8 +15,7 @@ export async function verifySchemaRegistry(probe: SchemaRegistryProbe): Promise<
   try {
     answer = await probeSchemaRegistry({ timeoutMs: REGISTRY_TIMEOUT_MS, ...probe });
   } catch (error) {
-    const base = new URL(probe.url);
-    const shown = `${base.protocol}//${base.host}${base.pathname}`;
+    const shown = shownRegistryUrl(probe.url);
     const reason =
       (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.name : String(error));
     throw new RetriableError(
