@@ -73,6 +73,55 @@ describe('calls-connector validate-config', () => {
     expect(stdout.text()).not.toContain('registry-pass-value');
   });
 
+  it('warns about files the config names that cannot be read and an unset token-store key, and still exits 0', async () => {
+    process.env.APP_SECRET = 's';
+    process.env.KAFKA_PASSWORD = 'p';
+    const stderr = capture(process.stderr);
+    capture(process.stdout);
+    const file = await configFile([
+      ...valid.map((l) =>
+        l.replace('"https://api.example.test"', '"https://api.example.test", caFile: /nonexistent/ca.pem'),
+      ),
+    ]);
+    const savedKey = process.env.CALLS_CONNECTOR_TOKEN_KEY;
+    delete process.env.CALLS_CONNECTOR_TOKEN_KEY;
+    try {
+      const code = await main(['node', 'calls-connector', 'validate-config', '--config', file]);
+      expect(code).toBe(ExitCode.OK);
+    } finally {
+      if (savedKey !== undefined) process.env.CALLS_CONNECTOR_TOKEN_KEY = savedKey;
+    }
+    expect(stderr.text()).toContain(
+      'calls-connector: warning: api.caFile: cannot read /nonexistent/ca.pem (ENOENT)',
+    );
+    expect(stderr.text()).toContain(
+      'calls-connector: warning: oauth.keyEnv: the environment variable CALLS_CONNECTOR_TOKEN_KEY (the token-store key) is not set',
+    );
+  });
+
+  it('with --strict, exits 2 when a file the config names cannot be read', async () => {
+    process.env.APP_SECRET = 's';
+    process.env.KAFKA_PASSWORD = 'p';
+    process.env.CALLS_CONNECTOR_TOKEN_KEY = 'set-for-this-test';
+    const stderr = capture(process.stderr);
+    const stdout = capture(process.stdout);
+    const file = await configFile([
+      ...valid.map((l) =>
+        l.replace('"https://api.example.test"', '"https://api.example.test", caFile: /nonexistent/ca.pem'),
+      ),
+    ]);
+    try {
+      const code = await main(['node', 'calls-connector', 'validate-config', '--config', file, '--strict']);
+      expect(code).toBe(ExitCode.USAGE);
+    } finally {
+      delete process.env.CALLS_CONNECTOR_TOKEN_KEY;
+    }
+    expect(stderr.text()).toBe(
+      'calls-connector: error: api.caFile: cannot read /nonexistent/ca.pem (ENOENT)\n',
+    );
+    expect(stdout.text()).toBe('');
+  });
+
   it('exits 2 on an unknown command', async () => {
     capture(process.stderr);
     const code = await main(['node', 'calls-connector', 'no-such-command']);

@@ -1,0 +1,46 @@
+/**
+ * What a valid configuration still needs from the machine it runs on: the files its keys name (CA bundles,
+ * client secret, token-store key) must be readable, and the token-store key variable set. Checked by
+ * `validate-config`, which connects to nothing: these are the start-up failures it can predict.
+ *
+ * Returns one line per problem ("key: what is wrong"); empty when nothing is missing.
+ */
+import { access, constants } from 'node:fs/promises';
+import type { ConnectorConfig } from './schema.js';
+
+export async function missingFromEnvironment(
+  config: ConnectorConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string[]> {
+  const files: Array<[string, string | undefined]> = [
+    ['api.caFile', config.api.caFile],
+    ['oauth.clientSecretFile', config.oauth?.clientSecretFile],
+    ['oauth.keyFile', config.oauth?.keyFile],
+  ];
+  const ssl = config.kafka.ssl;
+  if (typeof ssl === 'object') {
+    files.push(
+      ['kafka.ssl.caFile', ssl.caFile],
+      ['kafka.ssl.certFile', ssl.certFile],
+      ['kafka.ssl.keyFile', ssl.keyFile],
+    );
+  }
+  const problems: string[] = [];
+  for (const [key, path] of files) {
+    if (path === undefined) continue;
+    try {
+      await access(path, constants.R_OK);
+    } catch (error) {
+      problems.push(
+        `${key}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+    }
+  }
+  const oauth = config.oauth;
+  if (oauth !== undefined && oauth.keyFile === undefined && (env[oauth.keyEnv] ?? '') === '') {
+    problems.push(
+      `oauth.keyEnv: the environment variable ${oauth.keyEnv} (the token-store key) is not set; set it, or oauth.keyFile`,
+    );
+  }
+  return problems;
+}
