@@ -57,6 +57,9 @@ const HINTS: Readonly<Record<string, string>> = {
     '`calls-connector auth login` again',
   AUTH_STORE_UNREADABLE:
     "check oauth.store.path and that the connector's user owns the file (it is created with mode 0600)",
+  AUTH_CALLBACK_LISTEN_FAILED:
+    "free the redirect_uri's port (another `auth login`?), or pass --listen HOST:PORT when the redirect " +
+    'reaches this machine through a proxy',
   CONFIG_FILE_UNREADABLE: "check the path in that key and that the connector's user can read the file",
 };
 

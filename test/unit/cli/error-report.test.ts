@@ -29,6 +29,17 @@ describe('reportError', () => {
     expect(report.exitCode).toBe(ExitCode.INTERRUPTED);
   });
 
+  it('says what to do when auth login cannot listen for the redirect', () => {
+    const report = reportError(
+      new FatalError(
+        'AUTH_CALLBACK_LISTEN_FAILED',
+        'cannot listen on 127.0.0.1:8976 for the OAuth redirect (EADDRINUSE)',
+      ),
+    );
+    expect(report.text).toContain("what to do: free the redirect_uri's port");
+    expect(report.text).toContain('--listen HOST:PORT');
+  });
+
   it('says how to recover from a damaged token store', () => {
     const report = reportError(
       new FatalError(
