@@ -84,6 +84,8 @@ function findJava(min) {
   return found[0].bin;
 }
 
+// Maven runs with its stdout sent to our stderr (stdio fd 2): our stdout carries only the endpoints, which
+// `up --json` callers parse.
 function requireMaven(why) {
   const probe = spawnSync('mvn', ['-version'], { encoding: 'utf8' });
   if (probe.error)
@@ -133,9 +135,17 @@ function kafkaClasspath() {
   log(`resolving Kafka ${kafkaVersion} from Maven Central (first run only)`);
   execFileSync(
     'mvn',
-    ['-q', '-B', '-f', join(dir, 'pom.xml'), 'dependency:build-classpath', `-Dmdep.outputFile=${cpFile}`],
+    [
+      '-q',
+      '-B',
+      '-Dstyle.color=never',
+      '-f',
+      join(dir, 'pom.xml'),
+      'dependency:build-classpath',
+      `-Dmdep.outputFile=${cpFile}`,
+    ],
     {
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', 2, 'inherit'],
     },
   );
   return readFileSync(cpFile, 'utf8').trim();
@@ -153,11 +163,12 @@ function registryDistribution() {
     [
       '-q',
       '-B',
+      '-Dstyle.color=never',
       'dependency:copy',
       `-Dartifact=io.apicurio:apicurio-registry-app:${registryVersion}:tar.gz:all`,
       `-DoutputDirectory=${download}`,
     ],
-    { stdio: ['ignore', 'inherit', 'inherit'], cwd: home },
+    { stdio: ['ignore', 2, 'inherit'], cwd: home },
   );
   const tarball = join(download, `apicurio-registry-app-${registryVersion}-all.tar.gz`);
   mkdirSync(dir, { recursive: true });

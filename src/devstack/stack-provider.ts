@@ -83,6 +83,28 @@ async function fromDocker(): Promise<DevStack | null> {
   };
 }
 
+/**
+ * The endpoints line of `stack.mjs up --json`: the last stdout line that is a JSON object. Tolerant of other
+ * output on stdout (a tool's stray terminal codes must not break the demo or the test harness).
+ */
+export function parseStackEndpoints(stdout: string): { brokers: string; registryUrl: string } {
+  for (const line of stdout.split('\n').reverse()) {
+    const start = line.indexOf('{');
+    if (start < 0) continue;
+    try {
+      const parsed = JSON.parse(line.slice(start)) as Partial<{ brokers: string; registryUrl: string }>;
+      if (typeof parsed.brokers === 'string' && typeof parsed.registryUrl === 'string')
+        return { brokers: parsed.brokers, registryUrl: parsed.registryUrl };
+    } catch {
+      // not the endpoints line
+    }
+  }
+  throw new FatalError(
+    'DEVSTACK_START_FAILED',
+    `node scripts/stack.mjs up --json printed no endpoints; it printed: ${stdout.slice(0, 500)}`,
+  );
+}
+
 function jvmToolsPresent(): boolean {
   return spawnSync('java', ['-version']).status === 0 && spawnSync('mvn', ['-v']).status === 0;
 }
@@ -100,10 +122,7 @@ function fromJvm(): DevStack | null {
       `the local JVM stack did not start (node scripts/stack.mjs up exited ${up.status}); its output is above`,
     );
   }
-  const endpoints = JSON.parse(up.stdout.trim().split('\n').pop() ?? '{}') as {
-    brokers: string;
-    registryUrl: string;
-  };
+  const endpoints = parseStackEndpoints(up.stdout);
   return {
     brokers: [endpoints.brokers],
     registryUrl: endpoints.registryUrl,
