@@ -378,25 +378,33 @@ async function up() {
 
   const kafkaRunning = alive(state.kafka?.pid) && (await kafkaAnswers());
   const registryRunning = alive(state.registry?.pid) && (await registryAnswers());
-  if (!kafkaRunning && (await portOpen(kafkaPort)))
+  // A broker or registry this checkout did not start (another checkout's stack, say) that answers correctly is
+  // used as it is, and left alone by `down`; anything else on the port is an error.
+  const kafkaForeign = !kafkaRunning && (await portOpen(kafkaPort));
+  const registryForeign = !registryRunning && (await portOpen(registryPort));
+  if (kafkaForeign && !(await kafkaAnswers()))
     fail(
-      `port ${kafkaPort} is taken by a process this script did not start; stop it or set STACK_KAFKA_PORT`,
+      `port ${kafkaPort} is taken by something that is not a Kafka broker; stop it or set STACK_KAFKA_PORT`,
     );
-  if (!registryRunning && (await portOpen(registryPort)))
+  if (registryForeign && !(await registryAnswers()))
     fail(
-      `port ${registryPort} is taken by a process this script did not start; stop it or set STACK_REGISTRY_PORT`,
+      `port ${registryPort} is taken by something that is not a schema registry; stop it or set STACK_REGISTRY_PORT`,
     );
+  if (kafkaForeign)
+    log(`a Kafka broker this checkout did not start answers on ${endpoints.brokers}: using it`);
+  if (registryForeign)
+    log(`a registry this checkout did not start answers on ${endpoints.registryUrl}: using it`);
 
   // Both JVMs start in parallel: warm start is bounded by the slower of the two.
   const waits = [];
   if (kafkaRunning) log(`Kafka already running (pid ${state.kafka.pid})`);
-  else {
+  else if (!kafkaForeign) {
     const proc = await startKafka();
     state.kafka = { ...proc, version: kafkaVersion, port: kafkaPort };
     waits.push(waitFor(`Kafka ${kafkaVersion}`, kafkaAnswers, 90_000, proc.pid, proc.logFile));
   }
   if (registryRunning) log(`registry already running (pid ${state.registry.pid})`);
-  else {
+  else if (!registryForeign) {
     const proc = startRegistry();
     state.registry = { ...proc, version: registryVersion, port: registryPort };
     waits.push(
