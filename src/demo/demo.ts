@@ -16,7 +16,6 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { parseConfig } from '../config/load.js';
@@ -28,6 +27,7 @@ import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
+import { freeLoopbackPort } from './free-port.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -47,18 +47,6 @@ export interface DemoSummary {
   published: number;
   topic: string;
   locations: number;
-}
-
-/** A free TCP port on loopback, for the OAuth redirect listener (its port is part of the registered redirect_uri). */
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
 }
 
 function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: string, keyFile: string): string {
@@ -101,7 +89,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     say(`    ${stack.description}\n    brokers ${stack.brokers.join(',')}  registry ${stack.registryUrl}`);
 
     say('2/4 sandbox calls API (HTTPS, auto-approving user, live updates) ...');
-    const callbackPort = await freePort();
+    const callbackPort = await freeLoopbackPort();
     const clientSecret = randomBytes(24).toString('base64url');
     const redirectUri = `https://127.0.0.1:${callbackPort}/callback`;
     const sandbox: RunningSandbox = await startSandbox({

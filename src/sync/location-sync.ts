@@ -86,6 +86,19 @@ export interface LocationTotals {
   traversalsCompleted: number;
 }
 
+/** Totals of a location that has done nothing yet. */
+export function emptyTotals(): LocationTotals {
+  return {
+    pages: 0,
+    published: 0,
+    deadLettered: 0,
+    deduplicated: 0,
+    redacted: 0,
+    belowWatermark: 0,
+    traversalsCompleted: 0,
+  };
+}
+
 export interface PageReport {
   /** The traversal ended with this page (nextCursor null). */
   complete: boolean;
@@ -128,15 +141,7 @@ export class LocationSync {
   private storedUnknown = false;
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
-  readonly totals: LocationTotals = {
-    pages: 0,
-    published: 0,
-    deadLettered: 0,
-    deduplicated: 0,
-    redacted: 0,
-    belowWatermark: 0,
-    traversalsCompleted: 0,
-  };
+  readonly totals: LocationTotals = emptyTotals();
 
   constructor(private readonly options: LocationSyncOptions) {
     if (options.settings.boundaryCap < 1) throw new RangeError('boundaryCap must be >= 1');

@@ -6,6 +6,7 @@
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import { parseConfig } from '../../src/config/load.js';
+import { ConnectorRuntime, type ConnectorRuntimeOptions } from '../../src/runtime/connector.js';
 import type { ConnectorConfig } from '../../src/config/schema.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { readCommitted } from './kafka.js';
@@ -86,4 +87,24 @@ export async function publishedCalls(kafka: Kafka, config: ConnectorConfig): Pro
 export function versionId(call: { uid: string; updatedAt: string } | PublishedCall): string {
   const iso = 'updatedAtIso' in call ? call.updatedAtIso : call.updatedAt;
   return `${call.uid}@${new Date(iso).toISOString()}`;
+}
+
+/** A connector started in-process and running in the background until `stop()` (graceful stop, then close). */
+export interface RunningConnector {
+  runtime: ConnectorRuntime;
+  stop(): Promise<void>;
+}
+
+export async function runConnector(options: ConnectorRuntimeOptions): Promise<RunningConnector> {
+  const runtime = await ConnectorRuntime.start(options);
+  const controller = new AbortController();
+  const running = runtime.run(controller.signal);
+  return {
+    runtime,
+    stop: async () => {
+      controller.abort();
+      await running;
+      await runtime.close();
+    },
+  };
 }

@@ -6,20 +6,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka } from 'kafkajs';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorRuntime } from '../../../src/runtime/connector.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
-import { connectorConfig, publishedCalls, startTestSandbox, versionId } from '../../support/connector.js';
+import {
+  connectorConfig,
+  publishedCalls,
+  runConnector,
+  startTestSandbox,
+  versionId,
+  type RunningConnector,
+} from '../../support/connector.js';
 import { eventually, testKafka } from '../../support/kafka.js';
 
 describe('the connector end to end', () => {
   let sandbox: RunningSandbox;
   let kafka: Kafka;
   let config: ConnectorConfig;
-  let runtime: ConnectorRuntime;
-  const stop = new AbortController();
-  let running: Promise<void>;
+  let connector: RunningConnector;
 
-  const traversalsCompleted = () => Math.min(...runtime.status().map((s) => s.totals.traversalsCompleted));
+  const traversalsCompleted = () =>
+    Math.min(...connector.runtime.status().map((s) => s.totals.traversalsCompleted));
 
   beforeAll(async () => {
     sandbox = await startTestSandbox({
@@ -34,14 +39,11 @@ describe('the connector end to end', () => {
     });
     kafka = testKafka();
     config = connectorConfig(sandbox);
-    runtime = await ConnectorRuntime.start({ config, logger: silentLogger() });
-    running = runtime.run(stop.signal);
+    connector = await runConnector({ config, logger: silentLogger() });
   });
 
   afterAll(async () => {
-    stop.abort();
-    await running;
-    await runtime.close();
+    await connector.stop();
     await sandbox.close();
   });
 

@@ -4,7 +4,6 @@
  * malformed JSON bodies and cursors that expire. A read_committed consumer must still see exactly the truth.
  */
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,33 +13,27 @@ import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { ConnectorRuntime } from '../../../src/runtime/connector.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
-import { connectorDocument, publishedCalls, startTestSandbox, versionId } from '../../support/connector.js';
+import {
+  connectorDocument,
+  publishedCalls,
+  runConnector,
+  startTestSandbox,
+  versionId,
+  type RunningConnector,
+} from '../../support/connector.js';
 import { eventually, testKafka } from '../../support/kafka.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
+import { freeLoopbackPort } from '../../../src/demo/free-port.js';
 
 describe('the connector against a faulty API, with OAuth', () => {
   let sandbox: RunningSandbox;
   let config: ConnectorConfig;
-  let runtime: ConnectorRuntime;
+  let connector: RunningConnector;
   const metrics = new ConnectorMetrics();
-  const stop = new AbortController();
-  let running: Promise<void>;
   const env = { SANDBOX_SECRET: 'faulty-api-secret', TOKEN_KEY: randomBytes(32).toString('base64') };
 
   beforeAll(async () => {
-    const redirectUri = `https://127.0.0.1:${await freePort()}/callback`;
+    const redirectUri = `https://127.0.0.1:${await freeLoopbackPort()}/callback`;
     sandbox = await startTestSandbox({
       autoApprove: true,
       rotateRefreshTokens: true,
@@ -87,20 +80,17 @@ describe('the connector against a faulty API, with OAuth', () => {
       logger: silentLogger(),
       env,
     });
-    runtime = await ConnectorRuntime.start({ config, logger: silentLogger(), metrics, env });
-    running = runtime.run(stop.signal);
+    connector = await runConnector({ config, logger: silentLogger(), metrics, env });
   });
 
   afterAll(async () => {
-    stop.abort();
-    await running;
-    await runtime.close();
+    await connector.stop();
     await sandbox.close();
   });
 
   it('publishes exactly the truth, each version once, and recovers from every kind of fault', async () => {
     await eventually(
-      () => runtime.status().every((s) => s.totals.traversalsCompleted >= 1),
+      () => connector.runtime.status().every((s) => s.totals.traversalsCompleted >= 1),
       120_000,
       'a complete traversal of every location under faults',
     );
@@ -116,6 +106,6 @@ describe('the connector against a faulty API, with OAuth', () => {
     );
     const refreshes = await metrics.tokenRefreshes.get();
     expect(refreshes.values.find((v) => v.labels.result === 'success')?.value ?? 0).toBeGreaterThan(0);
-    expect(runtime.status().every((s) => s.state !== 'stopped')).toBe(true);
+    expect(connector.runtime.status().every((s) => s.state !== 'stopped')).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeStoppedLocations } from '../../../../src/cli/commands/run.js';
 import type { LocationStatus } from '../../../../src/sync/scheduler.js';
 import { EMPTY_OFFSET } from '../../../../src/sync/model.js';
+import { emptyTotals } from '../../../../src/sync/location-sync.js';
 
 function stopped(uid: string, code: string, message: string): LocationStatus {
   return {
@@ -13,15 +14,7 @@ function stopped(uid: string, code: string, message: string): LocationStatus {
     lastSuccessAt: null,
     lastError: { code, message, at: 0 },
     consecutiveFailures: 1,
-    totals: {
-      pages: 0,
-      published: 0,
-      deadLettered: 0,
-      deduplicated: 0,
-      redacted: 0,
-      belowWatermark: 0,
-      traversalsCompleted: 0,
-    },
+    totals: emptyTotals(),
   };
 }
 
