@@ -194,6 +194,20 @@ export class ConnectorMetrics {
     registers: [this.registry],
   });
 
+  // Self-healing of the traversal and enrichment (issue 9: rejected cursors, unenriched calls).
+  readonly cursorRestarts = new Counter({
+    name: 'calls_connector_cursor_restarts_total',
+    help: 'Traversals restarted from the watermark because the listing rejected the cursor sent, by reason: invalid_cursor (named by api.invalidCursorStatuses / api.invalidCursorErrorCodes), rejected_4xx (any other 4xx but 401/403/429).',
+    labelNames: ['location', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly recordsUnenriched = new Counter({
+    name: 'calls_connector_records_unenriched_total',
+    help: 'Calls published without enrichment (customer number redacted) although enrichment is on, by reason: gone (404/410), refused (another 4xx), invalid (fields the schema rejects), version_mismatch (the single call has another updatedAt than listed).',
+    labelNames: ['location', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: MetricsOptions = {}) {
     this.perLocationLabels = options.perLocationLabels ?? true;
     if (options.pollIntervalMs !== undefined) this.pollInterval.set(options.pollIntervalMs / 1000);

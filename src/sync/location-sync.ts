@@ -11,8 +11,13 @@
  * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
  *
  * Failure handling:
- * - InvalidCursorError: restart from since = watermark with the boundary kept. More than
- *   MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail the traversal (retriable).
+ * - InvalidCursorError (any 4xx but 401/403/429 to a request with a cursor, whatever its body, including
+ *   the stored cursor of a crashed or old run): restart from since = watermark with the boundary kept,
+ *   counted by reason. The restarted first page carries no cursor, so if it fails the same way the
+ *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
+ *   the traversal (retriable).
+ * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
+ *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
  * - A retriable sink failure: back off, then ask `reloadOffset` what is really stored (the sink may have
  *   rebuilt its producer, and a failed commit can be ambiguous): if it is this page's offset the commit
@@ -36,7 +41,7 @@ import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Clock } from './clock.js';
 import { CursorLoopDetector } from './cursor-loop.js';
-import type { Enricher } from './enricher.js';
+import type { EnrichedItem, Enricher, UnenrichedReason } from './enricher.js';
 import { parseInstant, toEpochMillis } from './instant.js';
 import type { Call, DeadLetter, LocationOffset } from './model.js';
 import type { PageCommit, RecordSink } from './ports.js';
@@ -244,19 +249,11 @@ export class LocationSync {
     ];
     let redacted = 0;
     for (const item of enriched) {
-      if (!item.ok) {
-        deadLetters.push(this.deadLetter(item.error, deadLetterPayload(item.listed)));
-        continue;
-      }
-      if (item.gone)
-        traversal.log.info(
-          { uid: item.listed.uid },
-          'call vanished between listing and GET (404): published unenriched, customer number redacted',
-        );
       const call = applyPrivacy(completeCall(item.listed, item.enrichment), this.options.settings.privacy);
       if (call.customerPhoneNumberRedacted) redacted += 1;
       calls.push(call);
     }
+    const unenriched = this.reportUnenriched(traversal, enriched);
 
     signal?.throwIfAborted();
     const commit: PageCommit = {
@@ -288,6 +285,7 @@ export class LocationSync {
       deduplicated: outcome.duplicates.length,
       redacted,
       belowWatermark: outcome.belowWatermark.length,
+      unenriched,
     });
     if (!outcome.complete) return { complete: false, restarted: false, published: calls.length };
     this.endTraversal(traversal);
@@ -347,11 +345,49 @@ export class LocationSync {
     }
     this.position = restartAfterInvalidCursor(this.position);
     traversal.detector.reset();
+    const { apiCode, status, recognised, detail } = error.details;
+    this.options.metrics.cursorRestarts.inc({
+      location: this.location,
+      reason: recognised ? 'invalid_cursor' : 'rejected_4xx',
+    });
     traversal.log.warn(
-      { apiCode: error.details.apiCode, since: this.position.since, boundary: this.position.boundary.length },
-      'cursor rejected: restarting from the watermark',
+      {
+        apiCode,
+        status,
+        recognised,
+        api: detail,
+        since: this.position.since,
+        boundary: this.position.boundary.length,
+      },
+      `cursor rejected (${detail}): restarting from the watermark`,
     );
     return { complete: false, restarted: true, published: 0 };
+  }
+
+  /**
+   * Logs (one line per page) and tallies the calls published unenriched although enrichment is on. Their
+   * customer number was redacted by the privacy policy (unknown privacy = private).
+   */
+  private reportUnenriched(
+    traversal: TraversalState,
+    items: readonly EnrichedItem[],
+  ): Map<UnenrichedReason, number> {
+    const tally = new Map<UnenrichedReason, number>();
+    const examples: { uid: string; reason: UnenrichedReason; detail: string }[] = [];
+    for (const item of items) {
+      if (item.unenriched === null) continue;
+      const { reason, detail } = item.unenriched;
+      tally.set(reason, (tally.get(reason) ?? 0) + 1);
+      if (examples.length < 5) examples.push({ uid: item.listed.uid, reason, detail });
+    }
+    if (examples.length > 0) {
+      const onlyGone = tally.size === 1 && tally.has('gone');
+      traversal.log[onlyGone ? 'info' : 'warn'](
+        { counts: Object.fromEntries(tally), examples },
+        'calls published unenriched, customer number redacted (see examples for what the single-call API said)',
+      );
+    }
+    return tally;
   }
 
   private mapPage(items: readonly unknown[]): { entries: PageEntry[]; unpositioned: DeadLetter[] } {
@@ -419,6 +455,7 @@ export class LocationSync {
       deduplicated: number;
       redacted: number;
       belowWatermark: number;
+      unenriched: ReadonlyMap<UnenrichedReason, number>;
     },
   ): void {
     const { metrics } = this.options;
@@ -431,6 +468,7 @@ export class LocationSync {
     if (page.redacted > 0) metrics.recordsSkipped.inc({ location, reason: 'redacted' }, page.redacted);
     if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
     for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
+    for (const [reason, n] of page.unenriched) metrics.recordsUnenriched.inc({ location, reason }, n);
     const watermark = this.committed.watermark === null ? null : parseInstant(this.committed.watermark);
     if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));
     traversal.published += page.published;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
-import { FatalError, RetriableError } from '../../../src/errors/index.js';
+import { InvalidCursorError } from '../../../src/api/calls-api-client.js';
+import { FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
@@ -137,6 +138,35 @@ describe('LocationSync', () => {
     expect(api.requests[2]).toMatchObject({ kind: 'first', since: t(2) });
   });
 
+  it('restarts from the watermark when a stored cursor is rejected with a 4xx of unknown shape, and counts it', async () => {
+    const data = [call('a', 1), ...group(4, 2), call('b', 3), call('c', 4)];
+    const api = new FakeCallsApi(data);
+    const first = build(api);
+    await first.sync.runPage();
+    await first.sync.runPage();
+    // A new process (after kill -9) resumes from the stored offset; its cursor is no longer accepted.
+    const stored = first.sink.offsets.get(LOC)!;
+    expect(stored.cursor).not.toBeNull();
+    api.listErrors.push(
+      new InvalidCursorError({
+        apiCode: null,
+        status: 400,
+        recognised: false,
+        detail: 'HTTP 400: bad token',
+      }),
+    );
+    const { sync, sink, metrics } = build(api, { sink: first.sink, start: stored });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(api.requests.slice(2, 4)).toMatchObject([
+      { kind: 'next', cursor: stored.cursor },
+      { kind: 'first', since: stored.watermark },
+    ]);
+    expect(
+      await metricValue(metrics, 'calls_connector_cursor_restarts_total', { reason: 'rejected_4xx' }),
+    ).toBe(1);
+  });
+
   it('gives up for now after repeated cursor rejections without progress', async () => {
     const api = new FakeCallsApi([...group(7, 2)]);
     const { sync } = build(api);
@@ -192,6 +222,57 @@ describe('LocationSync', () => {
     expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'redacted' })).toBe(
       2,
     );
+  });
+
+  it('publishes a call whose single call is refused (4xx) unenriched and redacted, and counts it', async () => {
+    const api = new FakeCallsApi([call('a', 1, { isPrivate: false }), call('b', 2, { isPrivate: false })]);
+    api.getErrors.set('a', [new SkippableError('API_CALL_REFUSED', 'HTTP 403: not yours')]);
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
+      ['a', false, null],
+      ['b', true, '+1555b'],
+    ]);
+    expect(sink.deadLetters).toEqual([]);
+    expect(
+      await metricValue(metrics, 'calls_connector_records_unenriched_total', { reason: 'refused' }),
+    ).toBe(1);
+  });
+
+  it('fails the page on a transient single-call failure, then publishes the call enriched from the same offset', async () => {
+    const api = new FakeCallsApi([call('a', 1, { isPrivate: false }), call('b', 2, { isPrivate: false })]);
+    api.getErrors.set('b', [new RetriableError('API_MALFORMED_BODY', 'garbled 3 times')]);
+    const { sync, sink } = build(api);
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'API_MALFORMED_BODY' });
+    expect(sink.calls).toEqual([]);
+    expect(sink.deadLetters).toEqual([]);
+    expect(sync.offset).toEqual(EMPTY_OFFSET);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
+      ['a', true, '+1555a'],
+      ['b', true, '+1555b'],
+    ]);
+  });
+
+  it('publishes the listed version unenriched when the single call is another version, never a mix', async () => {
+    const api = new FakeCallsApi([call('a', 1, { isPrivate: false })]);
+    api.getUpdatedAt.set('a', t(9));
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls).toEqual([
+      expect.objectContaining({
+        uid: 'a',
+        updatedAt: t(1),
+        enriched: false,
+        isPrivate: null,
+        conversationUid: null,
+        startedAt: null,
+        customerPhoneNumber: null,
+      }),
+    ]);
+    expect(
+      await metricValue(metrics, 'calls_connector_records_unenriched_total', { reason: 'version_mismatch' }),
+    ).toBe(1);
   });
 
   it('redacts every number and requests no single call when enrichment is off', async () => {
