@@ -42,6 +42,7 @@ import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Clock } from './clock.js';
 import { CursorLoopDetector } from './cursor-loop.js';
 import type { EnrichedItem, Enricher, UnenrichedReason } from './enricher.js';
+import { fingerprintFields, fingerprintText } from './fingerprint.js';
 import { parseInstant, toEpochMillis } from './instant.js';
 import type { Call, DeadLetter, LocationOffset } from './model.js';
 import type { PageCommit, RecordSink } from './ports.js';
@@ -128,6 +129,7 @@ interface TraversalState {
 interface PageEntry {
   uid: string;
   updatedAt: string;
+  fingerprint: string;
   call: ListedCall | null;
   deadLetter: DeadLetter | null;
 }
@@ -399,6 +401,7 @@ export class LocationSync {
         entries.push({
           uid: mapped.call.uid,
           updatedAt: mapped.call.updatedAt,
+          fingerprint: fingerprintFields(mapped.call),
           call: mapped.call,
           deadLetter: null,
         });
@@ -406,6 +409,7 @@ export class LocationSync {
       else
         entries.push({
           ...mapped.position,
+          fingerprint: fingerprintText(mapped.payload),
           call: null,
           deadLetter: this.deadLetter(mapped.error, mapped.payload),
         });

@@ -35,6 +35,10 @@ export interface Call {
  * - boundary: uids already published whose updatedAt equals `watermark`, so the inclusive `since`
  *   neither loses nor doubles records sharing the boundary instant. Capped (poll.boundaryCap); when the
  *   cap is hit `boundaryOverflow` is set and records at that instant may be published again (never lost).
+ * - boundaryFingerprints: per boundary uid, the fingerprint of the listed fields published for it
+ *   (traversal.ts), so a call changed twice within one updatedAt value is published again, not skipped.
+ *   A boundary uid without one (an offset of format version 1) was published in an unknown version: it
+ *   is published again when listed (once), never skipped. Absent when no fingerprint is known.
  */
 export interface LocationOffset {
   since: string | null;
@@ -42,6 +46,7 @@ export interface LocationOffset {
   watermark: string | null;
   boundary: string[];
   boundaryOverflow?: boolean;
+  boundaryFingerprints?: Record<string, string>;
 }
 
 /** The offset of a location never traversed. Frozen: derive new offsets, never mutate this one. */

@@ -39,7 +39,7 @@ describe('pageMessages', () => {
     expect(JSON.parse(String(dead?.value))).not.toHaveProperty('customerPhoneNumber');
     expect(page.offset).toEqual({
       key: `conn/${LOCATION}`,
-      value: JSON.stringify({ version: 1, ...offset }),
+      value: JSON.stringify({ version: 2, ...offset }),
     });
   });
 
