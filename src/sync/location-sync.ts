@@ -33,7 +33,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallsApi } from '../api/calls-api-client.js';
 import { InvalidCursorError } from '../api/calls-api-client.js';
-import { deadLetterPayload, mapListedItem, type ListedCall } from '../api/call-mapper.js';
+import { mapListedItem, type ListedCall } from '../api/call-mapper.js';
 import { backoffDelayMs, mayRetry, type RetryPolicy } from '../api/retry-policy.js';
 import type { PrivacyPolicy } from '../config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';

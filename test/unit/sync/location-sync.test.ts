@@ -81,7 +81,12 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(sink.commits).toBe(3);
-    expect(sink.offsets.get(LOC)).toMatchObject({ since: t(3), cursor: null, watermark: t(3), boundary: ['b'] });
+    expect(sink.offsets.get(LOC)).toMatchObject({
+      since: t(3),
+      cursor: null,
+      watermark: t(3),
+      boundary: ['b'],
+    });
     expect(Object.keys(sink.offsets.get(LOC)?.boundaryFingerprints ?? {})).toEqual(['b']);
     expect(sync.offset).toEqual(sink.offsets.get(LOC));
   });
