@@ -198,7 +198,10 @@ export class CallsApiClient implements CallsApi {
       if (!mayRetry(policy, attempts)) return false;
       const wait = delayMs ?? backoffDelayMs(policy, attempts, this.clock.random());
       this.metrics.apiRetries.inc({ endpoint, reason });
-      this.logger.debug({ endpoint, reason, attempt: attempts, waitMs: wait }, 'retrying calls API request');
+      this.logger.debug(
+        { endpoint, reason, attempt: attempts, waitMs: wait, problem: lastProblem },
+        'retrying calls API request',
+      );
       signal?.throwIfAborted();
       await this.clock.sleep(wait, signal);
       return true;
@@ -266,7 +269,7 @@ export class CallsApiClient implements CallsApi {
           if (refreshed) {
             throw new RetriableError(
               'API_UNAUTHORIZED',
-              'the calls API rejected a freshly refreshed token (HTTP 401); trying again later',
+              `the calls API rejected a freshly refreshed token (${describeAnswer(401, excerpt)}); trying again later`,
             );
           }
           refreshed = true;

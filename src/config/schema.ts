@@ -55,14 +55,13 @@ export const apiSchema = z
     enrich: z.boolean().default(true),
     enrichConcurrency: z.number().int().min(1).max(64).default(8),
     /**
-     * A listing request that sent a cursor and got one of these statuses restarts from the watermark
-     * (spec: not shown; the sandbox answers 410 cursor_expired).
+     * A listing request that sent a cursor and got ANY 4xx but 401/403/429, whatever its body, restarts
+     * from the watermark (the cursor is not usable; a restarted first page carries none, so a real bad
+     * request still shows). These statuses name the expected answer (spec: not shown; the sandbox answers
+     * 410 cursor_expired): the restart is then counted as `invalid_cursor` rather than `rejected_4xx`.
      */
     invalidCursorStatuses: z.array(z.number().int().min(400).max(499)).default([410]),
-    /**
-     * ... or got any 4xx whose error code (at errorCodeField) is one of these. 400 alone is not enough:
-     * it also means other bad requests, which are fatal.
-     */
+    /** ... likewise any 4xx whose error code (at errorCodeField) is one of these. */
     invalidCursorErrorCodes: z.array(z.string().min(1)).default(['invalid_cursor', 'cursor_expired']),
     /** Dotted paths of the error code and message in an error body (`{"error":{"code","message"}}`). */
     errorCodeField: z.string().min(1).default('error.code'),

@@ -151,10 +151,11 @@ describe('CallsApiClient', () => {
   it('fails for now (retriable) when the refreshed token is rejected too', async () => {
     const { client, tokenProvider } = setup([
       { status: 401, body: '' },
-      { status: 401, body: '' },
+      { status: 401, body: '{"fault":"token revoked upstream"}' },
     ]);
     const error = await client.listPage(first).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', disposition: 'retriable' });
+    expect((error as Error).message).toContain('HTTP 401: {"fault":"token revoked upstream"}');
     expect(tokenProvider.refreshed).toHaveLength(1);
   });
 
