@@ -112,6 +112,28 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     );
   });
 
+  it('publishes a call changed a second time within one updatedAt value, instead of skipping it at the boundary', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[2] ?? '';
+    const sync = locationSync(harness, location, sink);
+    await sync.runTraversal();
+    const newest = sandbox.admin.truth(location).at(-1);
+    expect(sync.offset.boundary).toContain(newest?.uid);
+    const before = sink.calls.length;
+
+    // Changed again, and the API keeps its updatedAt (a second change within the same instant).
+    const changed = sandbox.admin.upsertCall({
+      uid: newest?.uid ?? '',
+      updatedAt: newest?.updatedAt ?? '',
+      isPrivate: false,
+      customerPhoneNumber: '+15550177',
+    });
+    await sync.runTraversal();
+    expect(sink.calls.slice(before)).toEqual([expectedCall(changed)]);
+    await sync.runTraversal();
+    expect(sink.calls).toHaveLength(before + 1);
+  });
+
   it('restarts inside a same-instant group larger than a page when the cursor expires, losing and doubling nothing', async () => {
     const sink = new InMemorySink();
     const location = sandbox.locations[0] ?? '';
