@@ -34,6 +34,9 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.locationErrors.inc({ location, code: 'CURSOR_LOOP' });
   metrics.locationsStopped.set(0);
   metrics.pollInterval.set(60);
+  // Self-healing of the traversal and enrichment (issue 9).
+  metrics.cursorRestarts.inc({ location, reason: 'rejected_4xx' });
+  metrics.recordsUnenriched.inc({ location, reason: 'refused' });
 }
 
 /** Names of metrics whose exposition has a TYPE line but no sample line. */
