@@ -15,8 +15,8 @@
  * - skip: any other 4xx of a single-call GET outside api.retry.statuses (401 and 429 excepted): this one
  *   call cannot be enriched; it is published unenriched (redacted) and the location goes on.
  * - give-up: retriable, but not now (a Retry-After beyond api.retry.maxRetryAfterMs, or a 5xx outside
- *   api.retry.statuses other than 501/505): the request fails with a RetriableError and the scheduler
- *   tries the location again later.
+ *   api.retry.statuses other than a listing's 501/505): the request fails with a RetriableError and the
+ *   scheduler tries the location again later.
  * - fatal: retrying cannot help; `code` is stable, `message` tells a person what to change.
  */
 import { scrubSecretsInText } from '../logging/scrub-text.js';
@@ -160,7 +160,9 @@ export function classifyAnswer(answer: ApiAnswer, ctx: ClassifierContext): Verdi
       message: `the listing path was not found (${detail}): check api.baseUrl and api.listPath`,
     };
   }
-  if (status >= 500 && !PERMANENT_SERVER_STATUSES.has(status)) {
+  // A single call's 5xx is never fatal: the page fails (retriable) and is fetched again later, so the call
+  // is neither lost nor allowed to stop the location.
+  if (status >= 500 && (ctx.endpoint === 'get_call' || !PERMANENT_SERVER_STATUSES.has(status))) {
     // A server-side failure outside api.retry.statuses (e.g. a proxy's 520-524) is not retried within the
     // request, but it says nothing permanent about the request: the location tries again later rather
     // than stopping for good.

@@ -198,6 +198,14 @@ describe('classifyAnswer', () => {
     }
   });
 
+  it('never makes a single-call 5xx fatal, so the page is tried again later', () => {
+    const single = { ...ctx, endpoint: 'get_call' as const, cursorSent: false };
+    expect(classifyAnswer(answer(501, null), single)).toMatchObject({
+      kind: 'give-up',
+      code: 'API_SERVER_ERROR',
+    });
+  });
+
   it('does not retry a 5xx outside the policy', () => {
     expect(classifyAnswer(answer(501, null, null), ctx)).toMatchObject({
       kind: 'fatal',
