@@ -111,6 +111,11 @@ export class MetricsServer {
     });
   }
 
+  private publishReadiness(report: ReadinessReport): void {
+    for (const check of report.checks)
+      this.metrics.readinessCheck.set({ check: check.name }, check.ok ? 1 : 0);
+  }
+
   /**
    * Logs when readiness changes (and the first verdict when it is "not ready"), not on every probe: an
    * orchestrator probing every few seconds would otherwise fill the log during an outage.
@@ -133,6 +138,8 @@ export class MetricsServer {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     switch (path) {
       case '/metrics': {
+        // The readiness gauge is current at every scrape (the verdict is cached, so this costs no extra probes).
+        this.publishReadiness(await this.readiness.evaluate());
         const body = await this.metrics.registry.metrics();
         send(res, 200, this.metrics.registry.contentType, body);
         return;
@@ -142,6 +149,7 @@ export class MetricsServer {
         return;
       case '/readyz': {
         const report = await this.readiness.evaluate();
+        this.publishReadiness(report);
         this.logReadinessChange(report);
         send(
           res,

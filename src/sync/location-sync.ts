@@ -428,7 +428,7 @@ export class LocationSync {
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
     if (page.deadLetters.length > 0)
       metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
-    if (page.redacted > 0) metrics.recordsSkipped.inc({ location, reason: 'redacted' }, page.redacted);
+    if (page.redacted > 0) metrics.recordsRedacted.inc({ location }, page.redacted);
     if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
     for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
     const watermark = this.committed.watermark === null ? null : parseInstant(this.committed.watermark);
