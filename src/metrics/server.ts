@@ -8,6 +8,9 @@
  * - `GET /readyz`: readiness. 200 when every injected check passes, else 503; both with a JSON body
  *   listing each check, so `curl /readyz` says which dependency is the problem.
  *
+ * - `GET /status`: the connector and each location in Kafka Connect's status shape (src/runtime/status.ts),
+ *   when a status source is injected.
+ *
  * Contract: `start()` resolves with the bound port (pass port 0 for an ephemeral one in tests);
  * `stop()` closes the listener and idle keep-alive sockets and resolves when closed. Only GET and HEAD
  * are served; nothing here changes state.
@@ -25,6 +28,8 @@ export interface MetricsServerOptions {
   host?: string;
   port?: number;
   logger?: Logger;
+  /** Body of `GET /status` (JSON); absent: /status answers 404. */
+  status?: () => object;
 }
 
 export interface MetricsServerAddress {
@@ -40,6 +45,7 @@ export class MetricsServer {
   private readonly host: string;
   private readonly port: number;
   private readonly logger: Logger | undefined;
+  private readonly status: (() => object) | undefined;
   private server: Server | undefined;
   /** Names of the checks failing at the last /readyz, comma-joined; '' = ready (also the initial state). */
   private lastFailedSignature = '';
@@ -50,6 +56,7 @@ export class MetricsServer {
     this.host = options.host ?? '0.0.0.0';
     this.port = options.port ?? 9464;
     this.logger = options.logger;
+    this.status = options.status;
     if (!Number.isInteger(this.port) || this.port < 0 || this.port > 65_535) {
       throw new RangeError(`metrics port must be an integer in 0..65535, got ${this.port}`);
     }
@@ -159,8 +166,20 @@ export class MetricsServer {
         );
         return;
       }
-      default:
+      case '/status':
+        if (this.status !== undefined) {
+          send(res, 200, 'application/json', `${JSON.stringify(this.status())}\n`);
+          return;
+        }
         send(res, 404, 'text/plain; charset=utf-8', 'not found: try /metrics, /healthz or /readyz\n');
+        return;
+      default:
+        send(
+          res,
+          404,
+          'text/plain; charset=utf-8',
+          'not found: try /metrics, /healthz, /readyz or /status\n',
+        );
     }
   }
 }

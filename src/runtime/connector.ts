@@ -16,6 +16,7 @@
  * or once every location is stopped by a fatal error; `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
+import { hostname } from 'node:os';
 import type { Logger } from '../logging/logger.js';
 import { CallsApiClient } from '../api/calls-api-client.js';
 import { HttpTransport } from '../api/http-transport.js';
@@ -35,6 +36,7 @@ import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
+import { connectorStatus } from './status.js';
 
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
@@ -78,6 +80,9 @@ export class ConnectorRuntime {
         connector: config.connector.name,
       });
     const readiness = new Readiness();
+    // /status answers from the start (UNASSIGNED) and from the scheduler once it exists.
+    const workerId = `${hostname()}:${process.pid}`;
+    let statusSource: () => object = () => connectorStatus(config.connector.name, workerId, null);
     const opened: Array<() => Promise<void>> = [];
     const closeOpened = async () => {
       for (const close of opened.reverse()) await close().catch(() => {});
@@ -93,6 +98,7 @@ export class ConnectorRuntime {
           host: config.metrics.host,
           port: config.metrics.port,
           logger,
+          status: () => statusSource(),
         });
         metricsAddress = await metricsServer.start();
         opened.push(() => metricsServer!.stop());
@@ -237,6 +243,8 @@ export class ConnectorRuntime {
         admin,
       );
       onFatal = (error) => runtime.fail(error);
+      statusSource = () =>
+        connectorStatus(config.connector.name, workerId, runtime.status(), runtime.fatalError);
       logger.info(
         {
           connector: config.connector.name,
