@@ -26,6 +26,7 @@ import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
+import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
 import { verifySchemaRegistry } from './preflight.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
@@ -65,6 +66,7 @@ export class ConnectorRuntime {
     readonly metricsAddress: MetricsServerAddress | null,
     private readonly readiness: Readiness,
     private readonly admin: { disconnect(): Promise<void> },
+    private readonly presence: InstancePresence,
   ) {}
 
   static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
@@ -123,6 +125,13 @@ export class ConnectorRuntime {
       const admin = session.kafka.admin();
       await admin.connect();
       opened.push(() => admin.disconnect());
+      // Membership in `<name>-instances` tells `offsets reset` (and people) that this connector is running.
+      const presence = await InstancePresence.join(
+        session.kafka,
+        config.connector.name,
+        config.kafka.offsetsTopic,
+      );
+      opened.push(() => presence.leave());
 
       const oauth =
         config.oauth === undefined
@@ -241,6 +250,7 @@ export class ConnectorRuntime {
         metricsAddress,
         readiness,
         admin,
+        presence,
       );
       onFatal = (error) => runtime.fail(error);
       statusSource = () =>
@@ -281,6 +291,8 @@ export class ConnectorRuntime {
       // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
       ['kafka session', () => this.session.close(this.config.poll.shutdownTimeoutMs)],
       ['kafka admin', () => this.admin.disconnect()],
+      // After the session: the last page is committed before `offsets reset` may go ahead.
+      ['instance presence', () => this.presence.leave()],
       ['oauth', () => this.oauth?.close() ?? Promise.resolve()],
       ['api transport', () => this.transport.close()],
       ['metrics server', () => this.metricsServer?.stop() ?? Promise.resolve()],
