@@ -265,6 +265,12 @@ export class LocationSync {
       deadLetters,
       offset: outcome.offset,
       startOffset: this.position,
+      source: {
+        traversalId: traversal.id,
+        page: traversal.pages,
+        since: this.position.since,
+        cursor: request.kind === 'next' ? request.cursor : null,
+      },
     };
     let committedAs: 'this-page' | 'other';
     try {

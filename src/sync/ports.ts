@@ -18,6 +18,16 @@ export interface PageCommit {
    * evidence alone.
    */
   startOffset?: LocationOffset;
+  /** Where the page came from, for the records' source-metadata headers. */
+  source?: PageSource;
+}
+
+/** The position a page was listed at: its traversal, the page number in it, and the request's since/cursor. */
+export interface PageSource {
+  traversalId: string;
+  page: number;
+  since: string | null;
+  cursor: string | null;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type LocationSyncSettings,
 } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
+import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 
@@ -90,6 +91,26 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(api.requests[0]).toEqual({ kind: 'first', locationUid: LOC, since: t(0), order: 'asc', limit: 3 });
     expect(api.requests[1]?.kind).toBe('next');
+  });
+
+  it("tells the sink each page's source: its traversal, page number and request position", async () => {
+    const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
+    const { sync, sink } = build(api, { start: { ...EMPTY_OFFSET, since: t(0) } });
+    const sources: PageCommit['source'][] = [];
+    sink.beforeCommit = (commit) => {
+      sources.push(commit.source);
+    };
+    await sync.runTraversal();
+    const second = api.requests[1];
+    expect(sources).toEqual([
+      { traversalId: expect.any(String) as string, page: 1, since: t(0), cursor: null },
+      {
+        traversalId: sources[0]?.traversalId,
+        page: 2,
+        since: t(0),
+        cursor: second?.kind === 'next' ? second.cursor : 'missing',
+      },
+    ]);
   });
 
   it('publishes nothing twice on the next traversal and picks up an update', async () => {
