@@ -237,6 +237,16 @@ export const kafkaSchema = z
     fencedWindowMs: durationMs(1000).default(600_000),
     /** Reading the offsets topic to its end at start must finish within this time. */
     offsetsLoadTimeoutMs: durationMs(1000).default(120_000),
+    // ---- issue 13: Connect/Debezium conventions ----
+    /**
+     * A listed call whose GET /v4/calls/{uid} answers not found (404/410): false (default) publishes it
+     * unenriched, customer number redacted; true publishes a tombstone (key uid, null value) instead, so
+     * compaction removes the call from the topic. See the README ("Calls the API reports gone").
+     */
+    tombstoneGoneCalls: z.boolean().default(false),
+    /** Heartbeat records per location every this often (0: off), to heartbeatTopic; see the README. */
+    heartbeatIntervalMs: durationMs().default(0),
+    heartbeatTopic: z.string().min(1).default('calls-connector-heartbeats'),
   })
   .strict();
 

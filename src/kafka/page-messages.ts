@@ -17,7 +17,7 @@ import { sourceHeaders } from './source-headers.js';
 
 /** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
 export interface CallEncoder {
-  encodeKey(call: Call): string | Buffer;
+  encodeKey(call: Pick<Call, 'uid'>): string | Buffer;
   /** Throws a SkippableError (ITEM_SCHEMA_REJECTED, ITEM_TOO_LARGE) for a call it cannot encode. */
   encodeValue(call: Call): Buffer;
 }
@@ -64,6 +64,9 @@ export function pageMessages(
       deadLetters.push(rejectedCall(call, error));
     }
   }
+  // Tombstones after the page's records: a call listed and then found gone ends deleted.
+  for (const uid of commit.tombstones ?? [])
+    calls.push({ key: encoder.encodeKey({ uid }), value: null, headers });
   const dlqMessages = deadLetters.map((d) => deadLetterMessage(d, connectorName, now));
   const offset = {
     key: offsetKey(connectorName, commit.locationUid),

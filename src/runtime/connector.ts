@@ -26,6 +26,7 @@ import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
+import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js';
 import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
 import { verifySchemaRegistry } from './preflight.js';
@@ -67,6 +68,7 @@ export class ConnectorRuntime {
     private readonly readiness: Readiness,
     private readonly admin: { disconnect(): Promise<void> },
     private readonly presence: InstancePresence,
+    private readonly heartbeats: HeartbeatPublisher | null,
   ) {}
 
   static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
@@ -209,6 +211,7 @@ export class ConnectorRuntime {
                 boundaryCap: config.poll.boundaryCap,
                 privacy: config.privacy.customerPhoneNumber,
                 commitRetry: config.api.retry,
+                tombstoneGone: config.kafka.tombstoneGoneCalls,
               },
               reloadOffset: async () =>
                 (await session.offsetStore.loadAll()).get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
@@ -231,6 +234,23 @@ export class ConnectorRuntime {
         clock,
       });
 
+      let heartbeats: HeartbeatPublisher | null = null;
+      if (config.kafka.heartbeatIntervalMs > 0) {
+        await ensureHeartbeatTopic(session.kafka, config.kafka);
+        const publisher = new HeartbeatPublisher({
+          kafka: session.kafka,
+          topic: config.kafka.heartbeatTopic,
+          intervalMs: config.kafka.heartbeatIntervalMs,
+          connectorName: config.connector.name,
+          locations: () => scheduler.status(),
+          metrics,
+          logger,
+        });
+        await publisher.start();
+        opened.push(() => publisher.stop());
+        heartbeats = publisher;
+      }
+
       const checks: NamedReadinessCheck[] = [
         kafkaCheck(admin),
         schemaRegistryCheck(registryProbe),
@@ -251,6 +271,7 @@ export class ConnectorRuntime {
         readiness,
         admin,
         presence,
+        heartbeats,
       );
       onFatal = (error) => runtime.fail(error);
       statusSource = () =>
@@ -288,6 +309,7 @@ export class ConnectorRuntime {
 
   async close(): Promise<void> {
     const steps: Array<[string, () => Promise<void>]> = [
+      ['heartbeats', () => this.heartbeats?.stop() ?? Promise.resolve()],
       // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
       ['kafka session', () => this.session.close(this.config.poll.shutdownTimeoutMs)],
       ['kafka admin', () => this.admin.disconnect()],

@@ -59,6 +59,8 @@ export interface LocationSyncSettings {
   privacy: PrivacyPolicy;
   /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
   commitRetry: RetryPolicy;
+  /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
+  tombstoneGone?: boolean;
 }
 
 export interface LocationSyncOptions {
@@ -243,9 +245,15 @@ export class LocationSync {
       ...unpositioned,
     ];
     let redacted = 0;
+    const tombstones: string[] = [];
     for (const item of enriched) {
       if (!item.ok) {
         deadLetters.push(this.deadLetter(item.error, deadLetterPayload(item.listed)));
+        continue;
+      }
+      if (item.gone && this.options.settings.tombstoneGone === true) {
+        traversal.log.info({ uid: item.listed.uid }, 'call gone (GET answered not found): tombstone');
+        tombstones.push(item.listed.uid);
         continue;
       }
       if (item.gone)
@@ -265,6 +273,7 @@ export class LocationSync {
       deadLetters,
       offset: outcome.offset,
       startOffset: this.position,
+      ...(tombstones.length > 0 && { tombstones }),
       source: {
         traversalId: traversal.id,
         page: traversal.pages,

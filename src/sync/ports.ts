@@ -18,6 +18,8 @@ export interface PageCommit {
    * evidence alone.
    */
   startOffset?: LocationOffset;
+  /** uids of calls the API reports gone, published as tombstones (kafka.tombstoneGoneCalls). */
+  tombstones?: readonly string[];
   /** Where the page came from, for the records' source-metadata headers. */
   source?: PageSource;
 }

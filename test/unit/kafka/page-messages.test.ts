@@ -78,6 +78,19 @@ describe('pageMessages', () => {
     expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.since);
   });
 
+  it("writes a tombstone (key uid, null value) for each gone call, after the page's records", () => {
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1')], deadLetters: [], offset, tombstones: ['gone-1'] },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.calls.map((m) => [m.key, m.value === null ? null : String(m.value)])).toEqual([
+      ['ok-1', 'ok-1'],
+      ['gone-1', null],
+    ]);
+  });
+
   it('keeps only the identifying fields of an oversized call in its dead letter', () => {
     const tooLarge: CallEncoder = {
       ...encoder,

@@ -216,6 +216,16 @@ describe('LocationSync', () => {
     );
   });
 
+  it('publishes a tombstone instead of the unenriched record for a call GET reports gone, when configured', async () => {
+    const api = new FakeCallsApi([call('kept', 1), call('gone', 2), call('kept2', 3)]);
+    api.gone.add('gone');
+    const { sync, sink } = build(api, { settings: { tombstoneGone: true } });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['kept', 'kept2']);
+    expect(sink.tombstones).toEqual(['gone']);
+    expect(sink.offsets.get(LOC)?.watermark).toBe(t(3));
+  });
+
   it('redacts every number and requests no single call when enrichment is off', async () => {
     const api = new FakeCallsApi([call('pub', 1, { isPrivate: false })]);
     const { sync, sink } = build(api, { enrich: false });
