@@ -27,7 +27,7 @@ import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
-import { freeLoopbackPort } from './free-port.js';
+import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -54,11 +54,15 @@ function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: strin
   return [
     `The calls are in topic ${config.kafka.topic}: Avro values (Confluent wire format, subject ${config.kafka.topic}-value), keyed by call uid.`,
     '',
-    'Read them back with this CLI (decodes Avro through the registry, read_committed):',
+    'Read them back with this CLI (decodes Avro through the registry, read_committed; headers, partitions, offsets):',
     `  calls-connector tail --config ${configFile} --from-beginning --max 10`,
-    "or with Confluent's tools:",
-    `  kafka-avro-console-consumer --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
-    `    --isolation-level read_committed --property schema.registry.url=${config.schemaRegistry.url}`,
+    `  calls-connector tail --config ${configFile} --dead-letters --from-beginning     (the dead-letter topic)`,
+    'or with kcat built with Avro support (libserdes):',
+    `  kcat -C -b ${brokers} -t ${config.kafka.topic} -X isolation.level=read_committed -o beginning -e \\`,
+    `    -s value=avro -r ${config.schemaRegistry.url} -f '%p:%o %k %s\\n'`,
+    "or with Apache Kafka's console consumer (keys, headers, positions; values stay Avro binary):",
+    `  kafka-console-consumer.sh --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
+    '    --isolation-level read_committed --property print.key=true --property print.headers=true',
     '',
     'Run the connector alone on the same setup (the sandbox must be running: `calls-connector sandbox`):',
     `  calls-connector run --config ${configFile}     (token store key: ${keyFile})`,
@@ -119,6 +123,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
     await writeFile(secretFile, clientSecret, { mode: 0o600 });
     await chmod(keyFile, 0o600);
+    // A busy metrics port (another connector, a Prometheus exporter) must not end the demo: take a free one.
+    let metricsPort = options.metricsPort;
+    if (metricsPort !== 0 && !(await loopbackPortFree(metricsPort))) {
+      metricsPort = await freeLoopbackPort();
+      say(
+        `    metrics port ${options.metricsPort} is busy: using ${metricsPort} (choose one with --metrics-port)`,
+      );
+    }
     const run = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}`;
     const document = {
       connector: { name: `calls-${run}` },
@@ -141,7 +153,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       },
       schemaRegistry: { url: stack.registryUrl },
       poll: { intervalMs: 2_000, maxLocationsInFlight: Math.min(8, sandbox.locations.length) },
-      metrics: { host: '127.0.0.1', port: options.metricsPort },
+      metrics: { host: '127.0.0.1', port: metricsPort },
       logging: { level: 'info', format: 'json' },
     };
     const configFile = join(workDir, 'config.yaml');
@@ -172,15 +184,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         : `    running for ${options.durationSeconds}s\n`,
     );
 
+    let previous: ViewFrame | null = null;
+    let drawnLines = 0;
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
+    // The signal handler prints a line of its own: draw the last frame below it rather than over it.
+    const onAbort = () => {
+      drawnLines = 0;
+      stop.abort();
+    };
     options.signal.addEventListener('abort', onAbort, { once: true });
     const timer =
       options.durationSeconds === undefined
         ? undefined
         : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
-    let previous: ViewFrame | null = null;
-    let drawnLines = 0;
     const draw = () => {
       const frame: ViewFrame = { at: Date.now(), locations: runtime.status() };
       const lines = renderFrame(previous, frame);

@@ -3,6 +3,7 @@
  * it must bring up the sandbox, go through the real OAuth flow, publish calls to Kafka and explain how to read them.
  */
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,6 +17,10 @@ describe('calls-connector demo', () => {
   it('runs sandbox, OAuth and connector end to end, then prints a summary and how to consume', async () => {
     const { brokers, registryUrl } = stackEndpoints();
     const dir = await mkdtemp(join(tmpdir(), 'calls-demo-'));
+    // The metrics port asked for is taken (another connector, an exporter): the demo takes a free one and says so.
+    const busy = createServer();
+    await new Promise<void>((listening) => busy.listen(0, '127.0.0.1', listening));
+    const busyPort = (busy.address() as AddressInfo).port;
     const child = spawn(
       process.execPath,
       [
@@ -28,7 +33,7 @@ describe('calls-connector demo', () => {
         '--calls',
         '150',
         '--metrics-port',
-        '0',
+        String(busyPort),
         '--dir',
         dir,
       ],
@@ -46,6 +51,7 @@ describe('calls-connector demo', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((done) => child.once('exit', done));
+    busy.close();
 
     expect(code, output).toBe(0);
     expect(output).toContain('environment (KAFKA_BROKERS, SCHEMA_REGISTRY_URL)');
@@ -53,6 +59,11 @@ describe('calls-connector demo', () => {
     const published = Number(/Summary: (\d+) call records published/.exec(output)?.[1] ?? 0);
     expect(published).toBeGreaterThanOrEqual(250);
     expect(output).toContain('calls-connector tail --config');
+    expect(output).toContain(`metrics port ${busyPort} is busy: using`);
+    // Consume recipes that need no Confluent Platform.
+    expect(output).toContain('kcat -C -b');
+    expect(output).toContain('kafka-console-consumer.sh');
+    expect(output).not.toContain('kafka-avro-console-consumer');
 
     // The grant is stored encrypted: the token store holds no token in plain text, and the config no secret.
     const tokens = await readFile(join(dir, 'tokens.enc'), 'utf8');
