@@ -33,8 +33,6 @@ const MISNAMED_DEFAULT_METRICS = [
   'nodejs_active_resources_total',
 ];
 
-const PREFIX = 'calls_connector_';
-
 export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'error';
 
 export function statusClass(status: number | undefined): StatusClass {

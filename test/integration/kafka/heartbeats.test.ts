@@ -48,7 +48,10 @@ describe('HeartbeatPublisher', () => {
     }
 
     const records = await readCommitted(testKafka(), config.heartbeatTopic);
-    expect(records.map((r) => String(r.key))).toEqual([`hb/${QUIET.locationUid}`, `hb/${stalled.locationUid}`]);
+    expect(records.map((r) => String(r.key))).toEqual([
+      `hb/${QUIET.locationUid}`,
+      `hb/${stalled.locationUid}`,
+    ]);
     expect(JSON.parse(String(records[0]?.value))).toEqual({
       connector: 'hb',
       location: QUIET.locationUid,
