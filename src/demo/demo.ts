@@ -49,7 +49,23 @@ export interface DemoSummary {
   locations: number;
 }
 
-function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: string, keyFile: string): string {
+/** How to start the demo's sandbox again as it was: same port, data, client, and CA file the config trusts. */
+export interface SandboxRerun {
+  port: number;
+  seed: number;
+  locations: number;
+  calls: number;
+  clientFile: string;
+  caFile: string;
+}
+
+function consumeHelp(
+  config: ConnectorConfig,
+  stack: DevStack,
+  configFile: string,
+  keyFile: string,
+  sandbox: SandboxRerun,
+): string {
   const brokers = stack.brokers.join(',');
   return [
     `The calls are in topic ${config.kafka.topic}: Avro values (Confluent wire format, subject ${config.kafka.topic}-value), keyed by call uid.`,
@@ -64,7 +80,11 @@ function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: strin
     `  kafka-console-consumer.sh --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
     '    --isolation-level read_committed --property print.key=true --property print.headers=true',
     '',
-    'Run the connector alone on the same setup (the sandbox must be running: `calls-connector sandbox`):',
+    "Run the connector alone on the same setup: the sandbox as the demo ran it, a new grant (the demo's ended",
+    'with its sandbox; open the printed URL, it is approved at once), then the connector:',
+    `  calls-connector sandbox --port ${sandbox.port} --seed ${sandbox.seed} --locations ${sandbox.locations} --calls ${sandbox.calls} \\`,
+    `    --client-file ${sandbox.clientFile} --cert-out ${sandbox.caFile} --auto-approve &`,
+    `  calls-connector auth login --config ${configFile}`,
     `  calls-connector run --config ${configFile}     (token store key: ${keyFile})`,
   ].join('\n');
 }
@@ -96,6 +116,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const callbackPort = await freeLoopbackPort();
     const clientSecret = randomBytes(24).toString('base64url');
     const redirectUri = `https://127.0.0.1:${callbackPort}/callback`;
+    const seed = Date.now() % 1_000_000;
     const sandbox: RunningSandbox = await startSandbox({
       port: 0,
       autoApprove: true,
@@ -103,7 +124,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       certOutFile: join(workDir, 'sandbox-ca.pem'),
       client: { clientId: 'calls-demo', clientSecret, redirectUri },
       data: {
-        seed: Date.now() % 1_000_000,
+        seed,
         locations: options.locations,
         callsPerLocation: options.callsPerLocation,
       },
@@ -122,6 +143,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const secretFile = join(workDir, 'secrets', 'client-secret');
     await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
     await writeFile(secretFile, clientSecret, { mode: 0o600 });
+    // The registered client, for `calls-connector sandbox --client-file` (see the hint printed at the end).
+    const clientFile = join(workDir, 'secrets', 'sandbox-client.json');
+    await writeFile(clientFile, JSON.stringify({ clientId: 'calls-demo', clientSecret, redirectUri }), {
+      mode: 0o600,
+    });
     await chmod(keyFile, 0o600);
     // A busy metrics port (another connector, a Prometheus exporter) must not end the demo: take a free one.
     let metricsPort = options.metricsPort;
@@ -227,7 +253,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         `${status.reduce((n, l) => n + l.totals.deduplicated, 0)} boundary duplicates skipped.`,
     );
     say('');
-    say(consumeHelp(config, stack, configFile, keyFile));
+    say(
+      consumeHelp(config, stack, configFile, keyFile, {
+        port: Number(new URL(sandbox.baseUrl).port),
+        seed,
+        locations: options.locations,
+        calls: options.callsPerLocation,
+        clientFile,
+        caFile: sandbox.caFile ?? join(workDir, 'sandbox-ca.pem'),
+      }),
+    );
     return { published, topic: config.kafka.topic, locations: status.length };
   } finally {
     await cleanup();

@@ -8,6 +8,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { stackEndpoints } from '../../support/stack.js';
 
 const REGISTRY_PASSWORD = 'demo-registry-pass-5Tq';
@@ -65,10 +66,35 @@ describe('calls-connector demo', () => {
     expect(output).toContain('kafka-console-consumer.sh');
     expect(output).not.toContain('kafka-avro-console-consumer');
 
+    const config = await readFile(join(dir, 'config.yaml'), 'utf8');
+    // "Run the connector alone" works as printed: the sandbox command brings back the demo's locations, client and CA.
+    const rerun = /calls-connector sandbox (--port \d+ [^\n]*)\\\n\s+([^\n]*) &/.exec(output);
+    expect(rerun, output).not.toBeNull();
+    const args = `${rerun?.[1] ?? ''} ${rerun?.[2] ?? ''}`.trim().split(/\s+/);
+    args[args.indexOf('--port') + 1] = '0'; // the printed port is free again, but other tests may take it
+    const locationsOut = join(dir, 'rerun-locations.json');
+    const sandbox = spawn(process.execPath, [cli, 'sandbox', ...args, '--locations-out', locationsOut], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let sandboxOutput = '';
+      await new Promise<void>((listening, failed) => {
+        sandbox.stdout.on('data', (chunk: Buffer) => {
+          sandboxOutput += chunk.toString();
+          if (sandboxOutput.includes('listening on')) listening();
+        });
+        sandbox.once('exit', () => failed(new Error(`the sandbox exited: ${sandboxOutput}`)));
+      });
+      const configured = parse(config) as { sources: { locations: string[] }[]; api: { caFile: string } };
+      expect(JSON.parse(await readFile(locationsOut, 'utf8'))).toEqual(configured.sources[0]?.locations);
+      expect(args[args.indexOf('--cert-out') + 1]).toBe(configured.api.caFile);
+    } finally {
+      sandbox.kill('SIGTERM');
+    }
+
     // The grant is stored encrypted: the token store holds no token in plain text, and the config no secret.
     const tokens = await readFile(join(dir, 'tokens.enc'), 'utf8');
     expect(tokens).not.toMatch(/access_token|refresh_token|accessToken/);
-    const config = await readFile(join(dir, 'config.yaml'), 'utf8');
     const secret = (await readFile(join(dir, 'secrets', 'client-secret'), 'utf8')).trim();
     expect(config).not.toContain(secret);
     expect(output).not.toContain(REGISTRY_PASSWORD);
