@@ -213,15 +213,11 @@ export class CallsApiClient implements CallsApi {
         [this.settings.tokenHeader]: `${this.settings.tokenPrefix}${token}`,
         accept: 'application/json',
       };
-      const startedAt = this.clock.now();
       let response: HttpResponse;
       try {
-        response = await this.http.send({ path, query, headers }, signal);
+        // The transport times the exchange (api_request_duration_seconds) apart from its limiter's wait.
+        response = await this.http.send({ endpoint, path, query, headers }, signal);
       } catch (error) {
-        this.metrics.apiRequestDuration.observe(
-          { endpoint, status_class: 'error' },
-          (this.clock.now() - startedAt) / 1000,
-        );
         if (signal?.aborted === true) throw signal.reason;
         if (!(error instanceof ConnectorError) || !error.retriable) throw error;
         lastProblem = error.message;
@@ -232,10 +228,6 @@ export class CallsApiClient implements CallsApi {
           { cause: error },
         );
       }
-      this.metrics.apiRequestDuration.observe(
-        { endpoint, status_class: statusClass(response.status) },
-        (this.clock.now() - startedAt) / 1000,
-      );
 
       const body = parseJson(response.body);
       const excerpt = excerptOf(response.body, token);

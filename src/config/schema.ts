@@ -7,20 +7,36 @@
  */
 import { z } from 'zod';
 
-const durationMs = z.number().int().nonnegative();
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A `*Ms` key's value in milliseconds: a number, or a string with a unit (`250ms`, `60s`, `5m`, `1h`, `1d`;
+ * digits alone are milliseconds, as `${ENV}` interpolation gives strings). Anything else is left for the
+ * number schema to reject.
+ */
+export function parseDurationMs(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const match = DURATION.exec(value.trim());
+  if (match === null) return value;
+  const unit = (match[2] ?? 'ms') as keyof typeof UNIT_MS;
+  return Math.round(Number(match[1]) * UNIT_MS[unit]);
+}
+
+const durationMs = (min = 0) => z.preprocess(parseDurationMs, z.number().int().min(min));
 
 const retrySchema = z
   .object({
     /** Total attempts for one request, the first included. */
     maxAttempts: z.number().int().min(1).max(100).default(8),
     /** Backoff before retry n is uniform in [0, min(maxDelayMs, initialDelayMs * multiplier^(n-1))] (full jitter). */
-    initialDelayMs: durationMs.default(250),
-    maxDelayMs: durationMs.default(30_000),
+    initialDelayMs: durationMs().default(250),
+    maxDelayMs: durationMs().default(30_000),
     multiplier: z.number().min(1).max(10).default(2),
     /** Statuses worth another try. 401 is handled apart (one refresh, then retry once). */
     statuses: z.array(z.number().int().min(400).max(599)).default([408, 425, 429, 500, 502, 503, 504]),
     /** A Retry-After longer than this is treated as a failure rather than waited out. */
-    maxRetryAfterMs: durationMs.default(300_000),
+    maxRetryAfterMs: durationMs().default(300_000),
   })
   .strict()
   .prefault({});
@@ -50,7 +66,7 @@ export const apiSchema = z
     pageSize: z.number().int().min(1).max(100).default(100),
     requestsPerSecond: z.number().positive().default(20),
     maxConcurrency: z.number().int().min(1).max(256).default(8),
-    requestTimeoutMs: durationMs.min(1).default(30_000),
+    requestTimeoutMs: durationMs(1).default(30_000),
     /** Complete each listed call from GET {callPath} (times, isPrivate, conversationUid). */
     enrich: z.boolean().default(true),
     enrichConcurrency: z.number().int().min(1).max(64).default(8),
@@ -119,16 +135,16 @@ export const oauthSchema = z
     /** Name of the grant (the authorized user); sources refer to it. */
     grant: z.string().min(1).default('default'),
     /** Refresh this long before the 10 h expiry. */
-    refreshBeforeExpiryMs: durationMs.default(10 * 60_000),
+    refreshBeforeExpiryMs: durationMs().default(10 * 60_000),
     /** Lifetime assumed for an access token when the token response has no `expires_in` (spec 8: 10 hours). */
-    accessTokenLifetimeMs: durationMs.min(60_000).default(10 * 3600_000),
+    accessTokenLifetimeMs: durationMs(60_000).default(10 * 3600_000),
     /** How long the state of an authorization URL (`auth url`, `auth login`) can be redeemed. */
-    stateTtlMs: durationMs.min(1_000).default(10 * 60_000),
+    stateTtlMs: durationMs(1_000).default(10 * 60_000),
     /**
      * After the token endpoint refuses a refresh token, wait this long for another instance's rotated token to
      * appear in the store before declaring the grant revoked (several instances sharing a Kafka store).
      */
-    rotationGraceMs: durationMs.default(3_000),
+    rotationGraceMs: durationMs().default(3_000),
     store: tokenStoreSchema.default({ type: 'file', path: './.calls-connector/tokens.enc' }),
     /** Encryption key for the token store: 32 bytes, base64 or hex, from this env var ... */
     keyEnv: z.string().min(1).default('CALLS_CONNECTOR_TOKEN_KEY'),
@@ -175,7 +191,11 @@ const sslSchema = z.union(
 
 const saslSchema = z
   .object({
-    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+    // Case-insensitive: `PLAIN` and `SCRAM-SHA-512` are how Kafka's own configs spell them.
+    mechanism: z.preprocess(
+      (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+      z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+    ),
     username: z.string().min(1),
     password: z.string().min(1),
   })
@@ -199,7 +219,7 @@ export const kafkaSchema = z
     /** Record key: the uid as a UTF-8 string, or Avro-encoded under `<topic>-key`. */
     keyFormat: z.enum(['string', 'avro']).default('string'),
     /** A transaction the coordinator aborts if it is not committed in time (<= the broker's transaction.max.timeout.ms). */
-    transactionTimeoutMs: durationMs.min(1000).default(60_000),
+    transactionTimeoutMs: durationMs(1000).default(60_000),
     /** Group commit: pages that queue up while a transaction is in flight share the next one, at most this many. */
     maxPagesPerTransaction: z.number().int().min(1).max(10_000).default(50),
     /**
@@ -213,9 +233,19 @@ export const kafkaSchema = z
      * within fencedWindowMs: rebuild the producer and retry; once more: stop with a fatal error.
      */
     fencedRebuildLimit: z.number().int().min(0).max(100).default(3),
-    fencedWindowMs: durationMs.min(1000).default(600_000),
+    fencedWindowMs: durationMs(1000).default(600_000),
     /** Reading the offsets topic to its end at start must finish within this time. */
-    offsetsLoadTimeoutMs: durationMs.min(1000).default(120_000),
+    offsetsLoadTimeoutMs: durationMs(1000).default(120_000),
+    // ---- issue 13: Connect/Debezium conventions ----
+    /**
+     * A listed call whose GET /v4/calls/{uid} answers not found (404/410): false (default) publishes it
+     * unenriched, customer number redacted; true publishes a tombstone (key uid, null value) instead, so
+     * compaction removes the call from the topic. See the README ("Calls the API reports gone").
+     */
+    tombstoneGoneCalls: z.boolean().default(false),
+    /** Heartbeat records per location every this often (0: off), to heartbeatTopic; see the README. */
+    heartbeatIntervalMs: durationMs().default(0),
+    heartbeatTopic: z.string().min(1).default('calls-connector-heartbeats'),
   })
   .strict();
 
@@ -273,13 +303,13 @@ export const configSchema = z
     poll: z
       .object({
         /** Pause between the end of one traversal of a location and the start of its next. */
-        intervalMs: durationMs.default(60_000),
+        intervalMs: durationMs().default(60_000),
         /** Locations traversed at the same time. */
         maxLocationsInFlight: z.number().int().min(1).max(1024).default(4),
         /** Most uids kept for the inclusive `since` boundary; see README "boundary cap". */
         boundaryCap: z.number().int().min(1).max(1_000_000).default(5_000),
         /** Bounded shutdown: abort what is open after this long. */
-        shutdownTimeoutMs: durationMs.default(30_000),
+        shutdownTimeoutMs: durationMs().default(30_000),
         /**
          * Pages a location processes before yielding its slot to the next ready location (fairness: a long
          * backfill does not starve the others; a larger value keeps cursors fresher).

@@ -1,5 +1,6 @@
 /**
- * Turns one PageCommit into Kafka messages for the three topics, shared by both sinks.
+ * Turns one PageCommit into Kafka messages for the three topics, shared by both sinks. Call records carry
+ * the page's source metadata as headers (source-headers.ts).
  *
  * A call the codec rejects (the mapper upstream should have prevented it) does not poison the page: it
  * becomes a dead letter (ITEM_SCHEMA_REJECTED, or ITEM_TOO_LARGE with only its identifying fields as
@@ -12,10 +13,11 @@ import type { Call, DeadLetter } from '../sync/model.js';
 import type { PageCommit } from '../sync/ports.js';
 import { deadLetterMessage } from './dead-letter-message.js';
 import { encodeOffsetValue, offsetKey } from './offsets/offset-codec.js';
+import { sourceHeaders } from './source-headers.js';
 
 /** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
 export interface CallEncoder {
-  encodeKey(call: Call): string | Buffer;
+  encodeKey(call: Pick<Call, 'uid'>): string | Buffer;
   /** Throws a SkippableError (ITEM_SCHEMA_REJECTED, ITEM_TOO_LARGE) for a call it cannot encode. */
   encodeValue(call: Call): Buffer;
 }
@@ -53,14 +55,18 @@ export function pageMessages(
 ): PageMessages {
   const calls: Message[] = [];
   const deadLetters: DeadLetter[] = [...commit.deadLetters];
+  const headers = sourceHeaders(connectorName, commit.locationUid, commit.source);
   for (const call of commit.calls) {
     try {
-      calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call) });
+      calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call), headers });
     } catch (error) {
       if (!(error instanceof ConnectorError) || error.disposition !== 'skippable') throw error;
       deadLetters.push(rejectedCall(call, error));
     }
   }
+  // Tombstones after the page's records: a call listed and then found gone ends deleted.
+  for (const uid of commit.tombstones ?? [])
+    calls.push({ key: encoder.encodeKey({ uid }), value: null, headers });
   const dlqMessages = deadLetters.map((d) => deadLetterMessage(d, connectorName, now));
   const offset = {
     key: offsetKey(connectorName, commit.locationUid),

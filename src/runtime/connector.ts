@@ -16,6 +16,7 @@
  * or once every location is stopped by a fatal error; `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
+import { hostname } from 'node:os';
 import type { Logger } from '../logging/logger.js';
 import { CallsApiClient } from '../api/calls-api-client.js';
 import { HttpTransport } from '../api/http-transport.js';
@@ -25,6 +26,8 @@ import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
+import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js';
+import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
 import { verifySchemaRegistry } from './preflight.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
@@ -35,6 +38,7 @@ import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
+import { connectorStatus } from './status.js';
 
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
@@ -63,6 +67,8 @@ export class ConnectorRuntime {
     readonly metricsAddress: MetricsServerAddress | null,
     private readonly readiness: Readiness,
     private readonly admin: { disconnect(): Promise<void> },
+    private readonly presence: InstancePresence,
+    private readonly heartbeats: HeartbeatPublisher | null,
   ) {}
 
   static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
@@ -78,6 +84,9 @@ export class ConnectorRuntime {
         connector: config.connector.name,
       });
     const readiness = new Readiness();
+    // /status answers from the start (UNASSIGNED) and from the scheduler once it exists.
+    const workerId = `${hostname()}:${process.pid}`;
+    let statusSource: () => object = () => connectorStatus(config.connector.name, workerId, null);
     const opened: Array<() => Promise<void>> = [];
     const closeOpened = async () => {
       for (const close of opened.reverse()) await close().catch(() => {});
@@ -93,6 +102,7 @@ export class ConnectorRuntime {
           host: config.metrics.host,
           port: config.metrics.port,
           logger,
+          status: () => statusSource(),
         });
         metricsAddress = await metricsServer.start();
         opened.push(() => metricsServer!.stop());
@@ -117,6 +127,13 @@ export class ConnectorRuntime {
       const admin = session.kafka.admin();
       await admin.connect();
       opened.push(() => admin.disconnect());
+      // Membership in `<name>-instances` tells `offsets reset` (and people) that this connector is running.
+      const presence = await InstancePresence.join(
+        session.kafka,
+        config.connector.name,
+        config.kafka.offsetsTopic,
+      );
+      opened.push(() => presence.leave());
 
       const oauth =
         config.oauth === undefined
@@ -194,6 +211,7 @@ export class ConnectorRuntime {
                 boundaryCap: config.poll.boundaryCap,
                 privacy: config.privacy.customerPhoneNumber,
                 commitRetry: config.api.retry,
+                tombstoneGone: config.kafka.tombstoneGoneCalls,
               },
               reloadOffset: async () =>
                 (await session.offsetStore.loadAll()).get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
@@ -216,6 +234,23 @@ export class ConnectorRuntime {
         clock,
       });
 
+      let heartbeats: HeartbeatPublisher | null = null;
+      if (config.kafka.heartbeatIntervalMs > 0) {
+        await ensureHeartbeatTopic(session.kafka, config.kafka);
+        const publisher = new HeartbeatPublisher({
+          kafka: session.kafka,
+          topic: config.kafka.heartbeatTopic,
+          intervalMs: config.kafka.heartbeatIntervalMs,
+          connectorName: config.connector.name,
+          locations: () => scheduler.status(),
+          metrics,
+          logger,
+        });
+        await publisher.start();
+        opened.push(() => publisher.stop());
+        heartbeats = publisher;
+      }
+
       const checks: NamedReadinessCheck[] = [
         kafkaCheck(admin),
         schemaRegistryCheck(registryProbe),
@@ -235,8 +270,12 @@ export class ConnectorRuntime {
         metricsAddress,
         readiness,
         admin,
+        presence,
+        heartbeats,
       );
       onFatal = (error) => runtime.fail(error);
+      statusSource = () =>
+        connectorStatus(config.connector.name, workerId, runtime.status(), runtime.fatalError);
       logger.info(
         {
           connector: config.connector.name,
@@ -270,9 +309,12 @@ export class ConnectorRuntime {
 
   async close(): Promise<void> {
     const steps: Array<[string, () => Promise<void>]> = [
+      ['heartbeats', () => this.heartbeats?.stop() ?? Promise.resolve()],
       // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
       ['kafka session', () => this.session.close(this.config.poll.shutdownTimeoutMs)],
       ['kafka admin', () => this.admin.disconnect()],
+      // After the session: the last page is committed before `offsets reset` may go ahead.
+      ['instance presence', () => this.presence.leave()],
       ['oauth', () => this.oauth?.close() ?? Promise.resolve()],
       ['api transport', () => this.transport.close()],
       ['metrics server', () => this.metricsServer?.stop() ?? Promise.resolve()],

@@ -65,6 +65,8 @@ export interface LocationSyncSettings {
   privacy: PrivacyPolicy;
   /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
   commitRetry: RetryPolicy;
+  /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
+  tombstoneGone?: boolean;
 }
 
 export interface LocationSyncOptions {
@@ -250,7 +252,13 @@ export class LocationSync {
       ...unpositioned,
     ];
     let redacted = 0;
+    const tombstones: string[] = [];
     for (const item of enriched) {
+      if (item.unenriched?.reason === 'gone' && this.options.settings.tombstoneGone === true) {
+        traversal.log.info({ uid: item.listed.uid }, 'call gone (GET answered not found): tombstone');
+        tombstones.push(item.listed.uid);
+        continue;
+      }
       const call = applyPrivacy(completeCall(item.listed, item.enrichment), this.options.settings.privacy);
       if (call.customerPhoneNumberRedacted) redacted += 1;
       calls.push(call);
@@ -264,6 +272,13 @@ export class LocationSync {
       deadLetters,
       offset: outcome.offset,
       startOffset: this.position,
+      ...(tombstones.length > 0 && { tombstones }),
+      source: {
+        traversalId: traversal.id,
+        page: traversal.pages,
+        since: this.position.since,
+        cursor: request.kind === 'next' ? request.cursor : null,
+      },
     };
     let committedAs: 'this-page' | 'other';
     try {
@@ -469,7 +484,7 @@ export class LocationSync {
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
     if (page.deadLetters.length > 0)
       metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
-    if (page.redacted > 0) metrics.recordsSkipped.inc({ location, reason: 'redacted' }, page.redacted);
+    if (page.redacted > 0) metrics.recordsRedacted.inc({ location }, page.redacted);
     if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
     for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
     for (const [reason, n] of page.unenriched) metrics.recordsUnenriched.inc({ location, reason }, n);

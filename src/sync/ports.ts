@@ -18,6 +18,18 @@ export interface PageCommit {
    * evidence alone.
    */
   startOffset?: LocationOffset;
+  /** uids of calls the API reports gone, published as tombstones (kafka.tombstoneGoneCalls). */
+  tombstones?: readonly string[];
+  /** Where the page came from, for the records' source-metadata headers. */
+  source?: PageSource;
+}
+
+/** The position a page was listed at: its traversal, the page number in it, and the request's since/cursor. */
+export interface PageSource {
+  traversalId: string;
+  page: number;
+  since: string | null;
+  cursor: string | null;
 }
 
 /**

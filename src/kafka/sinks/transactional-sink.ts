@@ -253,7 +253,9 @@ export class TransactionalRecordSink implements RecordSink {
       throw new TransactionFailure('send', error);
     }
     try {
+      const commitTimer = this.options.metrics.transactionCommitDuration.startTimer();
       await transaction.commit();
+      commitTimer();
     } catch (error) {
       throw new TransactionFailure('commit', error);
     }

@@ -16,6 +16,7 @@ interface ScriptedFailure {
 export class InMemorySink implements RecordSink, OffsetStore {
   readonly calls: Call[] = [];
   readonly deadLetters: DeadLetter[] = [];
+  readonly tombstones: string[] = [];
   readonly offsets = new Map<string, LocationOffset>();
   commits = 0;
   private readonly failures: ScriptedFailure[] = [];
@@ -43,6 +44,7 @@ export class InMemorySink implements RecordSink, OffsetStore {
     // All or nothing: nothing above can throw once we start applying.
     this.calls.push(...structuredClone([...commit.calls]));
     this.deadLetters.push(...structuredClone([...commit.deadLetters]));
+    this.tombstones.push(...(commit.tombstones ?? []));
     this.offsets.set(commit.locationUid, structuredClone(commit.offset));
     this.commits += 1;
     if (failure !== undefined) throw failure.error;

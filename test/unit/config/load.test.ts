@@ -37,6 +37,24 @@ describe('interpolateEnv', () => {
     expect(error.message).toContain('oauth.clientSecret');
     expect(error.message).toContain('SECRET');
   });
+
+  it('reports every unset variable at once, each with the keys that use it', () => {
+    const error = errorOf(() =>
+      interpolateEnv(
+        {
+          auth: { staticToken: '${TOKEN}' },
+          kafka: { sasl: { username: '${USER}', password: '${PASS}' } },
+          x: '${TOKEN}',
+        },
+        {},
+      ),
+    );
+    expect(error.message).toContain(
+      '3 environment variables the config refers to are not set: TOKEN, USER, PASS',
+    );
+    expect(error.issues).toContain('TOKEN (used by `auth.staticToken`, `x`)');
+    expect(error.issues).toContain('PASS (used by `kafka.sasl.password`)');
+  });
 });
 
 describe('parseConfig', () => {
@@ -51,6 +69,41 @@ describe('parseConfig', () => {
     expect(config.kafka.exactlyOnce).toBe(true);
     expect(config.privacy.customerPhoneNumber).toBe('redact-unless-public');
     expect(config.poll.boundaryCap).toBe(5000);
+  });
+
+  it('takes durations as milliseconds or as strings with a unit like 60s and 5m', () => {
+    const config = parseConfig(
+      {
+        ...minimal,
+        poll: { intervalMs: '5m', shutdownTimeoutMs: '60s' },
+        api: { ...minimal.api, requestTimeoutMs: '1500ms', retry: { maxDelayMs: '${MAX_DELAY:-2000}' } },
+        kafka: { ...minimal.kafka, transactionTimeoutMs: 90_000 },
+      },
+      { CALLS_TOKEN: 't' },
+    );
+    expect(config.poll.intervalMs).toBe(300_000);
+    expect(config.poll.shutdownTimeoutMs).toBe(60_000);
+    expect(config.api.requestTimeoutMs).toBe(1_500);
+    expect(config.api.retry.maxDelayMs).toBe(2_000);
+    expect(config.kafka.transactionTimeoutMs).toBe(90_000);
+  });
+
+  it('rejects a duration it cannot read, naming the key', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, poll: { intervalMs: 'soon' } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.message).toContain('poll.intervalMs');
+  });
+
+  it('accepts SASL mechanisms spelled in upper case, as Kafka configs write them', () => {
+    const config = parseConfig(
+      {
+        ...minimal,
+        kafka: { ...minimal.kafka, sasl: { mechanism: 'SCRAM-SHA-512', username: 'u', password: 'p' } },
+      },
+      { CALLS_TOKEN: 't' },
+    );
+    expect(config.kafka.sasl?.mechanism).toBe('scram-sha-512');
   });
 
   it('rejects a page size the API does not allow and says which key', () => {

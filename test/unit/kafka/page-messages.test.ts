@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SkippableError } from '../../../src/errors/index.js';
 import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
 import { pageMessages, topicMessages, type CallEncoder } from '../../../src/kafka/page-messages.js';
+import { SOURCE_HEADERS } from '../../../src/kafka/source-headers.js';
 import type { Call } from '../../../src/sync/model.js';
 import { sampleCall } from '../../support/calls.js';
 
@@ -41,6 +42,53 @@ describe('pageMessages', () => {
       key: `conn/${LOCATION}`,
       value: JSON.stringify({ version: 2, ...offset }),
     });
+  });
+
+  it('gives every call record the source metadata headers: connector, location, traversal, page and request position', () => {
+    const source = { traversalId: 'trav-1', page: 3, since: '2024-05-01T00:00:00Z', cursor: 'c-3' };
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1'), call('ok-2')], deadLetters: [], offset, source },
+      encoder,
+      'conn',
+      new Date('2024-05-01T12:00:00Z'),
+    );
+    for (const message of page.calls) {
+      expect(message.headers).toEqual({
+        [SOURCE_HEADERS.connector]: 'conn',
+        [SOURCE_HEADERS.location]: LOCATION,
+        [SOURCE_HEADERS.traversal]: 'trav-1',
+        [SOURCE_HEADERS.page]: '3',
+        [SOURCE_HEADERS.since]: '2024-05-01T00:00:00Z',
+        [SOURCE_HEADERS.cursor]: 'c-3',
+      });
+    }
+    const first = pageMessages(
+      {
+        locationUid: LOCATION,
+        calls: [call('ok-1')],
+        deadLetters: [],
+        offset,
+        source: { ...source, page: 1, since: null, cursor: null },
+      },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.cursor);
+    expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.since);
+  });
+
+  it("writes a tombstone (key uid, null value) for each gone call, after the page's records", () => {
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1')], deadLetters: [], offset, tombstones: ['gone-1'] },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.calls.map((m) => [m.key, m.value === null ? null : String(m.value)])).toEqual([
+      ['ok-1', 'ok-1'],
+      ['gone-1', null],
+    ]);
   });
 
   it('keeps only the identifying fields of an oversized call in its dead letter', () => {

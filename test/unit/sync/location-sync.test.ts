@@ -11,6 +11,7 @@ import {
   type LocationSyncSettings,
 } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
+import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 
@@ -97,6 +98,26 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(api.requests[0]).toEqual({ kind: 'first', locationUid: LOC, since: t(0), order: 'asc', limit: 3 });
     expect(api.requests[1]?.kind).toBe('next');
+  });
+
+  it("tells the sink each page's source: its traversal, page number and request position", async () => {
+    const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
+    const { sync, sink } = build(api, { start: { ...EMPTY_OFFSET, since: t(0) } });
+    const sources: PageCommit['source'][] = [];
+    sink.beforeCommit = (commit) => {
+      sources.push(commit.source);
+    };
+    await sync.runTraversal();
+    const second = api.requests[1];
+    expect(sources).toEqual([
+      { traversalId: expect.any(String) as string, page: 1, since: t(0), cursor: null },
+      {
+        traversalId: sources[0]?.traversalId,
+        page: 2,
+        since: t(0),
+        cursor: second?.kind === 'next' ? second.cursor : 'missing',
+      },
+    ]);
   });
 
   it('publishes nothing twice on the next traversal and picks up an update', async () => {
@@ -225,8 +246,9 @@ describe('LocationSync', () => {
       customerPhoneNumberRedacted: true,
       enriched: false,
     });
+    expect(await metricValue(metrics, 'calls_connector_records_redacted_total')).toBe(2);
     expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'redacted' })).toBe(
-      2,
+      0,
     );
   });
 
@@ -279,6 +301,16 @@ describe('LocationSync', () => {
     expect(
       await metricValue(metrics, 'calls_connector_records_unenriched_total', { reason: 'version_mismatch' }),
     ).toBe(1);
+  });
+
+  it('publishes a tombstone instead of the unenriched record for a call GET reports gone, when configured', async () => {
+    const api = new FakeCallsApi([call('kept', 1), call('gone', 2), call('kept2', 3)]);
+    api.gone.add('gone');
+    const { sync, sink } = build(api, { settings: { tombstoneGone: true } });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['kept', 'kept2']);
+    expect(sink.tombstones).toEqual(['gone']);
+    expect(sink.offsets.get(LOC)?.watermark).toBe(t(3));
   });
 
   it('redacts every number and requests no single call when enrichment is off', async () => {
