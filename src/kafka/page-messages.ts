@@ -10,7 +10,7 @@ import { ConnectorError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Call, DeadLetter } from '../sync/model.js';
 import type { PageCommit } from '../sync/ports.js';
-import { deadLetterMessage } from './dead-letter-message.js';
+import { deadLetterMessage, withOriginalTopic } from './dead-letter-message.js';
 import { encodeOffsetValue, offsetKey } from './offsets/offset-codec.js';
 
 /** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
@@ -53,6 +53,7 @@ export function pageMessages(
 ): PageMessages {
   const calls: Message[] = [];
   const deadLetters: DeadLetter[] = [...commit.deadLetters];
+  const ownDeadLetters = deadLetters.length;
   for (const call of commit.calls) {
     try {
       calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call) });
@@ -61,7 +62,9 @@ export function pageMessages(
       deadLetters.push(rejectedCall(call, error));
     }
   }
-  const dlqMessages = deadLetters.map((d) => deadLetterMessage(d, connectorName, now));
+  const dlqMessages = deadLetters.map((d, i) =>
+    deadLetterMessage(d, connectorName, now, i < ownDeadLetters ? 'TASK_POLL' : 'VALUE_CONVERTER'),
+  );
   const offset = {
     key: offsetKey(connectorName, commit.locationUid),
     value: encodeOffsetValue(commit.offset),
@@ -99,6 +102,7 @@ function rejectedCall(call: Call, error: ConnectorError): DeadLetter {
     : withoutCustomerNumber;
   return {
     locationUid: call.locationUid,
+    uid: call.uid,
     code: error.code,
     message: error.message,
     payload: JSON.stringify(payload),
@@ -113,7 +117,10 @@ export function topicMessages(
 ): TopicMessages[] {
   const byTopic: TopicMessages[] = [
     { topic: topics.calls, messages: pages.flatMap((p) => p.calls) },
-    { topic: topics.deadLetters, messages: pages.flatMap((p) => p.deadLetters) },
+    {
+      topic: topics.deadLetters,
+      messages: pages.flatMap((p) => p.deadLetters.map((m) => withOriginalTopic(m, topics.calls))),
+    },
     ...(include.offsets ? [{ topic: topics.offsets, messages: pages.map((p) => p.offset) }] : []),
   ];
   return byTopic.filter((t) => t.messages.length > 0);
