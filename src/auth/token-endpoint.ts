@@ -20,6 +20,7 @@ import { request, type Dispatcher } from 'undici';
 import { FatalError, RetriableError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
 
 export interface TokenResponse {
@@ -224,8 +225,11 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     }
     const oauthError = stringField(json, 'error');
     const description = stringField(json, 'error_description');
-    const said = `${status}${oauthError === undefined ? '' : ` ${oauthError}`}${
-      description === undefined ? '' : `: ${scrub(description, secrets).slice(0, 300)}`
+    // The server's own text: scrubbed of what we sent and of anything token-shaped, then truncated.
+    const serverText = (text: string, limit: number): string =>
+      scrubSecretsInText(scrub(text, secrets)).slice(0, limit);
+    const said = `${status}${oauthError === undefined ? '' : ` ${serverText(oauthError, 64)}`}${
+      description === undefined ? '' : `: ${serverText(description, 300)}`
     }`;
     if (oauthError === 'invalid_client' || (status === 401 && oauthError !== 'invalid_grant')) {
       throw new TokenRequestRefused(
