@@ -55,7 +55,7 @@ describe('calls-connector demo', () => {
     expect(output).toContain('calls-connector tail --config');
 
     // The grant is stored encrypted: the token store holds no token in plain text, and the config no secret.
-    const tokens = await readFile(join(dir, 'tokens.enc'), 'utf8');
+    const tokens = await readFile(join(dir, 'tokens', 'tokens.enc'), 'utf8');
     expect(tokens).not.toMatch(/access_token|refresh_token|accessToken/);
     const config = await readFile(join(dir, 'config.yaml'), 'utf8');
     const secret = (await readFile(join(dir, 'secrets', 'client-secret'), 'utf8')).trim();

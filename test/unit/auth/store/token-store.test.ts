@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, stat, writeFile, readdir } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, stat, writeFile, readdir } from 'node:fs/promises';
+import { resolveClientSecret } from '../../../../src/auth/oauth-runtime.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -180,3 +181,23 @@ describe('TokenStore replay defence', () => {
 function stateName(state: string): string {
   return `state:${createHash('sha256').update(state, 'utf8').digest('hex')}`;
 }
+
+describe('secret files', () => {
+  it('refuses a token store file that group or others can read', async () => {
+    const { store, path } = await fileStore();
+    await store.writeGrant(record);
+    await chmod(path, 0o644);
+    await expect(store.readGrant('default')).rejects.toMatchObject({ code: 'SECRET_FILE_TOO_OPEN' });
+  });
+
+  it('refuses a client secret file that group or others can read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'secret-'));
+    const path = join(dir, 'client-secret');
+    await writeFile(path, 'client-secret-value\n', { mode: 0o600 });
+    expect(await resolveClientSecret({ clientSecretFile: path })).toBe('client-secret-value');
+    await chmod(path, 0o604);
+    await expect(resolveClientSecret({ clientSecretFile: path })).rejects.toMatchObject({
+      code: 'SECRET_FILE_TOO_OPEN',
+    });
+  });
+});
