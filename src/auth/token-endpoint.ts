@@ -35,7 +35,13 @@ export interface TokenResponse {
 
 /** The seam the token manager and the authorization flow depend on. */
 export interface TokenEndpoint {
-  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse>;
+  /** `codeVerifier`: the PKCE verifier of the authorization request (sent as code_verifier). */
+  redeemCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier?: string,
+    signal?: AbortSignal,
+  ): Promise<TokenResponse>;
   refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse>;
 }
 
@@ -98,15 +104,21 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     if (this.retry.maxAttempts < 1) throw new RangeError('retry.maxAttempts must be at least 1');
   }
 
-  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse> {
+  redeemCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier?: string,
+    signal?: AbortSignal,
+  ): Promise<TokenResponse> {
     const body = {
       grant_type: 'authorization_code',
       code,
       client_id: this.options.clientId,
       client_secret: this.#clientSecret,
       redirect_uri: redirectUri,
+      ...(codeVerifier !== undefined && { code_verifier: codeVerifier }),
     };
-    return this.post(body, [code], 'redeem', signal);
+    return this.post(body, codeVerifier === undefined ? [code] : [code, codeVerifier], 'redeem', signal);
   }
 
   refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse> {

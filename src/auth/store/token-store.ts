@@ -59,6 +59,8 @@ const pendingSchema = z.object({
   expiresAt: z.number(),
   /** Set once the state has been presented; a second presentation is a replay. */
   usedAt: z.number().optional(),
+  /** The PKCE verifier of the authorization request (absent in states written before PKCE). */
+  codeVerifier: z.string().optional(),
 });
 export type PendingAuthorization = z.infer<typeof pendingSchema>;
 
