@@ -47,7 +47,7 @@ export class MetricsServer {
   constructor(options: MetricsServerOptions) {
     this.metrics = options.metrics;
     this.readiness = options.readiness ?? new Readiness();
-    this.host = options.host ?? '0.0.0.0';
+    this.host = options.host ?? '127.0.0.1';
     this.port = options.port ?? 9464;
     this.logger = options.logger;
     if (!Number.isInteger(this.port) || this.port < 0 || this.port > 65_535) {

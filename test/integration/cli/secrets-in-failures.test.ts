@@ -51,6 +51,8 @@ describe('secrets in the output of a failed run', () => {
       auth: { staticToken: STATIC_TOKEN },
       kafka: { ...kafka, sasl: { mechanism: 'plain', username: 'svc', password: SASL_PASSWORD } },
       schemaRegistry: { url: withUserinfo(registry.url) },
+      // The local stack is plaintext: accepted explicitly, so the start-up warning path is exercised too.
+      security: { allowInsecureKafka: true, allowInsecureRegistry: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
@@ -68,6 +70,7 @@ describe('secrets in the output of a failed run', () => {
       ...document,
       auth: { staticToken: STATIC_TOKEN },
       schemaRegistry: { url: withUserinfo(registry.url) },
+      security: { allowInsecureRegistry: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
@@ -83,6 +86,7 @@ describe('secrets in the output of a failed run', () => {
     const { code, output } = await runWith({
       ...document,
       schemaRegistry: { url: withUserinfo(registry.url.replace(/\/apis\/ccompat\/v7$/, '/wrong/path')) },
+      security: { allowInsecureRegistry: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
