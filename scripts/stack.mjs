@@ -13,7 +13,7 @@
 //   down    stop only the processes this script started
 //   status  print what is running
 // Environment: CALLS_STACK_HOME (cache folder, default <repo>/.cache/stack), STACK_KAFKA_VERSION
-// (default 3.9.2; 4.x works too), STACK_KAFKA_PORT (19092), STACK_CONTROLLER_PORT (19093),
+// (default 4.4.0; 3.9.x works too), STACK_KAFKA_PORT (19092), STACK_CONTROLLER_PORT (19093),
 // STACK_REGISTRY_PORT (18081; its management interface uses the next port), STACK_REGISTRY_VERSION (3.3.3).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ const flag = (name) => {
 };
 
 const home = resolve(process.env.CALLS_STACK_HOME ?? join(repoRoot, '.cache', 'stack'));
-const kafkaVersion = flag('--kafka-version') ?? process.env.STACK_KAFKA_VERSION ?? '3.9.2';
+const kafkaVersion = flag('--kafka-version') ?? process.env.STACK_KAFKA_VERSION ?? '4.4.0';
 const registryVersion = process.env.STACK_REGISTRY_VERSION ?? '3.3.3';
 const kafkaPort = Number(process.env.STACK_KAFKA_PORT ?? 19092);
 const controllerPort = Number(process.env.STACK_CONTROLLER_PORT ?? 19093);
