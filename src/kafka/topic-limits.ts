@@ -3,7 +3,9 @@
  * it is sent (ITEM_TOO_LARGE, by the codec) instead of a send the broker refuses (MESSAGE_TOO_LARGE),
  * which no retry can fix. Read once at start from the topic's `max.message.bytes`.
  */
-import { ConfigResourceTypes, type Kafka } from 'kafkajs';
+import kafkajs, { type Kafka } from 'kafkajs';
+
+const { ConfigResourceTypes } = kafkajs;
 
 /** Room kept under max.message.bytes for the key (a uid of at most 256 characters), headers and batch overhead. */
 export const RECORD_OVERHEAD_BYTES = 2048;
