@@ -15,11 +15,6 @@ const FATAL_TYPES = new Set([
   'INVALID_TRANSACTION_TIMEOUT',
   'UNSUPPORTED_VERSION',
   'SASL_AUTHENTICATION_FAILED',
-  // The records are bounded below the broker's default limit (uid and cursor caps, the codec's
-  // kafka.maxBytesPerTransaction cap, capped dead letters): a refusal means a topic's max.message.bytes
-  // was set lower, which a person must fix; retrying would never succeed and would stall every location.
-  'MESSAGE_TOO_LARGE',
-  'RECORD_LIST_TOO_LARGE',
 ]);
 
 /** Every kafkajs protocol error type found in an error and the errors it wraps. */

@@ -39,11 +39,6 @@ describe('kafka error classification', () => {
     expect(fatalKafkaErrorType(protocolError('REQUEST_TIMED_OUT'))).toBeUndefined();
   });
 
-  it('never retries a record the broker refuses as too large: retrying cannot succeed and stalls every location', () => {
-    expect(fatalKafkaErrorType(protocolError('MESSAGE_TOO_LARGE'))).toBe('MESSAGE_TOO_LARGE');
-    expect(fatalKafkaErrorType(protocolError('RECORD_LIST_TOO_LARGE'))).toBe('RECORD_LIST_TOO_LARGE');
-  });
-
   it('describes an error with its types', () => {
     expect(describeKafkaError(protocolError('MESSAGE_TOO_LARGE'))).toBe(
       'broker said MESSAGE_TOO_LARGE [MESSAGE_TOO_LARGE]',
