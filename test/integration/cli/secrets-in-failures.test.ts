@@ -56,6 +56,8 @@ describe('secrets in the output of a failed run', () => {
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
+    expect(output).toContain('insecure setting accepted: kafka.sasl without kafka.ssl');
+    expect(output).toContain('insecure setting accepted: schemaRegistry basic auth');
     expect(output).toContain('[KAFKA_UNAVAILABLE]');
     expect(output).toContain('what to do: check kafka.brokers');
     for (const secret of [SASL_PASSWORD, REGISTRY_PASSWORD, STATIC_TOKEN])
