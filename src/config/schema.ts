@@ -399,7 +399,9 @@ export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegis
   }
   const registryUrl = URL.parse(c.schemaRegistry.url);
   const basicAuth = c.schemaRegistry.username !== undefined || (registryUrl?.username ?? '') !== '';
-  if (basicAuth && registryUrl?.protocol === 'http:') {
+  // Over loopback the credentials never leave the host (the demo, a local registry): not refused.
+  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(registryUrl?.hostname ?? '');
+  if (basicAuth && registryUrl?.protocol === 'http:' && !loopback) {
     found.push({
       path: ['schemaRegistry', 'url'],
       problem:

@@ -52,12 +52,11 @@ describe('secrets in the output of a failed run', () => {
       kafka: { ...kafka, sasl: { mechanism: 'plain', username: 'svc', password: SASL_PASSWORD } },
       schemaRegistry: { url: withUserinfo(registry.url) },
       // The local stack is plaintext: accepted explicitly, so the start-up warning path is exercised too.
-      security: { allowInsecureKafka: true, allowInsecureRegistry: true },
+      security: { allowInsecureKafka: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
     expect(output).toContain('insecure setting accepted: kafka.sasl without kafka.ssl');
-    expect(output).toContain('insecure setting accepted: schemaRegistry basic auth');
     expect(output).toContain('[KAFKA_UNAVAILABLE]');
     expect(output).toContain('what to do: check kafka.brokers');
     for (const secret of [SASL_PASSWORD, REGISTRY_PASSWORD, STATIC_TOKEN])
@@ -72,7 +71,6 @@ describe('secrets in the output of a failed run', () => {
       ...document,
       auth: { staticToken: STATIC_TOKEN },
       schemaRegistry: { url: withUserinfo(registry.url) },
-      security: { allowInsecureRegistry: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
@@ -88,7 +86,6 @@ describe('secrets in the output of a failed run', () => {
     const { code, output } = await runWith({
       ...document,
       schemaRegistry: { url: withUserinfo(registry.url.replace(/\/apis\/ccompat\/v7$/, '/wrong/path')) },
-      security: { allowInsecureRegistry: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);

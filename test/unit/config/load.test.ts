@@ -82,6 +82,14 @@ describe('parseConfig', () => {
     expect(() =>
       parseConfig({ ...minimal, kafka: { ...minimal.kafka, sasl, ssl: true } }, { CALLS_TOKEN: 't' }),
     ).not.toThrow();
+    // Over loopback the registry credentials never leave the host (the demo, a local registry).
+    for (const url of ['http://u:p@127.0.0.1:8081', 'http://localhost:8081'])
+      expect(() =>
+        parseConfig(
+          { ...minimal, schemaRegistry: { url, username: 'u', password: 'p' } },
+          { CALLS_TOKEN: 't' },
+        ),
+      ).not.toThrow();
   });
 
   it('accepts insecure settings only with their explicit security.allowInsecure… key, and lists them for the start-up warning', () => {
