@@ -20,6 +20,7 @@ import { request, type Dispatcher } from 'undici';
 import { FatalError, RetriableError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
 
 export interface TokenResponse {
@@ -34,7 +35,13 @@ export interface TokenResponse {
 
 /** The seam the token manager and the authorization flow depend on. */
 export interface TokenEndpoint {
-  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse>;
+  /** `codeVerifier`: the PKCE verifier of the authorization request (sent as code_verifier). */
+  redeemCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier?: string,
+    signal?: AbortSignal,
+  ): Promise<TokenResponse>;
   refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse>;
 }
 
@@ -97,15 +104,21 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     if (this.retry.maxAttempts < 1) throw new RangeError('retry.maxAttempts must be at least 1');
   }
 
-  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse> {
+  redeemCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier?: string,
+    signal?: AbortSignal,
+  ): Promise<TokenResponse> {
     const body = {
       grant_type: 'authorization_code',
       code,
       client_id: this.options.clientId,
       client_secret: this.#clientSecret,
       redirect_uri: redirectUri,
+      ...(codeVerifier !== undefined && { code_verifier: codeVerifier }),
     };
-    return this.post(body, [code], 'redeem', signal);
+    return this.post(body, codeVerifier === undefined ? [code] : [code, codeVerifier], 'redeem', signal);
   }
 
   refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse> {
@@ -224,8 +237,11 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     }
     const oauthError = stringField(json, 'error');
     const description = stringField(json, 'error_description');
-    const said = `${status}${oauthError === undefined ? '' : ` ${oauthError}`}${
-      description === undefined ? '' : `: ${scrub(description, secrets).slice(0, 300)}`
+    // The server's own text: scrubbed of what we sent and of anything token-shaped, then truncated.
+    const serverText = (text: string, limit: number): string =>
+      scrubSecretsInText(scrub(text, secrets)).slice(0, limit);
+    const said = `${status}${oauthError === undefined ? '' : ` ${serverText(oauthError, 64)}`}${
+      description === undefined ? '' : `: ${serverText(description, 300)}`
     }`;
     if (oauthError === 'invalid_client' || (status === 401 && oauthError !== 'invalid_grant')) {
       throw new TokenRequestRefused(

@@ -333,10 +333,24 @@ export const configSchema = z
     metrics: z
       .object({
         enabled: z.boolean().default(true),
-        host: z.string().default('0.0.0.0'),
+        /** Loopback by default: /metrics and /readyz are for the local scraper; containers set 0.0.0.0. */
+        host: z.string().default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(9464),
         /** Label per-location series with the location uid; turn off for thousands of locations. */
         perLocationLabels: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Explicit consent to settings that expose credentials or data in transit. Without it such settings are
+     * refused at validation; with it they are accepted and warned about at every start (see insecureSettings).
+     */
+    security: z
+      .object({
+        /** Accept SASL without TLS (credentials in clear) and kafka.ssl.rejectUnauthorized: false. */
+        allowInsecureKafka: z.boolean().default(false),
+        /** Accept schemaRegistry.username/password over http:// (basic auth in clear). */
+        allowInsecureRegistry: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
@@ -353,6 +367,16 @@ export const configSchema = z
   .refine((c) => c.oauth !== undefined || c.auth.staticToken !== undefined, {
     message: 'configure `oauth` (production) or `auth.staticToken` (development)',
     path: ['oauth'],
+  })
+  .superRefine((c, ctx) => {
+    for (const insecure of insecureSettings(c)) {
+      if (c.security[insecure.consent]) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: insecure.path,
+        message: `${insecure.problem}; fix it, or set security.${insecure.consent}: true to accept the risk`,
+      });
+    }
   })
   .superRefine((c, ctx) => {
     // One offset key per location: a location in two sources would be synced twice under two grants.
@@ -372,6 +396,50 @@ export const configSchema = z
   });
 
 export type ConnectorConfig = z.infer<typeof configSchema>;
+
+/** A setting that sends credentials or data unprotected, and the security.* key that accepts it. */
+export interface InsecureSetting {
+  path: string[];
+  problem: string;
+  consent: 'allowInsecureKafka' | 'allowInsecureRegistry';
+}
+
+/**
+ * The insecure settings of a configuration: refused by the schema unless their consent key is set, and
+ * then logged as warnings at start (`run`). Pure.
+ */
+export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'>): InsecureSetting[] {
+  const found: InsecureSetting[] = [];
+  const ssl = c.kafka.ssl;
+  if (c.kafka.sasl !== undefined && (ssl === undefined || ssl === false)) {
+    found.push({
+      path: ['kafka', 'sasl'],
+      problem: 'kafka.sasl without kafka.ssl sends the SASL credentials and every record unencrypted',
+      consent: 'allowInsecureKafka',
+    });
+  }
+  if (typeof ssl === 'object' && !ssl.rejectUnauthorized) {
+    found.push({
+      path: ['kafka', 'ssl', 'rejectUnauthorized'],
+      problem:
+        'kafka.ssl.rejectUnauthorized: false accepts any broker certificate (anyone in the path can impersonate the brokers)',
+      consent: 'allowInsecureKafka',
+    });
+  }
+  const registryUrl = URL.parse(c.schemaRegistry.url);
+  const basicAuth = c.schemaRegistry.username !== undefined || (registryUrl?.username ?? '') !== '';
+  // Over loopback the credentials never leave the host (the demo, a local registry): not refused.
+  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(registryUrl?.hostname ?? '');
+  if (basicAuth && registryUrl?.protocol === 'http:' && !loopback) {
+    found.push({
+      path: ['schemaRegistry', 'url'],
+      problem:
+        'schemaRegistry basic auth (username/password or URL userinfo) over http:// sends the credentials unencrypted',
+      consent: 'allowInsecureRegistry',
+    });
+  }
+  return found;
+}
 export type ApiConfig = z.infer<typeof apiSchema>;
 export type RetryConfig = ApiConfig['retry'];
 export type OAuthConfig = z.infer<typeof oauthSchema>;

@@ -137,7 +137,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     say(`    ${sandbox.baseUrl}  ${sandbox.locations.length} locations`);
 
     // Key and secret live in files of the demo folder (mode 0600), never in the config file.
-    // The key sits in its own folder: the token store refuses a key beside the data it protects.
+    // The key and the tokens sit in sibling folders: the token store refuses a key in, above or below
+    // the folder of the data it protects.
     await mkdir(join(workDir, 'secrets'), { recursive: true, mode: 0o700 });
     const keyFile = join(workDir, 'secrets', 'token-store.key');
     const secretFile = join(workDir, 'secrets', 'client-secret');
@@ -167,7 +168,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         redirectUri,
         scopes: ['read_phones'],
         keyFile,
-        store: { type: 'file', path: join(workDir, 'tokens.enc') },
+        store: { type: 'file', path: join(workDir, 'tokens', 'tokens.enc') },
       },
       sources: [{ locations: sandbox.locations }],
       kafka: {

@@ -11,7 +11,7 @@ import { ConnectorError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Call, DeadLetter } from '../sync/model.js';
 import type { PageCommit } from '../sync/ports.js';
-import { deadLetterMessage } from './dead-letter-message.js';
+import { deadLetterMessage, withOriginalTopic } from './dead-letter-message.js';
 import { encodeOffsetValue, offsetKey } from './offsets/offset-codec.js';
 import { sourceHeaders } from './source-headers.js';
 
@@ -56,6 +56,7 @@ export function pageMessages(
   const calls: Message[] = [];
   const deadLetters: DeadLetter[] = [...commit.deadLetters];
   const headers = sourceHeaders(connectorName, commit.locationUid, commit.source);
+  const ownDeadLetters = deadLetters.length;
   for (const call of commit.calls) {
     try {
       calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call), headers });
@@ -67,7 +68,9 @@ export function pageMessages(
   // Tombstones after the page's records: a call listed and then found gone ends deleted.
   for (const uid of commit.tombstones ?? [])
     calls.push({ key: encoder.encodeKey({ uid }), value: null, headers });
-  const dlqMessages = deadLetters.map((d) => deadLetterMessage(d, connectorName, now));
+  const dlqMessages = deadLetters.map((d, i) =>
+    deadLetterMessage(d, connectorName, now, i < ownDeadLetters ? 'TASK_POLL' : 'VALUE_CONVERTER'),
+  );
   const offset = {
     key: offsetKey(connectorName, commit.locationUid),
     value: encodeOffsetValue(commit.offset),
@@ -105,6 +108,7 @@ function rejectedCall(call: Call, error: ConnectorError): DeadLetter {
     : withoutCustomerNumber;
   return {
     locationUid: call.locationUid,
+    uid: call.uid,
     code: error.code,
     message: error.message,
     payload: JSON.stringify(payload),
@@ -119,7 +123,10 @@ export function topicMessages(
 ): TopicMessages[] {
   const byTopic: TopicMessages[] = [
     { topic: topics.calls, messages: pages.flatMap((p) => p.calls) },
-    { topic: topics.deadLetters, messages: pages.flatMap((p) => p.deadLetters) },
+    {
+      topic: topics.deadLetters,
+      messages: pages.flatMap((p) => p.deadLetters.map((m) => withOriginalTopic(m, topics.calls))),
+    },
     ...(include.offsets ? [{ topic: topics.offsets, messages: pages.map((p) => p.offset) }] : []),
   ];
   return byTopic.filter((t) => t.messages.length > 0);

@@ -25,6 +25,7 @@ import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { createSchemaRegistry } from './registry.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
+import { maxCallValueBytes, topicMaxMessageBytes } from './topic-limits.js';
 import { ensureConnectorTopics } from './topics.js';
 
 export interface KafkaSessionOptions {
@@ -66,8 +67,13 @@ export class KafkaSession {
       keyFormat: config.kafka.keyFormat,
       connectorName,
       compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
-      // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction).
-      maxValueBytes: Math.min(DEFAULT_MAX_VALUE_BYTES, config.kafka.maxBytesPerTransaction),
+      // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction) and the calls topic's
+      // max.message.bytes: a larger call becomes a dead letter (ITEM_TOO_LARGE) rather than a refused send.
+      maxValueBytes: maxCallValueBytes({
+        codecDefault: DEFAULT_MAX_VALUE_BYTES,
+        maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
+        topicMaxMessageBytes: await topicMaxMessageBytes(kafka, config.kafka.topic),
+      }),
     });
     log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
 

@@ -53,7 +53,7 @@ export class MetricsServer {
   constructor(options: MetricsServerOptions) {
     this.metrics = options.metrics;
     this.readiness = options.readiness ?? new Readiness();
-    this.host = options.host ?? '0.0.0.0';
+    this.host = options.host ?? '127.0.0.1';
     this.port = options.port ?? 9464;
     this.logger = options.logger;
     this.status = options.status;

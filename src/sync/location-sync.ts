@@ -420,20 +420,21 @@ export class LocationSync {
           call: mapped.call,
           deadLetter: null,
         });
-      else if (mapped.position === null) unpositioned.push(this.deadLetter(mapped.error, mapped.payload));
+      else if (mapped.position === null)
+        unpositioned.push(this.deadLetter(mapped.error, mapped.payload, null));
       else
         entries.push({
           ...mapped.position,
           fingerprint: fingerprintText(mapped.payload),
           call: null,
-          deadLetter: this.deadLetter(mapped.error, mapped.payload),
+          deadLetter: this.deadLetter(mapped.error, mapped.payload, mapped.position.uid),
         });
     }
     return { entries, unpositioned };
   }
 
-  private deadLetter(error: SkippableError, payload: string): DeadLetter {
-    return { locationUid: this.locationUid, code: error.code, message: error.message, payload };
+  private deadLetter(error: SkippableError, payload: string, uid: string | null): DeadLetter {
+    return { locationUid: this.locationUid, uid, code: error.code, message: error.message, payload };
   }
 
   /**

@@ -60,9 +60,11 @@ export const EMPTY_OFFSET: Readonly<LocationOffset> = Object.freeze({
 /** A listed item that could not be mapped or encoded: goes to the dead-letter topic, never lost silently. */
 export interface DeadLetter {
   locationUid: string;
+  /** The call's uid when the item had a usable one (the dead letter is keyed by it), else null/absent. */
+  uid?: string | null;
   /** Stable error code, e.g. ITEM_NO_UID, ITEM_BAD_UPDATED_AT, ITEM_SCHEMA_REJECTED. */
   code: string;
   message: string;
-  /** The item exactly as the API sent it (JSON), with customerPhoneNumber removed. */
+  /** The item's allow-listed fields as JSON (see deadLetterPayload): never the customer number. */
   payload: string;
 }

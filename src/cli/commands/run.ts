@@ -9,6 +9,7 @@
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
+import { insecureSettings } from '../../config/schema.js';
 import { redactSecrets } from '../../config/redact.js';
 import { createLogger } from '../../logging/logger.js';
 import { FatalError } from '../../errors/index.js';
@@ -80,6 +81,11 @@ export function register(program: Command): void {
       const config = await loadConfig(options.config);
       const logger = createLogger({ level: config.logging.level, format: config.logging.format });
       logger.debug({ config: redactSecrets(config) }, 'configuration');
+      for (const insecure of insecureSettings(config))
+        logger.warn(
+          { setting: insecure.path.join('.'), accepted: `security.${insecure.consent}` },
+          `insecure setting accepted: ${insecure.problem}`,
+        );
       const stop = shutdownSignal((received) => logger.info({ signal: received }, 'stopping'));
       let runtime: ConnectorRuntime | null = null;
       try {

@@ -93,7 +93,7 @@ describe('calls-connector demo', () => {
     }
 
     // The grant is stored encrypted: the token store holds no token in plain text, and the config no secret.
-    const tokens = await readFile(join(dir, 'tokens.enc'), 'utf8');
+    const tokens = await readFile(join(dir, 'tokens', 'tokens.enc'), 'utf8');
     expect(tokens).not.toMatch(/access_token|refresh_token|accessToken/);
     const secret = (await readFile(join(dir, 'secrets', 'client-secret'), 'utf8')).trim();
     expect(config).not.toContain(secret);

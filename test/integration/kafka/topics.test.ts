@@ -2,6 +2,7 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { FatalError } from '../../../src/errors/index.js';
+import { topicMaxMessageBytes } from '../../../src/kafka/topic-limits.js';
 import { ensureCompactedTopic, ensureConnectorTopics } from '../../../src/kafka/topics.js';
 import { createTopics, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
@@ -33,6 +34,17 @@ async function failure(promise: Promise<unknown>): Promise<FatalError> {
   expect(error).toBeInstanceOf(FatalError);
   return error as FatalError;
 }
+
+describe('topicMaxMessageBytes', () => {
+  it("reads the topic's max.message.bytes, and gives undefined for a topic that does not exist", async () => {
+    const topic = uniqueName('limits');
+    await createTopics(testKafka(), [
+      { topic, configEntries: [{ name: 'max.message.bytes', value: '50000' }] },
+    ]);
+    expect(await topicMaxMessageBytes(testKafka(), topic)).toBe(50_000);
+    expect(await topicMaxMessageBytes(testKafka(), uniqueName('missing'))).toBeUndefined();
+  });
+});
 
 describe('connector topics', () => {
   it('creates the calls, compacted offsets and dead-letter topics when missing, and accepts them on the next start', async () => {

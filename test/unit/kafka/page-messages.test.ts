@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SkippableError } from '../../../src/errors/index.js';
-import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
+import { CONNECT_ERROR_HEADERS, DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
 import { pageMessages, topicMessages, type CallEncoder } from '../../../src/kafka/page-messages.js';
 import { SOURCE_HEADERS } from '../../../src/kafka/source-headers.js';
 import type { Call } from '../../../src/sync/model.js';
@@ -110,6 +110,65 @@ describe('pageMessages', () => {
       locationUid: LOCATION,
       updatedAt: big.updatedAt,
     });
+  });
+
+  it('keys dead letters by call uid when known and gives them Kafka Connect error headers', () => {
+    const page = pageMessages(
+      {
+        locationUid: LOCATION,
+        calls: [call('bad-1')],
+        deadLetters: [
+          {
+            locationUid: LOCATION,
+            uid: 'c9',
+            code: 'ITEM_BAD_UPDATED_AT',
+            message: 'no date',
+            payload: '{}',
+          },
+          { locationUid: LOCATION, code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' },
+        ],
+        offset,
+      },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.deadLetters.map((m) => m.key)).toEqual(['c9', LOCATION, 'bad-1']);
+    const [polled, , converted] = page.deadLetters;
+    expect(polled?.headers).toMatchObject({
+      [CONNECT_ERROR_HEADERS.connectorName]: 'conn',
+      [CONNECT_ERROR_HEADERS.stage]: 'TASK_POLL',
+      [CONNECT_ERROR_HEADERS.exceptionClass]: 'SkippableError',
+      [CONNECT_ERROR_HEADERS.exceptionMessage]: 'ITEM_BAD_UPDATED_AT: no date',
+      [DLQ_HEADERS.uid]: 'c9',
+    });
+    expect(converted?.headers?.[CONNECT_ERROR_HEADERS.stage]).toBe('VALUE_CONVERTER');
+    const [dlq] = topicMessages([page], { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' }).filter(
+      (t) => t.topic === 'dlq',
+    );
+    expect(dlq?.messages.map((m) => m.headers?.[CONNECT_ERROR_HEADERS.topic])).toEqual([
+      'calls',
+      'calls',
+      'calls',
+    ]);
+  });
+
+  it('bounds every dead letter (key, headers, value) however large its parts were', () => {
+    const huge = 'x'.repeat(2_000_000);
+    const page = pageMessages(
+      {
+        locationUid: LOCATION,
+        calls: [],
+        deadLetters: [
+          { locationUid: LOCATION, uid: huge, code: 'ITEM_SCHEMA_REJECTED', message: huge, payload: huge },
+        ],
+        offset,
+      },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.bytes).toBeLessThan(100_000);
   });
 
   it('lets errors that are not skippable through (programmer errors are never dead letters)', () => {

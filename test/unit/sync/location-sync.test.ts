@@ -336,6 +336,26 @@ describe('LocationSync', () => {
     expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'dlq' })).toBe(2);
   });
 
+  it('dead-letters hostile items (10,000-deep nesting, a megabyte uid) and goes on, keyed by uid when usable', async () => {
+    let deep: unknown[] = [];
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const api = new FakeCallsApi([
+      call('a', 1),
+      call('n', 2, { raw: { uid: 'n', updatedAt: t(2), locationPhoneNumber: deep } }),
+      call('u', 3, { raw: { uid: 'u'.repeat(1_000_000), updatedAt: t(3) } }),
+      call('b', 4),
+    ]);
+    const { sync, sink } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
+    expect(sink.deadLetters.map((d) => [d.code, d.uid])).toEqual([
+      ['ITEM_SCHEMA_REJECTED', 'n'],
+      ['ITEM_UID_TOO_LONG', null],
+    ]);
+    for (const dead of sink.deadLetters)
+      expect(dead.payload.length + dead.message.length).toBeLessThan(4_000);
+  });
+
   it('does not dead-letter a rejected item twice at the boundary', async () => {
     const api = new FakeCallsApi([call('y', 3, { raw: { uid: 'y', updatedAt: t(3), isPrivate: 'maybe' } })]);
     const { sync, sink } = build(api);
