@@ -286,6 +286,24 @@ export const configSchema = z
          * backfill does not starve the others; a larger value keeps cursors fresher).
          */
         pagesPerTurn: z.number().int().min(1).max(10_000).default(20),
+        /**
+         * A location stopped by an error that can heal (403, cursor loop, revoked grant, ...; see
+         * docs/sync.md) is tried again after initialDelayMs, growing by multiplier per consecutive stop up
+         * to maxDelayMs, shortened at random by up to `jitter` of it.
+         */
+        stoppedRetry: z
+          .object({
+            initialDelayMs: durationMs.min(1_000).default(60_000),
+            maxDelayMs: durationMs.min(1_000).default(3_600_000),
+            multiplier: z.number().min(1).max(10).default(2),
+            jitter: z.number().min(0).max(1).default(0.2),
+          })
+          .strict()
+          .refine((r) => r.maxDelayMs >= r.initialDelayMs, {
+            message: 'maxDelayMs must be >= initialDelayMs',
+            path: ['maxDelayMs'],
+          })
+          .prefault({}),
       })
       .strict()
       .prefault({}),

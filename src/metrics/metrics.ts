@@ -178,7 +178,8 @@ export class ConnectorMetrics {
   });
   readonly locationsStopped = new Gauge({
     name: 'calls_connector_locations_stopped',
-    help: 'Locations stopped by a fatal error (loop, revoked grant, malformed pages) and waiting for a person.',
+    help: 'Locations stopped by a fatal error (403, cursor loop, revoked grant, ...), by error code; retried with backoff until a page succeeds (see docs/sync.md).',
+    labelNames: ['code'] as const,
     registers: [this.registry],
   });
 

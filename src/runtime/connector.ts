@@ -13,7 +13,7 @@
  * 5. one LocationSync per configured location, all under one Scheduler.
  *
  * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
- * or once every location is stopped by a fatal error; `close()` releases everything and is safe to call
+ * or once every location is stopped for good (sync/healing.ts); `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
 import type { Logger } from '../logging/logger.js';
@@ -23,7 +23,7 @@ import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
+import { grantCheck, kafkaCheck, locationsCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
 import { KafkaSession } from '../kafka/session.js';
 import { verifySchemaRegistry } from './preflight.js';
@@ -210,6 +210,7 @@ export class ConnectorRuntime {
           pagesPerTurn: config.poll.pagesPerTurn,
           shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
           failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+          stoppedRetry: config.poll.stoppedRetry,
         },
         metrics,
         logger,
@@ -220,6 +221,7 @@ export class ConnectorRuntime {
         kafkaCheck(admin),
         schemaRegistryCheck(registryProbe),
         ...[...grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
+        locationsCheck(() => scheduler.status()),
       ];
       for (const check of checks) readiness.add(check);
 

@@ -32,7 +32,7 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
   metrics.traversalDuration.observe(4.2);
   metrics.locationErrors.inc({ location, code: 'CURSOR_LOOP' });
-  metrics.locationsStopped.set(0);
+  metrics.locationsStopped.set({ code: 'API_FORBIDDEN' }, 0);
   metrics.pollInterval.set(60);
 }
 
