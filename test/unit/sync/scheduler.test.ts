@@ -43,6 +43,17 @@ function virtualClock(): Clock & { at: number } {
   return clock;
 }
 
+/** The clock's time at each listing request, in order. */
+function requestTimes(api: FakeCallsApi, clock: Clock): number[] {
+  const times: number[] = [];
+  const original = api.listPage.bind(api);
+  api.listPage = async (request, signal) => {
+    times.push(clock.now());
+    return original(request, signal);
+  };
+  return times;
+}
+
 function setup(
   api: FakeCallsApi,
   locations: string[],
@@ -217,12 +228,7 @@ describe('Scheduler', () => {
     const api = new FakeCallsApi(calls(loc(1), 1));
     for (let i = 0; i < 10; i++) api.listErrors.push(new FatalError('CURSOR_LOOP', 'loop'));
     const { scheduler } = setup(api, [loc(1)], {}, clock);
-    const requestedAt: number[] = [];
-    const original = api.listPage.bind(api);
-    api.listPage = async (request, signal) => {
-      requestedAt.push(clock.now());
-      return original(request, signal);
-    };
+    const requestedAt = requestTimes(api, clock);
     const stop = new AbortController();
     const running = scheduler.run(stop.signal);
     await eventually(() => requestedAt.length >= 10, 4_000, 'ten attempts');
@@ -239,12 +245,7 @@ describe('Scheduler', () => {
     const api = new FakeCallsApi(calls(loc(1), 1));
     for (let i = 0; i < 4; i++) api.listErrors.push(new FatalError('AUTH_GRANT_REVOKED', 'run auth login'));
     const { scheduler } = setup(api, [loc(1)], {}, clock);
-    const requestedAt: number[] = [];
-    const original = api.listPage.bind(api);
-    api.listPage = async (request, signal) => {
-      requestedAt.push(clock.now());
-      return original(request, signal);
-    };
+    const requestedAt = requestTimes(api, clock);
     const stop = new AbortController();
     const running = scheduler.run(stop.signal);
     await eventually(() => (scheduler.status()[0]?.totals.traversalsCompleted ?? 0) >= 1, 4_000, 'resumed');
