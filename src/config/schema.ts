@@ -210,8 +210,9 @@ export const kafkaSchema = z
      */
     maxBytesPerTransaction: z.number().int().min(10_000).default(800_000),
     /**
-     * Fenced (another instance with this connector.name, or a transaction timed out) this many times
-     * within fencedWindowMs: rebuild the producer and retry; once more: stop with a fatal error.
+     * A producer fenced because its own transaction outlived transactionTimeoutMs is rebuilt this many
+     * times within fencedWindowMs; once more, it stands by. Fenced by a newer instance with this
+     * connector.name, it always stands by (the newest instance wins; it is never fenced back).
      */
     fencedRebuildLimit: z.number().int().min(0).max(100).default(3),
     fencedWindowMs: durationMs.min(1000).default(600_000),

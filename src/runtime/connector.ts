@@ -36,6 +36,9 @@ import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
 
+/** The sink's fatal error when a newer instance took over the transactional id (see run()). */
+const FENCED_BY_NEWER_INSTANCE = 'KAFKA_FENCED_BY_ANOTHER_INSTANCE';
+
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
 
@@ -239,6 +242,17 @@ export class ConnectorRuntime {
         admin,
       );
       onFatal = (error) => runtime.fail(error);
+      readiness.add({
+        name: 'writer',
+        check: () => {
+          const fatal = runtime.fatalError;
+          return Promise.resolve(
+            fatal === null
+              ? { name: 'writer', ok: true }
+              : { name: 'writer', ok: false, detail: `${fatal.code}: ${fatal.message}` },
+          );
+        },
+      });
       logger.info(
         {
           connector: config.connector.name,
@@ -264,10 +278,29 @@ export class ConnectorRuntime {
     return (this.fatal.signal.reason as FatalError | undefined) ?? null;
   }
 
-  /** Runs until `signal` aborts (graceful stop), every location is stopped, or a fatal sink error. */
+  /**
+   * Runs until `signal` aborts (graceful stop), every location is stopped for good, or a fatal sink
+   * error. Fenced by a newer instance of the same connector name, it stands by instead: it writes
+   * nothing more, `/readyz` fails (check `writer`), metrics are still served, and it resolves normally
+   * when `signal` aborts. Why not exit: a restarted process (systemd, Docker restart policies) would
+   * fence the newer instance back; a rolling update sends this one SIGTERM anyway.
+   */
   async run(signal: AbortSignal): Promise<void> {
     await this.scheduler.run(AbortSignal.any([signal, this.fatal.signal]));
-    if (this.fatalError) throw this.fatalError;
+    const fatal = this.fatalError;
+    if (fatal?.code === FENCED_BY_NEWER_INSTANCE) {
+      if (!signal.aborted) {
+        this.logger.warn(
+          { code: fatal.code },
+          'fenced by a newer instance with the same connector.name: standing by (not ready) until stopped',
+        );
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+      }
+      return;
+    }
+    if (fatal) throw fatal;
   }
 
   async close(): Promise<void> {
@@ -289,7 +322,9 @@ export class ConnectorRuntime {
   }
 
   private fail(error: FatalError): void {
-    this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
+    if (error.code === FENCED_BY_NEWER_INSTANCE)
+      this.logger.warn({ err: error, code: error.code }, 'a newer instance took over: no more writes');
+    else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
     if (!this.fatal.signal.aborted) this.fatal.abort(error);
   }
 }
