@@ -218,6 +218,12 @@ export const kafkaSchema = z
     fencedWindowMs: durationMs.min(1000).default(600_000),
     /** Reading the offsets topic to its end at start must finish within this time. */
     offsetsLoadTimeoutMs: durationMs.min(1000).default(120_000),
+    /**
+     * cleanup.policy of the calls topic when the connector creates it. compact: the topic keeps the
+     * latest version of every call (the complete current state; older versions, and the customer numbers
+     * of calls that later turned private, are compacted away). delete: a time-limited change log.
+     */
+    topicCleanupPolicy: z.enum(['compact', 'delete', 'compact,delete']).default('compact'),
   })
   .strict();
 

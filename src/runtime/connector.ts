@@ -112,6 +112,7 @@ export class ConnectorRuntime {
       let onFatal: (error: FatalError) => void = () => {};
       const session = await KafkaSession.start({
         config,
+        boundaryCap: config.poll.boundaryCap,
         logger,
         metrics,
         onFatal: (error) => onFatal(error),
