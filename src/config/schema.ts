@@ -130,6 +130,11 @@ export const oauthSchema = z
      * appear in the store before declaring the grant revoked (several instances sharing a Kafka store).
      */
     rotationGraceMs: durationMs.default(3_000),
+    /**
+     * Each instance refreshes up to this much earlier than refreshBeforeExpiryMs (a random share, chosen
+     * at start), so instances sharing a grant do not refresh at the same moment.
+     */
+    refreshJitterMs: durationMs.default(5 * 60_000),
     store: tokenStoreSchema.default({ type: 'file', path: './.calls-connector/tokens.enc' }),
     /** Encryption key for the token store: 32 bytes, base64 or hex, from this env var ... */
     keyEnv: z.string().min(1).default('CALLS_CONNECTOR_TOKEN_KEY'),
