@@ -21,8 +21,8 @@
  *   call re-reads the store and fails fast with the same error until a new grant is stored, then resumes.
  *   Nothing here exits the process: the scheduler pauses only the locations of this grant and retries
  *   them every minute (sync/healing.ts), so they resume without a restart after `auth login`.
- * - A 401 for a token this manager just obtained by a refresh: refreshed again at most once per backoff,
- *   not on every retry of the request (AUTH_TOKEN_REJECTED_AFTER_REFRESH, retriable, meanwhile).
+ * - A 401 for a token this manager just obtained by a refresh, before it served requests: refreshed again at
+ *   most once per backoff, not on every retry (AUTH_TOKEN_REJECTED_AFTER_REFRESH, retriable, meanwhile).
  *
  * Tokens never reach logs, errors or metrics.
  */
@@ -98,6 +98,13 @@ export function revokedGrantMessage(grant: string): string {
   );
 }
 
+/**
+ * A refreshed token rejected before accessToken() handed it out more often than this (about the requests
+ * in flight at once) is taken as "the 401 persists after the refresh"; rejected later, it served requests
+ * and its rejection is an ordinary early expiry, refreshed at once.
+ */
+const REJECTED_ON_ARRIVAL_HAND_OUTS = 16;
+
 export const DEFAULT_REFRESH_RETRY = Object.freeze({ initialDelayMs: 5_000, maxDelayMs: 300_000 });
 
 export class TokenManager implements TokenProvider {
@@ -121,6 +128,8 @@ export class TokenManager implements TokenProvider {
   private refused: { refreshToken: string; error: TokenRequestRefused } | undefined;
   /** The access token the last refresh produced: a 401 for it is not answered by refreshing at once. */
   private refreshedToken: string | undefined;
+  /** How often accessToken() handed out `refreshedToken`: a proxy for "it served requests". */
+  private handOuts = 0;
   private readonly jitterMs: number;
   private readonly random: () => number;
   /** Backoff of refresh attempts after a failed one (proactive refresh, refused refresh token). */
@@ -159,6 +168,7 @@ export class TokenManager implements TokenProvider {
 
   async accessToken(signal?: AbortSignal): Promise<string> {
     const record = await this.record();
+    if (record.accessToken === this.refreshedToken) this.handOuts += 1;
     if (!this.dueForRefresh(record)) return record.accessToken;
     const valid = this.now() < record.accessTokenExpiresAt;
     if (this.refreshBackoff.waiting(this.now())) {
@@ -186,8 +196,11 @@ export class TokenManager implements TokenProvider {
   async refreshAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
     const record = await this.record();
     if (record.accessToken !== rejected) return record.accessToken;
-    if (this.refreshedToken === rejected) {
-      // The API refuses a token we just obtained: another refresh at once would most likely fare no better.
+    if (this.refreshedToken === rejected && this.handOuts > REJECTED_ON_ARRIVAL_HAND_OUTS) {
+      this.rejectionBackoff.reset(); // it served requests before: an ordinary expiry, not a persisting 401
+    } else if (this.refreshedToken === rejected) {
+      // The API refuses a token we just obtained, before it served much: another refresh at once would most
+      // likely fare no better (a 401 that persists after a refresh).
       const now = this.now();
       if (this.rejectionBackoff.waiting(now)) {
         throw new RetriableError(
@@ -266,6 +279,7 @@ export class TokenManager implements TokenProvider {
         const next = grantRecordFromResponse(source, response, started, this.lifetimeMs);
         const stored = await this.persistAndAdopt(next);
         this.refreshedToken = stored.accessToken;
+        this.handOuts = 0;
         this.refreshBackoff.reset();
         this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'success' });
         this.log.info(

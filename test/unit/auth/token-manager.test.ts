@@ -271,6 +271,15 @@ describe('TokenManager', () => {
     expect(await manager.refreshAfterRejection('at-2')).toBe('at-3');
   });
 
+  it('refreshes at once a refreshed token that served requests before the API rejected it', async () => {
+    const { manager, endpoint } = await setup();
+    expect(await manager.refreshAfterRejection('at-0')).toBe('at-1');
+    expect(await manager.refreshAfterRejection('at-1')).toBe('at-2');
+    for (let i = 0; i < 20; i++) expect(await manager.accessToken()).toBe('at-2');
+    expect(await manager.refreshAfterRejection('at-2')).toBe('at-3');
+    expect(endpoint.refreshes).toBe(3);
+  });
+
   it('spreads the refresh of instances over refreshJitterMs before refreshBeforeExpiryMs', async () => {
     const { store, endpoint, clock } = await setup();
     const manager = (random: number) =>
