@@ -130,6 +130,11 @@ export class ConnectorMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly standby = new Gauge({
+    name: 'calls_connector_standby',
+    help: '1 while this instance stands by because a newer instance with the same connector.name took over its transactional id (it writes nothing); 0 otherwise.',
+    registers: [this.registry],
+  });
   /** Per location uid: highest published updatedAt (ms). Kept here so freshness is computed at scrape time. */
   private readonly highWaterMs = new Map<string, number>();
   /** Per location uid: time (ms) of the last completed traversal. */

@@ -323,9 +323,10 @@ export class ConnectorRuntime {
   }
 
   private fail(error: FatalError): void {
-    if (error.code === FENCED_BY_NEWER_INSTANCE)
+    if (error.code === FENCED_BY_NEWER_INSTANCE) {
+      this.metrics.standby.set(1);
       this.logger.warn({ err: error, code: error.code }, 'a newer instance took over: no more writes');
-    else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
+    } else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
     if (!this.fatal.signal.aborted) this.fatal.abort(error);
   }
 }

@@ -28,6 +28,7 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.transactions.inc({ result: 'commit' }, 2);
   metrics.transactions.inc({ result: 'abort' });
   metrics.producerRecreated.inc({ code: 'INVALID_PRODUCER_EPOCH' });
+  metrics.standby.set(0);
   metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
   metrics.traversalDuration.observe(4.2);
