@@ -76,6 +76,7 @@ export class OAuthRuntime {
         refreshBeforeExpiryMs: this.settings.refreshBeforeExpiryMs,
         accessTokenLifetimeMs: this.settings.accessTokenLifetimeMs,
         rotationGraceMs: this.settings.rotationGraceMs,
+        refreshJitterMs: this.settings.refreshJitterMs,
         ...this.optionalDeps(),
       });
       this.managers.set(grant, manager);

@@ -77,7 +77,12 @@ export interface HttpTokenEndpointOptions {
   timeoutMs?: number;
   retry?: TokenRetryPolicy;
   metrics?: ConnectorMetrics;
+  /** Largest response body read; a longer one fails the attempt (retried). Default 64 KiB. */
+  maxResponseBytes?: number;
 }
+
+/** A token response is a few hundred bytes; anything near this is not one. */
+export const DEFAULT_MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 const RETRIABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -179,7 +184,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
         signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
       });
       status = response.statusCode;
-      const text = await response.body.text();
+      const text = await this.boundedText(response.body);
       return this.interpret(status, text, secrets, purpose);
     } catch (error) {
       if (error instanceof FatalError || error instanceof RetriableError) throw error;
@@ -205,6 +210,27 @@ export class HttpTokenEndpoint implements TokenEndpoint {
         (performance.now() - started) / 1000,
       );
     }
+  }
+
+  /** The body as UTF-8, reading no more than maxResponseBytes (a hostile or broken endpoint cannot exhaust memory). */
+  private async boundedText(body: AsyncIterable<unknown> & { destroy(): unknown }): Promise<string> {
+    const limit = this.options.maxResponseBytes ?? DEFAULT_MAX_TOKEN_RESPONSE_BYTES;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      size += buffer.length;
+      if (size > limit) {
+        body.destroy();
+        throw new RetriableError(
+          'AUTH_TOKEN_RESPONSE_TOO_LARGE',
+          `the token endpoint's response exceeds ${limit} bytes; it is not a token response`,
+          { details: { reason: 'too_large' } },
+        );
+      }
+      chunks.push(buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   private interpret(

@@ -145,6 +145,11 @@ export const oauthSchema = z
      * appear in the store before declaring the grant revoked (several instances sharing a Kafka store).
      */
     rotationGraceMs: durationMs().default(3_000),
+    /**
+     * Each instance refreshes up to this much earlier than refreshBeforeExpiryMs (a random share, chosen
+     * at start), so instances sharing a grant do not refresh at the same moment.
+     */
+    refreshJitterMs: durationMs().default(5 * 60_000),
     store: tokenStoreSchema.default({ type: 'file', path: './.calls-connector/tokens.enc' }),
     /** Encryption key for the token store: 32 bytes, base64 or hex, from this env var ... */
     keyEnv: z.string().min(1).default('CALLS_CONNECTOR_TOKEN_KEY'),
@@ -229,8 +234,9 @@ export const kafkaSchema = z
      */
     maxBytesPerTransaction: z.number().int().min(10_000).default(800_000),
     /**
-     * Fenced (another instance with this connector.name, or a transaction timed out) this many times
-     * within fencedWindowMs: rebuild the producer and retry; once more: stop with a fatal error.
+     * A producer fenced because its own transaction outlived transactionTimeoutMs is rebuilt this many
+     * times within fencedWindowMs; once more, it stands by. Fenced by a newer instance with this
+     * connector.name, it always stands by (the newest instance wins; it is never fenced back).
      */
     fencedRebuildLimit: z.number().int().min(0).max(100).default(3),
     fencedWindowMs: durationMs(1000).default(600_000),
@@ -246,6 +252,12 @@ export const kafkaSchema = z
     /** Heartbeat records per location every this often (0: off), to heartbeatTopic; see the README. */
     heartbeatIntervalMs: durationMs().default(0),
     heartbeatTopic: z.string().min(1).default('calls-connector-heartbeats'),
+    /**
+     * cleanup.policy of the calls topic when the connector creates it. compact: the topic keeps the
+     * latest version of every call (the complete current state; older versions, and the customer numbers
+     * of calls that later turned private, are compacted away). delete: a time-limited change log.
+     */
+    topicCleanupPolicy: z.enum(['compact', 'delete', 'compact,delete']).default('compact'),
   })
   .strict();
 
@@ -315,6 +327,24 @@ export const configSchema = z
          * backfill does not starve the others; a larger value keeps cursors fresher).
          */
         pagesPerTurn: z.number().int().min(1).max(10_000).default(20),
+        /**
+         * A location stopped by an error that can heal (403, cursor loop, revoked grant, ...; see
+         * docs/sync.md) is tried again after initialDelayMs, growing by multiplier per consecutive stop up
+         * to maxDelayMs, shortened at random by up to `jitter` of it.
+         */
+        stoppedRetry: z
+          .object({
+            initialDelayMs: durationMs(1_000).default(60_000),
+            maxDelayMs: durationMs(1_000).default(3_600_000),
+            multiplier: z.number().min(1).max(10).default(2),
+            jitter: z.number().min(0).max(1).default(0.2),
+          })
+          .strict()
+          .refine((r) => r.maxDelayMs >= r.initialDelayMs, {
+            message: 'maxDelayMs must be >= initialDelayMs',
+            path: ['maxDelayMs'],
+          })
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -3,31 +3,22 @@
  * it is sent (ITEM_TOO_LARGE, by the codec) instead of a send the broker refuses (MESSAGE_TOO_LARGE),
  * which no retry can fix. Read once at start from the topic's `max.message.bytes`.
  */
-import kafkajs, { type Kafka } from 'kafkajs';
-
-const { ConfigResourceTypes } = kafkajs;
+import type { Kafka } from 'kafkajs';
+import { topicMaxMessageBytes } from './topics.js';
 
 /** Room kept under max.message.bytes for the key (a uid of at most 256 characters), headers and batch overhead. */
 export const RECORD_OVERHEAD_BYTES = 2048;
 
 /**
- * The topic's max.message.bytes, or undefined when it cannot be read (no DescribeConfigs permission, an
- * older broker): the caller then keeps its own bound.
+ * The topic's max.message.bytes (topics.ts reads it), or undefined when it cannot be read (no
+ * DescribeConfigs permission, an older broker, the topic missing): the caller then keeps its own bound.
  */
-export async function topicMaxMessageBytes(kafka: Kafka, topic: string): Promise<number | undefined> {
+export async function topicMaxMessageBytesIfKnown(kafka: Kafka, topic: string): Promise<number | undefined> {
   let admin: ReturnType<Kafka['admin']> | undefined;
   try {
     admin = kafka.admin();
     await admin.connect();
-    const described = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
-    });
-    const value = described.resources[0]?.configEntries.find(
-      (e) => e.configName === 'max.message.bytes',
-    )?.configValue;
-    const bytes = Number(value);
-    return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+    return await topicMaxMessageBytes(admin, topic);
   } catch {
     return undefined;
   } finally {

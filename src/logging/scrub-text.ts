@@ -44,8 +44,14 @@ const ESCAPED_JSON_STRING_MEMBER = new RegExp(
   'gi',
 );
 
-/** An error code (`AUTH_GRANT_REVOKED`) may follow `code=`; an authorization code does not look like one. */
-const ERROR_CODE_VALUE = /^[A-Z][A-Z0-9_]{0,63}$/;
+/**
+ * An error code (`AUTH_GRANT_REVOKED`, `cursor_expired`, `invalid_grant`) may follow `code`; an
+ * authorization code does not look like one: error codes are single-case words joined by `_`, `.` or `-`,
+ * or a single word without digits, while authorization codes are random (mixed case, or hex digits).
+ * Keeping error codes readable matters: they are what an operator needs from an API error body.
+ */
+const ERROR_CODE_VALUE =
+  /^(?:[A-Z][A-Z0-9]*(?:[_.-][A-Z0-9]+)+|[a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+|[A-Za-z][a-z]{0,31})$/;
 
 export const REDACTED = '[redacted]';
 

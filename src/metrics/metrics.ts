@@ -128,6 +128,11 @@ export class ConnectorMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly standby = new Gauge({
+    name: 'calls_connector_standby',
+    help: '1 while this instance stands by because a newer instance with the same connector.name took over its transactional id (it writes nothing); 0 otherwise.',
+    registers: [this.registry],
+  });
   /** Per location uid: highest published updatedAt (ms). Kept here so freshness is computed at scrape time. */
   private readonly highWaterMs = new Map<string, number>();
   /** Per location uid: time (ms) of the last completed traversal. */
@@ -176,7 +181,8 @@ export class ConnectorMetrics {
   });
   readonly locationsStopped = new Gauge({
     name: 'calls_connector_locations_stopped',
-    help: 'Locations stopped by a fatal error (loop, revoked grant, malformed pages) and waiting for a person.',
+    help: 'Locations stopped by a fatal error (403, cursor loop, revoked grant, ...), by error code; retried with backoff until a page succeeds (see docs/sync.md).',
+    labelNames: ['code'] as const,
     registers: [this.registry],
   });
 

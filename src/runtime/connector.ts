@@ -13,7 +13,7 @@
  * 5. one LocationSync per configured location, all under one Scheduler.
  *
  * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
- * or once every location is stopped by a fatal error; `close()` releases everything and is safe to call
+ * or once every location is stopped for good (sync/healing.ts); `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
 import { hostname } from 'node:os';
@@ -24,7 +24,7 @@ import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
+import { grantCheck, kafkaCheck, locationsCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js';
 import { InstancePresence } from '../kafka/instance-presence.js';
@@ -39,6 +39,9 @@ import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
 import { connectorStatus } from './status.js';
+
+/** The sink's fatal error when a newer instance took over the transactional id (see run()). */
+const FENCED_BY_NEWER_INSTANCE = 'KAFKA_FENCED_BY_ANOTHER_INSTANCE';
 
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
@@ -119,6 +122,7 @@ export class ConnectorRuntime {
       let onFatal: (error: FatalError) => void = () => {};
       const session = await KafkaSession.start({
         config,
+        boundaryCap: config.poll.boundaryCap,
         logger,
         metrics,
         onFatal: (error) => onFatal(error),
@@ -228,6 +232,7 @@ export class ConnectorRuntime {
           pagesPerTurn: config.poll.pagesPerTurn,
           shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
           failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+          stoppedRetry: config.poll.stoppedRetry,
         },
         metrics,
         logger,
@@ -255,6 +260,7 @@ export class ConnectorRuntime {
         kafkaCheck(admin),
         schemaRegistryCheck(registryProbe),
         ...[...grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
+        locationsCheck(() => scheduler.status()),
       ];
       for (const check of checks) readiness.add(check);
 
@@ -276,6 +282,17 @@ export class ConnectorRuntime {
       onFatal = (error) => runtime.fail(error);
       statusSource = () =>
         connectorStatus(config.connector.name, workerId, runtime.status(), runtime.fatalError);
+      readiness.add({
+        name: 'writer',
+        check: () => {
+          const fatal = runtime.fatalError;
+          return Promise.resolve(
+            fatal === null
+              ? { name: 'writer', ok: true }
+              : { name: 'writer', ok: false, detail: `${fatal.code}: ${fatal.message}` },
+          );
+        },
+      });
       logger.info(
         {
           connector: config.connector.name,
@@ -301,10 +318,29 @@ export class ConnectorRuntime {
     return (this.fatal.signal.reason as FatalError | undefined) ?? null;
   }
 
-  /** Runs until `signal` aborts (graceful stop), every location is stopped, or a fatal sink error. */
+  /**
+   * Runs until `signal` aborts (graceful stop), every location is stopped for good, or a fatal sink
+   * error. Fenced by a newer instance of the same connector name, it stands by instead: it writes
+   * nothing more, `/readyz` fails (check `writer`), metrics are still served, and it resolves normally
+   * when `signal` aborts. Why not exit: a restarted process (systemd, Docker restart policies) would
+   * fence the newer instance back; a rolling update sends this one SIGTERM anyway.
+   */
   async run(signal: AbortSignal): Promise<void> {
     await this.scheduler.run(AbortSignal.any([signal, this.fatal.signal]));
-    if (this.fatalError) throw this.fatalError;
+    const fatal = this.fatalError;
+    if (fatal?.code === FENCED_BY_NEWER_INSTANCE) {
+      if (!signal.aborted) {
+        this.logger.warn(
+          { code: fatal.code },
+          'fenced by a newer instance with the same connector.name: standing by (not ready) until stopped',
+        );
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+      }
+      return;
+    }
+    if (fatal) throw fatal;
   }
 
   async close(): Promise<void> {
@@ -329,7 +365,10 @@ export class ConnectorRuntime {
   }
 
   private fail(error: FatalError): void {
-    this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
+    if (error.code === FENCED_BY_NEWER_INSTANCE) {
+      this.metrics.standby.set(1);
+      this.logger.warn({ err: error, code: error.code }, 'a newer instance took over: no more writes');
+    } else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
     if (!this.fatal.signal.aborted) this.fatal.abort(error);
   }
 }

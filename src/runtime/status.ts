@@ -4,8 +4,8 @@
  * plays the part of a Connect task: it is the unit that runs, fails and recovers on its own.
  *
  * States, Connect's words: RUNNING (traversing, or waiting for its next poll), RESTARTING (a traversal
- * failed, retried after a backoff), FAILED (stopped by a fatal error: a person must act; `trace` says what),
- * UNASSIGNED (the connector is starting). Our own finer state and the offset are added beside Connect's keys.
+ * failed, retried after a backoff), FAILED (stopped by a fatal error; `trace` says what, and `next_run_at`
+ * when it is retried by itself, see sync/healing.ts), UNASSIGNED (the connector is starting). Our own finer state and the offset are added beside Connect's keys.
  *
  * Pure: the caller passes the scheduler's snapshot. Holds no secrets (error messages are the scrubbed ones
  * the logs carry; cursors are the API's opaque page positions).

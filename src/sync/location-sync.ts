@@ -26,6 +26,8 @@
  *   which relies on the sink's contract that a rejected commit left nothing visible. When the commit
  *   finally fails (retries spent, or the read-back failed), its outcome is unknown: the next page first
  *   reloads the stored offset, so a page that did go through is not published again.
+ * - After the sink (re)initialised its producer (`RecordSink.generation` changed), the next page first
+ *   reloads the stored offset, whatever the reason for the new producer.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
@@ -148,6 +150,8 @@ export class LocationSync {
    * says is stored: resuming from the in-memory position would publish that page a second time.
    */
   private storedUnknown = false;
+  /** The sink's producer generation the offsets in memory were read or written under (RecordSink.generation). */
+  private sinkGeneration: number | undefined;
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
   readonly totals: LocationTotals = emptyTotals();
@@ -157,6 +161,7 @@ export class LocationSync {
     this.locationUid = options.locationUid;
     this.committed = options.startOffset;
     this.position = options.startOffset;
+    this.sinkGeneration = options.sink.generation?.();
     this.location = options.metrics.location(options.locationUid);
     this.traversalSettings = {
       locationUid: options.locationUid,
@@ -199,12 +204,19 @@ export class LocationSync {
   }
 
   private async processPage(signal?: AbortSignal): Promise<PageReport> {
-    if (this.storedUnknown && this.options.reloadOffset !== undefined) {
-      // A reload that fails leaves the flag set; the scheduler retries the location later.
+    const generation = this.options.sink.generation?.();
+    if (
+      (this.storedUnknown || generation !== this.sinkGeneration) &&
+      this.options.reloadOffset !== undefined
+    ) {
+      // A reload that fails leaves the flags as they were; the scheduler retries the location later.
+      // After a producer (re)initialisation the store is the truth: it may hold what another writer (or a
+      // settled transaction) stored since, and resuming from memory would publish a page again.
       const stored = await this.options.reloadOffset(signal);
       this.committed = stored;
       this.position = stored;
       this.storedUnknown = false;
+      this.sinkGeneration = generation;
       this.traversal?.detector.reset();
     }
     const traversal = this.traversal ?? this.beginTraversal();

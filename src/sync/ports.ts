@@ -39,6 +39,12 @@ export interface PageSource {
  */
 export interface RecordSink {
   commitPage(commit: PageCommit): Promise<void>;
+  /**
+   * Optional: a number that grows each time the sink (re)initialises its producer. Whatever was stored
+   * before may since have been superseded (a transaction settled by the initialisation, another writer),
+   * so a location seeing it change reloads its stored offset before its next page.
+   */
+  generation?(): number;
   close(): Promise<void>;
 }
 

@@ -32,11 +32,12 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.apiRateLimiterWait.observe({ endpoint: 'list' }, 0.3);
   metrics.readinessCheck.set({ check: 'kafka' }, 1);
   metrics.producerRecreated.inc({ code: 'INVALID_PRODUCER_EPOCH' });
+  metrics.standby.set(0);
   metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
   metrics.traversalDuration.observe(4.2);
   metrics.locationErrors.inc({ location, code: 'CURSOR_LOOP' });
-  metrics.locationsStopped.set(0);
+  metrics.locationsStopped.set({ code: 'API_FORBIDDEN' }, 0);
   metrics.pollInterval.set(60);
   // Self-healing of the traversal and enrichment (issue 9).
   metrics.cursorRestarts.inc({ location, reason: 'rejected_4xx' });

@@ -3,6 +3,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { systemClock } from '../../../src/sync/clock.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Scheduler } from '../../../src/sync/scheduler.js';
 import { counterValue, eventually } from '../../support/kafka.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
@@ -48,6 +49,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
         pagesPerTurn: 2,
         shutdownTimeoutMs: 5_000,
         failureBackoff: DEFAULT_RETRY_POLICY,
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
       },
       metrics: harness.metrics,
       logger: silentLogger(),

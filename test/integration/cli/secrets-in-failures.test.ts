@@ -74,7 +74,9 @@ describe('secrets in the output of a failed run', () => {
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
-    expect(output).toContain('[ALL_LOCATIONS_STOPPED] every location is stopped by a fatal error:');
+    expect(output).toContain(
+      '[ALL_LOCATIONS_STOPPED] every location is stopped by an error only a restart can fix:',
+    );
     expect(output).toContain('AUTH_STATIC_TOKEN_REJECTED');
     for (const secret of [REGISTRY_PASSWORD, STATIC_TOKEN]) expect(output).not.toContain(secret);
   });

@@ -17,6 +17,7 @@ const QUIET: LocationStatus = {
   lastSuccessAt: Date.parse('2026-01-02T00:00:00Z'),
   lastError: null,
   consecutiveFailures: 0,
+  stoppedBy: null,
   totals: emptyTotals(),
 };
 

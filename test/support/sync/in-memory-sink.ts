@@ -19,6 +19,8 @@ export class InMemorySink implements RecordSink, OffsetStore {
   readonly tombstones: string[] = [];
   readonly offsets = new Map<string, LocationOffset>();
   commits = 0;
+  /** RecordSink.generation: tests bump it to model a producer (re)initialisation. */
+  producerGeneration = 0;
   private readonly failures: ScriptedFailure[] = [];
   /** Called before each commit is applied; tests use it to pause or observe. */
   beforeCommit: ((commit: PageCommit) => Promise<void> | void) | null = null;
@@ -48,6 +50,10 @@ export class InMemorySink implements RecordSink, OffsetStore {
     this.offsets.set(commit.locationUid, structuredClone(commit.offset));
     this.commits += 1;
     if (failure !== undefined) throw failure.error;
+  }
+
+  generation(): number {
+    return this.producerGeneration;
   }
 
   async loadAll(): Promise<Map<string, LocationOffset>> {

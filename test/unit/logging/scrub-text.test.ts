@@ -51,6 +51,18 @@ describe('scrubSecretsInText', () => {
     );
   });
 
+  it('keeps the error codes of API error bodies readable, lower case included, and still removes authorization codes', () => {
+    expect(scrubSecretsInText('{"error":{"code":"cursor_expired","message":"gone"}}')).toBe(
+      '{"error":{"code":"cursor_expired","message":"gone"}}',
+    );
+    expect(scrubSecretsInText('{"code":"PAGINATION_TOKEN_STALE"} {"code":"expired"}')).toBe(
+      '{"code":"PAGINATION_TOKEN_STALE"} {"code":"expired"}',
+    );
+    expect(scrubSecretsInText('{"code":"4f9c2a7be1d04e55"} {"code":"Sx8f2kQp0aZr"}')).toBe(
+      '{"code":"[redacted]"} {"code":"[redacted]"}',
+    );
+  });
+
   it('is idempotent', () => {
     const once = scrubSecretsInText('http://u:p@h/ Bearer abcdefghijkl');
     expect(scrubSecretsInText(once)).toBe(once);

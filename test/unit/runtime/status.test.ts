@@ -18,6 +18,7 @@ function location(uid: string, overrides: Partial<LocationStatus> = {}): Locatio
     lastSuccessAt: Date.parse('2026-01-01T00:00:30Z'),
     lastError: null,
     consecutiveFailures: 0,
+    stoppedBy: null,
     totals: emptyTotals(),
     ...overrides,
   };

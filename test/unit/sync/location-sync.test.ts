@@ -456,6 +456,21 @@ describe('LocationSync', () => {
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
+  it('reloads the stored offset after the sink reinitialised its producer, so a page another writer stored is not published again', async () => {
+    const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
+    const api = new FakeCallsApi(data);
+    const sink = new InMemorySink();
+    const old = build(api, { sink, reload: true }).sync;
+    await old.runPage();
+    // Another writer (a newer instance) takes the next page, then this sink's producer is rebuilt.
+    const newer = build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync;
+    await newer.runPage();
+    sink.producerGeneration += 1;
+
+    await old.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+  });
+
   it('counts pages, publications and completed traversals', async () => {
     const { sync, metrics } = build(
       new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]),
