@@ -100,7 +100,11 @@ describe('parseConfig', () => {
     const config = parseConfig(
       {
         ...minimal,
-        kafka: { ...minimal.kafka, sasl: { mechanism: 'SCRAM-SHA-512', username: 'u', password: 'p' } },
+        kafka: {
+          ...minimal.kafka,
+          ssl: true,
+          sasl: { mechanism: 'SCRAM-SHA-512', username: 'u', password: 'p' },
+        },
       },
       { CALLS_TOKEN: 't' },
     );
