@@ -9,33 +9,9 @@
  * orchestrator, and the traversal goes on.
  */
 import { SkippableError } from '../errors/index.js';
-import { parseInstant } from '../sync/instant.js';
-import type { Call } from '../sync/model.js';
+import type { ItemPosition, MappedItem, SingleCall, SingleCallVersion } from '../sync/model.js';
+import { parseInstant } from '../time/instant.js';
 import { isPlainObject } from './body-path.js';
-
-/**
- * A listed call before enrichment and privacy: customerPhoneNumber is still the API's value, and
- * `locationUid` is the traversal's location (the listing is filtered by it).
- */
-export type ListedCall = Omit<Call, 'enriched' | 'customerPhoneNumberRedacted'>;
-
-/** The fields GET {callPath} completes (spec 4.4). */
-export interface Enrichment {
-  startedAt: string | null;
-  endedAt: string | null;
-  isPrivate: boolean | null;
-  conversationUid: string | null;
-}
-
-/** Where a rejected item sits in the listing order, when its uid and updatedAt are usable. */
-export interface ItemPosition {
-  uid: string;
-  updatedAt: string;
-}
-
-export type MappedItem =
-  | { ok: true; call: ListedCall }
-  | { ok: false; error: SkippableError; position: ItemPosition | null; payload: string };
 
 /**
  * Longest uid accepted. A uid is a record key, a header and part of every message about its call: an
@@ -214,11 +190,18 @@ export function mapListedItem(raw: unknown, locationUid: string): MappedItem {
   };
 }
 
+/** Maps the call object of GET {callPath}: the version it describes and its enrichment fields. */
+export function mapSingleCall(raw: Record<string, unknown>, uid: string): SingleCall {
+  return { version: versionOf(raw.updatedAt), enrichment: mapEnrichment(raw, uid) };
+}
+
+function versionOf(value: unknown): SingleCallVersion {
+  if (value === undefined || value === null) return { kind: 'absent' };
+  return typeof value === 'string' ? { kind: 'text', text: value } : { kind: 'other', type: typeof value };
+}
+
 /** Maps the body of GET {callPath} to the enrichment fields, or a SkippableError naming the bad field. */
-export function mapEnrichment(
-  raw: Record<string, unknown>,
-  uid: string,
-): { ok: true; enrichment: Enrichment } | { ok: false; error: SkippableError } {
+export function mapEnrichment(raw: Record<string, unknown>, uid: string): SingleCall['enrichment'] {
   const checked = collect({
     startedAt: optionalDateTime(raw, 'startedAt'),
     endedAt: optionalDateTime(raw, 'endedAt'),

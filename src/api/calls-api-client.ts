@@ -29,8 +29,9 @@ import type { TokenProvider } from '../auth/token-provider.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
-import { systemClock, type Clock } from '../sync/clock.js';
-import type { PageRequest } from '../sync/traversal.js';
+import { InvalidCursorError, type CallsApi, type ListedPage, type PageRequest } from '../sync/ports.js';
+import type { SingleCall } from '../sync/model.js';
+import { systemClock, type Clock } from '../time/clock.js';
 import type { HttpClient, HttpResponse } from './http-transport.js';
 import {
   bodyExcerpt,
@@ -39,38 +40,9 @@ import {
   UNPARSABLE_BODY,
   type Endpoint,
 } from './response-classifier.js';
-import { decodeCallBody, decodeListPage, type Decoded, type ListedPage } from './response-decoder.js';
-import { backoffDelayMs, mayRetry } from './retry-policy.js';
-
-export type { ListedPage } from './response-decoder.js';
-
-/** The API operations the sync engine uses. */
-export interface CallsApi {
-  listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage>;
-  /** The call object of GET {callPath}, or null when the API answers 404 or 410 (deleted since it was listed). */
-  getCall(uid: string, signal?: AbortSignal): Promise<Record<string, unknown> | null>;
-}
-
-/** How the listing refused a cursor: the error code read at api.errorCodeField, if any, and the answer. */
-export interface CursorRejection {
-  apiCode: string | null;
-  status: number;
-  /** Named by api.invalidCursorStatuses / api.invalidCursorErrorCodes, rather than by the 4xx rule only. */
-  recognised: boolean;
-  /** "HTTP 400: <scrubbed body excerpt>". */
-  detail: string;
-}
-
-/** The listing refused the cursor we sent (expired or invalid): restart the traversal from its watermark. */
-export class InvalidCursorError extends RetriableError {
-  declare readonly details: Record<string, unknown> & CursorRejection;
-
-  constructor(rejection: CursorRejection) {
-    super('API_INVALID_CURSOR', `the calls API rejected the cursor (${rejection.detail})`, {
-      details: { ...rejection },
-    });
-  }
-}
+import { mapListedItem, mapSingleCall } from './call-mapper.js';
+import { decodeCallBody, decodeListPage, type Decoded } from './response-decoder.js';
+import { backoffDelayMs, mayRetry } from '../time/backoff.js';
 
 export type ClientSettings = Pick<
   ApiConfig,
@@ -164,10 +136,13 @@ export class CallsApiClient implements CallsApi {
       signal,
     );
     if (result === NOT_FOUND) throw new FatalError('API_NOT_FOUND', 'the listing answered 404');
-    return result;
+    return {
+      items: result.items.map((item) => mapListedItem(item, request.locationUid)),
+      nextCursor: result.nextCursor,
+    };
   }
 
-  async getCall(uid: string, signal?: AbortSignal): Promise<Record<string, unknown> | null> {
+  async getCall(uid: string, signal?: AbortSignal): Promise<SingleCall | null> {
     const path = this.settings.callPath.replace('{uid}', encodeURIComponent(uid));
     const result = await this.execute(
       'get_call',
@@ -177,7 +152,7 @@ export class CallsApiClient implements CallsApi {
       (body) => decodeCallBody(body, this.settings.callField),
       signal,
     );
-    return result === NOT_FOUND ? null : result;
+    return result === NOT_FOUND ? null : mapSingleCall(result, uid);
   }
 
   private async execute<T>(

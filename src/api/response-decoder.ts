@@ -6,7 +6,8 @@
 import { isPlainObject, readPath } from './body-path.js';
 import { cursorProblem } from './call-mapper.js';
 
-export interface ListedPage {
+/** A listing page as the body carries it; the client maps its items (call-mapper.ts) into a ListedPage. */
+export interface RawPage {
   /** The raw items, in the API's order; mapped and validated one by one by the call mapper. */
   items: readonly unknown[];
   /** null: the traversal is complete (spec 4.3 rule 4). */
@@ -26,7 +27,7 @@ export type Decoded<T> = { ok: true; value: T } | { ok: false; problem: string }
  * nextCursor, so a body with neither is malformed (rather than silently ending the traversal). An empty
  * string is read as null: no cursor.
  */
-export function decodeListPage(body: unknown, fields: PageFields): Decoded<ListedPage> {
+export function decodeListPage(body: unknown, fields: PageFields): Decoded<RawPage> {
   if (!isPlainObject(body)) return { ok: false, problem: 'the page body is not a JSON object' };
   const items = readPath(body, fields.itemsField);
   if (!Array.isArray(items)) {

@@ -1,7 +1,7 @@
 /**
- * The retry policy as data, and the pure arithmetic on it: how long to wait before attempt n, and what a
- * Retry-After header asks for. The API client's loop (calls-api-client.ts) applies it; nothing here
- * sleeps or reads the clock, so every rule is unit-tested with fixed inputs.
+ * The API retry policy as data: backoff (time/backoff.ts) plus the statuses worth retrying and the cap on
+ * what a Retry-After header may ask for, and the pure parsing of that header. The API client's loop
+ * (calls-api-client.ts) applies it; nothing here sleeps or reads the clock.
  */
 import type { RetryConfig } from '../config/schema.js';
 
@@ -16,21 +16,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   statuses: [408, 425, 429, 500, 502, 503, 504],
   maxRetryAfterMs: 300_000,
 });
-
-/**
- * Exponential backoff with full jitter (AWS architecture blog, "Exponential Backoff and Jitter"):
- * a uniform delay in [0, min(maxDelay, initial * multiplier^(retry-1))]. Full jitter spreads the retries of
- * many locations hit by one outage, instead of making them return in lock-step.
- *
- * @param retry 1 for the first retry (the wait after the first failed attempt), 2 for the next, ...
- * @param random a number in [0, 1); injected so tests are deterministic.
- */
-export function backoffDelayMs(policy: RetryPolicy, retry: number, random: number): number {
-  if (!Number.isInteger(retry) || retry < 1)
-    throw new RangeError(`retry must be an integer >= 1, got ${retry}`);
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.multiplier ** (retry - 1));
-  return Math.floor(random * ceiling);
-}
 
 /**
  * Parses a Retry-After header value (RFC 9110 10.2.3): either delay-seconds (a non-negative integer) or an
@@ -50,9 +35,4 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs: numbe
   const at = Date.parse(text);
   if (Number.isNaN(at)) return null;
   return Math.max(0, at - nowMs);
-}
-
-/** Whether another attempt is allowed after `attempts` attempts have been made. */
-export function mayRetry(policy: RetryPolicy, attempts: number): boolean {
-  return attempts < policy.maxAttempts;
 }

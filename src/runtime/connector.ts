@@ -33,7 +33,7 @@ import { verifySchemaRegistry } from './preflight.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import { MetricsServer, type MetricsServerAddress } from '../metrics/server.js';
 import { packageVersion } from '../package-info.js';
-import { systemClock, type Clock } from '../sync/clock.js';
+import { systemClock, type Clock } from '../time/clock.js';
 import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';

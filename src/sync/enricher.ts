@@ -16,10 +16,10 @@
  * - With enrichment off, nothing is requested and every call is unenriched (hence redacted), no reason.
  */
 import PQueue from 'p-queue';
-import type { CallsApi } from '../api/calls-api-client.js';
-import { mapEnrichment, type Enrichment, type ListedCall } from '../api/call-mapper.js';
 import { SkippableError } from '../errors/index.js';
-import { compareInstants, parseInstant } from './instant.js';
+import { compareInstants, parseInstant } from '../time/instant.js';
+import type { Enrichment, ListedCall, SingleCall, SingleCallVersion } from './model.js';
+import type { CallsApi } from './ports.js';
 
 export type UnenrichedReason = 'gone' | 'refused' | 'invalid' | 'version_mismatch';
 
@@ -42,11 +42,10 @@ export interface EnricherOptions {
  * taken as the same version (the spec does not promise the field there); one with another instant, or a
  * value that is not a date-time, is not.
  */
-export function sameVersion(listedUpdatedAt: string, body: Record<string, unknown>): boolean {
-  const value = body.updatedAt;
-  if (value === undefined || value === null) return true;
-  if (typeof value !== 'string') return false;
-  const single = parseInstant(value);
+export function sameVersion(listedUpdatedAt: string, version: SingleCallVersion): boolean {
+  if (version.kind === 'absent') return true;
+  if (version.kind === 'other') return false;
+  const single = parseInstant(version.text);
   const listed = parseInstant(listedUpdatedAt);
   return single !== null && listed !== null && compareInstants(single, listed) === 0;
 }
@@ -86,19 +85,21 @@ export class Enricher {
       enrichment: null,
       unenriched: { reason, detail },
     });
-    let body: Record<string, unknown> | null;
+    let single: SingleCall | null;
     try {
-      body = await this.options.api.getCall(listed.uid, signal);
+      single = await this.options.api.getCall(listed.uid, signal);
     } catch (error) {
       if (error instanceof SkippableError) return without('refused', error.message);
       throw error;
     }
-    if (body === null) return without('gone', 'the call is gone (404/410)');
-    if (!sameVersion(listed.updatedAt, body)) {
-      const single = typeof body.updatedAt === 'string' ? body.updatedAt.slice(0, 64) : typeof body.updatedAt;
-      return without('version_mismatch', `listed updatedAt ${listed.updatedAt}, single call ${single}`);
+    if (single === null) return without('gone', 'the call is gone (404/410)');
+    const { version } = single;
+    if (!sameVersion(listed.updatedAt, version)) {
+      const shown =
+        version.kind === 'text' ? version.text.slice(0, 64) : version.kind === 'other' ? version.type : '';
+      return without('version_mismatch', `listed updatedAt ${listed.updatedAt}, single call ${shown}`);
     }
-    const mapped = mapEnrichment(body, listed.uid);
+    const mapped = single.enrichment;
     return mapped.ok
       ? { listed, enrichment: mapped.enrichment, unenriched: null }
       : without('invalid', mapped.error.message);

@@ -1,7 +1,7 @@
 /**
- * The orchestrator of ONE location: it sequences the paginator rules (traversal.ts), the call mapper,
- * the enricher, the privacy policy, the boundary dedupe and RecordSink.commitPage, which stores the page's
- * records and the location's offset atomically. None of those parts calls another; only this does.
+ * The orchestrator of ONE location: it sequences the listing (CallsApi, whose items arrive mapped), the
+ * paginator rules (traversal.ts), the enricher, the privacy policy, the boundary dedupe and
+ * RecordSink.commitPage, which stores the page's records and the location's offset atomically. None of those parts calls another; only this does.
  *
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
  * by pages in flight. `runTraversal` loops pages until nextCursor is null.
@@ -33,21 +33,22 @@
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
 import { randomUUID } from 'node:crypto';
-import type { CallsApi } from '../api/calls-api-client.js';
-import { InvalidCursorError } from '../api/calls-api-client.js';
-import { mapListedItem, type ListedCall } from '../api/call-mapper.js';
-import { backoffDelayMs, mayRetry, type RetryPolicy } from '../api/retry-policy.js';
-import type { PrivacyPolicy } from '../config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
-import type { ConnectorMetrics } from '../metrics/metrics.js';
-import type { Clock } from './clock.js';
+import { backoffDelayMs, mayRetry, type BackoffPolicy } from '../time/backoff.js';
+import type { Clock } from '../time/clock.js';
+import { parseInstant, toEpochMillis } from '../time/instant.js';
 import { CursorLoopDetector } from './cursor-loop.js';
 import type { EnrichedItem, Enricher, UnenrichedReason } from './enricher.js';
 import { fingerprintFields, fingerprintText } from './fingerprint.js';
-import { parseInstant, toEpochMillis } from './instant.js';
-import type { Call, DeadLetter, LocationOffset } from './model.js';
-import type { PageCommit, RecordSink } from './ports.js';
+import type { Call, DeadLetter, ListedCall, LocationOffset, MappedItem, PrivacyPolicy } from './model.js';
+import {
+  InvalidCursorError,
+  type CallsApi,
+  type PageCommit,
+  type RecordSink,
+  type SyncMetrics,
+} from './ports.js';
 import { applyPrivacy, completeCall } from './privacy.js';
 import {
   applyPage,
@@ -66,7 +67,7 @@ export interface LocationSyncSettings {
   boundaryCap: number;
   privacy: PrivacyPolicy;
   /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
-  commitRetry: RetryPolicy;
+  commitRetry: Readonly<BackoffPolicy>;
   /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
   tombstoneGone?: boolean;
 }
@@ -77,7 +78,7 @@ export interface LocationSyncOptions {
   api: Pick<CallsApi, 'listPage'>;
   enricher: Enricher;
   sink: RecordSink;
-  metrics: ConnectorMetrics;
+  metrics: SyncMetrics;
   logger: Logger;
   settings: LocationSyncSettings;
   /** Reads this location's offset as durably stored (after an ambiguous sink failure). */
@@ -419,11 +420,10 @@ export class LocationSync {
     return tally;
   }
 
-  private mapPage(items: readonly unknown[]): { entries: PageEntry[]; unpositioned: DeadLetter[] } {
+  private mapPage(items: readonly MappedItem[]): { entries: PageEntry[]; unpositioned: DeadLetter[] } {
     const entries: PageEntry[] = [];
     const unpositioned: DeadLetter[] = [];
-    for (const raw of items) {
-      const mapped = mapListedItem(raw, this.locationUid);
+    for (const mapped of items) {
       if (mapped.ok)
         entries.push({
           uid: mapped.call.uid,

@@ -1,6 +1,7 @@
 /**
  * Plain data the sync engine works on. No behaviour here: rules live in pure functions beside it.
  */
+import type { SkippableError } from '../errors/index.js';
 
 /**
  * A call as the connector publishes it: a listed item, completed by GET /v4/calls/{uid} when enrichment
@@ -25,6 +26,56 @@ export interface Call {
   /** Whether customerPhoneNumber was removed by the privacy policy. */
   customerPhoneNumberRedacted: boolean;
 }
+
+/**
+ * A listed call before enrichment and privacy: customerPhoneNumber is still the API's value, and
+ * `locationUid` is the traversal's location (the listing is filtered by it).
+ */
+export type ListedCall = Omit<Call, 'enriched' | 'customerPhoneNumberRedacted'>;
+
+/** The fields GET {callPath} completes (spec 4.4). */
+export interface Enrichment {
+  startedAt: string | null;
+  endedAt: string | null;
+  isPrivate: boolean | null;
+  conversationUid: string | null;
+}
+
+/** Where a rejected item sits in the listing order, when its uid and updatedAt are usable. */
+export interface ItemPosition {
+  uid: string;
+  updatedAt: string;
+}
+
+/**
+ * One listed item as the API adapter mapped it: a call, or a rejection the orchestrator dead-letters
+ * (with its position in the listing order when known, and its allow-listed fields as `payload`).
+ */
+export type MappedItem =
+  | { ok: true; call: ListedCall }
+  | { ok: false; error: SkippableError; position: ItemPosition | null; payload: string };
+
+/**
+ * The updatedAt of a single-call body: absent (the spec does not promise it there), a string as sent
+ * (not necessarily a date-time), or a value of another JSON type, named by its type.
+ */
+export type SingleCallVersion =
+  { kind: 'absent' } | { kind: 'text'; text: string } | { kind: 'other'; type: string };
+
+/**
+ * GET {callPath}'s answer as the API adapter mapped it: the version it describes, and its enrichment
+ * fields or why they are unusable (a field the Avro schema would reject).
+ */
+export interface SingleCall {
+  version: SingleCallVersion;
+  enrichment: { ok: true; enrichment: Enrichment } | { ok: false; error: SkippableError };
+}
+
+/**
+ * The customer phone number policy (privacy.ts): publish it only when GET {callPath} said the call is
+ * not private, or never.
+ */
+export type PrivacyPolicy = 'redact-unless-public' | 'redact-always';
 
 /**
  * Per-location offset, stored as JSON in the compacted offsets topic (one record per location).

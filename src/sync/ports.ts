@@ -3,7 +3,50 @@
  * tests may wire others. None of the implementations calls another: the per-location orchestrator
  * sequences them.
  */
-import type { Call, DeadLetter, LocationOffset } from './model.js';
+import { RetriableError } from '../errors/index.js';
+import type { Call, DeadLetter, LocationOffset, MappedItem, SingleCall } from './model.js';
+import type { PageRequest } from './traversal.js';
+
+export type { PageRequest } from './traversal.js';
+
+/** One page of the listing, its items mapped by the API adapter, in the API's order. */
+export interface ListedPage {
+  items: readonly MappedItem[];
+  /** null: the traversal is complete (spec 4.3 rule 4). */
+  nextCursor: string | null;
+}
+
+/**
+ * The calls API as the sync engine uses it. Rejections are ConnectorErrors: InvalidCursorError when the
+ * listing refused the cursor sent, SkippableError when a single call is refused for a reason of its own,
+ * RetriableError / FatalError otherwise; the signal's reason when it aborts.
+ */
+export interface CallsApi {
+  listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage>;
+  /** GET {callPath} mapped, or null when the API answers 404 or 410 (deleted since it was listed). */
+  getCall(uid: string, signal?: AbortSignal): Promise<SingleCall | null>;
+}
+
+/** How the listing refused a cursor: the error code read at api.errorCodeField, if any, and the answer. */
+export interface CursorRejection {
+  apiCode: string | null;
+  status: number;
+  /** Named by api.invalidCursorStatuses / api.invalidCursorErrorCodes, rather than by the 4xx rule only. */
+  recognised: boolean;
+  /** "HTTP 400: <scrubbed body excerpt>". */
+  detail: string;
+}
+
+/** The listing refused the cursor we sent (expired or invalid): restart the traversal from its watermark. */
+export class InvalidCursorError extends RetriableError {
+  declare readonly details: Record<string, unknown> & CursorRejection;
+
+  constructor(rejection: CursorRejection) {
+    super('API_INVALID_CURSOR', `the calls API rejected the cursor (${rejection.detail})`, {
+      details: { ...rejection },
+    });
+  }
+}
 
 /** Everything one page produced, committed atomically (exactly-once) or records-then-offset (at-least-once). */
 export interface PageCommit {
@@ -52,4 +95,38 @@ export interface RecordSink {
 export interface OffsetStore {
   /** Reads the offsets topic to its end; returns the latest offset per location uid (tombstones removed). */
   loadAll(): Promise<Map<string, LocationOffset>>;
+}
+
+/** A counter the core increments; `labels` are the metric's label values. */
+export interface SyncCounter<Label extends string> {
+  inc(labels: Record<Label, string>, value?: number): void;
+}
+
+/**
+ * What the sync core reports, and nothing else: the Prometheus registry (metrics/metrics.ts) implements
+ * it; tests may count in memory. Label values for a location come from `location(uid)` (which may fold
+ * locations beyond a cardinality cap into one label).
+ */
+export interface SyncMetrics {
+  /** The `location` label value for a location uid. */
+  location(locationUid: string): string;
+  readonly pagesFetched: SyncCounter<'location'>;
+  readonly recordsPublished: SyncCounter<'location'>;
+  readonly recordsSkipped: SyncCounter<'location' | 'reason'>;
+  readonly recordsRedacted: SyncCounter<'location'>;
+  readonly recordsBelowWatermark: SyncCounter<'location'>;
+  readonly recordsUnenriched: SyncCounter<'location' | 'reason'>;
+  readonly deadLetters: SyncCounter<'code'>;
+  readonly cursorRestarts: SyncCounter<'location' | 'reason'>;
+  readonly locationErrors: SyncCounter<'location' | 'code'>;
+  readonly traversalDuration: { observe(seconds: number): void };
+  /** Gauge locations_stopped{code}: reset, then set for each code. */
+  readonly locationsStopped: {
+    reset(): void;
+    set(labels: Record<'code', string>, value: number): void;
+  };
+  /** The highest updatedAt published for a location (ms since epoch). */
+  observeHighWater(locationUid: string, updatedAt: number): void;
+  /** A traversal of the location completed at `at` (ms since epoch). */
+  observeTraversalSuccess(locationUid: string, at: number): void;
 }

@@ -6,9 +6,7 @@
  *   Unknown (not enriched, the call vanished before GET, enrichment off) counts as private.
  * - redact-always: never published.
  */
-import type { PrivacyPolicy } from '../config/schema.js';
-import type { Enrichment, ListedCall } from '../api/call-mapper.js';
-import type { Call } from './model.js';
+import type { Call, Enrichment, ListedCall, PrivacyPolicy } from './model.js';
 
 /**
  * Builds the published Call from a listed call and its enrichment (null = not enriched). The listing stays

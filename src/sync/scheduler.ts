@@ -22,13 +22,13 @@
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  */
 import type { Logger } from '../logging/logger.js';
-import type { ConnectorMetrics } from '../metrics/metrics.js';
-import { backoffDelayMs, type RetryPolicy } from '../api/retry-policy.js';
 import { codeOf, dispositionOf } from '../errors/index.js';
-import type { Clock } from './clock.js';
+import { backoffDelayMs, type BackoffPolicy } from '../time/backoff.js';
+import type { Clock } from '../time/clock.js';
 import { healingOf, stoppedRetryDelayMs, type StoppedRetryPolicy } from './healing.js';
 import type { LocationSync, LocationTotals } from './location-sync.js';
 import type { LocationOffset } from './model.js';
+import type { SyncMetrics } from './ports.js';
 
 export type LocationState = 'waiting' | 'running' | 'backoff' | 'stopped';
 
@@ -53,7 +53,7 @@ export interface SchedulerSettings {
   pagesPerTurn: number;
   shutdownTimeoutMs: number;
   /** Backoff of a location after a failed traversal (attempt = consecutive failures). */
-  failureBackoff: RetryPolicy;
+  failureBackoff: Readonly<BackoffPolicy>;
   /** Backoff of a location stopped by a fatal error that can heal (attempt = consecutive stops). */
   stoppedRetry: StoppedRetryPolicy;
 }
@@ -61,7 +61,7 @@ export interface SchedulerSettings {
 export interface SchedulerOptions {
   locations: readonly LocationSync[];
   settings: SchedulerSettings;
-  metrics: ConnectorMetrics;
+  metrics: SyncMetrics;
   logger: Logger;
   clock: Clock;
 }

@@ -32,7 +32,7 @@
  *
  * Instants are compared exactly (instant.ts), whatever precision or offset each string uses.
  */
-import { compareInstants, parseInstant, type Instant } from './instant.js';
+import { compareInstants, parseInstant, type Instant } from '../time/instant.js';
 import type { LocationOffset } from './model.js';
 
 export interface TraversalSettings {
@@ -44,13 +44,23 @@ export interface TraversalSettings {
   boundaryCap: number;
 }
 
+/**
+ * A listing request. `locationUid` of a `next` request is not sent (a cursor goes alone, spec 4.3 rule
+ * 3): the API adapter stamps it on the calls it maps.
+ */
 export type PageRequest =
   | { kind: 'first'; locationUid: string; since: string | null; order: 'asc'; limit: number }
-  | { kind: 'next'; cursor: string; limit: number };
+  | { kind: 'next'; locationUid: string; cursor: string; limit: number };
 
 /** The request for the next page of a location, given its latest committed offset. */
 export function nextPageRequest(offset: LocationOffset, settings: TraversalSettings): PageRequest {
-  if (offset.cursor !== null) return { kind: 'next', cursor: offset.cursor, limit: settings.pageSize };
+  if (offset.cursor !== null)
+    return {
+      kind: 'next',
+      locationUid: settings.locationUid,
+      cursor: offset.cursor,
+      limit: settings.pageSize,
+    };
   return {
     kind: 'first',
     locationUid: settings.locationUid,

@@ -28,7 +28,7 @@ import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
 import { ensureConnectorTopics, topicExists } from '../../kafka/topics.js';
 import { createLogger } from '../../logging/logger.js';
 import type { LocationOffset } from '../../sync/model.js';
-import { parseInstant } from '../../sync/instant.js';
+import { parseInstant } from '../../time/instant.js';
 import { talkingToKafka } from '../talking-to-kafka.js';
 import { ExitCode } from '../exit-codes.js';
 import { examples } from '../help-text.js';

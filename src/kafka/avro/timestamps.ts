@@ -6,7 +6,7 @@
  * Microseconds since the epoch fit a JS number exactly until the year 2255 (2^53 µs), so no bigint is
  * needed. Digits beyond microseconds are truncated; the exact text is published as updatedAtIso.
  */
-import { parseInstant } from '../../sync/instant.js';
+import { parseInstant } from '../../time/instant.js';
 
 /** Parses an RFC 3339 date-time with an offset. Returns undefined when it is not one. */
 export function isoToEpochMicros(text: string): number | undefined {

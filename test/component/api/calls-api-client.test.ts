@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidCursorError } from '../../../src/api/calls-api-client.js';
 import { HttpTransport } from '../../../src/api/http-transport.js';
 import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import type { MappedItem } from '../../../src/sync/model.js';
+import { InvalidCursorError } from '../../../src/sync/ports.js';
 import { counterValue } from '../../support/kafka.js';
 import {
   sandboxClient,
@@ -32,18 +33,18 @@ afterAll(async () => {
 const first = (limit = 25, since: string | null = null) =>
   ({ kind: 'first', locationUid: location, since, order: 'asc', limit }) as const;
 
-async function listAll(h: SandboxClientHarness, limit = 25): Promise<unknown[]> {
-  const items: unknown[] = [];
+async function listAll(h: SandboxClientHarness, limit = 25): Promise<MappedItem[]> {
+  const items: MappedItem[] = [];
   let page = await h.client.listPage(first(limit));
   items.push(...page.items);
   while (page.nextCursor !== null) {
-    page = await h.client.listPage({ kind: 'next', cursor: page.nextCursor, limit });
+    page = await h.client.listPage({ kind: 'next', locationUid: location, cursor: page.nextCursor, limit });
     items.push(...page.items);
   }
   return items;
 }
 
-const uids = (items: unknown[]) => items.map((i) => (i as { uid: string }).uid);
+const uids = (items: MappedItem[]) => items.map((i) => (i.ok ? i.call.uid : i.position?.uid));
 
 describe('CallsApiClient against the sandbox over HTTPS', () => {
   it('pages through a location to the end, returning exactly the listable calls in order', async () => {
@@ -54,7 +55,10 @@ describe('CallsApiClient against the sandbox over HTTPS', () => {
   it('gets a single call with its enrichment fields, and null for an unknown uid', async () => {
     const truth = sandbox.admin.truth(location)[0];
     const call = await harness.client.getCall(truth?.uid ?? '');
-    expect(call).toMatchObject({ uid: truth?.uid, isPrivate: truth?.isPrivate, startedAt: truth?.startedAt });
+    expect(call).toMatchObject({
+      version: { kind: 'text', text: truth?.updatedAt },
+      enrichment: { ok: true, enrichment: { isPrivate: truth?.isPrivate, startedAt: truth?.startedAt } },
+    });
     await expect(harness.client.getCall('no-such-call')).resolves.toBeNull();
   });
 
@@ -111,13 +115,18 @@ describe('CallsApiClient against the sandbox over HTTPS', () => {
     const page = await harness.client.listPage(first());
     sandbox.admin.advanceClock(5_000);
     await expect(
-      harness.client.listPage({ kind: 'next', cursor: page.nextCursor ?? '', limit: 25 }),
+      harness.client.listPage({
+        kind: 'next',
+        locationUid: location,
+        cursor: page.nextCursor ?? '',
+        limit: 25,
+      }),
     ).rejects.toBeInstanceOf(InvalidCursorError);
   });
 
   it('keeps a bad request that is not about the cursor fatal', async () => {
     await expect(
-      harness.client.listPage({ kind: 'next', cursor: 'garbage', limit: 25 }),
+      harness.client.listPage({ kind: 'next', locationUid: location, cursor: 'garbage', limit: 25 }),
     ).rejects.toBeInstanceOf(InvalidCursorError);
     await expect(
       harness.client.listPage({

@@ -1,11 +1,18 @@
 /**
  * A small in-memory model of the calls API (spec 4.3 / 4.4) for unit tests of the sync engine: no HTTP.
  * Listing: order by updatedAt (stable by insertion), inclusive since, cursors carrying since/locationUid
- * and a position; optional faults. The real sandbox is used by the component tests.
+ * and a position; optional faults. Items are mapped by the real call mapper, as the API client does. The
+ * real sandbox is used by the component tests.
  */
-import { InvalidCursorError, type CallsApi, type ListedPage } from '../../../src/api/calls-api-client.js';
-import { compareDateTimes } from '../../../src/sync/instant.js';
-import type { PageRequest } from '../../../src/sync/traversal.js';
+import { mapListedItem, mapSingleCall } from '../../../src/api/call-mapper.js';
+import type { SingleCall } from '../../../src/sync/model.js';
+import {
+  InvalidCursorError,
+  type CallsApi,
+  type ListedPage,
+  type PageRequest,
+} from '../../../src/sync/ports.js';
+import { compareDateTimes } from '../../../src/time/instant.js';
 
 export interface FakeCall {
   uid: string;
@@ -106,25 +113,29 @@ export class FakeCallsApi implements CallsApi {
               isPrivate: null,
               conversationUid: null,
             },
-        ),
+        )
+        .map((item) => mapListedItem(item, request.locationUid)),
       nextCursor,
     };
   }
 
-  async getCall(uid: string): Promise<Record<string, unknown> | null> {
+  async getCall(uid: string): Promise<SingleCall | null> {
     this.gets.push(uid);
     const error = this.getErrors.get(uid)?.shift();
     if (error !== undefined) throw error;
     if (this.gone.has(uid)) return null;
     const call = this.calls.find((c) => c.uid === uid);
     if (call === undefined) return null;
-    return {
+    return mapSingleCall(
+      {
+        uid,
+        updatedAt: this.getUpdatedAt.get(uid) ?? call.updatedAt,
+        startedAt: '2024-01-01T00:00:00Z',
+        endedAt: '2024-01-01T00:01:00Z',
+        isPrivate: call.isPrivate ?? false,
+        conversationUid: `conv-${uid}`,
+      },
       uid,
-      updatedAt: this.getUpdatedAt.get(uid) ?? call.updatedAt,
-      startedAt: '2024-01-01T00:00:00Z',
-      endedAt: '2024-01-01T00:01:00Z',
-      isPrivate: call.isPrivate ?? false,
-      conversationUid: `conv-${uid}`,
-    };
+    );
   }
 }

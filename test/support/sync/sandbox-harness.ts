@@ -10,7 +10,7 @@ import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox, SandboxCall } from '../../../src/sandbox/index.js';
-import { systemClock } from '../../../src/sync/clock.js';
+import { systemClock } from '../../../src/time/clock.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type Call, type LocationOffset } from '../../../src/sync/model.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CallsApiClient, InvalidCursorError, listQuery } from '../../../src/api/calls-api-client.js';
-import type { Clock } from '../../../src/sync/clock.js';
+import { CallsApiClient, listQuery } from '../../../src/api/calls-api-client.js';
+import { InvalidCursorError } from '../../../src/sync/ports.js';
+import type { Clock } from '../../../src/time/clock.js';
 import type { HttpClient, HttpRequest, HttpResponse } from '../../../src/api/http-transport.js';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import type { TokenProvider } from '../../../src/auth/token-provider.js';
@@ -83,14 +84,25 @@ describe('listQuery', () => {
       since: '2024-01-01T00:00:00Z',
     });
     expect(listQuery(first)).not.toHaveProperty('since');
-    expect(listQuery({ kind: 'next', cursor: 'abc', limit: 100 })).toEqual({ cursor: 'abc', limit: '100' });
+    expect(listQuery({ kind: 'next', locationUid: 'L', cursor: 'abc', limit: 100 })).toEqual({
+      cursor: 'abc',
+      limit: '100',
+    });
   });
 });
 
 describe('CallsApiClient', () => {
-  it('sends the bearer token in the configured header and decodes the page', async () => {
-    const { client, http } = setup([page('c1', [{ uid: 'a' }])]);
-    await expect(client.listPage(first)).resolves.toEqual({ items: [{ uid: 'a' }], nextCursor: 'c1' });
+  it('sends the bearer token in the configured header and decodes the page into mapped items', async () => {
+    const { client, http } = setup([
+      page('c1', [{ uid: 'a', updatedAt: '2024-01-01T00:00:00Z' }, { uid: 'b' }]),
+    ]);
+    await expect(client.listPage(first)).resolves.toMatchObject({
+      items: [
+        { ok: true, call: { uid: 'a', locationUid: first.locationUid, updatedAt: '2024-01-01T00:00:00Z' } },
+        { ok: false, error: { code: 'ITEM_BAD_UPDATED_AT' }, position: null },
+      ],
+      nextCursor: 'c1',
+    });
     expect(http.sent[0]?.headers.Authorization).toBe('Bearer t1');
     expect(http.sent[0]?.path).toBe('/v4/calls');
   });
@@ -172,14 +184,16 @@ describe('CallsApiClient', () => {
 
   it('reports an expired cursor as InvalidCursorError', async () => {
     const { client } = setup([{ status: 410, body: '{"error":{"code":"cursor_expired","message":"gone"}}' }]);
-    await expect(client.listPage({ kind: 'next', cursor: 'old', limit: 10 })).rejects.toBeInstanceOf(
-      InvalidCursorError,
-    );
+    await expect(
+      client.listPage({ kind: 'next', locationUid: 'L', cursor: 'old', limit: 10 }),
+    ).rejects.toBeInstanceOf(InvalidCursorError);
   });
 
   it('reports a 400 of an unknown shape after a cursor as an unusable cursor, quoting the body', async () => {
     const { client, http } = setup([{ status: 400, body: 'Pagination token has expired.\n' }]);
-    const error = await client.listPage({ kind: 'next', cursor: 'old', limit: 10 }).catch((e: unknown) => e);
+    const error = await client
+      .listPage({ kind: 'next', locationUid: 'L', cursor: 'old', limit: 10 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidCursorError);
     expect((error as InvalidCursorError).details).toMatchObject({
       status: 400,
@@ -219,13 +233,19 @@ describe('CallsApiClient', () => {
     expect((error as Error).message).toContain('HTTP 200: [1]');
   });
 
-  it('returns null for a call that is gone (404) and the call object otherwise', async () => {
+  it('returns null for a call that is gone (404) and the mapped call object otherwise', async () => {
     const { client, http } = setup([
       { status: 404, body: '' },
       { status: 200, body: '{"data":{"uid":"a b","isPrivate":true}}' },
     ]);
     await expect(client.getCall('x')).resolves.toBeNull();
-    await expect(client.getCall('a b')).resolves.toEqual({ uid: 'a b', isPrivate: true });
+    await expect(client.getCall('a b')).resolves.toEqual({
+      version: { kind: 'absent' },
+      enrichment: {
+        ok: true,
+        enrichment: { startedAt: null, endedAt: null, isPrivate: true, conversationUid: null },
+      },
+    });
     expect(http.sent[1]?.path).toBe('/v4/calls/a%20b');
   });
 

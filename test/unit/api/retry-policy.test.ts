@@ -1,32 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  backoffDelayMs,
-  DEFAULT_RETRY_POLICY,
-  mayRetry,
-  parseRetryAfterMs,
-} from '../../../src/api/retry-policy.js';
-
-const policy = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 100, maxDelayMs: 1_000, multiplier: 2 };
-
-describe('backoffDelayMs', () => {
-  it('grows the ceiling exponentially and caps it at maxDelayMs', () => {
-    const nearlyOne = 0.999999;
-    expect(backoffDelayMs(policy, 1, nearlyOne)).toBe(99);
-    expect(backoffDelayMs(policy, 2, nearlyOne)).toBe(199);
-    expect(backoffDelayMs(policy, 4, nearlyOne)).toBe(799);
-    expect(backoffDelayMs(policy, 5, nearlyOne)).toBe(999);
-    expect(backoffDelayMs(policy, 30, nearlyOne)).toBe(999);
-  });
-
-  it('draws the whole range from zero (full jitter)', () => {
-    expect(backoffDelayMs(policy, 3, 0)).toBe(0);
-    expect(backoffDelayMs(policy, 3, 0.5)).toBe(200);
-  });
-
-  it('refuses a retry number below one', () => {
-    expect(() => backoffDelayMs(policy, 0, 0.5)).toThrow(RangeError);
-  });
-});
+import { parseRetryAfterMs } from '../../../src/api/retry-policy.js';
 
 describe('parseRetryAfterMs', () => {
   const now = Date.UTC(2024, 0, 1, 0, 0, 0);
@@ -48,12 +21,5 @@ describe('parseRetryAfterMs', () => {
     for (const value of [null, undefined, '', '-3', '1.5', 'soon', 'Xyz, 99 Foo 2024']) {
       expect(parseRetryAfterMs(value, now), String(value)).toBeNull();
     }
-  });
-});
-
-describe('mayRetry', () => {
-  it('allows attempts up to maxAttempts in total', () => {
-    expect(mayRetry({ ...policy, maxAttempts: 3 }, 2)).toBe(true);
-    expect(mayRetry({ ...policy, maxAttempts: 3 }, 3)).toBe(false);
   });
 });

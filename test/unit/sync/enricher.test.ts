@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ListedCall } from '../../../src/api/call-mapper.js';
+import { mapSingleCall } from '../../../src/api/call-mapper.js';
 import { RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { Enricher, sameVersion } from '../../../src/sync/enricher.js';
+import type { ListedCall } from '../../../src/sync/model.js';
+
+/** A single-call body as the API adapter maps it. */
+const answer = (raw: Record<string, unknown>) => mapSingleCall(raw, 'a');
+/** The version a single-call body describes. */
+const version = (raw: Record<string, unknown>) => answer(raw).version;
 
 const listed = (uid: string): ListedCall => ({
   uid,
@@ -31,7 +37,7 @@ describe('Enricher', () => {
         peak = Math.max(peak, inFlight);
         await new Promise((resolve) => setImmediate(resolve));
         inFlight -= 1;
-        return { ...body, conversationUid: uid };
+        return answer({ ...body, conversationUid: uid });
       },
     };
     const result = await new Enricher({ api, enabled: true, concurrency: 3 }).enrich(
@@ -54,7 +60,7 @@ describe('Enricher', () => {
 
   it('keeps a call whose single-call body the schema rejects, unenriched, instead of dead-lettering it', async () => {
     const [result] = await new Enricher({
-      api: { getCall: async () => ({ isPrivate: 'yes' }) },
+      api: { getCall: async () => answer({ isPrivate: 'yes' }) },
       enabled: true,
       concurrency: 1,
     }).enrich([listed('a')]);
@@ -84,13 +90,13 @@ describe('Enricher', () => {
   });
 
   it('never mixes two versions: a single call with another updatedAt leaves the listed one unenriched', async () => {
-    const api = { getCall: async () => ({ ...body, updatedAt: '2024-03-01T12:00:00.000001Z' }) };
+    const api = { getCall: async () => answer({ ...body, updatedAt: '2024-03-01T12:00:00.000001Z' }) };
     const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
     expect(result).toMatchObject({ enrichment: null, unenriched: { reason: 'version_mismatch' } });
   });
 
   it('enriches when the single call carries the listed updatedAt, written with another precision or offset', async () => {
-    const api = { getCall: async () => ({ ...body, updatedAt: '2024-03-01T13:00:00.000+01:00' }) };
+    const api = { getCall: async () => answer({ ...body, updatedAt: '2024-03-01T13:00:00.000+01:00' }) };
     const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
     expect(result).toMatchObject({ enrichment: { isPrivate: false }, unenriched: null });
   });
@@ -104,7 +110,7 @@ describe('Enricher', () => {
         await new Promise((_, reject) =>
           signal?.addEventListener('abort', () => reject(signal.reason as Error)),
         );
-        return body;
+        return answer(body);
       },
     };
     const enricher = new Enricher({ api, enabled: true, concurrency: 2 });
@@ -124,17 +130,17 @@ describe('Enricher', () => {
 describe('sameVersion', () => {
   const at = '2024-03-01T12:00:00Z';
   it('takes a body without updatedAt as the listed version (it cannot tell)', () => {
-    expect(sameVersion(at, {})).toBe(true);
-    expect(sameVersion(at, { updatedAt: null })).toBe(true);
+    expect(sameVersion(at, version({}))).toBe(true);
+    expect(sameVersion(at, version({ updatedAt: null }))).toBe(true);
   });
 
   it('compares instants exactly, not strings', () => {
-    expect(sameVersion(at, { updatedAt: '2024-03-01T12:00:00.000000Z' })).toBe(true);
-    expect(sameVersion(at, { updatedAt: '2024-03-01T12:00:00.001Z' })).toBe(false);
+    expect(sameVersion(at, version({ updatedAt: '2024-03-01T12:00:00.000000Z' }))).toBe(true);
+    expect(sameVersion(at, version({ updatedAt: '2024-03-01T12:00:00.001Z' }))).toBe(false);
   });
 
   it('reads an updatedAt that is not a date-time as another version', () => {
-    expect(sameVersion(at, { updatedAt: 'yesterday' })).toBe(false);
-    expect(sameVersion(at, { updatedAt: 17 })).toBe(false);
+    expect(sameVersion(at, version({ updatedAt: 'yesterday' }))).toBe(false);
+    expect(sameVersion(at, version({ updatedAt: 17 }))).toBe(false);
   });
 });

@@ -11,7 +11,7 @@ import { RetriableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
-import { compareDateTimes, parseInstant, toEpochMicros } from '../../../src/sync/instant.js';
+import { compareDateTimes, parseInstant, toEpochMicros } from '../../../src/time/instant.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { FakeCallsApi } from '../../support/sync/fake-calls-api.js';

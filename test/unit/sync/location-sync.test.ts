@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
-import { InvalidCursorError } from '../../../src/api/calls-api-client.js';
+import { InvalidCursorError } from '../../../src/sync/ports.js';
 import { FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ListedCall } from '../../../src/api/call-mapper.js';
+import type { ListedCall } from '../../../src/sync/model.js';
 import { applyPrivacy, completeCall } from '../../../src/sync/privacy.js';
 
 const listed: ListedCall = {

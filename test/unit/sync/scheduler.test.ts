@@ -3,7 +3,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { FatalError, RetriableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { systemClock, type Clock } from '../../../src/sync/clock.js';
+import { systemClock, type Clock } from '../../../src/time/clock.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
-import { compareDateTimes } from '../../../src/sync/instant.js';
+import { compareDateTimes } from '../../../src/time/instant.js';
 import {
   applyPage,
   nextPageRequest,
@@ -98,9 +98,10 @@ describe('nextPageRequest', () => {
     ).toMatchObject({ since: t(9) });
   });
 
-  it('sends only the cursor and the limit for later pages', () => {
+  it('asks later pages by cursor and limit only, the location naming whose calls come back', () => {
     expect(nextPageRequest({ ...EMPTY_OFFSET, since: t(1), cursor: 'abc' }, settings)).toEqual({
       kind: 'next',
+      locationUid: LOC,
       cursor: 'abc',
       limit: 3,
     });

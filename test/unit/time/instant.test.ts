@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareDateTimes, parseInstant, toEpochMicros, toEpochMillis } from '../../../src/sync/instant.js';
+import { compareDateTimes, parseInstant, toEpochMicros, toEpochMillis } from '../../../src/time/instant.js';
 
 describe('parseInstant', () => {
   it('reads a UTC date-time with and without a fraction', () => {
