@@ -21,6 +21,7 @@ import {
 import type { GrantRecord, TokenStore } from './store/token-store.js';
 import type { TokenEndpoint } from './token-endpoint.js';
 import { ACCESS_TOKEN_LIFETIME_MS, grantRecordFromResponse } from './token-manager.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface AuthorizationOptions {
   /** Base of the OAuth endpoints. */
@@ -34,7 +35,7 @@ export interface AuthorizationOptions {
   /** How long an issued state may be redeemed. */
   stateTtlMs: number;
   accessTokenLifetimeMs?: number;
-  clock?: () => number;
+  clock?: Clock;
   metrics?: ConnectorMetrics;
   logger?: Logger;
 }
@@ -67,7 +68,7 @@ export function summarizeGrant(record: GrantRecord, store: string): GrantSummary
 }
 
 export class Authorization {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly log: Logger;
 
   constructor(private readonly options: AuthorizationOptions) {
@@ -75,14 +76,14 @@ export class Authorization {
     assertHttpsRedirectUri(options.redirectUri);
     if (options.scopes.length === 0) throw new RangeError('at least one scope is required');
     if (!(options.stateTtlMs > 0)) throw new RangeError('stateTtlMs must be positive');
-    this.now = options.clock ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.log = (options.logger ?? silentLogger()).child({ component: 'authorization', grant: options.grant });
   }
 
   async start(): Promise<StartedAuthorization> {
     const state = newState();
     const codeVerifier = newCodeVerifier();
-    const createdAt = this.now();
+    const createdAt = this.clock.now();
     const expiresAt = createdAt + this.options.stateTtlMs;
     await this.options.store.rememberState(state, {
       grant: this.options.grant,
@@ -105,7 +106,7 @@ export class Authorization {
         'the state is not one this connector issued (it is not alphanumeric); start again with `auth login` or `auth url`',
       );
     }
-    const check = await this.options.store.consumeState(state, this.now());
+    const check = await this.options.store.consumeState(state, this.clock.now());
     switch (check.status) {
       case 'unknown':
         throw new FatalError(
@@ -132,7 +133,7 @@ export class Authorization {
         `this state was issued for grant "${pending.grant}", not "${this.options.grant}"; pass --grant ${pending.grant}`,
       );
     }
-    const started = this.now();
+    const started = this.clock.now();
     const response = await this.options.endpoint.redeemCode(
       code,
       pending.redirectUri,

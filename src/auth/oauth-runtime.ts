@@ -26,6 +26,7 @@ import { loadStoreKey } from './store/store-key.js';
 import { TokenStore, type EntryBackend } from './store/token-store.js';
 import { HttpTokenEndpoint } from './token-endpoint.js';
 import { TokenManager } from './token-manager.js';
+import type { Clock } from '../time/clock.js';
 
 export interface OAuthDependencies {
   metrics?: ConnectorMetrics;
@@ -33,7 +34,7 @@ export interface OAuthDependencies {
   env?: NodeJS.ProcessEnv;
   /** A kafkajs client for the Kafka token store; built from `kafka` config when absent. */
   kafka?: Kafka;
-  clock?: () => number;
+  clock?: Clock;
 }
 
 export class OAuthRuntime {
@@ -89,7 +90,7 @@ export class OAuthRuntime {
     await this.dispatcher.close();
   }
 
-  private optionalDeps(): { clock?: () => number; metrics?: ConnectorMetrics; logger?: Logger } {
+  private optionalDeps(): { clock?: Clock; metrics?: ConnectorMetrics; logger?: Logger } {
     const { clock, metrics, logger } = this.deps;
     return { ...(clock && { clock }), ...(metrics && { metrics }), ...(logger && { logger }) };
   }

@@ -34,6 +34,7 @@ import type { GrantRecord, TokenStore } from './store/token-store.js';
 import type { TokenEndpoint, TokenResponse } from './token-endpoint.js';
 import { TokenRequestRefused } from './token-endpoint.js';
 import type { TokenProvider } from './token-provider.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export const ACCESS_TOKEN_LIFETIME_MS = 10 * 3600_000;
 
@@ -82,9 +83,8 @@ export interface TokenManagerOptions {
   refreshJitterMs?: number;
   /** Backoff between refresh attempts after a failure (jittered: 50-100 % of the delay). */
   refreshRetry?: { initialDelayMs: number; maxDelayMs: number };
-  /** A number in [0, 1), for jitter; injectable for tests. */
-  random?: () => number;
-  clock?: () => number;
+  /** Time and the random numbers of jitter (default: the system clock). */
+  clock?: Clock;
   metrics?: ConnectorMetrics;
   logger?: Logger;
 }
@@ -114,7 +114,7 @@ export class TokenManager implements TokenProvider {
   private readonly refreshBeforeExpiryMs: number;
   private readonly lifetimeMs: number;
   private readonly rotationGraceMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly metrics: ConnectorMetrics | undefined;
   private readonly log: Logger;
 
@@ -131,7 +131,6 @@ export class TokenManager implements TokenProvider {
   /** How often accessToken() handed out `refreshedToken`: a proxy for "it served requests". */
   private handOuts = 0;
   private readonly jitterMs: number;
-  private readonly random: () => number;
   /** Backoff of refresh attempts after a failed one (proactive refresh, refused refresh token). */
   private readonly refreshBackoff: Backoff;
   /** Backoff of refreshes answering a 401 for a token a refresh just produced. */
@@ -150,18 +149,17 @@ export class TokenManager implements TokenProvider {
       throw new RangeError('refreshBeforeExpiryMs must be shorter than the access token lifetime');
     }
     this.rotationGraceMs = options.rotationGraceMs ?? 3_000;
-    this.random = options.random ?? Math.random;
+    this.clock = options.clock ?? systemClock;
     const jitterWindow = options.refreshJitterMs ?? 0;
     if (!(jitterWindow >= 0) || this.refreshBeforeExpiryMs + jitterWindow >= this.lifetimeMs) {
       throw new RangeError(
         'refreshBeforeExpiryMs + refreshJitterMs must be shorter than the access token lifetime',
       );
     }
-    this.jitterMs = Math.floor(this.random() * jitterWindow);
+    this.jitterMs = Math.floor(this.clock.random() * jitterWindow);
     const retry = options.refreshRetry ?? DEFAULT_REFRESH_RETRY;
-    this.refreshBackoff = new Backoff(retry, this.random);
-    this.rejectionBackoff = new Backoff(retry, this.random);
-    this.now = options.clock ?? Date.now;
+    this.refreshBackoff = new Backoff(retry, this.clock);
+    this.rejectionBackoff = new Backoff(retry, this.clock);
     this.metrics = options.metrics;
     this.log = (options.logger ?? silentLogger()).child({ component: 'token-manager', grant: options.grant });
   }
@@ -170,8 +168,8 @@ export class TokenManager implements TokenProvider {
     const record = await this.record();
     if (record.accessToken === this.refreshedToken) this.handOuts += 1;
     if (!this.dueForRefresh(record)) return record.accessToken;
-    const valid = this.now() < record.accessTokenExpiresAt;
-    if (this.refreshBackoff.waiting(this.now())) {
+    const valid = this.clock.now() < record.accessTokenExpiresAt;
+    if (this.refreshBackoff.waiting(this.clock.now())) {
       // Backing off after a failed refresh: no request until then.
       if (valid) return record.accessToken;
       throw this.lastFailure ?? new RetriableError('AUTH_TOKEN_EXPIRED', 'the access token expired');
@@ -181,8 +179,8 @@ export class TokenManager implements TokenProvider {
     } catch (error) {
       if (!(error instanceof ConnectorError) || error.code === 'AUTH_GRANT_REVOKED') throw error;
       this.lastFailure = error;
-      const retryInMs = this.refreshBackoff.fail(this.now());
-      if (this.now() < record.accessTokenExpiresAt) {
+      const retryInMs = this.refreshBackoff.fail(this.clock.now());
+      if (this.clock.now() < record.accessTokenExpiresAt) {
         this.log.warn(
           { errorCode: error.code, retryInMs },
           'proactive token refresh failed; using the current token until it expires',
@@ -201,7 +199,7 @@ export class TokenManager implements TokenProvider {
     } else if (this.refreshedToken === rejected) {
       // The API refuses a token we just obtained, before it served much: another refresh at once would most
       // likely fare no better (a 401 that persists after a refresh).
-      const now = this.now();
+      const now = this.clock.now();
       if (this.rejectionBackoff.waiting(now)) {
         throw new RetriableError(
           'AUTH_TOKEN_REJECTED_AFTER_REFRESH',
@@ -245,7 +243,7 @@ export class TokenManager implements TokenProvider {
   }
 
   private dueForRefresh(record: GrantRecord): boolean {
-    return this.now() >= record.accessTokenExpiresAt - this.refreshBeforeExpiryMs - this.jitterMs;
+    return this.clock.now() >= record.accessTokenExpiresAt - this.refreshBeforeExpiryMs - this.jitterMs;
   }
 
   /**
@@ -273,7 +271,7 @@ export class TokenManager implements TokenProvider {
       throw this.stillRefused(source, tokenRejected, refused.error);
     }
     for (let attempt = 1; ; attempt++) {
-      const started = this.now();
+      const started = this.clock.now();
       try {
         const response = await this.endpoint.refresh(source.refreshToken);
         const next = grantRecordFromResponse(source, response, started, this.lifetimeMs);
@@ -351,7 +349,7 @@ export class TokenManager implements TokenProvider {
     tokenRejected: boolean,
     cause: TokenRequestRefused,
   ): ConnectorError {
-    if (tokenRejected || this.now() >= source.accessTokenExpiresAt)
+    if (tokenRejected || this.clock.now() >= source.accessTokenExpiresAt)
       return this.markRevoked(source.refreshToken, cause);
     if (this.refused?.refreshToken !== source.refreshToken) {
       this.refused = { refreshToken: source.refreshToken, error: cause };
@@ -401,7 +399,7 @@ class Backoff {
 
   constructor(
     private readonly policy: { initialDelayMs: number; maxDelayMs: number },
-    private readonly random: () => number,
+    private readonly clock: Pick<Clock, 'random'>,
   ) {}
 
   waiting(now: number): boolean {
@@ -415,7 +413,7 @@ class Backoff {
     if (now > this.retryAt + maxDelayMs) this.failures = 0;
     this.failures += 1;
     const ceiling = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(this.failures - 1, 30));
-    const wait = Math.round(ceiling * (0.5 + this.random() / 2));
+    const wait = Math.round(ceiling * (0.5 + this.clock.random() / 2));
     this.retryAt = now + wait;
     return wait;
   }

@@ -8,6 +8,7 @@
  * evaluation is running share it (single flight).
  */
 import { scrubSecretsInText } from '../logging/scrub-text.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /** What one check reports. `detail` says why it failed (or what it saw); it must hold no secrets. */
 export interface ReadinessResult {
@@ -35,15 +36,15 @@ export interface ReadinessOptions {
   timeoutMs?: number;
   /** A verdict is reused for this long. Default 5,000 ms; 0 evaluates on every call. */
   cacheMs?: number;
-  /** Clock, injectable for tests. */
-  now?: () => number;
+  /** Where cache ages are read (default: the system clock). */
+  clock?: Clock;
 }
 
 export class Readiness {
   private readonly checks: NamedReadinessCheck[] = [];
   private readonly timeoutMs: number;
   private readonly cacheMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private cached: { report: ReadinessReport; at: number } | undefined;
   private inFlight: Promise<ReadinessReport> | undefined;
 
@@ -53,7 +54,7 @@ export class Readiness {
   ) {
     this.timeoutMs = options.timeoutMs ?? 2_000;
     this.cacheMs = options.cacheMs ?? 5_000;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) {
       throw new RangeError(`readiness timeoutMs must be a positive number, got ${this.timeoutMs}`);
     }
@@ -74,10 +75,10 @@ export class Readiness {
   /** The current verdict: cached if fresh, else every check run in parallel. Ready with no checks. */
   async evaluate(): Promise<ReadinessReport> {
     const cached = this.cached;
-    if (cached !== undefined && this.now() - cached.at < this.cacheMs) return cached.report;
+    if (cached !== undefined && this.clock.now() - cached.at < this.cacheMs) return cached.report;
     if (this.inFlight !== undefined) return this.inFlight;
     const evaluation = this.runAll().then((report) => {
-      this.cached = { report, at: this.now() };
+      this.cached = { report, at: this.clock.now() };
       return report;
     });
     this.inFlight = evaluation;

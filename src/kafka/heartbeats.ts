@@ -17,6 +17,7 @@ import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationStatus } from '../sync/scheduler.js';
 import { ensureCompactedTopic } from './topics.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface HeartbeatOptions {
   kafka: Kafka;
@@ -27,7 +28,7 @@ export interface HeartbeatOptions {
   locations: () => readonly LocationStatus[];
   metrics: ConnectorMetrics;
   logger: Logger;
-  now?: () => number;
+  clock?: Clock;
 }
 
 /** The heartbeat messages of one beat: one per location. Pure. */
@@ -84,7 +85,7 @@ export class HeartbeatPublisher {
       await this.producer.send({
         topic: this.options.topic,
         acks: -1,
-        messages: heartbeatMessages(connectorName, locations, (this.options.now ?? Date.now)()),
+        messages: heartbeatMessages(connectorName, locations, (this.options.clock ?? systemClock).now()),
       });
       for (const location of locations)
         metrics.heartbeats.inc({ location: metrics.location(location.locationUid) });

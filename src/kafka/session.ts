@@ -29,6 +29,7 @@ import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
 import { ensureConnectorTopics } from './topics.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface KafkaSessionOptions {
   config: Pick<ConnectorConfig, 'connector' | 'kafka' | 'schemaRegistry'>;
@@ -40,6 +41,8 @@ export interface KafkaSessionOptions {
   onFatal?: (error: FatalError) => void;
   /** An existing client (tests); otherwise built from config. */
   kafka?: Kafka;
+  /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
+  clock?: Clock;
 }
 
 export class KafkaSession {
@@ -54,6 +57,7 @@ export class KafkaSession {
 
   static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
     const { config, logger, metrics } = options;
+    const clock = options.clock ?? systemClock;
     const connectorName = config.connector.name;
     const clientId = config.kafka.clientId ?? connectorName;
     const log = logger.child({ component: 'kafka-session' });
@@ -83,6 +87,7 @@ export class KafkaSession {
       topic: config.kafka.topic,
       keyFormat: config.kafka.keyFormat,
       connectorName,
+      clock,
       compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
       // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction) and the calls topic's
       // max.message.bytes: a larger call becomes a dead letter (ITEM_TOO_LARGE) rather than a refused send.
@@ -120,9 +125,10 @@ export class KafkaSession {
           offsetStore,
           metrics,
           logger,
+          clock,
           ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
         })
-      : new AtLeastOnceRecordSink({ kafka, encoder: codec, topics, connectorName, metrics, logger });
+      : new AtLeastOnceRecordSink({ kafka, encoder: codec, topics, connectorName, metrics, logger, clock });
     await sink.start(); // before loading offsets: see the module comment
     log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
 

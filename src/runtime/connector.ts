@@ -125,6 +125,7 @@ export class ConnectorRuntime {
         boundaryCap: config.poll.boundaryCap,
         logger,
         metrics,
+        clock,
         onFatal: (error) => onFatal(error),
       });
       opened.push(() => session.close());
@@ -250,6 +251,7 @@ export class ConnectorRuntime {
           locations: () => scheduler.status(),
           metrics,
           logger,
+          clock,
         });
         await publisher.start();
         opened.push(() => publisher.stop());

@@ -15,6 +15,7 @@ import { FatalError, RetriableError, SkippableError } from '../../errors/index.j
 import type { Call } from '../../sync/model.js';
 import { CALL_KEY_SCHEMA_FILE, CALL_VALUE_SCHEMA_FILE, loadSchema } from './schema-files.js';
 import { epochMicrosToIso, isoToEpochMicros } from './timestamps.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 
 /** Reads and writes `timestamp-micros` longs as ISO-8601 strings, so a Call's times go in as they are. */
 class IsoTimestampMicros extends avro.types.LogicalType {
@@ -87,8 +88,8 @@ export interface CallCodecOptions {
   connectorName: string;
   /** Compatibility level set on a subject the connector registers first (the registry library checks it). */
   compatibility?: COMPATIBILITY;
-  /** Epoch milliseconds for ingestedAt; injectable for tests. */
-  now?: () => number;
+  /** Where ingestedAt is read (default: the system clock). */
+  clock?: Clock;
   /**
    * Largest encoded value accepted (default 900,000 bytes, under the broker's 1 MiB message.max.bytes):
    * a larger one could never be written and would block its location, so it is rejected as skippable.
@@ -109,7 +110,7 @@ export class CallCodec {
     readonly valueSchemaId: number,
     private readonly key: KeyEncoding | undefined,
     private readonly connectorName: string,
-    private readonly now: () => number,
+    private readonly clock: Clock,
     private readonly maxValueBytes: number,
   ) {}
 
@@ -136,7 +137,7 @@ export class CallCodec {
       valueSchemaId,
       key,
       options.connectorName,
-      options.now ?? Date.now,
+      options.clock ?? systemClock,
       options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
     );
   }
@@ -152,7 +153,7 @@ export class CallCodec {
    * schema rejects the call, or ITEM_TOO_LARGE; the sink then routes it to the dead-letter topic instead.
    */
   encodeValue(call: Call): Buffer {
-    const record = toCallRecord(call, this.connectorName, this.now());
+    const record = toCallRecord(call, this.connectorName, this.clock.now());
     let body: Buffer;
     try {
       body = this.valueType.toBuffer(record);

@@ -34,6 +34,7 @@ import {
   type CallEncoder,
   type SinkTopics,
 } from '../page-messages.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 
 /** The part of a kafkajs producer this sink uses; kafkajs' Producer satisfies it. */
 export type IdempotentProducer = Pick<Producer, 'connect' | 'disconnect' | 'send' | 'sendBatch'>;
@@ -46,7 +47,7 @@ export interface AtLeastOnceSinkOptions {
   connectorName: string;
   metrics: ConnectorMetrics;
   logger: Logger;
-  now?: () => number;
+  clock?: Clock;
 }
 
 export class AtLeastOnceRecordSink implements RecordSink {
@@ -57,10 +58,10 @@ export class AtLeastOnceRecordSink implements RecordSink {
   /** close() has returned: a producer still being built must not outlive the sink. */
   private closed = false;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: AtLeastOnceSinkOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async start(): Promise<void> {
@@ -146,7 +147,12 @@ export class AtLeastOnceRecordSink implements RecordSink {
   }
 
   private async send(commit: PageCommit): Promise<void> {
-    const page = pageMessages(commit, this.options.encoder, this.options.connectorName, new Date(this.now()));
+    const page = pageMessages(
+      commit,
+      this.options.encoder,
+      this.options.connectorName,
+      new Date(this.clock.now()),
+    );
     const records = topicMessages([page], this.options.topics, { offsets: false });
     const current = this.currentProducer();
     const producer = await current;

@@ -50,6 +50,7 @@ import {
 } from '../page-messages.js';
 import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 
 /** The part of a kafkajs transaction the sink uses. */
 export type SinkTransaction = Pick<Transaction, 'sendBatch' | 'commit' | 'abort'>;
@@ -80,8 +81,8 @@ export interface TransactionalSinkOptions {
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
   onFatal?: (error: FatalError) => void;
-  /** Epoch ms; injectable for tests. */
-  now?: () => number;
+  /** Where transaction ages and record timestamps are read (default: the system clock). */
+  clock?: Clock;
 }
 
 /** The transactional id of a connector: one per connector name, so two instances of one name fence each other. */
@@ -123,7 +124,7 @@ export class TransactionalRecordSink implements RecordSink {
   private transactionStartedAt = 0;
   /** Producers initialised so far: see RecordSink.generation. */
   private generations = 0;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly log: Logger;
 
   constructor(private readonly options: TransactionalSinkOptions) {
@@ -132,7 +133,7 @@ export class TransactionalRecordSink implements RecordSink {
     }
     if (options.transactionalId.length === 0) throw new RangeError('transactionalId must not be empty');
     this.fencing = new FencingBudget(options.fencing);
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
     this.log = options.logger.child({
       component: 'transactional-sink',
       transactionalId: options.transactionalId,
@@ -164,7 +165,12 @@ export class TransactionalRecordSink implements RecordSink {
       );
     let messages: PageMessages;
     try {
-      messages = pageMessages(commit, this.options.encoder, this.options.connectorName, new Date(this.now()));
+      messages = pageMessages(
+        commit,
+        this.options.encoder,
+        this.options.connectorName,
+        new Date(this.clock.now()),
+      );
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -254,7 +260,7 @@ export class TransactionalRecordSink implements RecordSink {
     let transaction: SinkTransaction;
     try {
       const producer = this.producer ?? (await this.initProducer());
-      this.transactionStartedAt = this.now();
+      this.transactionStartedAt = this.clock.now();
       transaction = await producer.transaction();
     } catch (error) {
       throw new TransactionFailure('begin', error);
@@ -312,8 +318,8 @@ export class TransactionalRecordSink implements RecordSink {
     }
 
     if (isFencedError(original)) {
-      const openMs = this.now() - this.transactionStartedAt;
-      if (openMs < this.options.transactionTimeoutMs || !this.fencing.allowRebuild(this.now())) {
+      const openMs = this.clock.now() - this.transactionStartedAt;
+      if (openMs < this.options.transactionTimeoutMs || !this.fencing.allowRebuild(this.clock.now())) {
         return this.fail(
           new FatalError(
             'KAFKA_FENCED_BY_ANOTHER_INSTANCE',

@@ -3,6 +3,7 @@ import { Authorization } from '../../../src/auth/authorization.js';
 import { login } from '../../../src/auth/login.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
+import { clockReading } from '../../support/clock.js';
 
 describe('authorization refusals', () => {
   let fx: OAuthFixture;
@@ -56,7 +57,7 @@ describe('authorization refusals', () => {
   it('refuses an unknown state and an expired one before any token request', async () => {
     fx = await startOAuthFixture();
     const clock = { now: Date.now() };
-    const oauth = await fx.open({ clock: () => clock.now });
+    const oauth = await fx.open({ clock: clockReading(() => clock.now) });
     const { code, state } = await approvedRedirect(oauth);
     await expect(oauth.authorization().complete(code, 'NeverIssued42')).rejects.toMatchObject({
       code: 'AUTH_STATE_UNKNOWN',

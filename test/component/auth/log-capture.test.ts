@@ -5,6 +5,7 @@ import { redactSecrets } from '../../../src/config/redact.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { KEY_ENV, startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
+import { clockReading } from '../../support/clock.js';
 
 const HOUR = 3600_000;
 
@@ -33,7 +34,7 @@ describe('secrets in logs, errors, metrics and config dumps', () => {
       fx.sandbox.admin.advanceClock(ms);
       now += ms;
     };
-    const oauth = await fx.open({ logger, metrics, clock: () => now });
+    const oauth = await fx.open({ logger, metrics, clock: clockReading(() => now) });
     const secrets = new Set<string>([fx.sandbox.client.clientSecret, fx.env[KEY_ENV]!]);
     const errors: unknown[] = [];
 

@@ -4,6 +4,7 @@ import { login } from '../../../src/auth/login.js';
 import { HttpTokenEndpoint } from '../../../src/auth/token-endpoint.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
+import { clockReading } from '../../support/clock.js';
 
 const HOUR = 3600_000;
 
@@ -19,7 +20,7 @@ describe('OAuth lifecycle against the sandbox over HTTPS', () => {
   it('authorizes, approves, redeems, uses and refreshes a grant end to end', async () => {
     const clock = { now: Date.now() };
     const metrics = new ConnectorMetrics();
-    const oauth = await fx.open({ clock: () => clock.now, metrics });
+    const oauth = await fx.open({ clock: clockReading(() => clock.now), metrics });
     let shown = '';
     const summary = await login({
       authorization: oauth.authorization(),

@@ -7,6 +7,7 @@ import { emptyTotals } from '../../../src/sync/location-sync.js';
 import type { LocationStatus } from '../../../src/sync/scheduler.js';
 import { readCommitted, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
+import { clockReading } from '../../support/clock.js';
 
 const QUIET: LocationStatus = {
   locationUid: '00000000-0000-4000-8000-0000000000a1',
@@ -39,7 +40,7 @@ describe('HeartbeatPublisher', () => {
       locations: () => [QUIET, stalled],
       metrics,
       logger: silentLogger(),
-      now: () => Date.parse('2026-01-02T00:05:00Z'),
+      clock: clockReading(() => Date.parse('2026-01-02T00:05:00Z')),
     });
     await publisher.start();
     try {

@@ -11,6 +11,7 @@ import { TokenManager } from '../../../src/auth/token-manager.js';
 import { RetriableError } from '../../../src/errors/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { MemoryBackend } from '../../support/auth/memory-backend.js';
+import { clockReading } from '../../support/clock.js';
 
 const HOUR = 3600_000;
 
@@ -71,7 +72,7 @@ async function setup(options: { now?: number; seed?: boolean } = {}) {
     endpoint,
     refreshBeforeExpiryMs: 10 * 60_000,
     rotationGraceMs: 0,
-    clock: () => clock.now,
+    clock: clockReading(() => clock.now),
     metrics,
   });
   return { backend, store, endpoint, clock, metrics, manager };
@@ -189,7 +190,7 @@ describe('TokenManager', () => {
       endpoint: first.endpoint,
       refreshBeforeExpiryMs: 10 * 60_000,
       rotationGraceMs: 0,
-      clock: () => first.clock.now,
+      clock: clockReading(() => first.clock.now),
     });
     expect(await second.accessToken()).toBe('at-0');
     // Instance one refreshes (rt-0 is retired); instance two still holds at-0/rt-0 in memory.
@@ -289,8 +290,7 @@ describe('TokenManager', () => {
         endpoint,
         refreshBeforeExpiryMs: 10 * 60_000,
         refreshJitterMs: 5 * 60_000,
-        random: () => random,
-        clock: () => clock.now,
+        clock: { ...clockReading(() => clock.now), random: () => random },
       });
     clock.now = 10 * HOUR - 14 * 60_000;
     expect(await manager(0).accessToken()).toBe('at-0');

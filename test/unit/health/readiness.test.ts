@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Readiness, type ReadinessResult } from '../../../src/health/readiness.js';
+import { clockReading } from '../../support/clock.js';
 
 function counting(result: ReadinessResult) {
   const check = async () => {
@@ -73,7 +74,7 @@ describe('Readiness', () => {
   it('reuses a verdict within the cache period and re-evaluates after it', async () => {
     let now = 1_000;
     const check = counting({ name: 'kafka', ok: true });
-    const readiness = new Readiness([check], { cacheMs: 5_000, now: () => now });
+    const readiness = new Readiness([check], { cacheMs: 5_000, clock: clockReading(() => now) });
     await readiness.evaluate();
     now += 4_999;
     await readiness.evaluate();
@@ -85,7 +86,7 @@ describe('Readiness', () => {
 
   it('caches a failing verdict too, so a storm of probes during an outage does not hammer the dependency', async () => {
     const check = counting({ name: 'kafka', ok: false, detail: 'down' });
-    const readiness = new Readiness([check], { now: () => 0 });
+    const readiness = new Readiness([check], { clock: clockReading(() => 0) });
     for (let i = 0; i < 10; i += 1) await readiness.evaluate();
     expect(check.calls).toBe(1);
   });
@@ -123,7 +124,9 @@ describe('Readiness', () => {
   });
 
   it('drops the cached verdict when a check is added', async () => {
-    const readiness = new Readiness([async () => ({ name: 'kafka', ok: true })], { now: () => 0 });
+    const readiness = new Readiness([async () => ({ name: 'kafka', ok: true })], {
+      clock: clockReading(() => 0),
+    });
     expect((await readiness.evaluate()).ok).toBe(true);
     readiness.add({ name: 'grant:default', check: async () => ({ name: 'grant:default', ok: false }) });
     expect((await readiness.evaluate()).ok).toBe(false);

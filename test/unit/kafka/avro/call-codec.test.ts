@@ -12,6 +12,7 @@ import { CALL_VALUE_SCHEMA_FILE, loadSchema } from '../../../../src/kafka/avro/s
 import { SkippableError } from '../../../../src/errors/index.js';
 import type { Call } from '../../../../src/sync/model.js';
 import { thrown } from '../../../support/auth/thrown.js';
+import { clockReading } from '../../../support/clock.js';
 
 const call: Call = {
   uid: 'call-1',
@@ -70,7 +71,7 @@ describe('call.avsc', () => {
 
 describe('CallCodec', () => {
   it('frames values in the Confluent wire format with the registered schema id and decodes them back to the call', async () => {
-    const codec = await codecWith(42, { now: () => 1_700_000_000_000 });
+    const codec = await codecWith(42, { clock: clockReading(() => 1_700_000_000_000) });
     const value = codec.encodeValue(call);
 
     expect(value.readUInt8(0)).toBe(0);

@@ -19,6 +19,8 @@ import type { PageCommit } from '../../../../src/sync/ports.js';
 import { counterValue } from '../../../support/counters.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
+import type { Clock } from '../../../../src/time/clock.js';
+import { clockReading } from '../../../support/clock.js';
 
 const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
@@ -91,7 +93,7 @@ function sinkWith(
     maxBytesPerTransaction?: number;
     stored?: () => Map<string, LocationOffset>;
     onFatal?: (e: FatalError) => void;
-    now?: () => number;
+    clock?: Clock;
   } = {},
 ) {
   const metrics = new ConnectorMetrics();
@@ -109,7 +111,7 @@ function sinkWith(
     metrics,
     logger: silentLogger(),
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
-    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   return { sink, metrics };
 }
@@ -330,7 +332,7 @@ describe('TransactionalRecordSink (scripted producer)', () => {
   it('rebuilds the producer when the fencing came from its own transaction timing out, and counts a new generation', async () => {
     const kafka = new ScriptedKafka();
     let now = 1_000_000;
-    const { sink } = sinkWith(kafka, { now: () => now });
+    const { sink } = sinkWith(kafka, { clock: clockReading(() => now) });
     await sink.start();
     const generation = sink.generation();
     kafka.script.beforeSend = async () => {
