@@ -1,6 +1,56 @@
-// Lint rules: typescript-eslint's type-aware recommended set, plus a ban on `any`.
+// Lint rules: typescript-eslint's type-aware recommended set, a ban on `any`, and the architecture's
+// boundaries (docs/architecture.md): dependencies point one way, cli -> runtime -> adapters -> sync core,
+// with no import cycles.
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+/** Adapters and wiring: what the sync core, and the leaves below it, never import. */
+const ADAPTERS = [
+  'api',
+  'auth',
+  'kafka',
+  'metrics',
+  'health',
+  'config',
+  'runtime',
+  'cli',
+  'demo',
+  'devstack',
+  'sandbox',
+  'tls',
+];
+/** Libraries only adapters talk to. */
+const ADAPTER_LIBRARIES = [
+  'kafkajs',
+  '@kafkajs/*',
+  'avsc',
+  'undici',
+  'prom-client',
+  'zod',
+  'testcontainers',
+  '@testcontainers/*',
+];
+
+const restrict = (patterns) => ['error', { patterns }];
+const adapterImports = {
+  group: ADAPTERS.map((folder) => `**/${folder}/*`),
+  message:
+    'The sync core and the leaves (errors, logging, time) import no adapter: define a port in src/sync/ports.ts.',
+};
+const leafImports = {
+  group: ['**/sync/*'],
+  message: 'A leaf (errors, logging, time) imports neither the core nor an adapter.',
+};
+const adapterLibraries = { group: ADAPTER_LIBRARIES, message: 'Only adapters talk to this library.' };
+const cliImports = {
+  group: ['**/cli/*', '**/cli/**'],
+  message: 'Nothing imports the CLI: it is the top of the graph.',
+};
+const sandboxInternals = {
+  group: ['**/sandbox/*', '!**/sandbox/index.js'],
+  message: 'The product uses the sandbox only through src/sandbox/index.ts.',
+};
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.cache/', '.tools/', 'coverage/', 'bench/reports/'] },
@@ -19,6 +69,38 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/require-await': 'off',
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Parse the .ts files imports lead to (ESM specifiers end in .js), so no-cycle sees the whole graph.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [
+        createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+      ],
+    },
+    rules: {
+      'import-x/no-cycle': 'error',
+      'no-restricted-imports': restrict([cliImports, sandboxInternals]),
+    },
+  },
+  {
+    files: ['src/sync/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries]) },
+  },
+  {
+    files: ['src/time/**/*.ts', 'src/errors/**/*.ts', 'src/logging/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, leafImports]) },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict([sandboxInternals]) },
+  },
+  {
+    files: ['src/sandbox/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict([cliImports]) },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

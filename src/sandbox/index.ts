@@ -15,11 +15,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { SandboxAdmin } from './admin/admin.js';
 import { createClock } from './clock.js';
-import { emptyStats, type SandboxClient, type SandboxContext, type SandboxStats } from './context.js';
-import { toSingleCall, type SandboxCall } from './data/call-record.js';
+import { emptyStats, type SandboxClient, type SandboxContext } from './context.js';
+import { toSingleCall } from './data/call-record.js';
 import { generateData, resolveDataOptions, type DataOptions } from './data/generator.js';
-import type { UpsertCallInput } from './data/store.js';
 import { DEFAULT_FAULTS, mergeFaults, type FaultSettings } from './faults/faults.js';
 import { createResponder } from './http/respond.js';
 import { createRequestHandler } from './http/router.js';
@@ -28,6 +28,7 @@ import { GrantStore } from './oauth/grants.js';
 import { createRandom } from './random.js';
 import { loadOrGenerateTls, writeCaFile } from './tls.js';
 
+export type { SandboxAdmin } from './admin/admin.js';
 export type { SandboxClient, SandboxStats } from './context.js';
 export type { SandboxCall } from './data/call-record.js';
 export type { DataOptions } from './data/generator.js';
@@ -64,33 +65,6 @@ export interface SandboxOptions {
   adminKey?: string;
   /** Login of the sandbox user on the authorization page; default sandbox / sandbox. */
   user?: { username: string; password: string };
-}
-
-export interface SandboxAdmin {
-  /**
-   * Ground truth: every call the listing must return for this location (not third-party, representable),
-   * ascending by (updatedAt, uid), with the single-call fields.
-   */
-  truth(locationUid: string): SandboxCall[];
-  /** Adds a call, or updates one (by uid); updatedAt defaults to the sandbox clock's now. */
-  upsertCall(input: UpsertCallInput): SandboxCall;
-  /** Moves the sandbox clock forward (token, code and cursor expiry; updatedAt of later writes). */
-  advanceClock(ms: number): void;
-  now(): Date;
-  /** Revokes every token issued so far (both kinds unless told otherwise). */
-  revokeTokens(opts?: { accessTokens?: boolean; refreshTokens?: boolean }): void;
-  /** Changes some fault settings; the others keep their values. */
-  setFaults(faults: Partial<FaultSettings>): void;
-  faults(): FaultSettings;
-  /** A snapshot of the counters. */
-  stats(): SandboxStats;
-  /** Starts, changes or (with false) stops live mode. */
-  setLive(rates: LiveRates | false): void;
-  /** Mints a token pair without the browser flow; default scopes [read_phones], all locations. */
-  issueTokens(opts?: { scopes?: string[]; locations?: string[] }): {
-    accessToken: string;
-    refreshToken: string;
-  };
 }
 
 export interface RunningSandbox {

@@ -19,7 +19,7 @@ import { z, ZodError } from 'zod';
 import type { SandboxContext } from '../context.js';
 import { UnknownLocationError } from '../data/store.js';
 import { mediaType, readBody } from '../http/respond.js';
-import type { SandboxAdmin } from '../index.js';
+import type { SandboxAdmin } from './admin.js';
 
 const liveSchema = z
   .object({ updatesPerSecond: z.number().min(0), createsPerSecond: z.number().min(0) })

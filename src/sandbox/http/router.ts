@@ -15,7 +15,7 @@ import { handleAdmin } from '../admin/routes.js';
 import { handleGetCall, handleListCalls } from '../api/calls.js';
 import { handleAuthorizeGet, handleAuthorizePost } from '../oauth/authorize.js';
 import { handleToken } from '../oauth/token.js';
-import type { SandboxAdmin } from '../index.js';
+import type { SandboxAdmin } from '../admin/admin.js';
 
 function methodNotAllowed(ctx: SandboxContext, res: ServerResponse, allow: string): void {
   ctx.respond.apiError(res, 405, 'method_not_allowed', `allowed: ${allow}`, { allow });
