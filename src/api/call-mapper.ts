@@ -8,7 +8,7 @@
  * endedAt; boolean-or-null for isPrivate. An item that fails is a SkippableError, dead-lettered by the
  * orchestrator, and the traversal goes on.
  */
-import { SkippableError } from '../errors/index.js';
+import { SkippableError, type ErrorCode } from '../errors/index.js';
 import type { ItemPosition, MappedItem, SingleCall, SingleCallVersion } from '../sync/model.js';
 import { parseInstant } from '../time/instant.js';
 import { isPlainObject } from './body-path.js';
@@ -133,7 +133,7 @@ function collect<T extends Record<string, FieldCheck<unknown>>>(
 
 /** Maps one listed item. `locationUid` is the traversal's location. */
 export function mapListedItem(raw: unknown, locationUid: string): MappedItem {
-  const reject = (code: string, message: string, position: ItemPosition | null): MappedItem => ({
+  const reject = (code: ErrorCode, message: string, position: ItemPosition | null): MappedItem => ({
     ok: false,
     error: new SkippableError(code, message, { details: { locationUid } }),
     position,

@@ -19,6 +19,7 @@
  *   scheduler tries the location again later.
  * - fatal: retrying cannot help; `code` is stable, `message` tells a person what to change.
  */
+import type { ErrorCode } from '../errors/index.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { readPath } from './body-path.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -77,9 +78,9 @@ export type Verdict =
   | { kind: 'refresh-auth' }
   | { kind: 'invalid-cursor'; errorCode: string | null; status: number; recognised: boolean; detail: string }
   | { kind: 'not-found' }
-  | { kind: 'skip'; code: string; message: string }
-  | { kind: 'give-up'; code: string; message: string }
-  | { kind: 'fatal'; code: string; message: string };
+  | { kind: 'skip'; code: ErrorCode; message: string }
+  | { kind: 'give-up'; code: ErrorCode; message: string }
+  | { kind: 'fatal'; code: ErrorCode; message: string };
 
 /** The error code and message of an error body, as plain short strings (never echoing large bodies). */
 export function errorSummary(

@@ -17,7 +17,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
-import { FatalError, RetriableError } from '../errors/index.js';
+import { FatalError, RetriableError, type ErrorCode } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
@@ -47,7 +47,7 @@ export interface TokenEndpoint {
 
 export class TokenRequestRefused extends FatalError {
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     readonly status: number,
     readonly oauthError: string | undefined,

@@ -7,7 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConnectorError } from '../errors/index.js';
 import { ConfigError } from '../config/load.js';
-import { ExitCode } from './exit-codes.js';
+import { ExitCode } from '../errors/exit-codes.js';
 import { packageVersion } from '../package-info.js';
 import { registerCommands } from './commands/index.js';
 import { reportError } from './error-report.js';

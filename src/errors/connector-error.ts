@@ -10,8 +10,11 @@
  * anything that is not a ConnectorError as fatal.
  *
  * Messages must never contain secrets (tokens, client secret): callers pass redacted context only.
+ * Codes come from the catalogue (codes.ts).
  */
-export type ErrorDisposition = 'retriable' | 'fatal' | 'skippable';
+import type { ErrorClass, ErrorCode } from './codes.js';
+
+export type ErrorDisposition = ErrorClass;
 
 export interface ConnectorErrorOptions {
   cause?: unknown;
@@ -20,12 +23,12 @@ export interface ConnectorErrorOptions {
 }
 
 export class ConnectorError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly disposition: ErrorDisposition;
   readonly details: Record<string, unknown>;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     disposition: ErrorDisposition,
     message: string,
     options: ConnectorErrorOptions = {},
@@ -43,19 +46,19 @@ export class ConnectorError extends Error {
 }
 
 export class RetriableError extends ConnectorError {
-  constructor(code: string, message: string, options?: ConnectorErrorOptions) {
+  constructor(code: ErrorCode, message: string, options?: ConnectorErrorOptions) {
     super(code, 'retriable', message, options);
   }
 }
 
 export class FatalError extends ConnectorError {
-  constructor(code: string, message: string, options?: ConnectorErrorOptions) {
+  constructor(code: ErrorCode, message: string, options?: ConnectorErrorOptions) {
     super(code, 'fatal', message, options);
   }
 }
 
 export class SkippableError extends ConnectorError {
-  constructor(code: string, message: string, options?: ConnectorErrorOptions) {
+  constructor(code: ErrorCode, message: string, options?: ConnectorErrorOptions) {
     super(code, 'skippable', message, options);
   }
 }

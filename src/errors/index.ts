@@ -1,1 +1,3 @@
 export * from './connector-error.js';
+export * from './codes.js';
+export * from './exit-codes.js';

@@ -15,31 +15,25 @@
  *   location resumes within about a minute of `auth login`;
  * - `never`: only a restart (with a changed configuration or a fixed connector) can help: programmer
  *   errors (anything that is not a ConnectorError is a bug and is never retried, see errors/) and the
- *   codes in NEEDS_RESTART. The location stays stopped, the alert fires, the others go on; when every
+ *   codes the catalogue marks `never`. The location stays stopped, the alert fires, the others go on; when every
  *   location is stopped this way the process exits 1 (ALL_LOCATIONS_STOPPED), since only a restart helps.
  *
  * Configuration errors never get here: they exit 2 at start.
  */
-import { ConnectorError } from '../errors/index.js';
+import { ConnectorError, ERROR_CODES, type ErrorCodeEntry } from '../errors/index.js';
 
 export type Healing = 'heals' | 'paused' | 'never';
 
-/** Codes whose location waits for a new grant in the token store (re-read on each retry). */
-const PAUSED = new Set(['AUTH_GRANT_REVOKED', 'AUTH_NO_GRANT']);
-
 /**
- * Codes that name a setting read once at start: retrying with the same setting cannot succeed.
- * AUTH_CLIENT_REJECTED: the token endpoint refused the client id/secret (`oauth.clientSecret*`);
- * AUTH_STATIC_TOKEN_REJECTED: the API refused `auth.staticToken`.
+ * How a location stopped by `error` heals (see the module comment). The exceptions to `heals` are the
+ * catalogue's `healing` entries (errors/codes.ts): `paused` for codes whose location waits for a new grant
+ * in the token store (AUTH_GRANT_REVOKED, AUTH_NO_GRANT), `never` for codes naming a setting read once at
+ * start (AUTH_CLIENT_REJECTED: the client id/secret; AUTH_STATIC_TOKEN_REJECTED: `auth.staticToken`).
  */
-const NEEDS_RESTART = new Set(['AUTH_CLIENT_REJECTED', 'AUTH_STATIC_TOKEN_REJECTED']);
-
-/** How a location stopped by `error` heals (see the module comment). */
 export function healingOf(error: unknown): Healing {
   if (!(error instanceof ConnectorError)) return 'never';
-  if (NEEDS_RESTART.has(error.code)) return 'never';
-  if (PAUSED.has(error.code)) return 'paused';
-  return 'heals';
+  const entry: ErrorCodeEntry = ERROR_CODES[error.code];
+  return entry.healing ?? 'heals';
 }
 
 /** The backoff of stopped locations (config `poll.stoppedRetry`). */

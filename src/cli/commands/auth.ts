@@ -20,7 +20,7 @@ import { login, openInBrowser } from '../../auth/login.js';
 import { openOAuth, type OAuthRuntime } from '../../auth/oauth-runtime.js';
 import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../logging/logger.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 
 /**

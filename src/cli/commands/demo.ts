@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { wholeNumber } from '../option-parsers.js';
 import { runDemo } from '../../demo/demo.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../../errors/exit-codes.js';
 import { shutdownSignal } from './run.js';
 
 export function register(program: Command): void {

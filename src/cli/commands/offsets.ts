@@ -30,7 +30,7 @@ import { createLogger } from '../../logging/logger.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { parseInstant } from '../../time/instant.js';
 import { talkingToKafka } from '../talking-to-kafka.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 
 const LOCATION_UID = /^[0-9a-fA-F-]{36}$/;

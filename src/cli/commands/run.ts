@@ -16,7 +16,7 @@ import { createLogger } from '../../logging/logger.js';
 import { FatalError } from '../../errors/index.js';
 import { ConnectorRuntime } from '../../runtime/connector.js';
 import type { LocationStatus } from '../../sync/scheduler.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../../errors/exit-codes.js';
 
 /**
  * One line per distinct error that stopped the locations, with how many locations it stopped and a few

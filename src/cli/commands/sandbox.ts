@@ -17,7 +17,7 @@ import {
   type SandboxClient,
   type SandboxOptions,
 } from '../../sandbox/index.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 
 function int(name: string, min: number, max = Number.MAX_SAFE_INTEGER): (v: string) => number {

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../../config/load.js';
 import { redactSecrets } from '../../config/redact.js';
 import { missingFromEnvironment } from '../../config/environment-check.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 
 export function register(program: Command): void {

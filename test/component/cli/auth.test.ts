@@ -2,7 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { main } from '../../../src/cli/main.js';
 import {
   KEY_ENV,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { resetOffset, showOffsets } from '../../../src/cli/commands/offsets.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { InstancePresence, runningInstances } from '../../../src/kafka/instance-presence.js';
 import { loadOffsetsWhen, startTestSession, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { stackEndpoints, uniqueName } from '../../support/stack.js';

@@ -33,7 +33,7 @@ export class InMemorySink implements RecordSink, OffsetStore {
   failNext(count: number, options: { ambiguous?: boolean; error?: ConnectorError } = {}): void {
     for (let i = 0; i < count; i++) {
       this.failures.push({
-        error: options.error ?? new RetriableError('KAFKA_TEST_FAILURE', 'scripted sink failure'),
+        error: options.error ?? new RetriableError('KAFKA_SEND_FAILED', 'scripted sink failure'),
         ambiguous: options.ambiguous ?? false,
       });
     }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { capture } from '../../support/capture.js';
 
 async function configFile(lines: string[]): Promise<string> {

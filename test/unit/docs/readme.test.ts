@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import { buildProgram } from '../../../src/cli/main.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { configKeys } from '../../support/config-keys.js';
 import { invocationsIn, unknownFlags } from '../../support/cli-invocations.js';
 

@@ -4,7 +4,7 @@ import { DEFAULT_STOPPED_RETRY, healingOf, stoppedRetryDelayMs } from '../../../
 
 describe('healingOf', () => {
   it('retries with backoff a location stopped by a condition outside the process', () => {
-    for (const code of ['API_FORBIDDEN', 'API_BAD_REQUEST', 'CURSOR_LOOP', 'API_NOT_FOUND'])
+    for (const code of ['API_FORBIDDEN', 'API_BAD_REQUEST', 'CURSOR_LOOP', 'API_NOT_FOUND'] as const)
       expect(healingOf(new FatalError(code, 'x'))).toBe('heals');
   });
 

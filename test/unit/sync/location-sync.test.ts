@@ -393,7 +393,7 @@ describe('LocationSync', () => {
       reload: true,
       settings: { commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 } },
     });
-    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_TEST_FAILURE' });
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_SEND_FAILED' });
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
@@ -429,9 +429,9 @@ describe('LocationSync', () => {
 
   it('propagates a fatal sink failure', async () => {
     const sink = new InMemorySink();
-    sink.failNext(1, { error: new FatalError('KAFKA_AUTH', 'denied') });
+    sink.failNext(1, { error: new FatalError('KAFKA_NOT_PERMITTED', 'denied') });
     const { sync } = build(new FakeCallsApi([call('a', 1)]), { sink });
-    await expect(sync.runTraversal()).rejects.toMatchObject({ code: 'KAFKA_AUTH' });
+    await expect(sync.runTraversal()).rejects.toMatchObject({ code: 'KAFKA_NOT_PERMITTED' });
     expect(sink.calls).toEqual([]);
   });
 
