@@ -37,7 +37,7 @@ RUN mkdir -p /etc/calls-connector /var/lib/calls-connector /shared \
 USER node
 # Metrics (/metrics) and health (/healthz, /readyz): metrics.port in the config.
 EXPOSE 9464
-# Liveness only (see src/metrics/server.ts: readiness is /readyz). No curl in slim images: node fetches.
+# Liveness only (see src/ops/server.ts: readiness is /readyz). No curl in slim images: node fetches.
 # Set CALLS_CONNECTOR_HEALTH_URL when metrics.port differs from 9464.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.CALLS_CONNECTOR_HEALTH_URL).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -11,7 +11,7 @@ const ADAPTERS = [
   'auth',
   'kafka',
   'metrics',
-  'health',
+  'ops',
   'config',
   'runtime',
   'cli',

@@ -5,7 +5,7 @@
  * the registry itself first. Called once by ConnectorRuntime.start.
  */
 import { FatalError, RetriableError } from '../errors/index.js';
-import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../health/checks.js';
+import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../ops/checks.js';
 
 const REGISTRY_TIMEOUT_MS = 10_000;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { locationsCheck } from '../../../src/health/checks.js';
+import { locationsCheck } from '../../../src/ops/checks.js';
 
 const located = (...stoppedBy: Array<string | null>) => stoppedBy.map((code) => ({ stoppedBy: code }));
 

@@ -2,10 +2,10 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { FatalError } from '../../../src/errors/index.js';
-import { Readiness, type ReadinessResult } from '../../../src/health/readiness.js';
+import { Readiness, type ReadinessResult } from '../../../src/ops/readiness.js';
 import { createLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { MetricsServer } from '../../../src/metrics/server.js';
+import { MetricsServer } from '../../../src/ops/server.js';
 
 const servers: MetricsServer[] = [];
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StaticTokenProvider, type TokenProvider } from '../../../src/auth/token-provider.js';
 import { FatalError } from '../../../src/errors/index.js';
-import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../../../src/health/checks.js';
+import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../../../src/ops/checks.js';
 
 const servers: Server[] = [];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Readiness, type ReadinessResult } from '../../../src/health/readiness.js';
+import { Readiness, type ReadinessResult } from '../../../src/ops/readiness.js';
 import { clockReading } from '../../support/clock.js';
 
 function counting(result: ReadinessResult) {

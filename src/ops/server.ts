@@ -18,8 +18,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FatalError } from '../errors/index.js';
-import { Readiness, type ReadinessReport } from '../health/readiness.js';
-import type { ConnectorMetrics } from './metrics.js';
+import { Readiness, type ReadinessReport } from './readiness.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
 
 export interface MetricsServerOptions {
   metrics: ConnectorMetrics;
