@@ -16,7 +16,6 @@ const ADAPTERS = [
   'runtime',
   'cli',
   'demo',
-  'devstack',
   'sandbox',
   'tls',
 ];
@@ -46,6 +45,12 @@ const adapterLibraries = { group: ADAPTER_LIBRARIES, message: 'Only adapters tal
 const cliImports = {
   group: ['**/cli/*', '**/cli/**'],
   message: 'Nothing imports the CLI: it is the top of the graph.',
+};
+const devTooling = {
+  group: ['**/tools/**'],
+  allowTypeImports: true,
+  message:
+    'The product never loads the dev tooling statically: it is not in the published package (see demo.ts).',
 };
 const sandboxInternals = {
   group: ['**/sandbox/*', '!**/sandbox/index.js'],
@@ -83,24 +88,24 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-cycle': 'error',
-      'no-restricted-imports': restrict([cliImports, sandboxInternals]),
+      'no-restricted-imports': restrict([cliImports, sandboxInternals, devTooling]),
     },
   },
   {
     files: ['src/sync/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries]) },
+    rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, devTooling]) },
   },
   {
     files: ['src/time/**/*.ts', 'src/errors/**/*.ts', 'src/logging/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, leafImports]) },
+    rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, leafImports, devTooling]) },
   },
   {
     files: ['src/cli/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([sandboxInternals]) },
+    rules: { 'no-restricted-imports': restrict([sandboxInternals, devTooling]) },
   },
   {
     files: ['src/sandbox/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([cliImports]) },
+    rules: { 'no-restricted-imports': restrict([cliImports, devTooling]) },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { parseConfig } from '../src/config/load.js';
-import { provideStack, type DevStack } from '../src/devstack/stack-provider.js';
+import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';

@@ -20,7 +20,8 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { parseConfig } from '../config/load.js';
 import type { ConnectorConfig } from '../config/schema.js';
-import { provideStack, type DevStack } from '../devstack/stack-provider.js';
+import type { DevStack } from '../../tools/devstack/stack-provider.js';
+import { FatalError } from '../errors/index.js';
 import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
@@ -108,6 +109,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
   try {
     say('1/4 Kafka and schema registry ...');
+    const { provideStack } = await loadDevTooling();
     const stack = await provideStack(['environment', 'jvm', 'docker']);
     cleanups.push(() => stack.stop());
     say(`    ${stack.description}\n    brokers ${stack.brokers.join(',')}  registry ${stack.registryUrl}`);
@@ -268,5 +270,23 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   } finally {
     await cleanup();
     logger.flush();
+  }
+}
+
+/**
+ * The development tooling the demo needs for its Kafka broker and registry (tools/devstack): part of a
+ * source checkout, not of the published package, so it is loaded only when the demo runs and its absence
+ * is reported as such.
+ */
+async function loadDevTooling(): Promise<typeof import('../../tools/devstack/stack-provider.js')> {
+  try {
+    return await import('../../tools/devstack/stack-provider.js');
+  } catch (error) {
+    throw new FatalError(
+      'DEVSTACK_UNAVAILABLE',
+      'calls-connector demo needs the development tooling of a source checkout (tools/devstack), which the ' +
+        'published package leaves out: clone the repository, run `npm ci`, then `npx calls-connector demo`',
+      { cause: error },
+    );
   }
 }

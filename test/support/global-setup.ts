@@ -5,7 +5,7 @@
  * naming what is missing — integration tests are never skipped silently. CALLS_TEST_STACK=jvm skips Docker.
  */
 import type { TestProject } from 'vitest/node';
-import { provideStack, type StackSource } from '../../src/devstack/stack-provider.js';
+import { provideStack, type StackSource } from '../../tools/devstack/stack-provider.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -181,7 +181,9 @@ describe('docker-compose.yml', () => {
     expect(url.pathname).toBe('/apis/ccompat/v7');
     const registry = service('registry');
     expect(registry.ports?.map((p) => p.split(':').at(-1))).toContain(url.port);
-    const tested = /'(apicurio\/apicurio-registry:[\d.]+)'/.exec(read('src/devstack/stack-provider.ts'))?.[1];
+    const tested = /'(apicurio\/apicurio-registry:[\d.]+)'/.exec(
+      read('tools/devstack/stack-provider.ts'),
+    )?.[1];
     expect(registry.image?.split('@')[0]).toBe(tested);
   });
 

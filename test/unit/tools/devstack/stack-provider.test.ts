@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseStackEndpoints } from '../../../src/devstack/stack-provider.js';
+import { parseStackEndpoints } from '../../../../tools/devstack/stack-provider.js';
 
 describe('parseStackEndpoints', () => {
   it('finds the endpoints line after stray terminal codes a first Maven run prints (regression)', () => {

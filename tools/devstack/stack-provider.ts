@@ -12,8 +12,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FatalError } from '../errors/index.js';
-import { packageRoot } from '../package-info.js';
+import { FatalError } from '../../src/errors/index.js';
+import { packageRoot } from '../../src/package-info.js';
 
 export type StackSource = 'environment' | 'docker' | 'jvm';
 
