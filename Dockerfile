@@ -16,6 +16,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The demo's dev tooling is compiled with the product (demo.ts loads it at run time); the image keeps
+# only dist/src, so `demo` in the image says that it needs a source checkout.
+COPY tools/devstack ./tools/devstack
 RUN npm run build
 
 # ---- runtime: production dependencies only, non-root --------------------------------------------
