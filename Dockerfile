@@ -12,10 +12,12 @@ ARG NODE_IMAGE=node:24.21.0-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea4195200
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/sandbox/package.json ./packages/sandbox/
 # --ignore-scripts: `prepare` would run tsc before the sources are copied.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY packages/sandbox/src ./packages/sandbox/src
 # The demo's dev tooling is compiled with the product (demo.ts loads it at run time); the image keeps
 # only dist/src, so `demo` in the image says that it needs a source checkout.
 COPY tools/devstack ./tools/devstack
@@ -27,9 +29,12 @@ ENV NODE_ENV=production \
     CALLS_CONNECTOR_HEALTH_URL=http://127.0.0.1:9464/healthz
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/sandbox/package.json ./packages/sandbox/
 # --ignore-scripts: `prepare` runs tsc, which is a dev dependency and not installed here.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
+# The sandbox (workspace package packages/sandbox): the compose file's sandbox service runs it from this image.
+COPY --from=build /app/dist/packages/sandbox/src ./dist/packages/sandbox/src
 # The Avro schemas are read at run time (found by walking up from dist/src/kafka/avro).
 COPY schemas ./schemas
 COPY config ./config

@@ -53,8 +53,8 @@ const devTooling = {
     'The product never loads the dev tooling statically: it is not in the published package (see demo.ts).',
 };
 const sandboxInternals = {
-  group: ['**/sandbox/*', '!**/sandbox/index.js'],
-  message: 'The product uses the sandbox only through src/sandbox/index.ts.',
+  group: ['**/packages/sandbox/src/**', '!**/packages/sandbox/src/index.js'],
+  message: 'The product uses the sandbox package only through packages/sandbox/src/index.ts.',
 };
 
 export default tseslint.config(
@@ -76,7 +76,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
       // Parse the .ts files imports lead to (ESM specifiers end in .js), so no-cycle sees the whole graph.
@@ -104,7 +104,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': restrict([sandboxInternals, devTooling]) },
   },
   {
-    files: ['src/sandbox/**/*.ts'],
+    files: ['packages/sandbox/src/**/*.ts'],
     rules: { 'no-restricted-imports': restrict([cliImports, devTooling]) },
   },
   {

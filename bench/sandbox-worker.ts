@@ -4,7 +4,7 @@
  * client needs, and closes the sandbox when told 'close'.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../packages/sandbox/src/index.js';
 
 export interface WorkerReady {
   baseUrl: string;

@@ -9,10 +9,10 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
-import { generateData } from '../src/sandbox/data/generator.js';
-import type { LocationIndex } from '../src/sandbox/data/location-index.js';
-import { readPage } from '../src/sandbox/listing/page.js';
-import { createRandom } from '../src/sandbox/random.js';
+import { generateData } from '../packages/sandbox/src/data/generator.js';
+import type { LocationIndex } from '../packages/sandbox/src/data/location-index.js';
+import { readPage } from '../packages/sandbox/src/listing/page.js';
+import { createRandom } from '../packages/sandbox/src/random.js';
 import type { WorkerReady } from './sandbox-worker.js';
 import type { BenchFigure, BenchModule, BenchResult } from './types.js';
 

@@ -24,7 +24,7 @@ import type { DevStack } from '../../tools/devstack/stack-provider.js';
 import { FatalError } from '../errors/index.js';
 import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
-import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { startSandbox, type RunningSandbox } from '../../packages/sandbox/src/index.js';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';

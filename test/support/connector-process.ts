@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { OffsetStore } from '../../src/sync/ports.js';
-import type { RunningSandbox } from '../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../packages/sandbox/src/index.js';
 import { versionId, type PublishedCall } from './connector.js';
 
 const cli = resolve(import.meta.dirname, '../../dist/src/cli/main.js');

@@ -8,7 +8,7 @@ import type { Kafka } from 'kafkajs';
 import { parseConfig } from '../../src/config/load.js';
 import { ConnectorRuntime, type ConnectorRuntimeOptions } from '../../src/runtime/connector.js';
 import type { ConnectorConfig } from '../../src/config/schema.js';
-import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../packages/sandbox/src/index.js';
 import { readCommitted } from './kafka.js';
 import { stackEndpoints, uniqueName } from './stack.js';
 

@@ -1,5 +1,5 @@
 /**
- * `calls-connector sandbox`: runs the calls API simulator (src/sandbox) until SIGINT/SIGTERM.
+ * `calls-connector sandbox`: runs the calls API simulator (packages/sandbox) until SIGINT/SIGTERM.
  *
  * The client secret comes from SANDBOX_CLIENT_SECRET (or a client file), never from a flag, so it does not
  * land in shell history or `ps`; the admin key likewise from SANDBOX_ADMIN_KEY. The banner shows the
@@ -16,7 +16,7 @@ import {
   type FaultSettings,
   type SandboxClient,
   type SandboxOptions,
-} from '../../sandbox/index.js';
+} from '../../../packages/sandbox/src/index.js';
 import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpTransport } from '../../../src/api/http-transport.js';
-import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { MappedItem } from '../../../src/sync/model.js';
 import { InvalidCursorError } from '../../../src/sync/ports.js';

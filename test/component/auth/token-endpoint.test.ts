@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpsDispatcher } from '../../../src/auth/https-dispatcher.js';
 import { HttpTokenEndpoint } from '../../../src/auth/token-endpoint.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
 
 describe('HttpTokenEndpoint against the sandbox', () => {
   let sandbox: RunningSandbox;

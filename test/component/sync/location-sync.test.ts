@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Scheduler } from '../../../src/sync/scheduler.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { main } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
-import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { capture } from '../../support/capture.js';
 import { connectorDocument, startTestSandbox } from '../../support/connector.js';
 

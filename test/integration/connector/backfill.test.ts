@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka } from 'kafkajs';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
   connectorConfig,
   publishedCalls,

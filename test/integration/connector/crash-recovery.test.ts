@@ -15,7 +15,7 @@ import type { Kafka } from 'kafkajs';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
-import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { connectorDocument, publishedCalls, startTestSandbox } from '../../support/connector.js';
 import {
   caughtUpCheck,

@@ -8,8 +8,8 @@ import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { planSingleCallFault } from '../../../src/sandbox/faults/faults.js';
-import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import { planSingleCallFault } from '../../../packages/sandbox/src/faults/faults.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import type { LocationStatus } from '../../../src/sync/scheduler.js';
 import {
   connectorDocument,

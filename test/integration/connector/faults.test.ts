@@ -13,7 +13,7 @@ import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
   connectorDocument,
   publishedCalls,

@@ -14,7 +14,11 @@ import { login } from '../../../src/auth/login.js';
 import { openOAuth, type OAuthDependencies, type OAuthRuntime } from '../../../src/auth/oauth-runtime.js';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
-import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../../src/sandbox/index.js';
+import {
+  startSandbox,
+  type RunningSandbox,
+  type SandboxOptions,
+} from '../../../packages/sandbox/src/index.js';
 
 export const KEY_ENV = 'TEST_TOKEN_KEY';
 export const SECRET_ENV = 'TEST_CLIENT_SECRET';

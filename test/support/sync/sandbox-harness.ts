@@ -9,7 +9,7 @@ import { apiSchema, type ApiConfig, type PrivacyPolicy } from '../../../src/conf
 import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import type { RunningSandbox, SandboxCall } from '../../../src/sandbox/index.js';
+import type { RunningSandbox, SandboxCall } from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
 import { kafkaSchema } from '../../../src/config/schema.js';
-import { DEFAULT_CLIENT } from '../../../src/sandbox/index.js';
-import { generateData } from '../../../src/sandbox/data/generator.js';
+import { DEFAULT_CLIENT } from '../../../packages/sandbox/src/index.js';
+import { generateData } from '../../../packages/sandbox/src/data/generator.js';
 
 const root = new URL('../../../', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');

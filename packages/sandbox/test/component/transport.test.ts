@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { startSandbox } from '../../../src/sandbox/index.js';
-import { loadOrGenerateTls } from '../../../src/sandbox/tls.js';
+import { startSandbox } from '../../src/index.js';
+import { loadOrGenerateTls } from '../../src/tls.js';
 
 const tiny = { seed: 1, locations: 1, callsPerLocation: 1 };
 

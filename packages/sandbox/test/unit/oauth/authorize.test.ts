@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkAuthorizeParams, decodeQueryStrict } from '../../../../src/sandbox/oauth/authorize.js';
+import { checkAuthorizeParams, decodeQueryStrict } from '../../../src/oauth/authorize.js';
 
 const ctx = { client: { clientId: 'app', clientSecret: 's', redirectUri: 'https://app.test/cb' } };
 const values = (q: string): Map<string, string[]> => decodeQueryStrict(q) ?? new Map<string, string[]>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GrantStore } from '../../../../src/sandbox/oauth/grants.js';
+import { GrantStore } from '../../../src/oauth/grants.js';
 
 const grant = { clientId: 'c', scopes: ['read_phones'], locations: ['l1'] };
 

@@ -2,12 +2,7 @@
  * Injected faults (issue 3, deliverable 5): each one on its own, switched at run time, reproducible.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_FAULTS,
-  startSandbox,
-  type FaultSettings,
-  type RunningSandbox,
-} from '../../../src/sandbox/index.js';
+import { DEFAULT_FAULTS, startSandbox, type FaultSettings, type RunningSandbox } from '../../src/index.js';
 import { SandboxTestClient } from './client.js';
 
 describe('fault injection', () => {

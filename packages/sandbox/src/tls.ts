@@ -5,7 +5,7 @@
  * a CA so that clients can trust it directly as their CA file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { generateSelfSigned } from '../tls/self-signed.js';
+import { generateSelfSigned } from '../../../src/tls/self-signed.js';
 
 export interface TlsMaterial {
   cert: string;

@@ -1,5 +1,5 @@
 /** A minimal listable call record for index and page tests: only uid and updatedAt matter there. */
-import type { CallRecord } from '../../../src/sandbox/data/call-record.js';
+import type { CallRecord } from '../../src/data/call-record.js';
 
 export function callRecord(uid: string, updatedAtMs: number): CallRecord {
   return {

@@ -2,7 +2,7 @@
  * The OAuth checks of spec 4.1 (authorization endpoint), 4.2 (token endpoint) and 5, over HTTPS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox } from '../../src/index.js';
 import { SandboxTestClient, type Reply } from './client.js';
 
 const REDIRECT = 'https://app.example.test/oauth/callback';

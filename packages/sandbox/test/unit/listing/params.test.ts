@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDateTime, parseListingParams } from '../../../../src/sandbox/listing/params.js';
+import { parseDateTime, parseListingParams } from '../../../src/listing/params.js';
 
 const parse = (qs: string): ReturnType<typeof parseListingParams> =>
   parseListingParams(new URLSearchParams(qs));

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../../../src/sandbox/data/call-record.js';
+import type { CallRecord } from '../../../src/data/call-record.js';
 import { callRecord } from '../call-fixture.js';
-import { LocationIndex } from '../../../../src/sandbox/data/location-index.js';
-import { readPage } from '../../../../src/sandbox/listing/page.js';
-import { createRandom } from '../../../../src/sandbox/random.js';
+import { LocationIndex } from '../../../src/data/location-index.js';
+import { readPage } from '../../../src/listing/page.js';
+import { createRandom } from '../../../src/random.js';
 
 const rec = callRecord;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRandom, hashToUnit, normalQuantile } from '../../../src/sandbox/random.js';
+import { createRandom, hashToUnit, normalQuantile } from '../../src/random.js';
 
 describe('seeded random', () => {
   it('repeats its sequence for a seed', () => {

@@ -4,8 +4,8 @@ import {
   type CallRecord,
   toListedCall,
   toSingleCall,
-} from '../../../../src/sandbox/data/call-record.js';
-import { generateData, resolveDataOptions } from '../../../../src/sandbox/data/generator.js';
+} from '../../../src/data/call-record.js';
+import { generateData, resolveDataOptions } from '../../../src/data/generator.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallStore, UnknownLocationError } from '../../../../src/sandbox/data/store.js';
+import { CallStore, UnknownLocationError } from '../../../src/data/store.js';
 
 const LOC = '11111111-1111-4111-8111-111111111111';
 

@@ -3,7 +3,7 @@
  * record (changed ones again, at its end).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox } from '../../src/index.js';
 import { SandboxTestClient, uidsOf } from './client.js';
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {

@@ -3,7 +3,7 @@
  * locations.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox } from '../../src/index.js';
 import { SandboxTestClient } from './client.js';
 
 describe('calls endpoints access control', () => {

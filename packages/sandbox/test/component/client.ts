@@ -3,7 +3,7 @@
  * Agent, and wraps the calls and OAuth endpoints without hiding status codes or bodies.
  */
 import { Agent, request } from 'undici';
-import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../src/index.js';
 
 export interface Reply {
   status: number;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { NO_FAULTS } from '../../../../src/sandbox/faults/gate.js';
+import { NO_FAULTS } from '../../../src/faults/gate.js';
 import {
   DEFAULT_FAULTS,
   logNormalDelayMs,
   mergeFaults,
   planFaults,
   planSingleCallFault,
-} from '../../../../src/sandbox/faults/faults.js';
+} from '../../../src/faults/faults.js';
 
 describe('fault planning', () => {
   it('plans nothing with the default settings', () => {

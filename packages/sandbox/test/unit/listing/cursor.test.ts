@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, type CursorPayload } from '../../../../src/sandbox/listing/cursor.js';
+import { decodeCursor, encodeCursor, type CursorPayload } from '../../../src/listing/cursor.js';
 
 const key = Buffer.alloc(32, 7);
 const asc: CursorPayload = {

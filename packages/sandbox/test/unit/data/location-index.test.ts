@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../../../src/sandbox/data/call-record.js';
+import type { CallRecord } from '../../../src/data/call-record.js';
 import { callRecord } from '../call-fixture.js';
-import { LocationIndex } from '../../../../src/sandbox/data/location-index.js';
+import { LocationIndex } from '../../../src/data/location-index.js';
 
 const rec = callRecord;
 

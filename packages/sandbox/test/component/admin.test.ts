@@ -2,7 +2,7 @@
  * The admin endpoint under /_sandbox/ (sandbox-only): ground truth, calls, clock, tokens, faults, stats.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox, type SandboxCall } from '../../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox, type SandboxCall } from '../../src/index.js';
 import { SandboxTestClient, uidsOf, type Reply } from './client.js';
 
 describe('admin endpoint', () => {

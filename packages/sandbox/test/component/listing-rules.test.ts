@@ -2,7 +2,7 @@
  * Spec 4.3, one test (or more) per numbered rule, against the running sandbox over HTTPS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox, type SandboxCall } from '../../../src/sandbox/index.js';
+import { startSandbox, type RunningSandbox, type SandboxCall } from '../../src/index.js';
 import { SandboxTestClient, uidsOf, type ListPage } from './client.js';
 
 const LISTED_KEYS = [
