@@ -195,6 +195,14 @@ export class CallsApiClient implements CallsApi {
       } catch (error) {
         if (signal?.aborted === true) throw signal.reason;
         if (!(error instanceof ConnectorError) || !error.retriable) throw error;
+        // A single call whose answer outgrows api.maxResponseBytes will do so on every try: that call is
+        // published unenriched (customer number redacted) rather than fail its page for ever.
+        if (endpoint === 'get_call' && error.code === 'API_RESPONSE_TOO_LARGE')
+          throw new SkippableError(
+            'API_CALL_TOO_LARGE',
+            `${error.message}: the call is published unenriched; raise api.maxResponseBytes to enrich it`,
+            { cause: error },
+          );
         lastProblem = error.message;
         if (await retryAfter(error.code === 'API_TIMEOUT' ? 'timeout' : 'network', null)) continue;
         throw new RetriableError(

@@ -23,7 +23,7 @@ import type { OffsetStore, RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
-import { verifyOffsetRecordFits } from './offsets/offset-size.js';
+import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { createSchemaRegistry } from './registry.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
@@ -53,6 +53,8 @@ export class KafkaSession {
     /** Offsets as loaded at start, by location uid. */
     readonly initialOffsets: Map<string, LocationOffset>,
     readonly codec: CallCodec,
+    /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
+    readonly boundaryMaxBytes: number,
   ) {}
 
   static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
@@ -64,11 +66,12 @@ export class KafkaSession {
     const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
 
     await ensureConnectorTopics(kafka, config.kafka);
+    let offsetsMaxMessageBytes: number | undefined;
     if (options.boundaryCap !== undefined) {
       const admin = kafka.admin();
       await admin.connect();
       try {
-        await verifyOffsetRecordFits(admin, {
+        offsetsMaxMessageBytes = await verifyOffsetRecordFits(admin, {
           offsetsTopic: config.kafka.offsetsTopic,
           boundaryCap: options.boundaryCap,
           connectorName,
@@ -140,7 +143,14 @@ export class KafkaSession {
       throw error;
     }
     log.info({ locations: initialOffsets.size }, 'offsets loaded');
-    return new KafkaSession(kafka, sink, offsetStore, initialOffsets, codec);
+    return new KafkaSession(
+      kafka,
+      sink,
+      offsetStore,
+      initialOffsets,
+      codec,
+      boundaryByteBudget(offsetsMaxMessageBytes),
+    );
   }
 
   /** Closes the sink: commits what is queued, within `timeoutMs` when given (see TransactionalRecordSink.close). */

@@ -207,7 +207,7 @@ export class ConnectorMetrics {
   });
   readonly recordsUnenriched = new Counter({
     name: 'calls_connector_records_unenriched_total',
-    help: 'Calls published without enrichment (customer number redacted) although enrichment is on, by reason: gone (404/410), refused (another 4xx), invalid (fields the schema rejects), version_mismatch (the single call has another updatedAt than listed).',
+    help: 'Calls published without enrichment (customer number redacted) although enrichment is on, by reason: gone (404/410), refused (another 4xx), invalid (fields the schema rejects, or a body over api.maxResponseBytes), version_mismatch (the single call has another updatedAt than listed).',
     labelNames: ['location', 'reason'] as const,
     registers: [this.registry],
   });

@@ -214,6 +214,7 @@ export class ConnectorRuntime {
                 pageSize: config.api.pageSize,
                 startSince: source.startSince ?? null,
                 boundaryCap: config.poll.boundaryCap,
+                boundaryMaxBytes: session.boundaryMaxBytes,
                 privacy: config.privacy.customerPhoneNumber,
                 commitRetry: config.api.retry,
                 tombstoneGone: config.kafka.tombstoneGoneCalls,

@@ -7,7 +7,8 @@
  *   policy redacts its customer number (privacy unknown = private); the reason is reported for a metric:
  *   - gone: 404/410, the call was deleted between listing and GET. Waiting for it cannot succeed.
  *   - refused: another 4xx of that call (not 401/429), e.g. 400, 403, 422 (SkippableError from the client).
- *   - invalid: the single-call body has fields the Avro schema would reject (the listed fields are fine).
+ *   - invalid: the single-call body is unusable: fields the Avro schema would reject (the listed fields are
+ *     fine), or a body larger than api.maxResponseBytes (API_CALL_TOO_LARGE from the client).
  *   - version_mismatch: the single call's updatedAt is not the listed one, so its fields describe another
  *     version; a record never mixes two versions. The newer version is listed later and enriched then.
  * - Any other failure (retriable after retries: timeouts, 5xx, bodies still malformed; fatal; abort)
@@ -89,7 +90,8 @@ export class Enricher {
     try {
       single = await this.options.api.getCall(listed.uid, signal);
     } catch (error) {
-      if (error instanceof SkippableError) return without('refused', error.message);
+      if (error instanceof SkippableError)
+        return without(error.code === 'API_CALL_TOO_LARGE' ? 'invalid' : 'refused', error.message);
       throw error;
     }
     if (single === null) return without('gone', 'the call is gone (404/410)');

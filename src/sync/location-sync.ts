@@ -65,6 +65,11 @@ export interface LocationSyncSettings {
   /** `since` of a location's first traversal when it has no stored offset; null = from the beginning. */
   startSince: string | null;
   boundaryCap: number;
+  /**
+   * Bytes the boundary may take in the stored offset (traversal.ts, boundaryEntryBytes): the offsets
+   * topic's max.message.bytes less the rest of the record. Unset: no byte bound (tests).
+   */
+  boundaryMaxBytes?: number;
   privacy: PrivacyPolicy;
   /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
   commitRetry: Readonly<BackoffPolicy>;
@@ -245,7 +250,13 @@ export class LocationSync {
     }
 
     const { entries, unpositioned } = this.mapPage(page.items);
-    const outcome = applyPage(this.position, entries, page.nextCursor, this.options.settings.boundaryCap);
+    const outcome = applyPage(
+      this.position,
+      entries,
+      page.nextCursor,
+      this.options.settings.boundaryCap,
+      this.options.settings.boundaryMaxBytes,
+    );
     if (outcome.belowWatermark.length > 0) {
       traversal.log.warn(
         {

@@ -19,10 +19,12 @@
  *   no fingerprint: it is published again once, since a second change could otherwise be lost (doubling
  *   is possible there, loss is not). An entry with no fingerprint (a caller that computes none) matches by
  *   uid alone.
- * - Boundary cap: at most `boundaryCap` uids are kept. Past it, `boundaryOverflow` is set and records at
- *   that instant that did not fit are published but not remembered, so the next traversal (which starts at
- *   that instant) publishes them again. Doubling is possible there, loss is not. The flag clears as soon
- *   as the watermark moves past that instant.
+ * - Boundary cap: at most `boundaryCap` uids are kept, and at most `boundaryMaxBytes` of them as stored
+ *   (uid and fingerprint, JSON-encoded: see boundaryEntryBytes), so the offset record always fits the
+ *   offsets topic's max.message.bytes whatever the uids' length. Past either, `boundaryOverflow` is set and
+ *   records at that instant that did not fit are published but not remembered, so the next traversal (which
+ *   starts at that instant) publishes them again. Doubling is possible there, loss is not. The flag clears
+ *   as soon as the watermark moves past that instant.
  * - Records older than the watermark can only come from an API breaking rule 1 (sorting) or filtering
  *   more coarsely than the `since` we sent. We cannot know whether they were published, so they are
  *   published (losing is worse than doubling) without moving the watermark or the boundary, and reported
@@ -98,6 +100,20 @@ function instantOf(text: string): Instant {
 }
 
 /**
+ * What one boundary entry adds to the stored offset: the uid as a JSON string in `boundary`, and again as a
+ * key of `boundaryFingerprints` with its fingerprint, with their separators. An upper bound for any
+ * encoding that stores the uid twice and the fingerprint once as JSON text (offset-codec.ts does).
+ */
+export function boundaryEntryBytes(uid: string, fingerprint: string | undefined): number {
+  const uidBytes = Buffer.byteLength(JSON.stringify(uid));
+  return (
+    uidBytes +
+    1 +
+    (fingerprint === undefined ? 0 : uidBytes + Buffer.byteLength(JSON.stringify(fingerprint)) + 2)
+  );
+}
+
+/**
  * Applies one page to the offset it was requested from. `entries` must have valid updatedAt strings
  * (the call mapper guarantees it). `nextCursor` is the page's cursor, null at the end.
  */
@@ -106,12 +122,15 @@ export function applyPage<T extends Positioned>(
   entries: readonly T[],
   nextCursor: string | null,
   boundaryCap: number,
+  boundaryMaxBytes = Number.POSITIVE_INFINITY,
 ): PageOutcome<T> {
   let watermark = offset.watermark;
   let watermarkInstant = watermark === null ? null : instantOf(watermark);
   let boundary = new Set(offset.boundary);
   let fingerprints = new Map(Object.entries(offset.boundaryFingerprints ?? {}));
   let overflow = offset.boundaryOverflow === true;
+  let boundaryBytes = 0;
+  for (const uid of boundary) boundaryBytes += boundaryEntryBytes(uid, fingerprints.get(uid));
   const remember = (entry: T): void => {
     if (entry.fingerprint === undefined) fingerprints.delete(entry.uid);
     else fingerprints.set(entry.uid, entry.fingerprint);
@@ -129,6 +148,7 @@ export function applyPage<T extends Positioned>(
       boundary = new Set([entry.uid]);
       fingerprints = new Map();
       remember(entry);
+      boundaryBytes = boundaryEntryBytes(entry.uid, entry.fingerprint);
       overflow = false;
       accepted.push(entry);
     } else if (order === 0) {
@@ -138,9 +158,13 @@ export function applyPage<T extends Positioned>(
           continue;
         }
         remember(entry);
-      } else if (boundary.size < boundaryCap) {
+      } else if (
+        boundary.size < boundaryCap &&
+        boundaryBytes + boundaryEntryBytes(entry.uid, entry.fingerprint) <= boundaryMaxBytes
+      ) {
         boundary.add(entry.uid);
         remember(entry);
+        boundaryBytes += boundaryEntryBytes(entry.uid, entry.fingerprint);
       } else overflow = true;
       accepted.push(entry);
     } else {

@@ -48,19 +48,37 @@ export function largestBoundaryCapFor(maxMessageBytes: number, connectorName: st
   return Math.max(0, Math.floor((maxMessageBytes - one) / perEntry) + 1);
 }
 
+/** Kafka's default max.message.bytes (broker message.max.bytes), assumed when the topic does not say. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+/**
+ * What an offset record holds besides its boundary, at most: key (connector name and a location uid), the
+ * cursor (capped at MAX_CURSOR_LENGTH characters by the call mapper, up to 4 bytes each in UTF-8, plus JSON
+ * escapes), since, watermark, the format's keys, and the record framing. Rounded up generously.
+ */
+const RESERVED_BYTES = 32 * 1024;
+
+/**
+ * The bytes the boundary may take in an offset record, so the record fits `maxMessageBytes` whatever the
+ * uids' length (LocationSync's boundaryMaxBytes; traversal.ts stops remembering uids past it).
+ */
+export function boundaryByteBudget(maxMessageBytes: number | undefined): number {
+  return Math.max(1024, (maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES) - RESERVED_BYTES);
+}
+
 /**
  * Fails with CONFIG_BOUNDARY_CAP_TOO_LARGE (exit 2) when an offset with a full boundary (`poll.boundaryCap`
  * uids) could exceed what the broker accepts on the offsets topic: that location would otherwise fail on
  * every commit once an instant held that many calls. A broker that does not say is not second-guessed.
+ * Returns the topic's max.message.bytes, or undefined when it does not say.
  */
 export async function verifyOffsetRecordFits(
   admin: Pick<Admin, 'describeConfigs'>,
   settings: { offsetsTopic: string; boundaryCap: number; connectorName: string },
-): Promise<void> {
+): Promise<number | undefined> {
   const limit = await topicMaxMessageBytes(admin, settings.offsetsTopic);
-  if (limit === undefined) return;
+  if (limit === undefined) return undefined;
   const worst = worstCaseOffsetRecordBytes(settings.boundaryCap, settings.connectorName);
-  if (worst <= limit) return;
+  if (worst <= limit) return limit;
   throw new FatalError(
     'CONFIG_BOUNDARY_CAP_TOO_LARGE',
     `poll.boundaryCap ${settings.boundaryCap} lets an offset record grow to about ${worst} bytes (uids of up to ` +

@@ -221,6 +221,18 @@ describe('CallsApiClient', () => {
     expect(http.sent).toHaveLength(1);
   });
 
+  it('makes a single call too large to read a skippable error of that call at once, not an endless page retry', async () => {
+    const tooLarge = new RetriableError(
+      'API_RESPONSE_TOO_LARGE',
+      'the response of /v4/calls/c1 exceeds api.maxResponseBytes (10)',
+    );
+    const { client, http } = setup([tooLarge]);
+    const error = await client.getCall('c1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SkippableError);
+    expect(error).toMatchObject({ code: 'API_CALL_TOO_LARGE' });
+    expect(http.sent).toHaveLength(1);
+  });
+
   it('makes a single-call body still malformed after the retries retriable, so the page is tried again', async () => {
     const { client } = setup([
       { status: 200, body: 'oops' },

@@ -82,6 +82,13 @@ describe('Enricher', () => {
     });
   });
 
+  it('keeps a call whose single-call body is too large to read, unenriched, counted as invalid', async () => {
+    const tooLarge = new SkippableError('API_CALL_TOO_LARGE', 'exceeds api.maxResponseBytes (10)');
+    const api = { getCall: async () => Promise.reject(tooLarge) };
+    const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
+    expect(result?.unenriched).toEqual({ reason: 'invalid', detail: 'exceeds api.maxResponseBytes (10)' });
+  });
+
   it('fails the page when a single-call body stays malformed, so the call is neither lost nor dead-lettered', async () => {
     const api = { getCall: async () => Promise.reject(new RetriableError('API_MALFORMED_BODY', 'garbled')) };
     await expect(

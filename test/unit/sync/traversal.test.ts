@@ -3,6 +3,7 @@ import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { compareDateTimes } from '../../../src/time/instant.js';
 import {
   applyPage,
+  boundaryEntryBytes,
   nextPageRequest,
   restartAfterInvalidCursor,
   sameOffset,
@@ -174,6 +175,26 @@ describe('applyPage', () => {
     const again = applyPage(outcome.offset, [rec('a', t(1)), rec('b', t(1)), rec('c', t(1))], null, 2);
     expect(again.accepted.map((r) => r.uid)).toEqual(['c']);
     expect(again.duplicates.map((r) => r.uid)).toEqual(['a', 'b']);
+  });
+
+  it('stops remembering boundary uids past the byte budget, whatever their length, and publishes them again rather than lose them', () => {
+    const long = (c: string) => c.repeat(256);
+    const page = [rec(long('a'), t(1)), rec(long('b'), t(1)), rec(long('c'), t(1))];
+    const budget = boundaryEntryBytes(long('a'), undefined) * 2;
+    const outcome = applyPage({ ...EMPTY_OFFSET }, page, null, 100, budget);
+    expect(outcome.accepted).toHaveLength(3);
+    expect(outcome.offset).toMatchObject({ boundary: [long('a'), long('b')], boundaryOverflow: true });
+    const again = applyPage(outcome.offset, page, null, 100, budget);
+    expect(again.accepted.map((r) => r.uid)).toEqual([long('c')]);
+    expect(again.duplicates).toHaveLength(2);
+  });
+
+  it('counts a stored boundary against the byte budget of the next page', () => {
+    const start = { ...EMPTY_OFFSET, watermark: t(1), boundary: ['aaaa', 'bbbb'] };
+    const full = boundaryEntryBytes('aaaa', undefined) * 2;
+    const outcome = applyPage(start, [rec('cccc', t(1))], null, 100, full);
+    expect(outcome.accepted.map((r) => r.uid)).toEqual(['cccc']);
+    expect(outcome.offset).toMatchObject({ boundary: ['aaaa', 'bbbb'], boundaryOverflow: true });
   });
 
   it('clears the overflow once the watermark moves on', () => {

@@ -3,10 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { encodeOffsetValue, offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
 import {
   ASSUMED_MAX_UID_BYTES,
+  boundaryByteBudget,
   largestBoundaryCapFor,
   verifyOffsetRecordFits,
   worstCaseOffsetRecordBytes,
 } from '../../../../src/kafka/offsets/offset-size.js';
+import { MAX_CURSOR_LENGTH, MAX_UID_LENGTH } from '../../../../src/api/call-mapper.js';
+import { fingerprintText } from '../../../../src/sync/fingerprint.js';
+import { EMPTY_OFFSET } from '../../../../src/sync/model.js';
+import { applyPage } from '../../../../src/sync/traversal.js';
 import { rejectionOf } from '../../../support/rejection.js';
 
 /** An admin whose offsets topic reports this max.message.bytes. */
@@ -85,5 +90,37 @@ describe('verifyOffsetRecordFits', () => {
       boundaryCap: 1_000_000,
       connectorName: 'conn',
     });
+  });
+});
+
+describe('boundaryByteBudget', () => {
+  it('keeps the offset record under max.message.bytes however long the uids and the cursor are', () => {
+    for (const limit of [200_000, 1_048_588]) {
+      // Uids of the longest accepted length, multi-byte characters, all at one instant: more than fit.
+      const uid = (i: number) => `${'é'.repeat(MAX_UID_LENGTH - 8)}${String(i).padStart(8, '0')}`;
+      const entries = Array.from({ length: 5_000 }, (_, i) => ({
+        uid: uid(i),
+        updatedAt: '2024-01-01T00:00:00.123456789+00:00',
+        fingerprint: fingerprintText(String(i)),
+      }));
+      const outcome = applyPage(
+        { ...EMPTY_OFFSET },
+        entries,
+        '\u00e9'.repeat(MAX_CURSOR_LENGTH),
+        1_000_000,
+        boundaryByteBudget(limit),
+      );
+      expect(outcome.offset.boundaryOverflow).toBe(true);
+      const record =
+        Buffer.byteLength(encodeOffsetValue(outcome.offset)) +
+        Buffer.byteLength(offsetKey('conn', uid(0))) +
+        256;
+      expect(record).toBeLessThanOrEqual(limit);
+      expect(outcome.offset.boundary.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('assumes the broker default when the topic does not say', () => {
+    expect(boundaryByteBudget(undefined)).toBe(boundaryByteBudget(1_048_588));
   });
 });
