@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   API_BAD_REQUEST: { class: 'fatal', exit: ExitCode.FAILURE },
   API_BAD_URL: { class: 'fatal', exit: ExitCode.USAGE },
   API_CALL_REFUSED: { class: 'skippable', exit: ExitCode.FAILURE },
+  API_CALL_TOO_LARGE: { class: 'skippable', exit: ExitCode.FAILURE },
   API_CA_FILE: { class: 'fatal', exit: ExitCode.USAGE },
   API_FORBIDDEN: { class: 'fatal', exit: ExitCode.FAILURE },
   API_INSECURE_URL: { class: 'fatal', exit: ExitCode.USAGE },
