@@ -14,12 +14,8 @@ import type { LocationIndex } from '../src/sandbox/data/location-index.js';
 import { readPage } from '../src/sandbox/listing/page.js';
 import { createRandom } from '../src/sandbox/random.js';
 import type { WorkerReady } from './sandbox-worker.js';
+import { envInt } from './stats.js';
 import type { BenchFigure, BenchModule, BenchResult } from './types.js';
-
-function envInt(name: string, fallback: number): number {
-  const v = process.env[name];
-  return v === undefined || v === '' ? fallback : Number.parseInt(v, 10);
-}
 
 interface ScenarioResult {
   requests: number;
