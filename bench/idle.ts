@@ -4,7 +4,7 @@
  * first traversal, measures over a window: CPU % of one core, RSS, requests/s, CPU ms per idle poll, and how
  * evenly the polls spread (per-second counts: coefficient of variation and max/mean).
  *
- * Knobs (env): BENCH_IDLE_LOCATIONS (2000), BENCH_IDLE_INTERVAL_MS (60000), BENCH_IDLE_WINDOW_S (30),
+ * Knobs (env): BENCH_IDLE_LOCATIONS (2000), BENCH_IDLE_INTERVAL_MS (60000), BENCH_IDLE_WINDOW_S (interval + 10 s),
  * BENCH_IDLE_RPS (requests/s limit, 200: the default 20 cannot poll 2,000 locations a minute).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -23,7 +23,8 @@ import type { BenchModule, BenchResult } from './types.js';
 
 const LOCATIONS = envInt('BENCH_IDLE_LOCATIONS', 2_000);
 const INTERVAL_MS = envInt('BENCH_IDLE_INTERVAL_MS', 60_000);
-const WINDOW_S = envInt('BENCH_IDLE_WINDOW_S', 30);
+// At least one interval: the polls of a round may come in a burst, then nothing until the next round.
+const WINDOW_S = envInt('BENCH_IDLE_WINDOW_S', Math.ceil(INTERVAL_MS / 1000) + 10);
 const RPS = envInt('BENCH_IDLE_RPS', 200);
 const FIRST_ROUND_LIMIT_MS = 5 * 60_000;
 

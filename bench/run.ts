@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { avroBench } from './avro.js';
+import { connectorBench } from './connector.js';
 import { idleBench } from './idle.js';
 import { limitsBench } from './limits.js';
 import { sandboxBench } from './sandbox.js';
@@ -15,6 +16,8 @@ import { REPETITIONS } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 const modules: BenchModule[] = [sandboxBench, avroBench, limitsBench, idleBench];
+/** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
+const onRequest: BenchModule[] = [connectorBench];
 
 function num(value: number | undefined): string {
   return value === undefined ? '' : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
@@ -42,12 +45,13 @@ function markdown(date: string, results: BenchResult[], loadAtStart: number[]): 
 
 async function main(argv: string[]): Promise<void> {
   const wanted = argv.filter((a) => !a.startsWith('-'));
-  const unknown = wanted.filter((w) => !modules.some((m) => m.name === w));
+  const known = [...modules, ...onRequest];
+  const unknown = wanted.filter((w) => !known.some((m) => m.name === w));
   if (unknown.length > 0)
     throw new Error(
-      `unknown benchmark(s): ${unknown.join(', ')}; known: ${modules.map((m) => m.name).join(', ')}`,
+      `unknown benchmark(s): ${unknown.join(', ')}; known: ${known.map((m) => m.name).join(', ')}`,
     );
-  const selected = wanted.length === 0 ? modules : modules.filter((m) => wanted.includes(m.name));
+  const selected = wanted.length === 0 ? modules : known.filter((m) => wanted.includes(m.name));
   const results: BenchResult[] = [];
   const loadAtStart = loadavg();
   for (const m of selected) {
