@@ -23,7 +23,7 @@ const LOCATIONS = 10;
 const CALLS_PER_LOCATION = 2_000;
 const RUN_LIMIT_MS = 5 * 60_000;
 
-interface Mode {
+export interface Mode {
   label: string;
   exactlyOnce: boolean;
   enrich: boolean;
@@ -35,9 +35,12 @@ const modes: Mode[] = [
   { label: 'exactly-once, not enriched', exactlyOnce: true, enrich: false },
 ];
 
-async function startSandboxWorker(): Promise<{ ready: WorkerReady; close: () => Promise<void> }> {
+export async function startSandboxWorker(
+  locations = LOCATIONS,
+  calls = CALLS_PER_LOCATION,
+): Promise<{ ready: WorkerReady; close: () => Promise<void> }> {
   const worker = new Worker(new URL('./sandbox-worker.js', import.meta.url), {
-    workerData: { locations: LOCATIONS, calls: CALLS_PER_LOCATION },
+    workerData: { locations, calls },
   });
   const ready = await new Promise<WorkerReady>((resolve, reject) => {
     worker.once('message', resolve);
@@ -52,7 +55,7 @@ async function startSandboxWorker(): Promise<{ ready: WorkerReady; close: () => 
   };
 }
 
-async function backfill(
+export async function backfill(
   mode: Mode,
   sandbox: WorkerReady,
   caFile: string,
@@ -82,7 +85,7 @@ async function backfill(
         exactlyOnce: mode.exactlyOnce,
       },
       schemaRegistry: { url: stack.registryUrl },
-      poll: { intervalMs: 3_600_000, maxLocationsInFlight: LOCATIONS },
+      poll: { intervalMs: 3_600_000, maxLocationsInFlight: sandbox.locations.length },
       metrics: { enabled: false },
     },
     {},

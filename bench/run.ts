@@ -9,26 +9,33 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { avroBench } from './avro.js';
 import { connectorBench } from './connector.js';
+import { idleBench } from './idle.js';
+import { limitsBench } from './limits.js';
 import { sandboxBench } from './sandbox.js';
+import { REPETITIONS } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const modules: BenchModule[] = [sandboxBench, avroBench, connectorBench];
+const modules: BenchModule[] = [sandboxBench, avroBench, limitsBench, idleBench];
+/** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
+const onRequest: BenchModule[] = [connectorBench];
 
-function markdown(date: string, results: BenchResult[]): string {
+function num(value: number | undefined): string {
+  return value === undefined ? '' : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
+}
+
+function markdown(date: string, results: BenchResult[], loadAtStart: number[]): string {
   const lines = [
     `# Benchmarks ${date}`,
     '',
-    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the end ${loadavg()
+    `Median of ${REPETITIONS} repetitions unless a row has no min/max. Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the start ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}, at the end ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' / ')} (1/5/15 min): figures from a busy machine are lower bounds.`,
     '',
   ];
   for (const r of results) {
-    lines.push(`## ${r.name}`, '', '| Measure | Value | Unit |', '|---|---:|---|');
+    lines.push(`## ${r.name}`, '', '| Measure | Median | Min | Max | Unit |', '|---|---:|---:|---:|---|');
     for (const f of r.figures)
-      lines.push(
-        `| ${f.label} | ${f.value.toLocaleString('en-US', { maximumFractionDigits: 2 })} | ${f.unit} |`,
-      );
+      lines.push(`| ${f.label} | ${num(f.value)} | ${num(f.min)} | ${num(f.max)} | ${f.unit} |`);
     lines.push('');
     for (const n of r.notes) lines.push(`- ${n}`);
     lines.push('');
@@ -38,13 +45,15 @@ function markdown(date: string, results: BenchResult[]): string {
 
 async function main(argv: string[]): Promise<void> {
   const wanted = argv.filter((a) => !a.startsWith('-'));
-  const unknown = wanted.filter((w) => !modules.some((m) => m.name === w));
+  const known = [...modules, ...onRequest];
+  const unknown = wanted.filter((w) => !known.some((m) => m.name === w));
   if (unknown.length > 0)
     throw new Error(
-      `unknown benchmark(s): ${unknown.join(', ')}; known: ${modules.map((m) => m.name).join(', ')}`,
+      `unknown benchmark(s): ${unknown.join(', ')}; known: ${known.map((m) => m.name).join(', ')}`,
     );
-  const selected = wanted.length === 0 ? modules : modules.filter((m) => wanted.includes(m.name));
+  const selected = wanted.length === 0 ? modules : known.filter((m) => wanted.includes(m.name));
   const results: BenchResult[] = [];
+  const loadAtStart = loadavg();
   for (const m of selected) {
     process.stdout.write(`bench: running ${m.name}\n`);
     const result = await m.run();
@@ -56,9 +65,9 @@ async function main(argv: string[]): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(
     join(dir, `${date}.json`),
-    `${JSON.stringify({ date, node: process.version, results }, null, 2)}\n`,
+    `${JSON.stringify({ date, node: process.version, repetitions: REPETITIONS, loadAtStart, loadAtEnd: loadavg(), results }, null, 2)}\n`,
   );
-  await writeFile(join(dir, `${date}.md`), markdown(date, results));
+  await writeFile(join(dir, `${date}.md`), markdown(date, results, loadAtStart));
   process.stdout.write(`bench: wrote bench/reports/${date}.md and .json\n`);
 }
 

@@ -14,12 +14,8 @@ import type { LocationIndex } from '../packages/sandbox/src/data/location-index.
 import { readPage } from '../packages/sandbox/src/listing/page.js';
 import { createRandom } from '../packages/sandbox/src/random.js';
 import type { WorkerReady } from './sandbox-worker.js';
+import { envInt } from './stats.js';
 import type { BenchFigure, BenchModule, BenchResult } from './types.js';
-
-function envInt(name: string, fallback: number): number {
-  const v = process.env[name];
-  return v === undefined || v === '' ? fallback : Number.parseInt(v, 10);
-}
 
 interface ScenarioResult {
   requests: number;

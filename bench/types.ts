@@ -8,6 +8,9 @@ export interface BenchFigure {
   value: number;
   /** e.g. "req/s", "ms", "MB". */
   unit: string;
+  /** Over the repetitions, when `value` is their median (bench/stats.ts). */
+  min?: number;
+  max?: number;
 }
 
 export interface BenchResult {

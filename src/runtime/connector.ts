@@ -37,7 +37,7 @@ import { systemClock, type Clock } from '../time/clock.js';
 import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
-import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
+import { minimumRoundMs, Scheduler, type LocationStatus } from '../sync/scheduler.js';
 import { connectorStatus } from './status.js';
 
 /** The sink's fatal error when a newer instance took over the transactional id (see run()). */
@@ -304,6 +304,17 @@ export class ConnectorRuntime {
         },
         'connector started',
       );
+      const roundMs = minimumRoundMs(locations.length, config.api.requestsPerSecond);
+      if (roundMs > config.poll.intervalMs)
+        logger.warn(
+          {
+            locations: locations.length,
+            requestsPerSecond: config.api.requestsPerSecond,
+            roundMs: Math.round(roundMs),
+            intervalMs: config.poll.intervalMs,
+          },
+          'api.requestsPerSecond cannot poll every location once per poll.intervalMs: a round of idle polls takes at least roundMs, so each location is polled that often, not every interval (raise api.requestsPerSecond if the API allows it)',
+        );
       return runtime;
     } catch (error) {
       await closeOpened();

@@ -9,6 +9,7 @@
  * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
  * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
  * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
+ * An idle page (nothing to publish, offset equal to `committed`, see `isIdle`) is not committed at all.
  *
  * Failure handling:
  * - InvalidCursorError (any 4xx but 401/403/429 to a request with a cursor, whatever its body, including
@@ -306,7 +307,7 @@ export class LocationSync {
     };
     let committedAs: 'this-page' | 'other';
     try {
-      committedAs = await this.commitWithRetry(commit, signal);
+      committedAs = this.isIdle(commit) ? 'this-page' : await this.commitWithRetry(commit, signal);
     } catch (error) {
       this.storedUnknown = true;
       throw error;
@@ -458,6 +459,24 @@ export class LocationSync {
 
   private deadLetter(error: SkippableError, payload: string, uid: string | null): DeadLetter {
     return { locationUid: this.locationUid, uid, code: error.code, message: error.message, payload };
+  }
+
+  /**
+   * An idle page needs no commit: it publishes, dead-letters and tombstones nothing, and leaves the offset
+   * equal to what is known to be stored. Polling quiet locations then costs the HTTP request only, not a
+   * Kafka transaction and an offset record per poll. A commit is still made whenever the store may differ
+   * from `committed`: after an outcome-unknown commit, and when `position` moved away from it uncommitted
+   * (a cursor rejected and cleared, which the store must forget, or a cursor to clear at the traversal's end).
+   */
+  private isIdle(commit: PageCommit): boolean {
+    return (
+      commit.calls.length === 0 &&
+      commit.deadLetters.length === 0 &&
+      (commit.tombstones?.length ?? 0) === 0 &&
+      !this.storedUnknown &&
+      sameOffset(this.position, this.committed) &&
+      sameOffset(commit.offset, this.committed)
+    );
   }
 
   /**

@@ -135,6 +135,63 @@ describe('LocationSync', () => {
     expect(sink.calls[5]?.updatedAt).toBe(t(9));
   });
 
+  it('commits nothing for an idle traversal, and still commits the next one that moves the offset', async () => {
+    const api = new FakeCallsApi([call('a', 1), ...group(4, 2), call('z', 3)]);
+    const { sync, sink } = build(api);
+    await sync.runTraversal();
+    const commitsAfterBackfill = sink.commits;
+    const stored = sink.offsets.get(LOC);
+
+    await sync.runTraversal();
+    await sync.runTraversal();
+    expect(sink.commits).toBe(commitsAfterBackfill);
+    expect(sync.totals.traversalsCompleted).toBe(3);
+    expect(sync.offset).toEqual(stored);
+
+    api.upsert(call('b', 9));
+    await sync.runTraversal();
+    expect(sink.commits).toBe(commitsAfterBackfill + 1);
+    expect(sink.offsets.get(LOC)).toMatchObject({ since: t(9), watermark: t(9), boundary: ['b'] });
+  });
+
+  it('commits nothing for an idle first traversal of an empty location', async () => {
+    const { sync, sink } = build(new FakeCallsApi([]));
+    await sync.runTraversal();
+    expect(sink.commits).toBe(0);
+  });
+
+  it('still commits an empty last page that clears a stored cursor', async () => {
+    const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
+    api.omitted.add('d');
+    const sink = new InMemorySink();
+    await build(api, { sink }).sync.runPage();
+    const stored = sink.offsets.get(LOC);
+    expect(stored?.cursor).not.toBeNull();
+
+    const resumed = build(api, { sink, start: stored ?? EMPTY_OFFSET });
+    await resumed.sync.runTraversal();
+    expect(sink.offsets.get(LOC)?.cursor).toBeNull();
+    expect(sink.commits).toBe(2);
+  });
+
+  it('still commits an idle page after a rejected cursor, so the store forgets that cursor', async () => {
+    const data = [call('a', 1), call('b', 2), call('c', 3)];
+    const api = new FakeCallsApi(data);
+    const sink = new InMemorySink();
+    await build(api, { sink }).sync.runPage();
+    await build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync.runTraversal();
+    const idle = sink.offsets.get(LOC) ?? EMPTY_OFFSET;
+    // A crashed run left a cursor with the same watermark; the API rejects it.
+    const withCursor: LocationOffset = { ...idle, cursor: 'stale-cursor' };
+    sink.offsets.set(LOC, withCursor);
+    const commits = sink.commits;
+    api.expireNextCursors = 1;
+
+    await build(api, { sink, start: withCursor }).sync.runTraversal();
+    expect(sink.commits).toBe(commits + 1);
+    expect(sink.offsets.get(LOC)?.cursor).toBeNull();
+  });
+
   it('follows short and empty pages while the cursor is set', async () => {
     const api = new FakeCallsApi([
       call('a', 1),

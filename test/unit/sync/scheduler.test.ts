@@ -8,7 +8,7 @@ import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET } from '../../../src/sync/model.js';
-import { Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
+import { minimumRoundMs, Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
 import { eventually } from '../../support/kafka.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
@@ -100,6 +100,13 @@ function setup(
   });
   return { sink, metrics, scheduler };
 }
+
+describe('minimumRoundMs', () => {
+  it('is one listing request per location at the configured request rate', () => {
+    expect(minimumRoundMs(10_000, 20)).toBe(500_000);
+    expect(minimumRoundMs(1_000, 20)).toBe(50_000);
+  });
+});
 
 describe('Scheduler', () => {
   it('completes a traversal of every location and then waits for the poll interval', async () => {
