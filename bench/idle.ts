@@ -13,7 +13,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
-import { provideStack } from '../src/devstack/stack-provider.js';
+import { provideStack } from '../tools/devstack/stack-provider.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { Agent, request } from 'undici';
-import { provideStack } from '../src/devstack/stack-provider.js';
+import { provideStack } from '../tools/devstack/stack-provider.js';
 import { backfill, startSandboxWorker, type Mode } from './connector.js';
 import type { WorkerReady } from './sandbox-worker.js';
 import { envInt, ratios, REPETITIONS, Samples } from './stats.js';

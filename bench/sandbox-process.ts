@@ -3,7 +3,7 @@
  * connector's alone. Started with fork(); receives the data size as argv, sends back what the client needs
  * (the same WorkerReady as sandbox-worker.ts), and exits when sent 'close'.
  */
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
 
 const [locations, calls] = process.argv.slice(2).map((a) => Number.parseInt(a, 10));
