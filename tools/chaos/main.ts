@@ -1,0 +1,80 @@
+/**
+ * `npm run chaos [-- --seed N --minutes M --short --at-least-once --keep-stack --report-dir D]`
+ *
+ * Builds nothing itself (`npm run chaos` builds first), runs one chaos run (tools/chaos/run.ts) and writes its
+ * report. Exit 0 when the checker found no violation, 1 otherwise, 2 on a bad command line.
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { repoRoot } from './processes.js';
+import { writeReport } from './report.js';
+import { ChaosRun } from './run.js';
+import { profile } from './schedule.js';
+
+function usage(message: string): never {
+  process.stderr.write(
+    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--keep-stack] [--report-dir DIR]\n`,
+  );
+  process.exit(2);
+}
+
+function positiveInt(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) <= 0) usage(`${name} must be a positive integer, got ${value}`);
+  return Number(value);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      seed: { type: 'string' },
+      minutes: { type: 'string' },
+      short: { type: 'boolean', default: false },
+      'at-least-once': { type: 'boolean', default: false },
+      'keep-stack': { type: 'boolean', default: false },
+      'report-dir': { type: 'string' },
+    },
+    strict: true,
+  }));
+} catch (error) {
+  usage((error as Error).message);
+}
+const seed = positiveInt('--seed', values.seed) ?? 1 + Math.floor(Math.random() * 1_000_000);
+const minutes = positiveInt('--minutes', values.minutes);
+const chosen = profile(values.short ? 'short' : 'full', minutes);
+const runDir = join(
+  repoRoot,
+  '.cache',
+  'chaos',
+  `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`,
+);
+const command = [
+  'npm run chaos --',
+  `--seed ${seed}`,
+  ...(values.short ? ['--short'] : []),
+  ...(minutes === undefined ? [] : [`--minutes ${minutes}`]),
+  ...(values['at-least-once'] ? ['--at-least-once'] : []),
+].join(' ');
+process.stdout.write(`chaos: seed ${seed} (replay: ${command})\n`);
+
+const run = new ChaosRun({
+  seed,
+  profile: chosen,
+  exactlyOnce: !values['at-least-once'],
+  runDir,
+  keepStack: values['keep-stack'],
+});
+process.once('SIGINT', () => {
+  process.stderr.write('chaos: interrupted; stopping what the run started\n');
+  run.abort();
+});
+const summary = await run.run();
+const { md, json } = writeReport(values['report-dir'] ?? join(repoRoot, 'reports'), summary, command);
+process.stdout.write(`chaos: report ${md} and ${json}\n`);
+if (summary.violations.length > 0) {
+  process.stdout.write(
+    `chaos: FAILED (seed ${seed}):\n${summary.violations.map((v) => `  - ${v}`).join('\n')}\n`,
+  );
+  process.exitCode = 1;
+} else process.stdout.write(`chaos: PASSED (seed ${seed})\n`);
