@@ -188,7 +188,9 @@ export async function readTopic(
   } finally {
     await consumer.disconnect();
   }
-  if (failure !== null) throw failure;
+  // Set by the callback above (the compiler cannot see it): the first decoding failure, if any.
+  const firstFailure = failure as Error | null;
+  if (firstFailure !== null) throw firstFailure;
   return count;
 }
 

@@ -64,13 +64,15 @@ export interface RunSummary {
 }
 
 const PORTS = { sandbox: 21443, callback: 21476, metricsBase: 21410 } as const;
+// Names of their own per run, so that a stack kept from an earlier run (--keep-stack) holds nothing of this one.
+const RUN_ID = `${Date.now().toString(36)}`;
 const TOPICS = {
-  calls: 'chaos-calls',
-  offsets: 'chaos-offsets',
-  dlq: 'chaos-dlq',
-  tokens: 'chaos-tokens',
+  calls: `chaos-${RUN_ID}-calls`,
+  offsets: `chaos-${RUN_ID}-offsets`,
+  dlq: `chaos-${RUN_ID}-dlq`,
+  tokens: `chaos-${RUN_ID}-tokens`,
 } as const;
-const CONNECTOR_NAME = 'chaos';
+const CONNECTOR_NAME = `chaos-${RUN_ID}`;
 const RECOVERY_CAP_MS = 240_000;
 const TOKEN_LIFETIME_MS = 10 * 3600_000;
 
@@ -405,6 +407,7 @@ export class ChaosRun {
     const now = Date.now();
     this.recentExits.push(now);
     const inLastMinute = this.recentExits.filter((t) => now - t < 60_000).length;
+    // Five exits within a minute: a crash loop (counted once per exit while it lasts).
     if (inLastMinute >= 5) this.summary.crashLoops++;
     this.say(`${instance.name} exited unexpectedly (code ${code}, ${signal ?? 'no signal'}); restarting`);
     setTimeout(
@@ -480,29 +483,32 @@ export class ChaosRun {
     return offsets.reduce((sum, p) => sum + p.high, 0n);
   }
 
-  private async grantLost(instance: LoggedProcess): Promise<boolean> {
-    try {
-      const text = await readFile(instance.logFile, 'utf8');
-      return text.includes('AUTH_GRANT_REVOKED');
-    } catch {
-      return false;
+  /** Whether an instance started since `since` logged that its grant is revoked (the operator's page). */
+  private async grantLost(since: number): Promise<boolean> {
+    for (const instance of this.instances.filter((i) => i.startedAt >= since - 5000)) {
+      const text = await readFile(instance.logFile, 'utf8').catch(() => '');
+      if (text.includes('AUTH_GRANT_REVOKED')) return true;
     }
+    return false;
   }
 
   /**
-   * Recovery with the operator in the loop: when no progress comes and the active instance says its grant
-   * is revoked (a kill between a refresh and its storage, with rotated refresh tokens), log in again.
+   * Recovery with the operator in the loop: when no progress comes and an instance says its grant is revoked
+   * (a kill between a refresh and its storage, with rotated refresh tokens), the operator logs in again, once.
    */
   private async recover(after: number): Promise<number | null> {
-    const first = await this.waitForProgress(after, 90_000);
-    if (first !== null) return first;
-    const active = this.active;
-    if (active !== null && (await this.grantLost(active))) {
-      this.say('the grant was lost (AUTH_GRANT_REVOKED): the operator runs auth login');
-      await this.authorize();
+    let loggedIn = false;
+    const deadline = after + RECOVERY_CAP_MS;
+    while (Date.now() < deadline) {
+      if (this.lastProgressAt > after) return this.lastProgressAt - after;
+      if (!loggedIn && (await this.grantLost(after))) {
+        loggedIn = true;
+        this.say('the grant is lost (AUTH_GRANT_REVOKED in the log): the operator runs auth login');
+        await this.authorize();
+      }
+      await sleep(loggedIn ? 100 : 1000);
     }
-    const second = await this.waitForProgress(after, RECOVERY_CAP_MS - 90_000);
-    return second;
+    return null;
   }
 
   // ---------- live changes ----------
