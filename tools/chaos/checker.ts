@@ -87,6 +87,7 @@ interface PublishedCall {
   isPrivate: boolean | null;
   conversationUid: string | null;
   enriched: boolean;
+  ingestedAt: number | null;
 }
 
 /** Access and refresh tokens of the sandbox, whoever issued them. */
@@ -209,6 +210,7 @@ function asPublished(value: unknown): PublishedCall {
     isPrivate: (v.isPrivate as boolean | null) ?? null,
     conversationUid: (v.conversationUid as string | null) ?? null,
     enriched: v.enriched === true,
+    ingestedAt: num(v.ingestedAt ?? null),
   };
 }
 
@@ -281,6 +283,8 @@ export async function check(input: CheckInput): Promise<CheckResult> {
 
   const registry = new SchemaRegistry({ host: input.registryUrl });
   const published = new Map<string, number>();
+  /** When each copy of a version was encoded (ingestedAt): duplicates are reported with their moments. */
+  const copies = new Map<string, string[]>();
   const newestPublished = new Map<string, number>();
   result.recordsChecked = await readTopic(input.brokers, input.topic, async (message) => {
     if (message.value === null) return;
@@ -288,6 +292,8 @@ export async function check(input: CheckInput): Promise<CheckResult> {
     const ms = Date.parse(record.updatedAtIso);
     const key = versionKey(record.uid, ms);
     published.set(key, (published.get(key) ?? 0) + 1);
+    const encodedAt = record.ingestedAt === null ? '?' : new Date(record.ingestedAt).toISOString();
+    copies.set(key, [...(copies.get(key) ?? []), encodedAt]);
     newestPublished.set(record.locationUid, Math.max(newestPublished.get(record.locationUid) ?? 0, ms));
     if (message.key?.toString('utf8') !== record.uid) note(result.unknownVersion, `${key}: key differs`);
     if (!record.enriched) result.unenriched++;
@@ -306,7 +312,9 @@ export async function check(input: CheckInput): Promise<CheckResult> {
     if (differences.length > 0) note(result.enrichmentMismatches, `${key}: ${differences.join(', ')}`);
   });
   result.versionsPublished = published.size;
-  for (const [key, n] of published) if (n > 1) for (let i = 1; i < n; i++) note(result.duplicated, key);
+  for (const [key, n] of published)
+    for (let i = 1; i < n; i++)
+      note(result.duplicated, `${key} (encoded at ${(copies.get(key) ?? []).join(', ')})`);
 
   for (const [location, calls] of truth) {
     for (const call of calls) {

@@ -11,6 +11,13 @@ import { writeReport } from './report.js';
 import { ChaosRun } from './run.js';
 import { profile } from './schedule.js';
 
+// kafkajs' retry timers trip Node 24's TimeoutNegativeWarning (harmless); keep the run's output readable.
+process.removeAllListeners('warning');
+process.on('warning', (warning) => {
+  if (warning.name !== 'TimeoutNegativeWarning')
+    process.stderr.write(`${warning.name}: ${warning.message}\n`);
+});
+
 function usage(message: string): never {
   process.stderr.write(
     `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--keep-stack] [--report-dir DIR]\n`,

@@ -477,6 +477,14 @@ export class ChaosRun {
     return false;
   }
 
+  private callsPartitions: number[] = [];
+
+  private async transactionOpenNow(): Promise<boolean> {
+    if (this.callsPartitions.length === 0) this.callsPartitions = await this.partitionsOf(TOPICS.calls);
+    const offsets = await lastStableOffsets(this.endpoints.brokers, TOPICS.calls, this.callsPartitions);
+    return offsets.some((p) => p.lastStable < p.high);
+  }
+
   private async tokensWritten(): Promise<bigint> {
     const partitions = await this.partitionsOf(TOPICS.tokens);
     const offsets = await lastStableOffsets(this.endpoints.brokers, TOPICS.tokens, partitions);
@@ -596,11 +604,15 @@ export class ChaosRun {
     switch (fault.kind) {
       case 'connector-kill': {
         const victim = this.requireActive();
-        await sleep(random.int(0, 500));
+        // Half the kills are aimed: at a moment the broker shows a transaction open (last stable offset of
+        // the calls topic below its high watermark); the others land at a random moment.
+        const aimed = random.chance(0.5);
+        if (aimed) await until(() => this.transactionOpenNow(), 5000, 10);
+        else await sleep(random.int(0, 500));
         await this.kill9(victim);
         const inside = await this.openTransaction().catch(() => false);
         if (inside) this.summary.killsInsideTransaction++;
-        outcome.detail = `kill -9 ${victim.name}${inside ? ' inside an open transaction' : ''}`;
+        outcome.detail = `kill -9 ${victim.name} (${aimed ? 'aimed' : 'random moment'})${inside ? ' inside an open transaction' : ''}`;
         await sleep(fault.durationMs);
         this.startInstance();
         return Date.now();
