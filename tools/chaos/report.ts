@@ -105,10 +105,12 @@ export function markdown(summary: RunSummary, command: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** reports/chaos.{md,json} for a full run (the published figures), reports/chaos-short.* for the short form. */
 export function writeReport(dir: string, summary: RunSummary, command: string): { md: string; json: string } {
   mkdirSync(dir, { recursive: true });
-  const md = join(dir, 'chaos.md');
-  const json = join(dir, 'chaos.json');
+  const base = summary.profile === 'full' ? 'chaos' : `chaos-${summary.profile}`;
+  const md = join(dir, `${base}.md`);
+  const json = join(dir, `${base}.json`);
   writeFileSync(md, markdown(summary, command));
   writeFileSync(
     json,
