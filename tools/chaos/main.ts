@@ -72,10 +72,11 @@ const run = new ChaosRun({
   runDir,
   keepStack: values['keep-stack'],
 });
-process.once('SIGINT', () => {
-  process.stderr.write('chaos: interrupted; stopping what the run started\n');
-  run.abort();
-});
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    process.stderr.write(`chaos: ${signal}; stopping what the run started (seed ${seed})\n`);
+    run.abort();
+  });
 const summary = await run.run();
 const { md, json } = writeReport(values['report-dir'] ?? join(repoRoot, 'reports'), summary, command);
 process.stdout.write(`chaos: report ${md} and ${json}\n`);

@@ -57,9 +57,9 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
       name,
       locations: 12,
       callsPerLocation: 250,
-      faultPhaseMs: (minutes ?? 2) * 60_000,
+      faultPhaseMs: (minutes ?? 1.5) * 60_000,
       counts: {
-        'connector-kill': 3,
+        'connector-kill': 2,
         'refresh-kill': 1,
         'broker-kill': 1,
         'registry-stop': 1,
@@ -109,7 +109,7 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
     case 'sigstop':
       return random.int(5000, 15_000);
     default:
-      return random.int(short ? 4000 : 5000, short ? 8000 : 20_000);
+      return random.int(short ? 3000 : 5000, short ? 5000 : 20_000);
   }
 }
 
