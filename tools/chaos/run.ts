@@ -153,6 +153,8 @@ export class ChaosRun {
   private readonly recentExits: number[] = [];
   private liveCurrent = new Map<string, { locationUid: string; isPrivate: boolean }>();
   private offsetPartitions: number[] = [];
+  /** The live-change writer; settling waits for its last change before reading the truth. */
+  private live: Promise<void> = Promise.resolve();
   private readonly summary: RunSummary;
 
   constructor(private readonly options: ChaosOptions) {
@@ -227,7 +229,8 @@ export class ChaosRun {
       await this.snapshotTruth();
       await this.authorize();
       this.startInstance();
-      const background = [this.progressLoop(), this.liveLoop(liveRandom)];
+      this.live = this.liveLoop(liveRandom);
+      const background = [this.progressLoop(), this.live];
       await until(() => this.lastProgressAt > 0, 180_000, 500);
       this.say('first page committed; fault phase begins');
       await this.admin.call('PUT', 'faults', backgroundFaults(seed));
@@ -534,7 +537,7 @@ export class ChaosRun {
       createDebt += ((now - last) / 1000) * cps;
       last = now;
       try {
-        for (; updateDebt >= 1; updateDebt--) {
+        for (; updateDebt >= 1 && !this.settling; updateDebt--) {
           const uid = random.pick(uids);
           const current = this.liveCurrent.get(uid);
           const change = random.pick(['privacy', 'number', 'conversation', 'touch'] as const);
@@ -547,7 +550,7 @@ export class ChaosRun {
           this.record((await this.admin.call<{ data: TruthCall }>('POST', 'calls', body)).data);
           this.summary.liveUpdates++;
         }
-        for (; createDebt >= 1; createDebt--) {
+        for (; createDebt >= 1 && !this.settling; createDebt--) {
           const locationUid = random.pick(this.locations);
           const kind = random.next();
           const body: Record<string, unknown> = {
@@ -740,6 +743,7 @@ export class ChaosRun {
     this.settling = true;
     this.say('fault phase over: faults off, live changes stopped; waiting for the connector to catch up');
     await this.admin.call('PUT', 'faults', NO_FAULTS);
+    await this.live;
     for (const instance of this.instances)
       if (instance.running && instance !== this.active) {
         this.retiring.add(instance);
