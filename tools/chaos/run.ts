@@ -231,7 +231,8 @@ export class ChaosRun {
       this.startInstance();
       this.live = this.liveLoop(liveRandom);
       const background = [this.progressLoop(), this.live];
-      await until(() => this.lastProgressAt > 0, 180_000, 500);
+      if (!(await until(() => this.lastProgressAt > 0, 300_000, 500)))
+        throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
       this.say('first page committed; fault phase begins');
       await this.admin.call('PUT', 'faults', backgroundFaults(seed));
       this.phaseStart = Date.now();
@@ -832,7 +833,15 @@ export class ChaosRun {
     if (this.summary.crashLoops > 0) this.summary.violations.push(`crash loops: ${this.summary.crashLoops}`);
   }
 
-  private async teardown(): Promise<void> {
+  private tornDown: Promise<void> | null = null;
+
+  /** Idempotent: the end of run() and Ctrl-C may both ask. */
+  private teardown(): Promise<void> {
+    this.tornDown ??= this.stopEverything();
+    return this.tornDown;
+  }
+
+  private async stopEverything(): Promise<void> {
     for (const instance of this.instances) if (instance.running) await this.kill9(instance);
     if (this.sandbox?.running) {
       this.sandbox.signal('SIGTERM');
