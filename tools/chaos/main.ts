@@ -20,7 +20,7 @@ process.on('warning', (warning) => {
 
 function usage(message: string): never {
   process.stderr.write(
-    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--keep-stack] [--report-dir DIR]\n`,
+    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--keep-stack] [--hostile-only] [--report-dir DIR]\n`,
   );
   process.exit(2);
 }
@@ -40,6 +40,7 @@ try {
       short: { type: 'boolean', default: false },
       'at-least-once': { type: 'boolean', default: false },
       'keep-stack': { type: 'boolean', default: false },
+      'hostile-only': { type: 'boolean', default: false },
       'report-dir': { type: 'string' },
     },
     strict: true,
@@ -71,6 +72,7 @@ const run = new ChaosRun({
   exactlyOnce: !values['at-least-once'],
   runDir,
   keepStack: values['keep-stack'],
+  hostileOnly: values['hostile-only'],
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {

@@ -92,6 +92,21 @@ export function markdown(summary: RunSummary, command: string): string {
       `| offsets inconsistent | ${c.offsetViolations.count} |`,
       `| secrets in ${c.logLinesScanned} log lines | ${c.secretLeaks.count} |`,
     );
+  if (summary.hostile.length > 0) {
+    lines.push(
+      '',
+      '## Hostile API bodies',
+      '',
+      'One connector process per case, 12 s against a listing that answers with the body, then SIGTERM.',
+      '',
+      '| Body | Result | Exit | Codes logged | Dead letters | Peak RSS |',
+      '| --- | --- | --- | --- | ---: | ---: |',
+      ...summary.hostile.map(
+        (h) =>
+          `| ${h.name} | ${h.passed ? 'ok' : `FAILED${h.detail ? ` (${h.detail})` : ''}`} | ${h.exit} | ${h.codes.join(', ') || '—'} | ${h.deadLetters} | ${(h.peakRssBytes / 1024 / 1024).toFixed(0)} MiB |`,
+      ),
+    );
+  }
   lines.push('', '## Violations', '');
   if (summary.violations.length === 0) lines.push('None.');
   else lines.push(...summary.violations.map((v) => `- ${v.split('\n')[0]}`));

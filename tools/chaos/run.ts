@@ -14,6 +14,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { check, readTopic, type CheckResult, type TruthCall } from './checker.js';
+import { runHostileCases, type HostileOutcome } from './hostile.js';
 import { lastStableOffsets } from './last-stable-offsets.js';
 import { cliPath, LoggedProcess, runToEnd, sleep, until } from './processes.js';
 import { seededRandom, type Random } from './random.js';
@@ -27,6 +28,8 @@ export interface ChaosOptions {
   exactlyOnce: boolean;
   runDir: string;
   keepStack: boolean;
+  /** Only the hostile-bodies phase (no sandbox, no faults, no checker). */
+  hostileOnly: boolean;
 }
 
 export interface FaultOutcome {
@@ -60,6 +63,8 @@ export interface RunSummary {
   peakRssBytes: number;
   durationMs: number;
   check: CheckResult | null;
+  /** Hostile API bodies, one connector process each (tools/chaos/hostile.ts). */
+  hostile: HostileOutcome[];
   violations: string[];
 }
 
@@ -184,6 +189,7 @@ export class ChaosRun {
       peakRssBytes: 0,
       durationMs: 0,
       check: null,
+      hostile: [],
       violations: [],
     };
   }
@@ -225,26 +231,8 @@ export class ChaosRun {
     try {
       this.say('starting the chaos stack (Kafka + registry on 21492 / 21481)');
       this.endpoints = await this.stack.up();
-      await this.startSandbox();
-      await this.snapshotTruth();
-      await this.authorize();
-      this.startInstance();
-      this.live = this.liveLoop(liveRandom);
-      const background = [this.progressLoop(), this.live];
-      if (!(await until(() => this.lastProgressAt > 0, 300_000, 500)))
-        throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
-      this.say('first page committed; fault phase begins');
-      await this.admin.call('PUT', 'faults', backgroundFaults(seed));
-      this.phaseStart = Date.now();
-      for (const fault of plan) {
-        const wait = this.phaseStart + fault.atMs - Date.now();
-        if (wait > 0) await sleep(wait);
-        await this.inject(fault, seededRandom(fault.seed));
-      }
-      await this.settle();
-      this.stopBackground = true;
-      await Promise.all(background);
-      await this.runChecker();
+      if (this.options.hostileOnly) await this.hostileBodies();
+      else await this.faultsAndCheck(plan, liveRandom);
     } catch (error) {
       this.summary.violations.push(`the run failed: ${(error as Error).stack ?? String(error)}`);
       this.say(`run failed: ${(error as Error).message}`);
@@ -255,6 +243,45 @@ export class ChaosRun {
     this.summary.durationMs = Date.now() - this.started;
     this.summary.peakRssBytes = Math.max(0, ...this.instances.map((i) => i.peakRssBytes));
     return this.summary;
+  }
+
+  /** The chaos run proper: sandbox, authorization, connector, faults, settle, checker, hostile bodies. */
+  private async faultsAndCheck(plan: PlannedFault[], liveRandom: Random): Promise<void> {
+    const { seed } = this.options;
+    await this.startSandbox();
+    await this.snapshotTruth();
+    await this.authorize();
+    this.startInstance();
+    this.live = this.liveLoop(liveRandom);
+    const background = [this.progressLoop(), this.live];
+    if (!(await until(() => this.lastProgressAt > 0, 300_000, 500)))
+      throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
+    this.say('first page committed; fault phase begins');
+    await this.admin.call('PUT', 'faults', backgroundFaults(seed));
+    this.phaseStart = Date.now();
+    for (const fault of plan) {
+      const wait = this.phaseStart + fault.atMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      await this.inject(fault, seededRandom(fault.seed));
+    }
+    await this.settle();
+    this.stopBackground = true;
+    await Promise.all(background);
+    await this.runChecker();
+    await this.hostileBodies();
+  }
+
+  private async hostileBodies(): Promise<void> {
+    this.say('hostile API bodies: one connector process per case');
+    this.summary.hostile = await runHostileCases({
+      ...this.endpoints,
+      runDir: this.options.runDir,
+      runId: RUN_ID,
+      metricsPort: PORTS.metricsBase + 40,
+      say: (message) => this.say(message),
+    });
+    for (const h of this.summary.hostile.filter((o) => !o.passed))
+      this.summary.violations.push(`hostile body "${h.name}": ${h.exit}${h.detail ? `, ${h.detail}` : ''}`);
   }
 
   private async startSandbox(): Promise<void> {
