@@ -75,7 +75,7 @@ export interface CheckResult {
 }
 
 /** A decoded value of the Call schema, as the checker reads it (only the fields it checks). */
-interface PublishedCall {
+export interface PublishedCall {
   uid: string;
   locationUid: string;
   updatedAt: number;
@@ -195,7 +195,7 @@ export async function readTopic(
   return count;
 }
 
-function asPublished(value: unknown): PublishedCall {
+export function asPublished(value: unknown): PublishedCall {
   const v = value as Record<string, unknown>;
   const num = (x: unknown): number | null => (typeof x === 'number' ? x : x === null ? null : Number(x));
   return {
@@ -214,7 +214,8 @@ function asPublished(value: unknown): PublishedCall {
   };
 }
 
-function compareVersion(record: PublishedCall, truth: TruthCall): string[] {
+/** The fields of a published record that differ from the truth of its version (empty: it is right). */
+export function compareVersion(record: PublishedCall, truth: TruthCall): string[] {
   const differences: string[] = [];
   const micros = (iso: string): number => Date.parse(iso) * 1000;
   if (record.locationUid !== truth.locationUid) differences.push('locationUid');
@@ -229,6 +230,11 @@ function compareVersion(record: PublishedCall, truth: TruthCall): string[] {
   } else if (record.startedAt !== null || record.isPrivate !== null)
     differences.push('unenriched with values');
   return differences;
+}
+
+/** A customer number is published only for a version known (enriched) to be public. */
+export function leaksNumber(record: PublishedCall, version: TruthCall): boolean {
+  return record.customerPhoneNumber !== null && (version.isPrivate || !record.enriched);
 }
 
 async function scanLogs(input: CheckInput, leaks: Finding): Promise<number> {
@@ -303,7 +309,7 @@ export async function check(input: CheckInput): Promise<CheckResult> {
       else note(result.unlisted, key);
       return;
     }
-    if (record.customerPhoneNumber !== null && (version.isPrivate || !record.enriched))
+    if (leaksNumber(record, version))
       note(
         result.privacyLeaks,
         `${key}: number published (private=${version.isPrivate}, enriched=${record.enriched})`,
