@@ -1,7 +1,7 @@
 /**
  * Hostile API bodies against the real process: for each case, a calls API (plain HTTP on loopback, a static
  * token) whose listing answers with that body, and one connector process (the built CLI, `run`) pointed at it
- * for a few seconds. What is recorded per case: the error codes the connector logged, whether it exited (and
+ * for a few seconds (`caseMs`). What is recorded per case: the error codes the connector logged, whether it exited (and
  * how), how many dead letters it wrote, and its peak resident memory. A case passes when the process neither
  * crashed (exit other than 0 under SIGTERM, or a stack trace of an internal error) nor grew without bound.
  */
@@ -150,6 +150,8 @@ export async function runHostileCases(options: {
   runDir: string;
   runId: string;
   metricsPort: number;
+  /** How long each body is served before SIGTERM. */
+  caseMs: number;
   say: (message: string) => void;
 }): Promise<HostileOutcome[]> {
   let current: Body = '';
@@ -190,7 +192,7 @@ export async function runHostileCases(options: {
         join(options.runDir, 'logs', `hostile-${i}.log`),
         { ...process.env, FORCE_COLOR: '0' },
       );
-      await Promise.race([connector.exited, sleep(12_000)]);
+      await Promise.race([connector.exited, sleep(options.caseMs)]);
       connector.signal('SIGTERM');
       const exit = await Promise.race([connector.exited, sleep(20_000).then(() => null)]);
       if (exit === null) {

@@ -97,7 +97,7 @@ export function markdown(summary: RunSummary, command: string): string {
       '',
       '## Hostile API bodies',
       '',
-      'One connector process per case, 12 s against a listing that answers with the body, then SIGTERM.',
+      'One connector process per case, served the body for a few seconds, then SIGTERM.',
       '',
       '| Body | Result | Exit | Codes logged | Dead letters | Peak RSS |',
       '| --- | --- | --- | --- | ---: | ---: |',

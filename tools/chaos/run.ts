@@ -268,7 +268,7 @@ export class ChaosRun {
     this.stopBackground = true;
     await Promise.all(background);
     await this.runChecker();
-    await this.hostileBodies();
+    if (this.options.profile.hostileBodies) await this.hostileBodies();
   }
 
   private async hostileBodies(): Promise<void> {
@@ -278,6 +278,7 @@ export class ChaosRun {
       runDir: this.options.runDir,
       runId: RUN_ID,
       metricsPort: PORTS.metricsBase + 40,
+      caseMs: this.options.profile.hostileCaseMs,
       say: (message) => this.say(message),
     });
     for (const h of this.summary.hostile.filter((o) => !o.passed))

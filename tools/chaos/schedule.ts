@@ -49,6 +49,10 @@ export interface Profile {
   liveUpdatesPerSecond: number;
   liveCreatesPerSecond: number;
   settleTimeoutMs: number;
+  /** Run the hostile-bodies phase after the checker (the short form leaves it to the component tests). */
+  hostileBodies: boolean;
+  /** How long each hostile body is served to its connector process. */
+  hostileCaseMs: number;
 }
 
 export function profile(name: 'short' | 'full', minutes?: number): Profile {
@@ -57,7 +61,7 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
       name,
       locations: 12,
       callsPerLocation: 250,
-      faultPhaseMs: (minutes ?? 1.5) * 60_000,
+      faultPhaseMs: (minutes ?? 1) * 60_000,
       counts: {
         'connector-kill': 2,
         'refresh-kill': 1,
@@ -70,6 +74,8 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
       liveUpdatesPerSecond: 3,
       liveCreatesPerSecond: 1,
       settleTimeoutMs: 180_000,
+      hostileBodies: false,
+      hostileCaseMs: 6000,
     };
   }
   const m = minutes ?? 15;
@@ -91,6 +97,8 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
     liveUpdatesPerSecond: 20,
     liveCreatesPerSecond: 5,
     settleTimeoutMs: 600_000,
+    hostileBodies: true,
+    hostileCaseMs: 12_000,
   };
 }
 
@@ -109,7 +117,7 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
     case 'sigstop':
       return random.int(5000, 15_000);
     default:
-      return random.int(short ? 3000 : 5000, short ? 5000 : 20_000);
+      return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
   }
 }
 
