@@ -320,10 +320,17 @@ export class ChaosRun {
       { ...process.env, SANDBOX_CLIENT_SECRET: this.secrets.clientSecret },
     );
     const baseUrl = `https://127.0.0.1:${PORTS.sandbox}`;
+    // The CA file is written while the sandbox starts: a client is kept only once a call through it succeeded.
     const up = await until(async () => {
       if (!this.sandbox?.running) throw new Error('sandbox exited');
-      this.admin ??= await SandboxAdmin.open(baseUrl, caFile);
-      await this.admin.call('GET', 'clock');
+      const admin = await SandboxAdmin.open(baseUrl, caFile);
+      try {
+        await admin.call('GET', 'clock');
+      } catch (error) {
+        await admin.close();
+        throw error;
+      }
+      this.admin = admin;
       return true;
     }, 120_000);
     if (!up) throw new Error(`the sandbox did not start; see ${this.sandbox.logFile}`);
