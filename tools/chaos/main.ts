@@ -20,7 +20,7 @@ process.on('warning', (warning) => {
 
 function usage(message: string): never {
   process.stderr.write(
-    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--keep-stack] [--hostile-only] [--report-dir DIR]\n`,
+    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--locations N] [--calls N] [--keep-stack] [--hostile-only] [--report-dir DIR]\n`,
   );
   process.exit(2);
 }
@@ -41,6 +41,8 @@ try {
       'at-least-once': { type: 'boolean', default: false },
       'keep-stack': { type: 'boolean', default: false },
       'hostile-only': { type: 'boolean', default: false },
+      locations: { type: 'string' },
+      calls: { type: 'string' },
       'report-dir': { type: 'string' },
     },
     strict: true,
@@ -51,6 +53,8 @@ try {
 const seed = positiveInt('--seed', values.seed) ?? 1 + Math.floor(Math.random() * 1_000_000);
 const minutes = positiveInt('--minutes', values.minutes);
 const chosen = profile(values.short ? 'short' : 'full', minutes);
+chosen.locations = positiveInt('--locations', values.locations) ?? chosen.locations;
+chosen.callsPerLocation = positiveInt('--calls', values.calls) ?? chosen.callsPerLocation;
 const runDir = join(
   repoRoot,
   '.cache',
@@ -63,6 +67,8 @@ const command = [
   ...(values.short ? ['--short'] : []),
   ...(minutes === undefined ? [] : [`--minutes ${minutes}`]),
   ...(values['at-least-once'] ? ['--at-least-once'] : []),
+  ...(values.locations === undefined ? [] : [`--locations ${values.locations}`]),
+  ...(values.calls === undefined ? [] : [`--calls ${values.calls}`]),
 ].join(' ');
 process.stdout.write(`chaos: seed ${seed} (replay: ${command})\n`);
 
