@@ -1,8 +1,9 @@
 /**
- * `npm run chaos [-- --seed N --minutes M --short --at-least-once --keep-stack --report-dir D]`
+ * `npm run chaos [-- --seed N --minutes M --short --at-least-once --locations N --calls N --keep-stack
+ *  --hostile-only --report-dir D]` (docs/chaos.md)
  *
- * Builds nothing itself (`npm run chaos` builds first), runs one chaos run (tools/chaos/run.ts) and writes its
- * report. Exit 0 when the checker found no violation, 1 otherwise, 2 on a bad command line.
+ * Builds nothing itself (`npm run chaos` builds first: `prechaos`), runs one chaos run (tools/chaos/run.ts) and
+ * writes its report. Exit 0 when the run found no violation, 1 otherwise, 2 on a bad command line, 130 on Ctrl-C.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
