@@ -660,9 +660,15 @@ export class ChaosRun {
         return this.refreshKill(fault, random, outcome);
       case 'broker-kill': {
         await this.stack.killKafka();
+        // Half the time the connector restarts while the broker is down (a node rebooted meanwhile).
+        const restartConnector = random.chance(0.5);
+        if (restartConnector) {
+          await this.kill9(this.requireActive());
+          this.startInstance();
+        }
         await sleep(fault.durationMs);
         await this.stack.startKafka();
-        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down`;
+        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${restartConnector ? ', connector restarted meanwhile' : ''}`;
         return Date.now();
       }
       case 'registry-stop': {
