@@ -4,7 +4,9 @@
 # Runs the connector by default (config at /etc/calls-connector/config.yaml); any other command works
 # too, e.g. `docker run --rm calls-connector validate-config --config ...` or `... sandbox --host 0.0.0.0`.
 
-ARG NODE_IMAGE=node:24.21.0-slim
+# Tag for people, digest for the build (the multi-platform index of node:24.21.0-slim): a re-pushed tag cannot
+# change what is built. Update both together (`docker buildx imagetools inspect node:<tag>` prints the digest).
+ARG NODE_IMAGE=node:24.21.0-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea419520094bc35842ff83dd8cbe6f9b6
 
 # ---- build: full dependency tree, TypeScript compiled to dist/ -------------------------------------
 FROM ${NODE_IMAGE} AS build

@@ -37,21 +37,84 @@ export type MappedItem =
   | { ok: true; call: ListedCall }
   | { ok: false; error: SkippableError; position: ItemPosition | null; payload: string };
 
-const PAYLOAD_LIMIT = 64 * 1024;
+/**
+ * Longest uid accepted. A uid is a record key, a header and part of every message about its call: an
+ * unbounded one (a hostile or broken API) would make the records the broker refuses. Spec 2.3 gives no
+ * type; 256 characters is far above any identifier seen in practice.
+ */
+export const MAX_UID_LENGTH = 256;
 
-/** The item as JSON for the dead-letter topic, with customerPhoneNumber removed (privacy) and size capped. */
+/**
+ * Longest next-page cursor accepted. The cursor is stored in the offset record of every page, so an
+ * unbounded one would make offset records the broker refuses; a page with a longer one is malformed.
+ */
+export const MAX_CURSOR_LENGTH = 4096;
+
+/** Why a next-page cursor cannot be kept, or null when it can. */
+export function cursorProblem(cursor: string): string | null {
+  return cursor.length > MAX_CURSOR_LENGTH
+    ? `the page's next cursor is ${cursor.length} characters long, more than the ${MAX_CURSOR_LENGTH} accepted`
+    : null;
+}
+
+/**
+ * The fields a dead letter may carry: spec 2.3's call fields minus customerPhoneNumber (personal data).
+ * Matched exactly (a `CustomerPhoneNumber` or `customer.phone` is not on the list, so it never goes out).
+ */
+const DEAD_LETTER_FIELDS: ReadonlySet<string> = new Set([
+  'uid',
+  'locationUid',
+  'updatedAt',
+  'locationPhoneNumber',
+  'startedAt',
+  'endedAt',
+  'isPrivate',
+  'conversationUid',
+]);
+
+/** Longest string value a dead letter repeats; a longer one is cut and its length given. */
+const DEAD_LETTER_STRING_LIMIT = MAX_UID_LENGTH;
+
+/** What a dead letter says of an item that is not a JSON object: its type, never its content. */
+const UNREADABLE_ITEM = '{"item":"unreadable"}';
+
+/**
+ * The item as JSON for the dead-letter topic: only the allow-listed fields, each only as a scalar (an
+ * object or array is named by its type, never copied), strings capped, plus how many other fields were
+ * left out. Total: never throws, whatever the item (10,000-deep nesting, a megabyte string, a getter
+ * that throws), and bounded (under 3 KB), so a dead letter can always be written.
+ */
 export function deadLetterPayload(raw: unknown): string {
-  let value = raw;
-  if (isPlainObject(raw) && 'customerPhoneNumber' in raw) {
-    value = { ...raw, customerPhoneNumber: raw.customerPhoneNumber === null ? null : '[removed]' };
-  }
-  let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    if (!isPlainObject(raw)) return JSON.stringify({ item: describeType(raw) });
+    const kept: Record<string, unknown> = {};
+    let omitted = 0;
+    for (const key of Object.keys(raw)) {
+      if (DEAD_LETTER_FIELDS.has(key)) kept[key] = deadLetterValue(raw[key]);
+      else omitted += 1;
+    }
+    if (omitted > 0) kept.omittedFields = omitted;
+    return JSON.stringify(kept);
   } catch {
-    text = String(value);
+    return UNREADABLE_ITEM;
   }
-  return text.length > PAYLOAD_LIMIT ? `${text.slice(0, PAYLOAD_LIMIT)}…[truncated]` : text;
+}
+
+function deadLetterValue(value: unknown): unknown {
+  if (value === null || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (typeof value === 'string') {
+    return value.length <= DEAD_LETTER_STRING_LIMIT
+      ? value
+      : { truncated: value.slice(0, DEAD_LETTER_STRING_LIMIT), length: value.length };
+  }
+  return { type: describeType(value) };
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
 }
 
 type FieldCheck<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -107,6 +170,13 @@ export function mapListedItem(raw: unknown, locationUid: string): MappedItem {
     return reject('ITEM_NO_UID', 'the listed item has no uid', null);
   if (typeof uid !== 'string')
     return reject('ITEM_NO_UID', `the listed item's uid is a ${typeof uid}, not a string`, null);
+  if (uid.length > MAX_UID_LENGTH) {
+    return reject(
+      'ITEM_UID_TOO_LONG',
+      `the listed item's uid is ${uid.length} characters long, more than the ${MAX_UID_LENGTH} accepted`,
+      null,
+    );
+  }
   const updatedAt = raw.updatedAt;
   if (typeof updatedAt !== 'string' || parseInstant(updatedAt) === null) {
     return reject(

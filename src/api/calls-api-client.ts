@@ -8,16 +8,23 @@
  * thin because the decisions are pure functions (response-classifier.ts, retry-policy.ts).
  *
  * Errors out of this client:
- * - InvalidCursorError: the listing rejected the cursor we sent; the traversal restarts from its watermark.
+ * - InvalidCursorError: the listing rejected the cursor we sent (any 4xx but 401/403/429, whatever its
+ *   body); the traversal restarts from its watermark.
+ * - SkippableError API_CALL_REFUSED: a single-call GET got a 4xx (not 401/404/410/429): that call is
+ *   published unenriched.
+ * - RetriableError API_MALFORMED_BODY: a single-call body stayed malformed after the retries; the page
+ *   fails and is fetched again later (the call is never dead-lettered for it).
  * - RetriableError (API_UNAVAILABLE, API_RETRY_AFTER_TOO_LONG, API_UNAUTHORIZED, ...): try later.
  *   API_UNAUTHORIZED is a 401 again right after a successful refresh: the refresh itself worked, so the
  *   grant is alive and the next try gets a fresh chance; a grant that is really gone fails the refresh
  *   instead (the TokenProvider throws a FatalError such as AUTH_GRANT_REVOKED).
- * - FatalError (API_FORBIDDEN, API_MALFORMED_BODY, API_BAD_REQUEST, API_NOT_FOUND, API_TLS, ...).
+ * - FatalError (API_FORBIDDEN, API_MALFORMED_BODY of the listing, API_BAD_REQUEST, API_NOT_FOUND, API_TLS, ...).
+ *
+ * Every message of an answered request names the HTTP status and a bounded, scrubbed excerpt of the body.
  * - the caller's abort reason, when its signal fires.
  */
 import type { ApiConfig } from '../config/schema.js';
-import { ConnectorError, FatalError, RetriableError } from '../errors/index.js';
+import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
 import type { TokenProvider } from '../auth/token-provider.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
@@ -25,7 +32,13 @@ import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
 import { systemClock, type Clock } from '../sync/clock.js';
 import type { PageRequest } from '../sync/traversal.js';
 import type { HttpClient, HttpResponse } from './http-transport.js';
-import { classifyAnswer, UNPARSABLE_BODY, type Endpoint } from './response-classifier.js';
+import {
+  bodyExcerpt,
+  classifyAnswer,
+  describeAnswer,
+  UNPARSABLE_BODY,
+  type Endpoint,
+} from './response-classifier.js';
 import { decodeCallBody, decodeListPage, type Decoded, type ListedPage } from './response-decoder.js';
 import { backoffDelayMs, mayRetry } from './retry-policy.js';
 
@@ -38,11 +51,23 @@ export interface CallsApi {
   getCall(uid: string, signal?: AbortSignal): Promise<Record<string, unknown> | null>;
 }
 
+/** How the listing refused a cursor: the error code read at api.errorCodeField, if any, and the answer. */
+export interface CursorRejection {
+  apiCode: string | null;
+  status: number;
+  /** Named by api.invalidCursorStatuses / api.invalidCursorErrorCodes, rather than by the 4xx rule only. */
+  recognised: boolean;
+  /** "HTTP 400: <scrubbed body excerpt>". */
+  detail: string;
+}
+
 /** The listing refused the cursor we sent (expired or invalid): restart the traversal from its watermark. */
 export class InvalidCursorError extends RetriableError {
-  constructor(apiCode: string | null) {
-    super('API_INVALID_CURSOR', `the calls API rejected the cursor (${apiCode ?? 'no error code'})`, {
-      details: { apiCode },
+  declare readonly details: Record<string, unknown> & CursorRejection;
+
+  constructor(rejection: CursorRejection) {
+    super('API_INVALID_CURSOR', `the calls API rejected the cursor (${rejection.detail})`, {
+      details: { ...rejection },
     });
   }
 }
@@ -95,6 +120,11 @@ const MIN_SCRUBBED_TOKEN_LENGTH = 8;
  */
 function withoutToken(text: string, token: string): string {
   return token.length < MIN_SCRUBBED_TOKEN_LENGTH ? text : text.split(token).join('[redacted]');
+}
+
+/** The body excerpt quoted in errors: bounded, scrubbed of credentials and of the token we sent. */
+function excerptOf(text: string, token: string): string {
+  return withoutToken(bodyExcerpt(withoutToken(text, token)), token);
 }
 
 function parseJson(text: string): unknown {
@@ -168,7 +198,10 @@ export class CallsApiClient implements CallsApi {
       if (!mayRetry(policy, attempts)) return false;
       const wait = delayMs ?? backoffDelayMs(policy, attempts, this.clock.random());
       this.metrics.apiRetries.inc({ endpoint, reason });
-      this.logger.debug({ endpoint, reason, attempt: attempts, waitMs: wait }, 'retrying calls API request');
+      this.logger.debug(
+        { endpoint, reason, attempt: attempts, waitMs: wait, problem: lastProblem },
+        'retrying calls API request',
+      );
       signal?.throwIfAborted();
       await this.clock.sleep(wait, signal);
       return true;
@@ -180,17 +213,21 @@ export class CallsApiClient implements CallsApi {
         [this.settings.tokenHeader]: `${this.settings.tokenPrefix}${token}`,
         accept: 'application/json',
       };
-      const startedAt = this.clock.now();
       let response: HttpResponse;
       try {
-        response = await this.http.send({ path, query, headers }, signal);
+        // The transport times the exchange (api_request_duration_seconds) apart from its limiter's wait.
+        response = await this.http.send({ endpoint, path, query, headers }, signal);
       } catch (error) {
-        this.metrics.apiRequestDuration.observe(
-          { endpoint, status_class: 'error' },
-          (this.clock.now() - startedAt) / 1000,
-        );
         if (signal?.aborted === true) throw signal.reason;
         if (!(error instanceof ConnectorError) || !error.retriable) throw error;
+        // A single call whose answer outgrows api.maxResponseBytes will do so on every try: that call is
+        // published unenriched (customer number redacted) rather than fail its page for ever.
+        if (endpoint === 'get_call' && error.code === 'API_RESPONSE_TOO_LARGE')
+          throw new SkippableError(
+            'API_CALL_TOO_LARGE',
+            `${error.message}: the call is published unenriched; raise api.maxResponseBytes to enrich it`,
+            { cause: error },
+          );
         lastProblem = error.message;
         if (await retryAfter(error.code === 'API_TIMEOUT' ? 'timeout' : 'network', null)) continue;
         throw new RetriableError(
@@ -199,39 +236,30 @@ export class CallsApiClient implements CallsApi {
           { cause: error },
         );
       }
-      this.metrics.apiRequestDuration.observe(
-        { endpoint, status_class: statusClass(response.status) },
-        (this.clock.now() - startedAt) / 1000,
-      );
 
       const body = parseJson(response.body);
+      const excerpt = excerptOf(response.body, token);
       const verdict = classifyAnswer(
-        { status: response.status, body, retryAfter: response.header('retry-after') },
+        { status: response.status, body, excerpt, retryAfter: response.header('retry-after') },
         { ...this.settings, endpoint, cursorSent, nowMs: this.clock.now(), policy },
       );
       switch (verdict.kind) {
         case 'ok': {
           const decoded = decode(body);
           if (decoded.ok) return decoded.value;
-          lastProblem = decoded.problem;
+          lastProblem = `${decoded.problem} (${describeAnswer(response.status, excerpt)})`;
           if (await retryAfter('malformed_body', null)) continue;
-          throw new FatalError(
-            'API_MALFORMED_BODY',
-            `the calls API sent a malformed ${endpoint} body ${attempts} times: ${lastProblem}`,
-          );
+          throw malformed(endpoint, attempts, lastProblem);
         }
         case 'retry': {
           if (response.status === 429) this.metrics.apiRateLimited.inc({ endpoint });
           lastProblem =
-            verdict.reason === 'malformed_body' ? 'the body is not JSON' : `HTTP ${verdict.status}`;
+            verdict.reason === 'malformed_body'
+              ? `the body is not JSON (${describeAnswer(response.status, excerpt)})`
+              : describeAnswer(verdict.status, excerpt);
           const reason = verdict.reason === 'status' ? statusClass(verdict.status) : verdict.reason;
           if (await retryAfter(reason, verdict.delayMs)) continue;
-          if (verdict.reason === 'malformed_body') {
-            throw new FatalError(
-              'API_MALFORMED_BODY',
-              `the calls API sent a malformed ${endpoint} body ${attempts} times: ${lastProblem}`,
-            );
-          }
+          if (verdict.reason === 'malformed_body') throw malformed(endpoint, attempts, lastProblem);
           throw new RetriableError(
             'API_UNAVAILABLE',
             `the calls API failed ${attempts} times on ${endpoint}: ${lastProblem}`,
@@ -241,7 +269,7 @@ export class CallsApiClient implements CallsApi {
           if (refreshed) {
             throw new RetriableError(
               'API_UNAUTHORIZED',
-              'the calls API rejected a freshly refreshed token (HTTP 401); trying again later',
+              `the calls API rejected a freshly refreshed token (${describeAnswer(401, excerpt)}); trying again later`,
             );
           }
           refreshed = true;
@@ -250,9 +278,16 @@ export class CallsApiClient implements CallsApi {
           continue;
         }
         case 'invalid-cursor':
-          throw new InvalidCursorError(verdict.errorCode);
+          throw new InvalidCursorError({
+            apiCode: verdict.errorCode,
+            status: verdict.status,
+            recognised: verdict.recognised,
+            detail: verdict.detail,
+          });
         case 'not-found':
           return NOT_FOUND;
+        case 'skip':
+          throw new SkippableError(verdict.code, verdict.message);
         case 'give-up':
           throw new RetriableError(verdict.code, withoutToken(verdict.message, token));
         case 'fatal':
@@ -260,4 +295,16 @@ export class CallsApiClient implements CallsApi {
       }
     }
   }
+}
+
+/**
+ * A body still malformed after the retries. The listing's is fatal for the location (its pages cannot be
+ * read); a single call's is retriable: the page fails and is fetched again later, so a good listed call is
+ * never dead-lettered, nor published past, because its enrichment answer was garbled.
+ */
+function malformed(endpoint: Endpoint, attempts: number, problem: string): ConnectorError {
+  const message = `the calls API sent a malformed ${endpoint} body ${attempts} times: ${problem}`;
+  return endpoint === 'get_call'
+    ? new RetriableError('API_MALFORMED_BODY', message)
+    : new FatalError('API_MALFORMED_BODY', message);
 }

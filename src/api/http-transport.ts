@@ -16,9 +16,11 @@ import { rootCertificates } from 'node:tls';
 import PQueue from 'p-queue';
 import { Agent, request as undiciRequest } from 'undici';
 import { FatalError, RetriableError } from '../errors/index.js';
-import type { ConnectorMetrics } from '../metrics/metrics.js';
+import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
 
 export interface HttpRequest {
+  /** The `endpoint` label of the request metrics (list, get_call); 'other' when absent. */
+  endpoint?: string;
   /** Path below the base URL's origin, starting with "/". */
   path: string;
   query: Record<string, string>;
@@ -160,8 +162,41 @@ export class HttpTransport implements HttpClient {
     return new HttpTransport({ ...api, ...(extraCaPem === undefined ? {} : { extraCaPem }), metrics });
   }
 
+  /**
+   * Waits for the global limits, then makes the exchange. The two are timed apart: the wait on our own limiter
+   * is `api_rate_limiter_wait_seconds`, the exchange alone (request sent to body read) is
+   * `api_request_duration_seconds`, so a slow API and a tight `requestsPerSecond` are told apart.
+   */
   async send(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
-    return this.queue.add(() => this.sendNow(request, signal), signal === undefined ? {} : { signal });
+    const endpoint = request.endpoint ?? 'other';
+    const queuedAt = performance.now();
+    return this.queue.add(
+      () => {
+        const wait = (performance.now() - queuedAt) / 1000;
+        this.options.metrics.apiRateLimiterWait.observe({ endpoint }, wait);
+        return this.timedExchange(endpoint, request, signal);
+      },
+      signal === undefined ? {} : { signal },
+    );
+  }
+
+  private async timedExchange(
+    endpoint: string,
+    request: HttpRequest,
+    signal?: AbortSignal,
+  ): Promise<HttpResponse> {
+    const startedAt = performance.now();
+    let status: number | undefined;
+    try {
+      const response = await this.sendNow(request, signal);
+      status = response.status;
+      return response;
+    } finally {
+      this.options.metrics.apiRequestDuration.observe(
+        { endpoint, status_class: statusClass(status) },
+        (performance.now() - startedAt) / 1000,
+      );
+    }
   }
 
   private async sendNow(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {

@@ -4,6 +4,7 @@
  * client retries it like a transient fault, then gives up with a fatal error for that location.
  */
 import { isPlainObject, readPath } from './body-path.js';
+import { cursorProblem } from './call-mapper.js';
 
 export interface ListedPage {
   /** The raw items, in the API's order; mapped and validated one by one by the call mapper. */
@@ -42,6 +43,8 @@ export function decodeListPage(body: unknown, fields: PageFields): Decoded<Liste
   if (cursor !== null && typeof cursor !== 'string') {
     return { ok: false, problem: `the page's next cursor is a ${typeof cursor}, not a string or null` };
   }
+  const tooLong = cursor === null ? null : cursorProblem(cursor);
+  if (tooLong !== null) return { ok: false, problem: tooLong };
   return { ok: true, value: { items, nextCursor: cursor === '' ? null : cursor } };
 }
 

@@ -10,7 +10,14 @@
 import { FatalError } from '../errors/index.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
-import { assertHttpsRedirectUri, buildAuthorizeUrl, isAlphanumericState, newState } from './authorize-url.js';
+import {
+  assertHttpsRedirectUri,
+  buildAuthorizeUrl,
+  codeChallengeS256,
+  isAlphanumericState,
+  newCodeVerifier,
+  newState,
+} from './authorize-url.js';
 import type { GrantRecord, TokenStore } from './store/token-store.js';
 import type { TokenEndpoint } from './token-endpoint.js';
 import { ACCESS_TOKEN_LIFETIME_MS, grantRecordFromResponse } from './token-manager.js';
@@ -74,6 +81,7 @@ export class Authorization {
 
   async start(): Promise<StartedAuthorization> {
     const state = newState();
+    const codeVerifier = newCodeVerifier();
     const createdAt = this.now();
     const expiresAt = createdAt + this.options.stateTtlMs;
     await this.options.store.rememberState(state, {
@@ -82,8 +90,9 @@ export class Authorization {
       scopes: [...this.options.scopes],
       createdAt,
       expiresAt,
+      codeVerifier,
     });
-    const url = buildAuthorizeUrl({ ...this.options, state });
+    const url = buildAuthorizeUrl({ ...this.options, state, codeChallenge: codeChallengeS256(codeVerifier) });
     this.log.info({ expiresAt: new Date(expiresAt).toISOString() }, 'authorization URL issued');
     return { url, state, expiresAt };
   }
@@ -124,7 +133,12 @@ export class Authorization {
       );
     }
     const started = this.now();
-    const response = await this.options.endpoint.redeemCode(code, pending.redirectUri, signal);
+    const response = await this.options.endpoint.redeemCode(
+      code,
+      pending.redirectUri,
+      pending.codeVerifier,
+      signal,
+    );
     const record = grantRecordFromResponse(
       { grant: this.options.grant, clientId: this.options.clientId, scopes: pending.scopes },
       response,

@@ -5,7 +5,7 @@
  * (URLSearchParams would write `+`, which the spec does not allow). An http redirect_uri is refused here,
  * before anything is sent anywhere (spec 1, 5.7).
  */
-import { randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { FatalError } from '../errors/index.js';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -16,6 +16,21 @@ export function newState(length = 32): string {
   let state = '';
   for (let i = 0; i < length; i++) state += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
   return state;
+}
+
+/**
+ * A fresh PKCE code verifier (RFC 7636): 32 CSPRNG bytes as base64url, 43 characters. Sent on every
+ * authorization request as its S256 challenge (RFC 9700 recommends PKCE for confidential clients too):
+ * a code intercepted on its way back cannot be redeemed without the verifier, which never leaves the
+ * token store and the token request.
+ */
+export function newCodeVerifier(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The S256 challenge of a verifier: BASE64URL(SHA256(ASCII(verifier))). */
+export function codeChallengeS256(verifier: string): string {
+  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
 }
 
 export function isAlphanumericState(state: string): boolean {
@@ -50,6 +65,8 @@ export interface AuthorizeRequest {
   redirectUri: string;
   scopes: readonly string[];
   state: string;
+  /** The PKCE S256 challenge (codeChallengeS256 of the verifier kept for the token request). */
+  codeChallenge: string;
 }
 
 export function buildAuthorizeUrl(request: AuthorizeRequest): string {
@@ -61,6 +78,8 @@ export function buildAuthorizeUrl(request: AuthorizeRequest): string {
     ['redirect_uri', request.redirectUri],
     ['scope', request.scopes.join(' ')],
     ['state', request.state],
+    ['code_challenge', request.codeChallenge],
+    ['code_challenge_method', 'S256'],
   ]
     .map(([name, value]) => `${name}=${encodeURIComponent(value ?? '')}`)
     .join('&');

@@ -21,6 +21,7 @@ import { assertHttpsRedirectUri } from './authorize-url.js';
 import { createHttpsDispatcher } from './https-dispatcher.js';
 import { FileBackend } from './store/file-backend.js';
 import { KafkaBackend } from './store/kafka-backend.js';
+import { readPrivateFile } from './store/secret-file.js';
 import { loadStoreKey } from './store/store-key.js';
 import { TokenStore, type EntryBackend } from './store/token-store.js';
 import { HttpTokenEndpoint } from './token-endpoint.js';
@@ -75,6 +76,7 @@ export class OAuthRuntime {
         refreshBeforeExpiryMs: this.settings.refreshBeforeExpiryMs,
         accessTokenLifetimeMs: this.settings.accessTokenLifetimeMs,
         rotationGraceMs: this.settings.rotationGraceMs,
+        refreshJitterMs: this.settings.refreshJitterMs,
         ...this.optionalDeps(),
       });
       this.managers.set(grant, manager);
@@ -158,7 +160,7 @@ export async function resolveClientSecret(
       'set oauth.clientSecret (as ${ENV}) or oauth.clientSecretFile',
     );
   }
-  const secret = (await readText(settings.clientSecretFile, 'oauth.clientSecretFile')).trim();
+  const secret = (await readText(settings.clientSecretFile, 'oauth.clientSecretFile', true)).trim();
   if (secret === '')
     throw new FatalError(
       'AUTH_CLIENT_SECRET_MISSING',
@@ -167,10 +169,12 @@ export async function resolveClientSecret(
   return secret;
 }
 
-async function readText(path: string, key: string): Promise<string> {
+/** Reads a file named by a config key; `secret`: the file holds a secret (see secret-file.ts). */
+async function readText(path: string, key: string, secret = false): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    return secret ? await readPrivateFile(path, key) : await readFile(path, 'utf8');
   } catch (error) {
+    if (error instanceof FatalError) throw error;
     throw new FatalError(
       'CONFIG_FILE_UNREADABLE',
       `cannot read ${key} (${path}): ${(error as NodeJS.ErrnoException).code ?? 'error'}`,

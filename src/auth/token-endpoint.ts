@@ -20,6 +20,7 @@ import { request, type Dispatcher } from 'undici';
 import { FatalError, RetriableError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
+import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
 
 export interface TokenResponse {
@@ -34,7 +35,13 @@ export interface TokenResponse {
 
 /** The seam the token manager and the authorization flow depend on. */
 export interface TokenEndpoint {
-  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse>;
+  /** `codeVerifier`: the PKCE verifier of the authorization request (sent as code_verifier). */
+  redeemCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier?: string,
+    signal?: AbortSignal,
+  ): Promise<TokenResponse>;
   refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse>;
 }
 
@@ -70,7 +77,12 @@ export interface HttpTokenEndpointOptions {
   timeoutMs?: number;
   retry?: TokenRetryPolicy;
   metrics?: ConnectorMetrics;
+  /** Largest response body read; a longer one fails the attempt (retried). Default 64 KiB. */
+  maxResponseBytes?: number;
 }
+
+/** A token response is a few hundred bytes; anything near this is not one. */
+export const DEFAULT_MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 const RETRIABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -97,15 +109,21 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     if (this.retry.maxAttempts < 1) throw new RangeError('retry.maxAttempts must be at least 1');
   }
 
-  redeemCode(code: string, redirectUri: string, signal?: AbortSignal): Promise<TokenResponse> {
+  redeemCode(
+    code: string,
+    redirectUri: string,
+    codeVerifier?: string,
+    signal?: AbortSignal,
+  ): Promise<TokenResponse> {
     const body = {
       grant_type: 'authorization_code',
       code,
       client_id: this.options.clientId,
       client_secret: this.#clientSecret,
       redirect_uri: redirectUri,
+      ...(codeVerifier !== undefined && { code_verifier: codeVerifier }),
     };
-    return this.post(body, [code], 'redeem', signal);
+    return this.post(body, codeVerifier === undefined ? [code] : [code, codeVerifier], 'redeem', signal);
   }
 
   refresh(refreshToken: string, signal?: AbortSignal): Promise<TokenResponse> {
@@ -166,7 +184,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
         signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
       });
       status = response.statusCode;
-      const text = await response.body.text();
+      const text = await this.boundedText(response.body);
       return this.interpret(status, text, secrets, purpose);
     } catch (error) {
       if (error instanceof FatalError || error instanceof RetriableError) throw error;
@@ -192,6 +210,27 @@ export class HttpTokenEndpoint implements TokenEndpoint {
         (performance.now() - started) / 1000,
       );
     }
+  }
+
+  /** The body as UTF-8, reading no more than maxResponseBytes (a hostile or broken endpoint cannot exhaust memory). */
+  private async boundedText(body: AsyncIterable<unknown> & { destroy(): unknown }): Promise<string> {
+    const limit = this.options.maxResponseBytes ?? DEFAULT_MAX_TOKEN_RESPONSE_BYTES;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      size += buffer.length;
+      if (size > limit) {
+        body.destroy();
+        throw new RetriableError(
+          'AUTH_TOKEN_RESPONSE_TOO_LARGE',
+          `the token endpoint's response exceeds ${limit} bytes; it is not a token response`,
+          { details: { reason: 'too_large' } },
+        );
+      }
+      chunks.push(buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   private interpret(
@@ -224,8 +263,11 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     }
     const oauthError = stringField(json, 'error');
     const description = stringField(json, 'error_description');
-    const said = `${status}${oauthError === undefined ? '' : ` ${oauthError}`}${
-      description === undefined ? '' : `: ${scrub(description, secrets).slice(0, 300)}`
+    // The server's own text: scrubbed of what we sent and of anything token-shaped, then truncated.
+    const serverText = (text: string, limit: number): string =>
+      scrubSecretsInText(scrub(text, secrets)).slice(0, limit);
+    const said = `${status}${oauthError === undefined ? '' : ` ${serverText(oauthError, 64)}`}${
+      description === undefined ? '' : `: ${serverText(description, 300)}`
     }`;
     if (oauthError === 'invalid_client' || (status === 401 && oauthError !== 'invalid_grant')) {
       throw new TokenRequestRefused(

@@ -1,9 +1,11 @@
 /**
  * The OAuth token manager of one grant: the `TokenProvider` the API client uses in production.
  *
- * - Proactive refresh: `accessToken()` refreshes when the token is within `refreshBeforeExpiryMs` of its
- *   expiry (10 hours after issue, spec 8). If that refresh fails for a retriable reason while the current
- *   token still works, the current token is returned and the next call tries again.
+ * - Proactive refresh: `accessToken()` refreshes when the token is within `refreshBeforeExpiryMs` plus a
+ *   per-instance random share of `refreshJitterMs` of its expiry (10 hours after issue, spec 8), so
+ *   instances sharing a grant do not all refresh at the same second. If that refresh fails for any reason
+ *   other than a revoked grant while the current token still works, the current token is returned and
+ *   the refresh is tried again after a backoff (`refreshRetry`), not on every call.
  * - Reactive refresh: `refreshAfterRejection(rejected)` after a 401. If the token has already changed (another
  *   caller refreshed, or another instance did and stored it), the newer token is returned without a request.
  * - Single flight: one refresh per grant at a time; every concurrent caller awaits the same promise.
@@ -12,9 +14,15 @@
  *   next attempt retries the write before anything else (the old refresh token may already be retired).
  * - Several instances: an `invalid_grant` answer is first checked against the store: if another instance
  *   rotated the refresh token meanwhile (re-read now and once more after `rotationGraceMs`), its pair is adopted.
- * - Revocation: otherwise the grant is revoked: FatalError AUTH_GRANT_REVOKED (message: run `auth login`),
- *   `grant_valid` = 0, and every later call fails fast with the same error until a new grant is stored.
- *   Nothing here exits the process: the sync engine stops only the locations of this grant.
+ *   Otherwise, while the current access token lives and the API has not rejected it, the refused refresh
+ *   token is not sent again: each retry (with the backoff above) re-reads the store for a rotated pair.
+ * - Revocation: once the access token expired, or the API rejected it (401), with the refresh token still
+ *   refused: FatalError AUTH_GRANT_REVOKED (message: run `auth login`), `grant_valid` = 0, and every later
+ *   call re-reads the store and fails fast with the same error until a new grant is stored, then resumes.
+ *   Nothing here exits the process: the scheduler pauses only the locations of this grant and retries
+ *   them every minute (sync/healing.ts), so they resume without a restart after `auth login`.
+ * - A 401 for a token this manager just obtained by a refresh, before it served requests: refreshed again at
+ *   most once per backoff, not on every retry (AUTH_TOKEN_REJECTED_AFTER_REFRESH, retriable, meanwhile).
  *
  * Tokens never reach logs, errors or metrics.
  */
@@ -70,6 +78,12 @@ export interface TokenManagerOptions {
   accessTokenLifetimeMs?: number;
   /** After `invalid_grant`, how long to wait for another instance's rotated token to appear in the store. */
   rotationGraceMs?: number;
+  /** Up to this much earlier than `refreshBeforeExpiryMs`, chosen at random once per manager. Default 0. */
+  refreshJitterMs?: number;
+  /** Backoff between refresh attempts after a failure (jittered: 50-100 % of the delay). */
+  refreshRetry?: { initialDelayMs: number; maxDelayMs: number };
+  /** A number in [0, 1), for jitter; injectable for tests. */
+  random?: () => number;
   clock?: () => number;
   metrics?: ConnectorMetrics;
   logger?: Logger;
@@ -83,6 +97,15 @@ export function revokedGrantMessage(grant: string): string {
     `the locations using this grant stay stopped until then`
   );
 }
+
+/**
+ * A refreshed token rejected before accessToken() handed it out more often than this (about the requests
+ * in flight at once) is taken as "the 401 persists after the refresh"; rejected later, it served requests
+ * and its rejection is an ordinary early expiry, refreshed at once.
+ */
+const REJECTED_ON_ARRIVAL_HAND_OUTS = 16;
+
+export const DEFAULT_REFRESH_RETRY = Object.freeze({ initialDelayMs: 5_000, maxDelayMs: 300_000 });
 
 export class TokenManager implements TokenProvider {
   readonly grant: string;
@@ -101,6 +124,19 @@ export class TokenManager implements TokenProvider {
   /** A refreshed pair whose durable write failed: not handed out until it is stored. */
   private unsaved: GrantRecord | undefined;
   private revoked: { refreshToken: string; error: FatalError } | undefined;
+  /** A refresh token the endpoint refused while the access token still lived (see the module comment). */
+  private refused: { refreshToken: string; error: TokenRequestRefused } | undefined;
+  /** The access token the last refresh produced: a 401 for it is not answered by refreshing at once. */
+  private refreshedToken: string | undefined;
+  /** How often accessToken() handed out `refreshedToken`: a proxy for "it served requests". */
+  private handOuts = 0;
+  private readonly jitterMs: number;
+  private readonly random: () => number;
+  /** Backoff of refresh attempts after a failed one (proactive refresh, refused refresh token). */
+  private readonly refreshBackoff: Backoff;
+  /** Backoff of refreshes answering a 401 for a token a refresh just produced. */
+  private readonly rejectionBackoff: Backoff;
+  private lastFailure: ConnectorError | undefined;
 
   constructor(options: TokenManagerOptions) {
     if (options.grant.length === 0) throw new TypeError('grant is required');
@@ -114,6 +150,17 @@ export class TokenManager implements TokenProvider {
       throw new RangeError('refreshBeforeExpiryMs must be shorter than the access token lifetime');
     }
     this.rotationGraceMs = options.rotationGraceMs ?? 3_000;
+    this.random = options.random ?? Math.random;
+    const jitterWindow = options.refreshJitterMs ?? 0;
+    if (!(jitterWindow >= 0) || this.refreshBeforeExpiryMs + jitterWindow >= this.lifetimeMs) {
+      throw new RangeError(
+        'refreshBeforeExpiryMs + refreshJitterMs must be shorter than the access token lifetime',
+      );
+    }
+    this.jitterMs = Math.floor(this.random() * jitterWindow);
+    const retry = options.refreshRetry ?? DEFAULT_REFRESH_RETRY;
+    this.refreshBackoff = new Backoff(retry, this.random);
+    this.rejectionBackoff = new Backoff(retry, this.random);
     this.now = options.clock ?? Date.now;
     this.metrics = options.metrics;
     this.log = (options.logger ?? silentLogger()).child({ component: 'token-manager', grant: options.grant });
@@ -121,13 +168,23 @@ export class TokenManager implements TokenProvider {
 
   async accessToken(signal?: AbortSignal): Promise<string> {
     const record = await this.record();
+    if (record.accessToken === this.refreshedToken) this.handOuts += 1;
     if (!this.dueForRefresh(record)) return record.accessToken;
+    const valid = this.now() < record.accessTokenExpiresAt;
+    if (this.refreshBackoff.waiting(this.now())) {
+      // Backing off after a failed refresh: no request until then.
+      if (valid) return record.accessToken;
+      throw this.lastFailure ?? new RetriableError('AUTH_TOKEN_EXPIRED', 'the access token expired');
+    }
     try {
-      return (await abortable(this.refresh(record), signal)).accessToken;
+      return (await abortable(this.refresh(record, false), signal)).accessToken;
     } catch (error) {
-      if (error instanceof RetriableError && this.now() < record.accessTokenExpiresAt) {
+      if (!(error instanceof ConnectorError) || error.code === 'AUTH_GRANT_REVOKED') throw error;
+      this.lastFailure = error;
+      const retryInMs = this.refreshBackoff.fail(this.now());
+      if (this.now() < record.accessTokenExpiresAt) {
         this.log.warn(
-          { errorCode: error.code },
+          { errorCode: error.code, retryInMs },
           'proactive token refresh failed; using the current token until it expires',
         );
         return record.accessToken;
@@ -139,7 +196,22 @@ export class TokenManager implements TokenProvider {
   async refreshAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
     const record = await this.record();
     if (record.accessToken !== rejected) return record.accessToken;
-    return (await abortable(this.refresh(record), signal)).accessToken;
+    if (this.refreshedToken === rejected && this.handOuts > REJECTED_ON_ARRIVAL_HAND_OUTS) {
+      this.rejectionBackoff.reset(); // it served requests before: an ordinary expiry, not a persisting 401
+    } else if (this.refreshedToken === rejected) {
+      // The API refuses a token we just obtained, before it served much: another refresh at once would most
+      // likely fare no better (a 401 that persists after a refresh).
+      const now = this.now();
+      if (this.rejectionBackoff.waiting(now)) {
+        throw new RetriableError(
+          'AUTH_TOKEN_REJECTED_AFTER_REFRESH',
+          `the calls API rejects the access token of grant "${this.grant}" although it was just refreshed; refreshing again in ${this.rejectionBackoff.retryAt - now} ms`,
+          { details: { grant: this.grant } },
+        );
+      }
+      this.rejectionBackoff.fail(now);
+    }
+    return (await abortable(this.refresh(record, true), signal)).accessToken;
   }
 
   /** The stored grant, loaded once; fails fast while the grant is revoked, unless a new one was stored. */
@@ -173,18 +245,21 @@ export class TokenManager implements TokenProvider {
   }
 
   private dueForRefresh(record: GrantRecord): boolean {
-    return this.now() >= record.accessTokenExpiresAt - this.refreshBeforeExpiryMs;
+    return this.now() >= record.accessTokenExpiresAt - this.refreshBeforeExpiryMs - this.jitterMs;
   }
 
-  /** Single flight: joins the refresh under way, or starts one from `basis`. */
-  private refresh(basis: GrantRecord): Promise<GrantRecord> {
-    this.inflight ??= this.refreshFrom(basis).finally(() => {
+  /**
+   * Single flight: joins the refresh under way, or starts one from `basis`. `tokenRejected`: the API
+   * answered 401 to the current access token, so it cannot be relied on until it expires.
+   */
+  private refresh(basis: GrantRecord, tokenRejected: boolean): Promise<GrantRecord> {
+    this.inflight ??= this.refreshFrom(basis, tokenRejected).finally(() => {
       this.inflight = undefined;
     });
     return this.inflight;
   }
 
-  private async refreshFrom(basis: GrantRecord): Promise<GrantRecord> {
+  private async refreshFrom(basis: GrantRecord, tokenRejected: boolean): Promise<GrantRecord> {
     if (this.unsaved !== undefined) return this.persistAndAdopt(this.unsaved);
     // Another instance (Kafka store) may have refreshed since we loaded: use its pair rather than ours.
     let source = (await this.store.readGrant(this.grant)) ?? basis;
@@ -192,12 +267,20 @@ export class TokenManager implements TokenProvider {
       this.adopt(source);
       return source;
     }
+    const refused = this.refused;
+    if (refused !== undefined && refused.refreshToken === source.refreshToken) {
+      // Still the refresh token the endpoint refused: sending it again would be refused again.
+      throw this.stillRefused(source, tokenRejected, refused.error);
+    }
     for (let attempt = 1; ; attempt++) {
       const started = this.now();
       try {
         const response = await this.endpoint.refresh(source.refreshToken);
         const next = grantRecordFromResponse(source, response, started, this.lifetimeMs);
         const stored = await this.persistAndAdopt(next);
+        this.refreshedToken = stored.accessToken;
+        this.handOuts = 0;
+        this.refreshBackoff.reset();
         this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'success' });
         this.log.info(
           {
@@ -219,7 +302,7 @@ export class TokenManager implements TokenProvider {
             source = rotated;
             continue;
           }
-          throw this.markRevoked(source.refreshToken, error);
+          throw this.stillRefused(source, tokenRejected, error);
         }
         if (!(error instanceof ConnectorError && error.code === 'AUTH_STORE_WRITE_FAILED')) {
           this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'failure' });
@@ -258,6 +341,33 @@ export class TokenManager implements TokenProvider {
     return undefined;
   }
 
+  /**
+   * The endpoint refused `source`'s refresh token and no other instance stored a newer one. While the
+   * access token lives and the API has not rejected it, that is not yet a revocation: the token keeps
+   * working and the store is re-read on each retry (retriable AUTH_REFRESH_REFUSED). Otherwise revoked.
+   */
+  private stillRefused(
+    source: GrantRecord,
+    tokenRejected: boolean,
+    cause: TokenRequestRefused,
+  ): ConnectorError {
+    if (tokenRejected || this.now() >= source.accessTokenExpiresAt)
+      return this.markRevoked(source.refreshToken, cause);
+    if (this.refused?.refreshToken !== source.refreshToken) {
+      this.refused = { refreshToken: source.refreshToken, error: cause };
+      this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'failure' });
+      this.log.warn(
+        { expiresAt: new Date(source.accessTokenExpiresAt).toISOString() },
+        'the token endpoint refused the refresh token (invalid_grant); using the current access token while it lasts and re-reading the token store for a pair rotated by another instance',
+      );
+    }
+    return new RetriableError(
+      'AUTH_REFRESH_REFUSED',
+      `the token endpoint refused the refresh token of grant "${this.grant}" (invalid_grant); the current access token is used until ${new Date(source.accessTokenExpiresAt).toISOString()} while the token store is re-read`,
+      { cause, details: { grant: this.grant } },
+    );
+  }
+
   private markRevoked(refreshToken: string, cause: TokenRequestRefused): FatalError {
     const error = new FatalError('AUTH_GRANT_REVOKED', revokedGrantMessage(this.grant), {
       cause,
@@ -272,9 +382,47 @@ export class TokenManager implements TokenProvider {
   }
 
   private adopt(record: GrantRecord): void {
+    if (this.refused !== undefined && this.refused.refreshToken !== record.refreshToken) {
+      // A pair with another refresh token (rotated elsewhere, or a new login): the refusal is history.
+      this.refused = undefined;
+      this.refreshBackoff.reset();
+    }
     this.current = record;
     this.metrics?.tokenExpiry.set({ grant: this.grant }, record.accessTokenExpiresAt / 1000);
     this.metrics?.grantValid.set({ grant: this.grant }, 1);
+  }
+}
+
+/** Waits between attempts after failures: initialDelayMs doubling to maxDelayMs, 50-100 % of it at random. */
+class Backoff {
+  private failures = 0;
+  /** Epoch ms before which no attempt is made; 0 when not backing off. */
+  retryAt = 0;
+
+  constructor(
+    private readonly policy: { initialDelayMs: number; maxDelayMs: number },
+    private readonly random: () => number,
+  ) {}
+
+  waiting(now: number): boolean {
+    return now < this.retryAt;
+  }
+
+  /** Records a failure at `now`; returns the wait before the next attempt. */
+  fail(now: number): number {
+    const { initialDelayMs, maxDelayMs } = this.policy;
+    // A streak that ended long ago starts over.
+    if (now > this.retryAt + maxDelayMs) this.failures = 0;
+    this.failures += 1;
+    const ceiling = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(this.failures - 1, 30));
+    const wait = Math.round(ceiling * (0.5 + this.random() / 2));
+    this.retryAt = now + wait;
+    return wait;
+  }
+
+  reset(): void {
+    this.failures = 0;
+    this.retryAt = 0;
   }
 }
 

@@ -32,6 +32,7 @@ export const CONFIGURATION_ERROR_CODES: ReadonlySet<string> = new Set([
   'API_INSECURE_URL',
   'API_BAD_URL',
   'KAFKA_TLS_FILE_UNREADABLE',
+  'CONFIG_BOUNDARY_CAP_TOO_LARGE',
 ]);
 
 /** Codes that mean a person pressed Ctrl-C during a one-shot command: exit 130, as a shell reports SIGINT. */

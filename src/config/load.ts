@@ -26,23 +26,44 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /**
  * Replaces `${NAME}` and `${NAME:-default}` in every string of a parsed document.
- * A reference to an unset variable without a default is an error naming the variable and the key.
+ * References to unset variables without a default are one error naming every such variable and its keys,
+ * so a first run learns everything it must set at once.
  */
 export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
+  const unset = new Map<string, string[]>();
+  const result = substitute(value, env, path, unset);
+  if (unset.size > 0) {
+    const names = [...unset.keys()];
+    throw new ConfigError(
+      `${names.length === 1 ? 'an environment variable the config refers to is' : `${names.length} environment variables the config refers to are`} not set: ${names.join(', ')}`,
+      [
+        ...[...unset].map(([name, keys]) => `${name} (used by ${keys.map((k) => `\`${k}\``).join(', ')})`),
+        `set ${names.length === 1 ? 'it' : 'them'}, or write \${NAME:-default} to give a default`,
+      ],
+    );
+  }
+  return result;
+}
+
+function substitute(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  path: string,
+  unset: Map<string, string[]>,
+): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
+    return value.replace(ENV_REF, (match, name: string, fallback: string | undefined) => {
       const found = env[name];
       if (found !== undefined) return found;
       if (fallback !== undefined) return fallback;
-      throw new ConfigError(`config key \`${path || '(root)'}\` refers to \${${name}}, which is not set`, [
-        `set the environment variable ${name}, or write \${${name}:-default} to give a default`,
-      ]);
+      unset.set(name, [...(unset.get(name) ?? []), path || '(root)']);
+      return match;
     });
   }
-  if (Array.isArray(value)) return value.map((item, i) => interpolateEnv(item, env, `${path}[${i}]`));
+  if (Array.isArray(value)) return value.map((item, i) => substitute(item, env, `${path}[${i}]`, unset));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, interpolateEnv(v, env, path ? `${path}.${k}` : k)]),
+      Object.entries(value).map(([k, v]) => [k, substitute(v, env, path ? `${path}.${k}` : k, unset)]),
     );
   }
   return value;

@@ -7,20 +7,36 @@
  */
 import { z } from 'zod';
 
-const durationMs = z.number().int().nonnegative();
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A `*Ms` key's value in milliseconds: a number, or a string with a unit (`250ms`, `60s`, `5m`, `1h`, `1d`;
+ * digits alone are milliseconds, as `${ENV}` interpolation gives strings). Anything else is left for the
+ * number schema to reject.
+ */
+export function parseDurationMs(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const match = DURATION.exec(value.trim());
+  if (match === null) return value;
+  const unit = (match[2] ?? 'ms') as keyof typeof UNIT_MS;
+  return Math.round(Number(match[1]) * UNIT_MS[unit]);
+}
+
+const durationMs = (min = 0) => z.preprocess(parseDurationMs, z.number().int().min(min));
 
 const retrySchema = z
   .object({
     /** Total attempts for one request, the first included. */
     maxAttempts: z.number().int().min(1).max(100).default(8),
     /** Backoff before retry n is uniform in [0, min(maxDelayMs, initialDelayMs * multiplier^(n-1))] (full jitter). */
-    initialDelayMs: durationMs.default(250),
-    maxDelayMs: durationMs.default(30_000),
+    initialDelayMs: durationMs().default(250),
+    maxDelayMs: durationMs().default(30_000),
     multiplier: z.number().min(1).max(10).default(2),
     /** Statuses worth another try. 401 is handled apart (one refresh, then retry once). */
     statuses: z.array(z.number().int().min(400).max(599)).default([408, 425, 429, 500, 502, 503, 504]),
     /** A Retry-After longer than this is treated as a failure rather than waited out. */
-    maxRetryAfterMs: durationMs.default(300_000),
+    maxRetryAfterMs: durationMs().default(300_000),
   })
   .strict()
   .prefault({});
@@ -50,19 +66,18 @@ export const apiSchema = z
     pageSize: z.number().int().min(1).max(100).default(100),
     requestsPerSecond: z.number().positive().default(20),
     maxConcurrency: z.number().int().min(1).max(256).default(8),
-    requestTimeoutMs: durationMs.min(1).default(30_000),
+    requestTimeoutMs: durationMs(1).default(30_000),
     /** Complete each listed call from GET {callPath} (times, isPrivate, conversationUid). */
     enrich: z.boolean().default(true),
     enrichConcurrency: z.number().int().min(1).max(64).default(8),
     /**
-     * A listing request that sent a cursor and got one of these statuses restarts from the watermark
-     * (spec: not shown; the sandbox answers 410 cursor_expired).
+     * A listing request that sent a cursor and got ANY 4xx but 401/403/429, whatever its body, restarts
+     * from the watermark (the cursor is not usable; a restarted first page carries none, so a real bad
+     * request still shows). These statuses name the expected answer (spec: not shown; the sandbox answers
+     * 410 cursor_expired): the restart is then counted as `invalid_cursor` rather than `rejected_4xx`.
      */
     invalidCursorStatuses: z.array(z.number().int().min(400).max(499)).default([410]),
-    /**
-     * ... or got any 4xx whose error code (at errorCodeField) is one of these. 400 alone is not enough:
-     * it also means other bad requests, which are fatal.
-     */
+    /** ... likewise any 4xx whose error code (at errorCodeField) is one of these. */
     invalidCursorErrorCodes: z.array(z.string().min(1)).default(['invalid_cursor', 'cursor_expired']),
     /** Dotted paths of the error code and message in an error body (`{"error":{"code","message"}}`). */
     errorCodeField: z.string().min(1).default('error.code'),
@@ -120,16 +135,21 @@ export const oauthSchema = z
     /** Name of the grant (the authorized user); sources refer to it. */
     grant: z.string().min(1).default('default'),
     /** Refresh this long before the 10 h expiry. */
-    refreshBeforeExpiryMs: durationMs.default(10 * 60_000),
+    refreshBeforeExpiryMs: durationMs().default(10 * 60_000),
     /** Lifetime assumed for an access token when the token response has no `expires_in` (spec 8: 10 hours). */
-    accessTokenLifetimeMs: durationMs.min(60_000).default(10 * 3600_000),
+    accessTokenLifetimeMs: durationMs(60_000).default(10 * 3600_000),
     /** How long the state of an authorization URL (`auth url`, `auth login`) can be redeemed. */
-    stateTtlMs: durationMs.min(1_000).default(10 * 60_000),
+    stateTtlMs: durationMs(1_000).default(10 * 60_000),
     /**
      * After the token endpoint refuses a refresh token, wait this long for another instance's rotated token to
      * appear in the store before declaring the grant revoked (several instances sharing a Kafka store).
      */
-    rotationGraceMs: durationMs.default(3_000),
+    rotationGraceMs: durationMs().default(3_000),
+    /**
+     * Each instance refreshes up to this much earlier than refreshBeforeExpiryMs (a random share, chosen
+     * at start), so instances sharing a grant do not refresh at the same moment.
+     */
+    refreshJitterMs: durationMs().default(5 * 60_000),
     store: tokenStoreSchema.default({ type: 'file', path: './.calls-connector/tokens.enc' }),
     /** Encryption key for the token store: 32 bytes, base64 or hex, from this env var ... */
     keyEnv: z.string().min(1).default('CALLS_CONNECTOR_TOKEN_KEY'),
@@ -176,7 +196,11 @@ const sslSchema = z.union(
 
 const saslSchema = z
   .object({
-    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+    // Case-insensitive: `PLAIN` and `SCRAM-SHA-512` are how Kafka's own configs spell them.
+    mechanism: z.preprocess(
+      (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+      z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+    ),
     username: z.string().min(1),
     password: z.string().min(1),
   })
@@ -200,7 +224,7 @@ export const kafkaSchema = z
     /** Record key: the uid as a UTF-8 string, or Avro-encoded under `<topic>-key`. */
     keyFormat: z.enum(['string', 'avro']).default('string'),
     /** A transaction the coordinator aborts if it is not committed in time (<= the broker's transaction.max.timeout.ms). */
-    transactionTimeoutMs: durationMs.min(1000).default(60_000),
+    transactionTimeoutMs: durationMs(1000).default(60_000),
     /** Group commit: pages that queue up while a transaction is in flight share the next one, at most this many. */
     maxPagesPerTransaction: z.number().int().min(1).max(10_000).default(50),
     /**
@@ -210,13 +234,30 @@ export const kafkaSchema = z
      */
     maxBytesPerTransaction: z.number().int().min(10_000).default(800_000),
     /**
-     * Fenced (another instance with this connector.name, or a transaction timed out) this many times
-     * within fencedWindowMs: rebuild the producer and retry; once more: stop with a fatal error.
+     * A producer fenced because its own transaction outlived transactionTimeoutMs is rebuilt this many
+     * times within fencedWindowMs; once more, it stands by. Fenced by a newer instance with this
+     * connector.name, it always stands by (the newest instance wins; it is never fenced back).
      */
     fencedRebuildLimit: z.number().int().min(0).max(100).default(3),
-    fencedWindowMs: durationMs.min(1000).default(600_000),
+    fencedWindowMs: durationMs(1000).default(600_000),
     /** Reading the offsets topic to its end at start must finish within this time. */
-    offsetsLoadTimeoutMs: durationMs.min(1000).default(120_000),
+    offsetsLoadTimeoutMs: durationMs(1000).default(120_000),
+    // ---- issue 13: Connect/Debezium conventions ----
+    /**
+     * A listed call whose GET /v4/calls/{uid} answers not found (404/410): false (default) publishes it
+     * unenriched, customer number redacted; true publishes a tombstone (key uid, null value) instead, so
+     * compaction removes the call from the topic. See the README ("Calls the API reports gone").
+     */
+    tombstoneGoneCalls: z.boolean().default(false),
+    /** Heartbeat records per location every this often (0: off), to heartbeatTopic; see the README. */
+    heartbeatIntervalMs: durationMs().default(0),
+    heartbeatTopic: z.string().min(1).default('calls-connector-heartbeats'),
+    /**
+     * cleanup.policy of the calls topic when the connector creates it. compact: the topic keeps the
+     * latest version of every call (the complete current state; older versions, and the customer numbers
+     * of calls that later turned private, are compacted away). delete: a time-limited change log.
+     */
+    topicCleanupPolicy: z.enum(['compact', 'delete', 'compact,delete']).default('compact'),
   })
   .strict();
 
@@ -274,18 +315,36 @@ export const configSchema = z
     poll: z
       .object({
         /** Pause between the end of one traversal of a location and the start of its next. */
-        intervalMs: durationMs.default(60_000),
+        intervalMs: durationMs().default(60_000),
         /** Locations traversed at the same time. */
         maxLocationsInFlight: z.number().int().min(1).max(1024).default(4),
         /** Most uids kept for the inclusive `since` boundary; see README "boundary cap". */
         boundaryCap: z.number().int().min(1).max(1_000_000).default(5_000),
         /** Bounded shutdown: abort what is open after this long. */
-        shutdownTimeoutMs: durationMs.default(30_000),
+        shutdownTimeoutMs: durationMs().default(30_000),
         /**
          * Pages a location processes before yielding its slot to the next ready location (fairness: a long
          * backfill does not starve the others; a larger value keeps cursors fresher).
          */
         pagesPerTurn: z.number().int().min(1).max(10_000).default(20),
+        /**
+         * A location stopped by an error that can heal (403, cursor loop, revoked grant, ...; see
+         * docs/sync.md) is tried again after initialDelayMs, growing by multiplier per consecutive stop up
+         * to maxDelayMs, shortened at random by up to `jitter` of it.
+         */
+        stoppedRetry: z
+          .object({
+            initialDelayMs: durationMs(1_000).default(60_000),
+            maxDelayMs: durationMs(1_000).default(3_600_000),
+            multiplier: z.number().min(1).max(10).default(2),
+            jitter: z.number().min(0).max(1).default(0.2),
+          })
+          .strict()
+          .refine((r) => r.maxDelayMs >= r.initialDelayMs, {
+            message: 'maxDelayMs must be >= initialDelayMs',
+            path: ['maxDelayMs'],
+          })
+          .prefault({}),
       })
       .strict()
       .prefault({}),
@@ -304,10 +363,24 @@ export const configSchema = z
     metrics: z
       .object({
         enabled: z.boolean().default(true),
-        host: z.string().default('0.0.0.0'),
+        /** Loopback by default: /metrics and /readyz are for the local scraper; containers set 0.0.0.0. */
+        host: z.string().default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(9464),
         /** Label per-location series with the location uid; turn off for thousands of locations. */
         perLocationLabels: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Explicit consent to settings that expose credentials or data in transit. Without it such settings are
+     * refused at validation; with it they are accepted and warned about at every start (see insecureSettings).
+     */
+    security: z
+      .object({
+        /** Accept SASL without TLS (credentials in clear) and kafka.ssl.rejectUnauthorized: false. */
+        allowInsecureKafka: z.boolean().default(false),
+        /** Accept schemaRegistry.username/password over http:// (basic auth in clear). */
+        allowInsecureRegistry: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
@@ -324,6 +397,16 @@ export const configSchema = z
   .refine((c) => c.oauth !== undefined || c.auth.staticToken !== undefined, {
     message: 'configure `oauth` (production) or `auth.staticToken` (development)',
     path: ['oauth'],
+  })
+  .superRefine((c, ctx) => {
+    for (const insecure of insecureSettings(c)) {
+      if (c.security[insecure.consent]) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: insecure.path,
+        message: `${insecure.problem}; fix it, or set security.${insecure.consent}: true to accept the risk`,
+      });
+    }
   })
   .superRefine((c, ctx) => {
     // One offset key per location: a location in two sources would be synced twice under two grants.
@@ -343,6 +426,50 @@ export const configSchema = z
   });
 
 export type ConnectorConfig = z.infer<typeof configSchema>;
+
+/** A setting that sends credentials or data unprotected, and the security.* key that accepts it. */
+export interface InsecureSetting {
+  path: string[];
+  problem: string;
+  consent: 'allowInsecureKafka' | 'allowInsecureRegistry';
+}
+
+/**
+ * The insecure settings of a configuration: refused by the schema unless their consent key is set, and
+ * then logged as warnings at start (`run`). Pure.
+ */
+export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'>): InsecureSetting[] {
+  const found: InsecureSetting[] = [];
+  const ssl = c.kafka.ssl;
+  if (c.kafka.sasl !== undefined && (ssl === undefined || ssl === false)) {
+    found.push({
+      path: ['kafka', 'sasl'],
+      problem: 'kafka.sasl without kafka.ssl sends the SASL credentials and every record unencrypted',
+      consent: 'allowInsecureKafka',
+    });
+  }
+  if (typeof ssl === 'object' && !ssl.rejectUnauthorized) {
+    found.push({
+      path: ['kafka', 'ssl', 'rejectUnauthorized'],
+      problem:
+        'kafka.ssl.rejectUnauthorized: false accepts any broker certificate (anyone in the path can impersonate the brokers)',
+      consent: 'allowInsecureKafka',
+    });
+  }
+  const registryUrl = URL.parse(c.schemaRegistry.url);
+  const basicAuth = c.schemaRegistry.username !== undefined || (registryUrl?.username ?? '') !== '';
+  // Over loopback the credentials never leave the host (the demo, a local registry): not refused.
+  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(registryUrl?.hostname ?? '');
+  if (basicAuth && registryUrl?.protocol === 'http:' && !loopback) {
+    found.push({
+      path: ['schemaRegistry', 'url'],
+      problem:
+        'schemaRegistry basic auth (username/password or URL userinfo) over http:// sends the credentials unencrypted',
+      consent: 'allowInsecureRegistry',
+    });
+  }
+  return found;
+}
 export type ApiConfig = z.infer<typeof apiSchema>;
 export type RetryConfig = ApiConfig['retry'];
 export type OAuthConfig = z.infer<typeof oauthSchema>;

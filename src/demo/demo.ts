@@ -27,7 +27,7 @@ import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
-import { freeLoopbackPort } from './free-port.js';
+import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -49,18 +49,42 @@ export interface DemoSummary {
   locations: number;
 }
 
-function consumeHelp(config: ConnectorConfig, stack: DevStack, configFile: string, keyFile: string): string {
+/** How to start the demo's sandbox again as it was: same port, data, client, and CA file the config trusts. */
+export interface SandboxRerun {
+  port: number;
+  seed: number;
+  locations: number;
+  calls: number;
+  clientFile: string;
+  caFile: string;
+}
+
+function consumeHelp(
+  config: ConnectorConfig,
+  stack: DevStack,
+  configFile: string,
+  keyFile: string,
+  sandbox: SandboxRerun,
+): string {
   const brokers = stack.brokers.join(',');
   return [
     `The calls are in topic ${config.kafka.topic}: Avro values (Confluent wire format, subject ${config.kafka.topic}-value), keyed by call uid.`,
     '',
-    'Read them back with this CLI (decodes Avro through the registry, read_committed):',
+    'Read them back with this CLI (decodes Avro through the registry, read_committed; headers, partitions, offsets):',
     `  calls-connector tail --config ${configFile} --from-beginning --max 10`,
-    "or with Confluent's tools:",
-    `  kafka-avro-console-consumer --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
-    `    --isolation-level read_committed --property schema.registry.url=${config.schemaRegistry.url}`,
+    `  calls-connector tail --config ${configFile} --dead-letters --from-beginning     (the dead-letter topic)`,
+    'or with kcat built with Avro support (libserdes):',
+    `  kcat -C -b ${brokers} -t ${config.kafka.topic} -X isolation.level=read_committed -o beginning -e \\`,
+    `    -s value=avro -r ${config.schemaRegistry.url} -f '%p:%o %k %s\\n'`,
+    "or with Apache Kafka's console consumer (keys, headers, positions; values stay Avro binary):",
+    `  kafka-console-consumer.sh --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
+    '    --isolation-level read_committed --property print.key=true --property print.headers=true',
     '',
-    'Run the connector alone on the same setup (the sandbox must be running: `calls-connector sandbox`):',
+    "Run the connector alone on the same setup: the sandbox as the demo ran it, a new grant (the demo's ended",
+    'with its sandbox; open the printed URL, it is approved at once), then the connector:',
+    `  calls-connector sandbox --port ${sandbox.port} --seed ${sandbox.seed} --locations ${sandbox.locations} --calls ${sandbox.calls} \\`,
+    `    --client-file ${sandbox.clientFile} --cert-out ${sandbox.caFile} --auto-approve &`,
+    `  calls-connector auth login --config ${configFile}`,
     `  calls-connector run --config ${configFile}     (token store key: ${keyFile})`,
   ].join('\n');
 }
@@ -92,6 +116,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const callbackPort = await freeLoopbackPort();
     const clientSecret = randomBytes(24).toString('base64url');
     const redirectUri = `https://127.0.0.1:${callbackPort}/callback`;
+    const seed = Date.now() % 1_000_000;
     const sandbox: RunningSandbox = await startSandbox({
       port: 0,
       autoApprove: true,
@@ -99,7 +124,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       certOutFile: join(workDir, 'sandbox-ca.pem'),
       client: { clientId: 'calls-demo', clientSecret, redirectUri },
       data: {
-        seed: Date.now() % 1_000_000,
+        seed,
         locations: options.locations,
         callsPerLocation: options.callsPerLocation,
       },
@@ -112,13 +137,27 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     say(`    ${sandbox.baseUrl}  ${sandbox.locations.length} locations`);
 
     // Key and secret live in files of the demo folder (mode 0600), never in the config file.
-    // The key sits in its own folder: the token store refuses a key beside the data it protects.
+    // The key and the tokens sit in sibling folders: the token store refuses a key in, above or below
+    // the folder of the data it protects.
     await mkdir(join(workDir, 'secrets'), { recursive: true, mode: 0o700 });
     const keyFile = join(workDir, 'secrets', 'token-store.key');
     const secretFile = join(workDir, 'secrets', 'client-secret');
     await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
     await writeFile(secretFile, clientSecret, { mode: 0o600 });
+    // The registered client, for `calls-connector sandbox --client-file` (see the hint printed at the end).
+    const clientFile = join(workDir, 'secrets', 'sandbox-client.json');
+    await writeFile(clientFile, JSON.stringify({ clientId: 'calls-demo', clientSecret, redirectUri }), {
+      mode: 0o600,
+    });
     await chmod(keyFile, 0o600);
+    // A busy metrics port (another connector, a Prometheus exporter) must not end the demo: take a free one.
+    let metricsPort = options.metricsPort;
+    if (metricsPort !== 0 && !(await loopbackPortFree(metricsPort))) {
+      metricsPort = await freeLoopbackPort();
+      say(
+        `    metrics port ${options.metricsPort} is busy: using ${metricsPort} (choose one with --metrics-port)`,
+      );
+    }
     const run = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}`;
     const document = {
       connector: { name: `calls-${run}` },
@@ -129,7 +168,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         redirectUri,
         scopes: ['read_phones'],
         keyFile,
-        store: { type: 'file', path: join(workDir, 'tokens.enc') },
+        store: { type: 'file', path: join(workDir, 'tokens', 'tokens.enc') },
       },
       sources: [{ locations: sandbox.locations }],
       kafka: {
@@ -141,7 +180,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       },
       schemaRegistry: { url: stack.registryUrl },
       poll: { intervalMs: 2_000, maxLocationsInFlight: Math.min(8, sandbox.locations.length) },
-      metrics: { host: '127.0.0.1', port: options.metricsPort },
+      metrics: { host: '127.0.0.1', port: metricsPort },
       logging: { level: 'info', format: 'json' },
     };
     const configFile = join(workDir, 'config.yaml');
@@ -172,15 +211,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         : `    running for ${options.durationSeconds}s\n`,
     );
 
+    let previous: ViewFrame | null = null;
+    let drawnLines = 0;
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
+    // The signal handler prints a line of its own: draw the last frame below it rather than over it.
+    const onAbort = () => {
+      drawnLines = 0;
+      stop.abort();
+    };
     options.signal.addEventListener('abort', onAbort, { once: true });
     const timer =
       options.durationSeconds === undefined
         ? undefined
         : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
-    let previous: ViewFrame | null = null;
-    let drawnLines = 0;
     const draw = () => {
       const frame: ViewFrame = { at: Date.now(), locations: runtime.status() };
       const lines = renderFrame(previous, frame);
@@ -211,7 +254,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         `${status.reduce((n, l) => n + l.totals.deduplicated, 0)} boundary duplicates skipped.`,
     );
     say('');
-    say(consumeHelp(config, stack, configFile, keyFile));
+    say(
+      consumeHelp(config, stack, configFile, keyFile, {
+        port: Number(new URL(sandbox.baseUrl).port),
+        seed,
+        locations: options.locations,
+        calls: options.callsPerLocation,
+        clientFile,
+        caFile: sandbox.caFile ?? join(workDir, 'sandbox-ca.pem'),
+      }),
+    );
     return { published, topic: config.kafka.topic, locations: status.length };
   } finally {
     await cleanup();

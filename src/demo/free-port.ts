@@ -14,3 +14,12 @@ export async function freeLoopbackPort(): Promise<number> {
     });
   });
 }
+
+/** Whether `port` can be bound on 127.0.0.1 right now. */
+export async function loopbackPortFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const server = createServer();
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
+  });
+}

@@ -1,12 +1,13 @@
 /**
- * The three readiness checks the connector wires into `/readyz`: Kafka, the schema registry and the
- * OAuth grant. Each depends on the smallest interface that answers the question, injected by the
+ * The readiness checks the connector wires into `/readyz`: Kafka, the schema registry, the OAuth grant
+ * and the locations (how many are stopped, by code). Each depends on the smallest interface that answers the question, injected by the
  * `run` command, so this module opens no connection of its own (except the registry's HTTP probe).
  *
  * Details name what failed but never carry a secret (no tokens, no registry password, no URL userinfo).
  */
 import { request } from 'undici';
 import type { TokenProvider } from '../auth/token-provider.js';
+import type { LocationStatus } from '../sync/scheduler.js';
 import type { NamedReadinessCheck } from './readiness.js';
 
 /** The part of a connected kafkajs `Admin` the Kafka check needs. */
@@ -106,6 +107,34 @@ export function grantCheck(tokens: TokenProvider, grant = 'default'): NamedReadi
     check: async () => {
       await tokens.accessToken(AbortSignal.timeout(5_000));
       return { name, ok: true };
+    },
+  };
+}
+
+/**
+ * Reports the locations stopped by an error (detail: how many, by code, e.g. "1 of 3 locations stopped:
+ * API_FORBIDDEN x1"). Ready while at least one location can work: a single stopped location is the
+ * alert's business (CallsConnectorLocationsStopped), and failing readiness for it would also hold up a
+ * rolling update whose new pods share the same API answers. Not ready when every location is stopped.
+ */
+export function locationsCheck(
+  status: () => readonly Pick<LocationStatus, 'stoppedBy'>[],
+): NamedReadinessCheck {
+  const name = 'locations';
+  return {
+    name,
+    check: () => {
+      const locations = status();
+      const byCode = new Map<string, number>();
+      for (const { stoppedBy } of locations)
+        if (stoppedBy !== null) byCode.set(stoppedBy, (byCode.get(stoppedBy) ?? 0) + 1);
+      const stopped = [...byCode.values()].reduce((a, b) => a + b, 0);
+      const codes = [...byCode].map(([code, count]) => `${code} x${count}`).join(', ');
+      const detail =
+        stopped === 0
+          ? `${locations.length} location(s), none stopped`
+          : `${stopped} of ${locations.length} location(s) stopped: ${codes}`;
+      return Promise.resolve({ name, ok: stopped < locations.length || locations.length === 0, detail });
     },
   };
 }

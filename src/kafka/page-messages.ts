@@ -1,5 +1,6 @@
 /**
- * Turns one PageCommit into Kafka messages for the three topics, shared by both sinks.
+ * Turns one PageCommit into Kafka messages for the three topics, shared by both sinks. Call records carry
+ * the page's source metadata as headers (source-headers.ts).
  *
  * A call the codec rejects (the mapper upstream should have prevented it) does not poison the page: it
  * becomes a dead letter (ITEM_SCHEMA_REJECTED, or ITEM_TOO_LARGE with only its identifying fields as
@@ -10,12 +11,13 @@ import { ConnectorError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Call, DeadLetter } from '../sync/model.js';
 import type { PageCommit } from '../sync/ports.js';
-import { deadLetterMessage } from './dead-letter-message.js';
+import { deadLetterMessage, withOriginalTopic } from './dead-letter-message.js';
 import { encodeOffsetValue, offsetKey } from './offsets/offset-codec.js';
+import { sourceHeaders } from './source-headers.js';
 
 /** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
 export interface CallEncoder {
-  encodeKey(call: Call): string | Buffer;
+  encodeKey(call: Pick<Call, 'uid'>): string | Buffer;
   /** Throws a SkippableError (ITEM_SCHEMA_REJECTED, ITEM_TOO_LARGE) for a call it cannot encode. */
   encodeValue(call: Call): Buffer;
 }
@@ -53,15 +55,22 @@ export function pageMessages(
 ): PageMessages {
   const calls: Message[] = [];
   const deadLetters: DeadLetter[] = [...commit.deadLetters];
+  const headers = sourceHeaders(connectorName, commit.locationUid, commit.source);
+  const ownDeadLetters = deadLetters.length;
   for (const call of commit.calls) {
     try {
-      calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call) });
+      calls.push({ key: encoder.encodeKey(call), value: encoder.encodeValue(call), headers });
     } catch (error) {
       if (!(error instanceof ConnectorError) || error.disposition !== 'skippable') throw error;
       deadLetters.push(rejectedCall(call, error));
     }
   }
-  const dlqMessages = deadLetters.map((d) => deadLetterMessage(d, connectorName, now));
+  // Tombstones after the page's records: a call listed and then found gone ends deleted.
+  for (const uid of commit.tombstones ?? [])
+    calls.push({ key: encoder.encodeKey({ uid }), value: null, headers });
+  const dlqMessages = deadLetters.map((d, i) =>
+    deadLetterMessage(d, connectorName, now, i < ownDeadLetters ? 'TASK_POLL' : 'VALUE_CONVERTER'),
+  );
   const offset = {
     key: offsetKey(connectorName, commit.locationUid),
     value: encodeOffsetValue(commit.offset),
@@ -99,6 +108,7 @@ function rejectedCall(call: Call, error: ConnectorError): DeadLetter {
     : withoutCustomerNumber;
   return {
     locationUid: call.locationUid,
+    uid: call.uid,
     code: error.code,
     message: error.message,
     payload: JSON.stringify(payload),
@@ -113,7 +123,10 @@ export function topicMessages(
 ): TopicMessages[] {
   const byTopic: TopicMessages[] = [
     { topic: topics.calls, messages: pages.flatMap((p) => p.calls) },
-    { topic: topics.deadLetters, messages: pages.flatMap((p) => p.deadLetters) },
+    {
+      topic: topics.deadLetters,
+      messages: pages.flatMap((p) => p.deadLetters.map((m) => withOriginalTopic(m, topics.calls))),
+    },
     ...(include.offsets ? [{ topic: topics.offsets, messages: pages.map((p) => p.offset) }] : []),
   ];
   return byTopic.filter((t) => t.messages.length > 0);

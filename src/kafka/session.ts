@@ -1,7 +1,8 @@
 /**
  * Everything Kafka the connector needs at run time, started in the one order that is safe:
  *
- * 1. topics: created when missing; the offsets topic must be compacted;
+ * 1. topics: created when missing; the offsets topic must be compacted, and accept an offset with a
+ *    full boundary (checked before the producer fences anyone: a bad setting must not take over);
  * 2. schemas: `<topic>-value` (and `<topic>-key`) looked up or registered, ids cached;
  * 3. the sink: in exactly-once mode the transactional producer is initialised FIRST: that fences an
  *    older instance and aborts a transaction it left open, which would otherwise hold back the last
@@ -22,13 +23,17 @@ import type { OffsetStore, RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
+import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { createSchemaRegistry } from './registry.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
+import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
 import { ensureConnectorTopics } from './topics.js';
 
 export interface KafkaSessionOptions {
   config: Pick<ConnectorConfig, 'connector' | 'kafka' | 'schemaRegistry'>;
+  /** poll.boundaryCap, checked against the offsets topic's max.message.bytes (see offset-size.ts). */
+  boundaryCap?: number;
   logger: Logger;
   metrics: ConnectorMetrics;
   /** Called once if the sink gives up for good (e.g. fenced by another instance too often). */
@@ -45,6 +50,8 @@ export class KafkaSession {
     /** Offsets as loaded at start, by location uid. */
     readonly initialOffsets: Map<string, LocationOffset>,
     readonly codec: CallCodec,
+    /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
+    readonly boundaryMaxBytes: number,
   ) {}
 
   static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
@@ -55,6 +62,20 @@ export class KafkaSession {
     const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
 
     await ensureConnectorTopics(kafka, config.kafka);
+    let offsetsMaxMessageBytes: number | undefined;
+    if (options.boundaryCap !== undefined) {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        offsetsMaxMessageBytes = await verifyOffsetRecordFits(admin, {
+          offsetsTopic: config.kafka.offsetsTopic,
+          boundaryCap: options.boundaryCap,
+          connectorName,
+        });
+      } finally {
+        await admin.disconnect();
+      }
+    }
     log.info(
       { topic: config.kafka.topic, offsetsTopic: config.kafka.offsetsTopic, dlqTopic: config.kafka.dlqTopic },
       'topics ready',
@@ -66,8 +87,13 @@ export class KafkaSession {
       keyFormat: config.kafka.keyFormat,
       connectorName,
       compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
-      // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction).
-      maxValueBytes: Math.min(DEFAULT_MAX_VALUE_BYTES, config.kafka.maxBytesPerTransaction),
+      // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction) and the calls topic's
+      // max.message.bytes: a larger call becomes a dead letter (ITEM_TOO_LARGE) rather than a refused send.
+      maxValueBytes: maxCallValueBytes({
+        codecDefault: DEFAULT_MAX_VALUE_BYTES,
+        maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
+        topicMaxMessageBytes: await topicMaxMessageBytesIfKnown(kafka, config.kafka.topic),
+      }),
     });
     log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
 
@@ -111,7 +137,14 @@ export class KafkaSession {
       throw error;
     }
     log.info({ locations: initialOffsets.size }, 'offsets loaded');
-    return new KafkaSession(kafka, sink, offsetStore, initialOffsets, codec);
+    return new KafkaSession(
+      kafka,
+      sink,
+      offsetStore,
+      initialOffsets,
+      codec,
+      boundaryByteBudget(offsetsMaxMessageBytes),
+    );
   }
 
   /** Closes the sink: commits what is queued, within `timeoutMs` when given (see TransactionalRecordSink.close). */

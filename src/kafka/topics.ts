@@ -1,7 +1,10 @@
 /**
  * Creates the connector's topics when missing and checks the ones whose configuration matters.
  *
- * - calls topic: `kafka.topicPartitions` partitions (keyed by uid);
+ * - calls topic: `kafka.topicPartitions` partitions (keyed by uid), created with
+ *   `cleanup.policy=kafka.topicCleanupPolicy` (compact by default: the topic keeps the latest version of
+ *   every call, so it is the complete current state and a customer number of a call that later turned
+ *   private is compacted away). An existing calls topic is taken as it is;
  * - offsets topic: 1 partition, `cleanup.policy=compact` (the latest offset per key is all we need,
  *   and it must never be deleted by retention). An existing offsets topic that is not compacted is a
  *   FatalError: with `delete` in its policy, offsets would silently vanish after retention.ms;
@@ -39,6 +42,7 @@ export function connectorTopicSpecs(config: KafkaConfig): TopicSpec[] {
       topic: config.topic,
       partitions: config.topicPartitions,
       replicationFactor: config.replicationFactor,
+      configs: { 'cleanup.policy': config.topicCleanupPolicy },
       configKey: 'kafka.topic',
     },
     {
@@ -130,6 +134,29 @@ async function assertCleanupPolicy(admin: Admin, spec: TopicSpec): Promise<void>
         `with retention deleting records, stored state would be lost. Fix it with ` +
         `\`kafka-configs --alter --entity-type topics --entity-name ${spec.topic} --add-config cleanup.policy=compact\`, or point ${spec.configKey} at a compacted topic.`,
     );
+  }
+}
+
+/**
+ * The largest record batch the broker accepts on `topic`: its `max.message.bytes` (the broker's
+ * `message.max.bytes` unless the topic overrides it). Undefined when the broker does not say.
+ */
+export async function topicMaxMessageBytes(
+  admin: Pick<Admin, 'describeConfigs'>,
+  topic: string,
+): Promise<number | undefined> {
+  try {
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+    });
+    const value = described.resources[0]?.configEntries.find(
+      (e) => e.configName === 'max.message.bytes',
+    )?.configValue;
+    const bytes = Number(value);
+    return value === undefined || !Number.isSafeInteger(bytes) || bytes <= 0 ? undefined : bytes;
+  } catch (error) {
+    throw asTopicError(error);
   }
 }
 

@@ -33,8 +33,6 @@ const MISNAMED_DEFAULT_METRICS = [
   'nodejs_active_resources_total',
 ];
 
-const PREFIX = 'calls_connector_';
-
 export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'error';
 
 export function statusClass(status: number | undefined): StatusClass {
@@ -54,7 +52,7 @@ export class ConnectorMetrics {
   });
   readonly recordsSkipped = new Counter({
     name: 'calls_connector_records_skipped_total',
-    help: 'Listed calls not published as-is, by reason: boundary_dedupe (already published at the since boundary), dlq (sent to the dead-letter topic), redacted (published with customerPhoneNumber removed).',
+    help: 'Listed calls not published, by reason: boundary_dedupe (already published at the since boundary), dlq (sent to the dead-letter topic). Redacted records are published: see records_redacted_total.',
     labelNames: ['location', 'reason'] as const,
     registers: [this.registry],
   });
@@ -130,6 +128,11 @@ export class ConnectorMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly standby = new Gauge({
+    name: 'calls_connector_standby',
+    help: '1 while this instance stands by because a newer instance with the same connector.name took over its transactional id (it writes nothing); 0 otherwise.',
+    registers: [this.registry],
+  });
   /** Per location uid: highest published updatedAt (ms). Kept here so freshness is computed at scrape time. */
   private readonly highWaterMs = new Map<string, number>();
   /** Per location uid: time (ms) of the last completed traversal. */
@@ -178,7 +181,8 @@ export class ConnectorMetrics {
   });
   readonly locationsStopped = new Gauge({
     name: 'calls_connector_locations_stopped',
-    help: 'Locations stopped by a fatal error (loop, revoked grant, malformed pages) and waiting for a person.',
+    help: 'Locations stopped by a fatal error (403, cursor loop, revoked grant, ...), by error code; retried with backoff until a page succeeds (see docs/sync.md).',
+    labelNames: ['code'] as const,
     registers: [this.registry],
   });
 
@@ -194,6 +198,53 @@ export class ConnectorMetrics {
     registers: [this.registry],
   });
 
+  // Self-healing of the traversal and enrichment (issue 9: rejected cursors, unenriched calls).
+  readonly cursorRestarts = new Counter({
+    name: 'calls_connector_cursor_restarts_total',
+    help: 'Traversals restarted from the watermark because the listing rejected the cursor sent, by reason: invalid_cursor (named by api.invalidCursorStatuses / api.invalidCursorErrorCodes), rejected_4xx (any other 4xx but 401/403/429).',
+    labelNames: ['location', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly recordsUnenriched = new Counter({
+    name: 'calls_connector_records_unenriched_total',
+    help: 'Calls published without enrichment (customer number redacted) although enrichment is on, by reason: gone (404/410), refused (another 4xx), invalid (fields the schema rejects, or a body over api.maxResponseBytes), version_mismatch (the single call has another updatedAt than listed).',
+    labelNames: ['location', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  // ---- issue 13: metrics that tell the truth ----
+  readonly apiRateLimiterWait = new Histogram({
+    name: 'calls_connector_api_rate_limiter_wait_seconds',
+    help: "Time a calls API request waited on the connector's own limits (api.requestsPerSecond, api.maxConcurrency) before it was sent; not part of api_request_duration_seconds.",
+    labelNames: ['endpoint'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly transactionCommitDuration = new Histogram({
+    name: 'calls_connector_kafka_transaction_commit_duration_seconds',
+    help: 'Time the Kafka transaction commit of one page took (the commit call only, records already sent).',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly readinessCheck = new Gauge({
+    name: 'calls_connector_readiness_check',
+    help: '1 when a readiness check passed at its last evaluation (/readyz), 0 when it failed; by check name.',
+    labelNames: ['check'] as const,
+    registers: [this.registry],
+  });
+  readonly recordsRedacted = new Counter({
+    name: 'calls_connector_records_redacted_total',
+    help: 'Call records published with customerPhoneNumber removed by the privacy policy (they are in the calls topic).',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+  });
+  readonly heartbeats = new Counter({
+    name: 'calls_connector_heartbeats_total',
+    help: 'Heartbeat records written to the heartbeat topic (heartbeat.intervalMs), by location.',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: MetricsOptions = {}) {
     this.perLocationLabels = options.perLocationLabels ?? true;
     if (options.pollIntervalMs !== undefined) this.pollInterval.set(options.pollIntervalMs / 1000);
@@ -202,8 +253,9 @@ export class ConnectorMetrics {
       1,
     );
     if (options.processMetrics ?? false) {
-      collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
-      for (const name of MISNAMED_DEFAULT_METRICS) this.registry.removeSingleMetric(PREFIX + name);
+      // No prefix: the stock Node.js dashboards and alerts query process_* and nodejs_* by their usual names.
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of MISNAMED_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
     }
   }
 

@@ -8,6 +8,9 @@
  * - `GET /readyz`: readiness. 200 when every injected check passes, else 503; both with a JSON body
  *   listing each check, so `curl /readyz` says which dependency is the problem.
  *
+ * - `GET /status`: the connector and each location in Kafka Connect's status shape (src/runtime/status.ts),
+ *   when a status source is injected.
+ *
  * Contract: `start()` resolves with the bound port (pass port 0 for an ephemeral one in tests);
  * `stop()` closes the listener and idle keep-alive sockets and resolves when closed. Only GET and HEAD
  * are served; nothing here changes state.
@@ -25,6 +28,8 @@ export interface MetricsServerOptions {
   host?: string;
   port?: number;
   logger?: Logger;
+  /** Body of `GET /status` (JSON); absent: /status answers 404. */
+  status?: () => object;
 }
 
 export interface MetricsServerAddress {
@@ -40,6 +45,7 @@ export class MetricsServer {
   private readonly host: string;
   private readonly port: number;
   private readonly logger: Logger | undefined;
+  private readonly status: (() => object) | undefined;
   private server: Server | undefined;
   /** Names of the checks failing at the last /readyz, comma-joined; '' = ready (also the initial state). */
   private lastFailedSignature = '';
@@ -47,9 +53,10 @@ export class MetricsServer {
   constructor(options: MetricsServerOptions) {
     this.metrics = options.metrics;
     this.readiness = options.readiness ?? new Readiness();
-    this.host = options.host ?? '0.0.0.0';
+    this.host = options.host ?? '127.0.0.1';
     this.port = options.port ?? 9464;
     this.logger = options.logger;
+    this.status = options.status;
     if (!Number.isInteger(this.port) || this.port < 0 || this.port > 65_535) {
       throw new RangeError(`metrics port must be an integer in 0..65535, got ${this.port}`);
     }
@@ -111,6 +118,11 @@ export class MetricsServer {
     });
   }
 
+  private publishReadiness(report: ReadinessReport): void {
+    for (const check of report.checks)
+      this.metrics.readinessCheck.set({ check: check.name }, check.ok ? 1 : 0);
+  }
+
   /**
    * Logs when readiness changes (and the first verdict when it is "not ready"), not on every probe: an
    * orchestrator probing every few seconds would otherwise fill the log during an outage.
@@ -133,6 +145,8 @@ export class MetricsServer {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     switch (path) {
       case '/metrics': {
+        // The readiness gauge is current at every scrape (the verdict is cached, so this costs no extra probes).
+        this.publishReadiness(await this.readiness.evaluate());
         const body = await this.metrics.registry.metrics();
         send(res, 200, this.metrics.registry.contentType, body);
         return;
@@ -142,6 +156,7 @@ export class MetricsServer {
         return;
       case '/readyz': {
         const report = await this.readiness.evaluate();
+        this.publishReadiness(report);
         this.logReadinessChange(report);
         send(
           res,
@@ -151,8 +166,20 @@ export class MetricsServer {
         );
         return;
       }
-      default:
+      case '/status':
+        if (this.status !== undefined) {
+          send(res, 200, 'application/json', `${JSON.stringify(this.status())}\n`);
+          return;
+        }
         send(res, 404, 'text/plain; charset=utf-8', 'not found: try /metrics, /healthz or /readyz\n');
+        return;
+      default:
+        send(
+          res,
+          404,
+          'text/plain; charset=utf-8',
+          'not found: try /metrics, /healthz, /readyz or /status\n',
+        );
     }
   }
 }

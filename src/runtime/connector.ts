@@ -13,9 +13,10 @@
  * 5. one LocationSync per configured location, all under one Scheduler.
  *
  * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
- * or once every location is stopped by a fatal error; `close()` releases everything and is safe to call
+ * or once every location is stopped for good (sync/healing.ts); `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
+import { hostname } from 'node:os';
 import type { Logger } from '../logging/logger.js';
 import { CallsApiClient } from '../api/calls-api-client.js';
 import { HttpTransport } from '../api/http-transport.js';
@@ -23,8 +24,10 @@ import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../health/checks.js';
+import { grantCheck, kafkaCheck, locationsCheck, schemaRegistryCheck } from '../health/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../health/readiness.js';
+import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js';
+import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
 import { verifySchemaRegistry } from './preflight.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
@@ -35,6 +38,10 @@ import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { Scheduler, type LocationStatus } from '../sync/scheduler.js';
+import { connectorStatus } from './status.js';
+
+/** The sink's fatal error when a newer instance took over the transactional id (see run()). */
+const FENCED_BY_NEWER_INSTANCE = 'KAFKA_FENCED_BY_ANOTHER_INSTANCE';
 
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
@@ -63,6 +70,8 @@ export class ConnectorRuntime {
     readonly metricsAddress: MetricsServerAddress | null,
     private readonly readiness: Readiness,
     private readonly admin: { disconnect(): Promise<void> },
+    private readonly presence: InstancePresence,
+    private readonly heartbeats: HeartbeatPublisher | null,
   ) {}
 
   static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
@@ -78,6 +87,9 @@ export class ConnectorRuntime {
         connector: config.connector.name,
       });
     const readiness = new Readiness();
+    // /status answers from the start (UNASSIGNED) and from the scheduler once it exists.
+    const workerId = `${hostname()}:${process.pid}`;
+    let statusSource: () => object = () => connectorStatus(config.connector.name, workerId, null);
     const opened: Array<() => Promise<void>> = [];
     const closeOpened = async () => {
       for (const close of opened.reverse()) await close().catch(() => {});
@@ -93,6 +105,7 @@ export class ConnectorRuntime {
           host: config.metrics.host,
           port: config.metrics.port,
           logger,
+          status: () => statusSource(),
         });
         metricsAddress = await metricsServer.start();
         opened.push(() => metricsServer!.stop());
@@ -109,6 +122,7 @@ export class ConnectorRuntime {
       let onFatal: (error: FatalError) => void = () => {};
       const session = await KafkaSession.start({
         config,
+        boundaryCap: config.poll.boundaryCap,
         logger,
         metrics,
         onFatal: (error) => onFatal(error),
@@ -117,6 +131,13 @@ export class ConnectorRuntime {
       const admin = session.kafka.admin();
       await admin.connect();
       opened.push(() => admin.disconnect());
+      // Membership in `<name>-instances` tells `offsets reset` (and people) that this connector is running.
+      const presence = await InstancePresence.join(
+        session.kafka,
+        config.connector.name,
+        config.kafka.offsetsTopic,
+      );
+      opened.push(() => presence.leave());
 
       const oauth =
         config.oauth === undefined
@@ -192,8 +213,10 @@ export class ConnectorRuntime {
                 pageSize: config.api.pageSize,
                 startSince: source.startSince ?? null,
                 boundaryCap: config.poll.boundaryCap,
+                boundaryMaxBytes: session.boundaryMaxBytes,
                 privacy: config.privacy.customerPhoneNumber,
                 commitRetry: config.api.retry,
+                tombstoneGone: config.kafka.tombstoneGoneCalls,
               },
               reloadOffset: async () =>
                 (await session.offsetStore.loadAll()).get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
@@ -210,16 +233,35 @@ export class ConnectorRuntime {
           pagesPerTurn: config.poll.pagesPerTurn,
           shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
           failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+          stoppedRetry: config.poll.stoppedRetry,
         },
         metrics,
         logger,
         clock,
       });
 
+      let heartbeats: HeartbeatPublisher | null = null;
+      if (config.kafka.heartbeatIntervalMs > 0) {
+        await ensureHeartbeatTopic(session.kafka, config.kafka);
+        const publisher = new HeartbeatPublisher({
+          kafka: session.kafka,
+          topic: config.kafka.heartbeatTopic,
+          intervalMs: config.kafka.heartbeatIntervalMs,
+          connectorName: config.connector.name,
+          locations: () => scheduler.status(),
+          metrics,
+          logger,
+        });
+        await publisher.start();
+        opened.push(() => publisher.stop());
+        heartbeats = publisher;
+      }
+
       const checks: NamedReadinessCheck[] = [
         kafkaCheck(admin),
         schemaRegistryCheck(registryProbe),
         ...[...grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
+        locationsCheck(() => scheduler.status()),
       ];
       for (const check of checks) readiness.add(check);
 
@@ -235,8 +277,23 @@ export class ConnectorRuntime {
         metricsAddress,
         readiness,
         admin,
+        presence,
+        heartbeats,
       );
       onFatal = (error) => runtime.fail(error);
+      statusSource = () =>
+        connectorStatus(config.connector.name, workerId, runtime.status(), runtime.fatalError);
+      readiness.add({
+        name: 'writer',
+        check: () => {
+          const fatal = runtime.fatalError;
+          return Promise.resolve(
+            fatal === null
+              ? { name: 'writer', ok: true }
+              : { name: 'writer', ok: false, detail: `${fatal.code}: ${fatal.message}` },
+          );
+        },
+      });
       logger.info(
         {
           connector: config.connector.name,
@@ -262,17 +319,39 @@ export class ConnectorRuntime {
     return (this.fatal.signal.reason as FatalError | undefined) ?? null;
   }
 
-  /** Runs until `signal` aborts (graceful stop), every location is stopped, or a fatal sink error. */
+  /**
+   * Runs until `signal` aborts (graceful stop), every location is stopped for good, or a fatal sink
+   * error. Fenced by a newer instance of the same connector name, it stands by instead: it writes
+   * nothing more, `/readyz` fails (check `writer`), metrics are still served, and it resolves normally
+   * when `signal` aborts. Why not exit: a restarted process (systemd, Docker restart policies) would
+   * fence the newer instance back; a rolling update sends this one SIGTERM anyway.
+   */
   async run(signal: AbortSignal): Promise<void> {
     await this.scheduler.run(AbortSignal.any([signal, this.fatal.signal]));
-    if (this.fatalError) throw this.fatalError;
+    const fatal = this.fatalError;
+    if (fatal?.code === FENCED_BY_NEWER_INSTANCE) {
+      if (!signal.aborted) {
+        this.logger.warn(
+          { code: fatal.code },
+          'fenced by a newer instance with the same connector.name: standing by (not ready) until stopped',
+        );
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+      }
+      return;
+    }
+    if (fatal) throw fatal;
   }
 
   async close(): Promise<void> {
     const steps: Array<[string, () => Promise<void>]> = [
+      ['heartbeats', () => this.heartbeats?.stop() ?? Promise.resolve()],
       // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
       ['kafka session', () => this.session.close(this.config.poll.shutdownTimeoutMs)],
       ['kafka admin', () => this.admin.disconnect()],
+      // After the session: the last page is committed before `offsets reset` may go ahead.
+      ['instance presence', () => this.presence.leave()],
       ['oauth', () => this.oauth?.close() ?? Promise.resolve()],
       ['api transport', () => this.transport.close()],
       ['metrics server', () => this.metricsServer?.stop() ?? Promise.resolve()],
@@ -287,7 +366,10 @@ export class ConnectorRuntime {
   }
 
   private fail(error: FatalError): void {
-    this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
+    if (error.code === FENCED_BY_NEWER_INSTANCE) {
+      this.metrics.standby.set(1);
+      this.logger.warn({ err: error, code: error.code }, 'a newer instance took over: no more writes');
+    } else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
     if (!this.fatal.signal.aborted) this.fatal.abort(error);
   }
 }

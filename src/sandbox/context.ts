@@ -38,6 +38,9 @@ export interface SandboxStats {
     malformed: number;
     tokensExpiredEarly: number;
     refreshTokensRevoked: number;
+    cursorsRejected: number;
+    singleCallFailures: number;
+    versionSkews: number;
   };
   live: { updates: number; creates: number };
 }
@@ -59,6 +62,9 @@ export function emptyStats(): SandboxStats {
       malformed: 0,
       tokensExpiredEarly: 0,
       refreshTokensRevoked: 0,
+      cursorsRejected: 0,
+      singleCallFailures: 0,
+      versionSkews: 0,
     },
     live: { updates: 0, creates: 0 },
   };
@@ -82,4 +88,6 @@ export interface SandboxContext {
   faults: FaultSettings;
   /** Sequence number of the next faultable request. */
   faultSeq: number;
+  /** Single-call requests seen per uid (singleCallFailures count attempts per call). */
+  readonly singleCallAttempts: Map<string, number>;
 }

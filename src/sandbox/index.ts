@@ -166,6 +166,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     adminKey: options.adminKey ?? null,
     faults: mergeFaults(DEFAULT_FAULTS, options.faults ?? {}),
     faultSeq: 0,
+    singleCallAttempts: new Map(),
   };
 
   // Live mode draws from its own seeded generator, kept across stop/start so a run stays reproducible.

@@ -11,8 +11,13 @@
  * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
  *
  * Failure handling:
- * - InvalidCursorError: restart from since = watermark with the boundary kept. More than
- *   MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail the traversal (retriable).
+ * - InvalidCursorError (any 4xx but 401/403/429 to a request with a cursor, whatever its body, including
+ *   the stored cursor of a crashed or old run): restart from since = watermark with the boundary kept,
+ *   counted by reason. The restarted first page carries no cursor, so if it fails the same way the
+ *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
+ *   the traversal (retriable).
+ * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
+ *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
  * - A retriable sink failure: back off, then ask `reloadOffset` what is really stored (the sink may have
  *   rebuilt its producer, and a failed commit can be ambiguous): if it is this page's offset the commit
@@ -21,6 +26,8 @@
  *   which relies on the sink's contract that a rejected commit left nothing visible. When the commit
  *   finally fails (retries spent, or the read-back failed), its outcome is unknown: the next page first
  *   reloads the stored offset, so a page that did go through is not published again.
+ * - After the sink (re)initialised its producer (`RecordSink.generation` changed), the next page first
+ *   reloads the stored offset, whatever the reason for the new producer.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
@@ -28,7 +35,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallsApi } from '../api/calls-api-client.js';
 import { InvalidCursorError } from '../api/calls-api-client.js';
-import { deadLetterPayload, mapListedItem, type ListedCall } from '../api/call-mapper.js';
+import { mapListedItem, type ListedCall } from '../api/call-mapper.js';
 import { backoffDelayMs, mayRetry, type RetryPolicy } from '../api/retry-policy.js';
 import type { PrivacyPolicy } from '../config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
@@ -36,7 +43,8 @@ import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Clock } from './clock.js';
 import { CursorLoopDetector } from './cursor-loop.js';
-import type { Enricher } from './enricher.js';
+import type { EnrichedItem, Enricher, UnenrichedReason } from './enricher.js';
+import { fingerprintFields, fingerprintText } from './fingerprint.js';
 import { parseInstant, toEpochMillis } from './instant.js';
 import type { Call, DeadLetter, LocationOffset } from './model.js';
 import type { PageCommit, RecordSink } from './ports.js';
@@ -56,9 +64,16 @@ export interface LocationSyncSettings {
   /** `since` of a location's first traversal when it has no stored offset; null = from the beginning. */
   startSince: string | null;
   boundaryCap: number;
+  /**
+   * Bytes the boundary may take in the stored offset (traversal.ts, boundaryEntryBytes): the offsets
+   * topic's max.message.bytes less the rest of the record. Unset: no byte bound (tests).
+   */
+  boundaryMaxBytes?: number;
   privacy: PrivacyPolicy;
   /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
   commitRetry: RetryPolicy;
+  /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
+  tombstoneGone?: boolean;
 }
 
 export interface LocationSyncOptions {
@@ -123,6 +138,7 @@ interface TraversalState {
 interface PageEntry {
   uid: string;
   updatedAt: string;
+  fingerprint: string;
   call: ListedCall | null;
   deadLetter: DeadLetter | null;
 }
@@ -139,6 +155,8 @@ export class LocationSync {
    * says is stored: resuming from the in-memory position would publish that page a second time.
    */
   private storedUnknown = false;
+  /** The sink's producer generation the offsets in memory were read or written under (RecordSink.generation). */
+  private sinkGeneration: number | undefined;
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
   readonly totals: LocationTotals = emptyTotals();
@@ -148,6 +166,7 @@ export class LocationSync {
     this.locationUid = options.locationUid;
     this.committed = options.startOffset;
     this.position = options.startOffset;
+    this.sinkGeneration = options.sink.generation?.();
     this.location = options.metrics.location(options.locationUid);
     this.traversalSettings = {
       locationUid: options.locationUid,
@@ -190,12 +209,19 @@ export class LocationSync {
   }
 
   private async processPage(signal?: AbortSignal): Promise<PageReport> {
-    if (this.storedUnknown && this.options.reloadOffset !== undefined) {
-      // A reload that fails leaves the flag set; the scheduler retries the location later.
+    const generation = this.options.sink.generation?.();
+    if (
+      (this.storedUnknown || generation !== this.sinkGeneration) &&
+      this.options.reloadOffset !== undefined
+    ) {
+      // A reload that fails leaves the flags as they were; the scheduler retries the location later.
+      // After a producer (re)initialisation the store is the truth: it may hold what another writer (or a
+      // settled transaction) stored since, and resuming from memory would publish a page again.
       const stored = await this.options.reloadOffset(signal);
       this.committed = stored;
       this.position = stored;
       this.storedUnknown = false;
+      this.sinkGeneration = generation;
       this.traversal?.detector.reset();
     }
     const traversal = this.traversal ?? this.beginTraversal();
@@ -223,7 +249,13 @@ export class LocationSync {
     }
 
     const { entries, unpositioned } = this.mapPage(page.items);
-    const outcome = applyPage(this.position, entries, page.nextCursor, this.options.settings.boundaryCap);
+    const outcome = applyPage(
+      this.position,
+      entries,
+      page.nextCursor,
+      this.options.settings.boundaryCap,
+      this.options.settings.boundaryMaxBytes,
+    );
     if (outcome.belowWatermark.length > 0) {
       traversal.log.warn(
         {
@@ -243,20 +275,18 @@ export class LocationSync {
       ...unpositioned,
     ];
     let redacted = 0;
+    const tombstones: string[] = [];
     for (const item of enriched) {
-      if (!item.ok) {
-        deadLetters.push(this.deadLetter(item.error, deadLetterPayload(item.listed)));
+      if (item.unenriched?.reason === 'gone' && this.options.settings.tombstoneGone === true) {
+        traversal.log.info({ uid: item.listed.uid }, 'call gone (GET answered not found): tombstone');
+        tombstones.push(item.listed.uid);
         continue;
       }
-      if (item.gone)
-        traversal.log.info(
-          { uid: item.listed.uid },
-          'call vanished between listing and GET (404): published unenriched, customer number redacted',
-        );
       const call = applyPrivacy(completeCall(item.listed, item.enrichment), this.options.settings.privacy);
       if (call.customerPhoneNumberRedacted) redacted += 1;
       calls.push(call);
     }
+    const unenriched = this.reportUnenriched(traversal, enriched);
 
     signal?.throwIfAborted();
     const commit: PageCommit = {
@@ -265,6 +295,13 @@ export class LocationSync {
       deadLetters,
       offset: outcome.offset,
       startOffset: this.position,
+      ...(tombstones.length > 0 && { tombstones }),
+      source: {
+        traversalId: traversal.id,
+        page: traversal.pages,
+        since: this.position.since,
+        cursor: request.kind === 'next' ? request.cursor : null,
+      },
     };
     let committedAs: 'this-page' | 'other';
     try {
@@ -288,6 +325,7 @@ export class LocationSync {
       deduplicated: outcome.duplicates.length,
       redacted,
       belowWatermark: outcome.belowWatermark.length,
+      unenriched,
     });
     if (!outcome.complete) return { complete: false, restarted: false, published: calls.length };
     this.endTraversal(traversal);
@@ -347,11 +385,49 @@ export class LocationSync {
     }
     this.position = restartAfterInvalidCursor(this.position);
     traversal.detector.reset();
+    const { apiCode, status, recognised, detail } = error.details;
+    this.options.metrics.cursorRestarts.inc({
+      location: this.location,
+      reason: recognised ? 'invalid_cursor' : 'rejected_4xx',
+    });
     traversal.log.warn(
-      { apiCode: error.details.apiCode, since: this.position.since, boundary: this.position.boundary.length },
-      'cursor rejected: restarting from the watermark',
+      {
+        apiCode,
+        status,
+        recognised,
+        api: detail,
+        since: this.position.since,
+        boundary: this.position.boundary.length,
+      },
+      `cursor rejected (${detail}): restarting from the watermark`,
     );
     return { complete: false, restarted: true, published: 0 };
+  }
+
+  /**
+   * Logs (one line per page) and tallies the calls published unenriched although enrichment is on. Their
+   * customer number was redacted by the privacy policy (unknown privacy = private).
+   */
+  private reportUnenriched(
+    traversal: TraversalState,
+    items: readonly EnrichedItem[],
+  ): Map<UnenrichedReason, number> {
+    const tally = new Map<UnenrichedReason, number>();
+    const examples: { uid: string; reason: UnenrichedReason; detail: string }[] = [];
+    for (const item of items) {
+      if (item.unenriched === null) continue;
+      const { reason, detail } = item.unenriched;
+      tally.set(reason, (tally.get(reason) ?? 0) + 1);
+      if (examples.length < 5) examples.push({ uid: item.listed.uid, reason, detail });
+    }
+    if (examples.length > 0) {
+      const onlyGone = tally.size === 1 && tally.has('gone');
+      traversal.log[onlyGone ? 'info' : 'warn'](
+        { counts: Object.fromEntries(tally), examples },
+        'calls published unenriched, customer number redacted (see examples for what the single-call API said)',
+      );
+    }
+    return tally;
   }
 
   private mapPage(items: readonly unknown[]): { entries: PageEntry[]; unpositioned: DeadLetter[] } {
@@ -363,22 +439,25 @@ export class LocationSync {
         entries.push({
           uid: mapped.call.uid,
           updatedAt: mapped.call.updatedAt,
+          fingerprint: fingerprintFields(mapped.call),
           call: mapped.call,
           deadLetter: null,
         });
-      else if (mapped.position === null) unpositioned.push(this.deadLetter(mapped.error, mapped.payload));
+      else if (mapped.position === null)
+        unpositioned.push(this.deadLetter(mapped.error, mapped.payload, null));
       else
         entries.push({
           ...mapped.position,
+          fingerprint: fingerprintText(mapped.payload),
           call: null,
-          deadLetter: this.deadLetter(mapped.error, mapped.payload),
+          deadLetter: this.deadLetter(mapped.error, mapped.payload, mapped.position.uid),
         });
     }
     return { entries, unpositioned };
   }
 
-  private deadLetter(error: SkippableError, payload: string): DeadLetter {
-    return { locationUid: this.locationUid, code: error.code, message: error.message, payload };
+  private deadLetter(error: SkippableError, payload: string, uid: string | null): DeadLetter {
+    return { locationUid: this.locationUid, uid, code: error.code, message: error.message, payload };
   }
 
   /**
@@ -419,6 +498,7 @@ export class LocationSync {
       deduplicated: number;
       redacted: number;
       belowWatermark: number;
+      unenriched: ReadonlyMap<UnenrichedReason, number>;
     },
   ): void {
     const { metrics } = this.options;
@@ -428,9 +508,10 @@ export class LocationSync {
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
     if (page.deadLetters.length > 0)
       metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
-    if (page.redacted > 0) metrics.recordsSkipped.inc({ location, reason: 'redacted' }, page.redacted);
+    if (page.redacted > 0) metrics.recordsRedacted.inc({ location }, page.redacted);
     if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
     for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
+    for (const [reason, n] of page.unenriched) metrics.recordsUnenriched.inc({ location, reason }, n);
     const watermark = this.committed.watermark === null ? null : parseInstant(this.committed.watermark);
     if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));
     traversal.published += page.published;

@@ -35,6 +35,10 @@ export interface Call {
  * - boundary: uids already published whose updatedAt equals `watermark`, so the inclusive `since`
  *   neither loses nor doubles records sharing the boundary instant. Capped (poll.boundaryCap); when the
  *   cap is hit `boundaryOverflow` is set and records at that instant may be published again (never lost).
+ * - boundaryFingerprints: per boundary uid, the fingerprint of the listed fields published for it
+ *   (traversal.ts), so a call changed twice within one updatedAt value is published again, not skipped.
+ *   A boundary uid without one (an offset of format version 1) was published in an unknown version: it
+ *   is published again when listed (once), never skipped. Absent when no fingerprint is known.
  */
 export interface LocationOffset {
   since: string | null;
@@ -42,6 +46,7 @@ export interface LocationOffset {
   watermark: string | null;
   boundary: string[];
   boundaryOverflow?: boolean;
+  boundaryFingerprints?: Record<string, string>;
 }
 
 /** The offset of a location never traversed. Frozen: derive new offsets, never mutate this one. */
@@ -55,9 +60,11 @@ export const EMPTY_OFFSET: Readonly<LocationOffset> = Object.freeze({
 /** A listed item that could not be mapped or encoded: goes to the dead-letter topic, never lost silently. */
 export interface DeadLetter {
   locationUid: string;
+  /** The call's uid when the item had a usable one (the dead letter is keyed by it), else null/absent. */
+  uid?: string | null;
   /** Stable error code, e.g. ITEM_NO_UID, ITEM_BAD_UPDATED_AT, ITEM_SCHEMA_REJECTED. */
   code: string;
   message: string;
-  /** The item exactly as the API sent it (JSON), with customerPhoneNumber removed. */
+  /** The item's allow-listed fields as JSON (see deadLetterPayload): never the customer number. */
   payload: string;
 }

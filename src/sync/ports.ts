@@ -18,6 +18,18 @@ export interface PageCommit {
    * evidence alone.
    */
   startOffset?: LocationOffset;
+  /** uids of calls the API reports gone, published as tombstones (kafka.tombstoneGoneCalls). */
+  tombstones?: readonly string[];
+  /** Where the page came from, for the records' source-metadata headers. */
+  source?: PageSource;
+}
+
+/** The position a page was listed at: its traversal, the page number in it, and the request's since/cursor. */
+export interface PageSource {
+  traversalId: string;
+  page: number;
+  since: string | null;
+  cursor: string | null;
 }
 
 /**
@@ -27,6 +39,12 @@ export interface PageCommit {
  */
 export interface RecordSink {
   commitPage(commit: PageCommit): Promise<void>;
+  /**
+   * Optional: a number that grows each time the sink (re)initialises its producer. Whatever was stored
+   * before may since have been superseded (a transaction settled by the initialisation, another writer),
+   * so a location seeing it change reloads its stored offset before its next page.
+   */
+  generation?(): number;
   close(): Promise<void>;
 }
 

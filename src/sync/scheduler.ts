@@ -9,12 +9,15 @@
  * - A retriable error (API down after retries, sink unavailable, ...) makes the location due again after a
  *   backoff growing with its consecutive failures; it resumes from its committed offset.
  * - A fatal error (cursor loop, 403, malformed pages, revoked grant, ...) stops only that location
- *   (gauge locations_stopped); the others go on. A person restarts the connector after fixing it.
+ *   (gauge locations_stopped by code); the others go on. A stopped location that can heal (healing.ts)
+ *   is tried again after `stoppedRetry`'s capped, jittered backoff, growing with its consecutive stops,
+ *   and counts as stopped until a page succeeds; one that cannot heal stays stopped until a restart.
  * - Graceful stop: when `signal` aborts, no new page starts; pages in flight may finish and commit for up
  *   to `shutdownTimeoutMs`, after which they are aborted (abandoned before their commit). `run` resolves
  *   once every worker has stopped, or at the shutdown timeout even if a commit has not settled (the
- *   caller then closes the sink with a bound). It also resolves, without a stop, when every location is
- *   stopped.
+ *   caller then closes the sink with a bound). Stopped locations that can heal never end `run`: the
+ *   process keeps retrying them and serving metrics. `run` resolves without a stop only when every
+ *   location is stopped by an error that only a restart can fix.
  *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  */
@@ -23,6 +26,7 @@ import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { backoffDelayMs, type RetryPolicy } from '../api/retry-policy.js';
 import { codeOf, dispositionOf } from '../errors/index.js';
 import type { Clock } from './clock.js';
+import { healingOf, stoppedRetryDelayMs, type StoppedRetryPolicy } from './healing.js';
 import type { LocationSync, LocationTotals } from './location-sync.js';
 import type { LocationOffset } from './model.js';
 
@@ -33,11 +37,13 @@ export interface LocationStatus {
   state: LocationState;
   offset: LocationOffset;
   traversalId: string | null;
-  /** When the location is due next (ms since epoch); null while running or stopped. */
+  /** When the location is due next (ms since epoch); null while running or stopped for good. */
   nextRunAt: number | null;
   lastSuccessAt: number | null;
   lastError: { code: string; message: string; at: number } | null;
   consecutiveFailures: number;
+  /** The code of the error that stopped the location, until a page succeeds again; null when not stopped. */
+  stoppedBy: string | null;
   totals: LocationTotals;
 }
 
@@ -48,6 +54,8 @@ export interface SchedulerSettings {
   shutdownTimeoutMs: number;
   /** Backoff of a location after a failed traversal (attempt = consecutive failures). */
   failureBackoff: RetryPolicy;
+  /** Backoff of a location stopped by a fatal error that can heal (attempt = consecutive stops). */
+  stoppedRetry: StoppedRetryPolicy;
 }
 
 export interface SchedulerOptions {
@@ -67,6 +75,10 @@ interface Slot {
   lastSuccessAt: number | null;
   lastError: LocationStatus['lastError'];
   consecutiveFailures: number;
+  /** Consecutive stops by a fatal error; reset by a successful page. */
+  stops: number;
+  /** The code of the error that stopped the location, until a page succeeds again; null when not stopped. */
+  stoppedBy: string | null;
 }
 
 export class Scheduler {
@@ -92,7 +104,10 @@ export class Scheduler {
       lastSuccessAt: null,
       lastError: null,
       consecutiveFailures: 0,
+      stops: 0,
+      stoppedBy: null,
     }));
+    options.metrics.locationsStopped.reset();
   }
 
   status(): LocationStatus[] {
@@ -101,15 +116,16 @@ export class Scheduler {
       state: slot.state,
       offset: slot.sync.offset,
       traversalId: slot.sync.traversalId,
-      nextRunAt: slot.state === 'waiting' || slot.state === 'backoff' ? slot.dueAt : null,
+      nextRunAt: slot.state !== 'running' && Number.isFinite(slot.dueAt) ? slot.dueAt : null,
       lastSuccessAt: slot.lastSuccessAt,
       lastError: slot.lastError,
       consecutiveFailures: slot.consecutiveFailures,
+      stoppedBy: slot.stoppedBy,
       totals: { ...slot.sync.totals },
     }));
   }
 
-  /** Runs until `signal` aborts (then stops gracefully) or every location is stopped. Call once. */
+  /** Runs until `signal` aborts (then stops gracefully) or every location is stopped for good. Call once. */
   async run(signal: AbortSignal): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const onStop = () => {
@@ -157,7 +173,7 @@ export class Scheduler {
   private async worker(stop: AbortSignal): Promise<void> {
     for (;;) {
       if (stop.aborted) return;
-      if (this.slots.every((s) => s.state === 'stopped')) {
+      if (this.slots.every((s) => s.state === 'stopped' && !Number.isFinite(s.dueAt))) {
         this.notify();
         return;
       }
@@ -175,7 +191,7 @@ export class Scheduler {
     const now = this.options.clock.now();
     let best: Slot | undefined;
     for (const slot of this.slots) {
-      if ((slot.state !== 'waiting' && slot.state !== 'backoff') || slot.dueAt > now) continue;
+      if (slot.state === 'running' || slot.dueAt > now) continue;
       if (best === undefined || slot.dueAt < best.dueAt || (slot.dueAt === best.dueAt && slot.seq < best.seq))
         best = slot;
     }
@@ -185,7 +201,7 @@ export class Scheduler {
 
   /** Sleeps until the earliest due time, a finished turn (which may free work), or the stop. */
   private async waitForWork(stop: AbortSignal): Promise<void> {
-    const pending = this.slots.filter((s) => s.state === 'waiting' || s.state === 'backoff');
+    const pending = this.slots.filter((s) => s.state !== 'running' && Number.isFinite(s.dueAt));
     const now = this.options.clock.now();
     const until = pending.length === 0 ? 60_000 : Math.max(0, Math.min(...pending.map((s) => s.dueAt)) - now);
     const woken = new Promise<void>((resolve) => {
@@ -214,6 +230,7 @@ export class Scheduler {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
         const report = await slot.sync.runPage(this.hardStop.signal);
         slot.consecutiveFailures = 0;
+        if (slot.stops > 0) this.resumed(slot);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
           this.requeue(slot, 'waiting', settings.intervalMs);
@@ -232,6 +249,7 @@ export class Scheduler {
       slot.lastError = { code, message, at: clock.now() };
       metrics.locationErrors.inc({ location, code });
       if (dispositionOf(error) === 'retriable') {
+        this.clearStop(slot);
         slot.consecutiveFailures += 1;
         const wait = Math.max(
           1,
@@ -250,13 +268,62 @@ export class Scheduler {
         this.requeue(slot, 'backoff', wait);
         return;
       }
-      slot.state = 'stopped';
-      metrics.locationsStopped.inc();
-      logger.error(
-        { location: slot.sync.locationUid, traversal: slot.sync.traversalId, code, err: error },
-        'location stopped by a fatal error; the other locations continue',
-      );
+      this.stopLocation(slot, error, code);
     }
+  }
+
+  /** Stops a location; one that can heal is due again after the stopped-location backoff. */
+  private stopLocation(slot: Slot, error: unknown, code: string): void {
+    const { settings, clock, logger } = this.options;
+    const healing = healingOf(error);
+    slot.stops += 1;
+    slot.stoppedBy = code;
+    const retryInMs =
+      healing === 'never'
+        ? null
+        : stoppedRetryDelayMs(settings.stoppedRetry, healing, slot.stops, clock.random());
+    this.requeue(slot, 'stopped', retryInMs ?? Number.POSITIVE_INFINITY);
+    this.publishStopped();
+    logger.error(
+      {
+        location: slot.sync.locationUid,
+        traversal: slot.sync.traversalId,
+        code,
+        err: error,
+        healing,
+        stops: slot.stops,
+        retryInMs,
+      },
+      retryInMs === null
+        ? 'location stopped by an error only a restart can fix; the other locations continue'
+        : 'location stopped by a fatal error; the other locations continue and it is tried again later',
+    );
+  }
+
+  /** A page of a stopped location went through: it is no longer stopped and its backoff starts over. */
+  private resumed(slot: Slot): void {
+    this.options.logger.info(
+      { location: slot.sync.locationUid, stoppedBy: slot.lastError?.code, stops: slot.stops },
+      'stopped location resumed',
+    );
+    slot.stops = 0;
+    this.clearStop(slot);
+  }
+
+  private clearStop(slot: Slot): void {
+    if (slot.stoppedBy === null) return;
+    slot.stoppedBy = null;
+    this.publishStopped();
+  }
+
+  /** Gauge locations_stopped{code}: locations counted as stopped, by the code that stopped them. */
+  private publishStopped(): void {
+    const byCode = new Map<string, number>();
+    for (const slot of this.slots)
+      if (slot.stoppedBy !== null) byCode.set(slot.stoppedBy, (byCode.get(slot.stoppedBy) ?? 0) + 1);
+    const gauge = this.options.metrics.locationsStopped;
+    gauge.reset();
+    for (const [code, count] of byCode) gauge.set({ code }, count);
   }
 
   private requeue(slot: Slot, state: LocationState, delayMs: number): void {

@@ -10,13 +10,21 @@
  * - Every page's checkpoint stores the next cursor, so an interrupted traversal resumes where it stopped.
  *   `since` moves, to the watermark, only when nextCursor is null (rules 4, 5): never mid-traversal.
  * - A page shorter than `limit`, even an empty one, is not the end while nextCursor is set (rule 6).
- * - Inclusive boundary: a record whose updatedAt is the watermark instant and whose uid is in `boundary`
- *   was already published: it is skipped. A record new at that instant is published and joins the
- *   boundary. So re-reading `since = watermark` (inclusive, rule 2) neither loses nor doubles.
- * - Boundary cap: at most `boundaryCap` uids are kept. Past it, `boundaryOverflow` is set and records at
- *   that instant that did not fit are published but not remembered, so the next traversal (which starts at
- *   that instant) publishes them again. Doubling is possible there, loss is not. The flag clears as soon
- *   as the watermark moves past that instant.
+ * - Inclusive boundary: a record whose updatedAt is the watermark instant, whose uid is in `boundary` and
+ *   whose fingerprint (of its listed fields) is the one remembered for that uid was already published: it
+ *   is skipped. A record new at that instant, or one whose listed fields changed again within that same
+ *   instant (another fingerprint), is published and joins the boundary with its fingerprint. So re-reading
+ *   `since = watermark` (inclusive, rule 2) neither loses nor doubles, even for a second change at one
+ *   instant. A boundary uid with no remembered fingerprint (an offset stored by format version 1) matches
+ *   no fingerprint: it is published again once, since a second change could otherwise be lost (doubling
+ *   is possible there, loss is not). An entry with no fingerprint (a caller that computes none) matches by
+ *   uid alone.
+ * - Boundary cap: at most `boundaryCap` uids are kept, and at most `boundaryMaxBytes` of them as stored
+ *   (uid and fingerprint, JSON-encoded: see boundaryEntryBytes), so the offset record always fits the
+ *   offsets topic's max.message.bytes whatever the uids' length. Past either, `boundaryOverflow` is set and
+ *   records at that instant that did not fit are published but not remembered, so the next traversal (which
+ *   starts at that instant) publishes them again. Doubling is possible there, loss is not. The flag clears
+ *   as soon as the watermark moves past that instant.
  * - Records older than the watermark can only come from an API breaking rule 1 (sorting) or filtering
  *   more coarsely than the `since` we sent. We cannot know whether they were published, so they are
  *   published (losing is worse than doubling) without moving the watermark or the boundary, and reported
@@ -58,6 +66,8 @@ export function nextPageRequest(offset: LocationOffset, settings: TraversalSetti
 export interface Positioned {
   uid: string;
   updatedAt: string;
+  /** Fingerprint of the listed fields (fingerprint.ts); undefined = match by uid alone. */
+  fingerprint?: string;
 }
 
 export interface PageOutcome<T extends Positioned> {
@@ -80,6 +90,20 @@ function instantOf(text: string): Instant {
 }
 
 /**
+ * What one boundary entry adds to the stored offset: the uid as a JSON string in `boundary`, and again as a
+ * key of `boundaryFingerprints` with its fingerprint, with their separators. An upper bound for any
+ * encoding that stores the uid twice and the fingerprint once as JSON text (offset-codec.ts does).
+ */
+export function boundaryEntryBytes(uid: string, fingerprint: string | undefined): number {
+  const uidBytes = Buffer.byteLength(JSON.stringify(uid));
+  return (
+    uidBytes +
+    1 +
+    (fingerprint === undefined ? 0 : uidBytes + Buffer.byteLength(JSON.stringify(fingerprint)) + 2)
+  );
+}
+
+/**
  * Applies one page to the offset it was requested from. `entries` must have valid updatedAt strings
  * (the call mapper guarantees it). `nextCursor` is the page's cursor, null at the end.
  */
@@ -88,11 +112,19 @@ export function applyPage<T extends Positioned>(
   entries: readonly T[],
   nextCursor: string | null,
   boundaryCap: number,
+  boundaryMaxBytes = Number.POSITIVE_INFINITY,
 ): PageOutcome<T> {
   let watermark = offset.watermark;
   let watermarkInstant = watermark === null ? null : instantOf(watermark);
   let boundary = new Set(offset.boundary);
+  let fingerprints = new Map(Object.entries(offset.boundaryFingerprints ?? {}));
   let overflow = offset.boundaryOverflow === true;
+  let boundaryBytes = 0;
+  for (const uid of boundary) boundaryBytes += boundaryEntryBytes(uid, fingerprints.get(uid));
+  const remember = (entry: T): void => {
+    if (entry.fingerprint === undefined) fingerprints.delete(entry.uid);
+    else fingerprints.set(entry.uid, entry.fingerprint);
+  };
   const accepted: T[] = [];
   const duplicates: T[] = [];
   const belowWatermark: T[] = [];
@@ -104,15 +136,26 @@ export function applyPage<T extends Positioned>(
       watermark = entry.updatedAt;
       watermarkInstant = at;
       boundary = new Set([entry.uid]);
+      fingerprints = new Map();
+      remember(entry);
+      boundaryBytes = boundaryEntryBytes(entry.uid, entry.fingerprint);
       overflow = false;
       accepted.push(entry);
     } else if (order === 0) {
       if (boundary.has(entry.uid)) {
-        duplicates.push(entry);
-        continue;
-      }
-      if (boundary.size < boundaryCap) boundary.add(entry.uid);
-      else overflow = true;
+        if (fingerprints.get(entry.uid) === entry.fingerprint) {
+          duplicates.push(entry);
+          continue;
+        }
+        remember(entry);
+      } else if (
+        boundary.size < boundaryCap &&
+        boundaryBytes + boundaryEntryBytes(entry.uid, entry.fingerprint) <= boundaryMaxBytes
+      ) {
+        boundary.add(entry.uid);
+        remember(entry);
+        boundaryBytes += boundaryEntryBytes(entry.uid, entry.fingerprint);
+      } else overflow = true;
       accepted.push(entry);
     } else {
       belowWatermark.push(entry);
@@ -128,6 +171,7 @@ export function applyPage<T extends Positioned>(
     boundary: [...boundary],
   };
   if (overflow) next.boundaryOverflow = true;
+  if (fingerprints.size > 0) next.boundaryFingerprints = Object.fromEntries(fingerprints);
   return { accepted, duplicates, belowWatermark, offset: next, complete };
 }
 
@@ -136,7 +180,15 @@ export function applyPage<T extends Positioned>(
  * (inclusive), the boundary kept so records at that instant are not published twice.
  */
 export function restartAfterInvalidCursor(offset: LocationOffset): LocationOffset {
-  return { ...offset, since: offset.watermark ?? offset.since, cursor: null, boundary: [...offset.boundary] };
+  return {
+    ...offset,
+    since: offset.watermark ?? offset.since,
+    cursor: null,
+    boundary: [...offset.boundary],
+    ...(offset.boundaryFingerprints === undefined
+      ? {}
+      : { boundaryFingerprints: { ...offset.boundaryFingerprints } }),
+  };
 }
 
 /** Whether two offsets are the same value (used to tell whether an ambiguous commit went through). */
@@ -147,6 +199,12 @@ export function sameOffset(a: LocationOffset, b: LocationOffset): boolean {
     a.watermark === b.watermark &&
     (a.boundaryOverflow === true) === (b.boundaryOverflow === true) &&
     a.boundary.length === b.boundary.length &&
-    a.boundary.every((uid, i) => uid === b.boundary[i])
+    a.boundary.every((uid, i) => uid === b.boundary[i]) &&
+    sameFingerprints(a.boundaryFingerprints ?? {}, b.boundaryFingerprints ?? {})
   );
+}
+
+function sameFingerprints(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((uid) => a[uid] === b[uid]);
 }

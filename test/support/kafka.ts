@@ -76,6 +76,7 @@ export interface TestSessionOptions {
   connectorName?: string;
   kafka?: KafkaConfig;
   onFatal?: (error: FatalError) => void;
+  boundaryCap?: number;
 }
 
 /** A started KafkaSession on fresh topics, with its own metrics; the caller closes it. */
@@ -96,6 +97,7 @@ export async function startTestSession(options: TestSessionOptions = {}): Promis
     metrics,
     kafka: testKafka(config.connector.name),
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+    ...(options.boundaryCap === undefined ? {} : { boundaryCap: options.boundaryCap }),
   });
   return { session, metrics, config };
 }

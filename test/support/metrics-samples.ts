@@ -13,7 +13,8 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.recordsPublished.inc({ location }, 10);
   metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' });
   metrics.recordsSkipped.inc({ location, reason: 'dlq' });
-  metrics.recordsSkipped.inc({ location, reason: 'redacted' }, 3);
+  metrics.recordsRedacted.inc({ location }, 3);
+  metrics.heartbeats.inc({ location });
   metrics.deadLetters.inc({ code: 'CALL_UNMAPPABLE' });
   metrics.pagesFetched.inc({ location }, 2);
   metrics.recordsBelowWatermark.inc({ location });
@@ -27,13 +28,20 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.grantValid.set({ grant: 'default' }, 1);
   metrics.transactions.inc({ result: 'commit' }, 2);
   metrics.transactions.inc({ result: 'abort' });
+  metrics.transactionCommitDuration.observe(0.02);
+  metrics.apiRateLimiterWait.observe({ endpoint: 'list' }, 0.3);
+  metrics.readinessCheck.set({ check: 'kafka' }, 1);
   metrics.producerRecreated.inc({ code: 'INVALID_PRODUCER_EPOCH' });
+  metrics.standby.set(0);
   metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
   metrics.traversalDuration.observe(4.2);
   metrics.locationErrors.inc({ location, code: 'CURSOR_LOOP' });
-  metrics.locationsStopped.set(0);
+  metrics.locationsStopped.set({ code: 'API_FORBIDDEN' }, 0);
   metrics.pollInterval.set(60);
+  // Self-healing of the traversal and enrichment (issue 9).
+  metrics.cursorRestarts.inc({ location, reason: 'rejected_4xx' });
+  metrics.recordsUnenriched.inc({ location, reason: 'refused' });
 }
 
 /** Names of metrics whose exposition has a TYPE line but no sample line. */

@@ -8,9 +8,10 @@
  * `staleLockMs` is taken to be left by a crashed process and broken.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FatalError, RetriableError } from '../../errors/index.js';
+import { readPrivateFile } from './secret-file.js';
 import type { EntryBackend } from './token-store.js';
 
 const FORMAT = 'calls-connector-token-store';
@@ -48,8 +49,9 @@ export class FileBackend implements EntryBackend {
   async readAll(): Promise<ReadonlyMap<string, Buffer>> {
     let text: string;
     try {
-      text = await readFile(this.path, 'utf8');
+      text = await readPrivateFile(this.path, 'the token store');
     } catch (error) {
+      if (error instanceof FatalError) throw error;
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
       throw new FatalError(
         'AUTH_STORE_UNREADABLE',

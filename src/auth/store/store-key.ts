@@ -1,14 +1,17 @@
 /**
  * Where the token-store key comes from: a key file (`oauth.keyFile`) if configured, else the environment
  * variable named by `oauth.keyEnv`. The key is 32 bytes written as 64 hex digits or as base64 (standard or
- * URL-safe). It is never stored beside the data it protects: a key file in the token file's directory is refused.
+ * URL-safe). It is never stored beside the data it protects: a key file in the token file's directory, in a
+ * folder above it or below it is refused. A key file group/other may read is refused (see secret-file.ts),
+ * and so is a key that is not random-looking (all zeros, a repeated pattern: fewer than 16 distinct bytes,
+ * which 32 random bytes practically never have).
  *
  * Errors name the variable or file and what to do; they never contain the key or any part of it.
  */
-import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, relative, resolve, isAbsolute } from 'node:path';
 import { FatalError } from '../../errors/index.js';
 import { StoreKey } from './encryption.js';
+import { readPrivateFile } from './secret-file.js';
 
 export interface StoreKeySource {
   keyEnv: string;
@@ -37,17 +40,18 @@ export async function loadStoreKey(
 ): Promise<StoreKey> {
   if (source.keyFile !== undefined) {
     const keyPath = resolve(source.keyFile);
-    if (source.dataFile !== undefined && dirname(keyPath) === dirname(resolve(source.dataFile))) {
+    if (source.dataFile !== undefined && sameTree(dirname(keyPath), dirname(resolve(source.dataFile)))) {
       throw new FatalError(
         'AUTH_STORE_KEY_BESIDE_DATA',
-        `oauth.keyFile (${source.keyFile}) is in the same directory as the token store (${source.dataFile}); ` +
+        `oauth.keyFile (${source.keyFile}) is in the token store's directory (${source.dataFile}) or one above or below it; ` +
           'keep the key elsewhere (e.g. a secrets mount) so a copy of the data directory does not carry its key',
       );
     }
     let text: string;
     try {
-      text = await readFile(keyPath, 'utf8');
+      text = await readPrivateFile(keyPath, 'oauth.keyFile');
     } catch (error) {
+      if (error instanceof FatalError) throw error;
       const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
       throw new FatalError('AUTH_STORE_KEY_MISSING', `cannot read oauth.keyFile ${source.keyFile}: ${code}`, {
         cause: error,
@@ -60,7 +64,7 @@ export async function loadStoreKey(
         `oauth.keyFile ${source.keyFile} does not hold a 32-byte key as 64 hex digits or base64; ${HOW_TO_MAKE}`,
       );
     }
-    return new StoreKey(key);
+    return checkedKey(key, `oauth.keyFile ${source.keyFile}`);
   }
   const text = env[source.keyEnv];
   if (text === undefined || text.trim() === '') {
@@ -76,5 +80,27 @@ export async function loadStoreKey(
       `the environment variable ${source.keyEnv} does not hold a 32-byte key as 64 hex digits or base64; ${HOW_TO_MAKE}`,
     );
   }
+  return checkedKey(key, `the environment variable ${source.keyEnv}`);
+}
+
+/** Fewest distinct byte values a key may have; 32 random bytes have about 30. */
+const MIN_DISTINCT_BYTES = 16;
+
+function checkedKey(key: Buffer, where: string): StoreKey {
+  if (new Set(key).size < MIN_DISTINCT_BYTES) {
+    throw new FatalError(
+      'AUTH_STORE_KEY_WEAK',
+      `${where} holds a key that is not random (all zeros or a repeated pattern); ${HOW_TO_MAKE}`,
+    );
+  }
   return new StoreKey(key);
+}
+
+/** Whether one folder is the other or contains it. */
+function sameTree(a: string, b: string): boolean {
+  const within = (inner: string, outer: string): boolean => {
+    const path = relative(outer, inner);
+    return path === '' || (!path.startsWith('..') && !isAbsolute(path));
+  };
+  return within(a, b) || within(b, a);
 }

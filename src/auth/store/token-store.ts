@@ -7,11 +7,19 @@
  *
  * Contract for callers: `writeGrant` resolves only once the record is durable (fsync + rename, or acks=all),
  * which is what lets the token manager store a rotated refresh token before it hands out the new access token.
+ *
+ * Replay defence: every write seals its entry at a generation one above every generation in the store (in
+ * the plaintext and, through encryption.ts, in the AAD), and records it in `meta:generations`, a sealed map
+ * of entry name to its latest generation. An entry older than the highest generation seen for its name (in
+ * that map, or by this process) is refused (AUTH_STORE_REPLAYED): restoring an old copy of one entry cannot
+ * bring back a retired refresh token or an unused `state`. Restoring the whole store (map included) from an
+ * old copy is only caught within a running process: writes to the store must be limited to the connector's
+ * principal (see docs/security.md).
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { FatalError } from '../../errors/index.js';
-import type { StoreKey } from './encryption.js';
+import { sealedGeneration, type StoreKey } from './encryption.js';
 
 /** Moves sealed entries; knows nothing of their content. */
 export interface EntryBackend {
@@ -51,6 +59,8 @@ const pendingSchema = z.object({
   expiresAt: z.number(),
   /** Set once the state has been presented; a second presentation is a replay. */
   usedAt: z.number().optional(),
+  /** The PKCE verifier of the authorization request (absent in states written before PKCE). */
+  codeVerifier: z.string().optional(),
 });
 export type PendingAuthorization = z.infer<typeof pendingSchema>;
 
@@ -60,10 +70,17 @@ export type StateCheck =
   | { status: 'expired' }
   | { status: 'reused' };
 
+/** The entry holding the latest generation of every entry. */
+const GENERATIONS_ENTRY = 'meta:generations';
+const generationsSchema = z.record(z.string(), z.number().int().nonnegative());
+
 /** How long a used or expired state marker is kept so that a replay is reported as such. */
 const USED_MARKER_RETENTION_MS = 24 * 3600_000;
 
 export class TokenStore {
+  /** Highest generation this process has seen per entry name. */
+  readonly #highest = new Map<string, number>();
+
   constructor(
     private readonly backend: EntryBackend,
     private readonly key: StoreKey,
@@ -76,14 +93,19 @@ export class TokenStore {
   async readGrant(grant: string): Promise<GrantRecord | undefined> {
     const entries = await this.backend.readAll();
     const sealed = entries.get(grantEntry(grant));
-    return sealed === undefined ? undefined : this.decode(grantEntry(grant), sealed, grantRecordSchema);
+    return sealed === undefined
+      ? undefined
+      : this.decode(grantEntry(grant), sealed, grantRecordSchema, entries);
   }
 
   /** Durable when resolved. */
   async writeGrant(record: GrantRecord): Promise<void> {
     const name = grantEntry(record.grant);
-    const sealed = this.key.seal(name, Buffer.from(JSON.stringify(grantRecordSchema.parse(record)), 'utf8'));
-    await this.backend.update(() => ({ changes: new Map([[name, sealed]]), result: undefined }));
+    const value = grantRecordSchema.parse(record);
+    await this.backend.update((current) => ({
+      changes: this.sealed(current, new Map([[name, value]])),
+      result: undefined,
+    }));
   }
 
   async listGrants(): Promise<string[]> {
@@ -94,12 +116,12 @@ export class TokenStore {
   /** Remembers a state issued in an authorization URL; drops markers that have outlived their use. */
   async rememberState(state: string, pending: PendingAuthorization): Promise<void> {
     const name = stateEntry(state);
-    const sealed = this.key.seal(name, Buffer.from(JSON.stringify(pendingSchema.parse(pending)), 'utf8'));
+    const value = pendingSchema.parse(pending);
     await this.backend.update((current) => {
-      const changes = new Map<string, Buffer | null>([[name, sealed]]);
-      for (const [entry, value] of current) {
+      const changes = new Map<string, object | null>([[name, value]]);
+      for (const [entry, sealed] of current) {
         if (!entry.startsWith('state:') || entry === name) continue;
-        const old = this.tryDecode(entry, value, pendingSchema);
+        const old = this.tryDecode(entry, sealed, pendingSchema, current);
         if (
           old === undefined ||
           pending.createdAt > Math.max(old.expiresAt, old.usedAt ?? 0) + USED_MARKER_RETENTION_MS
@@ -107,7 +129,7 @@ export class TokenStore {
           changes.set(entry, null);
         }
       }
-      return { changes, result: undefined };
+      return { changes: this.sealed(current, changes), result: undefined };
     });
   }
 
@@ -121,12 +143,9 @@ export class TokenStore {
       const sealed = current.get(name);
       const none = new Map<string, Buffer | null>();
       if (sealed === undefined) return { changes: none, result: { status: 'unknown' } };
-      const pending = this.decode(name, sealed, pendingSchema);
+      const pending = this.decode(name, sealed, pendingSchema, current);
       if (pending.usedAt !== undefined) return { changes: none, result: { status: 'reused' } };
-      const used = { ...pending, usedAt: now };
-      const changes = new Map<string, Buffer | null>([
-        [name, this.key.seal(name, Buffer.from(JSON.stringify(used), 'utf8'))],
-      ]);
+      const changes = this.sealed(current, new Map([[name, { ...pending, usedAt: now }]]));
       if (now > pending.expiresAt) return { changes, result: { status: 'expired' } };
       return { changes, result: { status: 'accepted', pending } };
     });
@@ -136,8 +155,62 @@ export class TokenStore {
     await this.backend.close();
   }
 
-  private decode<T>(name: string, sealed: Buffer, schema: z.ZodType<T>): T {
-    const plaintext = this.key.open(name, sealed);
+  /**
+   * Seals `values` (null = delete) at the next generation, one above every generation in the store and
+   * every one this process saw, and adds the updated `meta:generations` entry to the changes. The process
+   * learns the new generations when it next reads the entries (a failed write must not raise them).
+   */
+  private sealed(
+    current: ReadonlyMap<string, Buffer>,
+    values: ReadonlyMap<string, object | null>,
+  ): Map<string, Buffer | null> {
+    let highest = Math.max(0, ...this.#highest.values());
+    for (const sealed of current.values()) highest = Math.max(highest, sealedGeneration(sealed) ?? 0);
+    const generation = highest + 1;
+    const generations = { ...this.generations(current) };
+    const changes = new Map<string, Buffer | null>();
+    for (const [name, value] of values) {
+      if (value === null) {
+        changes.set(name, null);
+        delete generations[name];
+        continue;
+      }
+      const plaintext = Buffer.from(JSON.stringify({ ...value, generation }), 'utf8');
+      changes.set(name, this.key.seal(name, plaintext, generation));
+      generations[name] = generation;
+    }
+    const map = Buffer.from(JSON.stringify(generations), 'utf8');
+    changes.set(GENERATIONS_ENTRY, this.key.seal(GENERATIONS_ENTRY, map, generation));
+    return changes;
+  }
+
+  /** The stored map of latest generations (empty for a store written before generations existed). */
+  private generations(current: ReadonlyMap<string, Buffer>): Record<string, number> {
+    const sealed = current.get(GENERATIONS_ENTRY);
+    if (sealed === undefined) return {};
+    return this.decode(GENERATIONS_ENTRY, sealed, generationsSchema, new Map());
+  }
+
+  private decode<T>(
+    name: string,
+    sealed: Buffer,
+    schema: z.ZodType<T>,
+    entries: ReadonlyMap<string, Buffer>,
+  ): T {
+    const { plaintext, generation } = this.key.openWithGeneration(name, sealed);
+    const latest = Math.max(
+      this.#highest.get(name) ?? 0,
+      name === GENERATIONS_ENTRY ? 0 : (this.generations(entries)[name] ?? 0),
+    );
+    if (generation < latest) {
+      throw new FatalError(
+        'AUTH_STORE_REPLAYED',
+        `token-store entry "${name}" in ${this.description} is an old copy (generation ${generation}, ` +
+          `latest ${latest}): someone restored or re-published it; run \`calls-connector auth login\` again ` +
+          'and check who can write the token store',
+      );
+    }
+    this.#highest.set(name, generation);
     let parsed: unknown;
     try {
       parsed = JSON.parse(plaintext.toString('utf8'));
@@ -146,6 +219,14 @@ export class TokenStore {
         'AUTH_STORE_CORRUPT',
         `token-store entry "${name}" in ${this.description} is not valid JSON`,
         { cause: error },
+      );
+    }
+    const claimed =
+      typeof parsed === 'object' && parsed !== null && 'generation' in parsed ? parsed.generation : 0;
+    if (name !== GENERATIONS_ENTRY && claimed !== generation) {
+      throw new FatalError(
+        'AUTH_STORE_TAMPERED',
+        `token-store entry "${name}" in ${this.description} names another generation than it was sealed at`,
       );
     }
     const result = schema.safeParse(parsed);
@@ -159,9 +240,14 @@ export class TokenStore {
   }
 
   /** Like decode, but undefined for an entry that cannot be read (used only when pruning). */
-  private tryDecode<T>(name: string, sealed: Buffer, schema: z.ZodType<T>): T | undefined {
+  private tryDecode<T>(
+    name: string,
+    sealed: Buffer,
+    schema: z.ZodType<T>,
+    entries: ReadonlyMap<string, Buffer>,
+  ): T | undefined {
     try {
-      return this.decode(name, sealed, schema);
+      return this.decode(name, sealed, schema, entries);
     } catch {
       return undefined;
     }

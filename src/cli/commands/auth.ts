@@ -2,14 +2,15 @@
  * `calls-connector auth ...`: connect an account of the calls service once (OAuth 2 authorization code).
  *
  *   auth url     print the authorization URL (its state is remembered in the token store for 10 minutes)
- *   auth redeem  --code C --state S: check the state and redeem the code (after `auth url`)
+ *   auth redeem  --code C --state S: check the state and redeem the code (after `auth url`); `--code -`
+ *                reads the code from stdin, so it stays out of `ps` and the shell history
  *   auth login   both in one go, with a local HTTPS listener on the redirect_uri
  *   auth status  whether a grant is stored and when its access token expires (never a secret)
  *
  * The client secret comes from the configuration (`${ENV}` or oauth.clientSecretFile), never from a flag.
  * Human output goes to stdout; logs (level from LOG_LEVEL, default warn) go to stderr as JSON.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -21,6 +22,25 @@ import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../logging/logger.js';
 import { ExitCode } from '../exit-codes.js';
 import { examples } from '../help-text.js';
+
+/**
+ * The `--code` value: itself, or for `-` the first line of `input` (stdin), trimmed. Throws
+ * InvalidArgumentError when stdin holds no code.
+ */
+export async function readCodeArgument(
+  value: string,
+  input: NodeJS.ReadableStream = process.stdin,
+): Promise<string> {
+  if (value !== '-') return value;
+  let text = '';
+  for await (const chunk of input) {
+    text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    if (text.includes('\n')) break;
+  }
+  const code = (text.split('\n')[0] ?? '').trim();
+  if (code === '') throw new InvalidArgumentError('--code -: stdin held no authorization code');
+  return code;
+}
 
 interface CommonOptions {
   config: string;
@@ -135,15 +155,22 @@ export function register(program: Command): void {
     .description(
       'Redeem the code of a redirect started by `auth url` (the state must match, once, before it expires).',
     )
-    .requiredOption('--code <code>', 'the code parameter of the redirect')
+    .requiredOption(
+      '--code <code>',
+      'the code parameter of the redirect, or - to read it from stdin (keeps it out of ps and shell history)',
+    )
     .requiredOption('--state <state>', 'the state parameter of the redirect')
     .addHelpText(
       'after',
-      examples('calls-connector auth redeem --config connector.yaml --code 8Fq2…Zk --state Q7mB…e4'),
+      examples(
+        'calls-connector auth redeem --config connector.yaml --code - --state Q7mB…e4 < code.txt',
+        'calls-connector auth redeem --config connector.yaml --code 8Fq2…Zk --state Q7mB…e4',
+      ),
     )
     .action(async (options: CommonOptions & { code: string; state: string }) => {
       await withOAuth(options, async (oauth, grant) => {
-        const summary = await oauth.authorization(grant).complete(options.code, options.state);
+        const code = await readCodeArgument(options.code);
+        const summary = await oauth.authorization(grant).complete(code, options.state);
         process.stdout.write(`Authorized. The grant is stored.\n${describeGrant(summary)}\n`);
       });
     });
@@ -189,7 +216,9 @@ export function register(program: Command): void {
             ...(options.cert !== undefined && { certFile: options.cert }),
             ...(options.key !== undefined && { keyFile: options.key }),
           });
-          const certPath = join(tmpdir(), `calls-connector-callback-${process.pid}.pem`);
+          // A private folder (mkdtemp, mode 0700): no predictable /tmp name another user could pre-create.
+          const certDir = await mkdtemp(join(tmpdir(), 'calls-connector-callback-'));
+          const certPath = join(certDir, 'callback-certificate.pem');
           const interrupt = new AbortController();
           const onSigint = (): void => interrupt.abort();
           process.once('SIGINT', onSigint);
@@ -218,7 +247,7 @@ export function register(program: Command): void {
             process.removeListener('SIGINT', onSigint);
             await listener.close();
             // The generated certificate was for this login only.
-            await rm(certPath, { force: true });
+            await rm(certDir, { recursive: true, force: true });
           }
         });
       },

@@ -15,10 +15,16 @@ export function register(program: Command): void {
     )
     .option('--duration <seconds>', 'stop after this many seconds (default: until Ctrl-C)', wholeNumber())
     .option('--locations <n>', 'sandbox locations', wholeNumber(), 5)
-    .option('--calls <n>', 'calls per location in the sandbox', wholeNumber(), 2000)
+    // 5 x 500 calls, each listed and enriched: caught up well within the first minute on a laptop.
+    .option('--calls <n>', 'calls per location in the sandbox', wholeNumber(), 500)
     .option('--live-updates <r>', 'calls updated per second in the sandbox', wholeNumber(), 3)
     .option('--live-creates <r>', 'calls created per second in the sandbox', wholeNumber(), 5)
-    .option('--metrics-port <port>', 'port of /metrics, /healthz, /readyz', wholeNumber(), 9464)
+    .option(
+      '--metrics-port <port>',
+      'port of /metrics, /healthz, /readyz, /status (a free one is taken if it is busy)',
+      wholeNumber(),
+      9464,
+    )
     .option(
       '--dir <folder>',
       'where the demo keeps its config, encrypted tokens and logs',

@@ -7,15 +7,22 @@
  *       with --to:    the offset {since: TIME, cursor: null, watermark: null, boundary: []}, so the next
  *                     traversal lists calls updated at or after TIME.
  *
- * Stop the connector before resetting: a running instance keeps its offsets in memory and overwrites
- * the reset with its next page. There is no reliable way to see from Kafka that an instance is running
- * (kafkajs has no DescribeTransactions), so the command warns instead of refusing.
- * Exit codes: 0 done; 2 bad arguments or config; 3 `show --location` with no stored offset; 1 Kafka failure.
+ * `reset` refuses while an instance of the connector runs (as KIP-875 requires a stopped connector): a running
+ * instance keeps its offsets in memory and would overwrite the reset with its next page. Kafka says whether one
+ * runs: every running instance is a member of the consumer group `<connector.name>-instances`
+ * (src/kafka/instance-presence.ts).
+ * Exit codes: 0 done; 2 bad arguments or config; 3 `show --location` with no stored offset, or `reset` while
+ * an instance runs; 1 Kafka failure.
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { ConnectorConfig } from '../../config/schema.js';
 import { createKafka } from '../../kafka/client.js';
+import {
+  PRESENCE_SESSION_TIMEOUT_MS,
+  presenceGroupId,
+  runningInstances,
+} from '../../kafka/instance-presence.js';
 import { KafkaOffsetStore } from '../../kafka/offsets/kafka-offset-store.js';
 import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
 import { ensureConnectorTopics, topicExists } from '../../kafka/topics.js';
@@ -80,9 +87,17 @@ export async function resetOffset(
   if (to !== undefined && parseInstant(to) === null)
     return usage(`--to must be an RFC 3339 date-time with an offset, e.g. 2024-05-01T00:00:00Z; got "${to}"`);
   const config = await loadConfig(configFile);
-  process.stderr.write(
-    'calls-connector offsets: make sure the connector is stopped: a running instance overwrites this reset with its next page.\n',
-  );
+  const kafka = kafkaFor(config);
+  const running = await talkingToKafka(() => runningInstances(kafka, config.connector.name));
+  if (running.length > 0) {
+    process.stderr.write(
+      `calls-connector offsets: refusing to reset: ${running.length} instance(s) of connector ${config.connector.name} are running ` +
+        `(${running.map((r) => `${r.clientId}@${r.clientHost}`).join(', ')}; members of consumer group ${presenceGroupId(config.connector.name)}). ` +
+        `Stop them first: a running instance would overwrite the reset with its next page. ` +
+        `An instance that crashed leaves the group within ${PRESENCE_SESSION_TIMEOUT_MS / 1000} s.\n`,
+    );
+    return ExitCode.NOT_READY;
+  }
   const offset: LocationOffset | null =
     to === undefined ? null : { since: to, cursor: null, watermark: null, boundary: [] };
   const target = {
@@ -90,7 +105,6 @@ export async function resetOffset(
     connectorName: config.connector.name,
     locationUid: location,
   };
-  const kafka = kafkaFor(config);
   if (!(await topicExists(kafka, config.kafka.offsetsTopic))) {
     if (offset === null) {
       process.stdout.write(
@@ -137,7 +151,9 @@ export function register(program: Command): void {
     });
   offsets
     .command('reset')
-    .description('Remove the offset of one location (tombstone), or set it to start at --to.')
+    .description(
+      'Remove the offset of one location (tombstone), or set it to start at --to. Refuses while the connector runs.',
+    )
     .requiredOption('-c, --config <file>', 'YAML configuration file')
     .requiredOption('-l, --location <uid>', 'the location to reset')
     .option(

@@ -4,11 +4,13 @@
  * SIGTERM or SIGINT starts a graceful stop: no new page starts, the pages in flight commit or are abandoned
  * within `poll.shutdownTimeoutMs`, then Kafka, OAuth and HTTP resources are closed and the process exits 0.
  * A second signal exits at once (nothing uncommitted becomes visible: the open transaction is aborted by
- * the broker or by the next instance's fencing). Exits 1 if a fatal error stopped the connector or every
- * location, 2 on a configuration error.
+ * the broker or by the next instance's fencing). Locations stopped by an error that can heal are retried
+ * later and never end the process (see sync/healing.ts). Exits 1 if a fatal error stopped the connector
+ * or every location is stopped by an error only a restart can fix, 2 on a configuration error.
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
+import { insecureSettings } from '../../config/schema.js';
 import { redactSecrets } from '../../config/redact.js';
 import { createLogger } from '../../logging/logger.js';
 import { FatalError } from '../../errors/index.js';
@@ -32,7 +34,7 @@ export function describeStoppedLocations(statuses: readonly LocationStatus[]): s
     const shown = uids.slice(0, 3).join(', ') + (uids.length > 3 ? `, and ${uids.length - 3} more` : '');
     return `  - ${error} (${uids.length} location${uids.length === 1 ? '' : 's'}: ${shown})`;
   });
-  return `every location is stopped by a fatal error:\n${lines.join('\n')}`;
+  return `every location is stopped by an error only a restart can fix:\n${lines.join('\n')}`;
 }
 
 /** Aborts the returned signal on the first SIGTERM/SIGINT; exits on the second. */
@@ -80,6 +82,11 @@ export function register(program: Command): void {
       const config = await loadConfig(options.config);
       const logger = createLogger({ level: config.logging.level, format: config.logging.format });
       logger.debug({ config: redactSecrets(config) }, 'configuration');
+      for (const insecure of insecureSettings(config))
+        logger.warn(
+          { setting: insecure.path.join('.'), accepted: `security.${insecure.consent}` },
+          `insecure setting accepted: ${insecure.problem}`,
+        );
       const stop = shutdownSignal((received) => logger.info({ signal: received }, 'stopping'));
       let runtime: ConnectorRuntime | null = null;
       try {
@@ -87,7 +94,7 @@ export function register(program: Command): void {
         await runtime.run(stop.signal);
         if (!stop.signal.aborted) {
           const summary = describeStoppedLocations(runtime.status());
-          logger.error({ summary }, 'every location is stopped by a fatal error');
+          logger.error({ summary }, 'every location is stopped by an error only a restart can fix');
           // Thrown so the last line on stderr says why and what to do (exit 1), not only "see the logs".
           throw new FatalError('ALL_LOCATIONS_STOPPED', summary);
         } else {

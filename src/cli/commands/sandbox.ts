@@ -118,7 +118,14 @@ function faultsFrom(f: SandboxFlags): Partial<FaultSettings> {
   return faults;
 }
 
-/** Builds startSandbox options from the flags and the environment (exported for tests). */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Builds startSandbox options from the flags and the environment (exported for tests). Refuses a
+ * non-loopback --host without SANDBOX_ADMIN_KEY.
+ */
 export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv): Promise<SandboxOptions> {
   const client: Partial<SandboxClient> = f.clientFile === undefined ? {} : await readClientFile(f.clientFile);
   if (f.clientId !== undefined) client.clientId = f.clientId;
@@ -127,6 +134,14 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
   if (secret !== undefined && secret !== '') client.clientSecret = secret;
   if ((f.cert === undefined) !== (f.key === undefined)) throw new ConfigError('--cert and --key go together');
   const adminKey = env.SANDBOX_ADMIN_KEY;
+  if (!isLoopback(f.host) && (adminKey === undefined || adminKey === '')) {
+    // Reachable from the network, /_sandbox/ would let anyone mint tokens, inject calls the connector
+    // publishes and read private numbers (/_sandbox/truth).
+    throw new ConfigError(
+      `--host ${f.host} is not a loopback address: set SANDBOX_ADMIN_KEY (e.g. openssl rand -hex 16) so the ` +
+        'admin API (/_sandbox/) asks for it, or bind 127.0.0.1',
+    );
+  }
   return {
     host: f.host,
     port: f.port,
@@ -161,7 +176,7 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
 
 async function run(f: SandboxFlags): Promise<void> {
   const options = await sandboxOptionsFrom(f, process.env);
-  if (options.tls === false && f.host !== '127.0.0.1' && f.host !== 'localhost' && f.host !== '::1') {
+  if (options.tls === false && !isLoopback(f.host)) {
     process.stderr.write('calls-connector sandbox: warning: plain HTTP on a non-loopback address\n');
   }
   let sandbox;

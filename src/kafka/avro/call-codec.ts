@@ -4,11 +4,13 @@
  *
  * Contract: `CallCodec.create()` is called once at start; it looks the schemas up in the registry (so a
  * registry where only an administrator may register still works when the schema is already there) and
- * registers them under `<topic>-value` (and `<topic>-key` for Avro keys) when missing. Afterwards
+ * registers them under `<topic>-value` (and `<topic>-key` for Avro keys) when missing. What is registered is
+ * the schema file as shipped, with its docs, defaults and logical types (consumers' deserializers read
+ * `updatedAt` as a timestamp, and the next version may add an optional field under BACKWARD). Afterwards
  * encoding is synchronous and local: the schema id is cached, no registry round trip per record.
  */
 import { COMPATIBILITY, SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import avro from 'avsc';
+import avro, { type Schema } from 'avsc';
 import { FatalError, RetriableError, SkippableError } from '../../errors/index.js';
 import type { Call } from '../../sync/model.js';
 import { CALL_KEY_SCHEMA_FILE, CALL_VALUE_SCHEMA_FILE, loadSchema } from './schema-files.js';
@@ -31,8 +33,8 @@ class IsoTimestampMicros extends avro.types.LogicalType {
 
 export const AVRO_LOGICAL_TYPES = { 'timestamp-micros': IsoTimestampMicros };
 
-export function callValueType(): avro.Type {
-  return avro.Type.forSchema(loadSchema(CALL_VALUE_SCHEMA_FILE), { logicalTypes: AVRO_LOGICAL_TYPES });
+export function callValueType(schema: Schema = loadSchema(CALL_VALUE_SCHEMA_FILE)): avro.Type {
+  return avro.Type.forSchema(schema, { logicalTypes: AVRO_LOGICAL_TYPES });
 }
 
 /** The Avro record for one Call: the Call's fields plus the exact updatedAt text and connector metadata. */
@@ -113,19 +115,20 @@ export class CallCodec {
 
   static async create(options: CallCodecOptions): Promise<CallCodec> {
     const compatibility = options.compatibility ?? COMPATIBILITY.BACKWARD;
-    const valueType = callValueType();
+    const valueSchema = loadSchema(CALL_VALUE_SCHEMA_FILE);
+    const valueType = callValueType(valueSchema);
     const valueSchemaId = await ensureRegistered(
       options.registry,
       `${options.topic}-value`,
-      valueType,
+      valueSchema,
       compatibility,
     );
     let key: KeyEncoding | undefined;
     if (options.keyFormat === 'avro') {
-      const keyType = avro.Type.forSchema(loadSchema(CALL_KEY_SCHEMA_FILE));
+      const keySchema = loadSchema(CALL_KEY_SCHEMA_FILE);
       key = {
-        type: keyType,
-        schemaId: await ensureRegistered(options.registry, `${options.topic}-key`, keyType, compatibility),
+        type: avro.Type.forSchema(keySchema),
+        schemaId: await ensureRegistered(options.registry, `${options.topic}-key`, keySchema, compatibility),
       };
     }
     return new CallCodec(
@@ -182,16 +185,17 @@ export class CallCodec {
 }
 
 /**
- * Returns the id of `type`'s schema under `subject`, registering it when the registry does not have it.
+ * Returns the id of `schema` under `subject`, registering it when the registry does not have it. `schema` is
+ * the JSON as written (not avsc's `Type.schema()`, which drops docs, defaults and unknown logical types).
  * Registry unreachable or 5xx: RetriableError. Refused (401/403, incompatible schema): FatalError.
  */
 export async function ensureRegistered(
   registry: SchemaRegistryClient,
   subject: string,
-  type: avro.Type,
+  written: Schema,
   compatibility: COMPATIBILITY,
 ): Promise<number> {
-  const schema = JSON.stringify(type.schema());
+  const schema = JSON.stringify(written);
   try {
     return await registry.getRegistryIdBySchema(subject, { type: SchemaType.AVRO, schema });
   } catch (error) {

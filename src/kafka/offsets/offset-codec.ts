@@ -4,15 +4,28 @@
  * Key: `<connectorName>/<locationUid>` as UTF-8. The connector name cannot contain `/` (config rule),
  * so the key splits unambiguously at its last `/`; several connectors may share one offsets topic and
  * each reads only its own keys.
- * Value: JSON `{ "version": 1, "since", "cursor", "watermark", "boundary", "boundaryOverflow"? }`
- * (see LocationOffset). A null value (tombstone) means "no offset": the location starts over, from
- * `sources[].startSince` or the beginning. Readers refuse versions they do not know rather than guess.
+ * Value: JSON `{ "version": 2, "since", "cursor", "watermark", "boundary", "boundaryOverflow"?,
+ * "boundaryFingerprints"? }` (see LocationOffset). A null value (tombstone) means "no offset": the location
+ * starts over, from `sources[].startSince` or the beginning. Readers refuse versions they do not know
+ * rather than guess.
+ *
+ * Versions:
+ * - 2 (written): adds `boundaryFingerprints`, `{uid: fingerprint}` for boundary uids (a second change of a
+ *   call within one updatedAt value is published, not skipped).
+ * - 1 (still read): no fingerprints. Its boundary uids are read without one, which the traversal takes as
+ *   "published in an unknown version": each is published once more when next listed, then remembered
+ *   with its fingerprint. Doubling at most the boundary once per location after the upgrade is the safe
+ *   reading; taking them as matching would silently skip a second change made before the upgrade.
+ *   A release that reads only version 1 refuses version 2 records (OFFSET_UNREADABLE): downgrading needs
+ *   `offsets reset` (or the upgrade rolled forward again).
  */
 import { z } from 'zod';
 import { FatalError } from '../../errors/index.js';
 import type { LocationOffset } from '../../sync/model.js';
 
-export const OFFSET_FORMAT_VERSION = 1;
+export const OFFSET_FORMAT_VERSION = 2;
+/** Versions this release reads. */
+const READABLE_VERSIONS = [1, 2] as const;
 
 export function offsetKey(connectorName: string, locationUid: string): string {
   return `${connectorName}/${locationUid}`;
@@ -27,12 +40,13 @@ export function parseOffsetKey(key: string): { connectorName: string; locationUi
 
 const offsetValueSchema = z
   .object({
-    version: z.literal(OFFSET_FORMAT_VERSION),
+    version: z.union([z.literal(1), z.literal(OFFSET_FORMAT_VERSION)]),
     since: z.string().nullable(),
     cursor: z.string().nullable(),
     watermark: z.string().nullable(),
     boundary: z.array(z.string()),
     boundaryOverflow: z.boolean().optional(),
+    boundaryFingerprints: z.record(z.string(), z.string()).optional(),
   })
   .loose();
 
@@ -44,6 +58,9 @@ export function encodeOffsetValue(offset: LocationOffset): string {
     watermark: offset.watermark,
     boundary: offset.boundary,
     ...(offset.boundaryOverflow === true ? { boundaryOverflow: true } : {}),
+    ...(offset.boundaryFingerprints === undefined || Object.keys(offset.boundaryFingerprints).length === 0
+      ? {}
+      : { boundaryFingerprints: offset.boundaryFingerprints }),
   });
 }
 
@@ -64,18 +81,25 @@ export function decodeOffsetValue(key: string, value: Buffer | string | null): L
   if (!result.success) {
     const version = (parsed as { version?: unknown } | null)?.version;
     const reason =
-      typeof version === 'number' && version !== OFFSET_FORMAT_VERSION
-        ? `it has format version ${version}, this connector reads version ${OFFSET_FORMAT_VERSION} (was it written by a newer release?)`
+      typeof version === 'number' && !(READABLE_VERSIONS as readonly number[]).includes(version)
+        ? `it has format version ${version}, this connector reads versions ${READABLE_VERSIONS.join(' and ')} (was it written by a newer release?)`
         : `it does not match the offset format (${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`;
     throw corrupt(key, reason);
   }
-  const { since, cursor, watermark, boundary, boundaryOverflow } = result.data;
+  const { version, since, cursor, watermark, boundary, boundaryOverflow, boundaryFingerprints } = result.data;
+  // Only fingerprints of boundary uids mean anything; version 1 has none (see the module comment).
+  const members = new Set(boundary);
+  const fingerprints =
+    version === 1 || boundaryFingerprints === undefined
+      ? []
+      : Object.entries(boundaryFingerprints).filter(([uid]) => members.has(uid));
   return {
     since,
     cursor,
     watermark,
     boundary,
     ...(boundaryOverflow === true ? { boundaryOverflow: true } : {}),
+    ...(fingerprints.length === 0 ? {} : { boundaryFingerprints: Object.fromEntries(fingerprints) }),
   };
 }
 

@@ -1,13 +1,13 @@
 /**
- * How many times a transactional producer may be fenced before the process gives up.
+ * How many times a transactional producer whose transaction timed out may be rebuilt before the process
+ * gives up.
  *
  * INVALID_PRODUCER_EPOCH has two causes: another live instance with the same connector name (hence the
  * same transactionalId) initialised its producer, or the coordinator aborted our transaction after
- * `kafka.transactionTimeoutMs`. The second is worth a rebuild; the first is not: rebuilding fences the
- * other instance, which rebuilds and fences us, and both make no progress. So rebuilds are allowed
- * while fewer than `limit` fencings happened within `windowMs`; the next one is fatal. When two
- * instances fight, the one fenced first (the older) reaches the limit first and stops, as Kafka's own
- * "newest producer wins" rule would have it.
+ * `kafka.transactionTimeoutMs`. The sink tells them apart by the age of its transaction: only the second
+ * is rebuilt (the first never is: the newest instance wins). This budget bounds the second, so a
+ * misjudged fencing (say, a clock jump) cannot make two instances take turns for long: rebuilds are
+ * allowed while fewer than `limit` fencings happened within `windowMs`; the next one is fatal.
  */
 export interface FencingBudgetOptions {
   /** Fencings tolerated within the window; the next is fatal. */

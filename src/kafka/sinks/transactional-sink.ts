@@ -17,10 +17,15 @@
  *   which settles the transaction, and the offsets topic then says which happened: the pages resolve
  *   (committed) or reject with KAFKA_TRANSACTION_ABORTED, so the RecordSink contract holds, or with
  *   KAFKA_COMMIT_OUTCOME_UNKNOWN when the offsets cannot tell (see settleUnknownCommit);
- * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): discarded and rebuilt the
- *   same way, RetriableError KAFKA_PRODUCER_FENCED, unless the fencing budget is spent (see
- *   FencingBudget): then FatalError KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal` is called, and every
- *   later commitPage rejects with it;
+ * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED) while the transaction was
+ *   younger than `transactionTimeoutMs`: a newer instance with the same connector name initialised the
+ *   transactional id. The newest instance wins: this sink never builds a producer again (that would fence
+ *   the newer one back, and the two would take turns fencing each other), FatalError
+ *   KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal` is called (the runtime then stands by, not ready), and
+ *   every later commitPage rejects with it;
+ * - fenced after the transaction was open for `transactionTimeoutMs` or more: the coordinator aborted it
+ *   for its age. The producer is discarded and rebuilt the same way, RetriableError KAFKA_PRODUCER_FENCED,
+ *   unless the fencing budget is spent (see FencingBudget): then the fatal error above;
  * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal likewise.
  */
 import { Partitioners, type ProducerConfig, type Transaction } from 'kafkajs';
@@ -114,6 +119,10 @@ export class TransactionalRecordSink implements RecordSink {
   /** close() has returned: no producer may be built any more (it would outlive the sink). */
   private closed = false;
   private readonly fencing: FencingBudget;
+  /** When the transaction in flight began (epoch ms), to tell a timed-out transaction from a newer instance. */
+  private transactionStartedAt = 0;
+  /** Producers initialised so far: see RecordSink.generation. */
+  private generations = 0;
   private readonly now: () => number;
   private readonly log: Logger;
 
@@ -141,6 +150,10 @@ export class TransactionalRecordSink implements RecordSink {
     } catch (error) {
       throw this.startError(error);
     }
+  }
+
+  generation(): number {
+    return this.generations;
   }
 
   commitPage(commit: PageCommit): Promise<void> {
@@ -241,6 +254,7 @@ export class TransactionalRecordSink implements RecordSink {
     let transaction: SinkTransaction;
     try {
       const producer = this.producer ?? (await this.initProducer());
+      this.transactionStartedAt = this.now();
       transaction = await producer.transaction();
     } catch (error) {
       throw new TransactionFailure('begin', error);
@@ -253,7 +267,9 @@ export class TransactionalRecordSink implements RecordSink {
       throw new TransactionFailure('send', error);
     }
     try {
+      const commitTimer = this.options.metrics.transactionCommitDuration.startTimer();
       await transaction.commit();
+      commitTimer();
     } catch (error) {
       throw new TransactionFailure('commit', error);
     }
@@ -296,20 +312,23 @@ export class TransactionalRecordSink implements RecordSink {
     }
 
     if (isFencedError(original)) {
-      if (!this.fencing.allowRebuild(this.now())) {
+      const openMs = this.now() - this.transactionStartedAt;
+      if (openMs < this.options.transactionTimeoutMs || !this.fencing.allowRebuild(this.now())) {
         return this.fail(
           new FatalError(
             'KAFKA_FENCED_BY_ANOTHER_INSTANCE',
-            `the producer was fenced ${this.fencing.recent} times within ${this.options.fencing.windowMs} ms: another instance with connector.name ` +
-              `"${this.options.connectorName}" (transactional id ${this.options.transactionalId}) is running. Stop one of them, or give them different connector names.`,
-            { cause: original },
+            `another instance with connector.name "${this.options.connectorName}" (transactional id ${this.options.transactionalId}) ` +
+              `started and took over: the newest instance writes, this one stands by and writes nothing more. ` +
+              `Stop this instance (a rolling restart does); to run both, give them different connector names.`,
+            { cause: original, details: { transactionOpenMs: openMs } },
           ),
         );
       }
+      // The coordinator aborted a transaction older than transactionTimeoutMs: ours to rebuild.
       await this.rebuildProducer('INVALID_PRODUCER_EPOCH');
       return new RetriableError(
         'KAFKA_PRODUCER_FENCED',
-        `the producer was fenced and has been rebuilt; nothing of the transaction is visible: ${failure.message}`,
+        `the transaction outlived kafka.transactionTimeoutMs and was aborted; the producer has been rebuilt and nothing of the transaction is visible: ${failure.message}`,
         {
           cause: original,
         },
@@ -473,6 +492,7 @@ export class TransactionalRecordSink implements RecordSink {
       throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
     }
     this.producer = producer;
+    this.generations += 1;
     return producer;
   }
 

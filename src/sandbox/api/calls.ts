@@ -4,7 +4,8 @@
  * Both need `Authorization: Bearer <token>` with scope read_phones, and the call's location among the
  * token's. Errors: `{"error":{"code","message"}}` - 401 invalid_token / token_expired (with
  * WWW-Authenticate), 403 insufficient_scope / location_forbidden, 400 invalid_request / invalid_cursor,
- * 410 cursor_expired, 404 not_found.
+ * 410 cursor_expired, 404 not_found. Faults (faults.ts) may replace the cursor refusals by a canned answer,
+ * refuse valid cursors, fail single-call requests of chosen calls, or report another updatedAt for them.
  *
  * Listing body: `{"data":[items], "metadata":{"nextCursor": string|null}}`. nextCursor is null exactly
  * when no listable record follows the page (so the last page already says "done"). limit=0 returns no
@@ -15,7 +16,7 @@ import type { SandboxContext } from '../context.js';
 import { listedCallJson, toSingleCall } from '../data/call-record.js';
 import type { LocationIndex } from '../data/location-index.js';
 import { bodyFaults, enterFaultGate } from '../faults/gate.js';
-import type { FaultPlan } from '../faults/faults.js';
+import { planSingleCallFault, type FaultPlan } from '../faults/faults.js';
 import type { AccessTokenEntry } from '../oauth/grants.js';
 import { decodeCursor, encodeCursor, type CursorPayload } from '../listing/cursor.js';
 import { readPage } from '../listing/page.js';
@@ -93,10 +94,14 @@ export async function handleListCalls(
   let listing: CursorPayload;
   if (params.cursor !== null) {
     const decoded = decodeCursor(params.cursor, ctx.cursorKey, nowMs);
-    if (!decoded.ok) {
-      if (decoded.reason === 'expired')
+    // Refused: expired, not issued here, or drawn by faults.cursorRejectionRate.
+    if (!decoded.ok || plan.rejectCursor) {
+      if (decoded.ok) ctx.stats.faults.cursorsRejected++;
+      if (ctx.faults.cursorRejection !== null) ctx.respond.canned(res, ctx.faults.cursorRejection);
+      else if (!decoded.ok && decoded.reason !== 'expired')
+        ctx.respond.apiError(res, 400, 'invalid_cursor', 'the cursor is not one this server issued');
+      else
         ctx.respond.apiError(res, 410, 'cursor_expired', 'the cursor has expired; start the listing again');
-      else ctx.respond.apiError(res, 400, 'invalid_cursor', 'the cursor is not one this server issued');
       return;
     }
     listing = decoded.payload;
@@ -169,5 +174,18 @@ export async function handleGetCall(
     );
     return;
   }
-  ctx.respond.json(res, 200, { data: toSingleCall(record) }, {}, bodyFaults(ctx, plan));
+  const attempt = ctx.singleCallAttempts.get(uid) ?? 0;
+  ctx.singleCallAttempts.set(uid, attempt + 1);
+  const fault = planSingleCallFault(ctx.faults, uid, attempt);
+  if (fault?.kind === 'answer') {
+    ctx.stats.faults.singleCallFailures++;
+    ctx.respond.canned(res, fault.answer);
+    return;
+  }
+  const call = toSingleCall(record);
+  if (fault?.kind === 'version-skew') {
+    ctx.stats.faults.versionSkews++;
+    call.updatedAt = new Date(record.updatedAtMs + 1000).toISOString();
+  }
+  ctx.respond.json(res, 200, { data: call }, {}, bodyFaults(ctx, plan));
 }

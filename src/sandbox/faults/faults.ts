@@ -8,6 +8,10 @@
  *
  * Faults apply to the calls endpoints (/v4/...), and to POST /oauth/token when `includeTokenEndpoint`;
  * never to /oauth/authorize pages nor to the admin endpoint.
+ *
+ * Faults of one call (singleCallFailures, singleCallVersionSkewRate) are drawn per uid instead, from
+ * (seed, uid, kind): the same calls fail on every run with the same seed, whatever order concurrent
+ * single-call requests arrive in.
  */
 import { hashToUnit, normalQuantile } from '../random.js';
 
@@ -31,8 +35,37 @@ export interface FaultSettings {
   accessTokenEarlyExpiryRate: number;
   /** Share of refresh requests whose refresh token is revoked right then: 400 invalid_grant. */
   refreshTokenRevocationRate: number;
+  /**
+   * How the listing answers a cursor it refuses (expired, not its own, or drawn by cursorRejectionRate),
+   * e.g. a 400 with a body of a shape no configuration names; null = its own 410 cursor_expired or
+   * 400 invalid_cursor.
+   */
+  cursorRejection: CannedAnswer | null;
+  /** Share of listing requests carrying a valid cursor that are refused anyway, as if it had expired. */
+  cursorRejectionRate: number;
+  /**
+   * Failures of GET /v4/calls/{uid}, per call: the first rule whose draw for the uid is below its `rate`
+   * applies, and the call's first `attempts` single-call requests get its `answer` (0 = all of them).
+   * A 5xx or a non-JSON 200 with a few attempts is a transient fault; a 4xx with 0 is a refusal.
+   */
+  singleCallFailures: SingleCallFailure[];
+  /** Share of calls whose GET /v4/calls/{uid} reports an updatedAt 1 s after the listed one (another version). */
+  singleCallVersionSkewRate: number;
   /** Also inject latency, 429, 5xx, drops and malformed bodies into POST /oauth/token. */
   includeTokenEndpoint: boolean;
+}
+
+/** An answer sent as-is, for error shapes of other APIs (JSON of any layout, HTML, plain text). */
+export interface CannedAnswer {
+  status: number;
+  body: string;
+  contentType: string;
+}
+
+export interface SingleCallFailure {
+  rate: number;
+  attempts: number;
+  answer: CannedAnswer;
 }
 
 export const DEFAULT_FAULTS: FaultSettings = {
@@ -47,6 +80,10 @@ export const DEFAULT_FAULTS: FaultSettings = {
   cursorTtlMs: 24 * 3600_000,
   accessTokenEarlyExpiryRate: 0,
   refreshTokenRevocationRate: 0,
+  cursorRejection: null,
+  cursorRejectionRate: 0,
+  singleCallFailures: [],
+  singleCallVersionSkewRate: 0,
   includeTokenEndpoint: false,
 };
 
@@ -57,16 +94,59 @@ const RATE_KEYS = [
   'malformedJsonRate',
   'accessTokenEarlyExpiryRate',
   'refreshTokenRevocationRate',
+  'cursorRejectionRate',
+  'singleCallVersionSkewRate',
 ] as const;
+
+const MAX_CANNED_BODY = 64 * 1024;
+const MAX_SINGLE_CALL_RULES = 10;
+
+function isRate(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v <= 1;
+}
+
+function checkCannedAnswer(v: unknown, name: string): void {
+  const answer = v as Partial<CannedAnswer> | null;
+  if (
+    typeof answer !== 'object' ||
+    answer === null ||
+    !Number.isInteger(answer.status) ||
+    (answer.status as number) < 200 ||
+    (answer.status as number) > 599 ||
+    typeof answer.body !== 'string' ||
+    answer.body.length > MAX_CANNED_BODY ||
+    typeof answer.contentType !== 'string' ||
+    answer.contentType === ''
+  ) {
+    throw new RangeError(
+      `${name} must be {status: 200..599, body: string of at most ${MAX_CANNED_BODY} chars, contentType: non-empty string}`,
+    );
+  }
+}
+
+function checkSingleCallFailures(v: unknown): void {
+  if (!Array.isArray(v) || v.length > MAX_SINGLE_CALL_RULES)
+    throw new RangeError(
+      `faults.singleCallFailures must be a list of at most ${MAX_SINGLE_CALL_RULES} rules`,
+    );
+  v.forEach((rule: unknown, i) => {
+    const r = rule as Partial<SingleCallFailure> | null;
+    if (typeof r !== 'object' || r === null || !isRate(r.rate))
+      throw new RangeError(`faults.singleCallFailures[${i}].rate must be a number within 0..1`);
+    if (!Number.isInteger(r.attempts) || (r.attempts as number) < 0)
+      throw new RangeError(`faults.singleCallFailures[${i}].attempts must be an integer >= 0`);
+    checkCannedAnswer(r.answer, `faults.singleCallFailures[${i}].answer`);
+  });
+}
 
 /** Merges a partial update into settings; throws RangeError naming the first bad key. */
 export function mergeFaults(base: FaultSettings, update: Partial<FaultSettings>): FaultSettings {
   const merged: FaultSettings = { ...base, ...update };
   for (const key of RATE_KEYS) {
-    const v = merged[key];
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1))
-      throw new RangeError(`faults.${key} must be a number within 0..1`);
+    if (!isRate(merged[key])) throw new RangeError(`faults.${key} must be a number within 0..1`);
   }
+  if (merged.cursorRejection !== null) checkCannedAnswer(merged.cursorRejection, 'faults.cursorRejection');
+  checkSingleCallFailures(merged.singleCallFailures);
   if (!Number.isInteger(merged.seed)) throw new RangeError('faults.seed must be an integer');
   if (!(Number.isFinite(merged.retryAfterSeconds) && merged.retryAfterSeconds >= 0)) {
     throw new RangeError('faults.retryAfterSeconds must be >= 0');
@@ -102,6 +182,8 @@ export interface FaultPlan {
   expireToken: boolean;
   /** For refresh requests: revoke the presented refresh token now. */
   revokeRefreshToken: boolean;
+  /** For listing requests with a valid cursor: refuse it anyway. */
+  rejectCursor: boolean;
 }
 
 /** One independent draw per kind of fault. */
@@ -114,8 +196,12 @@ const Salt = {
   Malformed: 6,
   Expire: 7,
   Revoke: 8,
+  CursorReject: 9,
+  VersionSkew: 10,
+  /** Rule i of singleCallFailures draws with salt SingleCallFailure + i. */
+  SingleCallFailure: 20,
 } as const;
-type Salt = (typeof Salt)[keyof typeof Salt];
+type Salt = number;
 
 const Z99 = normalQuantile(0.99);
 
@@ -148,5 +234,35 @@ export function planFaults(settings: FaultSettings, n: number): FaultPlan {
     malformed: draw(Salt.Malformed) < settings.malformedJsonRate,
     expireToken: draw(Salt.Expire) < settings.accessTokenEarlyExpiryRate,
     revokeRefreshToken: draw(Salt.Revoke) < settings.refreshTokenRevocationRate,
+    rejectCursor: draw(Salt.CursorReject) < settings.cursorRejectionRate,
   };
+}
+
+/** A stable 32-bit number for a uid (FNV-1a), so per-call draws do not depend on request order. */
+function uidNumber(uid: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < uid.length; i++) {
+    hash ^= uid.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/** What GET /v4/calls/{uid} does to one call, drawn from (seed, uid). */
+export type SingleCallFault = { kind: 'answer'; answer: CannedAnswer } | { kind: 'version-skew' } | null;
+
+/**
+ * Pure: the fault of the single-call request for `uid` that is its `attempt`-th (0-based). A failure rule
+ * wins over the version skew (a call whose first GETs fail may report another version once they pass).
+ */
+export function planSingleCallFault(settings: FaultSettings, uid: string, attempt: number): SingleCallFault {
+  const n = uidNumber(uid);
+  const rule = settings.singleCallFailures.find(
+    (r, i) => hashToUnit(settings.seed, n, Salt.SingleCallFailure + i) < r.rate,
+  );
+  if (rule !== undefined && (rule.attempts === 0 || attempt < rule.attempts))
+    return { kind: 'answer', answer: rule.answer };
+  if (hashToUnit(settings.seed, n, Salt.VersionSkew) < settings.singleCallVersionSkewRate)
+    return { kind: 'version-skew' };
+  return null;
 }

@@ -58,4 +58,5 @@ export const NO_FAULTS: FaultPlan = {
   malformed: false,
   expireToken: false,
   revokeRefreshToken: false,
+  rejectCursor: false,
 };

@@ -51,6 +51,8 @@ export interface Responder {
    */
   html(res: ServerResponse, status: number, body: string, formTargets?: string[]): void;
   redirect(res: ServerResponse, location: string): void;
+  /** A canned answer (fault injection): the body sent as-is with its content type. */
+  canned(res: ServerResponse, answer: { status: number; body: string; contentType: string }): void;
 }
 
 export function createResponder(onStatus: (status: number) => void): Responder {
@@ -105,6 +107,16 @@ export function createResponder(onStatus: (status: number) => void): Responder {
       onStatus(302);
       res.writeHead(302, { location, 'cache-control': 'no-store', 'content-length': '0' });
       res.end();
+    },
+    canned: (res, answer) => {
+      onStatus(answer.status);
+      const payload = Buffer.from(answer.body, 'utf8');
+      res.writeHead(answer.status, {
+        'content-type': answer.contentType,
+        'content-length': String(payload.length),
+        'cache-control': 'no-store',
+      });
+      res.end(payload);
     },
   };
 }

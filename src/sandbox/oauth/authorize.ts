@@ -27,9 +27,13 @@ export const KNOWN_SCOPES = [
 const STATE = /^[A-Za-z0-9]+$/;
 const PARAMS = ['client_id', 'redirect_uri', 'scope', 'state'] as const;
 type AuthorizeParams = Record<(typeof PARAMS)[number], string>;
+/** PKCE (RFC 7636): optional here, as on most servers; when given, only S256 is accepted. */
+const PKCE_PARAMS = ['code_challenge', 'code_challenge_method'] as const;
+/** A S256 challenge: base64url of a SHA-256 digest, 43 characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 type Check =
-  | { ok: true; params: AuthorizeParams; scopes: string[] }
+  | { ok: true; params: AuthorizeParams; scopes: string[]; codeChallenge: string | null }
   | { ok: false; redirect: boolean; error: string; message: string };
 
 /** Strict query decoding: percent-escapes only ('+' stays '+'); null when the query is not decodable. */
@@ -99,7 +103,30 @@ export function checkAuthorizeParams(
       message: `unknown scope(s): ${unknown.join(', ')} (separate scopes with a space, encoded %20)`,
     };
   }
-  return { ok: true, params: p, scopes };
+  const pkce = checkPkce(values);
+  if (!pkce.ok) return pkce;
+  return { ok: true, params: p, scopes, codeChallenge: pkce.challenge };
+}
+
+function checkPkce(
+  values: Map<string, string[]>,
+): { ok: true; challenge: string | null } | Extract<Check, { ok: false }> {
+  const [challenge, ...moreChallenges] = values.get('code_challenge') ?? [];
+  const [method, ...moreMethods] = values.get('code_challenge_method') ?? [];
+  const refuse = (message: string): Extract<Check, { ok: false }> => ({
+    ok: false,
+    redirect: true,
+    error: 'invalid_request',
+    message,
+  });
+  if (moreChallenges.length > 0 || moreMethods.length > 0)
+    return refuse('code_challenge and code_challenge_method may be given once');
+  if (challenge === undefined || challenge === '') {
+    return method === undefined ? { ok: true, challenge: null } : refuse('code_challenge is required');
+  }
+  if (method !== 'S256') return refuse('code_challenge_method must be S256 (plain is not accepted)');
+  if (!S256_CHALLENGE.test(challenge)) return refuse('code_challenge is not a S256 challenge');
+  return { ok: true, challenge };
 }
 
 function redirectTo(base: string, query: Record<string, string>): string {
@@ -113,10 +140,19 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function loginPage(ctx: SandboxContext, p: AuthorizeParams, scopes: string[], error: string | null): string {
-  const hidden = PARAMS.map((n) => `<input type="hidden" name="${n}" value="${escapeHtml(p[n])}">`).join(
-    '\n      ',
-  );
+function loginPage(
+  ctx: SandboxContext,
+  p: AuthorizeParams,
+  scopes: string[],
+  codeChallenge: string | null,
+  error: string | null,
+): string {
+  const fields: [string, string][] = PARAMS.map((n) => [n, p[n]]);
+  if (codeChallenge !== null)
+    fields.push(['code_challenge', codeChallenge], ['code_challenge_method', 'S256']);
+  const hidden = fields
+    .map(([n, v]) => `<input type="hidden" name="${n}" value="${escapeHtml(v)}">`)
+    .join('\n      ');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sandbox - authorize ${escapeHtml(p.client_id)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}label{display:block;margin:.6rem 0}
@@ -138,10 +174,17 @@ input[type=text],input[type=password]{width:100%;padding:.4rem}button{margin:.8r
 </body></html>`;
 }
 
-function approve(ctx: SandboxContext, res: ServerResponse, p: AuthorizeParams, scopes: string[]): void {
+function approve(
+  ctx: SandboxContext,
+  res: ServerResponse,
+  p: AuthorizeParams,
+  scopes: string[],
+  codeChallenge: string | null,
+): void {
   const code = ctx.grants.issueCode(
     { clientId: p.client_id, scopes, locations: ctx.store.locations },
     p.redirect_uri,
+    codeChallenge,
   );
   ctx.respond.redirect(res, redirectTo(p.redirect_uri, { code, state: p.state }));
 }
@@ -191,10 +234,10 @@ export function handleAuthorizeGet(ctx: SandboxContext, req: IncomingMessage, re
     return;
   }
   if (ctx.autoApprove) {
-    approve(ctx, res, check.params, check.scopes);
+    approve(ctx, res, check.params, check.scopes, check.codeChallenge);
     return;
   }
-  ctx.respond.html(res, 200, loginPage(ctx, check.params, check.scopes, null), [
+  ctx.respond.html(res, 200, loginPage(ctx, check.params, check.scopes, check.codeChallenge, null), [
     new URL(check.params.redirect_uri).origin,
   ]);
 }
@@ -223,7 +266,7 @@ export async function handleAuthorizePost(
   }
   const form = new URLSearchParams(body);
   const values = new Map<string, string[]>();
-  for (const name of PARAMS) values.set(name, form.getAll(name));
+  for (const name of [...PARAMS, ...PKCE_PARAMS]) values.set(name, form.getAll(name));
   const check = checkAuthorizeParams(ctx, values);
   if (!check.ok) {
     reject(ctx, res, check, values);
@@ -237,10 +280,13 @@ export async function handleAuthorizePost(
     return;
   }
   if (form.get('username') !== ctx.user.username || form.get('password') !== ctx.user.password) {
-    ctx.respond.html(res, 401, loginPage(ctx, check.params, check.scopes, 'Wrong username or password.'), [
-      new URL(check.params.redirect_uri).origin,
-    ]);
+    ctx.respond.html(
+      res,
+      401,
+      loginPage(ctx, check.params, check.scopes, check.codeChallenge, 'Wrong username or password.'),
+      [new URL(check.params.redirect_uri).origin],
+    );
     return;
   }
-  approve(ctx, res, check.params, check.scopes);
+  approve(ctx, res, check.params, check.scopes, check.codeChallenge);
 }

@@ -9,7 +9,7 @@
  * - Refresh tokens do not expire; with rotation each refresh retires the one it used.
  * Token strings are random (node:crypto), not derived from the seed: they are credentials.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const ACCESS_TOKEN_TTL_MS = 10 * 3600_000;
 export const CODE_TTL_MS = 60_000;
@@ -22,6 +22,8 @@ export interface Grant {
 
 interface CodeEntry extends Grant {
   redirectUri: string;
+  /** The PKCE S256 challenge of the authorization request, or null when it had none. */
+  codeChallenge: string | null;
   expiresAtMs: number;
   used: boolean;
   /** Tokens issued from this code, revoked if the code is replayed. */
@@ -48,6 +50,15 @@ export type AccessCheck =
   | { ok: true; entry: AccessTokenEntry }
   | { ok: false; error: 'invalid_token' | 'token_expired'; description: string };
 
+/** RFC 7636 S256: BASE64URL(SHA256(verifier)) equals the challenge; a verifier is 43-128 unreserved characters. */
+function verifierMatches(verifier: string | null, challenge: string): boolean {
+  if (verifier === null || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
+  const digest = createHash('sha256').update(verifier, 'ascii').digest();
+  const expected = Buffer.from(challenge, 'ascii');
+  const actual = Buffer.from(digest.toString('base64url'), 'ascii');
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
 function newToken(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }
@@ -66,11 +77,12 @@ export class GrantStore {
     },
   ) {}
 
-  issueCode(grant: Grant, redirectUri: string): string {
+  issueCode(grant: Grant, redirectUri: string, codeChallenge: string | null = null): string {
     const code = newToken('sbx_code_');
     this.codes.set(code, {
       ...grant,
       redirectUri,
+      codeChallenge,
       expiresAtMs: this.nowMs() + (this.settings.codeTtlMs ?? CODE_TTL_MS),
       used: false,
       issued: null,
@@ -99,7 +111,13 @@ export class GrantStore {
     return token;
   }
 
-  redeemCode(code: string, clientId: string, redirectUri: string): RedeemResult {
+  /** `codeVerifier`: the PKCE verifier sent with the code, null when none was sent. */
+  redeemCode(
+    code: string,
+    clientId: string,
+    redirectUri: string,
+    codeVerifier: string | null = null,
+  ): RedeemResult {
     const entry = this.codes.get(code);
     if (entry === undefined)
       return { ok: false, error: 'invalid_grant', description: 'unknown authorization code' };
@@ -127,6 +145,15 @@ export class GrantStore {
         ok: false,
         error: 'invalid_grant',
         description: 'redirect_uri differs from the authorization request',
+      };
+    }
+    if (entry.codeChallenge !== null && !verifierMatches(codeVerifier, entry.codeChallenge)) {
+      entry.used = true;
+      return {
+        ok: false,
+        error: 'invalid_grant',
+        description:
+          codeVerifier === null ? 'code_verifier is required (PKCE)' : 'code_verifier does not match (PKCE)',
       };
     }
     entry.used = true;

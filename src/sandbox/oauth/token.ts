@@ -91,7 +91,7 @@ export async function handleToken(
       respond.oauthError(res, 400, 'invalid_request', 'code and redirect_uri are required');
       return;
     }
-    result = ctx.grants.redeemCode(code, clientId, redirectUri);
+    result = ctx.grants.redeemCode(code, clientId, redirectUri, str(fields, 'code_verifier'));
   } else {
     const refreshToken = str(fields, 'refresh_token');
     if (refreshToken === null) {

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHttpsDispatcher } from '../../../src/auth/https-dispatcher.js';
 import { login } from '../../../src/auth/login.js';
+import { HttpTokenEndpoint } from '../../../src/auth/token-endpoint.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
 
@@ -62,6 +64,30 @@ describe('OAuth lifecycle against the sandbox over HTTPS', () => {
     expect(refreshes).toEqual([
       expect.objectContaining({ labels: { grant: 'default', result: 'success' }, value: 2 }),
     ]);
+  });
+
+  it('uses PKCE end to end: the code the sandbox issued cannot be redeemed without the verifier the connector kept', async () => {
+    const oauth = await fx.open();
+    const { url } = await oauth.authorization().start();
+    expect(new URL(url).searchParams.get('code_challenge_method')).toBe('S256');
+    const { redirect } = await fx.browse(url);
+    const code = redirect.searchParams.get('code') ?? '';
+    const dispatcher = createHttpsDispatcher({ extraCaPem: fx.sandbox.caCertPem ?? undefined });
+    try {
+      const endpoint = new HttpTokenEndpoint({
+        baseUrl: fx.sandbox.baseUrl,
+        clientId: fx.sandbox.client.clientId,
+        clientSecret: fx.sandbox.client.clientSecret,
+        dispatcher,
+        retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      });
+      await expect(endpoint.redeemCode(code, fx.redirectUri)).rejects.toMatchObject({
+        code: 'AUTH_INVALID_GRANT',
+        message: expect.stringContaining('code_verifier is required') as unknown,
+      });
+    } finally {
+      await dispatcher.close();
+    }
   });
 
   it('answers a refresh racing 50 concurrent requests with exactly one token request', async () => {

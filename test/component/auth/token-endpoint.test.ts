@@ -17,7 +17,12 @@ describe('HttpTokenEndpoint against the sandbox', () => {
   });
 
   function endpoint(
-    options: { trustSandbox?: boolean; clientSecret?: string; metrics?: ConnectorMetrics } = {},
+    options: {
+      trustSandbox?: boolean;
+      clientSecret?: string;
+      metrics?: ConnectorMetrics;
+      maxResponseBytes?: number;
+    } = {},
   ): HttpTokenEndpoint {
     const dispatcher = createHttpsDispatcher(
       options.trustSandbox === false ? {} : { extraCaPem: sandbox.caCertPem ?? undefined },
@@ -30,6 +35,7 @@ describe('HttpTokenEndpoint against the sandbox', () => {
       dispatcher,
       retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 5 },
       ...(options.metrics && { metrics: options.metrics }),
+      ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
     });
   }
 
@@ -59,6 +65,16 @@ describe('HttpTokenEndpoint against the sandbox', () => {
     const retries = (await metrics.registry.getSingleMetric('calls_connector_api_retries_total')?.get())
       ?.values;
     expect(retries?.reduce((sum, v) => sum + v.value, 0)).toBe(2);
+  });
+
+  it('stops reading a response body longer than its limit and fails the attempt as retriable', async () => {
+    const error = endpoint({ maxResponseBytes: 16 }).refresh(sandbox.issueTokens().refreshToken);
+    await expect(error).rejects.toMatchObject({
+      code: 'AUTH_TOKEN_RESPONSE_TOO_LARGE',
+      disposition: 'retriable',
+      message: expect.stringContaining('exceeds 16 bytes') as unknown,
+    });
+    expect(sandbox.admin.stats().tokenRequests).toBe(3);
   });
 
   it('refuses an untrusted certificate as a fatal configuration problem naming api.caFile', async () => {

@@ -1,5 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
@@ -102,6 +102,9 @@ describe('calls-connector auth', () => {
       'the certificate path',
     );
     expect(out.text()).toMatch(/SHA-256 fingerprint is\n {2}([0-9A-F]{2}:){31}[0-9A-F]{2}/);
+    // In a folder of its own made by mkdtemp (0700), never a predictable name in the shared temp folder.
+    expect(certPath).toMatch(/calls-connector-callback-[A-Za-z0-9]{6}\/callback-certificate\.pem$/);
+    expect((await stat(dirname(certPath))).mode & 0o777).toBe(0o700);
 
     const toSandbox = new Agent({ connect: { ca: fx.sandbox.caCertPem ?? undefined } });
     const toListener = new Agent({ connect: { ca: await readFile(certPath, 'utf8') } });

@@ -27,6 +27,40 @@ afterEach(async () => {
 });
 
 describe('MetricsServer', () => {
+  it('serves the injected status as JSON on /status, and 404 without one', async () => {
+    const server = new MetricsServer({
+      metrics: new ConnectorMetrics(),
+      host: '127.0.0.1',
+      port: 0,
+      status: () => ({ name: 'calls', connector: { state: 'RUNNING' }, tasks: [], type: 'source' }),
+    });
+    servers.push(server);
+    const { url } = await server.start();
+    const response = await get(`${url}/status`);
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(response.body)).toEqual({
+      name: 'calls',
+      connector: { state: 'RUNNING' },
+      tasks: [],
+      type: 'source',
+    });
+
+    const { url: without } = await startServer();
+    expect((await get(`${without}/status`)).status).toBe(404);
+  });
+
+  it('sets the readiness gauge of each check at every scrape', async () => {
+    const readiness = new Readiness([
+      async () => ({ name: 'kafka', ok: true }),
+      async () => ({ name: 'schema_registry', ok: false, detail: 'down' }),
+    ]);
+    const { url } = await startServer(readiness);
+    const body = (await get(`${url}/metrics`)).body;
+    expect(body).toContain('calls_connector_readiness_check{check="kafka"} 1');
+    expect(body).toContain('calls_connector_readiness_check{check="schema_registry"} 0');
+  });
+
   it('binds an ephemeral port when asked for port 0 and reports it', async () => {
     const { port, url } = await startServer();
     expect(port).toBeGreaterThan(0);

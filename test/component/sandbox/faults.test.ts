@@ -72,6 +72,58 @@ describe('fault injection', () => {
     expect(reply.json).toMatchObject({ error: { code: 'cursor_expired' } });
   });
 
+  it('answers a refused cursor with the configured status and body, of whatever shape', async () => {
+    sandbox.admin.setFaults({
+      cursorTtlMs: 1_000,
+      cursorRejection: { status: 400, body: 'Pagination token is stale', contentType: 'text/plain' },
+    });
+    const first = await client.list(token, { limit: 5 });
+    const cursor = first.page.metadata.nextCursor as string;
+    sandbox.admin.advanceClock(1_001);
+    const reply = await client.list(token, { cursor });
+    expect(reply.status).toBe(400);
+    expect(reply.headers['content-type']).toBe('text/plain');
+    expect(reply.text).toBe('Pagination token is stale');
+  });
+
+  it('refuses valid cursors at the configured rate', async () => {
+    sandbox.admin.setFaults({ cursorRejectionRate: 1 });
+    const first = await client.list(token, { limit: 5 });
+    const reply = await client.list(token, { cursor: first.page.metadata.nextCursor as string });
+    expect(reply.status).toBe(410);
+    expect(sandbox.admin.stats().faults.cursorsRejected).toBeGreaterThan(0);
+  });
+
+  it('fails the first single-call requests of chosen calls, then answers them', async () => {
+    const [call] = sandbox.admin.truth(sandbox.locations[0]!);
+    sandbox.admin.setFaults({
+      singleCallFailures: [
+        { rate: 1, attempts: 2, answer: { status: 200, body: 'not json at all', contentType: 'text/plain' } },
+      ],
+    });
+    const path = `/v4/calls/${call!.uid}`;
+    const replies = [];
+    for (let i = 0; i < 3; i++) replies.push(await client.get(path, token));
+    expect(replies.map((r) => [r.status, r.text.startsWith('not json')])).toEqual([
+      [200, true],
+      [200, true],
+      [200, false],
+    ]);
+    expect(replies[2]?.json).toMatchObject({ data: { uid: call!.uid } });
+  });
+
+  it('reports another updatedAt than listed for chosen calls, through the admin API', async () => {
+    const [call] = sandbox.admin.truth(sandbox.locations[1]!);
+    const admin = await client.send('PUT', '/_sandbox/faults', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ singleCallVersionSkewRate: 1 }),
+    });
+    expect(admin.status).toBe(200);
+    const reply = await client.get(`/v4/calls/${call!.uid}`, token);
+    const single = (reply.json as { data: { updatedAt: string } }).data;
+    expect(Date.parse(single.updatedAt) - Date.parse(call!.updatedAt)).toBe(1000);
+  });
+
   it('expires access tokens early: 401 token_expired, and the token stays expired', async () => {
     const own = sandbox.issueTokens().accessToken;
     sandbox.admin.setFaults({ accessTokenEarlyExpiryRate: 1 });

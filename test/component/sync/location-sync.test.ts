@@ -3,6 +3,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { systemClock } from '../../../src/sync/clock.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Scheduler } from '../../../src/sync/scheduler.js';
 import { counterValue, eventually } from '../../support/kafka.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
@@ -48,6 +49,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
         pagesPerTurn: 2,
         shutdownTimeoutMs: 5_000,
         failureBackoff: DEFAULT_RETRY_POLICY,
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
       },
       metrics: harness.metrics,
       logger: silentLogger(),
@@ -110,6 +112,28 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     expect(sink.calls.slice(before).sort(byUpdatedAtThenUid)).toEqual(
       [updated, created].map(expectedCall).sort(byUpdatedAtThenUid),
     );
+  });
+
+  it('publishes a call changed a second time within one updatedAt value, instead of skipping it at the boundary', async () => {
+    const sink = new InMemorySink();
+    const location = sandbox.locations[2] ?? '';
+    const sync = locationSync(harness, location, sink);
+    await sync.runTraversal();
+    const newest = sandbox.admin.truth(location).at(-1);
+    expect(sync.offset.boundary).toContain(newest?.uid);
+    const before = sink.calls.length;
+
+    // Changed again, and the API keeps its updatedAt (a second change within the same instant).
+    const changed = sandbox.admin.upsertCall({
+      uid: newest?.uid ?? '',
+      updatedAt: newest?.updatedAt ?? '',
+      isPrivate: false,
+      customerPhoneNumber: '+15550177',
+    });
+    await sync.runTraversal();
+    expect(sink.calls.slice(before)).toEqual([expectedCall(changed)]);
+    await sync.runTraversal();
+    expect(sink.calls).toHaveLength(before + 1);
   });
 
   it('restarts inside a same-instant group larger than a page when the cursor expires, losing and doubling nothing', async () => {

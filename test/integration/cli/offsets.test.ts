@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { resetOffset, showOffsets } from '../../../src/cli/commands/offsets.js';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
-import { loadOffsetsWhen, startTestSession, testKafkaConfig } from '../../support/kafka.js';
+import { InstancePresence, runningInstances } from '../../../src/kafka/instance-presence.js';
+import { loadOffsetsWhen, startTestSession, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { stackEndpoints, uniqueName } from '../../support/stack.js';
 
 const LOCATION_A = '00000000-0000-4000-8000-00000000000a';
@@ -38,17 +39,23 @@ async function configFile(connectorName: string, kafka: ReturnType<typeof testKa
   return file;
 }
 
-/** Runs a command function, returning its exit code and what it printed on stdout. */
-async function capture(run: () => Promise<number>): Promise<{ code: number; stdout: string }> {
+/** Runs a command function, returning its exit code and what it printed on stdout and stderr. */
+async function capture(
+  run: () => Promise<number>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
+  let stderr = '';
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     stdout += chunk.toString();
     return true;
   });
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += chunk.toString();
+    return true;
+  });
   const code = await run();
   vi.restoreAllMocks();
-  return { code, stdout };
+  return { code, stdout, stderr };
 }
 
 describe('offsets command', () => {
@@ -98,6 +105,38 @@ describe('offsets command', () => {
     );
     expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
       [LOCATION_A]: { since: '2024-06-01T00:00:00Z', cursor: null, watermark: null, boundary: [] },
+    });
+  });
+
+  it('refuses to reset while an instance of the connector runs (a member of its group), and resets once it left', async () => {
+    const kafka = testKafkaConfig();
+    const connectorName = uniqueName('cli-running');
+    const { session } = await startTestSession({ connectorName, kafka });
+    const offset = { since: null, cursor: null, watermark: '2024-05-01T10:00:00Z', boundary: [] };
+    await session.sink.commitPage({ locationUid: LOCATION_A, calls: [], deadLetters: [], offset });
+    await session.close();
+    const file = await configFile(connectorName, kafka);
+    const presence = await InstancePresence.join(testKafka(), connectorName, kafka.offsetsTopic);
+    try {
+      await vi.waitFor(
+        async () => expect(await runningInstances(testKafka(), connectorName)).toHaveLength(1),
+        { timeout: 30_000, interval: 250 },
+      );
+
+      const refused = await capture(() => resetOffset(file, LOCATION_A, undefined));
+      expect(refused.code).toBe(ExitCode.NOT_READY);
+      expect(refused.stderr).toContain(`1 instance(s) of connector ${connectorName} are running`);
+      expect(refused.stderr).toContain(`${connectorName}-instances`);
+      expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
+        [LOCATION_A]: offset,
+      });
+    } finally {
+      await presence.leave();
+    }
+
+    expect((await capture(() => resetOffset(file, LOCATION_A, undefined))).code).toBe(ExitCode.OK);
+    expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
+      [LOCATION_A]: null,
     });
   });
 

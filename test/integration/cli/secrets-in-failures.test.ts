@@ -51,9 +51,12 @@ describe('secrets in the output of a failed run', () => {
       auth: { staticToken: STATIC_TOKEN },
       kafka: { ...kafka, sasl: { mechanism: 'plain', username: 'svc', password: SASL_PASSWORD } },
       schemaRegistry: { url: withUserinfo(registry.url) },
+      // The local stack is plaintext: accepted explicitly, so the start-up warning path is exercised too.
+      security: { allowInsecureKafka: true },
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
+    expect(output).toContain('insecure setting accepted: kafka.sasl without kafka.ssl');
     expect(output).toContain('[KAFKA_UNAVAILABLE]');
     expect(output).toContain('what to do: check kafka.brokers');
     for (const secret of [SASL_PASSWORD, REGISTRY_PASSWORD, STATIC_TOKEN])
@@ -71,7 +74,9 @@ describe('secrets in the output of a failed run', () => {
       logging: { level: 'trace', format: 'json' },
     });
     expect(code).toBe(ExitCode.FAILURE);
-    expect(output).toContain('[ALL_LOCATIONS_STOPPED] every location is stopped by a fatal error:');
+    expect(output).toContain(
+      '[ALL_LOCATIONS_STOPPED] every location is stopped by an error only a restart can fix:',
+    );
     expect(output).toContain('AUTH_STATIC_TOKEN_REJECTED');
     for (const secret of [REGISTRY_PASSWORD, STATIC_TOKEN]) expect(output).not.toContain(secret);
   });

@@ -6,10 +6,9 @@
  * The crash points are random but driven by real progress: each kill happens after a random number of
  * further requests reached the sandbox, so they land mid-page, mid-enrichment and mid-transaction.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Kafka } from 'kafkajs';
@@ -17,27 +16,13 @@ import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
-import { connectorDocument, publishedCalls, startTestSandbox, versionId } from '../../support/connector.js';
+import { connectorDocument, publishedCalls, startTestSandbox } from '../../support/connector.js';
+import {
+  caughtUpCheck,
+  doubledAndMissing,
+  startConnectorProcess as startConnector,
+} from '../../support/connector-process.js';
 import { eventually, testKafka } from '../../support/kafka.js';
-
-const cli = resolve(import.meta.dirname, '../../../dist/src/cli/main.js');
-
-interface Connector {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function startConnector(configFile: string): Connector {
-  const child = spawn(process.execPath, [cli, 'run', '--config', configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return { child, output: () => output, exited };
-}
 
 /** A deterministic-per-run but varied random source, so a failure can be replayed from the printed seed. */
 function seededRandom(seed: number): () => number {
@@ -95,21 +80,7 @@ describe('a connector killed with SIGKILL at random points', () => {
       loadTimeoutMs: 30_000,
     });
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const lastUpdatedAt = new Map(
-      sandbox.locations.map((l) => [l, sandbox.admin.truth(l).at(-1)?.updatedAt ?? null] as const),
-    );
-    const caughtUp = async () => {
-      const offsets = await store.loadAll();
-      return sandbox.locations.every((l) => {
-        const offset = offsets.get(l);
-        return (
-          offset !== undefined &&
-          offset.cursor === null &&
-          offset.watermark !== null &&
-          new Date(offset.watermark).getTime() === new Date(lastUpdatedAt.get(l)!).getTime()
-        );
-      });
-    };
+    const caughtUp = caughtUpCheck(sandbox, store);
 
     const kills = 4;
     for (let i = 0; i < kills; i++) {
@@ -133,10 +104,7 @@ describe('a connector killed with SIGKILL at random points', () => {
     expect(await final.exited, final.output()).toBe(0);
 
     const published = await publishedCalls(kafka, config);
-    const counts = new Map<string, number>();
-    for (const call of published) counts.set(versionId(call), (counts.get(versionId(call)) ?? 0) + 1);
-    const doubled = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
-    const missing = truth.map(versionId).filter((id) => !counts.has(id));
+    const { doubled, missing } = doubledAndMissing(published, truth);
     expect({ doubled, missing, seed }).toEqual({ doubled: [], missing: [], seed });
     expect(published.length).toBe(truth.length);
   });

@@ -19,7 +19,14 @@ import {
 } from '../../support/kafka.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
-const classpathFile = resolve(repoRoot, '.cache', 'stack', 'kafka-3.9.2', 'classpath.txt');
+// The jars of the Kafka version the stack runs (STACK_KAFKA_VERSION, else stack.mjs's default): the reference
+// partitioner is the one of the broker line under test.
+const kafkaVersion =
+  process.env.STACK_KAFKA_VERSION ??
+  /STACK_KAFKA_VERSION \?\? '([\d.]+)'/.exec(
+    readFileSync(resolve(repoRoot, 'scripts', 'stack.mjs'), 'utf8'),
+  )?.[1];
+const classpathFile = resolve(repoRoot, '.cache', 'stack', `kafka-${kafkaVersion}`, 'classpath.txt');
 const javaProgram = resolve(import.meta.dirname, 'fixtures', 'JavaPartitions.java');
 const PARTITION_COUNTS = [1, 2, 3, 6, 7, 12, 100];
 
@@ -27,7 +34,7 @@ const PARTITION_COUNTS = [1, 2, 3, 6, 7, 12, 100];
 function javaPartitions(keys: readonly Buffer[], counts: readonly number[]): number[][] {
   if (!existsSync(classpathFile)) {
     throw new Error(
-      `${classpathFile} is missing: run \`npm run stack:up\` once so that Maven resolves the Kafka jars`,
+      `${classpathFile} is missing: run \`node scripts/stack.mjs fetch\` once so that Maven resolves the Kafka jars`,
     );
   }
   const run = spawnSync(

@@ -2,8 +2,13 @@
 import { ConfigResourceTypes } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { FatalError } from '../../../src/errors/index.js';
-import { ensureCompactedTopic, ensureConnectorTopics } from '../../../src/kafka/topics.js';
-import { createTopics, testKafka, testKafkaConfig } from '../../support/kafka.js';
+import { topicMaxMessageBytesIfKnown } from '../../../src/kafka/topic-limits.js';
+import {
+  ensureCompactedTopic,
+  ensureConnectorTopics,
+  topicMaxMessageBytes,
+} from '../../../src/kafka/topics.js';
+import { createTopics, startTestSession, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
 import { rejectionOf } from '../../support/rejection.js';
 
@@ -34,15 +39,63 @@ async function failure(promise: Promise<unknown>): Promise<FatalError> {
   return error as FatalError;
 }
 
+describe('topicMaxMessageBytesIfKnown', () => {
+  it("reads the topic's max.message.bytes, and gives undefined for a topic that does not exist", async () => {
+    const topic = uniqueName('limits');
+    await createTopics(testKafka(), [
+      { topic, configEntries: [{ name: 'max.message.bytes', value: '50000' }] },
+    ]);
+    expect(await topicMaxMessageBytesIfKnown(testKafka(), topic)).toBe(50_000);
+    expect(await topicMaxMessageBytesIfKnown(testKafka(), uniqueName('missing'))).toBeUndefined();
+  });
+});
+
 describe('connector topics', () => {
-  it('creates the calls, compacted offsets and dead-letter topics when missing, and accepts them on the next start', async () => {
+  it('creates the compacted calls and offsets topics and the dead-letter topic when missing, and accepts them on the next start', async () => {
     const config = testKafkaConfig({ topicPartitions: 4 });
     await ensureConnectorTopics(testKafka(), config);
     await ensureConnectorTopics(testKafka(), config);
 
-    expect(await describeTopic(config.topic)).toEqual({ partitions: 4, cleanupPolicy: 'delete' });
+    expect(await describeTopic(config.topic)).toEqual({ partitions: 4, cleanupPolicy: 'compact' });
     expect(await describeTopic(config.offsetsTopic)).toEqual({ partitions: 1, cleanupPolicy: 'compact' });
     expect(await describeTopic(config.dlqTopic)).toEqual({ partitions: 1, cleanupPolicy: 'delete' });
+  });
+
+  it('creates the calls topic with the configured kafka.topicCleanupPolicy', async () => {
+    const config = testKafkaConfig({ topicCleanupPolicy: 'delete' });
+    await ensureConnectorTopics(testKafka(), config);
+
+    expect((await describeTopic(config.topic)).cleanupPolicy).toBe('delete');
+  });
+
+  it('reads the largest record batch a topic accepts', async () => {
+    const config = testKafkaConfig();
+    await createTopics(testKafka(), [
+      { topic: config.offsetsTopic, configEntries: [{ name: 'max.message.bytes', value: '200000' }] },
+    ]);
+    const admin = testKafka().admin();
+    await admin.connect();
+    try {
+      expect(await topicMaxMessageBytes(admin, config.offsetsTopic)).toBe(200_000);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  it('refuses to start a session whose boundary cap the offsets topic cannot hold, before its producer fences anyone', async () => {
+    const kafka = testKafkaConfig();
+    await createTopics(testKafka(), [
+      {
+        topic: kafka.offsetsTopic,
+        configEntries: [
+          { name: 'cleanup.policy', value: 'compact' },
+          { name: 'max.message.bytes', value: '100000' },
+        ],
+      },
+    ]);
+    const error = await failure(startTestSession({ kafka, boundaryCap: 5_000 }));
+    expect(error.code).toBe('CONFIG_BOUNDARY_CAP_TOO_LARGE');
+    expect(error.message).toContain(kafka.offsetsTopic);
   });
 
   it('refuses an existing offsets topic that is not compacted, naming the topic and the fix', async () => {

@@ -37,6 +37,10 @@ export class FakeCallsApi implements CallsApi {
   loopCursor: string | null = null;
   /** Errors thrown by the next listPage calls. */
   readonly listErrors: Error[] = [];
+  /** Per uid, errors thrown by the next getCall calls for it. */
+  readonly getErrors = new Map<string, Error[]>();
+  /** Per uid, the updatedAt getCall answers instead of the call's (another version). */
+  readonly getUpdatedAt = new Map<string, string>();
 
   constructor(calls: FakeCall[] = []) {
     for (const call of calls) this.upsert(call);
@@ -67,7 +71,12 @@ export class FakeCallsApi implements CallsApi {
     if (request.kind === 'next') {
       if (this.expireNextCursors > 0) {
         this.expireNextCursors -= 1;
-        throw new InvalidCursorError('cursor_expired');
+        throw new InvalidCursorError({
+          apiCode: 'cursor_expired',
+          status: 410,
+          recognised: true,
+          detail: 'HTTP 410: {"error":{"code":"cursor_expired"}}',
+        });
       }
       state = JSON.parse(Buffer.from(request.cursor, 'base64url').toString('utf8')) as CursorState;
     } else {
@@ -104,12 +113,14 @@ export class FakeCallsApi implements CallsApi {
 
   async getCall(uid: string): Promise<Record<string, unknown> | null> {
     this.gets.push(uid);
+    const error = this.getErrors.get(uid)?.shift();
+    if (error !== undefined) throw error;
     if (this.gone.has(uid)) return null;
     const call = this.calls.find((c) => c.uid === uid);
     if (call === undefined) return null;
     return {
       uid,
-      updatedAt: call.updatedAt,
+      updatedAt: this.getUpdatedAt.get(uid) ?? call.updatedAt,
       startedAt: '2024-01-01T00:00:00Z',
       endedAt: '2024-01-01T00:01:00Z',
       isPrivate: call.isPrivate ?? false,

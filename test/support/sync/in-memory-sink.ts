@@ -16,8 +16,11 @@ interface ScriptedFailure {
 export class InMemorySink implements RecordSink, OffsetStore {
   readonly calls: Call[] = [];
   readonly deadLetters: DeadLetter[] = [];
+  readonly tombstones: string[] = [];
   readonly offsets = new Map<string, LocationOffset>();
   commits = 0;
+  /** RecordSink.generation: tests bump it to model a producer (re)initialisation. */
+  producerGeneration = 0;
   private readonly failures: ScriptedFailure[] = [];
   /** Called before each commit is applied; tests use it to pause or observe. */
   beforeCommit: ((commit: PageCommit) => Promise<void> | void) | null = null;
@@ -43,9 +46,14 @@ export class InMemorySink implements RecordSink, OffsetStore {
     // All or nothing: nothing above can throw once we start applying.
     this.calls.push(...structuredClone([...commit.calls]));
     this.deadLetters.push(...structuredClone([...commit.deadLetters]));
+    this.tombstones.push(...(commit.tombstones ?? []));
     this.offsets.set(commit.locationUid, structuredClone(commit.offset));
     this.commits += 1;
     if (failure !== undefined) throw failure.error;
+  }
+
+  generation(): number {
+    return this.producerGeneration;
   }
 
   async loadAll(): Promise<Map<string, LocationOffset>> {

@@ -5,7 +5,7 @@ import type { HttpClient, HttpRequest, HttpResponse } from '../../../src/api/htt
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import type { TokenProvider } from '../../../src/auth/token-provider.js';
 import { apiSchema } from '../../../src/config/schema.js';
-import { ConnectorError, FatalError, RetriableError } from '../../../src/errors/index.js';
+import { ConnectorError, FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 
 type Step = { status: number; body: string; retryAfter?: string } | Error;
@@ -151,10 +151,11 @@ describe('CallsApiClient', () => {
   it('fails for now (retriable) when the refreshed token is rejected too', async () => {
     const { client, tokenProvider } = setup([
       { status: 401, body: '' },
-      { status: 401, body: '' },
+      { status: 401, body: '{"fault":"token revoked upstream"}' },
     ]);
     const error = await client.listPage(first).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', disposition: 'retriable' });
+    expect((error as Error).message).toContain('HTTP 401: {"fault":"token revoked upstream"}');
     expect(tokenProvider.refreshed).toHaveLength(1);
   });
 
@@ -174,6 +175,60 @@ describe('CallsApiClient', () => {
     await expect(client.listPage({ kind: 'next', cursor: 'old', limit: 10 })).rejects.toBeInstanceOf(
       InvalidCursorError,
     );
+  });
+
+  it('reports a 400 of an unknown shape after a cursor as an unusable cursor, quoting the body', async () => {
+    const { client, http } = setup([{ status: 400, body: 'Pagination token has expired.\n' }]);
+    const error = await client.listPage({ kind: 'next', cursor: 'old', limit: 10 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidCursorError);
+    expect((error as InvalidCursorError).details).toMatchObject({
+      status: 400,
+      recognised: false,
+      apiCode: null,
+      detail: 'HTTP 400: Pagination token has expired.',
+    });
+    expect((error as Error).message).toContain('HTTP 400: Pagination token has expired.');
+    expect(http.sent).toHaveLength(1);
+  });
+
+  it('names the status and the body of a server error that outlasted the retries', async () => {
+    const outage = { status: 503, body: '<h1>Service Unavailable</h1> upstream maintenance' };
+    const { client } = setup([outage, outage, outage]);
+    const error = await client.listPage(first).catch((e: unknown) => e);
+    expect((error as Error).message).toContain('HTTP 503: <h1>Service Unavailable</h1> upstream maintenance');
+  });
+
+  it('makes a single-call 4xx a skippable error of that call, not a stop of the location', async () => {
+    const { client, http } = setup([{ status: 422, body: '{"detail":"call is archived"}' }]);
+    const error = await client.getCall('c1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SkippableError);
+    expect(error).toMatchObject({ code: 'API_CALL_REFUSED' });
+    expect((error as Error).message).toContain('HTTP 422: {"detail":"call is archived"}');
+    expect(http.sent).toHaveLength(1);
+  });
+
+  it('makes a single call too large to read a skippable error of that call at once, not an endless page retry', async () => {
+    const tooLarge = new RetriableError(
+      'API_RESPONSE_TOO_LARGE',
+      'the response of /v4/calls/c1 exceeds api.maxResponseBytes (10)',
+    );
+    const { client, http } = setup([tooLarge]);
+    const error = await client.getCall('c1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SkippableError);
+    expect(error).toMatchObject({ code: 'API_CALL_TOO_LARGE' });
+    expect(http.sent).toHaveLength(1);
+  });
+
+  it('makes a single-call body still malformed after the retries retriable, so the page is tried again', async () => {
+    const { client } = setup([
+      { status: 200, body: 'oops' },
+      { status: 200, body: '<html>' },
+      { status: 200, body: '[1]' },
+    ]);
+    const error = await client.getCall('c1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetriableError);
+    expect(error).toMatchObject({ code: 'API_MALFORMED_BODY' });
+    expect((error as Error).message).toContain('HTTP 200: [1]');
   });
 
   it('returns null for a call that is gone (404) and the call object otherwise', async () => {

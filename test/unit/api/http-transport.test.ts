@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HttpTransport, rateWindow, readCaFile } from '../../../src/api/http-transport.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
@@ -52,6 +54,38 @@ describe('HttpTransport', () => {
       expect(String((error as Error).message)).not.toContain('s3cret');
     } finally {
       await transport.close();
+    }
+  });
+
+  it('times the HTTP exchange apart from the wait on its own rate limit', async () => {
+    const server = createServer((_req, res) => res.end('{}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const metrics = new ConnectorMetrics();
+    // One request start per 2 s: the second request waits about 2 s in the limiter, then answers at once.
+    const transport = new HttpTransport({
+      ...options,
+      metrics,
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      allowInsecureHttp: true,
+      requestsPerSecond: 0.5,
+    });
+    try {
+      const request = { endpoint: 'list', path: '/v4/calls', query: {}, headers: {} };
+      await Promise.all([transport.send(request), transport.send(request)]);
+
+      const bucket = async (histogram: 'apiRequestDuration' | 'apiRateLimiterWait', le: number) =>
+        (await metrics[histogram].get()).values.find(
+          (v) => v.metricName?.endsWith('_bucket') === true && (v.labels as { le?: number }).le === le,
+        )?.value;
+      // Both exchanges took well under a second; one of the two waits was over a second.
+      expect(await bucket('apiRequestDuration', 1)).toBe(2);
+      expect(await bucket('apiRateLimiterWait', 1)).toBe(1);
+      expect(await bucket('apiRateLimiterWait', 2.5)).toBe(2);
+      const labels = (await metrics.apiRequestDuration.get()).values.map((v) => v.labels);
+      expect(labels).toContainEqual(expect.objectContaining({ endpoint: 'list', status_class: '2xx' }));
+    } finally {
+      await transport.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -11,6 +11,14 @@ describe('decodeListPage', () => {
     });
   });
 
+  it('calls a page malformed when its cursor is longer than the offset record may keep', () => {
+    const decoded = decodeListPage({ data: [], metadata: { nextCursor: 'c'.repeat(1_000_000) } }, fields);
+    expect(decoded).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/1000000 characters/) as unknown,
+    });
+  });
+
   it('falls back to a top-level nextCursor', () => {
     expect(decodeListPage({ data: [], nextCursor: 'c2' }, fields)).toEqual({
       ok: true,

@@ -1,6 +1,12 @@
 import { thrown } from '../../support/auth/thrown.js';
 import { describe, expect, it } from 'vitest';
-import { buildAuthorizeUrl, isAlphanumericState, newState } from '../../../src/auth/authorize-url.js';
+import {
+  buildAuthorizeUrl,
+  codeChallengeS256,
+  isAlphanumericState,
+  newCodeVerifier,
+  newState,
+} from '../../../src/auth/authorize-url.js';
 
 describe('newState', () => {
   it('is alphanumeric, 32 characters long, and different every time', () => {
@@ -24,7 +30,17 @@ describe('buildAuthorizeUrl', () => {
     redirectUri: 'https://127.0.0.1:8976/callback?x=1',
     scopes: ['read_phones', 'read_reviews'],
     state: 'abcDEF123',
+    codeChallenge: codeChallengeS256('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'),
   };
+
+  it('asks for PKCE with the S256 challenge of the verifier (RFC 7636 appendix B vector)', () => {
+    const url = new URL(buildAuthorizeUrl(request));
+    expect(url.searchParams.get('code_challenge')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    const verifier = newCodeVerifier();
+    expect(verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(newCodeVerifier()).not.toBe(verifier);
+  });
 
   it('joins scopes with %20, never +', () => {
     const url = buildAuthorizeUrl(request);

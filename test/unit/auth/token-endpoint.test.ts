@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { scrub } from '../../../src/auth/token-endpoint.js';
+import { MockAgent } from 'undici';
+import { HttpTokenEndpoint, scrub } from '../../../src/auth/token-endpoint.js';
 
 describe('scrub', () => {
   it('replaces every occurrence of each secret in text that came back from the server', () => {
@@ -10,5 +11,37 @@ describe('scrub', () => {
 
   it('leaves text alone when a "secret" is too short to be one (avoids shredding the message)', () => {
     expect(scrub('a b c', ['a'])).toBe('a b c');
+  });
+});
+
+describe('HttpTokenEndpoint error text', () => {
+  it("scrubs token-shaped text out of the server's error and error_description, and truncates them", async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    agent
+      .get('https://auth.test')
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(
+        400,
+        JSON.stringify({
+          error: `bad_request refresh_token=rt-leaked-0001 ${'e'.repeat(500)}`,
+          error_description: `echo {"access_token":"at-leaked-0002"} Bearer at-leaked-0003 ${'d'.repeat(1000)}`,
+        }),
+        { headers: { 'content-type': 'application/json' } },
+      );
+    const endpoint = new HttpTokenEndpoint({
+      baseUrl: 'https://auth.test',
+      clientId: 'client',
+      clientSecret: 'client-secret-0004',
+      dispatcher: agent,
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+    });
+    const error = await endpoint.refresh('rt-sent-0005').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    const message = (error as Error).message;
+    for (const leaked of ['rt-leaked-0001', 'at-leaked-0002', 'at-leaked-0003', 'client-secret-0004'])
+      expect(message).not.toContain(leaked);
+    expect(message.length).toBeLessThan(700);
+    await agent.close();
   });
 });

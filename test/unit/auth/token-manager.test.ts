@@ -207,6 +207,98 @@ describe('TokenManager', () => {
     await expect(manager.accessToken()).rejects.toMatchObject({ code: 'AUTH_TOKEN_ENDPOINT_UNAVAILABLE' });
   });
 
+  it('retries a failed proactive refresh after a backoff, not on every call, for any failure but a revoked grant', async () => {
+    const { manager, endpoint, clock } = await setup();
+    endpoint.failWith = new TokenRequestRefused(
+      'AUTH_TOKEN_REQUEST_REFUSED',
+      'invalid_scope',
+      400,
+      'invalid_scope',
+    );
+    clock.now = 10 * HOUR - 5 * 60_000;
+    for (let i = 0; i < 5; i++) expect(await manager.accessToken()).toBe('at-0');
+    expect(endpoint.refreshes).toBe(1);
+    clock.now += 5_001; // past the first backoff (at most 5 s)
+    endpoint.failWith = undefined;
+    expect(await manager.accessToken()).toBe('at-2'); // the fake endpoint numbers every request
+    expect(endpoint.refreshes).toBe(2);
+  });
+
+  it('keeps using a live token after invalid_grant, re-reading the store with backoff until another instance stored a rotated pair', async () => {
+    const { manager, endpoint, clock, store, metrics } = await setup();
+    endpoint.live.clear(); // refuses rt-0
+    clock.now = 10 * HOUR - 5 * 60_000;
+    expect(await manager.accessToken()).toBe('at-0');
+    clock.now += 5_001;
+    expect(await manager.accessToken()).toBe('at-0');
+    expect(endpoint.refreshes).toBe(1); // the refused refresh token is not sent again
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(1);
+
+    await store.writeGrant({
+      ...initial,
+      accessToken: 'at-other',
+      refreshToken: 'rt-other',
+      accessTokenExpiresAt: 20 * HOUR,
+    });
+    clock.now += 60_000;
+    expect(await manager.accessToken()).toBe('at-other');
+  });
+
+  it('declares the grant revoked once the access token expired with its refresh token still refused', async () => {
+    const { manager, endpoint, clock } = await setup();
+    endpoint.live.clear();
+    clock.now = 10 * HOUR - 5 * 60_000;
+    expect(await manager.accessToken()).toBe('at-0');
+    clock.now = 10 * HOUR + 1;
+    await expect(manager.accessToken()).rejects.toMatchObject({ code: 'AUTH_GRANT_REVOKED' });
+    expect(endpoint.refreshes).toBe(1);
+  });
+
+  it('does not refresh again on every retry when the API keeps rejecting a freshly refreshed token', async () => {
+    const { manager, endpoint, clock } = await setup();
+    expect(await manager.refreshAfterRejection('at-0')).toBe('at-1');
+    // The API rejects at-1 too: one more refresh is allowed, then a backoff.
+    expect(await manager.refreshAfterRejection('at-1')).toBe('at-2');
+    await expect(manager.refreshAfterRejection('at-2')).rejects.toMatchObject({
+      code: 'AUTH_TOKEN_REJECTED_AFTER_REFRESH',
+      disposition: 'retriable',
+    });
+    await expect(manager.refreshAfterRejection('at-2')).rejects.toMatchObject({
+      code: 'AUTH_TOKEN_REJECTED_AFTER_REFRESH',
+    });
+    expect(endpoint.refreshes).toBe(2);
+    clock.now += 10_001; // past the second backoff (at most 10 s)
+    expect(await manager.refreshAfterRejection('at-2')).toBe('at-3');
+  });
+
+  it('refreshes at once a refreshed token that served requests before the API rejected it', async () => {
+    const { manager, endpoint } = await setup();
+    expect(await manager.refreshAfterRejection('at-0')).toBe('at-1');
+    expect(await manager.refreshAfterRejection('at-1')).toBe('at-2');
+    for (let i = 0; i < 20; i++) expect(await manager.accessToken()).toBe('at-2');
+    expect(await manager.refreshAfterRejection('at-2')).toBe('at-3');
+    expect(endpoint.refreshes).toBe(3);
+  });
+
+  it('spreads the refresh of instances over refreshJitterMs before refreshBeforeExpiryMs', async () => {
+    const { store, endpoint, clock } = await setup();
+    const manager = (random: number) =>
+      new TokenManager({
+        grant: 'default',
+        store,
+        endpoint,
+        refreshBeforeExpiryMs: 10 * 60_000,
+        refreshJitterMs: 5 * 60_000,
+        random: () => random,
+        clock: () => clock.now,
+      });
+    clock.now = 10 * HOUR - 14 * 60_000;
+    expect(await manager(0).accessToken()).toBe('at-0');
+    expect(endpoint.refreshes).toBe(0);
+    expect(await manager(0.99).accessToken()).toBe('at-1');
+    expect(endpoint.refreshes).toBe(1);
+  });
+
   it('says to run auth login when no grant is stored', async () => {
     const { manager } = await setup({ seed: false });
     await expect(manager.accessToken()).rejects.toThrow(/no OAuth grant "default".*auth login/);

@@ -18,7 +18,7 @@ const valid = [
   'api: { baseUrl: "https://api.example.test" }',
   'oauth: { clientId: app, clientSecret: "${APP_SECRET}", redirectUri: "https://app.example.test/cb" }',
   'sources: [{ locations: ["6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11"] }]',
-  'kafka: { brokers: ["127.0.0.1:9092"], sasl: { mechanism: plain, username: u, password: "${KAFKA_PASSWORD}" } }',
+  'kafka: { brokers: ["127.0.0.1:9092"], ssl: true, sasl: { mechanism: plain, username: u, password: "${KAFKA_PASSWORD}" } }',
   'schemaRegistry: { url: "http://127.0.0.1:8081" }',
 ];
 
@@ -65,11 +65,11 @@ describe('calls-connector validate-config', () => {
     process.env.KAFKA_PASSWORD = 'p';
     const stdout = capture(process.stdout);
     const file = await configFile(
-      valid.map((l) => l.replace('http://127.0.0.1:8081', 'http://svc:registry-pass-value@127.0.0.1:8081')),
+      valid.map((l) => l.replace('http://127.0.0.1:8081', 'https://svc:registry-pass-value@127.0.0.1:8081')),
     );
     const code = await main(['node', 'calls-connector', 'validate-config', '--config', file]);
     expect(code).toBe(ExitCode.OK);
-    expect(stdout.text()).toContain('url: http://[redacted]@127.0.0.1:8081');
+    expect(stdout.text()).toContain('url: https://[redacted]@127.0.0.1:8081');
     expect(stdout.text()).not.toContain('registry-pass-value');
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, interpolateEnv, loadConfig, parseConfig } from '../../../src/config/load.js';
 import { configJsonSchema, type JsonSchemaNode } from '../../../src/config/config-keys.js';
+import { insecureSettings } from '../../../src/config/schema.js';
 
 const minimal = {
   connector: { name: 'calls' },
@@ -37,6 +38,24 @@ describe('interpolateEnv', () => {
     expect(error.message).toContain('oauth.clientSecret');
     expect(error.message).toContain('SECRET');
   });
+
+  it('reports every unset variable at once, each with the keys that use it', () => {
+    const error = errorOf(() =>
+      interpolateEnv(
+        {
+          auth: { staticToken: '${TOKEN}' },
+          kafka: { sasl: { username: '${USER}', password: '${PASS}' } },
+          x: '${TOKEN}',
+        },
+        {},
+      ),
+    );
+    expect(error.message).toContain(
+      '3 environment variables the config refers to are not set: TOKEN, USER, PASS',
+    );
+    expect(error.issues).toContain('TOKEN (used by `auth.staticToken`, `x`)');
+    expect(error.issues).toContain('PASS (used by `kafka.sasl.password`)');
+  });
 });
 
 describe('parseConfig', () => {
@@ -51,6 +70,97 @@ describe('parseConfig', () => {
     expect(config.kafka.exactlyOnce).toBe(true);
     expect(config.privacy.customerPhoneNumber).toBe('redact-unless-public');
     expect(config.poll.boundaryCap).toBe(5000);
+  });
+
+  it('takes durations as milliseconds or as strings with a unit like 60s and 5m', () => {
+    const config = parseConfig(
+      {
+        ...minimal,
+        poll: { intervalMs: '5m', shutdownTimeoutMs: '60s' },
+        api: { ...minimal.api, requestTimeoutMs: '1500ms', retry: { maxDelayMs: '${MAX_DELAY:-2000}' } },
+        kafka: { ...minimal.kafka, transactionTimeoutMs: 90_000 },
+      },
+      { CALLS_TOKEN: 't' },
+    );
+    expect(config.poll.intervalMs).toBe(300_000);
+    expect(config.poll.shutdownTimeoutMs).toBe(60_000);
+    expect(config.api.requestTimeoutMs).toBe(1_500);
+    expect(config.api.retry.maxDelayMs).toBe(2_000);
+    expect(config.kafka.transactionTimeoutMs).toBe(90_000);
+  });
+
+  it('rejects a duration it cannot read, naming the key', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, poll: { intervalMs: 'soon' } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.message).toContain('poll.intervalMs');
+  });
+
+  it('accepts SASL mechanisms spelled in upper case, as Kafka configs write them', () => {
+    const config = parseConfig(
+      {
+        ...minimal,
+        kafka: {
+          ...minimal.kafka,
+          ssl: true,
+          sasl: { mechanism: 'SCRAM-SHA-512', username: 'u', password: 'p' },
+        },
+      },
+      { CALLS_TOKEN: 't' },
+    );
+    expect(config.kafka.sasl?.mechanism).toBe('scram-sha-512');
+  });
+
+  it('binds /metrics and /readyz to loopback unless metrics.host says otherwise', () => {
+    expect(parseConfig(minimal, { CALLS_TOKEN: 't' }).metrics.host).toBe('127.0.0.1');
+  });
+
+  it('refuses SASL without TLS, unverified broker certificates and registry basic auth over http', () => {
+    const sasl = { mechanism: 'scram-sha-512', username: 'u', password: 'p' };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...minimal, kafka: { ...minimal.kafka, sasl } }, 'kafka.sasl:'],
+      [{ ...minimal, kafka: { ...minimal.kafka, sasl, ssl: false } }, 'kafka.sasl:'],
+      [
+        { ...minimal, kafka: { ...minimal.kafka, ssl: { rejectUnauthorized: false } } },
+        'kafka.ssl.rejectUnauthorized:',
+      ],
+      [
+        { ...minimal, schemaRegistry: { url: 'http://registry:8081', username: 'u', password: 'p' } },
+        'schemaRegistry.url:',
+      ],
+    ];
+    for (const [document, key] of cases) {
+      const error = errorOf(() => parseConfig(document, { CALLS_TOKEN: 't' }));
+      expect(
+        error.issues.find((issue) => issue.startsWith(key)),
+        key,
+      ).toMatch(/security\.allowInsecure/);
+    }
+    expect(() =>
+      parseConfig({ ...minimal, kafka: { ...minimal.kafka, sasl, ssl: true } }, { CALLS_TOKEN: 't' }),
+    ).not.toThrow();
+    // Over loopback the registry credentials never leave the host (the demo, a local registry).
+    for (const url of ['http://u:p@127.0.0.1:8081', 'http://localhost:8081'])
+      expect(() =>
+        parseConfig(
+          { ...minimal, schemaRegistry: { url, username: 'u', password: 'p' } },
+          { CALLS_TOKEN: 't' },
+        ),
+      ).not.toThrow();
+  });
+
+  it('accepts insecure settings only with their explicit security.allowInsecure… key, and lists them for the start-up warning', () => {
+    const document = {
+      ...minimal,
+      kafka: { ...minimal.kafka, sasl: { mechanism: 'plain', username: 'u', password: 'p' } },
+      schemaRegistry: { url: 'http://registry:8081', username: 'u', password: 'p' },
+      security: { allowInsecureKafka: true, allowInsecureRegistry: true },
+    };
+    const config = parseConfig(document, { CALLS_TOKEN: 't' });
+    expect(insecureSettings(config).map((s) => s.path.join('.'))).toEqual([
+      'kafka.sasl',
+      'schemaRegistry.url',
+    ]);
   });
 
   it('rejects a page size the API does not allow and says which key', () => {

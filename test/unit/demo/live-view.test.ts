@@ -12,6 +12,7 @@ function status(uid: string, published: number, overrides: Partial<LocationStatu
     lastSuccessAt: null,
     lastError: null,
     consecutiveFailures: 0,
+    stoppedBy: null,
     totals: {
       pages: 1,
       published,

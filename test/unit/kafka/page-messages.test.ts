@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SkippableError } from '../../../src/errors/index.js';
-import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
+import { CONNECT_ERROR_HEADERS, DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
 import { pageMessages, topicMessages, type CallEncoder } from '../../../src/kafka/page-messages.js';
+import { SOURCE_HEADERS } from '../../../src/kafka/source-headers.js';
 import type { Call } from '../../../src/sync/model.js';
 import { sampleCall } from '../../support/calls.js';
 
@@ -39,8 +40,55 @@ describe('pageMessages', () => {
     expect(JSON.parse(String(dead?.value))).not.toHaveProperty('customerPhoneNumber');
     expect(page.offset).toEqual({
       key: `conn/${LOCATION}`,
-      value: JSON.stringify({ version: 1, ...offset }),
+      value: JSON.stringify({ version: 2, ...offset }),
     });
+  });
+
+  it('gives every call record the source metadata headers: connector, location, traversal, page and request position', () => {
+    const source = { traversalId: 'trav-1', page: 3, since: '2024-05-01T00:00:00Z', cursor: 'c-3' };
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1'), call('ok-2')], deadLetters: [], offset, source },
+      encoder,
+      'conn',
+      new Date('2024-05-01T12:00:00Z'),
+    );
+    for (const message of page.calls) {
+      expect(message.headers).toEqual({
+        [SOURCE_HEADERS.connector]: 'conn',
+        [SOURCE_HEADERS.location]: LOCATION,
+        [SOURCE_HEADERS.traversal]: 'trav-1',
+        [SOURCE_HEADERS.page]: '3',
+        [SOURCE_HEADERS.since]: '2024-05-01T00:00:00Z',
+        [SOURCE_HEADERS.cursor]: 'c-3',
+      });
+    }
+    const first = pageMessages(
+      {
+        locationUid: LOCATION,
+        calls: [call('ok-1')],
+        deadLetters: [],
+        offset,
+        source: { ...source, page: 1, since: null, cursor: null },
+      },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.cursor);
+    expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.since);
+  });
+
+  it("writes a tombstone (key uid, null value) for each gone call, after the page's records", () => {
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1')], deadLetters: [], offset, tombstones: ['gone-1'] },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.calls.map((m) => [m.key, m.value === null ? null : String(m.value)])).toEqual([
+      ['ok-1', 'ok-1'],
+      ['gone-1', null],
+    ]);
   });
 
   it('keeps only the identifying fields of an oversized call in its dead letter', () => {
@@ -62,6 +110,65 @@ describe('pageMessages', () => {
       locationUid: LOCATION,
       updatedAt: big.updatedAt,
     });
+  });
+
+  it('keys dead letters by call uid when known and gives them Kafka Connect error headers', () => {
+    const page = pageMessages(
+      {
+        locationUid: LOCATION,
+        calls: [call('bad-1')],
+        deadLetters: [
+          {
+            locationUid: LOCATION,
+            uid: 'c9',
+            code: 'ITEM_BAD_UPDATED_AT',
+            message: 'no date',
+            payload: '{}',
+          },
+          { locationUid: LOCATION, code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' },
+        ],
+        offset,
+      },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.deadLetters.map((m) => m.key)).toEqual(['c9', LOCATION, 'bad-1']);
+    const [polled, , converted] = page.deadLetters;
+    expect(polled?.headers).toMatchObject({
+      [CONNECT_ERROR_HEADERS.connectorName]: 'conn',
+      [CONNECT_ERROR_HEADERS.stage]: 'TASK_POLL',
+      [CONNECT_ERROR_HEADERS.exceptionClass]: 'SkippableError',
+      [CONNECT_ERROR_HEADERS.exceptionMessage]: 'ITEM_BAD_UPDATED_AT: no date',
+      [DLQ_HEADERS.uid]: 'c9',
+    });
+    expect(converted?.headers?.[CONNECT_ERROR_HEADERS.stage]).toBe('VALUE_CONVERTER');
+    const [dlq] = topicMessages([page], { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' }).filter(
+      (t) => t.topic === 'dlq',
+    );
+    expect(dlq?.messages.map((m) => m.headers?.[CONNECT_ERROR_HEADERS.topic])).toEqual([
+      'calls',
+      'calls',
+      'calls',
+    ]);
+  });
+
+  it('bounds every dead letter (key, headers, value) however large its parts were', () => {
+    const huge = 'x'.repeat(2_000_000);
+    const page = pageMessages(
+      {
+        locationUid: LOCATION,
+        calls: [],
+        deadLetters: [
+          { locationUid: LOCATION, uid: huge, code: 'ITEM_SCHEMA_REJECTED', message: huge, payload: huge },
+        ],
+        offset,
+      },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.bytes).toBeLessThan(100_000);
   });
 
   it('lets errors that are not skippable through (programmer errors are never dead letters)', () => {

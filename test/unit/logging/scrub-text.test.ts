@@ -25,6 +25,44 @@ describe('scrubSecretsInText', () => {
     expect(scrubSecretsInText(text)).toBe(text);
   });
 
+  it('removes bearer and basic credentials in any letter case', () => {
+    expect(scrubSecretsInText('bearer abcdefghijkl BASIC dXNlcjpwYXNzd29yZA==')).toBe(
+      'bearer [redacted] BASIC [redacted]',
+    );
+  });
+
+  it('removes OAuth tokens and authorization codes from query strings and form bodies, keeping error codes', () => {
+    expect(
+      scrubSecretsInText(
+        'GET /cb?code=Sx8f2kQp0aZr&state=s1 then grant_type=refresh_token&refresh_token=rt-1234',
+      ),
+    ).toBe('GET /cb?code=[redacted]&state=s1 then grant_type=refresh_token&refresh_token=[redacted]');
+    expect(scrubSecretsInText('failed with code=AUTH_GRANT_REVOKED')).toBe(
+      'failed with code=AUTH_GRANT_REVOKED',
+    );
+  });
+
+  it('removes secret-named string members of JSON text at any depth, escaped quotes included', () => {
+    const json = JSON.stringify({
+      a: { b: { c: { d: { e: { Refresh_Token: 'rt-"x"-1', code: 'E_OK' } } } } },
+    });
+    expect(scrubSecretsInText(json)).toBe(
+      '{"a":{"b":{"c":{"d":{"e":{"Refresh_Token":"[redacted]","code":"E_OK"}}}}}}',
+    );
+  });
+
+  it('keeps the error codes of API error bodies readable, lower case included, and still removes authorization codes', () => {
+    expect(scrubSecretsInText('{"error":{"code":"cursor_expired","message":"gone"}}')).toBe(
+      '{"error":{"code":"cursor_expired","message":"gone"}}',
+    );
+    expect(scrubSecretsInText('{"code":"PAGINATION_TOKEN_STALE"} {"code":"expired"}')).toBe(
+      '{"code":"PAGINATION_TOKEN_STALE"} {"code":"expired"}',
+    );
+    expect(scrubSecretsInText('{"code":"4f9c2a7be1d04e55"} {"code":"Sx8f2kQp0aZr"}')).toBe(
+      '{"code":"[redacted]"} {"code":"[redacted]"}',
+    );
+  });
+
   it('is idempotent', () => {
     const once = scrubSecretsInText('http://u:p@h/ Bearer abcdefghijkl');
     expect(scrubSecretsInText(once)).toBe(once);

@@ -10,14 +10,23 @@ async function valueOf(metrics: ConnectorMetrics, name: string, labels: Record<s
 }
 
 describe('ConnectorMetrics', () => {
-  it('names every metric with the calls_connector_ prefix and every counter with _total', async () => {
+  it("names its own metrics with the calls_connector_ prefix, Node's standard ones without, and every counter with _total", async () => {
     const metrics = new ConnectorMetrics({ processMetrics: true });
     const all = await metrics.registry.getMetricsAsJSON();
     expect(all.length).toBeGreaterThan(20);
     for (const metric of all) {
-      expect(metric.name).toMatch(/^calls_connector_[a-z0-9_]+$/);
+      expect(metric.name).toMatch(/^(calls_connector|process|nodejs)_[a-z0-9_]+$/);
       expect(metric.name.endsWith('_total')).toBe(String(metric.type) === 'counter');
     }
+    // Stock Node.js dashboards query these names exactly.
+    const names = all.map((m) => m.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'nodejs_eventloop_lag_seconds',
+      ]),
+    );
   });
 
   it('keeps each registry separate so two instances never share counters', async () => {

@@ -36,12 +36,12 @@ describe('names used in the docs and deployment files', () => {
 
   it('starts the compose services and the image with flags the CLI has', () => {
     const compose = parse(read('docker-compose.yml'), { merge: true }) as {
-      services: Record<string, { build?: unknown; command?: string[]; entrypoint?: string[] }>;
+      services: Record<string, { image?: string; command?: string[]; entrypoint?: string[] }>;
     };
     const program = buildProgram();
     // Services of the connector image without their own entrypoint run the CLI with `command` as arguments.
     const cliServices = Object.entries(compose.services).filter(
-      ([, s]) => s.build !== undefined && s.entrypoint === undefined,
+      ([, s]) => (s.image ?? '').startsWith('calls-connector:') && s.entrypoint === undefined,
     );
     expect(cliServices.map(([name]) => name).sort()).toEqual(['connector', 'sandbox']);
     const dockerCmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];

@@ -22,7 +22,7 @@ interface Service {
   environment?: Record<string, string | number>;
   volumes?: string[];
   ports?: string[];
-  depends_on?: Record<string, { condition: string }> | string[];
+  depends_on?: Record<string, { condition: string; restart?: boolean }> | string[];
   healthcheck?: { test: string[] };
   stop_grace_period?: string;
 }
@@ -76,19 +76,45 @@ function mountHolding(s: Service, path: string) {
 const dockerConfig = parseConfig(parse(read('config/docker/connector.yaml')), connectorEnv);
 
 describe('docker-compose.yml', () => {
-  it('pins every image to a version tag', () => {
+  it('pins every image to a version tag, and every pulled image but Kafka (digest unknown here) by digest', () => {
     for (const [name, s] of Object.entries(compose.services)) {
-      expect(s.image, name).toMatch(/^[\w./-]+:v?\d+(\.\d+)+[\w.-]*$/);
+      expect(s.image, name).toMatch(/^[\w./-]+:v?\d+(\.\d+)+[\w.-]*(@sha256:[0-9a-f]{64})?$/);
+      const pulled = !(s.image ?? '').startsWith('calls-connector:');
+      if (pulled && name !== 'kafka') expect(s.image, name).toMatch(/@sha256:[0-9a-f]{64}$/);
     }
   });
 
-  it('builds the connector image from the Dockerfile, tagged with the package version, for the connector and the sandbox', () => {
+  it('builds the connector image once, from the Dockerfile, tagged with the package version, and runs it for the sandbox too', () => {
     const { version } = JSON.parse(read('package.json')) as { version: string };
-    for (const s of [connector, sandbox]) {
+    for (const s of [connector, sandbox, service('authorize')])
       expect(s.image).toBe(`calls-connector:${version}`);
-      expect(s.build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
-    }
+    expect(connector.build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
+    const builders = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+    expect(builders.map(([name]) => name)).toEqual(['connector']);
     expect(existsSync(new URL('Dockerfile', root))).toBe(true);
+  });
+
+  it('publishes every port on 127.0.0.1 only', () => {
+    for (const [name, s] of Object.entries(compose.services))
+      for (const port of s.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+  });
+
+  it('asks for the sandbox admin key and the Grafana password, with no default', () => {
+    expect(String(sandbox.environment?.SANDBOX_ADMIN_KEY)).toMatch(/^\$\{SANDBOX_ADMIN_KEY:\?.+\}$/);
+    expect(String(service('grafana').environment?.GF_SECURITY_ADMIN_PASSWORD)).toMatch(
+      /^\$\{GRAFANA_ADMIN_PASSWORD:\?.+\}$/,
+    );
+  });
+
+  it('keeps Kafka data on a volume and checks the registry through its API', () => {
+    const dataDir = String(kafka.environment?.KAFKA_LOG_DIRS);
+    expect(mountHolding(kafka, dataDir)?.source).toBe('kafka-data');
+    expect(service('registry').healthcheck?.test.join(' ')).toContain('/apis/ccompat/v7/subjects');
+  });
+
+  it('authorizes again and restarts the connector when the sandbox (data and grants in memory) restarts', () => {
+    expect(service('authorize').depends_on).toMatchObject({ sandbox: { restart: true } });
+    expect(connector.depends_on).toMatchObject({ sandbox: { restart: true }, authorize: { restart: true } });
   });
 
   it('mounts only files and folders that exist in the repository', () => {
@@ -146,7 +172,7 @@ describe('docker-compose.yml', () => {
   it('runs the Kafka version the integration tests run against', () => {
     const tested = /STACK_KAFKA_VERSION \?\? '([\d.]+)'/.exec(read('scripts/stack.mjs'))?.[1];
     expect(tested).toBeDefined();
-    expect(kafka.image).toBe(`apache/kafka:${tested}`);
+    expect(kafka.image?.split('@')[0]).toBe(`apache/kafka:${tested}`);
   });
 
   it('points the connector at the compose registry with the tested Apicurio version', () => {
@@ -154,9 +180,9 @@ describe('docker-compose.yml', () => {
     expect(url.hostname).toBe('registry');
     expect(url.pathname).toBe('/apis/ccompat/v7');
     const registry = service('registry');
-    expect(registry.ports?.map((p) => p.split(':')[1])).toContain(url.port);
+    expect(registry.ports?.map((p) => p.split(':').at(-1))).toContain(url.port);
     const tested = /'(apicurio\/apicurio-registry:[\d.]+)'/.exec(read('src/devstack/stack-provider.ts'))?.[1];
-    expect(registry.image).toBe(tested);
+    expect(registry.image?.split('@')[0]).toBe(tested);
   });
 
   it('serves the sandbox under the host name and port the connector calls, with a certificate it trusts', () => {
@@ -248,7 +274,7 @@ describe('docker-compose.yml', () => {
     expect(job?.static_configs.flatMap((c) => c.targets)).toEqual([`connector:${dockerConfig.metrics.port}`]);
     expect(dockerConfig.metrics.enabled).toBe(true);
     expect(dockerConfig.metrics.host).toBe('0.0.0.0');
-    expect(connector.ports).toContain(`${dockerConfig.metrics.port}:${dockerConfig.metrics.port}`);
+    expect(connector.ports).toContain(`127.0.0.1:${dockerConfig.metrics.port}:${dockerConfig.metrics.port}`);
     expect(new URL(connectorEnv.CALLS_CONNECTOR_HEALTH_URL ?? '').port).toBe(
       String(dockerConfig.metrics.port),
     );

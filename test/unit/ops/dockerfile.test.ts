@@ -41,7 +41,7 @@ describe('Dockerfile', () => {
 
   it('bases both stages on one pinned Node image that satisfies package.json engines', () => {
     const image = /^ARG NODE_IMAGE=(\S+)$/m.exec(read('Dockerfile'))?.[1] ?? '';
-    expect(image).toMatch(/^node:\d+\.\d+\.\d+-(slim|alpine)/);
+    expect(image).toMatch(/^node:\d+\.\d+\.\d+-(slim|alpine)@sha256:[0-9a-f]{64}$/);
     for (const stage of stages) expect(stage[0]?.args).toMatch(/^\$\{NODE_IMAGE\} AS \w+$/);
     const { engines } = JSON.parse(read('package.json')) as { engines: { node: string } };
     const minimum = Number(/>=\s*(\d+)/.exec(engines.node)?.[1]);

@@ -35,13 +35,18 @@ describe('docs/metrics.md', () => {
     expect(alerts.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
   });
 
-  it('links every alert to an existing runbook section', () => {
+  it('links every alert to an existing runbook section with an absolute runbook_url in this repository', () => {
     const rules = parse(readFileSync(new URL('config/prometheus/alerts.yml', root), 'utf8')) as {
-      groups: { rules: { alert: string; annotations: { runbook?: string } }[] }[];
+      groups: { rules: { alert: string; annotations: { runbook_url?: string } }[] }[];
     };
+    const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
+      repository: { url: string };
+    };
+    const base = `${pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '')}/blob/main/`;
     const broken: string[] = [];
     for (const rule of rules.groups.flatMap((g) => g.rules)) {
-      const [file = '', anchor = ''] = (rule.annotations.runbook ?? '').split('#');
+      const url = rule.annotations.runbook_url ?? '';
+      const [file = '', anchor = ''] = (url.startsWith(base) ? url.slice(base.length) : '').split('#');
       const target = new URL(file, root);
       const anchors = existsSync(target)
         ? readFileSync(target, 'utf8')
@@ -49,8 +54,7 @@ describe('docs/metrics.md', () => {
             .filter((line) => /^#{1,6} /.test(line))
             .map((line) => anchorOf(line.replace(/^#+ /, '')))
         : [];
-      if (anchor === '' || !anchors.includes(anchor))
-        broken.push(`${rule.alert}: ${rule.annotations.runbook ?? '(none)'}`);
+      if (anchor === '' || !anchors.includes(anchor)) broken.push(`${rule.alert}: ${url || '(none)'}`);
     }
     expect(broken).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedCall } from '../../../src/api/call-mapper.js';
-import { FatalError, RetriableError } from '../../../src/errors/index.js';
-import { Enricher } from '../../../src/sync/enricher.js';
+import { RetriableError, SkippableError } from '../../../src/errors/index.js';
+import { Enricher, sameVersion } from '../../../src/sync/enricher.js';
 
 const listed = (uid: string): ListedCall => ({
   uid,
@@ -38,7 +38,7 @@ describe('Enricher', () => {
       Array.from({ length: 10 }, (_, i) => listed(`c${i}`)),
     );
     expect(peak).toBe(3);
-    expect(result.map((r) => (r.ok ? r.enrichment?.conversationUid : null))).toEqual(
+    expect(result.map((r) => r.enrichment?.conversationUid)).toEqual(
       Array.from({ length: 10 }, (_, i) => `c${i}`),
     );
   });
@@ -49,25 +49,57 @@ describe('Enricher', () => {
       enabled: true,
       concurrency: 1,
     }).enrich([listed('a')]);
-    expect(result).toMatchObject({ ok: true, enrichment: null, gone: true });
+    expect(result).toMatchObject({ enrichment: null, unenriched: { reason: 'gone' } });
   });
 
-  it('turns a single-call body the schema rejects into a skippable item error', async () => {
+  it('keeps a call whose single-call body the schema rejects, unenriched, instead of dead-lettering it', async () => {
     const [result] = await new Enricher({
       api: { getCall: async () => ({ isPrivate: 'yes' }) },
       enabled: true,
       concurrency: 1,
     }).enrich([listed('a')]);
     expect(result).toMatchObject({
-      ok: false,
-      error: { code: 'ITEM_SCHEMA_REJECTED', disposition: 'skippable' },
+      listed: listed('a'),
+      enrichment: null,
+      unenriched: { reason: 'invalid' },
     });
   });
 
-  it('turns a persistently malformed single-call body into a skippable item error', async () => {
-    const api = { getCall: async () => Promise.reject(new FatalError('API_MALFORMED_BODY', 'garbled')) };
+  it('keeps a call the single-call API refuses with a 4xx, unenriched, with what the API said', async () => {
+    const refused = new SkippableError('API_CALL_REFUSED', 'the calls API refused (HTTP 403: nope)');
+    const api = { getCall: async () => Promise.reject(refused) };
     const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
-    expect(result).toMatchObject({ ok: false, error: { code: 'ITEM_SCHEMA_REJECTED' } });
+    expect(result).toEqual({
+      listed: listed('a'),
+      enrichment: null,
+      unenriched: { reason: 'refused', detail: 'the calls API refused (HTTP 403: nope)' },
+    });
+  });
+
+  it('keeps a call whose single-call body is too large to read, unenriched, counted as invalid', async () => {
+    const tooLarge = new SkippableError('API_CALL_TOO_LARGE', 'exceeds api.maxResponseBytes (10)');
+    const api = { getCall: async () => Promise.reject(tooLarge) };
+    const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
+    expect(result?.unenriched).toEqual({ reason: 'invalid', detail: 'exceeds api.maxResponseBytes (10)' });
+  });
+
+  it('fails the page when a single-call body stays malformed, so the call is neither lost nor dead-lettered', async () => {
+    const api = { getCall: async () => Promise.reject(new RetriableError('API_MALFORMED_BODY', 'garbled')) };
+    await expect(
+      new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]),
+    ).rejects.toMatchObject({ code: 'API_MALFORMED_BODY', disposition: 'retriable' });
+  });
+
+  it('never mixes two versions: a single call with another updatedAt leaves the listed one unenriched', async () => {
+    const api = { getCall: async () => ({ ...body, updatedAt: '2024-03-01T12:00:00.000001Z' }) };
+    const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
+    expect(result).toMatchObject({ enrichment: null, unenriched: { reason: 'version_mismatch' } });
+  });
+
+  it('enriches when the single call carries the listed updatedAt, written with another precision or offset', async () => {
+    const api = { getCall: async () => ({ ...body, updatedAt: '2024-03-01T13:00:00.000+01:00' }) };
+    const [result] = await new Enricher({ api, enabled: true, concurrency: 1 }).enrich([listed('a')]);
+    expect(result).toMatchObject({ enrichment: { isPrivate: false }, unenriched: null });
   });
 
   it('fails the whole page on any other error and cancels the remaining requests', async () => {
@@ -92,6 +124,24 @@ describe('Enricher', () => {
   it('requests nothing when enrichment is off', async () => {
     const api = { getCall: async () => Promise.reject(new Error('must not be called')) };
     const result = await new Enricher({ api, enabled: false, concurrency: 1 }).enrich([listed('a')]);
-    expect(result).toEqual([{ ok: true, listed: listed('a'), enrichment: null, gone: false }]);
+    expect(result).toEqual([{ listed: listed('a'), enrichment: null, unenriched: null }]);
+  });
+});
+
+describe('sameVersion', () => {
+  const at = '2024-03-01T12:00:00Z';
+  it('takes a body without updatedAt as the listed version (it cannot tell)', () => {
+    expect(sameVersion(at, {})).toBe(true);
+    expect(sameVersion(at, { updatedAt: null })).toBe(true);
+  });
+
+  it('compares instants exactly, not strings', () => {
+    expect(sameVersion(at, { updatedAt: '2024-03-01T12:00:00.000000Z' })).toBe(true);
+    expect(sameVersion(at, { updatedAt: '2024-03-01T12:00:00.001Z' })).toBe(false);
+  });
+
+  it('reads an updatedAt that is not a date-time as another version', () => {
+    expect(sameVersion(at, { updatedAt: 'yesterday' })).toBe(false);
+    expect(sameVersion(at, { updatedAt: 17 })).toBe(false);
   });
 });

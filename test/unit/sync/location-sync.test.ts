@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
-import { FatalError, RetriableError } from '../../../src/errors/index.js';
+import { InvalidCursorError } from '../../../src/api/calls-api-client.js';
+import { FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
@@ -10,6 +11,7 @@ import {
   type LocationSyncSettings,
 } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
+import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 
@@ -80,7 +82,13 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(sink.commits).toBe(3);
-    expect(sink.offsets.get(LOC)).toEqual({ since: t(3), cursor: null, watermark: t(3), boundary: ['b'] });
+    expect(sink.offsets.get(LOC)).toMatchObject({
+      since: t(3),
+      cursor: null,
+      watermark: t(3),
+      boundary: ['b'],
+    });
+    expect(Object.keys(sink.offsets.get(LOC)?.boundaryFingerprints ?? {})).toEqual(['b']);
     expect(sync.offset).toEqual(sink.offsets.get(LOC));
   });
 
@@ -90,6 +98,26 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(api.requests[0]).toEqual({ kind: 'first', locationUid: LOC, since: t(0), order: 'asc', limit: 3 });
     expect(api.requests[1]?.kind).toBe('next');
+  });
+
+  it("tells the sink each page's source: its traversal, page number and request position", async () => {
+    const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
+    const { sync, sink } = build(api, { start: { ...EMPTY_OFFSET, since: t(0) } });
+    const sources: PageCommit['source'][] = [];
+    sink.beforeCommit = (commit) => {
+      sources.push(commit.source);
+    };
+    await sync.runTraversal();
+    const second = api.requests[1];
+    expect(sources).toEqual([
+      { traversalId: expect.any(String) as string, page: 1, since: t(0), cursor: null },
+      {
+        traversalId: sources[0]?.traversalId,
+        page: 2,
+        since: t(0),
+        cursor: second?.kind === 'next' ? second.cursor : 'missing',
+      },
+    ]);
   });
 
   it('publishes nothing twice on the next traversal and picks up an update', async () => {
@@ -135,6 +163,35 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests[2]).toMatchObject({ kind: 'first', since: t(2) });
+  });
+
+  it('restarts from the watermark when a stored cursor is rejected with a 4xx of unknown shape, and counts it', async () => {
+    const data = [call('a', 1), ...group(4, 2), call('b', 3), call('c', 4)];
+    const api = new FakeCallsApi(data);
+    const first = build(api);
+    await first.sync.runPage();
+    await first.sync.runPage();
+    // A new process (after kill -9) resumes from the stored offset; its cursor is no longer accepted.
+    const stored = first.sink.offsets.get(LOC)!;
+    expect(stored.cursor).not.toBeNull();
+    api.listErrors.push(
+      new InvalidCursorError({
+        apiCode: null,
+        status: 400,
+        recognised: false,
+        detail: 'HTTP 400: bad token',
+      }),
+    );
+    const { sync, sink, metrics } = build(api, { sink: first.sink, start: stored });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(api.requests.slice(2, 4)).toMatchObject([
+      { kind: 'next', cursor: stored.cursor },
+      { kind: 'first', since: stored.watermark },
+    ]);
+    expect(
+      await metricValue(metrics, 'calls_connector_cursor_restarts_total', { reason: 'rejected_4xx' }),
+    ).toBe(1);
   });
 
   it('gives up for now after repeated cursor rejections without progress', async () => {
@@ -189,9 +246,71 @@ describe('LocationSync', () => {
       customerPhoneNumberRedacted: true,
       enriched: false,
     });
+    expect(await metricValue(metrics, 'calls_connector_records_redacted_total')).toBe(2);
     expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'redacted' })).toBe(
-      2,
+      0,
     );
+  });
+
+  it('publishes a call whose single call is refused (4xx) unenriched and redacted, and counts it', async () => {
+    const api = new FakeCallsApi([call('a', 1, { isPrivate: false }), call('b', 2, { isPrivate: false })]);
+    api.getErrors.set('a', [new SkippableError('API_CALL_REFUSED', 'HTTP 403: not yours')]);
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
+      ['a', false, null],
+      ['b', true, '+1555b'],
+    ]);
+    expect(sink.deadLetters).toEqual([]);
+    expect(
+      await metricValue(metrics, 'calls_connector_records_unenriched_total', { reason: 'refused' }),
+    ).toBe(1);
+  });
+
+  it('fails the page on a transient single-call failure, then publishes the call enriched from the same offset', async () => {
+    const api = new FakeCallsApi([call('a', 1, { isPrivate: false }), call('b', 2, { isPrivate: false })]);
+    api.getErrors.set('b', [new RetriableError('API_MALFORMED_BODY', 'garbled 3 times')]);
+    const { sync, sink } = build(api);
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'API_MALFORMED_BODY' });
+    expect(sink.calls).toEqual([]);
+    expect(sink.deadLetters).toEqual([]);
+    expect(sync.offset).toEqual(EMPTY_OFFSET);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
+      ['a', true, '+1555a'],
+      ['b', true, '+1555b'],
+    ]);
+  });
+
+  it('publishes the listed version unenriched when the single call is another version, never a mix', async () => {
+    const api = new FakeCallsApi([call('a', 1, { isPrivate: false })]);
+    api.getUpdatedAt.set('a', t(9));
+    const { sync, sink, metrics } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls).toEqual([
+      expect.objectContaining({
+        uid: 'a',
+        updatedAt: t(1),
+        enriched: false,
+        isPrivate: null,
+        conversationUid: null,
+        startedAt: null,
+        customerPhoneNumber: null,
+      }),
+    ]);
+    expect(
+      await metricValue(metrics, 'calls_connector_records_unenriched_total', { reason: 'version_mismatch' }),
+    ).toBe(1);
+  });
+
+  it('publishes a tombstone instead of the unenriched record for a call GET reports gone, when configured', async () => {
+    const api = new FakeCallsApi([call('kept', 1), call('gone', 2), call('kept2', 3)]);
+    api.gone.add('gone');
+    const { sync, sink } = build(api, { settings: { tombstoneGone: true } });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['kept', 'kept2']);
+    expect(sink.tombstones).toEqual(['gone']);
+    expect(sink.offsets.get(LOC)?.watermark).toBe(t(3));
   });
 
   it('redacts every number and requests no single call when enrichment is off', async () => {
@@ -215,6 +334,26 @@ describe('LocationSync', () => {
     expect(sink.deadLetters.map((d) => d.code).sort()).toEqual(['ITEM_NO_UID', 'ITEM_SCHEMA_REJECTED']);
     expect(sink.deadLetters.every((d) => !d.payload.includes('+1999'))).toBe(true);
     expect(await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'dlq' })).toBe(2);
+  });
+
+  it('dead-letters hostile items (10,000-deep nesting, a megabyte uid) and goes on, keyed by uid when usable', async () => {
+    let deep: unknown[] = [];
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const api = new FakeCallsApi([
+      call('a', 1),
+      call('n', 2, { raw: { uid: 'n', updatedAt: t(2), locationPhoneNumber: deep } }),
+      call('u', 3, { raw: { uid: 'u'.repeat(1_000_000), updatedAt: t(3) } }),
+      call('b', 4),
+    ]);
+    const { sync, sink } = build(api);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
+    expect(sink.deadLetters.map((d) => [d.code, d.uid])).toEqual([
+      ['ITEM_SCHEMA_REJECTED', 'n'],
+      ['ITEM_UID_TOO_LONG', null],
+    ]);
+    for (const dead of sink.deadLetters)
+      expect(dead.payload.length + dead.message.length).toBeLessThan(4_000);
   });
 
   it('does not dead-letter a rejected item twice at the boundary', async () => {
@@ -314,6 +453,21 @@ describe('LocationSync', () => {
     expect(stored?.cursor).not.toBeNull();
     const second = build(api, { sink, start: stored ?? EMPTY_OFFSET }).sync;
     await second.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+  });
+
+  it('reloads the stored offset after the sink reinitialised its producer, so a page another writer stored is not published again', async () => {
+    const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
+    const api = new FakeCallsApi(data);
+    const sink = new InMemorySink();
+    const old = build(api, { sink, reload: true }).sync;
+    await old.runPage();
+    // Another writer (a newer instance) takes the next page, then this sink's producer is rebuilt.
+    const newer = build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync;
+    await newer.runPage();
+    sink.producerGeneration += 1;
+
+    await old.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 

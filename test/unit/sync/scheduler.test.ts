@@ -3,7 +3,8 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { FatalError, RetriableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { systemClock } from '../../../src/sync/clock.js';
+import { systemClock, type Clock } from '../../../src/sync/clock.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET } from '../../../src/sync/model.js';
@@ -24,7 +25,41 @@ function calls(location: string, count: number): FakeCall[] {
   }));
 }
 
-function setup(api: FakeCallsApi, locations: string[], settings: Partial<SchedulerSettings> = {}) {
+/**
+ * Virtual time: `sleep` moves the clock forward by the wait at once, so backoffs of an hour take no real
+ * time and the times at which things happened are exact. `random` is fixed (no jitter taken off).
+ */
+function virtualClock(): Clock & { at: number } {
+  const clock = {
+    at: 0,
+    now: () => clock.at,
+    random: () => 0,
+    sleep: (ms: number, signal?: AbortSignal) => {
+      if (signal?.aborted) return Promise.reject(signal.reason as Error);
+      clock.at += ms;
+      return new Promise<void>((resolve) => setImmediate(resolve));
+    },
+  };
+  return clock;
+}
+
+/** The clock's time at each listing request, in order. */
+function requestTimes(api: FakeCallsApi, clock: Clock): number[] {
+  const times: number[] = [];
+  const original = api.listPage.bind(api);
+  api.listPage = async (request, signal) => {
+    times.push(clock.now());
+    return original(request, signal);
+  };
+  return times;
+}
+
+function setup(
+  api: FakeCallsApi,
+  locations: string[],
+  settings: Partial<SchedulerSettings> = {},
+  clock: Clock = systemClock,
+) {
   const sink = new InMemorySink();
   const metrics = new ConnectorMetrics();
   const enricher = new Enricher({ api, enabled: false, concurrency: 1 });
@@ -45,7 +80,7 @@ function setup(api: FakeCallsApi, locations: string[], settings: Partial<Schedul
           privacy: 'redact-unless-public',
           commitRetry: DEFAULT_RETRY_POLICY,
         },
-        clock: systemClock,
+        clock,
       }),
   );
   const scheduler = new Scheduler({
@@ -56,11 +91,12 @@ function setup(api: FakeCallsApi, locations: string[], settings: Partial<Schedul
       pagesPerTurn: 1,
       shutdownTimeoutMs: 1_000,
       failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
+      stoppedRetry: DEFAULT_STOPPED_RETRY,
       ...settings,
     },
     metrics,
     logger: silentLogger(),
-    clock: systemClock,
+    clock,
   });
   return { sink, metrics, scheduler };
 }
@@ -147,12 +183,75 @@ describe('Scheduler', () => {
     await running;
   });
 
-  it('resolves run when every location is stopped', async () => {
+  it('resolves run when every location is stopped by an error only a restart can fix', async () => {
     const api = new FakeCallsApi(calls(loc(1), 1));
-    api.listErrors.push(new FatalError('API_FORBIDDEN', 'no'));
+    api.listErrors.push(new TypeError('a bug'));
     const { scheduler } = setup(api, [loc(1)]);
     await scheduler.run(new AbortController().signal);
-    expect(scheduler.status()[0]?.state).toBe('stopped');
+    expect(scheduler.status()[0]).toMatchObject({
+      state: 'stopped',
+      nextRunAt: null,
+      stoppedBy: 'TYPEERROR',
+    });
+  });
+
+  it('retries a stopped location with a backoff doubling from a minute, and it resumes once the error is gone', async () => {
+    const clock = virtualClock();
+    const api = new FakeCallsApi(calls(loc(1), 1));
+    for (let i = 0; i < 3; i++) api.listErrors.push(new FatalError('API_FORBIDDEN', 'no access'));
+    const { sink, metrics, scheduler } = setup(api, [loc(1)], {}, clock);
+    const requestedAt: number[] = [];
+    const stoppedGauge: Array<number | undefined> = [];
+    const original = api.listPage.bind(api);
+    api.listPage = async (request, signal) => {
+      requestedAt.push(clock.now());
+      stoppedGauge.push(
+        (await metrics.locationsStopped.get()).values.find((v) => v.labels.code === 'API_FORBIDDEN')?.value,
+      );
+      return original(request, signal);
+    };
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => (scheduler.status()[0]?.totals.traversalsCompleted ?? 0) >= 1, 4_000, 'resumed');
+    stop.abort();
+    await running;
+    // Virtual time runs on through later traversals (a minute apart): only the first ones matter.
+    expect(requestedAt.slice(0, 5)).toEqual([0, 60_000, 180_000, 420_000, 480_000]);
+    expect(stoppedGauge.slice(0, 5)).toEqual([undefined, 1, 1, 1, undefined]);
+    expect(sink.callsOf(loc(1))).toHaveLength(1);
+    expect(scheduler.status()[0]?.stoppedBy).toBeNull();
+    expect((await metrics.locationsStopped.get()).values).toEqual([]);
+  });
+
+  it('caps the stopped-location backoff and keeps run going while every location is stopped', async () => {
+    const clock = virtualClock();
+    const api = new FakeCallsApi(calls(loc(1), 1));
+    for (let i = 0; i < 10; i++) api.listErrors.push(new FatalError('CURSOR_LOOP', 'loop'));
+    const { scheduler } = setup(api, [loc(1)], {}, clock);
+    const requestedAt = requestTimes(api, clock);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => requestedAt.length >= 10, 4_000, 'ten attempts');
+    stop.abort();
+    await running;
+    const waits = requestedAt.slice(1, 10).map((at, i) => at - (requestedAt[i] ?? 0));
+    expect(waits).toEqual([
+      60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000, 3_600_000, 3_600_000,
+    ]);
+  });
+
+  it('retries a location paused by a revoked grant every minute, without growing the wait', async () => {
+    const clock = virtualClock();
+    const api = new FakeCallsApi(calls(loc(1), 1));
+    for (let i = 0; i < 4; i++) api.listErrors.push(new FatalError('AUTH_GRANT_REVOKED', 'run auth login'));
+    const { scheduler } = setup(api, [loc(1)], {}, clock);
+    const requestedAt = requestTimes(api, clock);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => (scheduler.status()[0]?.totals.traversalsCompleted ?? 0) >= 1, 4_000, 'resumed');
+    stop.abort();
+    await running;
+    expect(requestedAt.slice(0, 5)).toEqual([0, 60_000, 120_000, 180_000, 240_000]);
   });
 
   it('finishes the page in flight on stop and starts no new one', async () => {

@@ -3,6 +3,7 @@ import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { compareDateTimes } from '../../../src/sync/instant.js';
 import {
   applyPage,
+  boundaryEntryBytes,
   nextPageRequest,
   restartAfterInvalidCursor,
   sameOffset,
@@ -175,6 +176,26 @@ describe('applyPage', () => {
     expect(again.duplicates.map((r) => r.uid)).toEqual(['a', 'b']);
   });
 
+  it('stops remembering boundary uids past the byte budget, whatever their length, and publishes them again rather than lose them', () => {
+    const long = (c: string) => c.repeat(256);
+    const page = [rec(long('a'), t(1)), rec(long('b'), t(1)), rec(long('c'), t(1))];
+    const budget = boundaryEntryBytes(long('a'), undefined) * 2;
+    const outcome = applyPage({ ...EMPTY_OFFSET }, page, null, 100, budget);
+    expect(outcome.accepted).toHaveLength(3);
+    expect(outcome.offset).toMatchObject({ boundary: [long('a'), long('b')], boundaryOverflow: true });
+    const again = applyPage(outcome.offset, page, null, 100, budget);
+    expect(again.accepted.map((r) => r.uid)).toEqual([long('c')]);
+    expect(again.duplicates).toHaveLength(2);
+  });
+
+  it('counts a stored boundary against the byte budget of the next page', () => {
+    const start = { ...EMPTY_OFFSET, watermark: t(1), boundary: ['aaaa', 'bbbb'] };
+    const full = boundaryEntryBytes('aaaa', undefined) * 2;
+    const outcome = applyPage(start, [rec('cccc', t(1))], null, 100, full);
+    expect(outcome.accepted.map((r) => r.uid)).toEqual(['cccc']);
+    expect(outcome.offset).toMatchObject({ boundary: ['aaaa', 'bbbb'], boundaryOverflow: true });
+  });
+
   it('clears the overflow once the watermark moves on', () => {
     const outcome = applyPage(
       { ...EMPTY_OFFSET, watermark: t(1), boundary: ['a'], boundaryOverflow: true },
@@ -191,6 +212,68 @@ describe('applyPage', () => {
     expect(outcome.accepted.map((r) => r.uid)).toEqual(['old']);
     expect(outcome.belowWatermark.map((r) => r.uid)).toEqual(['old']);
     expect(outcome.offset).toMatchObject({ watermark: t(5), boundary: ['a'] });
+  });
+});
+
+describe('applyPage with fingerprints (a second change at one instant)', () => {
+  const fp = (uid: string, updatedAt: string, fingerprint: string): Positioned => ({
+    uid,
+    updatedAt,
+    fingerprint,
+  });
+
+  it('remembers the fingerprint of each boundary uid', () => {
+    const outcome = applyPage(
+      EMPTY_OFFSET,
+      [fp('a', t(1), 'A1'), fp('b', t(2), 'B1'), fp('c', t(2), 'C1')],
+      null,
+      100,
+    );
+    expect(outcome.offset).toEqual({
+      since: t(2),
+      cursor: null,
+      watermark: t(2),
+      boundary: ['b', 'c'],
+      boundaryFingerprints: { b: 'B1', c: 'C1' },
+    });
+  });
+
+  it('skips a boundary record listed again with the same fingerprint', () => {
+    const start = applyPage(EMPTY_OFFSET, [fp('a', t(5), 'A1')], null, 100).offset;
+    const again = applyPage(start, [fp('a', t(5), 'A1')], null, 100);
+    expect(again.duplicates.map((e) => e.uid)).toEqual(['a']);
+    expect(again.accepted).toEqual([]);
+    expect(again.offset).toEqual(start);
+  });
+
+  it('publishes again a call changed a second time within the same updatedAt, and remembers the new version', () => {
+    const start = applyPage(EMPTY_OFFSET, [fp('a', t(5), 'A1'), fp('b', t(5), 'B1')], null, 100).offset;
+    const changed = applyPage(start, [fp('b', t(5), 'B1'), fp('a', t(5), 'A2')], null, 100);
+    expect(changed.accepted.map((e) => e.uid)).toEqual(['a']);
+    expect(changed.duplicates.map((e) => e.uid)).toEqual(['b']);
+    expect(changed.offset.boundary).toEqual(['a', 'b']);
+    expect(changed.offset.boundaryFingerprints).toEqual({ a: 'A2', b: 'B1' });
+    // The third listing of that version is a duplicate again.
+    expect(applyPage(changed.offset, [fp('a', t(5), 'A2')], null, 100).accepted).toEqual([]);
+  });
+
+  it('publishes once more a boundary uid stored without a fingerprint (format version 1), never skipping it', () => {
+    const legacy: LocationOffset = { since: t(5), cursor: null, watermark: t(5), boundary: ['a', 'b'] };
+    const outcome = applyPage(legacy, [fp('a', t(5), 'A1'), fp('b', t(5), 'B1')], null, 100);
+    expect(outcome.accepted.map((e) => e.uid)).toEqual(['a', 'b']);
+    expect(outcome.offset.boundaryFingerprints).toEqual({ a: 'A1', b: 'B1' });
+    expect(applyPage(outcome.offset, [fp('a', t(5), 'A1')], null, 100).accepted).toEqual([]);
+  });
+
+  it('forgets the fingerprints of the old instant when the watermark moves', () => {
+    const start = applyPage(EMPTY_OFFSET, [fp('a', t(5), 'A1')], null, 100).offset;
+    const moved = applyPage(start, [fp('b', t(6), 'B1')], null, 100);
+    expect(moved.offset.boundaryFingerprints).toEqual({ b: 'B1' });
+  });
+
+  it('keeps the fingerprints through a restart after an invalid cursor', () => {
+    const start = applyPage(EMPTY_OFFSET, [fp('a', t(5), 'A1')], 'more', 100).offset;
+    expect(restartAfterInvalidCursor(start).boundaryFingerprints).toEqual({ a: 'A1' });
   });
 });
 
@@ -214,6 +297,19 @@ describe('sameOffset', () => {
     expect(sameOffset(a, { ...a, boundary: ['a'] })).toBe(true);
     expect(sameOffset(a, { ...a, boundaryOverflow: true })).toBe(false);
     expect(sameOffset(a, { ...a, cursor: 'y' })).toBe(false);
+  });
+
+  it('tells offsets apart by their boundary fingerprints', () => {
+    const a = {
+      since: t(0),
+      cursor: 'x',
+      watermark: t(4),
+      boundary: ['a'],
+      boundaryFingerprints: { a: 'A1' },
+    };
+    expect(sameOffset(a, { ...a, boundaryFingerprints: { a: 'A1' } })).toBe(true);
+    expect(sameOffset(a, { ...a, boundaryFingerprints: { a: 'A2' } })).toBe(false);
+    expect(sameOffset(a, { since: t(0), cursor: 'x', watermark: t(4), boundary: ['a'] })).toBe(false);
   });
 });
 

@@ -82,7 +82,7 @@ describe('AtLeastOnceRecordSink', () => {
     await newerEos.session.sink.commitPage(page('newer'));
     const error = await rejectionOf(olderEos.session.sink.commitPage(page('older')));
     expect(error).toBeInstanceOf(ConnectorError);
-    expect((error as ConnectorError).code).toBe('KAFKA_PRODUCER_FENCED');
+    expect((error as ConnectorError).code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
     const records = await readCommittedAtLeast(testKafka(), exactlyOnce.topic, 2);
     expect(records).toHaveLength(2);
   });

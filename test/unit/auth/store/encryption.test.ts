@@ -32,6 +32,13 @@ describe('StoreKey', () => {
     expect(thrown(() => key.open('grant:b', sealed))).toMatchObject({ code: 'AUTH_STORE_TAMPERED' });
   });
 
+  it('binds the generation: a value whose generation was raised fails to open', () => {
+    const sealed = key.seal('grant:a', Buffer.from('payload'), 3);
+    expect(key.openWithGeneration('grant:a', sealed)).toMatchObject({ generation: 3 });
+    sealed.writeBigUInt64BE(9n, 9); // version (1) + key id (8) come first
+    expect(thrown(() => key.open('grant:a', sealed))).toMatchObject({ code: 'AUTH_STORE_TAMPERED' });
+  });
+
   it('reports a different key as a key mismatch, not as tampering', () => {
     const sealed = key.seal('n', Buffer.from('payload'));
     const other = new StoreKey(randomBytes(32));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,7 +44,7 @@ describe('loadStoreKey', () => {
   it('reads a key file and prefers it to the environment', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'key-'));
     const raw = randomBytes(32);
-    await writeFile(join(dir, 'token.key'), raw.toString('hex'));
+    await writeFile(join(dir, 'token.key'), raw.toString('hex'), { mode: 0o600 });
     const fromFile = await loadStoreKey(
       { keyEnv: 'K', keyFile: join(dir, 'token.key') },
       { K: randomBytes(32).toString('hex') },
@@ -59,5 +59,41 @@ describe('loadStoreKey', () => {
     ).rejects.toMatchObject({
       code: 'AUTH_STORE_KEY_BESIDE_DATA',
     });
+  });
+
+  it('refuses a key file in a folder above or below the token file, and accepts one elsewhere', async () => {
+    const dataFile = '/data/tokens/tokens.enc';
+    for (const keyFile of ['/data/key', '/data/tokens/keys/key', '/key'])
+      await expect(loadStoreKey({ keyEnv: 'K', keyFile, dataFile })).rejects.toMatchObject({
+        code: 'AUTH_STORE_KEY_BESIDE_DATA',
+      });
+    await expect(
+      loadStoreKey({ keyEnv: 'K', keyFile: '/run/secrets/key', dataFile }),
+    ).rejects.not.toMatchObject({ code: 'AUTH_STORE_KEY_BESIDE_DATA' });
+  });
+
+  it('refuses a key file that group or others can read, naming the chmod that fixes it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'key-'));
+    const path = join(dir, 'token.key');
+    await writeFile(path, randomBytes(32).toString('hex'), { mode: 0o640 });
+    await chmod(path, 0o640);
+    await expect(loadStoreKey({ keyEnv: 'K', keyFile: path })).rejects.toMatchObject({
+      code: 'SECRET_FILE_TOO_OPEN',
+      message: expect.stringContaining(`chmod 600 ${path}`) as unknown,
+    });
+  });
+
+  it('refuses an all-zero or patterned key from the environment, without repeating it', async () => {
+    for (const weak of [
+      Buffer.alloc(32),
+      Buffer.from('ab'.repeat(16)),
+      Buffer.from('0123456789'.repeat(4).slice(0, 32)),
+    ]) {
+      const error = await loadStoreKey({ keyEnv: 'K' }, { K: weak.toString('base64') }).catch(
+        (e: unknown) => e as Error,
+      );
+      expect(error).toMatchObject({ code: 'AUTH_STORE_KEY_WEAK' });
+      expect((error as Error).message).not.toContain(weak.toString('base64'));
+    }
   });
 });

@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, stat, writeFile, readdir } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, readFile, stat, writeFile, readdir } from 'node:fs/promises';
+import { resolveClientSecret } from '../../../../src/auth/oauth-runtime.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -90,15 +91,15 @@ describe('TokenStore over the file backend', () => {
   });
 });
 
-describe('TokenStore authorization states', () => {
-  const pending = {
-    grant: 'default',
-    redirectUri: 'https://127.0.0.1/cb',
-    scopes: ['read_phones'],
-    createdAt: 1000,
-    expiresAt: 61_000,
-  };
+const pending = {
+  grant: 'default',
+  redirectUri: 'https://127.0.0.1/cb',
+  scopes: ['read_phones'],
+  createdAt: 1000,
+  expiresAt: 61_000,
+};
 
+describe('TokenStore authorization states', () => {
   it('accepts a remembered state once, then refuses it as reused', async () => {
     const { store } = await fileStore();
     await store.rememberState('abc123', pending);
@@ -129,7 +130,74 @@ describe('TokenStore authorization states', () => {
       expiresAt: 2 * 86_400_000 + 60_000,
     });
     const document = JSON.parse(await readFile(path, 'utf8')) as { entries: Record<string, string> };
-    expect(Object.keys(document.entries)).toHaveLength(1);
+    expect(Object.keys(document.entries).filter((name) => name.startsWith('state:'))).toHaveLength(1);
     expect(await store.consumeState('old1', 2 * 86_400_000)).toEqual({ status: 'unknown' });
+  });
+});
+
+describe('TokenStore replay defence', () => {
+  async function memoryStore() {
+    const { MemoryBackend } = await import('../../../support/auth/memory-backend.js');
+    const backend = new MemoryBackend();
+    const key = new StoreKey(randomBytes(32));
+    return { backend, key, store: new TokenStore(backend, key) };
+  }
+
+  it('refuses an old copy of a grant put back into the store (a retired refresh token)', async () => {
+    const { backend, key, store } = await memoryStore();
+    await store.writeGrant(record);
+    const retired = backend.entries.get('grant:default');
+    await store.writeGrant({ ...record, refreshToken: 'rt-rotated' });
+    backend.entries.set('grant:default', retired ?? Buffer.alloc(0));
+    await expect(new TokenStore(backend, key).readGrant('default')).rejects.toMatchObject({
+      code: 'AUTH_STORE_REPLAYED',
+    });
+  });
+
+  it('refuses an old copy of a state put back after it was used, instead of accepting it again', async () => {
+    const { backend, key, store } = await memoryStore();
+    await store.rememberState('s1', pending);
+    const unused = backend.entries.get(stateName('s1'));
+    expect(await store.consumeState('s1', pending.createdAt + 1)).toMatchObject({ status: 'accepted' });
+    backend.entries.set(stateName('s1'), unused ?? Buffer.alloc(0));
+    await expect(
+      new TokenStore(backend, key).consumeState('s1', pending.createdAt + 2),
+    ).rejects.toMatchObject({
+      code: 'AUTH_STORE_REPLAYED',
+    });
+  });
+
+  it('refuses, within a running process, a whole store restored from an old copy', async () => {
+    const { backend, store } = await memoryStore();
+    await store.writeGrant(record);
+    const snapshot = new Map(backend.entries);
+    await store.writeGrant({ ...record, refreshToken: 'rt-rotated' });
+    expect(await store.readGrant('default')).toMatchObject({ refreshToken: 'rt-rotated' });
+    for (const [name, value] of snapshot) backend.entries.set(name, value);
+    await expect(store.readGrant('default')).rejects.toMatchObject({ code: 'AUTH_STORE_REPLAYED' });
+  });
+});
+
+function stateName(state: string): string {
+  return `state:${createHash('sha256').update(state, 'utf8').digest('hex')}`;
+}
+
+describe('secret files', () => {
+  it('refuses a token store file that group or others can read', async () => {
+    const { store, path } = await fileStore();
+    await store.writeGrant(record);
+    await chmod(path, 0o644);
+    await expect(store.readGrant('default')).rejects.toMatchObject({ code: 'SECRET_FILE_TOO_OPEN' });
+  });
+
+  it('refuses a client secret file that group or others can read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'secret-'));
+    const path = join(dir, 'client-secret');
+    await writeFile(path, 'client-secret-value\n', { mode: 0o600 });
+    expect(await resolveClientSecret({ clientSecretFile: path })).toBe('client-secret-value');
+    await chmod(path, 0o604);
+    await expect(resolveClientSecret({ clientSecretFile: path })).rejects.toMatchObject({
+      code: 'SECRET_FILE_TOO_OPEN',
+    });
   });
 });

@@ -14,6 +14,7 @@ function stopped(uid: string, code: string, message: string): LocationStatus {
     lastSuccessAt: null,
     lastError: { code, message, at: 0 },
     consecutiveFailures: 1,
+    stoppedBy: code,
     totals: emptyTotals(),
   };
 }
@@ -35,7 +36,7 @@ describe('describeStoppedLocations', () => {
     ]);
     expect(text).toBe(
       [
-        'every location is stopped by a fatal error:',
+        'every location is stopped by an error only a restart can fix:',
         '  - [AUTH_NO_GRANT] no OAuth grant "default" is stored: run `calls-connector auth login` (2 locations: loc-1, loc-2)',
         '  - [CURSOR_LOOP] the API repeated a cursor (1 location: loc-3)',
       ].join('\n'),

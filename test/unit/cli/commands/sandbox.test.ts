@@ -29,6 +29,16 @@ describe('calls-connector sandbox options', () => {
     });
   });
 
+  it('refuses a non-loopback address without SANDBOX_ADMIN_KEY, and takes one with it', async () => {
+    for (const host of ['0.0.0.0', 'sandbox', '192.168.1.5', '::'])
+      await expect(sandboxOptionsFrom(parse(['--host', host]), {})).rejects.toThrow(/SANDBOX_ADMIN_KEY/);
+    const options = await sandboxOptionsFrom(parse(['--host', '0.0.0.0']), { SANDBOX_ADMIN_KEY: 'k-123' });
+    expect(options).toMatchObject({ host: '0.0.0.0', adminKey: 'k-123' });
+    await expect(sandboxOptionsFrom(parse(['--host', '127.0.0.2']), {})).resolves.toMatchObject({
+      host: '127.0.0.2',
+    });
+  });
+
   it('takes the client secret from SANDBOX_CLIENT_SECRET, never from a flag', async () => {
     const options = await sandboxOptionsFrom(
       parse(['--client-id', 'app', '--redirect-uri', 'https://a.test/cb']),

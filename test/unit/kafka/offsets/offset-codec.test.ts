@@ -35,7 +35,7 @@ describe('offset key', () => {
 describe('offset value', () => {
   it('round-trips through versioned JSON', () => {
     const text = encodeOffsetValue(offset);
-    expect(JSON.parse(text)).toEqual({ version: 1, ...offset });
+    expect(JSON.parse(text)).toEqual({ version: 2, ...offset });
     expect(decodeOffsetValue('k', text)).toEqual(offset);
     expect(decodeOffsetValue('k', Buffer.from(text))).toEqual(offset);
   });
@@ -55,13 +55,30 @@ describe('offset value', () => {
   });
 
   it('ignores fields a later minor change may add', () => {
-    expect(decodeOffsetValue('k', JSON.stringify({ version: 1, ...offset, note: 'x' }))).toEqual(offset);
+    expect(decodeOffsetValue('k', JSON.stringify({ version: 2, ...offset, note: 'x' }))).toEqual(offset);
+  });
+
+  it('writes version 2 with the fingerprint of each boundary uid, and reads it back', () => {
+    const withFingerprints = { ...offset, boundaryFingerprints: { u1: 'F1', u2: 'F2' } };
+    const text = encodeOffsetValue(withFingerprints);
+    expect(JSON.parse(text)).toEqual({ version: 2, ...withFingerprints });
+    expect(decodeOffsetValue('k', text)).toEqual(withFingerprints);
+  });
+
+  it('still reads version 1, whose boundary uids have no fingerprint (published once more, never skipped)', () => {
+    const v1 = JSON.stringify({ version: 1, ...offset, boundaryFingerprints: { u1: 'ignored' } });
+    expect(decodeOffsetValue('k', v1)).toEqual(offset);
+  });
+
+  it('drops fingerprints of uids that are not in the boundary', () => {
+    const text = JSON.stringify({ version: 2, ...offset, boundaryFingerprints: { u1: 'F1', gone: 'G' } });
+    expect(decodeOffsetValue('k', text)).toEqual({ ...offset, boundaryFingerprints: { u1: 'F1' } });
   });
 
   it('refuses unreadable values with a fatal error that names the key and the way out', () => {
     for (const [value, reason] of [
       ['not json', 'not JSON'],
-      [JSON.stringify({ version: 2, ...offset }), 'format version 2'],
+      [JSON.stringify({ version: 3, ...offset }), 'format version 3'],
       [JSON.stringify({ version: 1, since: null }), 'cursor'],
     ] as const) {
       let thrown: unknown;

@@ -91,6 +91,7 @@ function sinkWith(
     maxBytesPerTransaction?: number;
     stored?: () => Map<string, LocationOffset>;
     onFatal?: (e: FatalError) => void;
+    now?: () => number;
   } = {},
 ) {
   const metrics = new ConnectorMetrics();
@@ -108,6 +109,7 @@ function sinkWith(
     metrics,
     logger: silentLogger(),
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   return { sink, metrics };
 }
@@ -302,6 +304,47 @@ describe('TransactionalRecordSink (scripted producer)', () => {
 
     expect(((await result) as ConnectorError).code).toBe('KAFKA_COMMIT_OUTCOME_UNKNOWN');
     expect(kafka.producersBuilt).toBe(builtBeforeClose);
+  });
+
+  it('stands down for good when a newer instance fenced it, building no producer that would fence it back', async () => {
+    const kafka = new ScriptedKafka();
+    const fatal: FatalError[] = [];
+    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e) });
+    await sink.start();
+    const generation = sink.generation();
+    kafka.script.beforeSend = async () => {
+      throw protocolError('INVALID_PRODUCER_EPOCH');
+    };
+
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error).toBeInstanceOf(FatalError);
+    expect(error.code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    expect(fatal).toEqual([error]);
+    kafka.script.beforeSend = async () => undefined;
+    expect(await outcome(sink.commitPage(page('b', '1')))).toBe(error);
+    await sink.close();
+    expect(kafka.producersBuilt).toBe(1);
+    expect(sink.generation()).toBe(generation);
+  });
+
+  it('rebuilds the producer when the fencing came from its own transaction timing out, and counts a new generation', async () => {
+    const kafka = new ScriptedKafka();
+    let now = 1_000_000;
+    const { sink } = sinkWith(kafka, { now: () => now });
+    await sink.start();
+    const generation = sink.generation();
+    kafka.script.beforeSend = async () => {
+      now += 60_000; // transactionTimeoutMs: the coordinator aborted the transaction for its age
+      throw protocolError('INVALID_PRODUCER_EPOCH');
+    };
+
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error.code).toBe('KAFKA_PRODUCER_FENCED');
+    expect(error.disposition).toBe('retriable');
+    expect(kafka.producersBuilt).toBe(2);
+    expect(sink.generation()).toBe(generation + 1);
+    kafka.script.beforeSend = async () => undefined;
+    expect(await outcome(sink.commitPage(page('a', '1')))).toBe('resolved');
   });
 
   it('passes a programmer error on as it is instead of retrying it as an aborted transaction', async () => {

@@ -5,6 +5,7 @@ import {
   logNormalDelayMs,
   mergeFaults,
   planFaults,
+  planSingleCallFault,
 } from '../../../../src/sandbox/faults/faults.js';
 
 describe('fault planning', () => {
@@ -53,6 +54,61 @@ describe('fault planning', () => {
     expect(() => mergeFaults(DEFAULT_FAULTS, { rateLimitRate: 1.1 })).toThrow(RangeError);
     expect(() => mergeFaults(DEFAULT_FAULTS, { serverErrorStatuses: [404] })).toThrow(RangeError);
     expect(() => mergeFaults(DEFAULT_FAULTS, { latency: { medianMs: 10, p99Ms: 5 } })).toThrow(RangeError);
+  });
+});
+
+describe('single-call fault planning', () => {
+  const unavailable = { status: 503, body: '<h1>down</h1>', contentType: 'text/html' };
+  const uids = Array.from({ length: 2000 }, (_, i) => `call-${i}`);
+
+  it('picks the same calls for the same seed, whatever the order of the requests', () => {
+    const settings = mergeFaults(DEFAULT_FAULTS, {
+      seed: 4,
+      singleCallFailures: [{ rate: 0.2, attempts: 0, answer: unavailable }],
+    });
+    const forward = uids.map((uid) => planSingleCallFault(settings, uid, 0));
+    const backward = [...uids].reverse().map((uid) => planSingleCallFault(settings, uid, 0));
+    expect(backward.reverse()).toEqual(forward);
+    expect(forward.filter((f) => f !== null).length / uids.length).toBeCloseTo(0.2, 1);
+  });
+
+  it('fails only the first `attempts` requests of a chosen call, all of them with 0', () => {
+    const transient = mergeFaults(DEFAULT_FAULTS, {
+      singleCallFailures: [{ rate: 1, attempts: 2, answer: unavailable }],
+    });
+    expect([0, 1, 2, 3].map((n) => planSingleCallFault(transient, 'a', n)?.kind ?? null)).toEqual([
+      'answer',
+      'answer',
+      null,
+      null,
+    ]);
+    const refused = mergeFaults(DEFAULT_FAULTS, {
+      singleCallFailures: [{ rate: 1, attempts: 0, answer: { ...unavailable, status: 422 } }],
+    });
+    expect(planSingleCallFault(refused, 'a', 99)).toEqual({
+      kind: 'answer',
+      answer: { ...unavailable, status: 422 },
+    });
+  });
+
+  it('skews the version of the chosen calls once their failures are over', () => {
+    const settings = mergeFaults(DEFAULT_FAULTS, { singleCallVersionSkewRate: 1 });
+    expect(planSingleCallFault(settings, 'a', 0)).toEqual({ kind: 'version-skew' });
+    expect(planSingleCallFault(DEFAULT_FAULTS, 'a', 0)).toBeNull();
+  });
+
+  it('refuses canned answers and rules that are not well formed', () => {
+    expect(() =>
+      mergeFaults(DEFAULT_FAULTS, { cursorRejection: { status: 99, body: '', contentType: 'text/plain' } }),
+    ).toThrow(RangeError);
+    expect(() =>
+      mergeFaults(DEFAULT_FAULTS, {
+        singleCallFailures: [{ rate: 2, attempts: 0, answer: unavailable }],
+      }),
+    ).toThrow(/singleCallFailures\[0\]\.rate/);
+    expect(() =>
+      mergeFaults(DEFAULT_FAULTS, { singleCallFailures: [{ rate: 1, attempts: -1, answer: unavailable }] }),
+    ).toThrow(RangeError);
   });
 });
 

@@ -37,6 +37,21 @@ describe('authorization request checks', () => {
     }
   });
 
+  it('takes a S256 PKCE challenge and refuses plain, a missing method or a malformed challenge', () => {
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    expect(
+      checkAuthorizeParams(ctx, values(`${good}&code_challenge=${challenge}&code_challenge_method=S256`)),
+    ).toMatchObject({ ok: true, codeChallenge: challenge });
+    expect(checkAuthorizeParams(ctx, values(good))).toMatchObject({ ok: true, codeChallenge: null });
+    for (const q of [
+      `${good}&code_challenge=${challenge}&code_challenge_method=plain`,
+      `${good}&code_challenge=${challenge}`,
+      `${good}&code_challenge=short&code_challenge_method=S256`,
+    ]) {
+      expect(checkAuthorizeParams(ctx, values(q)), q).toMatchObject({ ok: false, error: 'invalid_request' });
+    }
+  });
+
   it('redirects back with invalid_scope for unknown scopes', () => {
     expect(checkAuthorizeParams(ctx, values(good.replace('%20read_reviews', '+read_reviews')))).toMatchObject(
       {

@@ -9,6 +9,24 @@ function setup(rotate = false): { store: GrantStore; clock: { now: number } } {
 }
 
 describe('GrantStore', () => {
+  it('redeems a PKCE code only with the verifier of its S256 challenge, and burns it on a wrong one', () => {
+    const { store } = setup();
+    const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const missing = store.issueCode(grant, 'https://x/cb', challenge);
+    expect(store.redeemCode(missing, 'c', 'https://x/cb')).toMatchObject({
+      ok: false,
+      description: expect.stringContaining('code_verifier is required') as unknown,
+    });
+    const wrong = store.issueCode(grant, 'https://x/cb', challenge);
+    expect(store.redeemCode(wrong, 'c', 'https://x/cb', `${verifier.slice(1)}A`)).toMatchObject({
+      ok: false,
+    });
+    expect(store.redeemCode(wrong, 'c', 'https://x/cb', verifier)).toMatchObject({ ok: false });
+    const right = store.issueCode(grant, 'https://x/cb', challenge);
+    expect(store.redeemCode(right, 'c', 'https://x/cb', verifier)).toMatchObject({ ok: true });
+  });
+
   it('redeems a code once, for the client and redirect_uri it was issued to', () => {
     const { store } = setup();
     const code = store.issueCode(grant, 'https://x/cb');

@@ -1,0 +1,64 @@
+/**
+ * Which instances of a connector are running, told by Kafka itself: each running instance is a member of the
+ * consumer group `<connector.name>-instances` (a consumer of the offsets topic that reads nothing of use and
+ * commits nothing). `offsets reset` describes that group and refuses while it has members, as KIP-875 requires
+ * a stopped connector before its offsets are altered; no lock file, lease or table of our own.
+ *
+ * A stopped instance leaves the group at once (consumer disconnect); a crashed one after the group session
+ * timeout (`PRESENCE_SESSION_TIMEOUT_MS`).
+ *
+ * Contract: `InstancePresence.join()` once at start (it does not wait for the group to form: a slow join delays
+ * nothing), `leave()` at shutdown; `runningInstances()` is for the CLI.
+ */
+import type { Consumer, Kafka } from 'kafkajs';
+
+export const PRESENCE_SESSION_TIMEOUT_MS = 15_000;
+
+export function presenceGroupId(connectorName: string): string {
+  return `${connectorName}-instances`;
+}
+
+export interface RunningInstance {
+  memberId: string;
+  clientId: string;
+  clientHost: string;
+}
+
+export class InstancePresence {
+  private constructor(private readonly consumer: Consumer) {}
+
+  /** Joins the connector's presence group, subscribed to `offsetsTopic` (the connector's own, always there). */
+  static async join(kafka: Kafka, connectorName: string, offsetsTopic: string): Promise<InstancePresence> {
+    const consumer = kafka.consumer({
+      groupId: presenceGroupId(connectorName),
+      sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
+      heartbeatInterval: 3_000,
+      readUncommitted: false,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: offsetsTopic, fromBeginning: false });
+    // run() resolves once the consumer is started; the group join goes on in the background.
+    await consumer.run({ autoCommit: false, eachMessage: async () => {} });
+    return new InstancePresence(consumer);
+  }
+
+  async leave(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+}
+
+/** Members of the connector's presence group: empty when no instance runs (or the group never existed). */
+export async function runningInstances(kafka: Kafka, connectorName: string): Promise<RunningInstance[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
+    return (groups[0]?.members ?? []).map((m) => ({
+      memberId: m.memberId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+    }));
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * What "can heal" means for an error that stopped a location, in one place (docs/sync.md "Stopped
+ * locations heal" documents the same table).
+ *
+ * A location is stopped by a fatal error: one that retrying at once will not fix (a 403, a cursor loop, a
+ * revoked grant, a 400 on a first page...). Nearly all of them name a condition outside this process
+ * that a person or the calls service can change without touching the connector: access granted again,
+ * the API's bug fixed, `auth login` run again. So a stopped location is retried later with a capped,
+ * jittered exponential backoff (`poll.stoppedRetry`), and resumes from its stored offset when the
+ * condition is gone. Three kinds:
+ *
+ * - `heals`: retried with the growing backoff (1 minute doubling to 1 hour by default);
+ * - `paused`: waiting for a person's action that the connector can see cheaply, without a request to the
+ *   calls API (a new grant in the token store): retried at the initial delay, never slower, so the
+ *   location resumes within about a minute of `auth login`;
+ * - `never`: only a restart (with a changed configuration or a fixed connector) can help: programmer
+ *   errors (anything that is not a ConnectorError is a bug and is never retried, see errors/) and the
+ *   codes in NEEDS_RESTART. The location stays stopped, the alert fires, the others go on; when every
+ *   location is stopped this way the process exits 1 (ALL_LOCATIONS_STOPPED), since only a restart helps.
+ *
+ * Configuration errors never get here: they exit 2 at start.
+ */
+import { ConnectorError } from '../errors/index.js';
+
+export type Healing = 'heals' | 'paused' | 'never';
+
+/** Codes whose location waits for a new grant in the token store (re-read on each retry). */
+const PAUSED = new Set(['AUTH_GRANT_REVOKED', 'AUTH_NO_GRANT']);
+
+/**
+ * Codes that name a setting read once at start: retrying with the same setting cannot succeed.
+ * AUTH_CLIENT_REJECTED: the token endpoint refused the client id/secret (`oauth.clientSecret*`);
+ * AUTH_STATIC_TOKEN_REJECTED: the API refused `auth.staticToken`.
+ */
+const NEEDS_RESTART = new Set(['AUTH_CLIENT_REJECTED', 'AUTH_STATIC_TOKEN_REJECTED']);
+
+/** How a location stopped by `error` heals (see the module comment). */
+export function healingOf(error: unknown): Healing {
+  if (!(error instanceof ConnectorError)) return 'never';
+  if (NEEDS_RESTART.has(error.code)) return 'never';
+  if (PAUSED.has(error.code)) return 'paused';
+  return 'heals';
+}
+
+/** The backoff of stopped locations (config `poll.stoppedRetry`). */
+export interface StoppedRetryPolicy {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  multiplier: number;
+  /** Fraction of the delay taken off at random, in [0, 1]: 0.2 retries within 80-100% of the delay. */
+  jitter: number;
+}
+
+export const DEFAULT_STOPPED_RETRY: StoppedRetryPolicy = Object.freeze({
+  initialDelayMs: 60_000,
+  maxDelayMs: 3_600_000,
+  multiplier: 2,
+  jitter: 0.2,
+});
+
+/**
+ * The wait before retrying a location stopped `stops` times in a row (1 for the first stop).
+ * Jitter only shortens the wait (never below `1 - jitter` of it), so locations stopped by one outage do
+ * not all come back in the same second, and the cap stays a cap.
+ *
+ * @param random a number in [0, 1), injected so tests are deterministic.
+ */
+export function stoppedRetryDelayMs(
+  policy: StoppedRetryPolicy,
+  healing: Exclude<Healing, 'never'>,
+  stops: number,
+  random: number,
+): number {
+  if (!Number.isInteger(stops) || stops < 1)
+    throw new RangeError(`stops must be an integer >= 1, got ${stops}`);
+  const growth = healing === 'paused' ? 1 : policy.multiplier ** Math.min(stops - 1, 64);
+  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * growth);
+  return Math.max(1, Math.round(ceiling * (1 - policy.jitter * random)));
+}

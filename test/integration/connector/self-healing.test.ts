@@ -1,0 +1,129 @@
+/**
+ * Self-healing end to end, on the real broker and registry, with the real OAuth flow: a grant revoked while
+ * the connector runs pauses its locations (metric, /readyz, the run goes on: no exit), and once a person
+ * runs `auth login` again (a new grant in the store) they resume without a restart, publishing what changed
+ * meanwhile. A read_committed reader then sees every call version exactly once.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.js';
+import type { ConnectorConfig } from '../../../src/config/schema.js';
+import { freeLoopbackPort } from '../../../src/demo/free-port.js';
+import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
+import { silentLogger } from '../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import {
+  connectorDocument,
+  publishedCalls,
+  runConnector,
+  startTestSandbox,
+  type RunningConnector,
+} from '../../support/connector.js';
+import { doubledAndMissing } from '../../support/connector-process.js';
+import { eventually, testKafka } from '../../support/kafka.js';
+
+describe('a connector whose grant is revoked while it runs', () => {
+  let sandbox: RunningSandbox;
+  let config: ConnectorConfig;
+  let connector: RunningConnector;
+  const metrics = new ConnectorMetrics();
+  const env = { SANDBOX_SECRET: 'healing-secret', TOKEN_KEY: randomBytes(32).toString('base64') };
+
+  const login = () =>
+    authorizeAgainstSandbox({ config, sandboxCaPem: sandbox.caCertPem ?? '', logger: silentLogger(), env });
+  const gauge = async (name: string, labels: Record<string, string>) =>
+    (await metrics.registry.getSingleMetric(name)?.get())?.values.find((v) =>
+      Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+    )?.value;
+  const readyz = async () => {
+    const response = await request(`${connector.runtime.metricsAddress?.url ?? ''}/readyz`);
+    return { status: response.statusCode, body: await response.body.text() };
+  };
+
+  beforeAll(async () => {
+    const redirectUri = `https://127.0.0.1:${await freeLoopbackPort()}/callback`;
+    sandbox = await startTestSandbox({
+      autoApprove: true,
+      rotateRefreshTokens: true,
+      client: { clientId: 'healing-client', clientSecret: env.SANDBOX_SECRET, redirectUri },
+      data: { seed: 31, locations: 2, callsPerLocation: 40, privateRatio: 0.3 },
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'calls-healing-'));
+    const { auth: _static, ...document } = connectorDocument(sandbox, {
+      poll: { intervalMs: 200, stoppedRetry: { initialDelayMs: 1_000, maxDelayMs: 2_000 } },
+      metrics: { enabled: true, host: '127.0.0.1', port: 0 },
+    });
+    config = parseConfig(
+      {
+        ...document,
+        oauth: {
+          clientId: 'healing-client',
+          clientSecret: '${SANDBOX_SECRET}',
+          redirectUri,
+          keyEnv: 'TOKEN_KEY',
+          rotationGraceMs: 0,
+          store: { type: 'file', path: join(dir, 'tokens.enc') },
+        },
+      },
+      env,
+    );
+    await login();
+    connector = await runConnector({ config, logger: silentLogger(), metrics, env });
+  });
+
+  afterAll(async () => {
+    await connector?.stop();
+    await sandbox.close();
+  });
+
+  it('pauses its locations without exiting, reports them, and resumes them once a new grant is stored', async () => {
+    const { runtime } = connector;
+    await eventually(
+      () => runtime.status().every((s) => s.totals.traversalsCompleted >= 1),
+      60_000,
+      'the first traversals',
+    );
+
+    sandbox.admin.revokeTokens();
+    await eventually(
+      () => runtime.status().every((s) => s.stoppedBy === 'AUTH_GRANT_REVOKED'),
+      30_000,
+      'every location paused by the revoked grant',
+    );
+    expect(await gauge('calls_connector_locations_stopped', { code: 'AUTH_GRANT_REVOKED' })).toBe(2);
+    expect(await gauge('calls_connector_grant_valid', { grant: 'default' })).toBe(0);
+    await eventually(async () => (await readyz()).status === 503, 15_000, '/readyz to fail');
+    expect((await readyz()).body).toContain('2 of 2 location(s) stopped: AUTH_GRANT_REVOKED x2');
+
+    // Changes made while the grant is revoked must arrive after the new login.
+    const changed = sandbox.locations.map((locationUid) =>
+      sandbox.admin.upsertCall({ locationUid, customerPhoneNumber: '+15550001111', isPrivate: false }),
+    );
+    await login();
+    await eventually(
+      () => runtime.status().every((s) => s.stoppedBy === null),
+      30_000,
+      'the locations resumed without a restart',
+    );
+    expect(await gauge('calls_connector_grant_valid', { grant: 'default' })).toBe(1);
+    const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
+    await eventually(
+      async () => {
+        const published = await publishedCalls(testKafka(), config);
+        return changed.every((c) => published.some((p) => p.uid === c.uid));
+      },
+      30_000,
+      'the calls changed while paused, published',
+    );
+    expect((await metrics.locationsStopped.get()).values).toEqual([]);
+    await eventually(async () => (await readyz()).status === 200, 15_000, '/readyz to pass again');
+
+    const published = await publishedCalls(testKafka(), config);
+    expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
+  });
+});

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { connectorStatus } from '../../../src/runtime/status.js';
+import { emptyTotals } from '../../../src/sync/location-sync.js';
+import type { LocationStatus } from '../../../src/sync/scheduler.js';
+
+function location(uid: string, overrides: Partial<LocationStatus> = {}): LocationStatus {
+  return {
+    locationUid: uid,
+    state: 'waiting',
+    offset: {
+      since: '2026-01-01T00:00:00Z',
+      cursor: null,
+      watermark: '2026-01-01T00:00:00Z',
+      boundary: ['x'],
+    },
+    traversalId: null,
+    nextRunAt: Date.parse('2026-01-01T00:01:00Z'),
+    lastSuccessAt: Date.parse('2026-01-01T00:00:30Z'),
+    lastError: null,
+    consecutiveFailures: 0,
+    stoppedBy: null,
+    totals: emptyTotals(),
+    ...overrides,
+  };
+}
+
+describe('connectorStatus', () => {
+  it("describes each location as a Kafka Connect task, with Connect's state words and our offset beside them", () => {
+    const failed = { code: 'API_UNAVAILABLE', message: 'the calls API failed 8 times', at: 0 };
+    const status = connectorStatus('calls', 'host:1', [
+      location('a'),
+      location('b', {
+        state: 'running',
+        traversalId: 't-1',
+        nextRunAt: null,
+        offset: { ...location('b').offset, cursor: 'c2' },
+      }),
+      location('c', { state: 'backoff', lastError: failed, consecutiveFailures: 2 }),
+      location('d', { state: 'stopped', lastError: { ...failed, code: 'CURSOR_LOOP' }, nextRunAt: null }),
+    ]);
+
+    expect(status).toMatchObject({
+      name: 'calls',
+      type: 'source',
+      connector: { state: 'RUNNING', worker_id: 'host:1' },
+    });
+    expect(status.tasks.map((t) => [t.id, t.state, t.phase])).toEqual([
+      ['a', 'RUNNING', 'waiting'],
+      ['b', 'RUNNING', 'running'],
+      ['c', 'RESTARTING', 'backoff'],
+      ['d', 'FAILED', 'stopped'],
+    ]);
+    expect(status.tasks[0]).toEqual({
+      id: 'a',
+      state: 'RUNNING',
+      worker_id: 'host:1',
+      phase: 'waiting',
+      traversal_id: null,
+      offset: { since: '2026-01-01T00:00:00Z', cursor: null, watermark: '2026-01-01T00:00:00Z' },
+      last_success_at: '2026-01-01T00:00:30.000Z',
+      next_run_at: '2026-01-01T00:01:00.000Z',
+      consecutive_failures: 0,
+    });
+    expect(status.tasks[1]).toMatchObject({ traversal_id: 't-1', offset: { cursor: 'c2' } });
+    expect(status.tasks[2]?.trace).toBe('API_UNAVAILABLE: the calls API failed 8 times');
+    expect(status.tasks[3]?.trace).toBe('CURSOR_LOOP: the calls API failed 8 times');
+  });
+
+  it('is UNASSIGNED while starting, and FAILED when every location is stopped or the connector hit a fatal error', () => {
+    expect(connectorStatus('calls', 'w', null).connector.state).toBe('UNASSIGNED');
+    const stopped = location('a', { state: 'stopped', lastError: { code: 'X', message: 'y', at: 0 } });
+    expect(connectorStatus('calls', 'w', [stopped]).connector.state).toBe('FAILED');
+    expect(
+      connectorStatus('calls', 'w', [location('a')], { code: 'KAFKA_FENCED', message: 'another instance' })
+        .connector,
+    ).toEqual({ state: 'FAILED', worker_id: 'w', trace: 'KAFKA_FENCED: another instance' });
+  });
+});
