@@ -103,7 +103,29 @@ const NO_FAULTS = {
   accessTokenEarlyExpiryRate: 0,
   refreshTokenRevocationRate: 0,
   cursorTtlMs: 24 * 3600_000,
+  cursorRejection: null,
+  cursorRejectionRate: 0,
+  singleCallFailures: [],
+  singleCallVersionSkewRate: 0,
 } as const;
+
+/** Answers of other APIs' shapes, none of which the connector's configuration names. */
+const CURSOR_REFUSALS = [
+  {
+    status: 400,
+    body: '{"errors":[{"detail":"pagination token is stale"}]}',
+    contentType: 'application/json',
+  },
+  { status: 422, body: 'Pagination token is stale', contentType: 'text/plain' },
+  { status: 404, body: '<html><body><h1>Not Found</h1></body></html>', contentType: 'text/html' },
+  { status: 409, body: '{"message":"cursor no longer valid","code":12}', contentType: 'application/json' },
+] as const;
+
+const HTML_503 = {
+  status: 503,
+  body: '<html><body>503 Service Unavailable</body></html>',
+  contentType: 'text/html',
+};
 
 /** The sandbox settings of one API fault window. */
 function apiFaultSettings(kind: FaultKind, random: Random): Record<string, unknown> {
@@ -119,18 +141,46 @@ function apiFaultSettings(kind: FaultKind, random: Random): Record<string, unkno
     case 'api-malformed-bodies':
       return { malformedJsonRate: random.between(0.05, 0.2) };
     case 'api-non-json-errors':
-      return { serverErrorRate: random.between(0.2, 0.4) };
+      return {
+        serverErrorRate: random.between(0.2, 0.4),
+        singleCallFailures: [
+          { rate: 0.3, attempts: 2, answer: HTML_503 },
+          { rate: 0.1, attempts: 1, answer: { status: 200, body: 'OK', contentType: 'text/plain' } },
+        ],
+      };
     case 'api-cursor-rejected':
-      return { cursorTtlMs: random.int(1, 200) };
+      // Expired cursors, answered with a status and body no configuration names.
+      return {
+        cursorTtlMs: random.int(1, 200),
+        cursorRejection: random.pick(CURSOR_REFUSALS),
+        cursorRejectionRate: random.between(0.2, 0.5),
+      };
     case 'api-token-expiry':
       return { accessTokenEarlyExpiryRate: random.between(0.02, 0.08) };
     case 'api-single-call-failures':
-      return { serverErrorRate: random.between(0.1, 0.3) };
+      return {
+        singleCallFailures: [
+          { rate: random.between(0.1, 0.3), attempts: random.int(1, 3), answer: HTML_503 },
+          // A per-call refusal: published unenriched, the number redacted (never lost).
+          {
+            rate: 0.03,
+            attempts: 0,
+            answer: { status: 404, body: '{"error":"gone"}', contentType: 'application/json' },
+          },
+        ],
+      };
     case 'api-single-call-newer-version':
-      return {};
+      return { singleCallVersionSkewRate: random.between(0.05, 0.2) };
     default:
       return {};
   }
+}
+
+/** JSON.stringify replacer for event lines: rates to two decimals, long bodies cut. */
+function brief(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isInteger(value)) return Number(value.toFixed(2));
+  if (typeof value === 'string' && value.length > 40) return `${value.slice(0, 37)}...`;
+  return value;
 }
 
 export class ChaosRun {
@@ -687,13 +737,12 @@ export class ChaosRun {
         return this.rollingRestart(outcome);
       case 'sigstop':
         return this.sigstop(fault, outcome);
-      case 'api-single-call-newer-version':
       default: {
         const settings = apiFaultSettings(fault.kind, random);
         await this.admin.call('PUT', 'faults', settings);
         await sleep(fault.durationMs);
         await this.admin.call('PUT', 'faults', { ...NO_FAULTS, ...backgroundFaults(this.options.seed) });
-        outcome.detail = `${(fault.durationMs / 1000).toFixed(1)} s of ${JSON.stringify(settings)}`;
+        outcome.detail = `${(fault.durationMs / 1000).toFixed(1)} s of ${JSON.stringify(settings, brief)}`;
         return Date.now();
       }
     }
