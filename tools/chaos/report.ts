@@ -112,10 +112,12 @@ export function markdown(summary: RunSummary, command: string): string {
   else lines.push(...summary.violations.map((v) => `- ${v.split('\n')[0]}`));
   if (summary.unexpectedExits.length > 0) {
     lines.push('', '## Unexpected exits', '');
-    for (const e of summary.unexpectedExits.slice(0, 20))
-      lines.push(
-        `- ${e.instance}: code ${e.code}, ${e.signal ?? 'no signal'}: \`${e.tail.split('\n').at(-1)?.slice(0, 300) ?? ''}\``,
-      );
+    for (const e of summary.unexpectedExits.slice(0, 20)) {
+      // The CLI's closing line names the error code: `calls-connector: [CODE] message`.
+      const tail = e.tail.split('\n');
+      const said = tail.find((l) => /\[[A-Z][A-Z0-9_]+\]/.test(l)) ?? tail.at(-1) ?? '';
+      lines.push(`- ${e.instance}: code ${e.code}, ${e.signal ?? 'no signal'}: \`${said.slice(0, 300)}\``);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

@@ -492,7 +492,7 @@ export class ChaosRun {
   /** The supervisor: an unexpected exit of the active instance is recorded, and the instance restarted. */
   private onExit(instance: LoggedProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.retiring.has(instance) || instance !== this.active || this.stopBackground) return;
-    this.summary.unexpectedExits.push({ instance: instance.name, code, signal, tail: instance.tail(3) });
+    this.summary.unexpectedExits.push({ instance: instance.name, code, signal, tail: instance.tail(8) });
     const now = Date.now();
     this.recentExits.push(now);
     const inLastMinute = this.recentExits.filter((t) => now - t < 60_000).length;
