@@ -107,6 +107,7 @@ const NO_FAULTS = {
   cursorRejectionRate: 0,
   singleCallFailures: [],
   singleCallVersionSkewRate: 0,
+  errorBody: null,
 } as const;
 
 /** Answers of other APIs' shapes, none of which the connector's configuration names. */
@@ -119,6 +120,11 @@ const CURSOR_REFUSALS = [
   { status: 422, body: 'Pagination token is stale', contentType: 'text/plain' },
   { status: 404, body: '<html><body><h1>Not Found</h1></body></html>', contentType: 'text/html' },
   { status: 409, body: '{"message":"cursor no longer valid","code":12}', contentType: 'application/json' },
+] as const;
+
+const GATEWAY_ERRORS = [
+  { body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>', contentType: 'text/html' },
+  { body: 'upstream connect error or disconnect/reset before headers', contentType: 'text/plain' },
 ] as const;
 
 const HTML_503 = {
@@ -141,8 +147,11 @@ function apiFaultSettings(kind: FaultKind, random: Random): Record<string, unkno
     case 'api-malformed-bodies':
       return { malformedJsonRate: random.between(0.05, 0.2) };
     case 'api-non-json-errors':
+      // 5xx and 429 of a gateway in front of the API: HTML or plain text, not the API's JSON.
       return {
         serverErrorRate: random.between(0.2, 0.4),
+        rateLimitRate: random.between(0.05, 0.2),
+        errorBody: random.pick(GATEWAY_ERRORS),
         singleCallFailures: [
           { rate: 0.3, attempts: 2, answer: HTML_503 },
           { rate: 0.1, attempts: 1, answer: { status: 200, body: 'OK', contentType: 'text/plain' } },
