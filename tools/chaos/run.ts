@@ -480,6 +480,8 @@ export class ChaosRun {
   // ---------- connector instances ----------
 
   private startInstance(): LoggedProcess {
+    // A fault or the supervisor may still be at work while Ctrl-C tears the run down: start nothing then.
+    if (this.tornDown !== null) throw new Error('the run is stopping');
     const n = this.instances.length + 1;
     const instance = new LoggedProcess(
       `connector-${n}`,

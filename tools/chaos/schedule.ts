@@ -83,7 +83,8 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
   return {
     name,
     locations: 200,
-    callsPerLocation: 1000,
+    // 1,080 per location: 216,000 calls, of which about 201,000 are listable (the rest third-party or unrepresentable).
+    callsPerLocation: 1080,
     faultPhaseMs: m * 60_000,
     counts: {
       'connector-kill': Math.ceil(18 * scale),
