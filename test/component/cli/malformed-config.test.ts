@@ -127,7 +127,10 @@ const cases: Case[] = [
   {
     name: 'a reference to an unset environment variable',
     content: VALID.replace('auth: {staticToken: t}', 'auth: {staticToken: "${CHAOS_TEST_UNSET_VARIABLE}"}'),
-    message: ['config key `auth.staticToken` refers to ${CHAOS_TEST_UNSET_VARIABLE}, which is not set'],
+    message: [
+      'calls-connector: FILE: an environment variable the config refers to is not set: CHAOS_TEST_UNSET_VARIABLE',
+      '  - CHAOS_TEST_UNSET_VARIABLE (used by `auth.staticToken`)',
+    ],
   },
 ];
 
