@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { lastStableOffsets } from '../../../tools/chaos/last-stable-offsets.js';
-import { createTopics, testKafka } from '../../support/kafka.js';
+import { createTopics, eventually, testKafka } from '../../support/kafka.js';
 import { stackEndpoints, uniqueName } from '../../support/stack.js';
 
 describe('lastStableOffsets', () => {
@@ -28,9 +28,15 @@ describe('lastStableOffsets', () => {
         { partition: 1, lastStable: 0n, high: 1n },
       ]);
       await transaction.commit();
-      const committed = await lastStableOffsets(broker, topic, [0, 1]);
-      expect(committed[1]?.lastStable).toBe(committed[1]?.high);
-      expect(committed[1]?.high).toBe(2n); // the record and the commit marker
+      // The coordinator writes the commit marker after answering EndTxn: the LSO catches up soon after.
+      await eventually(
+        async () => {
+          const [, p1] = await lastStableOffsets(broker, topic, [0, 1]);
+          return p1 !== undefined && p1.lastStable === p1.high && p1.high === 2n; // the record and the marker
+        },
+        30_000,
+        'the last stable offset to reach the commit marker',
+      );
     } finally {
       await producer.disconnect();
     }
