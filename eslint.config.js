@@ -75,6 +75,33 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // Product code never depends on dev tooling; the chaos tools (tools/) test the product from outside and
+  // share no code with it: they run the built CLI as a process, never import src/.
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/tools/**'], message: 'src/ must not import dev tooling (tools/).' }] },
+      ],
+    },
+  },
+  {
+    files: ['tools/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/**', '**/dist/**', 'calls-connector', 'calls-connector/**'],
+              message: 'tools/ is independent of the connector: run the built CLI as a process instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
     plugins: { 'import-x': importX },

@@ -12,9 +12,13 @@
 //   up      start what is not running (idempotent), wait until both answer, print the endpoints
 //   down    stop only the processes this script started
 //   status  print what is running
+//   kill-kafka | start-kafka        kill -9 the broker / start it again on its data (fault injection)
+//   stop-registry | start-registry  stop the registry (SIGTERM) / start it again on its data
 // Environment: CALLS_STACK_HOME (cache folder, default <repo>/.cache/stack), STACK_KAFKA_VERSION
 // (default 4.4.0, the current 4.x release; 3.9.2, the last 3.x, stays tested by CI), STACK_KAFKA_PORT (19092), STACK_CONTROLLER_PORT (19093),
-// STACK_REGISTRY_PORT (18081; its management interface uses the next port), STACK_REGISTRY_VERSION (3.3.3).
+// STACK_REGISTRY_PORT (18081; its management interface uses the next port), STACK_REGISTRY_VERSION (3.3.3),
+// STACK_STATE_DIR (state, logs and data of the running stack, default the cache folder: a second stack on
+// other ports, e.g. the chaos suite's, runs from the same checkout with its own).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -36,8 +40,9 @@ const registryVersion = process.env.STACK_REGISTRY_VERSION ?? '3.3.3';
 const kafkaPort = Number(process.env.STACK_KAFKA_PORT ?? 19092);
 const controllerPort = Number(process.env.STACK_CONTROLLER_PORT ?? 19093);
 const registryPort = Number(process.env.STACK_REGISTRY_PORT ?? 18081);
-const stateFile = join(home, 'state.json');
-const logDir = join(home, 'logs');
+const stateHome = resolve(process.env.STACK_STATE_DIR ?? home);
+const stateFile = join(stateHome, 'state.json');
+const logDir = join(stateHome, 'logs');
 const host = '127.0.0.1';
 
 const endpoints = {
@@ -197,7 +202,7 @@ function readState() {
 }
 
 function writeState(state) {
-  mkdirSync(home, { recursive: true });
+  mkdirSync(stateHome, { recursive: true });
   writeFileSync(stateFile, JSON.stringify(state, null, 2));
 }
 
@@ -277,12 +282,14 @@ async function registryAnswers() {
   }
 }
 
-async function startKafka() {
+// keepData: a restart after a crash (start-kafka), on the storage of the killed broker.
+async function startKafka({ keepData = false } = {}) {
   const classpath = kafkaClasspath();
-  const dir = join(home, `kafka-${kafkaVersion}`);
-  const dataDir = join(home, 'kafka-data');
-  // A throwaway broker: fresh storage on every start, so tests never see an earlier run's topics.
-  rmSync(dataDir, { recursive: true, force: true });
+  const dir = join(stateHome, `kafka-${kafkaVersion}`);
+  mkdirSync(dir, { recursive: true });
+  const dataDir = join(stateHome, 'kafka-data');
+  // A throwaway broker: fresh storage on every `up`, so tests never see an earlier run's topics.
+  if (!keepData) rmSync(dataDir, { recursive: true, force: true });
   const props = [
     'process.roles=broker,controller',
     'node.id=1',
@@ -339,18 +346,22 @@ async function startKafka() {
   ];
   const clusterId = 'q1Sh-9_ISia_zwGINzRvyQ';
   const java = findJava(17);
-  execFileSync(
-    java,
-    [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties')],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  if (!keepData)
+    execFileSync(
+      java,
+      [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties')],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
   return startDetached('kafka', java, [...jvm, 'kafka.Kafka', join(dir, 'server.properties')], dir);
 }
 
-function startRegistry() {
+// Storage in an H2 file (fresh on every `up`), so that a registry stopped and started keeps its schema ids.
+function startRegistry({ keepData = false } = {}) {
   const dir = registryDistribution();
+  const dataDir = join(stateHome, 'registry-data');
+  if (!keepData) rmSync(dataDir, { recursive: true, force: true });
   return startDetached(
     'registry',
     findJava(21),
@@ -364,6 +375,7 @@ function startRegistry() {
       // 9000) would stop this one from starting. Keep it on loopback, next to the registry's own port.
       `-Dquarkus.management.port=${registryPort + 1}`,
       `-Dquarkus.management.host=${host}`,
+      `-Dapicurio.datasource.url=jdbc:h2:file:${join(dataDir, 'registry')}`,
       '-jar',
       'quarkus-run.jar',
     ],
@@ -465,7 +477,34 @@ async function status() {
   process.exitCode = kafka && registry ? 0 : 3;
 }
 
+// Fault injection for the chaos suite (tools/chaos): the broker killed and restarted on its data, the
+// registry stopped and started on its data. Only processes this script started are touched.
+async function restart(name, kill, start, answers, what) {
+  const state = readState();
+  if (kill) {
+    if (name === 'kafka' && alive(state.kafka?.pid)) {
+      log(`kill -9 Kafka (pid ${state.kafka.pid})`);
+      process.kill(-state.kafka.pid, 'SIGKILL');
+      while (alive(state.kafka.pid)) await new Promise((r) => setTimeout(r, 50));
+    } else if (name === 'registry') await stop('registry', state.registry);
+    return;
+  }
+  const proc = await start({ keepData: true });
+  state[name] = { ...state[name], ...proc };
+  writeState(state);
+  await waitFor(what, answers, 120_000, proc.pid, proc.logFile);
+  printEndpoints(state);
+}
+
 switch (command) {
+  case 'kill-kafka':
+  case 'start-kafka':
+    await restart('kafka', command === 'kill-kafka', startKafka, kafkaAnswers, `Kafka ${kafkaVersion}`);
+    break;
+  case 'stop-registry':
+  case 'start-registry':
+    await restart('registry', command === 'stop-registry', startRegistry, registryAnswers, 'the registry');
+    break;
   case 'fetch':
     kafkaClasspath();
     registryDistribution();
@@ -481,5 +520,7 @@ switch (command) {
     await status();
     break;
   default:
-    fail(`unknown command "${command}"; use fetch, up, down or status`);
+    fail(
+      `unknown command "${command}"; use fetch, up, down, status, kill-kafka, start-kafka, stop-registry or start-registry`,
+    );
 }

@@ -5,7 +5,8 @@
  *
  * Start-up order, each step failing fast with an actionable error:
  * 1. metrics server (so /healthz answers and /readyz says what is missing while the rest starts);
- *    then the schema registry is asked once (a wrong URL or credentials is named as such, see preflight.ts);
+ *    then the schema registry is asked, and waited for while it is down (a wrong URL or credentials is named as
+ *    such at once, see preflight.ts);
  * 2. Kafka session: topics, schemas, producer (fencing any older instance), then offsets (see KafkaSession);
  * 3. token providers (OAuth grant(s) from the encrypted store, or the static development token);
  * 4. one HTTP transport (keep-alive pool, global rate limit and concurrency cap) shared by one API client
@@ -29,7 +30,7 @@ import { Readiness, type NamedReadinessCheck } from '../ops/readiness.js';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js';
 import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
-import { verifySchemaRegistry } from './preflight.js';
+import { waitForSchemaRegistry } from './preflight.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import { MetricsServer, type MetricsServerAddress } from '../ops/server.js';
 import { packageVersion } from '../package-info.js';
@@ -53,6 +54,8 @@ export interface ConnectorRuntimeOptions {
   metrics?: ConnectorMetrics;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /** Aborted (SIGTERM) while start-up waits for the schema registry: the wait ends with its error. */
+  signal?: AbortSignal;
 }
 
 export class ConnectorRuntime {
@@ -117,7 +120,10 @@ export class ConnectorRuntime {
         ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
         ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
       };
-      await verifySchemaRegistry(registryProbe);
+      await waitForSchemaRegistry(registryProbe, {
+        logger,
+        ...(options.signal && { signal: options.signal }),
+      });
 
       let onFatal: (error: FatalError) => void = () => {};
       const session = await KafkaSession.start({

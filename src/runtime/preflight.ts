@@ -4,6 +4,7 @@
  * credentials and an unreachable host all alike ("HTTP 400"/"404: [object Object]"), so the connector asks
  * the registry itself first. Called once by ConnectorRuntime.start.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../ops/checks.js';
 
@@ -46,4 +47,39 @@ export async function verifySchemaRegistry(probe: SchemaRegistryProbe): Promise<
     statusCode >= 500 ? 'SCHEMA_REGISTRY_UNAVAILABLE' : 'SCHEMA_REGISTRY_REFUSED',
     `the schema registry at ${shown} answered HTTP ${statusCode} to GET …/subjects: check schemaRegistry.url and the registry's logs`,
   );
+}
+
+export interface RegistryWait {
+  logger: { warn(details: object, message: string): void };
+  /** Aborted (SIGTERM): the wait ends with the last error. */
+  signal?: AbortSignal;
+  /** Backoff between probes: from this, doubled up to maxDelayMs. */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+/**
+ * verifySchemaRegistry until it passes. A registry that is down or failing when the connector starts (a
+ * retriable error) is waited for, with capped exponential backoff and a warning per attempt, instead of ending
+ * the process: under a supervisor that would be a crash loop for as long as the registry is down (seen by the
+ * chaos suite). A wrong URL or wrong credentials still fail at once (FatalError).
+ */
+export async function waitForSchemaRegistry(probe: SchemaRegistryProbe, wait: RegistryWait): Promise<void> {
+  let delayMs = wait.initialDelayMs ?? 1000;
+  for (;;) {
+    try {
+      await verifySchemaRegistry(probe);
+      return;
+    } catch (error) {
+      if (!(error instanceof RetriableError) || wait.signal?.aborted) throw error;
+      wait.logger.warn(
+        { code: error.code, retryInMs: delayMs, err: error },
+        'the schema registry is not available yet; waiting for it',
+      );
+      await sleep(delayMs, undefined, wait.signal ? { signal: wait.signal } : {}).catch(() => {
+        throw error;
+      });
+      delayMs = Math.min(wait.maxDelayMs ?? 30_000, delayMs * 2);
+    }
+  }
 }

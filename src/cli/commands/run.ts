@@ -90,7 +90,7 @@ export function register(program: Command): void {
       const stop = shutdownSignal((received) => logger.info({ signal: received }, 'stopping'));
       let runtime: ConnectorRuntime | null = null;
       try {
-        runtime = await ConnectorRuntime.start({ config, logger });
+        runtime = await ConnectorRuntime.start({ config, logger, signal: stop.signal });
         await runtime.run(stop.signal);
         if (!stop.signal.aborted) {
           const summary = describeStoppedLocations(runtime.status());

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { verifySchemaRegistry } from '../../../src/runtime/preflight.js';
+import { verifySchemaRegistry, waitForSchemaRegistry } from '../../../src/runtime/preflight.js';
+import { freeLoopbackPort } from '../../../src/demo/free-port.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 
 /** A registry stand-in: `/apis/ccompat/v7/subjects` answers `status`; every other path 404. */
@@ -74,5 +75,48 @@ describe('verifySchemaRegistry', () => {
       `cannot reach the schema registry at ${base}/apis/ccompat/v7 (ECONNREFUSED)`,
     );
     expect(error.message).toContain('check schemaRegistry.url');
+  });
+});
+
+describe('waitForSchemaRegistry', () => {
+  it('waits for a registry that is down at start, and goes on once it answers', async () => {
+    const port = await freeLoopbackPort();
+    const warnings: Array<{ code?: string }> = [];
+    let registry: Server | undefined;
+    const ready = waitForSchemaRegistry(
+      { url: `http://127.0.0.1:${port}/apis/ccompat/v7` },
+      {
+        initialDelayMs: 5,
+        logger: {
+          // The registry comes up after the first failed probe.
+          warn: (details: { code?: string }) => {
+            warnings.push(details);
+            if (registry === undefined) {
+              registry = createServer((_req, res) => res.end('[]'));
+              registry.listen(port, '127.0.0.1');
+            }
+          },
+        },
+      },
+    );
+    await ready;
+    expect(warnings.length).toBeGreaterThanOrEqual(1);
+    expect(warnings[0]?.code).toBe('SCHEMA_REGISTRY_UNREACHABLE');
+    await new Promise((resolve) => registry?.close(resolve));
+  });
+
+  it('fails at once on a wrong URL, and ends the wait when the signal is aborted', async () => {
+    const registry = await fakeRegistry(200);
+    const logger = { warn: () => undefined };
+    const wrong = await failureOf(waitForSchemaRegistry({ url: `${registry.base}/wrong` }, { logger }));
+    expect(wrong.code).toBe('SCHEMA_REGISTRY_URL_WRONG');
+    await new Promise((resolve) => registry.server.close(resolve));
+    const stop = new AbortController();
+    const waiting = waitForSchemaRegistry(
+      { url: `${registry.base}/apis/ccompat/v7` },
+      { logger: { warn: () => stop.abort() }, signal: stop.signal, initialDelayMs: 60_000 },
+    );
+    const stopped = await failureOf(waiting);
+    expect(stopped.code).toBe('SCHEMA_REGISTRY_UNREACHABLE');
   });
 });

@@ -25,6 +25,11 @@ export interface FaultSettings {
   /** Share of requests answered with a server error, the status drawn from serverErrorStatuses. */
   serverErrorRate: number;
   serverErrorStatuses: number[];
+  /**
+   * The body of injected 429 and 5xx answers, sent as-is (an HTML error page, plain text, JSON of another
+   * layout: what a gateway in front of an API sends); null = the sandbox's own JSON error.
+   */
+  errorBody: { body: string; contentType: string } | null;
   /** Share of responses cut off: headers and part of the body sent, then the socket destroyed. */
   dropConnectionRate: number;
   /** Share of 200 responses whose JSON body is malformed (truncated and garbled). */
@@ -75,6 +80,7 @@ export const DEFAULT_FAULTS: FaultSettings = {
   retryAfterSeconds: 1,
   serverErrorRate: 0,
   serverErrorStatuses: [500, 502, 503],
+  errorBody: null,
   dropConnectionRate: 0,
   malformedJsonRate: 0,
   cursorTtlMs: 24 * 3600_000,
@@ -124,6 +130,22 @@ function checkCannedAnswer(v: unknown, name: string): void {
   }
 }
 
+function checkErrorBody(v: unknown): void {
+  const e = v as { body?: unknown; contentType?: unknown } | null;
+  if (
+    typeof e !== 'object' ||
+    e === null ||
+    typeof e.body !== 'string' ||
+    e.body.length > MAX_CANNED_BODY ||
+    typeof e.contentType !== 'string' ||
+    e.contentType === ''
+  ) {
+    throw new RangeError(
+      `faults.errorBody must be null or {body: string of at most ${MAX_CANNED_BODY} chars, contentType: non-empty string}`,
+    );
+  }
+}
+
 function checkSingleCallFailures(v: unknown): void {
   if (!Array.isArray(v) || v.length > MAX_SINGLE_CALL_RULES)
     throw new RangeError(
@@ -146,6 +168,7 @@ export function mergeFaults(base: FaultSettings, update: Partial<FaultSettings>)
     if (!isRate(merged[key])) throw new RangeError(`faults.${key} must be a number within 0..1`);
   }
   if (merged.cursorRejection !== null) checkCannedAnswer(merged.cursorRejection, 'faults.cursorRejection');
+  if (merged.errorBody !== null) checkErrorBody(merged.errorBody);
   checkSingleCallFailures(merged.singleCallFailures);
   if (!Number.isInteger(merged.seed)) throw new RangeError('faults.seed must be an integer');
   if (!(Number.isFinite(merged.retryAfterSeconds) && merged.retryAfterSeconds >= 0)) {

@@ -19,13 +19,23 @@ export async function enterFaultGate(ctx: SandboxContext, res: ServerResponse): 
   }
   if (plan.reject !== null) {
     const { status, retryAfterSeconds } = plan.reject;
-    if (status === 429) {
-      ctx.stats.faults.rateLimited++;
-      ctx.respond.apiError(res, 429, 'rate_limited', 'too many requests; retry after the given delay', {
-        'retry-after': String(retryAfterSeconds ?? 1),
-      });
+    const headers: Record<string, string> =
+      status === 429 ? { 'retry-after': String(retryAfterSeconds ?? 1) } : {};
+    if (status === 429) ctx.stats.faults.rateLimited++;
+    else ctx.stats.faults.serverErrors++;
+    const errorBody = ctx.faults.errorBody;
+    if (errorBody !== null) {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+      ctx.respond.canned(res, { status, ...errorBody });
+    } else if (status === 429) {
+      ctx.respond.apiError(
+        res,
+        429,
+        'rate_limited',
+        'too many requests; retry after the given delay',
+        headers,
+      );
     } else {
-      ctx.stats.faults.serverErrors++;
       ctx.respond.apiError(
         res,
         status,

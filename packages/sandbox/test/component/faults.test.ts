@@ -43,6 +43,23 @@ describe('fault injection', () => {
     expect([...statuses].sort()).toEqual([500, 502, 503]);
   });
 
+  it('answers injected 429 and 5xx with the configured body of any shape, Retry-After kept', async () => {
+    const errorBody = {
+      body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
+      contentType: 'text/html',
+    };
+    sandbox.admin.setFaults({ rateLimitRate: 1, retryAfterSeconds: 2, errorBody });
+    const limited = await client.list(token, { limit: 5 });
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBe('2');
+    expect(limited.headers['content-type']).toBe('text/html');
+    expect(limited.text).toBe(errorBody.body);
+    sandbox.admin.setFaults({ rateLimitRate: 0, serverErrorRate: 1, errorBody });
+    const failed = await client.get('/v4/calls?limit=1', token);
+    expect([500, 502, 503]).toContain(failed.status);
+    expect(failed.text).toBe(errorBody.body);
+  });
+
   it('drops the connection in the middle of a response body', async () => {
     sandbox.admin.setFaults({ dropConnectionRate: 1 });
     await expect(client.list(token, { limit: 50 })).rejects.toBeInstanceOf(Error);
@@ -166,6 +183,9 @@ describe('fault injection', () => {
   it('rejects invalid settings and keeps the previous ones', () => {
     sandbox.admin.setFaults({ rateLimitRate: 0.25 });
     expect(() => sandbox.admin.setFaults({ serverErrorRate: 2 })).toThrow(RangeError);
+    expect(() => sandbox.admin.setFaults({ errorBody: { body: 'x', contentType: '' } })).toThrow(
+      /faults.errorBody must be null or/,
+    );
     expect(sandbox.admin.faults().rateLimitRate).toBe(0.25);
   });
 });

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../../tools/chaos/random.js';
+import { recoveries } from '../../../tools/chaos/report.js';
+import type { RunSummary } from '../../../tools/chaos/run.js';
+import { API_FAULTS, PROCESS_FAULTS, planFaults, profile } from '../../../tools/chaos/schedule.js';
+
+describe('the chaos fault schedule', () => {
+  it('is the same for the same seed and differs for another', () => {
+    const full = profile('full');
+    expect(planFaults(seededRandom(42), full)).toEqual(planFaults(seededRandom(42), full));
+    expect(planFaults(seededRandom(43), full)).not.toEqual(planFaults(seededRandom(42), full));
+  });
+
+  it('holds every kind at least its minimum, and a full run at least 20 connector kills', () => {
+    const full = profile('full');
+    const plan = planFaults(seededRandom(1), full);
+    for (const kind of [...PROCESS_FAULTS, ...API_FAULTS])
+      expect(plan.filter((f) => f.kind === kind).length).toBe(full.counts[kind]);
+    const kills = plan.filter((f) => f.kind === 'connector-kill' || f.kind === 'refresh-kill');
+    expect(kills.length).toBeGreaterThanOrEqual(20);
+    expect(full.locations * full.callsPerLocation).toBeGreaterThanOrEqual(200_000);
+    expect(full.locations).toBeGreaterThanOrEqual(200);
+  });
+
+  it('spreads the faults over the fault phase in time order', () => {
+    const short = profile('short', 2);
+    const plan = planFaults(seededRandom(9), short);
+    const times = plan.map((f) => f.atMs);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times[0]).toBeGreaterThan(0);
+    expect(times.at(-1)).toBeLessThan(short.faultPhaseMs);
+  });
+});
+
+describe('the chaos report', () => {
+  it('gives the median and the maximum recovery per kind, leaving unrecovered faults out of both', () => {
+    const fault = (kind: 'broker-kill' | 'sigstop', recoveryMs: number | null) => ({
+      kind,
+      atMs: 0,
+      recoveryMs,
+      detail: '',
+    });
+    const summary = {
+      faults: [
+        fault('broker-kill', 3000),
+        fault('broker-kill', 1000),
+        fault('broker-kill', 2000),
+        fault('broker-kill', null),
+        fault('sigstop', 500),
+        fault('sigstop', 1500),
+      ],
+    } as RunSummary;
+    expect(recoveries(summary)).toEqual([
+      { kind: 'broker-kill', count: 4, recovered: 3, medianMs: 2000, maxMs: 3000 },
+      { kind: 'sigstop', count: 2, recovered: 2, medianMs: 1000, maxMs: 1500 },
+    ]);
+  });
+});

@@ -1,0 +1,137 @@
+/** The report of a chaos run: reports/chaos.json (everything) and reports/chaos.md (for people). */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunSummary } from './run.js';
+
+export interface Recovery {
+  kind: string;
+  count: number;
+  recovered: number;
+  medianMs: number | null;
+  maxMs: number | null;
+}
+
+export function recoveries(summary: RunSummary): Recovery[] {
+  const byKind = new Map<string, (number | null)[]>();
+  for (const f of summary.faults) byKind.set(f.kind, [...(byKind.get(f.kind) ?? []), f.recoveryMs]);
+  return [...byKind]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, values]) => {
+      const times = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
+      const median =
+        times.length === 0
+          ? null
+          : times.length % 2 === 1
+            ? (times[(times.length - 1) / 2] ?? null)
+            : ((times[times.length / 2 - 1] ?? 0) + (times[times.length / 2] ?? 0)) / 2;
+      return {
+        kind,
+        count: values.length,
+        recovered: times.length,
+        medianMs: median,
+        maxMs: times.at(-1) ?? null,
+      };
+    });
+}
+
+const seconds = (ms: number | null): string => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
+
+export function markdown(summary: RunSummary, command: string): string {
+  const c = summary.check;
+  const lines = [
+    `# Chaos run: ${summary.violations.length === 0 ? 'PASSED' : 'FAILED'}`,
+    '',
+    `Reproduce: \`${command}\` (seed ${summary.seed}, profile ${summary.profile}, ` +
+      `${summary.exactlyOnce ? 'exactly-once' : 'at-least-once'}). Duration ${seconds(summary.durationMs)}.`,
+    '',
+    '## Data',
+    '',
+    `- ${summary.locations} locations, ${summary.initialCalls} listable calls at the start; ` +
+      `${summary.liveUpdates} live updates and ${summary.liveCreates} live creations during the run.`,
+    '',
+    '## Faults and recovery',
+    '',
+    'Recovery: from the end of the fault (process restarted, broker or registry answering, API window closed) to ' +
+      'the next page committed to Kafka.',
+    '',
+    '| Fault | Injected | Recovered | Median recovery | Max recovery |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...recoveries(summary).map(
+      (r) => `| ${r.kind} | ${r.count} | ${r.recovered} | ${seconds(r.medianMs)} | ${seconds(r.maxMs)} |`,
+    ),
+    '',
+    `- Connector processes started: ${summary.connectorStarts} (restarts survived: ${Math.max(0, summary.connectorStarts - 1)}); ` +
+      `kills inside an open transaction: ${summary.killsInsideTransaction}; kills between a token refresh and its storage: ` +
+      `${summary.killsBetweenRefreshAndStorage}.`,
+    `- Unexpected exits (restarted by the driver as a supervisor would): ${summary.unexpectedExits.length}; crash loops: ${summary.crashLoops}; ` +
+      `operator logins after a lost grant: ${Math.max(0, summary.operatorLogins - 1)}.`,
+    ...summary.rollingRestartOutcomes.map((o) => `- Rolling restart: ${o}.`),
+    ...summary.fencedInstanceOutcomes.map((o) => `- SIGSTOP/SIGCONT: ${o}.`),
+    `- Settled: ${summary.settled ? 'yes' : 'NO'} (${seconds(summary.settleMs)} after the faults stopped); final SIGTERM: ${summary.finalExit || '—'}.`,
+    `- Peak RSS of a connector process: ${(summary.peakRssBytes / 1024 / 1024).toFixed(0)} MiB.`,
+    '',
+    '## Checker',
+    '',
+  ];
+  if (c === null) lines.push('The checker did not run.');
+  else
+    lines.push(
+      '| Check | Result |',
+      '| --- | ---: |',
+      `| records checked (read_committed) | ${c.recordsChecked} |`,
+      `| distinct versions published | ${c.versionsPublished} |`,
+      `| current versions in the truth | ${c.currentVersions} |`,
+      `| lost | ${c.lost.count} |`,
+      `| duplicated (uid, updatedAt) | ${c.duplicated.count} |`,
+      `| unlisted (third-party, unrepresentable) published | ${c.unlisted.count} |`,
+      `| versions the sandbox never held | ${c.unknownVersion.count} |`,
+      `| customer numbers leaked | ${c.privacyLeaks.count} |`,
+      `| enriched fields unequal to the truth | ${c.enrichmentMismatches.count} |`,
+      `| published unenriched (redacted) | ${c.unenriched} |`,
+      `| dead letters | ${c.deadLetters} |`,
+      `| offsets inconsistent | ${c.offsetViolations.count} |`,
+      `| secrets in ${c.logLinesScanned} log lines | ${c.secretLeaks.count} |`,
+    );
+  if (summary.hostile.length > 0) {
+    lines.push(
+      '',
+      '## Hostile API bodies',
+      '',
+      'One connector process per case, served the body for a few seconds, then SIGTERM.',
+      '',
+      '| Body | Result | Exit | Codes logged | Dead letters | Peak RSS |',
+      '| --- | --- | --- | --- | ---: | ---: |',
+      ...summary.hostile.map(
+        (h) =>
+          `| ${h.name} | ${h.passed ? 'ok' : `FAILED${h.detail ? ` (${h.detail})` : ''}`} | ${h.exit} | ${h.codes.join(', ') || '—'} | ${h.deadLetters} | ${(h.peakRssBytes / 1024 / 1024).toFixed(0)} MiB |`,
+      ),
+    );
+  }
+  lines.push('', '## Violations', '');
+  if (summary.violations.length === 0) lines.push('None.');
+  else lines.push(...summary.violations.map((v) => `- ${v.split('\n')[0]}`));
+  if (summary.unexpectedExits.length > 0) {
+    lines.push('', '## Unexpected exits', '');
+    for (const e of summary.unexpectedExits.slice(0, 20)) {
+      // The CLI's closing line names the error code: `calls-connector: [CODE] message`.
+      const tail = e.tail.split('\n');
+      const said = tail.find((l) => /\[[A-Z][A-Z0-9_]+\]/.test(l)) ?? tail.at(-1) ?? '';
+      lines.push(`- ${e.instance}: code ${e.code}, ${e.signal ?? 'no signal'}: \`${said.slice(0, 300)}\``);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** reports/chaos.{md,json} for a full run (the published figures), reports/chaos-short.* for the short form. */
+export function writeReport(dir: string, summary: RunSummary, command: string): { md: string; json: string } {
+  mkdirSync(dir, { recursive: true });
+  const base = summary.profile === 'full' ? 'chaos' : `chaos-${summary.profile}`;
+  const md = join(dir, `${base}.md`);
+  const json = join(dir, `${base}.json`);
+  writeFileSync(md, markdown(summary, command));
+  writeFileSync(
+    json,
+    `${JSON.stringify({ command, recoveries: recoveries(summary), ...summary }, null, 2)}\n`,
+  );
+  return { md, json };
+}

@@ -1,0 +1,963 @@
+/**
+ * One chaos run: its own stack, the sandbox and the connector as separate processes of the built CLI, live
+ * changes throughout, the fault schedule of the seed, then settle, check and report.
+ *
+ * The driver plays the operator and the supervisor (systemd's Restart=always, a Deployment's restarts): it
+ * restarts a connector that exits, runs `auth login` when a grant is lost, and does rolling restarts. It
+ * never tells the connector anything else. Everything it starts is stopped at the end, even on failure.
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { request } from 'undici';
+import { stringify } from 'yaml';
+import { check, readTopic, type CheckResult, type TruthCall } from './checker.js';
+import { runHostileCases, type HostileOutcome } from './hostile.js';
+import { lastStableOffsets } from './last-stable-offsets.js';
+import { cliPath, LoggedProcess, runToEnd, sleep, until } from './processes.js';
+import { seededRandom, type Random } from './random.js';
+import { SandboxAdmin } from './sandbox-admin.js';
+import { planFaults, type FaultKind, type PlannedFault, type Profile } from './schedule.js';
+import { ChaosStack, type StackEndpoints } from './stack.js';
+
+export interface ChaosOptions {
+  seed: number;
+  profile: Profile;
+  exactlyOnce: boolean;
+  runDir: string;
+  keepStack: boolean;
+  /** Only the hostile-bodies phase (no sandbox, no faults, no checker). */
+  hostileOnly: boolean;
+}
+
+export interface FaultOutcome {
+  kind: FaultKind;
+  atMs: number;
+  /** Time from the end of the fault to the next committed progress; null = none within the cap. */
+  recoveryMs: number | null;
+  detail: string;
+}
+
+export interface RunSummary {
+  seed: number;
+  profile: Profile['name'];
+  exactlyOnce: boolean;
+  locations: number;
+  initialCalls: number;
+  liveUpdates: number;
+  liveCreates: number;
+  faults: FaultOutcome[];
+  killsInsideTransaction: number;
+  killsBetweenRefreshAndStorage: number;
+  connectorStarts: number;
+  unexpectedExits: { instance: string; code: number | null; signal: string | null; tail: string }[];
+  crashLoops: number;
+  operatorLogins: number;
+  fencedInstanceOutcomes: string[];
+  rollingRestartOutcomes: string[];
+  settled: boolean;
+  settleMs: number;
+  finalExit: string;
+  peakRssBytes: number;
+  durationMs: number;
+  check: CheckResult | null;
+  /** Hostile API bodies, one connector process each (tools/chaos/hostile.ts). */
+  hostile: HostileOutcome[];
+  violations: string[];
+}
+
+const PORTS = { sandbox: 21443, callback: 21476, metricsBase: 21410 } as const;
+// Names of their own per run, so that a stack kept from an earlier run (--keep-stack) holds nothing of this one.
+const RUN_ID = `${Date.now().toString(36)}`;
+const TOPICS = {
+  calls: `chaos-${RUN_ID}-calls`,
+  offsets: `chaos-${RUN_ID}-offsets`,
+  dlq: `chaos-${RUN_ID}-dlq`,
+  tokens: `chaos-${RUN_ID}-tokens`,
+} as const;
+const CONNECTOR_NAME = `chaos-${RUN_ID}`;
+const RECOVERY_CAP_MS = 240_000;
+const TOKEN_LIFETIME_MS = 10 * 3600_000;
+
+/** Faults the sandbox applies in the background during the fault phase (a flaky but working API). */
+function backgroundFaults(seed: number): Record<string, unknown> {
+  return {
+    seed,
+    latency: { medianMs: 3, p99Ms: 60 },
+    rateLimitRate: 0.01,
+    retryAfterSeconds: 1,
+    serverErrorRate: 0.005,
+    dropConnectionRate: 0.001,
+    malformedJsonRate: 0.001,
+  };
+}
+
+const NO_FAULTS = {
+  latency: null,
+  rateLimitRate: 0,
+  serverErrorRate: 0,
+  dropConnectionRate: 0,
+  malformedJsonRate: 0,
+  accessTokenEarlyExpiryRate: 0,
+  refreshTokenRevocationRate: 0,
+  cursorTtlMs: 24 * 3600_000,
+  cursorRejection: null,
+  cursorRejectionRate: 0,
+  singleCallFailures: [],
+  singleCallVersionSkewRate: 0,
+  errorBody: null,
+} as const;
+
+/** Answers of other APIs' shapes, none of which the connector's configuration names. */
+const CURSOR_REFUSALS = [
+  {
+    status: 400,
+    body: '{"errors":[{"detail":"pagination token is stale"}]}',
+    contentType: 'application/json',
+  },
+  { status: 422, body: 'Pagination token is stale', contentType: 'text/plain' },
+  { status: 404, body: '<html><body><h1>Not Found</h1></body></html>', contentType: 'text/html' },
+  { status: 409, body: '{"message":"cursor no longer valid","code":12}', contentType: 'application/json' },
+] as const;
+
+const GATEWAY_ERRORS = [
+  { body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>', contentType: 'text/html' },
+  { body: 'upstream connect error or disconnect/reset before headers', contentType: 'text/plain' },
+] as const;
+
+const HTML_503 = {
+  status: 503,
+  body: '<html><body>503 Service Unavailable</body></html>',
+  contentType: 'text/html',
+};
+
+/** The sandbox settings of one API fault window. */
+function apiFaultSettings(kind: FaultKind, random: Random): Record<string, unknown> {
+  switch (kind) {
+    case 'api-latency':
+      return { latency: { medianMs: random.int(100, 400), p99Ms: random.int(2000, 6000) } };
+    case 'api-429-storm':
+      return { rateLimitRate: random.between(0.5, 0.9), retryAfterSeconds: random.int(1, 3) };
+    case 'api-5xx':
+      return { serverErrorRate: random.between(0.3, 0.6) };
+    case 'api-dropped-connections':
+      return { dropConnectionRate: random.between(0.1, 0.3) };
+    case 'api-malformed-bodies':
+      return { malformedJsonRate: random.between(0.05, 0.2) };
+    case 'api-non-json-errors':
+      // 5xx and 429 of a gateway in front of the API: HTML or plain text, not the API's JSON.
+      return {
+        serverErrorRate: random.between(0.2, 0.4),
+        rateLimitRate: random.between(0.05, 0.2),
+        errorBody: random.pick(GATEWAY_ERRORS),
+        singleCallFailures: [
+          { rate: 0.3, attempts: 2, answer: HTML_503 },
+          { rate: 0.1, attempts: 1, answer: { status: 200, body: 'OK', contentType: 'text/plain' } },
+        ],
+      };
+    case 'api-cursor-rejected':
+      // Expired cursors, answered with a status and body no configuration names.
+      return {
+        cursorTtlMs: random.int(1, 200),
+        cursorRejection: random.pick(CURSOR_REFUSALS),
+        cursorRejectionRate: random.between(0.2, 0.5),
+      };
+    case 'api-token-expiry':
+      return { accessTokenEarlyExpiryRate: random.between(0.02, 0.08) };
+    case 'api-single-call-failures':
+      return {
+        singleCallFailures: [
+          { rate: random.between(0.1, 0.3), attempts: random.int(1, 3), answer: HTML_503 },
+          // A per-call refusal: published unenriched, the number redacted (never lost).
+          {
+            rate: 0.03,
+            attempts: 0,
+            answer: { status: 404, body: '{"error":"gone"}', contentType: 'application/json' },
+          },
+        ],
+      };
+    case 'api-single-call-newer-version':
+      return { singleCallVersionSkewRate: random.between(0.05, 0.2) };
+    default:
+      return {};
+  }
+}
+
+/** JSON.stringify replacer for event lines: rates to two decimals, long bodies cut. */
+function brief(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isInteger(value)) return Number(value.toFixed(2));
+  if (typeof value === 'string' && value.length > 40) return `${value.slice(0, 37)}...`;
+  return value;
+}
+
+export class ChaosRun {
+  private readonly stack = new ChaosStack();
+  private endpoints!: StackEndpoints;
+  private sandbox: LoggedProcess | null = null;
+  private admin!: SandboxAdmin;
+  private locations: string[] = [];
+  private readonly instances: LoggedProcess[] = [];
+  private active: LoggedProcess | null = null;
+  /** Instances the driver stopped or is replacing: their exit is expected. */
+  private readonly retiring = new Set<LoggedProcess>();
+  private readonly secrets = {
+    clientSecret: randomBytes(24).toString('base64url'),
+    storeKey: randomBytes(32),
+  };
+  private readonly historyFile: string;
+  private readonly logDir: string;
+  private readonly started = Date.now();
+  private phaseStart = 0;
+  private lastProgressAt = 0;
+  private progressTotal = -1n;
+  private stopBackground = false;
+  private settling = false;
+  private readonly recentExits: number[] = [];
+  private liveCurrent = new Map<string, { locationUid: string; isPrivate: boolean }>();
+  private offsetPartitions: number[] = [];
+  /** The live-change writer; settling waits for its last change before reading the truth. */
+  private live: Promise<void> = Promise.resolve();
+  private readonly summary: RunSummary;
+
+  constructor(private readonly options: ChaosOptions) {
+    this.historyFile = join(options.runDir, 'history.jsonl');
+    this.logDir = join(options.runDir, 'logs');
+    mkdirSync(this.logDir, { recursive: true });
+    this.summary = {
+      seed: options.seed,
+      profile: options.profile.name,
+      exactlyOnce: options.exactlyOnce,
+      locations: options.profile.locations,
+      initialCalls: 0,
+      liveUpdates: 0,
+      liveCreates: 0,
+      faults: [],
+      killsInsideTransaction: 0,
+      killsBetweenRefreshAndStorage: 0,
+      connectorStarts: 0,
+      unexpectedExits: [],
+      crashLoops: 0,
+      operatorLogins: 0,
+      fencedInstanceOutcomes: [],
+      rollingRestartOutcomes: [],
+      settled: false,
+      settleMs: 0,
+      finalExit: '',
+      peakRssBytes: 0,
+      durationMs: 0,
+      check: null,
+      hostile: [],
+      violations: [],
+    };
+  }
+
+  private say(message: string): void {
+    const t = Math.round((Date.now() - this.started) / 1000);
+    const line = `[chaos ${String(Math.floor(t / 60)).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}] ${message}`;
+    process.stdout.write(`${line}\n`);
+    appendFileSync(join(this.options.runDir, 'events.log'), `${line}\n`);
+  }
+
+  private get env(): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      CHAOS_CLIENT_SECRET: this.secrets.clientSecret,
+      CHAOS_TOKEN_KEY: this.secrets.storeKey.toString('base64'),
+      FORCE_COLOR: '0',
+    };
+  }
+
+  /** Ctrl-C: stop everything the run started, then exit 130. */
+  abort(): void {
+    this.stopBackground = true;
+    void this.teardown().finally(() => process.exit(130));
+  }
+
+  // ---------- set-up ----------
+
+  async run(): Promise<RunSummary> {
+    const { profile, seed } = this.options;
+    const random = seededRandom(seed);
+    const plan = planFaults(random.fork(), profile);
+    const liveRandom = random.fork();
+    this.say(
+      `seed ${seed}, profile ${profile.name}: ${profile.locations} locations x ${profile.callsPerLocation} calls, ` +
+        `${plan.length} faults over ${Math.round(profile.faultPhaseMs / 60_000)} min, ` +
+        `${this.options.exactlyOnce ? 'exactly-once' : 'at-least-once'}; run folder ${this.options.runDir}`,
+    );
+    try {
+      this.say('starting the chaos stack (Kafka + registry on 21492 / 21481)');
+      this.endpoints = await this.stack.up();
+      if (this.options.hostileOnly) await this.hostileBodies();
+      else await this.faultsAndCheck(plan, liveRandom);
+    } catch (error) {
+      this.summary.violations.push(`the run failed: ${(error as Error).stack ?? String(error)}`);
+      this.say(`run failed: ${(error as Error).message}`);
+    } finally {
+      this.stopBackground = true;
+      await this.teardown();
+    }
+    this.summary.durationMs = Date.now() - this.started;
+    this.summary.peakRssBytes = Math.max(0, ...this.instances.map((i) => i.peakRssBytes));
+    return this.summary;
+  }
+
+  /** The chaos run proper: sandbox, authorization, connector, faults, settle, checker, hostile bodies. */
+  private async faultsAndCheck(plan: PlannedFault[], liveRandom: Random): Promise<void> {
+    const { seed } = this.options;
+    await this.startSandbox();
+    await this.snapshotTruth();
+    await this.authorize();
+    this.startInstance();
+    this.live = this.liveLoop(liveRandom);
+    const background = [this.progressLoop(), this.live];
+    if (!(await until(() => this.lastProgressAt > 0, 300_000, 500)))
+      throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
+    this.say('first page committed; fault phase begins');
+    await this.admin.call('PUT', 'faults', backgroundFaults(seed));
+    this.phaseStart = Date.now();
+    for (const fault of plan) {
+      const wait = this.phaseStart + fault.atMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      await this.inject(fault, seededRandom(fault.seed));
+    }
+    await this.settle();
+    this.stopBackground = true;
+    await Promise.all(background);
+    await this.runChecker();
+    if (this.options.profile.hostileBodies) await this.hostileBodies();
+  }
+
+  private async hostileBodies(): Promise<void> {
+    this.say('hostile API bodies: one connector process per case');
+    this.summary.hostile = await runHostileCases({
+      ...this.endpoints,
+      runDir: this.options.runDir,
+      runId: RUN_ID,
+      metricsPort: PORTS.metricsBase + 40,
+      caseMs: this.options.profile.hostileCaseMs,
+      say: (message) => this.say(message),
+    });
+    for (const h of this.summary.hostile.filter((o) => !o.passed))
+      this.summary.violations.push(`hostile body "${h.name}": ${h.exit}${h.detail ? `, ${h.detail}` : ''}`);
+  }
+
+  private async startSandbox(): Promise<void> {
+    const { profile, seed, runDir } = this.options;
+    const caFile = join(runDir, 'sandbox-ca.pem');
+    this.sandbox = new LoggedProcess(
+      'sandbox',
+      [
+        cliPath,
+        'sandbox',
+        '--port',
+        String(PORTS.sandbox),
+        '--auto-approve',
+        '--rotate-refresh-tokens',
+        '--seed',
+        String(seed),
+        '--locations',
+        String(profile.locations),
+        '--calls',
+        String(profile.callsPerLocation),
+        '--group-count',
+        '2',
+        '--group-size',
+        '150',
+        '--client-id',
+        'chaos-client',
+        '--redirect-uri',
+        `https://127.0.0.1:${PORTS.callback}/callback`,
+        '--cert-out',
+        caFile,
+        '--locations-out',
+        join(runDir, 'locations.json'),
+      ],
+      join(this.logDir, 'sandbox.log'),
+      { ...process.env, SANDBOX_CLIENT_SECRET: this.secrets.clientSecret },
+    );
+    const baseUrl = `https://127.0.0.1:${PORTS.sandbox}`;
+    // The CA file is written while the sandbox starts: a client is kept only once a call through it succeeded.
+    const up = await until(async () => {
+      if (!this.sandbox?.running) throw new Error('sandbox exited');
+      const admin = await SandboxAdmin.open(baseUrl, caFile);
+      try {
+        await admin.call('GET', 'clock');
+      } catch (error) {
+        await admin.close();
+        throw error;
+      }
+      this.admin = admin;
+      return true;
+    }, 120_000);
+    if (!up) throw new Error(`the sandbox did not start; see ${this.sandbox.logFile}`);
+    this.locations = (await this.admin.call<{ data: string[] }>('GET', 'locations')).data;
+    this.say(`sandbox up on ${baseUrl} (${this.locations.length} locations)`);
+  }
+
+  /** Every version the sandbox holds before the connector starts: the first lines of the history. */
+  private async snapshotTruth(): Promise<void> {
+    writeFileSync(this.historyFile, '');
+    for (const location of this.locations) {
+      const { data } = await this.admin.call<{ data: TruthCall[] }>(
+        'GET',
+        `truth?locationUid=${encodeURIComponent(location)}`,
+      );
+      appendFileSync(this.historyFile, data.map((c) => `${JSON.stringify(c)}\n`).join(''));
+      for (const c of data) this.liveCurrent.set(c.uid, { locationUid: location, isPrivate: c.isPrivate });
+      this.summary.initialCalls += data.length;
+    }
+    this.say(`truth snapshot: ${this.summary.initialCalls} listable calls`);
+  }
+
+  private configFile(instance: number): string {
+    const file = join(this.options.runDir, `connector-${instance}.yaml`);
+    const document = {
+      connector: { name: CONNECTOR_NAME },
+      api: {
+        baseUrl: `https://127.0.0.1:${PORTS.sandbox}`,
+        caFile: join(this.options.runDir, 'sandbox-ca.pem'),
+        pageSize: 100,
+        requestsPerSecond: 1500,
+        maxConcurrency: 32,
+        enrichConcurrency: 16,
+        requestTimeoutMs: 10_000,
+        retry: { maxAttempts: 8, initialDelayMs: 100, maxDelayMs: 5000 },
+      },
+      oauth: {
+        clientId: 'chaos-client',
+        clientSecret: '${CHAOS_CLIENT_SECRET}',
+        redirectUri: `https://127.0.0.1:${PORTS.callback}/callback`,
+        store: { type: 'kafka', topic: TOPICS.tokens },
+        keyEnv: 'CHAOS_TOKEN_KEY',
+      },
+      sources: [{ locations: this.locations }],
+      kafka: {
+        brokers: [this.endpoints.brokers],
+        topic: TOPICS.calls,
+        offsetsTopic: TOPICS.offsets,
+        dlqTopic: TOPICS.dlq,
+        exactlyOnce: this.options.exactlyOnce,
+        createTopics: true,
+        topicPartitions: 6,
+        transactionTimeoutMs: 30_000,
+      },
+      schemaRegistry: { url: this.endpoints.registryUrl },
+      poll: { intervalMs: 2000, maxLocationsInFlight: 16, shutdownTimeoutMs: 10_000 },
+      metrics: { host: '127.0.0.1', port: PORTS.metricsBase + (instance % 30), perLocationLabels: false },
+      logging: { level: 'info', format: 'json' },
+    };
+    writeFileSync(file, stringify(document));
+    return file;
+  }
+
+  /** `auth login` as an operator runs it, with the driver as the browser (the sandbox user auto-approves). */
+  private async authorize(): Promise<void> {
+    const n = this.summary.operatorLogins + 1;
+    const log = join(this.logDir, `auth-login-${n}.log`);
+    let followed = false;
+    const result = await runToEnd(
+      [cliPath, 'auth', 'login', '--config', this.configFile(0), '--no-open', '--timeout', '60'],
+      this.env,
+      (stdout) => {
+        const url = /https:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+/.exec(stdout)?.[0];
+        if (url === undefined || followed) return;
+        followed = true;
+        void (async () => {
+          const callback = await this.admin.follow(url, false);
+          if (callback !== null) await this.admin.follow(callback, true);
+        })().catch((error: unknown) => this.say(`scripted browser failed: ${String(error)}`));
+      },
+    );
+    writeFileSync(log, `${result.stdout}\n${result.stderr}`);
+    if (result.code !== 0) throw new Error(`auth login exited ${result.code}; see ${log}`);
+    this.summary.operatorLogins = n;
+    this.say(`auth login #${n} done (grant stored in the Kafka token store)`);
+  }
+
+  // ---------- connector instances ----------
+
+  private startInstance(): LoggedProcess {
+    // A fault or the supervisor may still be at work while Ctrl-C tears the run down: start nothing then.
+    if (this.tornDown !== null) throw new Error('the run is stopping');
+    const n = this.instances.length + 1;
+    const instance = new LoggedProcess(
+      `connector-${n}`,
+      [cliPath, 'run', '--config', this.configFile(n)],
+      join(this.logDir, `connector-${n}.log`),
+      this.env,
+    );
+    this.instances.push(instance);
+    this.active = instance;
+    this.summary.connectorStarts++;
+    void instance.exited.then((exit) => this.onExit(instance, exit.code, exit.signal));
+    return instance;
+  }
+
+  private metricsPort(instance: LoggedProcess): number {
+    return PORTS.metricsBase + (Number(instance.name.split('-')[1]) % 30);
+  }
+
+  /** The supervisor: an unexpected exit of the active instance is recorded, and the instance restarted. */
+  private onExit(instance: LoggedProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.retiring.has(instance) || instance !== this.active || this.stopBackground) return;
+    this.summary.unexpectedExits.push({ instance: instance.name, code, signal, tail: instance.tail(8) });
+    const now = Date.now();
+    this.recentExits.push(now);
+    const inLastMinute = this.recentExits.filter((t) => now - t < 60_000).length;
+    // Five exits within a minute: a crash loop (counted once per exit while it lasts).
+    if (inLastMinute >= 5) this.summary.crashLoops++;
+    this.say(`${instance.name} exited unexpectedly (code ${code}, ${signal ?? 'no signal'}); restarting`);
+    setTimeout(
+      () => {
+        if (this.active === instance && !this.stopBackground) this.startInstance();
+      },
+      inLastMinute >= 5 ? 10_000 : 1000,
+    );
+  }
+
+  private async kill9(instance: LoggedProcess): Promise<void> {
+    this.retiring.add(instance);
+    instance.signal('SIGKILL');
+    await instance.exited;
+  }
+
+  // ---------- observation ----------
+
+  private async partitionsOf(topic: string): Promise<number[]> {
+    const kafka = new Kafka({
+      clientId: 'calls-chaos-driver',
+      brokers: [this.endpoints.brokers],
+      logLevel: logLevel.NOTHING,
+    });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      return (await admin.fetchTopicOffsets(topic)).map((p) => p.partition);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** Committed progress: the last stable offsets of the offsets topic, polled every 250 ms. */
+  private async progressLoop(): Promise<void> {
+    while (!this.stopBackground) {
+      try {
+        if (this.offsetPartitions.length === 0)
+          this.offsetPartitions = await this.partitionsOf(TOPICS.offsets);
+        const offsets = await lastStableOffsets(
+          this.endpoints.brokers,
+          TOPICS.offsets,
+          this.offsetPartitions,
+        );
+        const total = offsets.reduce((sum, p) => sum + p.lastStable, 0n);
+        if (this.progressTotal >= 0n && total > this.progressTotal) this.lastProgressAt = Date.now();
+        this.progressTotal = total;
+      } catch {
+        /* broker down or topic not yet created */
+      }
+      await sleep(250);
+    }
+  }
+
+  private async waitForProgress(after: number, capMs = RECOVERY_CAP_MS): Promise<number | null> {
+    const ok = await until(() => this.lastProgressAt > after, capMs, 100);
+    return ok ? this.lastProgressAt - after : null;
+  }
+
+  /** After a kill -9 nothing writes: a last stable offset below the high watermark is an open transaction. */
+  private async openTransaction(): Promise<boolean> {
+    for (const topic of [TOPICS.calls, TOPICS.offsets]) {
+      const partitions = topic === TOPICS.offsets ? this.offsetPartitions : await this.partitionsOf(topic);
+      const offsets = await lastStableOffsets(this.endpoints.brokers, topic, partitions);
+      if (offsets.some((p) => p.lastStable < p.high)) return true;
+    }
+    return false;
+  }
+
+  private callsPartitions: number[] = [];
+
+  private async transactionOpenNow(): Promise<boolean> {
+    if (this.callsPartitions.length === 0) this.callsPartitions = await this.partitionsOf(TOPICS.calls);
+    const offsets = await lastStableOffsets(this.endpoints.brokers, TOPICS.calls, this.callsPartitions);
+    return offsets.some((p) => p.lastStable < p.high);
+  }
+
+  private async tokensWritten(): Promise<bigint> {
+    const partitions = await this.partitionsOf(TOPICS.tokens);
+    const offsets = await lastStableOffsets(this.endpoints.brokers, TOPICS.tokens, partitions);
+    return offsets.reduce((sum, p) => sum + p.high, 0n);
+  }
+
+  /** Whether an instance started since `since` logged that its grant is revoked (the operator's page). */
+  private async grantLost(since: number): Promise<boolean> {
+    for (const instance of this.instances.filter((i) => i.startedAt >= since - 5000)) {
+      const text = await readFile(instance.logFile, 'utf8').catch(() => '');
+      if (text.includes('AUTH_GRANT_REVOKED')) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Recovery with the operator in the loop: when no progress comes and an instance says its grant is revoked
+   * (a kill between a refresh and its storage, with rotated refresh tokens), the operator logs in again, once.
+   */
+  private async recover(after: number): Promise<number | null> {
+    let loggedIn = false;
+    const deadline = after + RECOVERY_CAP_MS;
+    while (Date.now() < deadline) {
+      if (this.lastProgressAt > after) return this.lastProgressAt - after;
+      if (!loggedIn && (await this.grantLost(after))) {
+        loggedIn = true;
+        this.say('the grant is lost (AUTH_GRANT_REVOKED in the log): the operator runs auth login');
+        await this.authorize();
+      }
+      await sleep(loggedIn ? 100 : 1000);
+    }
+    return null;
+  }
+
+  // ---------- live changes ----------
+
+  private async liveLoop(random: Random): Promise<void> {
+    const { liveUpdatesPerSecond: ups, liveCreatesPerSecond: cps } = this.options.profile;
+    let updateDebt = 0;
+    let createDebt = 0;
+    let last = Date.now();
+    const uids = [...this.liveCurrent.keys()];
+    while (!this.stopBackground && !this.settling) {
+      await sleep(200);
+      const now = Date.now();
+      updateDebt += ((now - last) / 1000) * ups;
+      createDebt += ((now - last) / 1000) * cps;
+      last = now;
+      try {
+        for (; updateDebt >= 1 && !this.settling; updateDebt--) {
+          const uid = random.pick(uids);
+          const current = this.liveCurrent.get(uid);
+          const change = random.pick(['privacy', 'number', 'conversation', 'touch'] as const);
+          const body: Record<string, unknown> = { uid };
+          if (change === 'privacy') body.isPrivate = !(current?.isPrivate ?? false);
+          if (change === 'number')
+            body.customerPhoneNumber = `+1555${String(random.int(0, 9_999_999)).padStart(7, '0')}`;
+          if (change === 'conversation')
+            body.conversationUid = random.chance(0.2) ? null : randomUuid(random);
+          this.record((await this.admin.call<{ data: TruthCall }>('POST', 'calls', body)).data);
+          this.summary.liveUpdates++;
+        }
+        for (; createDebt >= 1 && !this.settling; createDebt--) {
+          const locationUid = random.pick(this.locations);
+          const kind = random.next();
+          const body: Record<string, unknown> = {
+            locationUid,
+            uid: randomUuid(random),
+            customerPhoneNumber: `+1555${String(random.int(0, 9_999_999)).padStart(7, '0')}`,
+            isPrivate: random.chance(0.3),
+            conversationUid: randomUuid(random),
+            ...(kind < 0.05 ? { thirdParty: true } : kind < 0.08 ? { representable: false } : {}),
+          };
+          const created = (await this.admin.call<{ data: TruthCall }>('POST', 'calls', body)).data;
+          if (kind >= 0.08) {
+            this.record(created);
+            uids.push(created.uid);
+          }
+          this.summary.liveCreates++;
+        }
+      } catch (error) {
+        this.say(`live change failed: ${String(error)}`);
+      }
+    }
+  }
+
+  private record(call: TruthCall): void {
+    this.liveCurrent.set(call.uid, { locationUid: call.locationUid, isPrivate: call.isPrivate });
+    appendFileSync(this.historyFile, `${JSON.stringify(call)}\n`);
+  }
+
+  // ---------- faults ----------
+
+  private async inject(fault: PlannedFault, random: Random): Promise<void> {
+    const outcome: FaultOutcome = {
+      kind: fault.kind,
+      atMs: Date.now() - this.phaseStart,
+      recoveryMs: null,
+      detail: '',
+    };
+    try {
+      const end = await this.apply(fault, random, outcome);
+      outcome.recoveryMs = await this.recover(end);
+    } catch (error) {
+      outcome.detail += ` (driver error: ${(error as Error).message})`;
+    }
+    this.summary.faults.push(outcome);
+    const recovered =
+      outcome.recoveryMs === null
+        ? 'NO progress within the cap'
+        : `progress after ${(outcome.recoveryMs / 1000).toFixed(1)} s`;
+    this.say(`${fault.kind}: ${outcome.detail}; ${recovered}`);
+  }
+
+  /** Applies one fault; resolves with the moment it ended (the reference of the recovery time). */
+  private async apply(fault: PlannedFault, random: Random, outcome: FaultOutcome): Promise<number> {
+    switch (fault.kind) {
+      case 'connector-kill': {
+        const victim = this.requireActive();
+        // Half the kills are aimed: at a moment the broker shows a transaction open (last stable offset of
+        // the calls topic below its high watermark); the others land at a random moment.
+        const aimed = random.chance(0.5);
+        if (aimed) await until(() => this.transactionOpenNow(), 5000, 10);
+        else await sleep(random.int(0, 500));
+        await this.kill9(victim);
+        const inside = await this.openTransaction().catch(() => false);
+        if (inside) this.summary.killsInsideTransaction++;
+        outcome.detail = `kill -9 ${victim.name} (${aimed ? 'aimed' : 'random moment'})${inside ? ' inside an open transaction' : ''}`;
+        await sleep(fault.durationMs);
+        this.startInstance();
+        return Date.now();
+      }
+      case 'refresh-kill':
+        return this.refreshKill(fault, random, outcome);
+      case 'broker-kill': {
+        await this.stack.killKafka();
+        // Half the time the connector restarts while the broker is down (a node rebooted meanwhile).
+        const restartConnector = random.chance(0.5);
+        if (restartConnector) {
+          await this.kill9(this.requireActive());
+          this.startInstance();
+        }
+        await sleep(fault.durationMs);
+        await this.stack.startKafka();
+        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${restartConnector ? ', connector restarted meanwhile' : ''}`;
+        return Date.now();
+      }
+      case 'registry-stop': {
+        await this.stack.stopRegistry();
+        const restartConnector = random.chance(0.5);
+        if (restartConnector) {
+          await this.kill9(this.requireActive());
+          this.startInstance();
+        }
+        await sleep(fault.durationMs);
+        await this.stack.startRegistry();
+        outcome.detail = `registry stopped ${(fault.durationMs / 1000).toFixed(1)} s${restartConnector ? ', connector restarted meanwhile' : ''}`;
+        return Date.now();
+      }
+      case 'rolling-restart':
+        return this.rollingRestart(outcome);
+      case 'sigstop':
+        return this.sigstop(fault, outcome);
+      default: {
+        const settings = apiFaultSettings(fault.kind, random);
+        await this.admin.call('PUT', 'faults', settings);
+        await sleep(fault.durationMs);
+        await this.admin.call('PUT', 'faults', { ...NO_FAULTS, ...backgroundFaults(this.options.seed) });
+        outcome.detail = `${(fault.durationMs / 1000).toFixed(1)} s of ${JSON.stringify(settings, brief)}`;
+        return Date.now();
+      }
+    }
+  }
+
+  private requireActive(): LoggedProcess {
+    if (this.active === null || !this.active.running) {
+      this.say('no running instance: starting one');
+      return this.startInstance();
+    }
+    return this.active;
+  }
+
+  /**
+   * Expire every access token (sandbox clock + 10 h), wait for the refresh request to reach the token
+   * endpoint, and kill -9 at once: with rotated refresh tokens the new one may never be stored.
+   */
+  private async refreshKill(fault: PlannedFault, random: Random, outcome: FaultOutcome): Promise<number> {
+    const victim = this.requireActive();
+    const writtenBefore = await this.tokensWritten();
+    const stats = async (): Promise<number> =>
+      (await this.admin.call<{ data: { tokenRequests: number } }>('GET', 'stats')).data.tokenRequests;
+    const before = await stats();
+    await this.admin.call('POST', 'clock/advance', { ms: TOKEN_LIFETIME_MS + 60_000 });
+    const refreshed = await until(async () => (await stats()) > before, 60_000, 2);
+    await sleep(random.int(0, 20));
+    await this.kill9(victim);
+    const writtenAfter = await this.tokensWritten().catch(() => writtenBefore);
+    const between = refreshed && writtenAfter === writtenBefore;
+    if (between) this.summary.killsBetweenRefreshAndStorage++;
+    outcome.detail = refreshed
+      ? `kill -9 ${victim.name} right after its refresh request${between ? ', before the new tokens were stored' : ' (tokens already stored)'}`
+      : `kill -9 ${victim.name} (no refresh seen within 60 s)`;
+    await sleep(fault.durationMs);
+    this.startInstance();
+    return Date.now();
+  }
+
+  private async ready(instance: LoggedProcess): Promise<boolean> {
+    const response = await request(`http://127.0.0.1:${this.metricsPort(instance)}/readyz`);
+    await response.body.dump();
+    return response.statusCode === 200;
+  }
+
+  /** A second instance of the same name while the first runs, then SIGTERM to the first. */
+  private async rollingRestart(outcome: FaultOutcome): Promise<number> {
+    const old = this.requireActive();
+    this.retiring.add(old);
+    const next = this.startInstance();
+    const ready = await until(() => this.ready(next), 120_000, 500);
+    old.signal('SIGTERM');
+    const exit = await Promise.race([old.exited, sleep(60_000).then(() => null)]);
+    if (exit === null) await this.kill9(old);
+    const text = `${old.name} ${exit === null ? 'did not exit within 60 s of SIGTERM (killed)' : `exited ${exit.code ?? exit.signal}`}, ${next.name} ${ready ? 'ready' : 'not ready'}`;
+    this.summary.rollingRestartOutcomes.push(text);
+    outcome.detail = `rolling restart: ${text}`;
+    if (exit !== null && exit.code !== 0) this.summary.violations.push(`rolling restart: ${text}`);
+    return Date.now();
+  }
+
+  /** SIGSTOP the active instance, let a new one take over, SIGCONT the old one: it must be fenced. */
+  private async sigstop(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+    const frozen = this.requireActive();
+    this.retiring.add(frozen);
+    frozen.signal('SIGSTOP');
+    const started = Date.now();
+    const next = this.startInstance();
+    const tookOver = await this.waitForProgress(started, 180_000);
+    await sleep(Math.max(0, fault.durationMs - (Date.now() - started)));
+    frozen.signal('SIGCONT');
+    const exit = await Promise.race([frozen.exited, sleep(30_000).then(() => null)]);
+    let fate: string;
+    if (exit !== null) fate = `exited ${exit.code ?? exit.signal} after SIGCONT`;
+    else {
+      frozen.signal('SIGTERM');
+      const late = await Promise.race([frozen.exited, sleep(30_000).then(() => null)]);
+      if (late === null) await this.kill9(frozen);
+      fate = `stood by after SIGCONT; SIGTERM → ${late === null ? 'killed' : `exit ${late.code ?? late.signal}`}`;
+    }
+    const text = `${frozen.name} stopped, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}`;
+    this.summary.fencedInstanceOutcomes.push(text);
+    outcome.detail = `SIGSTOP: ${text}`;
+    return Date.now();
+  }
+
+  // ---------- settle, check, tear down ----------
+
+  private async settle(): Promise<void> {
+    this.settling = true;
+    this.say('fault phase over: faults off, live changes stopped; waiting for the connector to catch up');
+    await this.admin.call('PUT', 'faults', NO_FAULTS);
+    await this.live;
+    for (const instance of this.instances)
+      if (instance.running && instance !== this.active) {
+        this.retiring.add(instance);
+        instance.signal('SIGTERM');
+      }
+    this.requireActive();
+    const start = Date.now();
+    const newest = new Map<string, number>();
+    for (const location of this.locations) {
+      const { data } = await this.admin.call<{ data: TruthCall[] }>(
+        'GET',
+        `truth?locationUid=${encodeURIComponent(location)}`,
+      );
+      newest.set(location, Math.max(0, ...data.map((c) => Date.parse(c.updatedAt))));
+    }
+    const caughtUp = async (): Promise<boolean> => {
+      const offsets = new Map<string, { cursor: string | null; watermark: string | null }>();
+      await readTopic(
+        this.endpoints.brokers,
+        TOPICS.offsets,
+        (m) => {
+          if (m.value !== null) offsets.set(m.key?.toString() ?? '', JSON.parse(m.value.toString()) as never);
+        },
+        2000,
+      );
+      const behind = this.locations.filter((l) => {
+        const o = offsets.get(`${CONNECTOR_NAME}/${l}`);
+        const n = newest.get(l) ?? 0;
+        return (
+          n > 0 &&
+          (o === undefined || o.cursor !== null || o.watermark === null || Date.parse(o.watermark) !== n)
+        );
+      });
+      if (behind.length > 0)
+        this.say(`settling: ${behind.length} of ${this.locations.length} locations behind`);
+      return behind.length === 0;
+    };
+    this.summary.settled = await until(caughtUp, this.options.profile.settleTimeoutMs, 10_000);
+    this.summary.settleMs = Date.now() - start;
+    if (!this.summary.settled)
+      this.summary.violations.push(
+        `the connector did not catch up within ${this.options.profile.settleTimeoutMs / 1000} s`,
+      );
+    const last = this.active;
+    if (last !== null && last.running) {
+      this.retiring.add(last);
+      last.signal('SIGTERM');
+      const exit = await Promise.race([last.exited, sleep(60_000).then(() => null)]);
+      this.summary.finalExit =
+        exit === null ? 'no exit within 60 s of SIGTERM' : `exit ${exit.code ?? exit.signal}`;
+      if (exit === null || exit.code !== 0)
+        this.summary.violations.push(`final SIGTERM: ${this.summary.finalExit}`);
+    }
+    this.say(
+      `settled=${this.summary.settled} after ${(this.summary.settleMs / 1000).toFixed(0)} s; final ${this.summary.finalExit}`,
+    );
+  }
+
+  private async runChecker(): Promise<void> {
+    this.say('checker: reading the calls topic (read_committed) and comparing with the sandbox truth');
+    const result = await check({
+      brokers: this.endpoints.brokers,
+      registryUrl: this.endpoints.registryUrl,
+      sandboxUrl: `https://127.0.0.1:${PORTS.sandbox}`,
+      sandboxCaFile: join(this.options.runDir, 'sandbox-ca.pem'),
+      topic: TOPICS.calls,
+      offsetsTopic: TOPICS.offsets,
+      dlqTopic: TOPICS.dlq,
+      connectorName: CONNECTOR_NAME,
+      exactlyOnce: this.options.exactlyOnce,
+      historyFile: this.historyFile,
+      logFiles: [
+        ...this.instances.map((i) => i.logFile),
+        ...Array.from({ length: this.summary.operatorLogins }, (_, i) =>
+          join(this.logDir, `auth-login-${i + 1}.log`),
+        ),
+      ],
+      secrets: [
+        this.secrets.clientSecret,
+        this.secrets.storeKey.toString('base64'),
+        this.secrets.storeKey.toString('hex'),
+      ],
+    });
+    this.summary.check = result;
+    this.summary.violations.push(...result.violations);
+    if (this.summary.crashLoops > 0) this.summary.violations.push(`crash loops: ${this.summary.crashLoops}`);
+  }
+
+  private tornDown: Promise<void> | null = null;
+
+  /** Idempotent: the end of run() and Ctrl-C may both ask. */
+  private teardown(): Promise<void> {
+    this.tornDown ??= this.stopEverything();
+    return this.tornDown;
+  }
+
+  private async stopEverything(): Promise<void> {
+    for (const instance of this.instances) if (instance.running) await this.kill9(instance);
+    if (this.sandbox?.running) {
+      this.sandbox.signal('SIGTERM');
+      await Promise.race([this.sandbox.exited, sleep(10_000)]);
+      this.sandbox.signal('SIGKILL');
+    }
+    await this.admin?.close().catch(() => undefined);
+    if (!this.options.keepStack) {
+      this.say('stopping the chaos stack');
+      await this.stack.down().catch((error: unknown) => this.say(`stack down failed: ${String(error)}`));
+    }
+  }
+}
+
+function randomUuid(random: Random): string {
+  const hex = Array.from({ length: 32 }, () => random.int(0, 15).toString(16)).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}

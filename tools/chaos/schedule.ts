@@ -1,0 +1,140 @@
+/**
+ * The fault schedule of a run: a pure function of the seed and the profile. Every kind appears at least its
+ * minimum number of times; moments are spread over the fault phase with jitter, in a shuffled order, so
+ * faults land at random points of the backfill and of the live phase.
+ */
+import type { Random } from './random.js';
+
+export const PROCESS_FAULTS = [
+  'connector-kill',
+  'refresh-kill',
+  'broker-kill',
+  'registry-stop',
+  'rolling-restart',
+  'sigstop',
+] as const;
+
+export const API_FAULTS = [
+  'api-latency',
+  'api-429-storm',
+  'api-5xx',
+  'api-dropped-connections',
+  'api-malformed-bodies',
+  'api-non-json-errors',
+  'api-cursor-rejected',
+  'api-token-expiry',
+  'api-single-call-failures',
+  'api-single-call-newer-version',
+] as const;
+
+export type FaultKind = (typeof PROCESS_FAULTS)[number] | (typeof API_FAULTS)[number];
+
+export interface PlannedFault {
+  /** Milliseconds after the start of the fault phase. */
+  atMs: number;
+  kind: FaultKind;
+  /** How long the fault lasts (down time, storm window, SIGSTOP time), ms. */
+  durationMs: number;
+  /** A per-fault seed for its own choices (statuses, rates, delays). */
+  seed: number;
+}
+
+export interface Profile {
+  name: 'short' | 'full';
+  locations: number;
+  callsPerLocation: number;
+  faultPhaseMs: number;
+  /** Minimum count per kind. */
+  counts: Record<FaultKind, number>;
+  liveUpdatesPerSecond: number;
+  liveCreatesPerSecond: number;
+  settleTimeoutMs: number;
+  /** Run the hostile-bodies phase after the checker (the short form leaves it to the component tests). */
+  hostileBodies: boolean;
+  /** How long each hostile body is served to its connector process. */
+  hostileCaseMs: number;
+}
+
+export function profile(name: 'short' | 'full', minutes?: number): Profile {
+  if (name === 'short') {
+    return {
+      name,
+      locations: 12,
+      callsPerLocation: 250,
+      faultPhaseMs: (minutes ?? 1) * 60_000,
+      counts: {
+        'connector-kill': 2,
+        'refresh-kill': 1,
+        'broker-kill': 1,
+        'registry-stop': 1,
+        'rolling-restart': 1,
+        sigstop: 1,
+        ...Object.fromEntries(API_FAULTS.map((k) => [k, 1])),
+      } as Record<FaultKind, number>,
+      liveUpdatesPerSecond: 3,
+      liveCreatesPerSecond: 1,
+      settleTimeoutMs: 180_000,
+      hostileBodies: false,
+      hostileCaseMs: 6000,
+    };
+  }
+  const m = minutes ?? 15;
+  const scale = Math.max(1, m / 15);
+  return {
+    name,
+    locations: 200,
+    // 1,080 per location: 216,000 calls, of which about 201,000 are listable (the rest third-party or unrepresentable).
+    callsPerLocation: 1080,
+    faultPhaseMs: m * 60_000,
+    counts: {
+      'connector-kill': Math.ceil(18 * scale),
+      'refresh-kill': Math.ceil(4 * scale),
+      'broker-kill': Math.ceil(3 * scale),
+      'registry-stop': Math.ceil(2 * scale),
+      'rolling-restart': Math.ceil(3 * scale),
+      sigstop: Math.ceil(2 * scale),
+      ...Object.fromEntries(API_FAULTS.map((k) => [k, Math.ceil(1 * scale)])),
+    } as Record<FaultKind, number>,
+    liveUpdatesPerSecond: 20,
+    liveCreatesPerSecond: 5,
+    settleTimeoutMs: 600_000,
+    hostileBodies: true,
+    hostileCaseMs: 12_000,
+  };
+}
+
+function durationFor(kind: FaultKind, random: Random, p: Profile): number {
+  const short = p.name === 'short';
+  switch (kind) {
+    case 'connector-kill':
+    case 'refresh-kill':
+      return random.int(0, 2000); // time before the restart
+    case 'broker-kill':
+      return random.int(2000, short ? 5000 : 15_000);
+    case 'registry-stop':
+      return random.int(3000, short ? 8000 : 30_000);
+    case 'rolling-restart':
+      return 0;
+    case 'sigstop':
+      return random.int(5000, 15_000);
+    default:
+      return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
+  }
+}
+
+export function planFaults(random: Random, p: Profile): PlannedFault[] {
+  const bag: FaultKind[] = [];
+  for (const [kind, n] of Object.entries(p.counts) as [FaultKind, number][])
+    for (let i = 0; i < n; i++) bag.push(kind);
+  for (let i = bag.length - 1; i > 0; i--) {
+    const j = random.int(0, i);
+    [bag[i], bag[j]] = [bag[j] as FaultKind, bag[i] as FaultKind];
+  }
+  const slot = p.faultPhaseMs / bag.length;
+  return bag.map((kind, i) => ({
+    atMs: Math.round((i + random.between(0.1, 0.9)) * slot),
+    kind,
+    durationMs: durationFor(kind, random, p),
+    seed: random.int(1, 2 ** 31 - 1),
+  }));
+}
