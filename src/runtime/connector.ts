@@ -31,6 +31,7 @@ import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js
 import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
 import { waitForSchemaRegistry } from './preflight.js';
+import { waitUntilAvailable } from './wait-until-available.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import { MetricsServer, type MetricsServerAddress } from '../ops/server.js';
 import { packageVersion } from '../package-info.js';
@@ -120,20 +121,23 @@ export class ConnectorRuntime {
         ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
         ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
       };
-      await waitForSchemaRegistry(registryProbe, {
-        logger,
-        ...(options.signal && { signal: options.signal }),
-      });
+      const waitOptions = { logger, clock, ...(options.signal && { signal: options.signal }) };
+      await waitForSchemaRegistry(registryProbe, waitOptions);
 
       let onFatal: (error: FatalError) => void = () => {};
-      const session = await KafkaSession.start({
-        config,
-        boundaryCap: config.poll.boundaryCap,
-        logger,
-        metrics,
-        clock,
-        onFatal: (error) => onFatal(error),
-      });
+      // A cluster that is down at start is waited for (KAFKA_UNAVAILABLE is retriable), like the registry.
+      const session = await waitUntilAvailable(
+        () =>
+          KafkaSession.start({
+            config,
+            boundaryCap: config.poll.boundaryCap,
+            logger,
+            metrics,
+            clock,
+            onFatal: (error) => onFatal(error),
+          }),
+        { ...waitOptions, what: 'the Kafka cluster' },
+      );
       opened.push(() => session.close());
       const admin = session.kafka.admin();
       await admin.connect();

@@ -4,9 +4,9 @@
  * credentials and an unreachable host all alike ("HTTP 400"/"404: [object Object]"), so the connector asks
  * the registry itself first. Called once by ConnectorRuntime.start.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../ops/checks.js';
+import { waitUntilAvailable, type AvailabilityWait } from './wait-until-available.js';
 
 const REGISTRY_TIMEOUT_MS = 10_000;
 
@@ -49,37 +49,12 @@ export async function verifySchemaRegistry(probe: SchemaRegistryProbe): Promise<
   );
 }
 
-export interface RegistryWait {
-  logger: { warn(details: object, message: string): void };
-  /** Aborted (SIGTERM): the wait ends with the last error. */
-  signal?: AbortSignal;
-  /** Backoff between probes: from this, doubled up to maxDelayMs. */
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-}
+export type RegistryWait = Omit<AvailabilityWait, 'what'>;
 
 /**
- * verifySchemaRegistry until it passes. A registry that is down or failing when the connector starts (a
- * retriable error) is waited for, with capped exponential backoff and a warning per attempt, instead of ending
- * the process: under a supervisor that would be a crash loop for as long as the registry is down (seen by the
- * chaos suite). A wrong URL or wrong credentials still fail at once (FatalError).
+ * verifySchemaRegistry until it passes (waitUntilAvailable): a registry that is down or failing when the
+ * connector starts is waited for; a wrong URL or wrong credentials still fail at once (FatalError).
  */
 export async function waitForSchemaRegistry(probe: SchemaRegistryProbe, wait: RegistryWait): Promise<void> {
-  let delayMs = wait.initialDelayMs ?? 1000;
-  for (;;) {
-    try {
-      await verifySchemaRegistry(probe);
-      return;
-    } catch (error) {
-      if (!(error instanceof RetriableError) || wait.signal?.aborted) throw error;
-      wait.logger.warn(
-        { code: error.code, retryInMs: delayMs, err: error },
-        'the schema registry is not available yet; waiting for it',
-      );
-      await sleep(delayMs, undefined, wait.signal ? { signal: wait.signal } : {}).catch(() => {
-        throw error;
-      });
-      delayMs = Math.min(wait.maxDelayMs ?? 30_000, delayMs * 2);
-    }
-  }
+  await waitUntilAvailable(() => verifySchemaRegistry(probe), { ...wait, what: 'the schema registry' });
 }
