@@ -132,6 +132,47 @@ export function topicMessages(
   return byTopic.filter((t) => t.messages.length > 0);
 }
 
+/** A record's framing in a batch (varints, attributes, timestamp and offset deltas, header counts), rounded up. */
+const RECORD_FRAMING_BYTES = 64;
+
+/**
+ * Splits what one transaction sends into consecutive sendBatch calls of at most `maxBytes` each (by
+ * messageBytes), keeping every topic's messages in order. kafkajs puts all the messages of one call for one
+ * partition into one record batch, and the broker refuses a batch over the topic's max.message.bytes
+ * (MESSAGE_TOO_LARGE) whatever its records' own sizes: one page of large (but each acceptable) calls would
+ * otherwise be refused and retried for ever. The calls all belong to one transaction, so splitting changes
+ * nothing a read_committed consumer sees. A message larger than `maxBytes` travels alone (the codec has
+ * already diverted calls too large for the topic).
+ */
+export function chunkTopicMessages(
+  topicMessages: readonly TopicMessages[],
+  maxBytes: number,
+): TopicMessages[][] {
+  const chunks: TopicMessages[][] = [];
+  let chunk: TopicMessages[] = [];
+  let bytes = 0;
+  for (const { topic, messages } of topicMessages) {
+    let current: TopicMessages | undefined;
+    for (const message of messages) {
+      const size = messageBytes(message) + RECORD_FRAMING_BYTES;
+      if (bytes > 0 && bytes + size > maxBytes) {
+        chunks.push(chunk);
+        chunk = [];
+        bytes = 0;
+        current = undefined;
+      }
+      if (current === undefined) {
+        current = { topic, messages: [] };
+        chunk.push(current);
+      }
+      current.messages.push(message);
+      bytes += size;
+    }
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
 /**
  * Counts, once their transaction committed, the calls the sink diverted to the dead-letter topic:
  * deadLetters{code} and recordsSkipped{reason=dlq}. Everything else about a page (recordsPublished, its

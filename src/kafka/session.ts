@@ -85,6 +85,14 @@ export class KafkaSession {
       'topics ready',
     );
 
+    // The most one record, and one send to one partition, may take: under every known limit (the calls
+    // topic's max.message.bytes, kafka.maxBytesPerTransaction). A larger call becomes a dead letter
+    // (ITEM_TOO_LARGE); a larger page is sent in parts (chunkTopicMessages).
+    const maxSendBytes = maxCallValueBytes({
+      codecDefault: DEFAULT_MAX_VALUE_BYTES,
+      maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
+      topicMaxMessageBytes: await topicMaxMessageBytesIfKnown(kafka, config.kafka.topic),
+    });
     const codec = await CallCodec.create({
       registry: createSchemaRegistry(config.schemaRegistry, clientId),
       topic: config.kafka.topic,
@@ -92,13 +100,7 @@ export class KafkaSession {
       connectorName,
       clock,
       compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
-      // A record must fit a transaction on its own (see kafka.maxBytesPerTransaction) and the calls topic's
-      // max.message.bytes: a larger call becomes a dead letter (ITEM_TOO_LARGE) rather than a refused send.
-      maxValueBytes: maxCallValueBytes({
-        codecDefault: DEFAULT_MAX_VALUE_BYTES,
-        maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
-        topicMaxMessageBytes: await topicMaxMessageBytesIfKnown(kafka, config.kafka.topic),
-      }),
+      maxValueBytes: maxSendBytes,
     });
     log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
 
@@ -123,7 +125,7 @@ export class KafkaSession {
           transactionalId: transactionalIdFor(connectorName),
           transactionTimeoutMs: config.kafka.transactionTimeoutMs,
           maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
-          maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
+          maxBytesPerTransaction: maxSendBytes,
           fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
           offsetStore,
           metrics,
@@ -131,7 +133,16 @@ export class KafkaSession {
           clock,
           ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
         })
-      : new AtLeastOnceRecordSink({ kafka, encoder: codec, topics, connectorName, metrics, logger, clock });
+      : new AtLeastOnceRecordSink({
+          kafka,
+          encoder: codec,
+          topics,
+          connectorName,
+          maxBytesPerSend: maxSendBytes,
+          metrics,
+          logger,
+          clock,
+        });
     await sink.start(); // before loading offsets: see the module comment
     log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
 

@@ -28,6 +28,7 @@ import {
   kafkaErrorTypes,
 } from '../kafka-errors.js';
 import {
+  chunkTopicMessages,
   countDiverted,
   pageMessages,
   topicMessages,
@@ -45,6 +46,11 @@ export interface AtLeastOnceSinkOptions {
   encoder: CallEncoder;
   topics: SinkTopics;
   connectorName: string;
+  /**
+   * Bytes per sendBatch call (kafka.maxBytesPerTransaction, under max.message.bytes): a larger page is sent
+   * in parts (chunkTopicMessages). Unset: one call.
+   */
+  maxBytesPerSend?: number;
   metrics: ConnectorMetrics;
   logger: Logger;
   clock?: Clock;
@@ -157,7 +163,11 @@ export class AtLeastOnceRecordSink implements RecordSink {
     const current = this.currentProducer();
     const producer = await current;
     try {
-      if (records.length > 0) await producer.sendBatch({ topicMessages: records, acks: -1 });
+      for (const part of chunkTopicMessages(
+        records,
+        this.options.maxBytesPerSend ?? Number.POSITIVE_INFINITY,
+      ))
+        await producer.sendBatch({ topicMessages: part, acks: -1 });
       await producer.send({ topic: this.options.topics.offsets, messages: [page.offset], acks: -1 });
     } catch (error) {
       this.discard(current, error);

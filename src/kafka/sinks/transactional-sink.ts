@@ -41,6 +41,7 @@ import {
   kafkaErrorTypes,
 } from '../kafka-errors.js';
 import {
+  chunkTopicMessages,
   countDiverted,
   pageMessages,
   topicMessages,
@@ -266,7 +267,12 @@ export class TransactionalRecordSink implements RecordSink {
       throw new TransactionFailure('begin', error);
     }
     try {
-      await transaction.sendBatch({ topicMessages: topicMessages(pages, this.options.topics), acks: -1 });
+      // In parts of at most maxBytesPerTransaction (kept under max.message.bytes): one page can be larger.
+      const parts = chunkTopicMessages(
+        topicMessages(pages, this.options.topics),
+        this.options.maxBytesPerTransaction,
+      );
+      for (const part of parts) await transaction.sendBatch({ topicMessages: part, acks: -1 });
     } catch (error) {
       // Best effort: the rebuild that follows aborts it anyway, this just releases it sooner.
       await this.tryAbort(transaction);

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { SkippableError } from '../../../src/errors/index.js';
 import { CONNECT_ERROR_HEADERS, DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
-import { pageMessages, topicMessages, type CallEncoder } from '../../../src/kafka/page-messages.js';
+import {
+  chunkTopicMessages,
+  pageMessages,
+  topicMessages,
+  type CallEncoder,
+} from '../../../src/kafka/page-messages.js';
 import { SOURCE_HEADERS } from '../../../src/kafka/source-headers.js';
 import type { Call } from '../../../src/sync/model.js';
 import { sampleCall } from '../../support/calls.js';
@@ -209,5 +214,37 @@ describe('topicMessages', () => {
     expect(grouped[0]?.messages.map((m) => m.key)).toEqual(['a', 'b']);
     expect(String(grouped[1]?.messages[1]?.value)).toContain('later');
     expect(topicMessages([first], topics, { offsets: false }).map((t) => t.topic)).toEqual(['calls']);
+  });
+});
+
+describe('chunkTopicMessages', () => {
+  const message = (key: string, bytes: number) => ({ key, value: Buffer.alloc(bytes) });
+  const keys = (chunks: ReturnType<typeof chunkTopicMessages>) =>
+    chunks.map((chunk) => chunk.map((t) => `${t.topic}:${t.messages.map((m) => String(m.key)).join(',')}`));
+
+  it('splits a page larger than the budget into sends under it, every topic in order', () => {
+    const chunks = chunkTopicMessages(
+      [
+        { topic: 'calls', messages: [message('a', 400), message('b', 400), message('c', 400)] },
+        { topic: 'offsets', messages: [message('o', 10)] },
+      ],
+      1000,
+    );
+    expect(keys(chunks)).toEqual([['calls:a,b'], ['calls:c', 'offsets:o']]);
+  });
+
+  it('keeps everything in one send when it fits, and sends a message over the budget alone', () => {
+    expect(
+      keys(chunkTopicMessages([{ topic: 'calls', messages: [message('a', 10), message('b', 10)] }], 1000)),
+    ).toEqual([['calls:a,b']]);
+    expect(
+      keys(
+        chunkTopicMessages(
+          [{ topic: 'calls', messages: [message('a', 10), message('big', 5000), message('c', 10)] }],
+          1000,
+        ),
+      ),
+    ).toEqual([['calls:a'], ['calls:big'], ['calls:c']]);
+    expect(chunkTopicMessages([], 1000)).toEqual([]);
   });
 });

@@ -197,6 +197,26 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(pagesPerTransaction(kafka)).toEqual([1, 2, 1, 1, 1]);
   });
 
+  it('sends a page larger than maxBytesPerTransaction in several sends of one transaction, so no record batch outgrows the broker limit', async () => {
+    const kafka = new ScriptedKafka();
+    const onePage = pageMessagesBytes(page('a', '1'));
+    const { sink } = sinkWith(kafka, { maxBytesPerTransaction: onePage * 3 });
+    await sink.start();
+    const big: PageCommit = {
+      ...page('big', '1'),
+      calls: Array.from({ length: 20 }, (_, i) => sampleCall({ uid: `big-${i}` })),
+    };
+    await sink.commitPage(big);
+    expect(kafka.committed).toHaveLength(1);
+    const sends = kafka.committed[0] ?? [];
+    expect(sends.length).toBeGreaterThan(1);
+    const sent = sends.flatMap((b) => b.topicMessages ?? []);
+    expect(
+      sent.filter((t) => t.topic === 'calls').flatMap((t) => t.messages.map((m) => String(m.key))),
+    ).toEqual(big.calls.map((c) => c.uid));
+    expect(pagesPerTransaction(kafka)).toEqual([1]);
+  });
+
   it('resolves the pages of a commit that failed but took effect, as the stored offsets show after a rebuild', async () => {
     const kafka = new ScriptedKafka();
     const p = page('a', 'next');
