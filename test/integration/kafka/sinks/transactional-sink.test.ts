@@ -7,7 +7,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
 import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
 import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
-import { offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
 import type { KafkaSession } from '../../../../src/kafka/session.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
@@ -113,45 +112,36 @@ describe('TransactionalRecordSink', () => {
     expect(await readCommittedAtLeast(testKafka(), config.kafka.topic, 4000)).toHaveLength(4000);
   });
 
-  it('rejects every page of a failed transaction as retriable and leaves neither their records nor their offsets visible', async () => {
-    // A byte cap above the broker's limit, so that the oversized page shares a transaction with a healthy one.
+  it('commits a page whose records, each within the limit, together outgrow one partition batch: sent in parts of its one transaction', async () => {
+    // A byte cap above the broker's limit, so that the large page shares a transaction with a healthy one.
     const { session, metrics, config } = await started({
       kafka: testKafkaConfig({ maxBytesPerTransaction: 10_000_000, topicPartitions: 1 }),
     });
     const first = page(location(1));
     const healthy = page(location(2));
-    // Three calls of 400 kB, each a valid record, together over the broker's message.max.bytes (1 MiB) in
-    // the one partition: the broker refuses the batch and the transaction is aborted.
-    const tooLarge: PageCommit = {
+    // Three calls of 400 kB, each a valid record, together over the broker's message.max.bytes (1 MiB) in the
+    // one partition: in one send the broker would refuse the batch, and the page would be retried for ever.
+    const large: PageCommit = {
       ...page(location(3), 0),
       calls: Array.from({ length: 3 }, () =>
         sampleCall({ locationUid: location(3), locationPhoneNumber: 'x'.repeat(400_000) }),
       ),
     };
 
-    const firstDone = session.sink.commitPage(first); // starts a transaction; the next two queue behind it
-    const [healthyError, tooLargeError] = await Promise.all([
-      rejection(session.sink.commitPage(healthy)),
-      rejection(session.sink.commitPage(tooLarge)),
+    await Promise.all([
+      session.sink.commitPage(first),
+      session.sink.commitPage(healthy),
+      session.sink.commitPage(large),
     ]);
-    await firstDone;
 
-    expect(healthyError.disposition).toBe('retriable');
-    expect(healthyError.code).toBe('KAFKA_TRANSACTION_ABORTED');
-    expect(tooLargeError.code).toBe('KAFKA_TRANSACTION_ABORTED');
-    expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(1);
-    expect(await counterValue(metrics.producerRecreated)).toBe(1);
-
+    expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(0);
     const kafka = testKafka();
-    // The rebuild initialised a new producer, which settled every earlier transaction: a plain read is current.
     const keys = (await readCommitted(kafka, config.kafka.topic)).map((r) => r.key?.toString());
-    expect(keys.sort()).toEqual(first.calls.map((c) => c.uid).sort());
-    const offsetKeys = (await readCommitted(kafka, config.kafka.offsetsTopic)).map((r) => r.key?.toString());
-    expect(offsetKeys).toEqual([offsetKey(config.connector.name, location(1))]);
-
-    // The rebuilt producer commits the healthy page on retry.
-    await session.sink.commitPage(healthy);
-    await loadOffsetsWhen(session.offsetStore, (o) => o.has(location(2)));
+    expect(keys.sort()).toEqual([...first.calls, ...healthy.calls, ...large.calls].map((c) => c.uid).sort());
+    await loadOffsetsWhen(
+      session.offsetStore,
+      (o) => o.has(location(1)) && o.has(location(2)) && o.has(location(3)),
+    );
   });
 
   it('stands down when a newer instance fenced it: the page is rejected for good, nothing of it is visible, and no producer fences the newer one back', async () => {
