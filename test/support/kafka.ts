@@ -7,6 +7,7 @@ import {
   type SchemaRegistryConfig,
 } from '../../src/config/schema.js';
 import type { FatalError } from '../../src/errors/index.js';
+import { applyKafkajsIdleTimerFix } from '../../src/kafka/kafkajs-idle-timer-fix.js';
 import { KafkaSession } from '../../src/kafka/session.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
@@ -18,8 +19,13 @@ import { stackEndpoints, uniqueName } from './stack.js';
 export { counterValue } from './counters.js';
 export { sampleCall } from './calls.js';
 
-/** A kafkajs client on the integration stack that logs nothing (tests assert, they do not read logs). */
+/**
+ * A kafkajs client on the integration stack that logs nothing (tests assert, they do not read logs). With the
+ * product's kafkajs idle-timer fix applied, as createKafka does: without it an idle client makes Node print
+ * TimeoutNegativeWarning into the test output.
+ */
 export function testKafka(clientId = 'calls-connector-test'): Kafka {
+  applyKafkajsIdleTimerFix();
   return new Kafka({ brokers: stackEndpoints().brokers, clientId, logLevel: logLevel.NOTHING });
 }
 
