@@ -49,8 +49,11 @@ export interface SandboxOptions {
   host?: string;
   /** Default 0 (ephemeral); the CLI defaults to 8443. */
   port?: number;
-  /** Default: a self-signed certificate generated at start. false = plain HTTP (explicit only). */
-  tls?: false | { certFile?: string; keyFile?: string };
+  /**
+   * Default: a self-signed certificate generated at start. false = plain HTTP (explicit only). With
+   * `createIfMissing`, certFile and keyFile are generated when neither exists, and reused on the next start.
+   */
+  tls?: false | { certFile?: string; keyFile?: string; createIfMissing?: boolean };
   /** Where to write the PEM clients should trust; default a temporary file removed on close. */
   certOutFile?: string;
   client?: Partial<SandboxClient>;

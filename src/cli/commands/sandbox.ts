@@ -210,7 +210,9 @@ async function run(f: SandboxFlags): Promise<void> {
   const secretShown =
     client.clientSecret === DEFAULT_CLIENT.clientSecret
       ? client.clientSecret
-      : '(from SANDBOX_CLIENT_SECRET)';
+      : process.env.SANDBOX_CLIENT_SECRET
+        ? '(from SANDBOX_CLIENT_SECRET)'
+        : `(from ${f.clientFile ?? 'the client file'})`;
   const shown = sandbox.locations.slice(0, 3).join(', ') + (sandbox.locations.length > 3 ? ', ...' : '');
   process.stdout.write(
     [
