@@ -22,7 +22,7 @@ import { parseConfig } from '../config/load.js';
 import { FatalError } from '../errors/index.js';
 import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
-import { startSandbox, type RunningSandbox } from '../../packages/sandbox/src/index.js';
+import { startSandbox, type RunningSandbox } from '@calls-connector/sandbox';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';

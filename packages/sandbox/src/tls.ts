@@ -2,12 +2,12 @@
  * The sandbox's TLS material: a certificate given by path, or one generated at start (and, with
  * `createIfMissing`, kept in the given files so that a restart serves the certificate clients already trust).
  *
- * Generated: a self-signed certificate (src/tls) for 127.0.0.1, ::1 and localhost (plus the bind host), marked as
+ * Generated: a self-signed certificate (@calls-connector/self-signed) for 127.0.0.1, ::1 and localhost (plus the bind host), marked as
  * a CA so that clients can trust it directly as their CA file.
  */
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { generateSelfSigned } from '../../../src/tls/self-signed.js';
+import { generateSelfSigned } from '@calls-connector/self-signed';
 
 export interface TlsMaterial {
   cert: string;

@@ -16,7 +16,7 @@ import {
   type FaultSettings,
   type SandboxClient,
   type SandboxOptions,
-} from '../../../packages/sandbox/src/index.js';
+} from '@calls-connector/sandbox';
 import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 
