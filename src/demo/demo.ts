@@ -25,6 +25,7 @@ import { ConnectorRuntime } from '../runtime/connector.js';
 import { startSandbox, type RunningSandbox } from '@calls-connector/sandbox';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
+import { TerminalView } from './terminal-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
 import { nextSteps } from './next-steps.js';
@@ -182,11 +183,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     );
 
     let previous: ViewFrame | null = null;
-    let drawnLines = 0;
+    const view = new TerminalView(out);
     const stop = new AbortController();
     // The signal handler prints a line of its own: draw the last frame below it rather than over it.
     const onAbort = () => {
-      drawnLines = 0;
+      view.release();
       stop.abort();
     };
     options.signal.addEventListener('abort', onAbort, { once: true });
@@ -196,19 +197,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
     const draw = () => {
       const frame: ViewFrame = { at: Date.now(), locations: runtime.status() };
-      const lines = renderFrame(previous, frame);
-      if (out.isTTY && drawnLines > 0) out.write(`\x1b[${drawnLines}A\x1b[0J`);
-      if (out.isTTY || previous === null || frame.at - previous.at >= 5_000) {
-        out.write(`${lines.join('\n')}\n`);
-        drawnLines = lines.length;
+      // Off a terminal a frame is appended: one every 5 s is enough for a log.
+      if (view.isTerminal || previous === null || frame.at - previous.at >= 5_000) {
+        view.draw(renderFrame(previous, frame));
         previous = frame;
       }
     };
-    const view = setInterval(draw, out.isTTY ? 1_000 : 5_000);
+    const redraw = setInterval(draw, view.isTerminal ? 1_000 : 5_000);
     try {
       await runtime.run(stop.signal);
     } finally {
-      clearInterval(view);
+      clearInterval(redraw);
       if (timer) clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
     }
