@@ -2,7 +2,7 @@
  * Transport (issue 3, deliverable 1): HTTPS with a generated certificate written where asked, a given
  * certificate, or plain HTTP only when asked.
  */
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -78,6 +78,23 @@ describe('sandbox transport', () => {
       expect(await status(`${again.baseUrl}/_sandbox/stats`, pem)).toBe(200);
     } finally {
       await again.close();
+    }
+  });
+
+  it('leaves a given certificate file as it is when it is also certOutFile', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-tls-'));
+    const material = await loadOrGenerateTls({ host: '127.0.0.1' });
+    const tls = { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') };
+    await writeFile(tls.certFile, material.cert);
+    await writeFile(tls.keyFile, material.key);
+    const before = new Date('2026-01-01T00:00:00Z');
+    await utimes(tls.certFile, before, before);
+    const sandbox = await startSandbox({ tls, certOutFile: tls.certFile, data: tiny });
+    try {
+      expect(sandbox.caFile).toBe(tls.certFile);
+      expect((await stat(tls.certFile)).mtime).toEqual(before);
+    } finally {
+      await sandbox.close();
     }
   });
 
