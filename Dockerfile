@@ -13,11 +13,16 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/sandbox/package.json ./packages/sandbox/
+COPY packages/self-signed/package.json ./packages/self-signed/
 # --ignore-scripts: `prepare` would run tsc before the sources are copied.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The workspace packages the product imports by name (@calls-connector/sandbox, @calls-connector/self-signed).
+COPY packages/sandbox/tsconfig.build.json ./packages/sandbox/
 COPY packages/sandbox/src ./packages/sandbox/src
+COPY packages/self-signed/tsconfig.build.json ./packages/self-signed/
+COPY packages/self-signed/src ./packages/self-signed/src
 # The demo's dev tooling is compiled with the product (demo.ts loads it at run time); the image keeps
 # only dist/src, so `demo` in the image says that it needs a source checkout.
 COPY tools/devstack ./tools/devstack
@@ -30,11 +35,14 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/sandbox/package.json ./packages/sandbox/
+COPY packages/self-signed/package.json ./packages/self-signed/
 # --ignore-scripts: `prepare` runs tsc, which is a dev dependency and not installed here.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
-# The sandbox (workspace package packages/sandbox): the compose file's sandbox service runs it from this image.
-COPY --from=build /app/dist/packages/sandbox/src ./dist/packages/sandbox/src
+# The workspace packages, resolved through node_modules/@calls-connector/* (links npm ci made): the compose
+# file's sandbox service runs the sandbox from this image; the auth login listener uses self-signed.
+COPY --from=build /app/packages/sandbox/dist ./packages/sandbox/dist
+COPY --from=build /app/packages/self-signed/dist ./packages/self-signed/dist
 # The Avro schemas are read at run time (found by walking up from dist/src/kafka/avro).
 COPY schemas ./schemas
 COPY config ./config

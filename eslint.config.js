@@ -6,19 +6,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Adapters and wiring: what the sync core, and the leaves below it, never import. */
-const ADAPTERS = [
-  'api',
-  'auth',
-  'kafka',
-  'metrics',
-  'ops',
-  'config',
-  'runtime',
-  'cli',
-  'demo',
-  'sandbox',
-  'tls',
-];
+const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo', 'sandbox'];
 /** Libraries only adapters talk to. */
 const ADAPTER_LIBRARIES = [
   'kafkajs',
@@ -52,13 +40,38 @@ const devTooling = {
   message:
     'The product never loads the dev tooling statically: it is not in the published package (see demo.ts).',
 };
-const sandboxInternals = {
-  group: ['**/packages/sandbox/src/**', '!**/packages/sandbox/src/index.js'],
-  message: 'The product uses the sandbox package only through packages/sandbox/src/index.ts.',
+const workspacePackagesByPath = {
+  group: ['**/packages/**', '@calls-connector/*/**'],
+  message:
+    'The product imports a workspace package by its name and public entry only (`@calls-connector/sandbox`), ' +
+    'never by a path into packages/ nor a deep path: that is what the built and published package resolves.',
+};
+const productCode = {
+  group: [
+    '**/src/**',
+    '**/dist/**',
+    'calls-connector',
+    'calls-connector/**',
+    '../../*/**',
+    '@calls-connector/*/**',
+  ],
+  message:
+    'A workspace package (packages/*) imports nothing of the product (share code through a workspace package), ' +
+    'and another workspace package only by its name and public entry (`@calls-connector/self-signed`).',
 };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.cache/', '.tools/', 'coverage/', 'bench/reports/'] },
+  {
+    ignores: [
+      'dist/',
+      'packages/*/dist/',
+      'node_modules/',
+      '.cache/',
+      '.tools/',
+      'coverage/',
+      'bench/reports/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -102,12 +115,17 @@ export default tseslint.config(
       'import-x/extensions': ['.ts', '.js'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       'import-x/resolver-next': [
-        createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+        createNodeResolver({
+          extensions: ['.ts', '.js'],
+          extensionAlias: { '.js': ['.ts', '.js'] },
+          // Workspace packages by their sources (the "source" export), as TypeScript and the tests see them.
+          conditionNames: ['source', 'import', 'node', 'default'],
+        }),
       ],
     },
     rules: {
       'import-x/no-cycle': 'error',
-      'no-restricted-imports': restrict([cliImports, sandboxInternals, devTooling]),
+      'no-restricted-imports': restrict([cliImports, workspacePackagesByPath, devTooling]),
     },
   },
   {
@@ -120,11 +138,11 @@ export default tseslint.config(
   },
   {
     files: ['src/cli/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([sandboxInternals, devTooling]) },
+    rules: { 'no-restricted-imports': restrict([workspacePackagesByPath, devTooling]) },
   },
   {
-    files: ['packages/sandbox/src/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict([cliImports, devTooling]) },
+    files: ['packages/*/src/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict([productCode, devTooling]) },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -5,9 +5,13 @@ import { defineConfig } from 'vitest/config';
 // - component:   real servers started in-process on loopback (sandbox over HTTPS, API client, OAuth); no Kafka.
 // - integration: a real Kafka broker (KRaft) and a real schema registry, chosen by test/support/global-setup.ts.
 export default defineConfig({
+  // The workspace packages (packages/*) by their "source" export: tests run their TypeScript, never a stale build.
+  // (Vite's default server conditions, plus "source".)
+  ssr: { resolve: { conditions: ['module', 'node', 'development|production', 'source'] } },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'packages/*/test/unit/**/*.test.ts'],
@@ -15,6 +19,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'component',
           include: ['test/component/**/*.test.ts', 'packages/*/test/component/**/*.test.ts'],
@@ -24,6 +29,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],

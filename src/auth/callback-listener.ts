@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateSelfSigned, type CertificatePair } from '../tls/self-signed.js';
+import { generateSelfSigned, type CertificatePair } from '@calls-connector/self-signed';
 import { FatalError } from '../errors/index.js';
 import { assertHttpsRedirectUri } from './authorize-url.js';
 

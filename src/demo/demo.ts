@@ -15,20 +15,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { parseConfig } from '../config/load.js';
-import type { ConnectorConfig } from '../config/schema.js';
-import type { DevStack } from '../../tools/devstack/stack-provider.js';
 import { FatalError } from '../errors/index.js';
 import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
-import { startSandbox, type RunningSandbox } from '../../packages/sandbox/src/index.js';
+import { startSandbox, type RunningSandbox } from '@calls-connector/sandbox';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
 import { renderFrame, type ViewFrame } from './live-view.js';
+import { TerminalView } from './terminal-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
+import { nextSteps } from './next-steps.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -42,52 +42,14 @@ export interface DemoOptions {
   workDir: string;
   signal: AbortSignal;
   out: NodeJS.WriteStream;
+  /** How the person runs this CLI, for the commands printed at the end (`cliInvocation`). */
+  cli: string;
 }
 
 export interface DemoSummary {
   published: number;
   topic: string;
   locations: number;
-}
-
-/** How to start the demo's sandbox again as it was: same port, data, client, and CA file the config trusts. */
-export interface SandboxRerun {
-  port: number;
-  seed: number;
-  locations: number;
-  calls: number;
-  clientFile: string;
-  caFile: string;
-}
-
-function consumeHelp(
-  config: ConnectorConfig,
-  stack: DevStack,
-  configFile: string,
-  keyFile: string,
-  sandbox: SandboxRerun,
-): string {
-  const brokers = stack.brokers.join(',');
-  return [
-    `The calls are in topic ${config.kafka.topic}: Avro values (Confluent wire format, subject ${config.kafka.topic}-value), keyed by call uid.`,
-    '',
-    'Read them back with this CLI (decodes Avro through the registry, read_committed; headers, partitions, offsets):',
-    `  calls-connector tail --config ${configFile} --from-beginning --max 10`,
-    `  calls-connector tail --config ${configFile} --dead-letters --from-beginning     (the dead-letter topic)`,
-    'or with kcat built with Avro support (libserdes):',
-    `  kcat -C -b ${brokers} -t ${config.kafka.topic} -X isolation.level=read_committed -o beginning -e \\`,
-    `    -s value=avro -r ${config.schemaRegistry.url} -f '%p:%o %k %s\\n'`,
-    "or with Apache Kafka's console consumer (keys, headers, positions; values stay Avro binary):",
-    `  kafka-console-consumer.sh --bootstrap-server ${brokers} --topic ${config.kafka.topic} --from-beginning \\`,
-    '    --isolation-level read_committed --property print.key=true --property print.headers=true',
-    '',
-    "Run the connector alone on the same setup: the sandbox as the demo ran it, a new grant (the demo's ended",
-    'with its sandbox; open the printed URL, it is approved at once), then the connector:',
-    `  calls-connector sandbox --port ${sandbox.port} --seed ${sandbox.seed} --locations ${sandbox.locations} --calls ${sandbox.calls} \\`,
-    `    --client-file ${sandbox.clientFile} --cert-out ${sandbox.caFile} --auto-approve &`,
-    `  calls-connector auth login --config ${configFile}`,
-    `  calls-connector run --config ${configFile}     (token store key: ${keyFile})`,
-  ].join('\n');
 }
 
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
@@ -119,11 +81,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const clientSecret = randomBytes(24).toString('base64url');
     const redirectUri = `https://127.0.0.1:${callbackPort}/callback`;
     const seed = Date.now() % 1_000_000;
+    // The sandbox's certificate and key stay in the demo's folder: the sandbox started again by the printed
+    // "run the connector alone" steps serves the certificate the config trusts (api.caFile). A new pair per demo.
+    await mkdir(join(workDir, 'secrets'), { recursive: true, mode: 0o700 });
+    const sandboxTls = {
+      certFile: join(workDir, 'sandbox-ca.pem'),
+      keyFile: join(workDir, 'secrets', 'sandbox-key.pem'),
+    };
+    await Promise.all(Object.values(sandboxTls).map((file) => rm(file, { force: true })));
     const sandbox: RunningSandbox = await startSandbox({
       port: 0,
       autoApprove: true,
       rotateRefreshTokens: true,
-      certOutFile: join(workDir, 'sandbox-ca.pem'),
+      tls: { ...sandboxTls, createIfMissing: true },
       client: { clientId: 'calls-demo', clientSecret, redirectUri },
       data: {
         seed,
@@ -141,7 +111,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     // Key and secret live in files of the demo folder (mode 0600), never in the config file.
     // The key and the tokens sit in sibling folders: the token store refuses a key in, above or below
     // the folder of the data it protects.
-    await mkdir(join(workDir, 'secrets'), { recursive: true, mode: 0o700 });
     const keyFile = join(workDir, 'secrets', 'token-store.key');
     const secretFile = join(workDir, 'secrets', 'client-secret');
     await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
@@ -163,7 +132,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const run = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}`;
     const document = {
       connector: { name: `calls-${run}` },
-      api: { baseUrl: sandbox.baseUrl, caFile: sandbox.caFile, pageSize: 100, requestsPerSecond: 200 },
+      api: { baseUrl: sandbox.baseUrl, caFile: sandboxTls.certFile, pageSize: 100, requestsPerSecond: 200 },
       oauth: {
         clientId: 'calls-demo',
         clientSecretFile: secretFile,
@@ -214,11 +183,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     );
 
     let previous: ViewFrame | null = null;
-    let drawnLines = 0;
+    const view = new TerminalView(out);
     const stop = new AbortController();
     // The signal handler prints a line of its own: draw the last frame below it rather than over it.
     const onAbort = () => {
-      drawnLines = 0;
+      view.release();
       stop.abort();
     };
     options.signal.addEventListener('abort', onAbort, { once: true });
@@ -228,19 +197,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
     const draw = () => {
       const frame: ViewFrame = { at: Date.now(), locations: runtime.status() };
-      const lines = renderFrame(previous, frame);
-      if (out.isTTY && drawnLines > 0) out.write(`\x1b[${drawnLines}A\x1b[0J`);
-      if (out.isTTY || previous === null || frame.at - previous.at >= 5_000) {
-        out.write(`${lines.join('\n')}\n`);
-        drawnLines = lines.length;
+      // Off a terminal a frame is appended: one every 5 s is enough for a log.
+      if (view.isTerminal || previous === null || frame.at - previous.at >= 5_000) {
+        view.draw(renderFrame(previous, frame));
         previous = frame;
       }
     };
-    const view = setInterval(draw, out.isTTY ? 1_000 : 5_000);
+    const redraw = setInterval(draw, view.isTerminal ? 1_000 : 5_000);
     try {
       await runtime.run(stop.signal);
     } finally {
-      clearInterval(view);
+      clearInterval(redraw);
       if (timer) clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
     }
@@ -257,13 +224,25 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     );
     say('');
     say(
-      consumeHelp(config, stack, configFile, keyFile, {
-        port: Number(new URL(sandbox.baseUrl).port),
-        seed,
-        locations: options.locations,
-        calls: options.callsPerLocation,
-        clientFile,
-        caFile: sandbox.caFile ?? join(workDir, 'sandbox-ca.pem'),
+      nextSteps({
+        topic: config.kafka.topic,
+        registryUrl: config.schemaRegistry.url,
+        brokers: stack.brokers,
+        configFile,
+        keyFile,
+        cli: options.cli,
+        sandbox: {
+          port: Number(new URL(sandbox.baseUrl).port),
+          seed,
+          locations: options.locations,
+          calls: options.callsPerLocation,
+          liveUpdatesPerSecond: options.liveUpdatesPerSecond,
+          liveCreatesPerSecond: options.liveCreatesPerSecond,
+          clientFile,
+          certFile: sandboxTls.certFile,
+          keyFile: sandboxTls.keyFile,
+          locationsFile: join(workDir, 'sandbox-locations.json'),
+        },
       }),
     );
     return { published, topic: config.kafka.topic, locations: status.length };

@@ -58,3 +58,20 @@ export function renderFrame(previous: ViewFrame | null, current: ViewFrame): str
   }
   return lines;
 }
+
+/**
+ * The frame cut to a terminal of `columns` x `rows`, so that drawing the next frame over it erases all of it:
+ * each line at most `columns - 1` characters (a line that wraps takes two rows, and the cursor-up of the next
+ * redraw would leave its tail behind), at most `rows - 1` lines (rows scrolled off the top cannot be redrawn),
+ * the locations that do not fit summed up in the last line. Unknown or zero sizes leave that dimension as it is.
+ */
+export function fitToTerminal(lines: readonly string[], columns?: number, rows?: number): string[] {
+  let fitted = [...lines];
+  if (rows !== undefined && rows > 1 && fitted.length > rows - 1) {
+    const kept = Math.max(1, rows - 2);
+    fitted = [...fitted.slice(0, kept), `… ${lines.length - kept} more lines (the whole table: /status)`];
+    fitted = fitted.slice(0, rows - 1);
+  }
+  if (columns !== undefined && columns > 1) fitted = fitted.map((line) => line.slice(0, columns - 1));
+  return fitted;
+}

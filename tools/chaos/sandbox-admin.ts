@@ -1,4 +1,4 @@
-/** The sandbox's admin API (docs/sandbox.md), over HTTPS trusting the sandbox's generated CA. */
+/** The sandbox's admin API (packages/sandbox/README.md), over HTTPS trusting the sandbox's generated CA. */
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'undici';
 

@@ -13,7 +13,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { z } from 'zod';
 import type { SandboxAdmin } from './admin/admin.js';
 import { createClock } from './clock.js';
@@ -49,9 +49,15 @@ export interface SandboxOptions {
   host?: string;
   /** Default 0 (ephemeral); the CLI defaults to 8443. */
   port?: number;
-  /** Default: a self-signed certificate generated at start. false = plain HTTP (explicit only). */
-  tls?: false | { certFile?: string; keyFile?: string };
-  /** Where to write the PEM clients should trust; default a temporary file removed on close. */
+  /**
+   * Default: a self-signed certificate generated at start. false = plain HTTP (explicit only). With
+   * `createIfMissing`, certFile and keyFile are generated when neither exists, and reused on the next start.
+   */
+  tls?: false | { certFile?: string; keyFile?: string; createIfMissing?: boolean };
+  /**
+   * Where to write the PEM clients should trust; default a temporary file removed on close. When it is
+   * `tls.certFile`, that file is left as it is.
+   */
   certOutFile?: string;
   client?: Partial<SandboxClient>;
   /** /oauth/authorize redirects straight away, without the login page (tests, demo). */
@@ -192,7 +198,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       tempDir = await mkdtemp(join(tmpdir(), 'calls-sandbox-'));
       caFile = join(tempDir, 'sandbox-ca.pem');
     }
-    await writeCaFile(caFile, caCertPem);
+    // The given certificate file is already the PEM to trust: never rewrite it.
+    if (resolvePath(caFile) !== resolvePath(options.tls?.certFile ?? ''))
+      await writeCaFile(caFile, caCertPem);
   }
 
   try {

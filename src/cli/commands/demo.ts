@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { wholeNumber } from '../option-parsers.js';
 import { runDemo } from '../../demo/demo.js';
+import { cliInvocation } from '../../demo/next-steps.js';
 import { ExitCode } from '../../errors/exit-codes.js';
 import { shutdownSignal } from './run.js';
 
@@ -62,6 +63,7 @@ export function register(program: Command): void {
             workDir: options.dir,
             signal: stop.signal,
             out: process.stdout,
+            cli: cliInvocation(process.env),
           });
           process.exitCode = summary.published > 0 ? ExitCode.OK : ExitCode.FAILURE;
         } finally {

@@ -16,7 +16,7 @@ import {
   type FaultSettings,
   type SandboxClient,
   type SandboxOptions,
-} from '../../../packages/sandbox/src/index.js';
+} from '@calls-connector/sandbox';
 import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 
@@ -40,6 +40,8 @@ function num(name: string, min: number, max = Number.POSITIVE_INFINITY): (v: str
 
 const rate = (name: string): ((v: string) => number) => num(name, 0, 1);
 
+const DEFAULT_CERT_OUT = '.calls-connector/sandbox-ca.pem';
+
 /** The parsed flags (commander camel-cases them). */
 export interface SandboxFlags {
   port: number;
@@ -47,7 +49,8 @@ export interface SandboxFlags {
   http?: boolean;
   cert?: string;
   key?: string;
-  certOut: string;
+  /** Absent: the --cert file when one is given (it is the certificate to trust), else DEFAULT_CERT_OUT. */
+  certOut?: string;
   clientFile?: string;
   clientId?: string;
   redirectUri?: string;
@@ -150,7 +153,7 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
       : f.cert !== undefined && f.key !== undefined
         ? { certFile: f.cert, keyFile: f.key }
         : {},
-    certOutFile: resolve(f.certOut),
+    certOutFile: resolve(f.certOut ?? f.cert ?? DEFAULT_CERT_OUT),
     client,
     autoApprove: f.autoApprove ?? false,
     rotateRefreshTokens: f.rotateRefreshTokens ?? false,
@@ -210,7 +213,9 @@ async function run(f: SandboxFlags): Promise<void> {
   const secretShown =
     client.clientSecret === DEFAULT_CLIENT.clientSecret
       ? client.clientSecret
-      : '(from SANDBOX_CLIENT_SECRET)';
+      : process.env.SANDBOX_CLIENT_SECRET
+        ? '(from SANDBOX_CLIENT_SECRET)'
+        : `(from ${f.clientFile ?? 'the client file'})`;
   const shown = sandbox.locations.slice(0, 3).join(', ') + (sandbox.locations.length > 3 ? ', ...' : '');
   process.stdout.write(
     [
@@ -250,8 +255,7 @@ export function register(program: Command): void {
     .option('--key <file>', 'TLS private key (PEM) for --cert')
     .option(
       '--cert-out <file>',
-      'where to write the CA certificate clients should trust',
-      '.calls-connector/sandbox-ca.pem',
+      `where to write the CA certificate clients should trust (default: the --cert file, else ${DEFAULT_CERT_OUT})`,
     )
     .option('--client-file <file>', 'registered client as JSON {clientId, redirectUri, clientSecret?}')
     .option(

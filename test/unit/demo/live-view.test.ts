@@ -1,30 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatLag, publishRate, renderFrame, type ViewFrame } from '../../../src/demo/live-view.js';
-import type { LocationStatus } from '../../../src/sync/scheduler.js';
-
-function status(uid: string, published: number, overrides: Partial<LocationStatus> = {}): LocationStatus {
-  return {
-    locationUid: uid,
-    state: 'running',
-    offset: { since: null, cursor: null, watermark: '2026-01-01T00:00:00.000Z', boundary: [] },
-    traversalId: null,
-    nextRunAt: null,
-    lastSuccessAt: null,
-    lastError: null,
-    consecutiveFailures: 0,
-    stoppedBy: null,
-    totals: {
-      pages: 1,
-      published,
-      deadLettered: 0,
-      deduplicated: 2,
-      redacted: 3,
-      belowWatermark: 0,
-      traversalsCompleted: 1,
-    },
-    ...overrides,
-  };
-}
+import {
+  fitToTerminal,
+  formatLag,
+  publishRate,
+  renderFrame,
+  type ViewFrame,
+} from '../../../src/demo/live-view.js';
+import { locationStatus as status } from './location-status.js';
 
 describe('the demo live view', () => {
   it('computes the publish rate from two snapshots', () => {
@@ -58,5 +40,17 @@ describe('the demo live view', () => {
     expect(lines[0]).toContain('published 12 records');
     expect(lines[2]).toMatch(/loc-1\s+running\s+5\s+2\s+3\s+1\s+30s\s+mid-traversal/);
     expect(lines[3]).toMatch(/loc-2\s+stopped\s+7 .* error CURSOR_LOOP/);
+  });
+
+  it('fits a frame to the terminal: lines cut below its width, rows past its height summed up in the last line', () => {
+    const lines = ['x'.repeat(100), 'b', 'c', 'd', 'e'];
+    expect(fitToTerminal(lines, 40, 24)).toEqual(['x'.repeat(39), 'b', 'c', 'd', 'e']);
+    expect(fitToTerminal(lines, 200, 4)).toEqual([
+      'x'.repeat(100),
+      'b',
+      '… 3 more lines (the whole table: /status)',
+    ]);
+    expect(fitToTerminal(lines, undefined, undefined)).toEqual(lines);
+    expect(fitToTerminal(lines, 0, 0)).toEqual(lines);
   });
 });

@@ -2,7 +2,7 @@
  * The docs name error codes for operators to look up (runbook, sync, security...): each must be one the
  * connector has, in the catalogue (src/errors/codes.ts), so a renamed code cannot leave a dead reference.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../../src/errors/index.js';
 
@@ -20,9 +20,11 @@ const ENVIRONMENT = new Set([
 describe('error codes in the docs', () => {
   it('names only codes of the catalogue', () => {
     const root = new URL('../../../', import.meta.url);
-    const pages = ['README.md', ...readdirSync(new URL('docs/', root)).map((name) => `docs/${name}`)].filter(
-      (path) => path.endsWith('.md'),
-    );
+    const pages = [
+      'README.md',
+      ...readdirSync(new URL('docs/', root)).map((name) => `docs/${name}`),
+      ...readdirSync(new URL('packages/', root)).map((name) => `packages/${name}/README.md`),
+    ].filter((path) => path.endsWith('.md') && existsSync(new URL(path, root)));
     const unknown = pages.flatMap((path) =>
       [...readFileSync(new URL(path, root), 'utf8').matchAll(CODE)]
         .map((m) => m[0])

@@ -20,6 +20,10 @@ const docs = [
   ...readdirSync(new URL('docs/', root))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
+  // The workspace packages' docs (the sandbox's is its README).
+  ...readdirSync(new URL('packages/', root))
+    .map((name) => `packages/${name}/README.md`)
+    .filter((path) => existsSync(new URL(path, root))),
 ].map((path) => ({ path, text: read(path) }));
 
 describe('names used in the docs and deployment files', () => {

@@ -2,7 +2,7 @@
  * Transport (issue 3, deliverable 1): HTTPS with a generated certificate written where asked, a given
  * certificate, or plain HTTP only when asked.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -60,6 +60,50 @@ describe('sandbox transport', () => {
     try {
       expect(sandbox.caCertPem).toBe(material.cert);
       expect(await status(`${sandbox.baseUrl}/_sandbox/stats`, material.cert)).toBe(200);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('creates the certificate files when missing and serves the same certificate after a restart', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-tls-'));
+    const tls = { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), createIfMissing: true };
+    const first = await startSandbox({ tls, data: tiny });
+    const pem = await readFile(tls.certFile, 'utf8');
+    await first.close();
+    expect((await stat(tls.keyFile)).mode & 0o777).toBe(0o600);
+    const again = await startSandbox({ tls, data: tiny });
+    try {
+      expect(again.caCertPem).toBe(pem);
+      expect(await status(`${again.baseUrl}/_sandbox/stats`, pem)).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('leaves a given certificate file as it is when it is also certOutFile', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-tls-'));
+    const material = await loadOrGenerateTls({ host: '127.0.0.1' });
+    const tls = { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') };
+    await writeFile(tls.certFile, material.cert);
+    await writeFile(tls.keyFile, material.key);
+    const before = new Date('2026-01-01T00:00:00Z');
+    await utimes(tls.certFile, before, before);
+    const sandbox = await startSandbox({ tls, certOutFile: tls.certFile, data: tiny });
+    try {
+      expect(sandbox.caFile).toBe(tls.certFile);
+      expect((await stat(tls.certFile)).mtime).toEqual(before);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('creates the folder of certOutFile', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-tls-'));
+    const certOutFile = join(dir, '.calls-connector', 'sandbox-ca.pem');
+    const sandbox = await startSandbox({ certOutFile, data: tiny });
+    try {
+      expect(await readFile(certOutFile, 'utf8')).toBe(sandbox.caCertPem);
     } finally {
       await sandbox.close();
     }

@@ -1,6 +1,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { register, sandboxOptionsFrom, type SandboxFlags } from '../../../../src/cli/commands/sandbox.js';
@@ -37,6 +37,17 @@ describe('calls-connector sandbox options', () => {
     await expect(sandboxOptionsFrom(parse(['--host', '127.0.0.2']), {})).resolves.toMatchObject({
       host: '127.0.0.2',
     });
+  });
+
+  it('writes the certificate to trust to --cert-out, else to the --cert file itself, else under .calls-connector/', async () => {
+    expect((await sandboxOptionsFrom(parse([]), {})).certOutFile).toBe(
+      resolve('.calls-connector/sandbox-ca.pem'),
+    );
+    expect((await sandboxOptionsFrom(parse(['--cert', 'c.pem', '--key', 'k.pem']), {})).certOutFile).toBe(
+      resolve('c.pem'),
+    );
+    const explicit = parse(['--cert', 'c.pem', '--key', 'k.pem', '--cert-out', 'ca.pem']);
+    expect((await sandboxOptionsFrom(explicit, {})).certOutFile).toBe(resolve('ca.pem'));
   });
 
   it('takes the client secret from SANDBOX_CLIENT_SECRET, never from a flag', async () => {
