@@ -60,11 +60,14 @@ export async function statusOf(instance: Instance): Promise<DistributedStatus | 
   return body === undefined ? undefined : (JSON.parse(body) as DistributedStatus);
 }
 
-/** The value of an unlabelled gauge or counter in the instance's /metrics; undefined when absent. */
-export async function metricOf(instance: Instance, name: string): Promise<number | undefined> {
+/**
+ * The value of one series in the instance's /metrics, named as the exposition writes it: `name` or
+ * `name{label="value"}` (labels in the order prom-client writes them); undefined when absent.
+ */
+export async function metricOf(instance: Instance, series: string): Promise<number | undefined> {
   const body = await get(instance, '/metrics');
-  const line = body?.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+  const line = body?.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 /** The statuses of the instances that answer now (live, not paused), by instance name. */
@@ -156,5 +159,57 @@ export function watchOwnership(instances: () => readonly Instance[]): {
       await loop;
       return [...problems];
     },
+  };
+}
+
+/** The last lines of every instance's output, for the message of a failed wait. */
+export function diagnostics(instances: readonly Instance[]): string {
+  return instances
+    .map((i) => `--- ${i.name} ---\n${i.output().split('\n').slice(-40).join('\n')}`)
+    .join('\n');
+}
+
+/**
+ * Waits until exactly the instances named `names` answer, every location has exactly one owner among them
+ * (ownershipProblems) and `also` holds for their statuses; returns those statuses. Fails with the last
+ * problems seen and the instances' recent output.
+ */
+export async function awaitSettled(
+  instances: readonly Instance[],
+  locations: readonly string[],
+  names: readonly string[],
+  also: (views: Map<string, DistributedStatus>) => boolean = () => true,
+  timeoutMs = 90_000,
+): Promise<Map<string, DistributedStatus>> {
+  const answering = () => instances.filter((i) => alive(i) && !i.paused);
+  let problems: string[] = [];
+  let views = new Map<string, DistributedStatus>();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    views = await statuses(answering());
+    problems = ownershipProblems(views, locations, names);
+    const answered = [...views.keys()].sort().join();
+    if (answered !== [...names].sort().join()) problems.push(`answering: ${answered}`);
+    if (problems.length === 0 && also(views)) return views;
+    if (Date.now() > deadline)
+      throw new Error(
+        `ownership did not settle on ${names.join(', ')} within ${timeoutMs} ms; last problems: ` +
+          `${problems.join('; ') || `the extra condition`}\n${diagnostics(instances)}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** True when each of `locations` completed a traversal, by whoever owns it now, at or after `since`. */
+export function traversedSince(
+  locations: readonly string[],
+  since: number,
+): (views: Map<string, DistributedStatus>) => boolean {
+  return (views) => {
+    const lastSuccess = new Map<string, number>();
+    for (const status of views.values())
+      for (const task of status.tasks)
+        if (task.last_success_at !== null) lastSuccess.set(task.id, Date.parse(task.last_success_at));
+    return locations.every((l) => (lastSuccess.get(l) ?? 0) >= since);
   };
 }

@@ -23,16 +23,17 @@ import { connectorDocument, publishedCalls, startTestSandbox } from '../../suppo
 import { doubledAndMissing } from '../../support/connector-process.js';
 import {
   alive,
+  awaitSettled,
+  diagnostics,
   metricOf,
-  ownershipProblems,
   startInstance,
-  statuses,
   statusOf,
+  traversedSince,
   watchOwnership,
   type DistributedStatus,
   type Instance,
 } from '../../support/distributed.js';
-import { eventually, testKafka } from '../../support/kafka.js';
+import { testKafka } from '../../support/kafka.js';
 
 const SESSION_TIMEOUT_MS = 6000;
 const POLL_INTERVAL_MS = 500;
@@ -53,40 +54,10 @@ describe('connector processes sharing one name in distributed mode', () => {
     return instance;
   };
   const answering = (): Instance[] => instances.filter((i) => alive(i) && !i.paused);
-  const diagnostics = (): string =>
-    instances.map((i) => `--- ${i.name} ---\n${i.output().split('\n').slice(-40).join('\n')}`).join('\n');
-
-  /** Waits until exactly `names` answer and every location has exactly one owner among them. */
-  async function settled(
+  const settled = (
     names: string[],
-    also: (views: Map<string, DistributedStatus>) => boolean = () => true,
-  ) {
-    let last: string[] = [];
-    await eventually(
-      async () => {
-        const views = await statuses(answering());
-        last = ownershipProblems(views, sandbox.locations, names);
-        if ([...views.keys()].sort().join() !== [...names].sort().join())
-          last.push(`answering: ${[...views.keys()].join()}`);
-        return last.length === 0 && also(views);
-      },
-      90_000,
-      `ownership settled on ${names.join(', ')}`,
-    ).catch((error: unknown) => {
-      throw new Error(`${String(error)}\nlast problems: ${last.join('; ')}\n${diagnostics()}`);
-    });
-    return statuses(answering());
-  }
-
-  /** True when each of `locations` was traversed to its end, by whoever owns it now, after `since`. */
-  const traversedSince =
-    (locations: readonly string[], since: number) => (views: Map<string, DistributedStatus>) => {
-      const lastSuccess = new Map<string, number>();
-      for (const status of views.values())
-        for (const task of status.tasks)
-          if (task.last_success_at !== null) lastSuccess.set(task.id, Date.parse(task.last_success_at));
-      return locations.every((l) => (lastSuccess.get(l) ?? 0) >= since);
-    };
+    also?: (views: Map<string, DistributedStatus>) => boolean,
+  ): Promise<Map<string, DistributedStatus>> => awaitSettled(instances, sandbox.locations, names, also);
 
   const owned = (status: DistributedStatus | undefined): string[] => (status?.tasks ?? []).map((t) => t.id);
 
@@ -170,7 +141,7 @@ describe('connector processes sharing one name in distributed mode', () => {
     i2.child.kill('SIGCONT');
     i2.paused = false;
     views = await settled(['i1', 'i2']);
-    expect(alive(i2), diagnostics()).toBe(true);
+    expect(alive(i2), diagnostics(instances)).toBe(true);
     expect(views.get('i2')?.assignment.generationId ?? 0).toBeGreaterThan(generationBefore ?? 0);
     const afterResume = i2.output().slice(pausedOutput);
     console.info(
