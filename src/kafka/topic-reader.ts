@@ -20,12 +20,12 @@
  * group.initial.rebalance.delay.ms (3 s by default) once per read, i.e. once at start.
  */
 import { randomUUID } from 'node:crypto';
-import kafkajs, { type Kafka, type KafkaMessage } from 'kafkajs';
+import kafkajs, { type Kafka, type KafkaMessage, type PartitionAssigner } from 'kafkajs';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
-const { KafkaJSError } = kafkajs;
+const { KafkaJSError, AssignerProtocol } = kafkajs;
 
 export interface TopicRecord {
   partition: number;
@@ -42,6 +42,40 @@ export interface ReadTopicOptions {
   groupIdPrefix: string;
   /** Give up (RetriableError) when the end is not reached within this time. */
   timeoutMs: number;
+  /**
+   * Only these partitions (default: all). Used in distributed mode to read just the partitions an instance
+   * took over: another owner's open transaction on a partition not read holds nothing back.
+   */
+  partitions?: readonly number[];
+}
+
+/**
+ * The throw-away reader group has one member; this assigner gives it just `partitions` of each topic
+ * (kafkajs 2.2.4 has no manual assignment, see the module comment).
+ */
+function onlyPartitions(partitions: readonly number[]): PartitionAssigner {
+  const name = 'OnlyPartitions';
+  return () => ({
+    name,
+    version: 0,
+    assign: ({ members, topics }) =>
+      Promise.resolve(
+        members.map(({ memberId }, index) => ({
+          memberId,
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({
+            version: 0,
+            assignment: Object.fromEntries(
+              topics.map((topic) => [topic, index === 0 ? [...partitions] : []]),
+            ),
+            userData: Buffer.alloc(0),
+          }),
+        })),
+      ),
+    protocol: ({ topics }) => ({
+      name,
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
+    }),
+  });
 }
 
 /**
@@ -83,7 +117,10 @@ async function readToEnd(
   options: ReadTopicOptions,
   onRecord: (record: TopicRecord) => void,
 ): Promise<void> {
-  const ends = await endOffsets(kafka, options.topic);
+  const wanted = options.partitions === undefined ? undefined : new Set(options.partitions);
+  const ends = (await endOffsets(kafka, options.topic)).filter(
+    (e) => wanted === undefined || wanted.has(e.partition),
+  );
   const endByPartition = new Map(ends.map((e) => [e.partition, e.end]));
   const remaining = new Map<number, bigint>();
   for (const { partition, start, end } of ends) if (end > start) remaining.set(partition, end);
@@ -94,6 +131,7 @@ async function readToEnd(
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: 100,
     retry: { retries: 3 },
+    ...(options.partitions !== undefined && { partitionAssigners: [onlyPartitions([...remaining.keys()])] }),
   });
   let timer: NodeJS.Timeout | undefined;
   try {
