@@ -130,6 +130,7 @@ export const ERROR_CODES = {
   ITEM_UID_TOO_LONG: { class: 'skippable', exit: ExitCode.FAILURE },
   KAFKA_COMMIT_OUTCOME_UNKNOWN: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_FENCED_BY_ANOTHER_INSTANCE: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_GROUP_MEMBERSHIP_LOST: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_NOT_PERMITTED: {
     class: 'fatal',
     exit: ExitCode.FAILURE,
@@ -138,6 +139,7 @@ export const ERROR_CODES = {
       "grant the connector's principal Describe, Create, DescribeConfigs, Read and Write on the three topics and " +
       'Write and Describe on the transactional id calls-connector.<connector.name>',
   },
+  KAFKA_PARTITION_TAKEN_OVER: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_PRODUCER_FENCED: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_READ_FAILED: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_READ_TIMEOUT: { class: 'retriable', exit: ExitCode.FAILURE },

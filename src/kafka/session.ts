@@ -55,8 +55,15 @@ export interface KafkaGround {
   offsetStore: KafkaOffsetStore;
   /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
   boundaryMaxBytes: number;
-  /** Builds a sink (not started); `transactionalId` is used in exactly-once mode only. */
-  buildSink(transactionalId: string, onFatal?: (error: FatalError) => void): SessionSink;
+  /**
+   * Builds a sink (not started); `transactionalId` is used in exactly-once mode only. `onTakenOver` (distributed
+   * mode): a fencing means the transactional id's partition was taken over (see TransactionalRecordSink).
+   */
+  buildSink(
+    transactionalId: string,
+    onFatal?: (error: FatalError) => void,
+    onTakenOver?: () => void,
+  ): SessionSink;
 }
 
 /**
@@ -122,7 +129,11 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     offsets: config.kafka.offsetsTopic,
     deadLetters: config.kafka.dlqTopic,
   };
-  const buildSink = (transactionalId: string, onFatal?: (error: FatalError) => void): SessionSink =>
+  const buildSink = (
+    transactionalId: string,
+    onFatal?: (error: FatalError) => void,
+    onTakenOver?: () => void,
+  ): SessionSink =>
     config.kafka.exactlyOnce
       ? new TransactionalRecordSink({
           kafka,
@@ -139,6 +150,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           logger,
           clock,
           ...(onFatal === undefined ? {} : { onFatal }),
+          ...(onTakenOver === undefined ? {} : { onTakenOver }),
         })
       : new AtLeastOnceRecordSink({
           kafka,

@@ -27,9 +27,16 @@
  *   for its age. The producer is discarded and rebuilt the same way, RetriableError KAFKA_PRODUCER_FENCED,
  *   unless the fencing budget is spent (see FencingBudget): then the fatal error above;
  * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal likewise.
+ *
+ * In `connector.mode: distributed` (option `onTakenOver`) the transactional id is one partition's of the
+ * offsets topic, and any fencing means the partition now has another owner (a rebalance this instance has
+ * not seen yet, or it was paused past its session). The sink then ends like a fenced single-mode sink (no
+ * producer is ever built again, nothing more is written) but with the RetriableError
+ * KAFKA_PARTITION_TAKEN_OVER, so its locations are not stopped, and it calls `onTakenOver` instead of
+ * `onFatal`: the instance drops that partition, never the whole process.
  */
 import { Partitioners, type ProducerConfig, type Transaction } from 'kafkajs';
-import { FatalError, RetriableError } from '../../errors/index.js';
+import { FatalError, RetriableError, type ConnectorError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
@@ -82,6 +89,8 @@ export interface TransactionalSinkOptions {
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
   onFatal?: (error: FatalError) => void;
+  /** Distributed mode: fencing means the partition was taken over; called once (see the module comment). */
+  onTakenOver?: () => void;
   /** Where transaction ages and record timestamps are read (default: the system clock). */
   clock?: Clock;
 }
@@ -116,7 +125,7 @@ export class TransactionalRecordSink implements RecordSink {
   private producer: TransactionalProducer | undefined;
   private readonly queue: PendingPage[] = [];
   private draining: Promise<void> | undefined;
-  private fatal: FatalError | undefined;
+  private fatal: ConnectorError | undefined;
   private closing = false;
   /** close() has returned: no producer may be built any more (it would outlive the sink). */
   private closed = false;
@@ -323,6 +332,7 @@ export class TransactionalRecordSink implements RecordSink {
       );
     }
 
+    if (isFencedError(original) && this.options.onTakenOver !== undefined) return this.takenOver(original);
     if (isFencedError(original)) {
       const openMs = this.clock.now() - this.transactionStartedAt;
       if (openMs < this.options.transactionTimeoutMs || !this.fencing.allowRebuild(this.clock.now())) {
@@ -447,7 +457,22 @@ export class TransactionalRecordSink implements RecordSink {
     }
   }
 
-  private fail(error: FatalError): FatalError {
+  private takenOver(cause: unknown): ConnectorError {
+    if (this.fatal === undefined) {
+      this.fatal = new RetriableError(
+        'KAFKA_PARTITION_TAKEN_OVER',
+        `another instance took over transactional id ${this.options.transactionalId}: its partition has a new owner, ` +
+          `which writes its locations from now on; nothing of this transaction is visible`,
+        { cause },
+      );
+      this.log.warn({ code: this.fatal.code }, 'fenced: the partition was taken over; writing nothing more');
+      void this.discardProducer();
+      this.options.onTakenOver?.();
+    }
+    return this.fatal;
+  }
+
+  private fail(error: FatalError): ConnectorError {
     if (this.fatal === undefined) {
       this.fatal = error;
       this.log.error({ code: error.code }, error.message);
