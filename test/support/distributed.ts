@@ -55,9 +55,12 @@ async function get(instance: Instance, path: string): Promise<string | undefined
   }
 }
 
+/** The instance's /status; `assignment` is filled in (no partitions, generation null) while it starts. */
 export async function statusOf(instance: Instance): Promise<DistributedStatus | undefined> {
   const body = await get(instance, '/status');
-  return body === undefined ? undefined : (JSON.parse(body) as DistributedStatus);
+  if (body === undefined) return undefined;
+  const status = JSON.parse(body) as Partial<DistributedStatus> & Omit<DistributedStatus, 'assignment'>;
+  return { ...status, assignment: status.assignment ?? { partitions: [], generationId: null } };
 }
 
 /**
