@@ -4,7 +4,9 @@
  * flowing. One sequence shares the processes (CI time): three instances split the locations; one is killed
  * with SIGKILL and the others take its locations; one is SIGSTOPped past its session timeout and resumed,
  * and rejoins; two are added and one removed. Throughout, a background watcher samples every instance's
- * /status and records any partition two instances hold in the same generation. At the end a read_committed
+ * /status: a partition that two instances hold in the same generation must be let go by the old holder within
+ * the handover's bound (eager rebalancing: the old holder learns of the new assignment when the new one does,
+ * and its page in flight is fenced meanwhile); held longer, it is two owners. At the end a read_committed
  * reader must find every current call version of the sandbox exactly once: a stale page written by the
  * paused instance, or a page polled twice across a handover, would show as a doubled version.
  *
@@ -40,6 +42,11 @@ const POLL_INTERVAL_MS = 500;
 /** Allowance on top of session timeout + poll interval for the rebalance, reading the partitions to their
  * end and start-up on a loaded two-core CI machine: the bound is generous, the figure is what is reported. */
 const TAKEOVER_SLACK_MS = 20_000;
+/** Bounds how long a revoked partition's page in flight may go on (poll.shutdownTimeoutMs). */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** A partition may be held by its old and its new owner until the old one's page in flight ends: at most the
+ * bound above, plus this for the status to show it on a loaded machine. Longer is two owners for real. */
+const OVERLAP_SLACK_MS = 5_000;
 
 describe('connector processes sharing one name in distributed mode', () => {
   let sandbox: RunningSandbox;
@@ -72,7 +79,7 @@ describe('connector processes sharing one name in distributed mode', () => {
     kafka = testKafka();
     const base = connectorDocument(sandbox, {
       api: { pageSize: 20 },
-      poll: { intervalMs: POLL_INTERVAL_MS, maxLocationsInFlight: 4, shutdownTimeoutMs: 10_000 },
+      poll: { intervalMs: POLL_INTERVAL_MS, maxLocationsInFlight: 4, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS },
       kafka: {
         offsetsTopicPartitions: 6,
         groupSessionTimeoutMs: SESSION_TIMEOUT_MS,
@@ -101,7 +108,7 @@ describe('connector processes sharing one name in distributed mode', () => {
   });
 
   it('gives every location exactly one owner through kill -9, SIGSTOP, scale-up and scale-down, and publishes every call version once', async () => {
-    const watcher = watchOwnership(answering);
+    const watcher = watchOwnership(answering, SHUTDOWN_TIMEOUT_MS + OVERLAP_SLACK_MS);
 
     // (a) Three instances started together split the locations.
     const [i1, i2, i3] = [start('i1'), start('i2'), start('i3')];
@@ -173,9 +180,13 @@ describe('connector processes sharing one name in distributed mode', () => {
         ),
       ),
     );
-    const doubleAssigned = await watcher.stop();
-    expect(watcher.samples()).toBeGreaterThan(20);
-    expect(doubleAssigned).toEqual([]);
+    const watch = await watcher.stop();
+    console.info(
+      `distributed: ${watch.samples} status samples; ${watch.overlaps} partition(s) briefly held by the old and ` +
+        `the new owner during a handover, the longest for ${watch.longestOverlapMs} ms`,
+    );
+    expect(watch.samples).toBeGreaterThan(20);
+    expect(watch.persistent).toEqual([]);
     for (const instance of [i1, i2, i5]) instance.child.kill('SIGTERM');
     for (const instance of [i1, i2, i5]) expect(await instance.exited, instance.output()).toBe(0);
 
