@@ -70,7 +70,7 @@ describe('connector processes sharing one name in distributed mode', () => {
 
   beforeAll(async () => {
     sandbox = await startTestSandbox({
-      data: { seed: 41, locations: 18, callsPerLocation: 40, privateRatio: 0.3 },
+      data: { seed: 41, locations: 24, callsPerLocation: 30, privateRatio: 0.3 },
       // Pages keep coming all along: changed calls move to the end of their location, new ones arrive.
       live: { updatesPerSecond: 4, createsPerSecond: 3 },
       // Latency keeps pages and transactions in flight when an instance is killed or paused.
