@@ -1,6 +1,11 @@
 /**
- * Time and chance, injected into the API client, the orchestrator and the scheduler so that their loops
- * are testable without real waits or randomness.
+ * Time and chance, injected into the API client, the orchestrator, the scheduler, the sinks and the ops
+ * server so that their loops and deadlines are testable without real waits or randomness.
+ *
+ * The Clock has one waiting primitive, `sleep(ms, signal)`; the timers below (`startTimer`, `withTimeout`)
+ * are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every timer too, and a
+ * Clock is still three members to implement. Product code outside src/time/ uses these, never the global
+ * setTimeout or Date.now (the lint enforces it).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -19,3 +24,46 @@ export const systemClock: Clock = {
     await sleep(ms, undefined, signal === undefined ? undefined : { signal });
   },
 };
+
+/** A running timer: `cancel()` stops it (no effect once it fired). */
+export interface Timer {
+  cancel(): void;
+}
+
+/**
+ * Calls `callback` once after `ms` on `clock`, unless cancelled first. Like the global setTimeout, the
+ * pending timer keeps the process alive; cancel it when its work is done.
+ */
+export function startTimer(clock: Clock, ms: number, callback: () => void): Timer {
+  const controller = new AbortController();
+  clock.sleep(ms, controller.signal).then(
+    () => {
+      if (!controller.signal.aborted) callback();
+    },
+    () => undefined, // cancelled
+  );
+  return { cancel: () => controller.abort() };
+}
+
+/** What withTimeout returns when the time ran out first. */
+export const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/**
+ * `work`'s value, or TIMED_OUT when `ms` pass on `clock` before it settles; `work`'s rejection passes
+ * through. The timer is cancelled either way; `work` itself is not (the caller decides what to abandon).
+ */
+export async function withTimeout<T>(
+  clock: Clock,
+  work: Promise<T>,
+  ms: number,
+): Promise<T | typeof TIMED_OUT> {
+  let timer: Timer | undefined;
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = startTimer(clock, ms, () => resolve(TIMED_OUT));
+  });
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    timer?.cancel();
+  }
+}
