@@ -4,20 +4,21 @@
  * (transactional-sink.ts: group commits in one transaction; at-least-once-sink.ts: records, then the
  * offset); each asks this for a producer, reports one that failed, and closes through it.
  *
- * States (`ProducerState`), every transition checked against `TRANSITIONS`:
+ * States (`ProducerState`) change only by an event looked up in `TRANSITIONS`:
  *
- *   idle ──acquire──► starting ──built──► ready ──discard──► broken ──acquire──► rebuilding ──built──► ready
- *                        └──build failed──► broken ◄──build failed── rebuilding
- *   any but closed ──fail──► failed   (stood down for good: fenced by a newer instance, not permitted;
- *                                      after closed, fail() only records the error)
- *   any but failed, closed ──beginClose──► closing ──close──► closed ◄──close── failed
+ *   idle ─build─► starting ─built─► ready ─discard─► broken ─build─► rebuilding ─built─► ready
+ *                    └─buildFailed─► broken ◄─buildFailed─ rebuilding
+ *   idle, starting, ready, broken, rebuilding ─fail─► failed   (for good: fenced by a newer instance,
+ *                                                             not permitted)
+ *   idle, starting, ready, broken, rebuilding ─beginClose─► closing ─close─► closed ◄─close─ any
  *
  * While `closing` the sink finishes what it holds: a producer is still handed out, and built on demand
  * when there is none (the state stays `closing`). Once `closed` none is built: a build still under way
  * is disconnected when it ends, so no producer outlives the sink.
  *
- * A transition the table does not allow is a bug in the sink, not Kafka's answer: it throws
- * IllegalProducerTransition (a RangeError, so isProgrammerError holds and it is never retried).
+ * An event the table does not list for the current state (say, discarding a producer while it is still
+ * being built) is a bug in the sink, not Kafka's answer: it throws IllegalProducerTransition, a
+ * RangeError, so isProgrammerError holds and it is never retried.
  */
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
@@ -28,25 +29,45 @@ import { describeKafkaError } from '../kafka-errors.js';
 export type ProducerState =
   'idle' | 'starting' | 'ready' | 'broken' | 'rebuilding' | 'failed' | 'closing' | 'closed';
 
-/** The transitions each state allows (a state not listed as its own target changes on every event). */
-export const TRANSITIONS: Readonly<Record<ProducerState, readonly ProducerState[]>> = {
-  idle: ['starting', 'failed', 'closing'],
-  starting: ['ready', 'broken', 'failed', 'closing'],
-  ready: ['broken', 'failed', 'closing'],
-  broken: ['rebuilding', 'failed', 'closing'],
-  rebuilding: ['ready', 'broken', 'failed', 'closing'],
-  failed: ['closed'],
-  closing: ['failed', 'closed'],
-  closed: [],
+export type ProducerEvent = 'build' | 'built' | 'buildFailed' | 'discard' | 'fail' | 'beginClose' | 'close';
+
+/** For each state, the events it allows and the state each leads to; an event not listed is illegal. */
+export const TRANSITIONS: Readonly<
+  Record<ProducerState, Readonly<Partial<Record<ProducerEvent, ProducerState>>>>
+> = {
+  idle: { build: 'starting', fail: 'failed', beginClose: 'closing', close: 'closed' },
+  starting: { built: 'ready', buildFailed: 'broken', fail: 'failed', beginClose: 'closing', close: 'closed' },
+  ready: { discard: 'broken', fail: 'failed', beginClose: 'closing', close: 'closed' },
+  broken: { build: 'rebuilding', discard: 'broken', fail: 'failed', beginClose: 'closing', close: 'closed' },
+  rebuilding: {
+    built: 'ready',
+    buildFailed: 'broken',
+    fail: 'failed',
+    beginClose: 'closing',
+    close: 'closed',
+  },
+  // Stood down: nothing is built; a close still has to disconnect.
+  failed: { discard: 'failed', beginClose: 'failed', close: 'closed' },
+  closing: {
+    build: 'closing',
+    built: 'closing',
+    buildFailed: 'closing',
+    discard: 'closing',
+    fail: 'failed',
+    beginClose: 'closing',
+    close: 'closed',
+  },
+  // A write abandoned by a timed-out close may still end (and fail) afterwards.
+  closed: { buildFailed: 'closed', discard: 'closed', fail: 'closed', beginClose: 'closed', close: 'closed' },
 };
 
-/** A transition the lifecycle does not allow: a programmer error in the sink. */
+/** An event the lifecycle does not allow in its state: a programmer error in the sink. */
 export class IllegalProducerTransition extends RangeError {
   constructor(
-    readonly from: ProducerState,
-    readonly to: ProducerState,
+    readonly state: ProducerState,
+    readonly event: ProducerEvent,
   ) {
-    super(`illegal producer transition ${from} → ${to}`);
+    super(`the producer lifecycle does not allow ${event} when ${state}`);
     this.name = 'IllegalProducerTransition';
   }
 }
@@ -80,7 +101,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
   private generations = 0;
   /** beginClose() or close() was called (the state may since have become failed). */
   private closeBegun = false;
-  /** Aborted when the lifecycle closes: waits that would outlive the sink end with it. */
+  /** Aborted by close(): waits that would outlive the sink end with it. */
   private readonly closedController = new AbortController();
 
   constructor(private readonly options: ProducerLifecycleOptions<P>) {}
@@ -99,7 +120,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
     return this.failure;
   }
 
-  /** beginClose() has been called: the sink takes no more pages. */
+  /** beginClose() or close() has been called: the sink takes no more pages. */
   get isClosing(): boolean {
     return this.closeBegun;
   }
@@ -123,9 +144,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
     }
     if (this.producer !== undefined) return Promise.resolve(this.producer);
     if (this.building === undefined) {
-      if (this.current === 'idle') this.transition('starting');
-      else if (this.current === 'broken') this.transition('rebuilding');
-      // closing: built on demand for what the sink still holds, the state stays closing.
+      this.apply('build');
       const building = this.buildProducer();
       this.building = building;
       const settled = (): void => {
@@ -142,7 +161,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
       await (this.options.prepare ?? ((p: P) => p.connect()))(producer);
     } catch (error) {
       await this.disconnect(producer);
-      if (this.current === 'starting' || this.current === 'rebuilding') this.transition('broken');
+      if (this.current !== 'failed') this.apply('buildFailed');
       throw error;
     }
     if (this.current === 'closed' || this.failure !== undefined) {
@@ -151,7 +170,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
       if (this.failure !== undefined) throw this.failure;
       throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
     }
-    if (this.current !== 'closing') this.transition('ready');
+    this.apply('built');
     this.producer = producer;
     this.generations += 1;
     return producer;
@@ -164,14 +183,10 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
    */
   async discard(code: string, failed?: P): Promise<void> {
     if (failed !== undefined && failed !== this.producer) return;
-    if (this.building !== undefined && failed === undefined) {
-      // The caller never got the producer under way: a bug in the sink.
-      throw new IllegalProducerTransition(this.current, 'broken');
-    }
+    this.apply('discard');
     this.options.metrics.producerRecreated.inc({ code });
     const producer = this.producer;
     this.producer = undefined;
-    if (this.current === 'ready') this.transition('broken');
     if (producer === undefined) return;
     this.options.logger.warn({ code }, 'discarding the producer; the next write builds a new one');
     await this.disconnect(producer);
@@ -183,8 +198,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
    */
   fail(error: FatalError): FatalError {
     if (this.failure !== undefined) return this.failure;
-    // Once closed the state stays closed (a write abandoned by a timed-out close can still end fatally).
-    if (this.current !== 'closed') this.transition('failed');
+    this.apply('fail');
     this.failure = error;
     const producer = this.producer;
     this.producer = undefined;
@@ -198,9 +212,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
    */
   async beginClose(pending: Promise<void>, timeoutMs?: number): Promise<boolean> {
     this.closeBegun = true;
-    if (this.current !== 'closing' && this.current !== 'closed' && this.current !== 'failed') {
-      this.transition('closing');
-    }
+    this.apply('beginClose');
     if (timeoutMs === undefined) {
       await pending;
       return true;
@@ -210,20 +222,20 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
 
   /** Closed: disconnects the producer; none is built any more. Safe to call again. */
   async close(): Promise<void> {
-    if (this.current === 'closed') return;
     this.closeBegun = true;
-    if (this.current !== 'closing' && this.current !== 'failed') this.transition('closing');
-    this.transition('closed');
+    this.apply('close');
     this.closedController.abort();
     const producer = this.producer;
     this.producer = undefined;
     if (producer !== undefined) await this.disconnect(producer);
   }
 
-  private transition(to: ProducerState): void {
-    if (!TRANSITIONS[this.current].includes(to)) throw new IllegalProducerTransition(this.current, to);
-    this.options.logger.debug({ from: this.current, to }, 'producer state');
-    this.current = to;
+  private apply(event: ProducerEvent): void {
+    const next = TRANSITIONS[this.current][event];
+    if (next === undefined) throw new IllegalProducerTransition(this.current, event);
+    if (next !== this.current)
+      this.options.logger.debug({ from: this.current, to: next, event }, 'producer state');
+    this.current = next;
   }
 
   private async disconnect(producer: P): Promise<void> {

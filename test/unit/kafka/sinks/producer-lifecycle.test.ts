@@ -126,26 +126,31 @@ describe('ProducerLifecycle', () => {
     expect(await counterValue(metrics.producerRecreated)).toBe(1);
   });
 
-  it('throws a programmer error for a transition the table does not allow', async () => {
+  it('throws a programmer error for an event its state does not allow, and stays in that state', async () => {
     const { subject, producers } = lifecycle();
+    const idle = await rejectionOf(subject.discard('SEND_FAILED'));
+    expect(idle).toBeInstanceOf(IllegalProducerTransition);
+    expect(subject.state).toBe('idle');
+
     const connecting = gate();
     producers.connect = () => connecting.promise;
     const building = subject.acquire();
-
     // Discarding "the current producer" while it is still being built: the caller never had it.
     const error = await rejectionOf(subject.discard('SEND_FAILED'));
     expect(error).toBeInstanceOf(IllegalProducerTransition);
     expect(isProgrammerError(error)).toBe(true);
-    expect((error as IllegalProducerTransition).from).toBe('starting');
+    expect(error).toMatchObject({ state: 'starting', event: 'discard' });
 
     connecting.open();
     await building;
     expect(subject.state).toBe('ready');
   });
 
-  it('allows no way out of closed, and out of failed only to closed', () => {
-    expect(TRANSITIONS.closed).toEqual([]);
-    expect(TRANSITIONS.failed).toEqual(['closed']);
+  it('builds nothing once failed or closed: neither state allows a build', () => {
+    expect(TRANSITIONS.failed.build).toBeUndefined();
+    expect(TRANSITIONS.closed.build).toBeUndefined();
+    expect(TRANSITIONS.closed.built).toBeUndefined();
+    expect(Object.values(TRANSITIONS.closed)).toEqual(Object.values(TRANSITIONS.closed).map(() => 'closed'));
   });
 
   it('disconnects a producer that finishes connecting after close, and builds none afterwards', async () => {
