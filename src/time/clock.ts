@@ -13,15 +13,25 @@ export interface Clock {
   now(): number;
   /** A number in [0, 1), for jitter. */
   random(): number;
-  /** Waits `ms`; rejects with the signal's reason when it aborts. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Waits `ms`; rejects with the signal's reason when it aborts. With `unref`, the wait does not keep
+   * the process alive (a deadline on work that keeps the process alive itself, or not).
+   */
+  sleep(ms: number, signal?: AbortSignal, options?: SleepOptions): Promise<void>;
+}
+
+export interface SleepOptions {
+  unref?: boolean;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   random: () => Math.random(),
-  sleep: async (ms, signal) => {
-    await sleep(ms, undefined, signal === undefined ? undefined : { signal });
+  sleep: async (ms, signal, options) => {
+    await sleep(ms, undefined, {
+      ...(signal === undefined ? {} : { signal }),
+      ...(options?.unref === true ? { ref: false } : {}),
+    });
   },
 };
 
@@ -32,11 +42,16 @@ export interface Timer {
 
 /**
  * Calls `callback` once after `ms` on `clock`, unless cancelled first. Like the global setTimeout, the
- * pending timer keeps the process alive; cancel it when its work is done.
+ * pending timer keeps the process alive unless `unref`; cancel it when its work is done.
  */
-export function startTimer(clock: Clock, ms: number, callback: () => void): Timer {
+export function startTimer(
+  clock: Clock,
+  ms: number,
+  callback: () => void,
+  options: SleepOptions = {},
+): Timer {
   const controller = new AbortController();
-  clock.sleep(ms, controller.signal).then(
+  clock.sleep(ms, controller.signal, options).then(
     () => {
       if (!controller.signal.aborted) callback();
     },
@@ -56,10 +71,11 @@ export async function withTimeout<T>(
   clock: Clock,
   work: Promise<T>,
   ms: number,
+  options: SleepOptions = {},
 ): Promise<T | typeof TIMED_OUT> {
   let timer: Timer | undefined;
   const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = startTimer(clock, ms, () => resolve(TIMED_OUT));
+    timer = startTimer(clock, ms, () => resolve(TIMED_OUT), options);
   });
   try {
     return await Promise.race([work, timedOut]);

@@ -19,6 +19,8 @@ interface Sleeper {
 export class ManualClock implements Clock {
   private sleepers: Sleeper[] = [];
   private sleepStarted: (() => void)[] = [];
+  /** The duration of every sleep asked for, in order. */
+  readonly sleeps: number[] = [];
 
   constructor(
     private at = 0,
@@ -34,6 +36,7 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleeps.push(ms);
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     return new Promise<void>((resolve, reject) => {
       const sleeper: Sleeper = { until: this.at + Math.max(0, ms), resolve };
