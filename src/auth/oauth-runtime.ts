@@ -146,6 +146,7 @@ export async function openOAuth(
     dispatcher,
     timeoutMs: config.api.requestTimeoutMs,
     ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.clock && { clock: deps.clock }),
   });
   return new OAuthRuntime(settings, baseUrl, new TokenStore(backend, key), endpoint, dispatcher, deps);
 }
