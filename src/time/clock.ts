@@ -5,7 +5,8 @@
  * The Clock has one waiting primitive, `sleep(ms, signal)`; the timers below (`startTimer`, `withTimeout`)
  * are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every timer too, and a
  * Clock is still three members to implement. Product code outside src/time/ uses these, never the global
- * setTimeout or Date.now (the lint enforces it).
+ * setTimeout, setInterval, Date.now or new Date() (the lint enforces it; eslint.config.js lists the files
+ * still excepted and why).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -14,7 +15,7 @@ export interface Clock {
   /** A number in [0, 1), for jitter. */
   random(): number;
   /**
-   * Waits `ms`; rejects with the signal's reason when it aborts. With `unref`, the wait does not keep
+   * Waits `ms`; rejects when the signal aborts (the system clock with an AbortError). With `unref`, the wait does not keep
    * the process alive (a deadline on work that keeps the process alive itself, or not).
    */
   sleep(ms: number, signal?: AbortSignal, options?: SleepOptions): Promise<void>;
