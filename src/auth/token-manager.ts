@@ -28,7 +28,6 @@
  *
  * Tokens never reach logs, errors or metrics.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { codeOf, ConnectorError, FatalError, RetriableError } from '../errors/index.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
@@ -345,7 +344,7 @@ export class TokenManager implements TokenProvider {
   /** The stored pair if another writer replaced `used` (now, or within the grace period). */
   private async rotatedElsewhere(used: string): Promise<GrantRecord | undefined> {
     for (const wait of [0, this.rotationGraceMs]) {
-      if (wait > 0) await delay(wait);
+      if (wait > 0) await this.clock.sleep(wait);
       const stored = await this.store.readGrant(this.grant);
       if (stored !== undefined && stored.refreshToken !== used) return stored;
     }

@@ -457,6 +457,14 @@ export class ConnectorRuntime {
     return this.scheduler.status();
   }
 
+  /**
+   * The offsets-topic partitions this instance owns: distributed mode, the ones taken over from its group
+   * assignment (null until the first assignment arrived); single mode, all of them (generationId null).
+   */
+  assignment(): AssignmentStatus | null {
+    return this.assignmentOf();
+  }
+
   /** The error that stopped the whole connector, if any (e.g. fenced by another instance). */
   get fatalError(): FatalError | null {
     return (this.fatal.signal.reason as FatalError | undefined) ?? null;

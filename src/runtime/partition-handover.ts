@@ -123,6 +123,15 @@ export class PartitionHandover {
     }
   }
 
+  /** Resolves once every step queued so far has run (tests; shutdown). */
+  async idle(): Promise<void> {
+    let seen: Promise<void> | undefined;
+    while (seen !== this.queue) {
+      seen = this.queue;
+      await seen;
+    }
+  }
+
   /** Lets go of everything (shutdown; the scheduler has stopped). */
   async close(): Promise<void> {
     this.closed = true;
