@@ -249,8 +249,16 @@ export class TokenManager implements TokenProvider {
     return stored;
   }
 
+  /**
+   * Within refreshBeforeExpiryMs (plus this instance's jitter) of the expiry. A token the service issued for
+   * less than that margin (its `expires_in` shorter than the configuration expects) would be due the moment
+   * it arrives and refreshed on every call, by every instance sharing the grant: it is refreshed halfway
+   * through its life instead.
+   */
   private dueForRefresh(record: GrantRecord): boolean {
-    return this.clock.now() >= record.accessTokenExpiresAt - this.refreshBeforeExpiryMs - this.jitterMs;
+    const margin = this.refreshBeforeExpiryMs + this.jitterMs;
+    const lifetime = record.accessTokenExpiresAt - record.obtainedAt;
+    return this.clock.now() >= record.accessTokenExpiresAt - (margin < lifetime ? margin : lifetime / 2);
   }
 
   /**

@@ -112,6 +112,22 @@ describe('TokenManager', () => {
     ).toBe((clock.now + 10 * HOUR) / 1000);
   });
 
+  it('refreshes a token the service issued for less than the refresh margin halfway through its life, not on every call', async () => {
+    const { manager, endpoint, clock } = await setup();
+    const refresh = endpoint.refresh.bind(endpoint);
+    // Five-minute tokens, while refreshBeforeExpiryMs is ten minutes.
+    endpoint.refresh = async (refreshToken) => ({ ...(await refresh(refreshToken)), expiresInSeconds: 300 });
+    clock.now = 10 * HOUR - 5 * 60_000;
+    expect(await manager.accessToken()).toBe('at-1');
+    const issuedAt = clock.now;
+    for (let i = 0; i < 5; i++) expect(await manager.accessToken()).toBe('at-1');
+    clock.now = issuedAt + 149_000;
+    expect(await manager.accessToken()).toBe('at-1');
+    expect(endpoint.refreshes).toBe(1);
+    clock.now = issuedAt + 150_000;
+    expect(await manager.accessToken()).toBe('at-2');
+  });
+
   it('answers 50 concurrent rejections of one token with a single refresh request', async () => {
     const { manager, endpoint } = await setup();
     const gate = deferred();
