@@ -129,10 +129,6 @@ describe('connector processes sharing one name in distributed mode', () => {
     await i3.exited;
     await settled(['i1', 'i2'], traversedSince(orphaned, killedAt));
     const takeoverMs = Date.now() - killedAt;
-    console.info(
-      `distributed: takeover after kill -9 of an instance owning ${orphaned.length} locations: ${takeoverMs} ms ` +
-        `(session timeout ${SESSION_TIMEOUT_MS} ms + poll interval ${POLL_INTERVAL_MS} ms = ${SESSION_TIMEOUT_MS + POLL_INTERVAL_MS} ms)`,
-    );
     expect(takeoverMs).toBeLessThan(SESSION_TIMEOUT_MS + POLL_INTERVAL_MS + TAKEOVER_SLACK_MS);
 
     // (c) SIGSTOP one past its session timeout: the other takes everything; SIGCONT: the paused one finds
@@ -144,16 +140,14 @@ describe('connector processes sharing one name in distributed mode', () => {
     const pausedAt = Date.now();
     i2.child.kill('SIGSTOP');
     await settled(['i1'], traversedSince(held, pausedAt));
-    console.info(`distributed: takeover from an instance paused with SIGSTOP: ${Date.now() - pausedAt} ms`);
+    const pausedTakeoverMs = Date.now() - pausedAt;
     i2.child.kill('SIGCONT');
     i2.paused = false;
     views = await settled(['i1', 'i2']);
     expect(alive(i2), diagnostics(instances)).toBe(true);
     expect(views.get('i2')?.assignment.generationId ?? 0).toBeGreaterThan(generationBefore ?? 0);
-    const afterResume = i2.output().slice(pausedOutput);
-    console.info(
-      `distributed: the resumed instance ${/FENCED|fenced/.test(afterResume) ? 'met its fencing' : 'had nothing in flight to commit'} and rejoined`,
-    );
+    // Whether its page in flight met the new owner's fencing depends on where SIGSTOP caught it: reported.
+    const zombieFenced = i2.output().slice(pausedOutput).includes('took this partition over (fenced)');
 
     // (d) Scale up by two, then down by one (graceful: SIGTERM), while pages flow.
     const [i4, i5] = [start('i4'), start('i5')];
@@ -181,9 +175,13 @@ describe('connector processes sharing one name in distributed mode', () => {
       ),
     );
     const watch = await watcher.stop();
+    // The figures (docs/scaling.md quotes them): one line, so CI output stays short.
     console.info(
-      `distributed: ${watch.samples} status samples; ${watch.overlaps} partition(s) briefly held by the old and ` +
-        `the new owner during a handover, the longest for ${watch.longestOverlapMs} ms`,
+      `distributed: takeover after kill -9 ${takeoverMs} ms (${orphaned.length} locations; session timeout ` +
+        `${SESSION_TIMEOUT_MS} ms + poll interval ${POLL_INTERVAL_MS} ms), after SIGSTOP ${pausedTakeoverMs} ms; ` +
+        `resumed instance ${zombieFenced ? 'fenced on its page in flight' : 'had no page in flight'}; ` +
+        `${watch.overlaps} partition(s) held by old and new owner during a handover, longest ${watch.longestOverlapMs} ms ` +
+        `(${watch.samples} status samples)`,
     );
     expect(watch.samples).toBeGreaterThan(20);
     expect(watch.persistent).toEqual([]);
