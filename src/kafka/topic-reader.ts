@@ -23,6 +23,8 @@ import { randomUUID } from 'node:crypto';
 import kafkajs, { type Kafka, type KafkaMessage, type PartitionAssigner } from 'kafkajs';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
+import { whileLeadersSettle } from './leaders-settle.js';
+import { startTimer, systemClock, type Clock, type Timer } from '../time/clock.js';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
 const { KafkaJSError, AssignerProtocol } = kafkajs;
@@ -47,6 +49,8 @@ export interface ReadTopicOptions {
    * took over: another owner's open transaction on a partition not read holds nothing back.
    */
   partitions?: readonly number[];
+  /** Where the timeout and the waits for a moving leader are measured (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -118,7 +122,8 @@ async function readToEnd(
   onRecord: (record: TopicRecord) => void,
 ): Promise<void> {
   const wanted = options.partitions === undefined ? undefined : new Set(options.partitions);
-  const ends = (await endOffsets(kafka, options.topic)).filter(
+  const clock = options.clock ?? systemClock;
+  const ends = (await endOffsets(kafka, options.topic, clock)).filter(
     (e) => wanted === undefined || wanted.has(e.partition),
   );
   const endByPartition = new Map(ends.map((e) => [e.partition, e.end]));
@@ -133,7 +138,7 @@ async function readToEnd(
     retry: { retries: 3 },
     ...(options.partitions !== undefined && { partitionAssigners: [onlyPartitions([...remaining.keys()])] }),
   });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   try {
     const reachedEnd = new Promise<void>((resolve, reject) => {
       // Emitted after every fetched batch, including batches holding only transaction markers or
@@ -155,14 +160,14 @@ async function readToEnd(
           ),
         );
       });
-      timer = setTimeout(() => {
+      timer = startTimer(clock, options.timeoutMs, () => {
         reject(
           new RetriableError(
             'KAFKA_READ_TIMEOUT',
             `reading ${options.topic} to its end took longer than ${options.timeoutMs} ms (partitions not done: ${[...remaining.keys()].join(', ')})`,
           ),
         );
-      }, options.timeoutMs);
+      });
     });
     await consumer.connect();
     await consumer.subscribe({ topic: options.topic, fromBeginning: true });
@@ -186,7 +191,7 @@ async function readToEnd(
     });
     await reachedEnd;
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     await consumer.disconnect();
   }
 }
@@ -199,14 +204,23 @@ export interface PartitionEnd {
   end: bigint;
 }
 
-/** Start and read_committed end of every partition of a topic. */
-export async function endOffsets(kafka: Kafka, topic: string): Promise<PartitionEnd[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return offsets.map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.offset) }));
-  } finally {
-    await admin.disconnect();
-  }
+/**
+ * Start and read_committed end of every partition of a topic, tried again while its leaders settle (a topic
+ * created a moment ago: see leaders-settle.ts).
+ */
+export async function endOffsets(
+  kafka: Kafka,
+  topic: string,
+  clock: Clock = systemClock,
+): Promise<PartitionEnd[]> {
+  return whileLeadersSettle(async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.offset) }));
+    } finally {
+      await admin.disconnect();
+    }
+  }, clock);
 }

@@ -18,6 +18,7 @@ import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
 const { ConfigResourceTypes } = kafkajs;
+import { whileLeadersSettle } from './leaders-settle.js';
 import { FatalError, RetriableError } from '../errors/index.js';
 import type { KafkaConfig } from '../config/schema.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
@@ -113,7 +114,8 @@ export async function ensureTopics(
         })),
       });
     }
-    for (const spec of specs) if (spec.requirePolicy !== undefined) await assertCleanupPolicy(admin, spec);
+    for (const spec of specs)
+      if (spec.requirePolicy !== undefined) await whileLeadersSettle(() => assertCleanupPolicy(admin, spec));
   } catch (error) {
     throw asTopicError(error);
   } finally {

@@ -289,7 +289,11 @@ export class ConnectorRuntime {
       let presence: { leave(): Promise<void> };
       let handover: PartitionHandover | null = null;
       let assignmentOf: () => AssignmentStatus | null;
-      let onLost: (error: Error) => void = () => {};
+      // A membership refused before the runtime exists (a fast INCONSISTENT_GROUP_PROTOCOL) is kept for it.
+      let lostEarly: Error | null = null;
+      let onLost: (error: Error) => void = (error) => {
+        lostEarly ??= error;
+      };
       if (session instanceof DistributedKafkaSession) {
         const { partitionCount } = session;
         const byPartition = locationsByPartition(config.connector.name, configured, partitionCount);
@@ -342,6 +346,7 @@ export class ConnectorRuntime {
           session.kafka,
           config.connector.name,
           config.kafka.offsetsTopic,
+          (error) => onLost(error),
         );
         const all = await offsetsTopicPartitions(admin, config.kafka.offsetsTopic);
         metrics.ownedLocations.set(configured.length);
@@ -402,10 +407,11 @@ export class ConnectorRuntime {
         runtime.fail(
           new FatalError(
             'KAFKA_GROUP_MEMBERSHIP_LOST',
-            `this instance left the instances group for good and owns nothing any more: ${error.message}`,
+            `the instances group ${config.connector.name}-instances refused or ended this instance's membership, so it owns nothing: ${error.message}`,
             { cause: error },
           ),
         );
+      if (lostEarly !== null) onLost(lostEarly);
       statusSource = () =>
         connectorStatus(
           config.connector.name,

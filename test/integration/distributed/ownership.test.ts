@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { ConnectorError } from '../../../src/errors/index.js';
+import { ConnectorRuntime } from '../../../src/runtime/connector.js';
 import { DistributedKafkaSession } from '../../../src/kafka/group/distributed-session.js';
 import { locationPartition } from '../../../src/kafka/group/location-partition.js';
 import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
@@ -109,6 +110,39 @@ describe('two instances in distributed mode', () => {
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
     const published = await publishedCalls(kafka, config);
     expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
+  });
+});
+
+describe('instances of one connector name in different modes', () => {
+  it('stop the single-mode instance that joins distributed ones (the broker refuses the mix)', async () => {
+    const sandbox = await startTestSandbox({ data: { seed: 5, locations: 2, callsPerLocation: 5 } });
+    const name = uniqueName('it-mixed');
+    const document = connectorDocument(sandbox, { kafka: { offsetsTopicPartitions: 2, ...GROUP } });
+    const distributed = await runConnector({
+      config: parseConfig({ ...document, connector: { name, mode: 'distributed' } }, {}),
+      logger: logger(),
+    });
+    try {
+      await eventually(
+        () => distributed.runtime.assignment() !== null,
+        60_000,
+        'the distributed instance joined',
+      );
+      const single = await ConnectorRuntime.start({
+        config: parseConfig({ ...document, connector: { name } }, {}),
+        logger: logger(),
+      });
+      try {
+        const error = await rejectionOf(single.run(new AbortController().signal));
+        expect((error as ConnectorError).code).toBe('KAFKA_GROUP_MEMBERSHIP_LOST');
+      } finally {
+        await single.close();
+      }
+      expect(distributed.runtime.fatalError).toBeNull();
+    } finally {
+      await distributed.stop();
+      await sandbox.close();
+    }
   });
 });
 
