@@ -314,6 +314,20 @@ export class ConnectorMetrics {
   }
 
   /**
+   * Distributed mode: locations this instance no longer owns leave the per-location watermark, freshness and
+   * last-success gauges (their new owner reports them; left here, their freshness would grow and page someone).
+   */
+  forgetLocations(locationUids: Iterable<string>): void {
+    for (const uid of locationUids) {
+      this.highWaterMs.delete(uid);
+      this.lastSuccessMs.delete(uid);
+    }
+    for (const gauge of [this.highWaterTimestamp, this.lastTraversalSuccess, this.freshness]) gauge.reset();
+    this.publishOldest(this.highWaterMs, this.highWaterTimestamp);
+    this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
+  }
+
+  /**
    * Per label value, the oldest timestamp among the locations sharing it. With per-location labels off
    * every location shares "all", and the oldest is the one an operator must hear about.
    */

@@ -225,6 +225,7 @@ export class PartitionHandover {
     const letGo = partitions.map((p) => [p, this.held.get(p)] as const);
     const uids = letGo.flatMap(([, held]) => held?.uids ?? []);
     await this.options.scheduler.remove(uids, this.options.revokeBoundMs);
+    this.options.metrics.forgetLocations(uids);
     await Promise.all(
       letGo.map(async ([partition, held]) => {
         this.held.delete(partition);

@@ -113,6 +113,50 @@ describe('two instances in distributed mode', () => {
   });
 });
 
+describe('two instances in distributed mode, at least once', () => {
+  it('split the locations and publish every call version, sharing one idempotent producer each', async () => {
+    const sandbox = await startTestSandbox({ data: { seed: 8, locations: 4, callsPerLocation: 30 } });
+    const config = parseConfig(
+      {
+        ...connectorDocument(sandbox, {
+          api: { pageSize: 10 },
+          kafka: { offsetsTopicPartitions: 4, exactlyOnce: false, ...GROUP },
+        }),
+        connector: { name: uniqueName('it-distributed-alo'), mode: 'distributed' },
+      },
+      {},
+    );
+    const instances = [
+      await runConnector({ config, logger: logger() }),
+      await runConnector({ config, logger: logger() }),
+    ];
+    try {
+      const owned = () => instances.flatMap((c) => c.runtime.status().map((s) => s.locationUid));
+      await eventually(
+        () =>
+          instances.every((c) => (c.runtime.assignment()?.partitions.length ?? 0) === 2) &&
+          owned().length === sandbox.locations.length,
+        60_000,
+        'the partitions split 2 + 2',
+      );
+      expect([...owned()].sort()).toEqual([...sandbox.locations].sort());
+      const store = new KafkaOffsetStore({
+        kafka: testKafka(),
+        topic: config.kafka.offsetsTopic,
+        connectorName: config.connector.name,
+        groupIdPrefix: 'distributed-alo-test-offsets',
+        loadTimeoutMs: 30_000,
+      });
+      await eventually(caughtUpCheck(sandbox, store), 120_000, 'every location caught up');
+      const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
+      expect(doubledAndMissing(await publishedCalls(testKafka(), config), truth).missing).toEqual([]);
+    } finally {
+      await Promise.all(instances.map((c) => c.stop()));
+      await sandbox.close();
+    }
+  });
+});
+
 describe('instances of one connector name in different modes', () => {
   it('stop the single-mode instance that joins distributed ones (the broker refuses the mix)', async () => {
     const sandbox = await startTestSandbox({ data: { seed: 5, locations: 2, callsPerLocation: 5 } });

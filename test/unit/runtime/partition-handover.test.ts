@@ -92,9 +92,11 @@ describe('PartitionHandover', () => {
   });
 
   it('unschedules a revoked partition locations before closing its sink, and keeps what stays assigned', async () => {
-    const { handover, events, scheduled } = setup();
+    const { handover, events, scheduled, metrics } = setup();
     handover.onAssignment(assignment([0, 1]));
     await handover.idle();
+    metrics.observeHighWater('0-a', 1_000);
+    metrics.observeHighWater('1-a', 2_000);
     events.length = 0;
     handover.onAssignment(assignment([1, 2]));
     await handover.idle();
@@ -102,6 +104,9 @@ describe('PartitionHandover', () => {
     expect(events).not.toContain('open 1');
     expect(events).toContain('open 2');
     expect([...scheduled].sort()).toEqual(['1-a', '1-b', '2-a', '2-b']);
+    // The revoked location's freshness is its new owner's to report.
+    const fresh = (await metrics.freshness.get()).values.map((v) => v.labels.location);
+    expect(fresh).toEqual(['1-a']);
   });
 
   it('takes every partition over again after joining as a new member (it was expelled: nothing it held is its own)', async () => {
