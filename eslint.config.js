@@ -60,6 +60,44 @@ const productCode = {
     'and another workspace package only by its name and public entry (`@calls-connector/self-signed`).',
 };
 
+/**
+ * Time is the injected Clock (src/time/clock.ts: now, sleep, and the timers built on sleep), so tests drive it.
+ * Files still reading the wall clock or starting raw timers, each for a reason:
+ */
+const RAW_TIME_EXCEPTIONS = [
+  // kafkajs' own RequestQueue compares with Date.now(); the patch must read the same clock.
+  'src/kafka/kafkajs-idle-timer-fix.ts',
+  // The graceful stop's deadline must pass in real time even where a test's virtual clock jumps its sleeps.
+  'src/sync/scheduler.ts',
+  // Freshness is computed at scrape time against the wall clock (a metric has no injected clock).
+  'src/metrics/metrics.ts',
+  // The demo's live view and run names: wall-clock by nature.
+  'src/demo/**/*.ts',
+];
+const clockMessage = 'Use the injected Clock (src/time/clock.ts): tests cannot drive this.';
+const rawTime = {
+  'no-restricted-globals': [
+    'error',
+    { name: 'setTimeout', message: `${clockMessage} (startTimer, withTimeout, clock.sleep)` },
+    { name: 'setInterval', message: `${clockMessage} (a loop of clock.sleep)` },
+  ],
+  'no-restricted-syntax': [
+    'error',
+    {
+      selector: "MemberExpression[object.name='Date'][property.name='now']",
+      message: `${clockMessage} (clock.now())`,
+    },
+    {
+      selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+      message: `${clockMessage} (new Date(clock.now()))`,
+    },
+    {
+      selector: 'ImportDeclaration[source.value=/^(node:)?timers(\\/promises)?$/]',
+      message: `${clockMessage} (clock.sleep)`,
+    },
+  ],
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -139,6 +177,11 @@ export default tseslint.config(
   {
     files: ['src/cli/**/*.ts'],
     rules: { 'no-restricted-imports': restrict([workspacePackagesByPath, devTooling]) },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/time/**', ...RAW_TIME_EXCEPTIONS],
+    rules: rawTime,
   },
   {
     files: ['packages/*/src/**/*.ts'],

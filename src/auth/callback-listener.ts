@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { generateSelfSigned, type CertificatePair } from '@calls-connector/self-signed';
 import { FatalError } from '../errors/index.js';
 import { assertHttpsRedirectUri } from './authorize-url.js';
+import { startTimer, systemClock, type Clock } from '../time/clock.js';
 
 export interface CallbackListenerOptions {
   redirectUri: string;
@@ -26,6 +27,8 @@ export interface CallbackListenerOptions {
   /** PEM certificate and key files; absent = a generated certificate. */
   certFile?: string;
   keyFile?: string;
+  /** Where the wait for the redirect times out (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface ReceivedRedirect {
@@ -48,6 +51,7 @@ export class CallbackListener {
     readonly fingerprint: string,
     /** True when the certificate was generated here rather than given by path. */
     readonly generated: boolean,
+    private readonly clock: Clock,
   ) {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res));
   }
@@ -87,7 +91,14 @@ export class CallbackListener {
       server.listen(port, host, () => resolve());
     });
     const fingerprint = new X509Certificate(cert).fingerprint256;
-    return new CallbackListener(server, redirect.pathname, cert, fingerprint, generated);
+    return new CallbackListener(
+      server,
+      redirect.pathname,
+      cert,
+      fingerprint,
+      generated,
+      options.clock ?? systemClock,
+    );
   }
 
   /** The bound port (differs from the redirect_uri's only with `listen.port: 0`). */
@@ -99,20 +110,18 @@ export class CallbackListener {
   waitForRedirect(state: string, timeoutMs: number, signal?: AbortSignal): Promise<ReceivedRedirect> {
     if (this.waiter !== undefined) throw new Error('already waiting for a redirect');
     return new Promise<ReceivedRedirect>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          finish(
-            new FatalError(
-              'AUTH_LOGIN_TIMEOUT',
-              `no redirect arrived within ${Math.round(timeoutMs / 1000)} s; run \`auth login\` again`,
-            ),
+      const timer = startTimer(this.clock, timeoutMs, () =>
+        finish(
+          new FatalError(
+            'AUTH_LOGIN_TIMEOUT',
+            `no redirect arrived within ${Math.round(timeoutMs / 1000)} s; run \`auth login\` again`,
           ),
-        timeoutMs,
+        ),
       );
       const onAbort = (): void => finish(new FatalError('AUTH_LOGIN_ABORTED', 'the login was interrupted'));
       signal?.addEventListener('abort', onAbort, { once: true });
       const finish = (outcome: ReceivedRedirect | Error): void => {
-        clearTimeout(timer);
+        timer.cancel();
         signal?.removeEventListener('abort', onAbort);
         this.waiter = undefined;
         if (outcome instanceof Error) reject(outcome);

@@ -130,7 +130,7 @@ export async function openOAuth(
   const logger = deps.logger ?? silentLogger();
   const backend: EntryBackend =
     settings.store.type === 'file'
-      ? new FileBackend({ path: settings.store.path })
+      ? new FileBackend({ path: settings.store.path, ...(deps.clock && { clock: deps.clock }) })
       : new KafkaBackend({
           kafka:
             deps.kafka ?? createKafka({ config: config.kafka, connectorName: config.connector.name, logger }),
@@ -146,6 +146,7 @@ export async function openOAuth(
     dispatcher,
     timeoutMs: config.api.requestTimeoutMs,
     ...(deps.metrics && { metrics: deps.metrics }),
+    ...(deps.clock && { clock: deps.clock }),
   });
   return new OAuthRuntime(settings, baseUrl, new TokenStore(backend, key), endpoint, dispatcher, deps);
 }

@@ -15,13 +15,13 @@
  * Retrying a refresh whose response was lost is inherently risky when the service rotates refresh tokens (the
  * first attempt may have retired the token we retry with); see docs/oauth.md "Rotation".
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import { FatalError, RetriableError, type ErrorCode } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -79,6 +79,8 @@ export interface HttpTokenEndpointOptions {
   metrics?: ConnectorMetrics;
   /** Largest response body read; a longer one fails the attempt (retried). Default 64 KiB. */
   maxResponseBytes?: number;
+  /** Retry waits and their jitter (default: the system clock). */
+  clock?: Clock;
 }
 
 /** A token response is a few hundred bytes; anything near this is not one. */
@@ -91,6 +93,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
   readonly #clientSecret: string;
   private readonly timeoutMs: number;
   private readonly retry: TokenRetryPolicy;
+  private readonly clock: Clock;
 
   constructor(private readonly options: HttpTokenEndpointOptions) {
     const base = new URL(options.baseUrl);
@@ -106,6 +109,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     this.#clientSecret = options.clientSecret;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retry = options.retry ?? DEFAULT_TOKEN_RETRY;
+    this.clock = options.clock ?? systemClock;
     if (this.retry.maxAttempts < 1) throw new RangeError('retry.maxAttempts must be at least 1');
   }
 
@@ -151,7 +155,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
           reason: lastError?.details.reason as string,
         });
         const wait = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 2));
-        await delay(wait * (0.5 + Math.random() / 2), undefined, { signal });
+        await this.clock.sleep(wait * (0.5 + this.clock.random() / 2), signal);
       }
       try {
         return await this.postOnce(body, secrets, purpose, signal);

@@ -13,7 +13,9 @@
  *   the new access token. If that write fails, the pair is kept in memory, no one gets the token, and the
  *   next attempt retries the write before anything else (the old refresh token may already be retired).
  * - Several instances: an `invalid_grant` answer is first checked against the store: if another instance
- *   rotated the refresh token meanwhile (re-read now and once more after `rotationGraceMs`), its pair is adopted.
+ *   rotated the refresh token meanwhile (re-read now and once more after `rotationGraceMs`), its pair is adopted
+ *   while its access token lives, even within this instance's refresh margin (refreshing it at once would race
+ *   the instances that adopted it too, and the loser would take its own invalid_grant for a revoked grant).
  *   Otherwise, while the current access token lives and the API has not rejected it, the refused refresh
  *   token is not sent again: each retry (with the backoff above) re-reads the store for a rotated pair.
  * - Revocation: once the access token expired, or the API rejected it (401), with the refresh token still
@@ -26,7 +28,6 @@
  *
  * Tokens never reach logs, errors or metrics.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { codeOf, ConnectorError, FatalError, RetriableError } from '../errors/index.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
@@ -104,6 +105,12 @@ export function revokedGrantMessage(grant: string): string {
  * and its rejection is an ordinary early expiry, refreshed at once.
  */
 const REJECTED_ON_ARRIVAL_HAND_OUTS = 16;
+
+/**
+ * A refresh refused because another instance rotated the refresh token is retried from the stored pair at
+ * most this many times in one refresh (each retry needs the store to show yet another rotation: progress).
+ */
+const MAX_ROTATED_ELSEWHERE = 3;
 
 export const DEFAULT_REFRESH_RETRY = Object.freeze({ initialDelayMs: 5_000, maxDelayMs: 300_000 });
 
@@ -242,8 +249,16 @@ export class TokenManager implements TokenProvider {
     return stored;
   }
 
+  /**
+   * Within refreshBeforeExpiryMs (plus this instance's jitter) of the expiry. A token the service issued for
+   * less than that margin (its `expires_in` shorter than the configuration expects) would be due the moment
+   * it arrives and refreshed on every call, by every instance sharing the grant: it is refreshed halfway
+   * through its life instead.
+   */
   private dueForRefresh(record: GrantRecord): boolean {
-    return this.clock.now() >= record.accessTokenExpiresAt - this.refreshBeforeExpiryMs - this.jitterMs;
+    const margin = this.refreshBeforeExpiryMs + this.jitterMs;
+    const lifetime = record.accessTokenExpiresAt - record.obtainedAt;
+    return this.clock.now() >= record.accessTokenExpiresAt - (margin < lifetime ? margin : lifetime / 2);
   }
 
   /**
@@ -290,10 +305,15 @@ export class TokenManager implements TokenProvider {
         return stored;
       } catch (error) {
         if (error instanceof TokenRequestRefused && error.code === 'AUTH_INVALID_GRANT') {
-          const rotated = attempt === 1 ? await this.rotatedElsewhere(source.refreshToken) : undefined;
+          const rotated =
+            attempt <= MAX_ROTATED_ELSEWHERE ? await this.rotatedElsewhere(source.refreshToken) : undefined;
           if (rotated !== undefined) {
             this.log.info('refresh token was rotated by another instance; using the stored pair');
-            if (!this.dueForRefresh(rotated)) {
+            // Another instance's fresh pair is used as it is, even when it is already within this instance's
+            // refresh margin (a short-lived token, or a long grace): refreshing it again here would race the
+            // other instances that adopted it too, and the loser's invalid_grant would read as a revoked grant.
+            // The next accessToken() refreshes it proactively, where a refusal is not fatal.
+            if (this.clock.now() < rotated.accessTokenExpiresAt) {
               this.adopt(rotated);
               return rotated;
             }
@@ -332,7 +352,7 @@ export class TokenManager implements TokenProvider {
   /** The stored pair if another writer replaced `used` (now, or within the grace period). */
   private async rotatedElsewhere(used: string): Promise<GrantRecord | undefined> {
     for (const wait of [0, this.rotationGraceMs]) {
-      if (wait > 0) await delay(wait);
+      if (wait > 0) await this.clock.sleep(wait);
       const stored = await this.store.readGrant(this.grant);
       if (stored !== undefined && stored.refreshToken !== used) return stored;
     }

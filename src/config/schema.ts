@@ -214,6 +214,17 @@ export const kafkaSchema = z
     sasl: saslSchema.optional(),
     topic: z.string().min(1).default('calls'),
     offsetsTopic: z.string().min(1).default('calls-connector-offsets'),
+    /**
+     * Partitions of the offsets topic when the connector creates it: the most instances that can share the
+     * locations in `connector.mode: distributed`. Never change it after creation (a location's partition
+     * would move); an existing topic keeps its count.
+     */
+    offsetsTopicPartitions: z.number().int().min(1).max(1000).default(24),
+    /** Distributed mode: the instances' consumer group session timeout (>= the broker's group.min.session.timeout.ms). */
+    groupSessionTimeoutMs: durationMs(1000).default(10_000),
+    groupHeartbeatIntervalMs: durationMs(100).default(3_000),
+    /** Distributed mode: how long a rebalance waits for every instance to rejoin. */
+    groupRebalanceTimeoutMs: durationMs(1000).default(60_000),
     dlqTopic: z.string().min(1).default('calls-connector-dlq'),
     /** true: records and offset in one transaction (exactly once). false: idempotent producer, at least once. */
     exactlyOnce: z.boolean().default(true),
@@ -297,6 +308,12 @@ export const configSchema = z
       .object({
         /** Names the transactional id, offset keys and client id: two instances with one name fence each other. */
         name: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash and underscore only'),
+        /**
+         * single: one writing instance per name (a newer one fences the older, which stands by).
+         * distributed: instances with one name share the locations through the consumer group
+         * `<name>-instances` (one owner per offsets-topic partition).
+         */
+        mode: z.enum(['single', 'distributed']).default('single'),
       })
       .strict(),
     api: apiSchema,

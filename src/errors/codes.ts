@@ -130,6 +130,13 @@ export const ERROR_CODES = {
   ITEM_UID_TOO_LONG: { class: 'skippable', exit: ExitCode.FAILURE },
   KAFKA_COMMIT_OUTCOME_UNKNOWN: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_FENCED_BY_ANOTHER_INSTANCE: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_GROUP_MEMBERSHIP_LOST: {
+    class: 'fatal',
+    exit: ExitCode.FAILURE,
+    hint:
+      'every instance of one connector.name must run the same connector.mode (the broker refuses a mix with ' +
+      'INCONSISTENT_GROUP_PROTOCOL); check the ACLs (Read on the group <connector.name>-instances) and restart',
+  },
   KAFKA_NOT_PERMITTED: {
     class: 'fatal',
     exit: ExitCode.FAILURE,
@@ -138,6 +145,8 @@ export const ERROR_CODES = {
       "grant the connector's principal Describe, Create, DescribeConfigs, Read and Write on the three topics and " +
       'Write and Describe on the transactional id calls-connector.<connector.name>',
   },
+  // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
+  KAFKA_PARTITION_TAKEN_OVER: { class: ['retriable', 'fatal'], exit: ExitCode.FAILURE },
   KAFKA_PRODUCER_FENCED: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_READ_FAILED: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_READ_TIMEOUT: { class: 'retriable', exit: ExitCode.FAILURE },

@@ -9,9 +9,10 @@
  * producer, outside the pages' transactions: a heartbeat says the process is alive, not that a page committed.
  *
  * Contract: `start()` once after the topic exists (`ensureHeartbeatTopic`), `stop()` at shutdown. A failed send
- * is logged and counted as nothing: the next interval tries again.
+ * is logged and counted as nothing: the next interval tries again. The beats are timed on the injected clock
+ * (a wait that does not keep the process alive); a beat still sending when the next one is due skips that one.
  */
-import type { Kafka, Message, Producer } from 'kafkajs';
+import type { Kafka, Message, Producer, ProducerConfig } from 'kafkajs';
 import type { KafkaConfig } from '../config/schema.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
@@ -19,8 +20,12 @@ import type { LocationStatus } from '../sync/scheduler.js';
 import { ensureCompactedTopic } from './topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
+/** The part of a kafkajs producer heartbeats use; kafkajs' Producer satisfies it. */
+export type HeartbeatProducer = Pick<Producer, 'connect' | 'disconnect' | 'send'>;
+
 export interface HeartbeatOptions {
-  kafka: Kafka;
+  /** Builds the producer: a kafkajs `Kafka` client (a seam for unit tests). */
+  kafka: { producer(config: ProducerConfig): HeartbeatProducer };
   topic: string;
   intervalMs: number;
   connectorName: string;
@@ -60,21 +65,37 @@ export async function ensureHeartbeatTopic(kafka: Kafka, config: KafkaConfig): P
 }
 
 export class HeartbeatPublisher {
-  private readonly producer: Producer;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly producer: HeartbeatProducer;
+  private readonly clock: Clock;
+  private readonly stopping = new AbortController();
   private beating: Promise<void> | undefined;
 
   constructor(private readonly options: HeartbeatOptions) {
     if (!(options.intervalMs > 0)) throw new RangeError('heartbeat intervalMs must be positive');
     this.producer = options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.clock = options.clock ?? systemClock;
   }
 
   async start(): Promise<void> {
     await this.producer.connect();
-    this.timer = setInterval(() => {
-      this.beating ??= this.beat().finally(() => (this.beating = undefined));
-    }, this.options.intervalMs);
-    this.timer.unref();
+    this.beating = this.beatEveryInterval();
+  }
+
+  /** Beats every intervalMs from now until stop(); a beat that overruns its interval skips the next. */
+  private async beatEveryInterval(): Promise<void> {
+    const { intervalMs } = this.options;
+    const signal = this.stopping.signal;
+    let due = this.clock.now() + intervalMs;
+    for (;;) {
+      try {
+        await this.clock.sleep(Math.max(0, due - this.clock.now()), signal, { unref: true });
+      } catch {
+        return; // stopped
+      }
+      await this.beat();
+      due += intervalMs;
+      while (due <= this.clock.now()) due += intervalMs;
+    }
   }
 
   /** Sends one heartbeat per location now. */
@@ -85,7 +106,7 @@ export class HeartbeatPublisher {
       await this.producer.send({
         topic: this.options.topic,
         acks: -1,
-        messages: heartbeatMessages(connectorName, locations, (this.options.clock ?? systemClock).now()),
+        messages: heartbeatMessages(connectorName, locations, this.clock.now()),
       });
       for (const location of locations)
         metrics.heartbeats.inc({ location: metrics.location(location.locationUid) });
@@ -98,7 +119,7 @@ export class HeartbeatPublisher {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.stopping.abort();
     await this.beating;
     await this.producer.disconnect();
   }

@@ -7,6 +7,11 @@
  * A stopped instance leaves the group at once (consumer disconnect); a crashed one after the group session
  * timeout (`PRESENCE_SESSION_TIMEOUT_MS`).
  *
+ * Modes do not mix: in `connector.mode: distributed` the same group assigns the work, with its own assignor
+ * protocol (group/partition-ownership.ts). A single-mode instance joining a group of distributed instances is
+ * refused by the broker (INCONSISTENT_GROUP_PROTOCOL); it would otherwise write their locations under another
+ * transactional id, unfenced. `onRefused` is then called (the runtime stops with KAFKA_GROUP_MEMBERSHIP_LOST).
+ *
  * Contract: `InstancePresence.join()` once at start (it does not wait for the group to form: a slow join delays
  * nothing), `leave()` at shutdown; `runningInstances()` is for the CLI.
  */
@@ -28,12 +33,21 @@ export class InstancePresence {
   private constructor(private readonly consumer: Consumer) {}
 
   /** Joins the connector's presence group, subscribed to `offsetsTopic` (the connector's own, always there). */
-  static async join(kafka: Kafka, connectorName: string, offsetsTopic: string): Promise<InstancePresence> {
+  static async join(
+    kafka: Kafka,
+    connectorName: string,
+    offsetsTopic: string,
+    onRefused: (error: Error) => void = () => {},
+  ): Promise<InstancePresence> {
     const consumer = kafka.consumer({
       groupId: presenceGroupId(connectorName),
       sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
       heartbeatInterval: 3_000,
       readUncommitted: false,
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart && originalErrorType(payload.error) === 'INCONSISTENT_GROUP_PROTOCOL')
+        onRefused(payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topic: offsetsTopic, fromBeginning: false });
@@ -61,4 +75,15 @@ export async function runningInstances(kafka: Kafka, connectorName: string): Pro
   } finally {
     await admin.disconnect();
   }
+}
+
+/** The kafkajs protocol error type at the root of a (wrapped) kafkajs error, if any. */
+function originalErrorType(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    const type = (current as Error & { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+    current = current.cause;
+  }
+  return undefined;
 }

@@ -32,7 +32,7 @@ import { ensureConnectorTopics } from './topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface KafkaSessionOptions {
-  config: Pick<ConnectorConfig, 'connector' | 'kafka' | 'schemaRegistry'>;
+  config: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'> & { connector: { name: string } };
   /** poll.boundaryCap, checked against the offsets topic's max.message.bytes (see offset-size.ts). */
   boundaryCap?: number;
   logger: Logger;
@@ -45,84 +45,102 @@ export interface KafkaSessionOptions {
   clock?: Clock;
 }
 
-export class KafkaSession {
-  private constructor(
-    readonly kafka: Kafka,
-    readonly sink: RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> },
-    readonly offsetStore: OffsetStore,
-    /** Offsets as loaded at start, by location uid. */
-    readonly initialOffsets: Map<string, LocationOffset>,
-    readonly codec: CallCodec,
-    /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
-    readonly boundaryMaxBytes: number,
-  ) {}
+/** A RecordSink the session starts and closes. */
+export type SessionSink = RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> };
 
-  static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
-    const { config, logger, metrics } = options;
-    const clock = options.clock ?? systemClock;
-    const connectorName = config.connector.name;
-    const clientId = config.kafka.clientId ?? connectorName;
-    const log = logger.child({ component: 'kafka-session' });
-    const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
+/** What both sessions (single and distributed, see group/distributed-session.ts) share: topics, codec, store. */
+export interface KafkaGround {
+  kafka: Kafka;
+  codec: CallCodec;
+  offsetStore: KafkaOffsetStore;
+  /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
+  boundaryMaxBytes: number;
+  /**
+   * Builds a sink (not started); `transactionalId` is used in exactly-once mode only. `onTakenOver` (distributed
+   * mode): a fencing means the transactional id's partition was taken over (see TransactionalRecordSink).
+   */
+  buildSink(
+    transactionalId: string,
+    onFatal?: (error: FatalError) => void,
+    onTakenOver?: () => void,
+  ): SessionSink;
+}
 
-    await ensureConnectorTopics(kafka, config.kafka);
-    let offsetsMaxMessageBytes: number | undefined;
-    if (options.boundaryCap !== undefined) {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        offsetsMaxMessageBytes = await verifyOffsetRecordFits(admin, {
-          offsetsTopic: config.kafka.offsetsTopic,
-          boundaryCap: options.boundaryCap,
-          connectorName,
-        });
-      } finally {
-        await admin.disconnect();
-      }
+/**
+ * Steps 1 and 2 of the module comment, and the means of step 3: topics checked or created, schemas
+ * registered, the offset store, and a sink factory. Opens nothing that needs closing.
+ */
+export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaGround> {
+  const { config, logger, metrics } = options;
+  const clock = options.clock ?? systemClock;
+  const connectorName = config.connector.name;
+  const clientId = config.kafka.clientId ?? connectorName;
+  const log = logger.child({ component: 'kafka-session' });
+  const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
+
+  await ensureConnectorTopics(kafka, config.kafka);
+  let offsetsMaxMessageBytes: number | undefined;
+  if (options.boundaryCap !== undefined) {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      offsetsMaxMessageBytes = await verifyOffsetRecordFits(admin, {
+        offsetsTopic: config.kafka.offsetsTopic,
+        boundaryCap: options.boundaryCap,
+        connectorName,
+      });
+    } finally {
+      await admin.disconnect();
     }
-    log.info(
-      { topic: config.kafka.topic, offsetsTopic: config.kafka.offsetsTopic, dlqTopic: config.kafka.dlqTopic },
-      'topics ready',
-    );
+  }
+  log.info(
+    { topic: config.kafka.topic, offsetsTopic: config.kafka.offsetsTopic, dlqTopic: config.kafka.dlqTopic },
+    'topics ready',
+  );
 
-    // The most one record, and one send to one partition, may take: under every known limit (the calls
-    // topic's max.message.bytes, kafka.maxBytesPerTransaction). A larger call becomes a dead letter
-    // (ITEM_TOO_LARGE); a larger page is sent in parts (chunkTopicMessages).
-    const maxSendBytes = maxCallValueBytes({
-      codecDefault: DEFAULT_MAX_VALUE_BYTES,
-      maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
-      topicMaxMessageBytes: await topicMaxMessageBytesIfKnown(kafka, config.kafka.topic),
-    });
-    const codec = await CallCodec.create({
-      registry: createSchemaRegistry(config.schemaRegistry, clientId),
-      topic: config.kafka.topic,
-      keyFormat: config.kafka.keyFormat,
-      connectorName,
-      clock,
-      compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
-      maxValueBytes: maxSendBytes,
-    });
-    log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
+  // The most one record, and one send to one partition, may take: under every known limit (the calls
+  // topic's max.message.bytes, kafka.maxBytesPerTransaction). A larger call becomes a dead letter
+  // (ITEM_TOO_LARGE); a larger page is sent in parts (chunkTopicMessages).
+  const maxSendBytes = maxCallValueBytes({
+    codecDefault: DEFAULT_MAX_VALUE_BYTES,
+    maxBytesPerTransaction: config.kafka.maxBytesPerTransaction,
+    topicMaxMessageBytes: await topicMaxMessageBytesIfKnown(kafka, config.kafka.topic),
+  });
+  const codec = await CallCodec.create({
+    registry: createSchemaRegistry(config.schemaRegistry, clientId),
+    topic: config.kafka.topic,
+    keyFormat: config.kafka.keyFormat,
+    connectorName,
+    clock,
+    compatibility: COMPATIBILITY[config.schemaRegistry.compatibility],
+    maxValueBytes: maxSendBytes,
+  });
+  log.info({ valueSchemaId: codec.valueSchemaId }, 'schemas registered');
 
-    const offsetStore = new KafkaOffsetStore({
-      kafka,
-      topic: config.kafka.offsetsTopic,
-      connectorName,
-      groupIdPrefix: `${clientId}-offsets-reader`,
-      loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
-    });
-    const topics = {
-      calls: config.kafka.topic,
-      offsets: config.kafka.offsetsTopic,
-      deadLetters: config.kafka.dlqTopic,
-    };
-    const sink = config.kafka.exactlyOnce
+  const offsetStore = new KafkaOffsetStore({
+    kafka,
+    topic: config.kafka.offsetsTopic,
+    connectorName,
+    groupIdPrefix: `${clientId}-offsets-reader`,
+    loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
+  });
+  const topics = {
+    calls: config.kafka.topic,
+    offsets: config.kafka.offsetsTopic,
+    deadLetters: config.kafka.dlqTopic,
+  };
+  const buildSink = (
+    transactionalId: string,
+    onFatal?: (error: FatalError) => void,
+    onTakenOver?: () => void,
+  ): SessionSink =>
+    config.kafka.exactlyOnce
       ? new TransactionalRecordSink({
           kafka,
           encoder: codec,
           topics,
           connectorName,
-          transactionalId: transactionalIdFor(connectorName),
+          transactionalId,
           transactionTimeoutMs: config.kafka.transactionTimeoutMs,
           maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
           maxBytesPerTransaction: maxSendBytes,
@@ -131,7 +149,8 @@ export class KafkaSession {
           metrics,
           logger,
           clock,
-          ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+          ...(onFatal === undefined ? {} : { onFatal }),
+          ...(onTakenOver === undefined ? {} : { onTakenOver }),
         })
       : new AtLeastOnceRecordSink({
           kafka,
@@ -143,24 +162,50 @@ export class KafkaSession {
           logger,
           clock,
         });
+  return {
+    kafka,
+    codec,
+    offsetStore,
+    boundaryMaxBytes: boundaryByteBudget(offsetsMaxMessageBytes),
+    buildSink,
+  };
+}
+
+export class KafkaSession {
+  private constructor(
+    readonly kafka: Kafka,
+    readonly sink: SessionSink,
+    readonly offsetStore: OffsetStore,
+    /** Offsets as loaded at start, by location uid. */
+    readonly initialOffsets: Map<string, LocationOffset>,
+    readonly codec: CallCodec,
+    /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
+    readonly boundaryMaxBytes: number,
+  ) {}
+
+  static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
+    const { config, logger } = options;
+    const log = logger.child({ component: 'kafka-session' });
+    const ground = await prepareKafka(options);
+    const sink = ground.buildSink(transactionalIdFor(config.connector.name), options.onFatal);
     await sink.start(); // before loading offsets: see the module comment
     log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
 
     let initialOffsets: Map<string, LocationOffset>;
     try {
-      initialOffsets = await offsetStore.loadAll();
+      initialOffsets = await ground.offsetStore.loadAll();
     } catch (error) {
       await sink.close();
       throw error;
     }
     log.info({ locations: initialOffsets.size }, 'offsets loaded');
     return new KafkaSession(
-      kafka,
+      ground.kafka,
       sink,
-      offsetStore,
+      ground.offsetStore,
       initialOffsets,
-      codec,
-      boundaryByteBudget(offsetsMaxMessageBytes),
+      ground.codec,
+      ground.boundaryMaxBytes,
     );
   }
 

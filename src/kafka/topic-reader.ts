@@ -20,12 +20,14 @@
  * group.initial.rebalance.delay.ms (3 s by default) once per read, i.e. once at start.
  */
 import { randomUUID } from 'node:crypto';
-import kafkajs, { type Kafka, type KafkaMessage } from 'kafkajs';
+import kafkajs, { type Kafka, type KafkaMessage, type PartitionAssigner } from 'kafkajs';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
+import { whileLeadersSettle } from './leaders-settle.js';
+import { startTimer, systemClock, type Clock, type Timer } from '../time/clock.js';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
-const { KafkaJSError } = kafkajs;
+const { KafkaJSError, AssignerProtocol } = kafkajs;
 
 export interface TopicRecord {
   partition: number;
@@ -42,6 +44,42 @@ export interface ReadTopicOptions {
   groupIdPrefix: string;
   /** Give up (RetriableError) when the end is not reached within this time. */
   timeoutMs: number;
+  /**
+   * Only these partitions (default: all). Used in distributed mode to read just the partitions an instance
+   * took over: another owner's open transaction on a partition not read holds nothing back.
+   */
+  partitions?: readonly number[];
+  /** Where the timeout and the waits for a moving leader are measured (default: the system clock). */
+  clock?: Clock;
+}
+
+/**
+ * The throw-away reader group has one member; this assigner gives it just `partitions` of each topic
+ * (kafkajs 2.2.4 has no manual assignment, see the module comment).
+ */
+function onlyPartitions(partitions: readonly number[]): PartitionAssigner {
+  const name = 'OnlyPartitions';
+  return () => ({
+    name,
+    version: 0,
+    assign: ({ members, topics }) =>
+      Promise.resolve(
+        members.map(({ memberId }, index) => ({
+          memberId,
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({
+            version: 0,
+            assignment: Object.fromEntries(
+              topics.map((topic) => [topic, index === 0 ? [...partitions] : []]),
+            ),
+            userData: Buffer.alloc(0),
+          }),
+        })),
+      ),
+    protocol: ({ topics }) => ({
+      name,
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
+    }),
+  });
 }
 
 /**
@@ -83,7 +121,11 @@ async function readToEnd(
   options: ReadTopicOptions,
   onRecord: (record: TopicRecord) => void,
 ): Promise<void> {
-  const ends = await endOffsets(kafka, options.topic);
+  const wanted = options.partitions === undefined ? undefined : new Set(options.partitions);
+  const clock = options.clock ?? systemClock;
+  const ends = (await endOffsets(kafka, options.topic, clock)).filter(
+    (e) => wanted === undefined || wanted.has(e.partition),
+  );
   const endByPartition = new Map(ends.map((e) => [e.partition, e.end]));
   const remaining = new Map<number, bigint>();
   for (const { partition, start, end } of ends) if (end > start) remaining.set(partition, end);
@@ -94,8 +136,9 @@ async function readToEnd(
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: 100,
     retry: { retries: 3 },
+    ...(options.partitions !== undefined && { partitionAssigners: [onlyPartitions([...remaining.keys()])] }),
   });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   try {
     const reachedEnd = new Promise<void>((resolve, reject) => {
       // Emitted after every fetched batch, including batches holding only transaction markers or
@@ -117,14 +160,14 @@ async function readToEnd(
           ),
         );
       });
-      timer = setTimeout(() => {
+      timer = startTimer(clock, options.timeoutMs, () => {
         reject(
           new RetriableError(
             'KAFKA_READ_TIMEOUT',
             `reading ${options.topic} to its end took longer than ${options.timeoutMs} ms (partitions not done: ${[...remaining.keys()].join(', ')})`,
           ),
         );
-      }, options.timeoutMs);
+      });
     });
     await consumer.connect();
     await consumer.subscribe({ topic: options.topic, fromBeginning: true });
@@ -148,7 +191,7 @@ async function readToEnd(
     });
     await reachedEnd;
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     await consumer.disconnect();
   }
 }
@@ -161,14 +204,23 @@ export interface PartitionEnd {
   end: bigint;
 }
 
-/** Start and read_committed end of every partition of a topic. */
-export async function endOffsets(kafka: Kafka, topic: string): Promise<PartitionEnd[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return offsets.map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.offset) }));
-  } finally {
-    await admin.disconnect();
-  }
+/**
+ * Start and read_committed end of every partition of a topic, tried again while its leaders settle (a topic
+ * created a moment ago: see leaders-settle.ts).
+ */
+export async function endOffsets(
+  kafka: Kafka,
+  topic: string,
+  clock: Clock = systemClock,
+): Promise<PartitionEnd[]> {
+  return whileLeadersSettle(async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.offset) }));
+    } finally {
+      await admin.disconnect();
+    }
+  }, clock);
 }

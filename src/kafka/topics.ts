@@ -5,7 +5,7 @@
  *   `cleanup.policy=kafka.topicCleanupPolicy` (compact by default: the topic keeps the latest version of
  *   every call, so it is the complete current state and a customer number of a call that later turned
  *   private is compacted away). An existing calls topic is taken as it is;
- * - offsets topic: 1 partition, `cleanup.policy=compact` (the latest offset per key is all we need,
+ * - offsets topic: `kafka.offsetsTopicPartitions` partitions, `cleanup.policy=compact` (the latest offset per key is all we need,
  *   and it must never be deleted by retention). An existing offsets topic that is not compacted is a
  *   FatalError: with `delete` in its policy, offsets would silently vanish after retention.ms;
  * - dead-letter topic: 1 partition, default retention;
@@ -18,6 +18,7 @@ import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
 const { ConfigResourceTypes } = kafkajs;
+import { whileLeadersSettle } from './leaders-settle.js';
 import { FatalError, RetriableError } from '../errors/index.js';
 import type { KafkaConfig } from '../config/schema.js';
 import { describeKafkaError, fatalKafkaErrorType } from './kafka-errors.js';
@@ -47,7 +48,9 @@ export function connectorTopicSpecs(config: KafkaConfig): TopicSpec[] {
     },
     {
       topic: config.offsetsTopic,
-      partitions: 1,
+      // The upper bound on distributed mode's parallelism (one owner per partition); an existing topic keeps
+      // its count, which must never change (a location's partition would move).
+      partitions: config.offsetsTopicPartitions,
       replicationFactor: config.replicationFactor,
       configs: COMPACT,
       requirePolicy: 'compact',
@@ -111,7 +114,8 @@ export async function ensureTopics(
         })),
       });
     }
-    for (const spec of specs) if (spec.requirePolicy !== undefined) await assertCleanupPolicy(admin, spec);
+    for (const spec of specs)
+      if (spec.requirePolicy !== undefined) await whileLeadersSettle(() => assertCleanupPolicy(admin, spec));
   } catch (error) {
     throw asTopicError(error);
   } finally {

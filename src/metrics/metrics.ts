@@ -133,6 +133,40 @@ export class ConnectorMetrics {
     help: '1 while this instance stands by because a newer instance with the same connector.name took over its transactional id (it writes nothing); 0 otherwise.',
     registers: [this.registry],
   });
+
+  // ---- issue 14: several instances share the locations (connector.mode: distributed) ----
+  readonly ownedLocations = new Gauge({
+    name: 'calls_connector_owned_locations',
+    help: 'Configured locations this instance owns and polls: those whose offsets-topic partition it is assigned (all of them in single mode).',
+    registers: [this.registry],
+  });
+  readonly ownedPartitions = new Gauge({
+    name: 'calls_connector_owned_partitions',
+    help: 'Offsets-topic partitions this instance owns (distributed mode: its group assignment; single mode: all).',
+    registers: [this.registry],
+  });
+  readonly rebalances = new Counter({
+    name: 'calls_connector_rebalances_total',
+    help: 'Assignments this instance received from the instances group (one per completed rebalance it took part in).',
+    registers: [this.registry],
+  });
+  readonly unownedLocations = new Gauge({
+    name: 'calls_connector_unowned_locations',
+    help: 'Configured locations whose offsets-topic partition no live member of the instances group owns, as this instance sees the group (0 in single mode). Take the max over instances.',
+    registers: [this.registry],
+  });
+  readonly locationHandover = new Histogram({
+    name: 'calls_connector_location_handover_seconds',
+    help: "Per partition taken over: from the moment it lost its previous owner (or the rebalance began, as this instance saw it) to its locations being handed to this instance's scheduler, due at once.",
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly partitionsTakenOver = new Counter({
+    name: 'calls_connector_partitions_taken_over_total',
+    help: 'Partitions this instance dropped because another instance fenced its transactional producer (it had lost them in a rebalance it had not seen yet).',
+    registers: [this.registry],
+  });
+
   /** Per location uid: highest published updatedAt (ms). Kept here so freshness is computed at scrape time. */
   private readonly highWaterMs = new Map<string, number>();
   /** Per location uid: time (ms) of the last completed traversal. */
@@ -276,6 +310,20 @@ export class ConnectorMetrics {
   /** Called by the sync engine when a traversal of a location completes (nextCursor null). */
   observeTraversalSuccess(locationUid: string, at: Date | number = Date.now()): void {
     this.lastSuccessMs.set(locationUid, toMs(at));
+    this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
+  }
+
+  /**
+   * Distributed mode: locations this instance no longer owns leave the per-location watermark, freshness and
+   * last-success gauges (their new owner reports them; left here, their freshness would grow and page someone).
+   */
+  forgetLocations(locationUids: Iterable<string>): void {
+    for (const uid of locationUids) {
+      this.highWaterMs.delete(uid);
+      this.lastSuccessMs.delete(uid);
+    }
+    for (const gauge of [this.highWaterTimestamp, this.lastTraversalSuccess, this.freshness]) gauge.reset();
+    this.publishOldest(this.highWaterMs, this.highWaterTimestamp);
     this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
   }
 

@@ -138,3 +138,33 @@ export function locationsCheck(
     },
   };
 }
+
+/**
+ * Distributed mode: ready once this instance has joined the instances group and received an assignment.
+ * An empty assignment (more instances than offsets-topic partitions) is ready: the instance is a standby.
+ */
+export function assignmentCheck(
+  assignment: () => { partitions: readonly number[]; generationId: number | null } | null,
+): NamedReadinessCheck {
+  return {
+    name: 'assignment',
+    check: () => {
+      const current = assignment();
+      if (current === null)
+        return Promise.resolve({
+          name: 'assignment',
+          ok: false,
+          detail: 'not assigned yet: joining the instances group',
+        });
+      const partitions = current.partitions.length;
+      return Promise.resolve({
+        name: 'assignment',
+        ok: true,
+        detail:
+          partitions === 0
+            ? 'no partition assigned (more instances than offsets-topic partitions): standing by'
+            : `${partitions} partition(s) of the offsets topic`,
+      });
+    },
+  };
+}

@@ -8,7 +8,7 @@
  * evaluation is running share it (single flight).
  */
 import { scrubSecretsInText } from '../logging/scrub-text.js';
-import { systemClock, type Clock } from '../time/clock.js';
+import { systemClock, TIMED_OUT, withTimeout, type Clock } from '../time/clock.js';
 
 /** What one check reports. `detail` says why it failed (or what it saw); it must hold no secrets. */
 export interface ReadinessResult {
@@ -36,7 +36,7 @@ export interface ReadinessOptions {
   timeoutMs?: number;
   /** A verdict is reused for this long. Default 5,000 ms; 0 evaluates on every call. */
   cacheMs?: number;
-  /** Where cache ages are read (default: the system clock). */
+  /** Where cache ages are read and check timeouts run (default: the system clock). */
   clock?: Clock;
 }
 
@@ -95,25 +95,14 @@ export class Readiness {
   }
 
   private async runOne({ name, check }: NamedReadinessCheck): Promise<ReadinessResult> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<ReadinessResult>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ name, ok: false, detail: `timed out after ${this.timeoutMs} ms` }),
-        this.timeoutMs,
-      );
-      timer.unref();
-    });
     try {
-      return await Promise.race([
-        check().then((result) => ({ ...result, name: result.name || name })),
-        timeout,
-      ]);
+      const result = await withTimeout(this.clock, check(), this.timeoutMs, { unref: true });
+      if (result === TIMED_OUT) return { name, ok: false, detail: `timed out after ${this.timeoutMs} ms` };
+      return { ...result, name: result.name || name };
     } catch (error) {
       // /readyz is unauthenticated: a message that carries URL userinfo or a bearer token must not reach it.
       const message = error instanceof Error ? error.message : String(error);
       return { name, ok: false, detail: scrubSecretsInText(message) };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -13,6 +13,11 @@
  *    per grant; one enricher per grant;
  * 5. one LocationSync per configured location, all under one Scheduler.
  *
+ * `connector.mode: distributed` (see kafka/group/partition-ownership.ts): step 2 opens no producer and reads no
+ * offsets (DistributedKafkaSession); step 5 starts an empty Scheduler, and the instance joins the instances
+ * group: each assignment hands partitions of the offsets topic to runtime/partition-handover.ts, which opens
+ * that partition's producer, reads its offsets and schedules its locations (and undoes it on revocation).
+ *
  * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
  * or once every location is stopped for good (sync/healing.ts); `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
@@ -25,11 +30,23 @@ import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { grantCheck, kafkaCheck, locationsCheck, schemaRegistryCheck } from '../ops/checks.js';
+import {
+  assignmentCheck,
+  grantCheck,
+  kafkaCheck,
+  locationsCheck,
+  schemaRegistryCheck,
+} from '../ops/checks.js';
 import { Readiness, type NamedReadinessCheck } from '../ops/readiness.js';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js';
+import { DistributedKafkaSession } from '../kafka/group/distributed-session.js';
+import { locationsByPartition, locationPartition } from '../kafka/group/location-partition.js';
+import { PartitionOwnership } from '../kafka/group/partition-ownership.js';
 import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
+import type { RecordSink } from '../sync/ports.js';
+import type { LocationOffset } from '../sync/model.js';
+import { PartitionHandover } from './partition-handover.js';
 import { waitForSchemaRegistry } from './preflight.js';
 import { waitUntilAvailable } from './wait-until-available.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
@@ -40,7 +57,7 @@ import { Enricher } from '../sync/enricher.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { minimumRoundMs, Scheduler, type LocationStatus } from '../sync/scheduler.js';
-import { connectorStatus } from './status.js';
+import { connectorStatus, type AssignmentStatus } from './status.js';
 
 /** The sink's fatal error when a newer instance took over the transactional id (see run()). */
 const FENCED_BY_NEWER_INSTANCE = 'KAFKA_FENCED_BY_ANOTHER_INSTANCE';
@@ -66,7 +83,7 @@ export class ConnectorRuntime {
     readonly config: ConnectorConfig,
     readonly metrics: ConnectorMetrics,
     private readonly logger: Logger,
-    private readonly session: KafkaSession,
+    private readonly session: KafkaSession | DistributedKafkaSession,
     private readonly oauth: OAuthRuntime | null,
     private readonly transport: HttpTransport,
     private readonly scheduler: Scheduler,
@@ -74,8 +91,13 @@ export class ConnectorRuntime {
     readonly metricsAddress: MetricsServerAddress | null,
     private readonly readiness: Readiness,
     private readonly admin: { disconnect(): Promise<void> },
-    private readonly presence: InstancePresence,
+    /** Single mode: InstancePresence; distributed mode: PartitionOwnership (the same group). */
+    private readonly presence: { leave(): Promise<void> },
     private readonly heartbeats: HeartbeatPublisher | null,
+    /** Distributed mode only. */
+    private readonly handover: PartitionHandover | null,
+    private readonly assignmentOf: () => AssignmentStatus | null,
+    private readonly stopBackground: AbortController,
   ) {}
 
   static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
@@ -126,29 +148,24 @@ export class ConnectorRuntime {
 
       let onFatal: (error: FatalError) => void = () => {};
       // A cluster that is down at start is waited for (KAFKA_UNAVAILABLE is retriable), like the registry.
-      const session = await waitUntilAvailable(
+      const distributed = config.connector.mode === 'distributed';
+      const sessionOptions = {
+        config,
+        boundaryCap: config.poll.boundaryCap,
+        logger,
+        metrics,
+        clock,
+        onFatal: (error: FatalError) => onFatal(error),
+      };
+      const session = await waitUntilAvailable<KafkaSession | DistributedKafkaSession>(
         () =>
-          KafkaSession.start({
-            config,
-            boundaryCap: config.poll.boundaryCap,
-            logger,
-            metrics,
-            clock,
-            onFatal: (error) => onFatal(error),
-          }),
+          distributed ? DistributedKafkaSession.start(sessionOptions) : KafkaSession.start(sessionOptions),
         { ...waitOptions, what: 'the Kafka cluster' },
       );
       opened.push(() => session.close());
       const admin = session.kafka.admin();
       await admin.connect();
       opened.push(() => admin.disconnect());
-      // Membership in `<name>-instances` tells `offsets reset` (and people) that this connector is running.
-      const presence = await InstancePresence.join(
-        session.kafka,
-        config.connector.name,
-        config.kafka.offsetsTopic,
-      );
-      opened.push(() => presence.leave());
 
       const oauth =
         config.oauth === undefined
@@ -198,46 +215,61 @@ export class ConnectorRuntime {
         });
       }
 
-      const seen = new Set<string>();
-      const locations: LocationSync[] = [];
+      const sourceOf = new Map<string, ConnectorConfig['sources'][number]>();
       for (const source of config.sources) {
-        const { api, enricher } = grants.get(grantOf(source))!;
         for (const locationUid of source.locations) {
-          if (seen.has(locationUid)) {
+          if (sourceOf.has(locationUid)) {
             throw new FatalError(
               'CONFIG_DUPLICATE_LOCATION',
               `location ${locationUid} is listed twice in sources; list each location once`,
             );
           }
-          seen.add(locationUid);
-          locations.push(
-            new LocationSync({
-              locationUid,
-              startOffset: session.initialOffsets.get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
-              api,
-              enricher,
-              sink: session.sink,
-              metrics,
-              logger,
-              clock,
-              settings: {
-                pageSize: config.api.pageSize,
-                startSince: source.startSince ?? null,
-                boundaryCap: config.poll.boundaryCap,
-                boundaryMaxBytes: session.boundaryMaxBytes,
-                privacy: config.privacy.customerPhoneNumber,
-                commitRetry: config.api.retry,
-                tombstoneGone: config.kafka.tombstoneGoneCalls,
-              },
-              reloadOffset: async () =>
-                (await session.offsetStore.loadAll()).get(locationUid) ?? { ...EMPTY_OFFSET, boundary: [] },
-            }),
-          );
+          sourceOf.set(locationUid, source);
         }
       }
+      const empty = (): LocationOffset => ({ ...EMPTY_OFFSET, boundary: [] });
+      const syncFor = (
+        locationUid: string,
+        startOffset: LocationOffset | undefined,
+        sink: RecordSink,
+        reloadOffset: () => Promise<LocationOffset | undefined>,
+      ): LocationSync => {
+        const source = sourceOf.get(locationUid)!;
+        const { api, enricher } = grants.get(grantOf(source))!;
+        return new LocationSync({
+          locationUid,
+          startOffset: startOffset ?? empty(),
+          api,
+          enricher,
+          sink,
+          metrics,
+          logger,
+          clock,
+          settings: {
+            pageSize: config.api.pageSize,
+            startSince: source.startSince ?? null,
+            boundaryCap: config.poll.boundaryCap,
+            boundaryMaxBytes: session.boundaryMaxBytes,
+            privacy: config.privacy.customerPhoneNumber,
+            commitRetry: config.api.retry,
+            tombstoneGone: config.kafka.tombstoneGoneCalls,
+          },
+          reloadOffset: async () => (await reloadOffset()) ?? empty(),
+        });
+      };
+      const configured = [...sourceOf.keys()];
+      const locations: LocationSync[] =
+        session instanceof KafkaSession
+          ? configured.map((uid) =>
+              syncFor(uid, session.initialOffsets.get(uid), session.sink, async () =>
+                (await session.offsetStore.loadAll()).get(uid),
+              ),
+            )
+          : [];
 
       const scheduler = new Scheduler({
         locations,
+        dynamic: distributed,
         settings: {
           maxLocationsInFlight: config.poll.maxLocationsInFlight,
           intervalMs: config.poll.intervalMs,
@@ -250,6 +282,80 @@ export class ConnectorRuntime {
         logger,
         clock,
       });
+
+      // Who owns what: single mode, everything (membership only tells `offsets reset` the connector runs);
+      // distributed mode, the group's assignment (see the module comment).
+      const stopBackground = new AbortController();
+      let presence: { leave(): Promise<void> };
+      let handover: PartitionHandover | null = null;
+      let assignmentOf: () => AssignmentStatus | null;
+      // A membership refused before the runtime exists (a fast INCONSISTENT_GROUP_PROTOCOL) is kept for it.
+      let lostEarly: Error | null = null;
+      let onLost: (error: Error) => void = (error) => {
+        lostEarly ??= error;
+      };
+      if (session instanceof DistributedKafkaSession) {
+        const { partitionCount } = session;
+        const byPartition = locationsByPartition(config.connector.name, configured, partitionCount);
+        const work = new PartitionHandover({
+          locationsByPartition: byPartition,
+          scheduler,
+          metrics,
+          logger,
+          clock,
+          revokeBoundMs: config.poll.shutdownTimeoutMs,
+          retryDelayMs: config.kafka.groupSessionTimeoutMs,
+          work: {
+            openSink: (partition, takenOver) => session.openPartitionSink(partition, takenOver),
+            loadOffsets: (partitions) => session.loadPartitions(partitions),
+            syncFor: (uid, partition, offset, sink) =>
+              syncFor(uid, offset, sink, async () => (await session.loadPartitions([partition])).get(uid)),
+          },
+        });
+        handover = work;
+        const ownership = await PartitionOwnership.join({
+          kafka: session.kafka,
+          connectorName: config.connector.name,
+          offsetsTopic: config.kafka.offsetsTopic,
+          sessionTimeoutMs: config.kafka.groupSessionTimeoutMs,
+          heartbeatIntervalMs: config.kafka.groupHeartbeatIntervalMs,
+          rebalanceTimeoutMs: config.kafka.groupRebalanceTimeoutMs,
+          onAssignment: (assignment) => work.onAssignment(assignment),
+          onHeartbeat: () => work.onHeartbeat(),
+          onLost: (error) => onLost(error),
+          logger,
+          clock,
+        });
+        presence = ownership;
+        assignmentOf = () => {
+          const current = ownership.assignment;
+          return current === null
+            ? null
+            : { partitions: work.partitions, generationId: current.generationId };
+        };
+        void watchUnowned(ownership, admin, configured, {
+          partitionOf: (uid) => locationPartition(config.connector.name, uid, partitionCount),
+          metrics,
+          clock,
+          intervalMs: config.kafka.groupHeartbeatIntervalMs,
+          signal: stopBackground.signal,
+        });
+      } else {
+        // Membership in `<name>-instances` tells `offsets reset` (and people) that this connector is running.
+        presence = await InstancePresence.join(
+          session.kafka,
+          config.connector.name,
+          config.kafka.offsetsTopic,
+          (error) => onLost(error),
+        );
+        const all = await offsetsTopicPartitions(admin, config.kafka.offsetsTopic);
+        metrics.ownedLocations.set(configured.length);
+        metrics.ownedPartitions.set(all.length);
+        metrics.unownedLocations.set(0);
+        assignmentOf = () => ({ partitions: all, generationId: null });
+      }
+      const leavePresence = presence;
+      opened.push(() => leavePresence.leave());
 
       let heartbeats: HeartbeatPublisher | null = null;
       if (config.kafka.heartbeatIntervalMs > 0) {
@@ -274,6 +380,7 @@ export class ConnectorRuntime {
         schemaRegistryCheck(registryProbe),
         ...[...grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
         locationsCheck(() => scheduler.status()),
+        ...(distributed ? [assignmentCheck(() => assignmentOf())] : []),
       ];
       for (const check of checks) readiness.add(check);
 
@@ -291,10 +398,28 @@ export class ConnectorRuntime {
         admin,
         presence,
         heartbeats,
+        handover,
+        assignmentOf,
+        stopBackground,
       );
       onFatal = (error) => runtime.fail(error);
+      onLost = (error) =>
+        runtime.fail(
+          new FatalError(
+            'KAFKA_GROUP_MEMBERSHIP_LOST',
+            `the instances group ${config.connector.name}-instances refused or ended this instance's membership, so it owns nothing: ${error.message}`,
+            { cause: error },
+          ),
+        );
+      if (lostEarly !== null) onLost(lostEarly);
       statusSource = () =>
-        connectorStatus(config.connector.name, workerId, runtime.status(), runtime.fatalError);
+        connectorStatus(
+          config.connector.name,
+          workerId,
+          runtime.status(),
+          runtime.fatalError,
+          assignmentOf(),
+        );
       readiness.add({
         name: 'writer',
         check: () => {
@@ -309,16 +434,17 @@ export class ConnectorRuntime {
       logger.info(
         {
           connector: config.connector.name,
-          locations: locations.length,
+          mode: config.connector.mode,
+          locations: configured.length,
           exactlyOnce: config.kafka.exactlyOnce,
         },
         'connector started',
       );
-      const roundMs = minimumRoundMs(locations.length, config.api.requestsPerSecond);
+      const roundMs = minimumRoundMs(configured.length, config.api.requestsPerSecond);
       if (roundMs > config.poll.intervalMs)
         logger.warn(
           {
-            locations: locations.length,
+            locations: configured.length,
             requestsPerSecond: config.api.requestsPerSecond,
             roundMs: Math.round(roundMs),
             intervalMs: config.poll.intervalMs,
@@ -335,6 +461,14 @@ export class ConnectorRuntime {
   /** Per-location status snapshot (demo live view, logs). */
   status(): LocationStatus[] {
     return this.scheduler.status();
+  }
+
+  /**
+   * The offsets-topic partitions this instance owns: distributed mode, the ones taken over from its group
+   * assignment (null until the first assignment arrived); single mode, all of them (generationId null).
+   */
+  assignment(): AssignmentStatus | null {
+    return this.assignmentOf();
   }
 
   /** The error that stopped the whole connector, if any (e.g. fenced by another instance). */
@@ -368,8 +502,11 @@ export class ConnectorRuntime {
   }
 
   async close(): Promise<void> {
+    this.stopBackground.abort();
     const steps: Array<[string, () => Promise<void>]> = [
       ['heartbeats', () => this.heartbeats?.stop() ?? Promise.resolve()],
+      // Distributed mode: each owned partition's sink, bounded like the session's.
+      ['partitions', () => this.handover?.close() ?? Promise.resolve()],
       // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
       ['kafka session', () => this.session.close(this.config.poll.shutdownTimeoutMs)],
       ['kafka admin', () => this.admin.disconnect()],
@@ -394,5 +531,48 @@ export class ConnectorRuntime {
       this.logger.warn({ err: error, code: error.code }, 'a newer instance took over: no more writes');
     } else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
     if (!this.fatal.signal.aborted) this.fatal.abort(error);
+  }
+}
+
+/** The partition ids of the offsets topic (single mode owns them all). */
+async function offsetsTopicPartitions(
+  admin: {
+    fetchTopicMetadata(options: {
+      topics: string[];
+    }): Promise<{ topics: Array<{ partitions: Array<{ partitionId: number }> }> }>;
+  },
+  topic: string,
+): Promise<number[]> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+  return (topics[0]?.partitions ?? []).map((p) => p.partitionId).sort((a, b) => a - b);
+}
+
+/**
+ * Keeps calls_connector_unowned_locations: every `intervalMs`, the configured locations whose partition no
+ * member of the group owns (kept as it was while the group rebalances, or when the group cannot be described).
+ */
+async function watchUnowned(
+  ownership: PartitionOwnership,
+  admin: Parameters<PartitionOwnership['ownedByGroup']>[0],
+  configured: readonly string[],
+  options: {
+    partitionOf: (uid: string) => number;
+    metrics: ConnectorMetrics;
+    clock: Clock;
+    intervalMs: number;
+    signal: AbortSignal;
+  },
+): Promise<void> {
+  const partitions = configured.map(options.partitionOf);
+  options.metrics.unownedLocations.set(configured.length);
+  while (!options.signal.aborted) {
+    try {
+      const owned = await ownership.ownedByGroup(admin);
+      if (owned !== null)
+        options.metrics.unownedLocations.set(partitions.filter((p) => !owned.has(p)).length);
+    } catch {
+      // Kafka unavailable: the gauge keeps its last value; the kafka readiness check says why.
+    }
+    await options.clock.sleep(options.intervalMs, options.signal).catch(() => undefined);
   }
 }

@@ -30,11 +30,21 @@ export interface LocationTaskStatus {
   consecutive_failures: number;
 }
 
+/** The offsets-topic partitions this instance owns (distributed mode: its group assignment). */
+export interface AssignmentStatus {
+  partitions: number[];
+  /** The instances group's generation; null in single mode, or before the first heartbeat confirmed it. */
+  generationId: number | null;
+}
+
 export interface ConnectorStatus {
   name: string;
   connector: { state: ConnectState; worker_id: string; trace?: string };
+  /** Only the locations this instance owns (all of them in single mode). */
   tasks: LocationTaskStatus[];
   type: 'source';
+  /** Present once known: what this instance owns. */
+  assignment?: AssignmentStatus;
 }
 
 const STATE_OF: Record<LocationStatus['state'], ConnectState> = {
@@ -57,6 +67,7 @@ export function connectorStatus(
   workerId: string,
   locations: readonly LocationStatus[] | null,
   fatal: { code: string; message: string } | null = null,
+  assignment: AssignmentStatus | null = null,
 ): ConnectorStatus {
   const tasks = (locations ?? []).map((location): LocationTaskStatus => {
     const state = STATE_OF[location.state];
@@ -87,5 +98,5 @@ export function connectorStatus(
         : allStopped
           ? { state: 'FAILED', worker_id: workerId, trace: 'every location is stopped: see each task' }
           : { state: 'RUNNING', worker_id: workerId };
-  return { name, connector, tasks, type: 'source' };
+  return { name, connector, tasks, type: 'source', ...(assignment !== null && { assignment }) };
 }

@@ -19,6 +19,12 @@
  *   process keeps retrying them and serving metrics. `run` resolves without a stop only when every
  *   location is stopped by an error that only a restart can fix.
  *
+ * - Run-time membership (distributed mode, `dynamic`): `add(syncs)` schedules locations now owned, due at
+ *   once; `remove(uids, boundMs)` stops taking pages of locations no longer owned: a location between pages
+ *   leaves at once, one in the middle of a page may finish it for up to `boundMs` (on the injected clock),
+ *   after which the page is aborted (abandoned before its commit). It resolves once none of them has a page
+ *   in flight. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
+ *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  */
 import type { Logger } from '../logging/logger.js';
@@ -60,6 +66,8 @@ export interface SchedulerSettings {
 
 export interface SchedulerOptions {
   locations: readonly LocationSync[];
+  /** Locations are added and removed at run time (distributed mode): see the module comment. */
+  dynamic?: boolean;
   settings: SchedulerSettings;
   metrics: SyncMetrics;
   logger: Logger;
@@ -79,6 +87,10 @@ interface Slot {
   stops: number;
   /** The code of the error that stopped the location, until a page succeeds again; null when not stopped. */
   stoppedBy: string | null;
+  /** Aborts this location's page in flight (remove() past its bound). */
+  abort: AbortController;
+  /** remove() asked for it: no further page; set while a page is in flight, called when the turn ends. */
+  removed: (() => void) | null;
 }
 
 /**
@@ -104,19 +116,81 @@ export class Scheduler {
       throw new RangeError('pagesPerTurn must be >= 1');
     const uids = new Set(options.locations.map((l) => l.locationUid));
     if (uids.size !== options.locations.length) throw new RangeError('each location may be scheduled once');
-    const now = options.clock.now();
-    this.slots = options.locations.map((sync) => ({
+    this.slots = options.locations.map((sync) => this.newSlot(sync));
+    options.metrics.locationsStopped.reset();
+  }
+
+  private newSlot(sync: LocationSync): Slot {
+    return {
       sync,
       state: 'waiting',
-      dueAt: now,
+      dueAt: this.options.clock.now(),
       seq: this.seq++,
       lastSuccessAt: null,
       lastError: null,
       consecutiveFailures: 0,
       stops: 0,
       stoppedBy: null,
-    }));
-    options.metrics.locationsStopped.reset();
+      abort: new AbortController(),
+      removed: null,
+    };
+  }
+
+  /** Schedules locations (due at once). A uid already scheduled (or still leaving) is a RangeError. */
+  add(locations: readonly LocationSync[]): void {
+    const present = new Set(this.slots.map((s) => s.sync.locationUid));
+    for (const sync of locations) {
+      if (present.has(sync.locationUid))
+        throw new RangeError(`location ${sync.locationUid} is already scheduled`);
+      present.add(sync.locationUid);
+    }
+    for (const sync of locations) this.slots.push(this.newSlot(sync));
+    this.notify();
+  }
+
+  /**
+   * Unschedules locations (unknown uids are ignored): no page of theirs starts any more. Resolves once
+   * none of them has a page in flight; a page still in flight after `boundMs` is aborted. Their status
+   * and their share of locations_stopped go with them.
+   */
+  async remove(locationUids: Iterable<string>, boundMs: number): Promise<void> {
+    const uids = new Set(locationUids);
+    const leaving: Array<Promise<void>> = [];
+    const inFlight: Slot[] = [];
+    for (const slot of [...this.slots]) {
+      if (!uids.has(slot.sync.locationUid) || slot.removed !== null) continue;
+      if (slot.state !== 'running') {
+        this.detach(slot);
+        continue;
+      }
+      inFlight.push(slot);
+      leaving.push(
+        new Promise<void>((resolve) => {
+          slot.removed = resolve;
+        }),
+      );
+    }
+    this.publishStopped();
+    if (leaving.length === 0) return;
+    const bound = new AbortController();
+    const done = Promise.all(leaving);
+    void this.options.clock
+      .sleep(boundMs, bound.signal)
+      .then(() => {
+        for (const slot of inFlight)
+          slot.abort.abort(new Error('the location was removed: abandoning its page in flight'));
+      })
+      .catch(() => undefined);
+    try {
+      await done;
+    } finally {
+      bound.abort();
+    }
+  }
+
+  private detach(slot: Slot): void {
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
   }
 
   status(): LocationStatus[] {
@@ -152,7 +226,11 @@ export class Scheduler {
     if (signal.aborted) onStop();
     else signal.addEventListener('abort', onStop, { once: true });
     const workers = Array.from(
-      { length: Math.min(this.options.settings.maxLocationsInFlight, Math.max(1, this.slots.length)) },
+      {
+        length: this.options.dynamic
+          ? this.options.settings.maxLocationsInFlight
+          : Math.min(this.options.settings.maxLocationsInFlight, Math.max(1, this.slots.length)),
+      },
       () => this.worker(signal),
     );
     // Once the shutdown timeout has passed, run returns even if a page is still committing: a commit
@@ -182,7 +260,10 @@ export class Scheduler {
   private async worker(stop: AbortSignal): Promise<void> {
     for (;;) {
       if (stop.aborted) return;
-      if (this.slots.every((s) => s.state === 'stopped' && !Number.isFinite(s.dueAt))) {
+      if (
+        this.options.dynamic !== true &&
+        this.slots.every((s) => s.state === 'stopped' && !Number.isFinite(s.dueAt))
+      ) {
         this.notify();
         return;
       }
@@ -235,9 +316,10 @@ export class Scheduler {
   private async turn(slot: Slot, stop: AbortSignal): Promise<void> {
     const { settings, metrics, clock, logger } = this.options;
     const location = metrics.location(slot.sync.locationUid);
+    const pageSignal = AbortSignal.any([this.hardStop.signal, slot.abort.signal]);
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
-        const report = await slot.sync.runPage(this.hardStop.signal);
+        const report = await slot.sync.runPage(pageSignal);
         slot.consecutiveFailures = 0;
         if (slot.stops > 0) this.resumed(slot);
         if (report.complete) {
@@ -245,11 +327,11 @@ export class Scheduler {
           this.requeue(slot, 'waiting', settings.intervalMs);
           return;
         }
-        if (stop.aborted) break;
+        if (stop.aborted || slot.removed !== null) break;
       }
       this.requeue(slot, 'waiting', 0);
     } catch (error) {
-      if (this.hardStop.signal.aborted) {
+      if (this.hardStop.signal.aborted || slot.removed !== null) {
         this.requeue(slot, 'waiting', 0);
         return;
       }
@@ -278,6 +360,13 @@ export class Scheduler {
         return;
       }
       this.stopLocation(slot, error, code);
+    } finally {
+      const removed = slot.removed;
+      if (removed !== null) {
+        this.detach(slot);
+        this.publishStopped();
+        removed();
+      }
     }
   }
 

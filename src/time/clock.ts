@@ -1,6 +1,12 @@
 /**
- * Time and chance, injected into the API client, the orchestrator and the scheduler so that their loops
- * are testable without real waits or randomness.
+ * Time and chance, injected into the API client, the orchestrator, the scheduler, the sinks and the ops
+ * server so that their loops and deadlines are testable without real waits or randomness.
+ *
+ * The Clock has one waiting primitive, `sleep(ms, signal)`; the timers below (`startTimer`, `withTimeout`)
+ * are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every timer too, and a
+ * Clock is still three members to implement. Product code outside src/time/ uses these, never the global
+ * setTimeout, setInterval, Date.now or new Date() (the lint enforces it; eslint.config.js lists the files
+ * still excepted and why).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -8,14 +14,73 @@ export interface Clock {
   now(): number;
   /** A number in [0, 1), for jitter. */
   random(): number;
-  /** Waits `ms`; rejects with the signal's reason when it aborts. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Waits `ms`; rejects when the signal aborts (the system clock with an AbortError). With `unref`, the wait does not keep
+   * the process alive (a deadline on work that keeps the process alive itself, or not).
+   */
+  sleep(ms: number, signal?: AbortSignal, options?: SleepOptions): Promise<void>;
+}
+
+export interface SleepOptions {
+  unref?: boolean;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   random: () => Math.random(),
-  sleep: async (ms, signal) => {
-    await sleep(ms, undefined, signal === undefined ? undefined : { signal });
+  sleep: async (ms, signal, options) => {
+    await sleep(ms, undefined, {
+      ...(signal === undefined ? {} : { signal }),
+      ...(options?.unref === true ? { ref: false } : {}),
+    });
   },
 };
+
+/** A running timer: `cancel()` stops it (no effect once it fired). */
+export interface Timer {
+  cancel(): void;
+}
+
+/**
+ * Calls `callback` once after `ms` on `clock`, unless cancelled first. Like the global setTimeout, the
+ * pending timer keeps the process alive unless `unref`; cancel it when its work is done.
+ */
+export function startTimer(
+  clock: Clock,
+  ms: number,
+  callback: () => void,
+  options: SleepOptions = {},
+): Timer {
+  const controller = new AbortController();
+  clock.sleep(ms, controller.signal, options).then(
+    () => {
+      if (!controller.signal.aborted) callback();
+    },
+    () => undefined, // cancelled
+  );
+  return { cancel: () => controller.abort() };
+}
+
+/** What withTimeout returns when the time ran out first. */
+export const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/**
+ * `work`'s value, or TIMED_OUT when `ms` pass on `clock` before it settles; `work`'s rejection passes
+ * through. The timer is cancelled either way; `work` itself is not (the caller decides what to abandon).
+ */
+export async function withTimeout<T>(
+  clock: Clock,
+  work: Promise<T>,
+  ms: number,
+  options: SleepOptions = {},
+): Promise<T | typeof TIMED_OUT> {
+  let timer: Timer | undefined;
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = startTimer(clock, ms, () => resolve(TIMED_OUT), options);
+  });
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    timer?.cancel();
+  }
+}

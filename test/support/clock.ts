@@ -1,10 +1,73 @@
 /**
- * Clocks for tests: the system clock with its reading of the time replaced, so a test drives `now`
- * while sleeps and random numbers stay real.
+ * Clocks for tests: `clockReading` replaces only the reading of the time (sleeps and random numbers stay
+ * real); `ManualClock` is all virtual: time moves only when the test advances it, and every sleep and
+ * timer built on the Clock (src/time/clock.ts) fires then, in due order.
  */
 import { systemClock, type Clock } from '../../src/time/clock.js';
 
 /** The system clock, reading the time from `now`. */
 export function clockReading(now: () => number): Clock {
   return { ...systemClock, now };
+}
+
+interface Sleeper {
+  until: number;
+  resolve: () => void;
+}
+
+/** A clock whose time a test moves; random() is fixed. */
+export class ManualClock implements Clock {
+  private sleepers: Sleeper[] = [];
+  private sleepStarted: (() => void)[] = [];
+  /** The duration of every sleep asked for, in order. */
+  readonly sleeps: number[] = [];
+
+  constructor(
+    private at = 0,
+    private readonly randomValue = 0,
+  ) {}
+
+  now(): number {
+    return this.at;
+  }
+
+  random(): number {
+    return this.randomValue;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleeps.push(ms);
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<void>((resolve, reject) => {
+      const sleeper: Sleeper = { until: this.at + Math.max(0, ms), resolve };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(signal.reason as Error);
+        },
+        { once: true },
+      );
+      for (const started of this.sleepStarted.splice(0)) started();
+    });
+  }
+
+  /** How many sleeps (and timers) are pending. */
+  get pending(): number {
+    return this.sleepers.length;
+  }
+
+  /** Resolves once at least `count` sleeps are pending: a test's way to wait for code to reach a wait. */
+  async sleeping(count = 1): Promise<void> {
+    while (this.sleepers.length < count) await new Promise<void>((r) => this.sleepStarted.push(r));
+  }
+
+  /** Moves the time `ms` forward, waking every sleep due by then. */
+  advance(ms: number): void {
+    this.at += ms;
+    const due = this.sleepers.filter((s) => s.until <= this.at).sort((a, b) => a.until - b.until);
+    this.sleepers = this.sleepers.filter((s) => s.until > this.at);
+    for (const sleeper of due) sleeper.resolve();
+  }
 }

@@ -19,9 +19,11 @@ export interface ConnectorProcess {
   exited: Promise<number | null>;
 }
 
-export function startConnectorProcess(configFile: string): ConnectorProcess {
+/** `env`: added to this process's environment (store key, client secret as `${ENV}` references). */
+export function startConnectorProcess(configFile: string, env: NodeJS.ProcessEnv = {}): ConnectorProcess {
   const child = spawn(process.execPath, [cli, 'run', '--config', configFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -74,6 +74,9 @@ export function testKafkaConfig(overrides: Partial<KafkaConfig> = {}): KafkaConf
     offsetsTopic: uniqueName('offsets'),
     dlqTopic: uniqueName('dlq'),
     topicPartitions: 3,
+    // Sessions and sinks tested on their own use one offsets partition (their tests reason about its one
+    // last stable offset); runtime tests (connectorDocument) get the product's default of 24.
+    offsetsTopicPartitions: 1,
     ...overrides,
   });
 }

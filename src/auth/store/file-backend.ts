@@ -13,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import { readPrivateFile } from './secret-file.js';
 import type { EntryBackend } from './token-store.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 
 const FORMAT = 'calls-connector-token-store';
 
@@ -28,6 +29,8 @@ export interface FileBackendOptions {
   lockTimeoutMs?: number;
   /** A lock older than this is considered abandoned. */
   staleLockMs?: number;
+  /** Where lock waits and ages are read (default: the system clock; lock ages compare with file mtimes). */
+  clock?: Clock;
 }
 
 export class FileBackend implements EntryBackend {
@@ -35,6 +38,7 @@ export class FileBackend implements EntryBackend {
   private readonly path: string;
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
+  private readonly clock: Clock;
   /** Serializes updates within this process; the lock file does it between processes. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -44,6 +48,7 @@ export class FileBackend implements EntryBackend {
     this.description = `file ${options.path}`;
     this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
     this.staleLockMs = options.staleLockMs ?? 30_000;
+    this.clock = options.clock ?? systemClock;
   }
 
   async readAll(): Promise<ReadonlyMap<string, Buffer>> {
@@ -144,7 +149,7 @@ export class FileBackend implements EntryBackend {
   /** Takes `<path>.lock`; returns its release. */
   private async lock(): Promise<() => Promise<void>> {
     const lockPath = `${this.path}.lock`;
-    const deadline = Date.now() + this.lockTimeoutMs;
+    const deadline = this.clock.now() + this.lockTimeoutMs;
     let delay = 10;
     for (;;) {
       try {
@@ -156,20 +161,20 @@ export class FileBackend implements EntryBackend {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
       const age = await stat(lockPath).then(
-        (s) => Date.now() - s.mtimeMs,
+        (s) => this.clock.now() - s.mtimeMs,
         () => 0,
       );
       if (age > this.staleLockMs) {
         await rm(lockPath, { force: true });
         continue;
       }
-      if (Date.now() > deadline) {
+      if (this.clock.now() > deadline) {
         throw new RetriableError(
           'AUTH_STORE_LOCKED',
           `the token store ${this.path} is locked by another process (${lockPath})`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await this.clock.sleep(delay);
       delay = Math.min(delay * 2, 250);
     }
   }

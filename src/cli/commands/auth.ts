@@ -22,6 +22,7 @@ import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../logging/logger.js';
 import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
+import { systemClock } from '../../time/clock.js';
 
 /**
  * The `--code` value: itself, or for `-` the first line of `input` (stdin), trimmed. Throws
@@ -71,7 +72,7 @@ function describeGrant(summary: GrantSummary): string {
     `grant:                ${summary.grant}`,
     `client_id:            ${summary.clientId}`,
     `scopes:               ${summary.scopes.join(' ')}`,
-    `access token expires: ${new Date(summary.accessTokenExpiresAt).toISOString()} (${relative(summary.accessTokenExpiresAt - Date.now())})`,
+    `access token expires: ${new Date(summary.accessTokenExpiresAt).toISOString()} (${relative(summary.accessTokenExpiresAt - systemClock.now())})`,
     `obtained:             ${new Date(summary.obtainedAt).toISOString()}`,
     `stored in:            ${summary.store}`,
   ].join('\n');
@@ -279,7 +280,7 @@ export function register(program: Command): void {
                   clientId: record.clientId,
                   scopes: record.scopes,
                   accessTokenExpiresAt: new Date(record.accessTokenExpiresAt).toISOString(),
-                  accessTokenExpired: record.accessTokenExpiresAt <= Date.now(),
+                  accessTokenExpired: record.accessTokenExpiresAt <= systemClock.now(),
                   obtainedAt: new Date(record.obtainedAt).toISOString(),
                   refreshTokenPresent: record.refreshToken.length > 0,
                 };

@@ -209,6 +209,13 @@ export async function ensureRegistered(
     const { id } = await registry.register({ type: SchemaType.AVRO, schema }, { subject, compatibility });
     return id;
   } catch (error) {
+    // Instances starting together (replicas in distributed mode) race to create a new subject: a loser can
+    // find the subject created but its compatibility not set yet (Apicurio answers NONE meanwhile) and the
+    // library refuses. Whoever won registered this very schema: its id is the answer.
+    const registered = await registry
+      .getRegistryIdBySchema(subject, { type: SchemaType.AVRO, schema })
+      .catch(() => undefined);
+    if (registered !== undefined) return registered;
     throw registryError(subject, 'register', error);
   }
 }

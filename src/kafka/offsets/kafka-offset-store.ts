@@ -34,7 +34,16 @@ export class KafkaOffsetStore implements OffsetStore {
     return new Map(await this.reads.get());
   }
 
-  private async read(): Promise<Map<string, LocationOffset>> {
+  /**
+   * Distributed mode: reads only `partitions` of the offsets topic to their end, for the locations whose
+   * keys hash there (group/location-partition.ts). Not coalesced: each handover reads what it took over.
+   */
+  async loadPartitions(partitions: readonly number[]): Promise<Map<string, LocationOffset>> {
+    if (partitions.length === 0) return new Map();
+    return this.read(partitions);
+  }
+
+  private async read(partitions?: readonly number[]): Promise<Map<string, LocationOffset>> {
     const raw = new Map<string, Buffer | null>();
     await readTopicToEnd(
       this.options.kafka,
@@ -42,6 +51,7 @@ export class KafkaOffsetStore implements OffsetStore {
         topic: this.options.topic,
         groupIdPrefix: this.options.groupIdPrefix,
         timeoutMs: this.options.loadTimeoutMs,
+        ...(partitions !== undefined && { partitions }),
       },
       (record) => {
         const key = record.key?.toString('utf8');

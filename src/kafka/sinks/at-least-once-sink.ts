@@ -15,9 +15,12 @@
  * sequence numbers back when a produce request fails, even one the broker wrote, so the next batch on
  * that producer would be refused (OUT_OF_ORDER_SEQUENCE_NUMBER) or, holding as many records, taken by the
  * broker for a duplicate and acknowledged without being written. A new producer id starts afresh.
+ *
+ * The producer's build, discard and close are the shared ProducerLifecycle's (producer-lifecycle.ts);
+ * this file is how a page is written.
  */
 import { Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
-import { FatalError, RetriableError } from '../../errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { PageCommit, RecordSink } from '../../sync/ports.js';
@@ -36,6 +39,7 @@ import {
   type SinkTopics,
 } from '../page-messages.js';
 import { systemClock, type Clock } from '../../time/clock.js';
+import { ProducerLifecycle } from './producer-lifecycle.js';
 
 /** The part of a kafkajs producer this sink uses; kafkajs' Producer satisfies it. */
 export type IdempotentProducer = Pick<Producer, 'connect' | 'disconnect' | 'send' | 'sendBatch'>;
@@ -57,17 +61,25 @@ export interface AtLeastOnceSinkOptions {
 }
 
 export class AtLeastOnceRecordSink implements RecordSink {
-  /** The producer pages are sent with; undefined before start, after close, and after a failed send. */
-  private producer: Promise<IdempotentProducer> | undefined;
+  private readonly producers: ProducerLifecycle<IdempotentProducer>;
   private started = false;
-  private closing = false;
-  /** close() has returned: a producer still being built must not outlive the sink. */
-  private closed = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly clock: Clock;
 
   constructor(private readonly options: AtLeastOnceSinkOptions) {
     this.clock = options.clock ?? systemClock;
+    this.producers = new ProducerLifecycle({
+      build: () =>
+        options.kafka.producer({
+          idempotent: true,
+          maxInFlightRequests: 1,
+          allowAutoTopicCreation: false,
+          createPartitioner: Partitioners.DefaultPartitioner,
+        }),
+      metrics: options.metrics,
+      logger: options.logger.child({ component: 'at-least-once-sink' }),
+      clock: this.clock,
+    });
   }
 
   async start(): Promise<void> {
@@ -76,7 +88,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
   }
 
   commitPage(commit: PageCommit): Promise<void> {
-    if (!this.started || this.closing) {
+    if (!this.started || this.producers.isClosing) {
       return Promise.reject(
         new RetriableError(
           'KAFKA_SINK_CLOSED',
@@ -95,61 +107,26 @@ export class AtLeastOnceRecordSink implements RecordSink {
   }
 
   /** The producer to send with, built (once, shared by concurrent callers) when there is none. */
-  private currentProducer(): Promise<IdempotentProducer> {
-    if (this.producer === undefined) {
-      const building = this.connectProducer();
-      this.producer = building;
-      building.catch(() => {
-        if (this.producer === building) this.producer = undefined;
-      });
-    }
-    return this.producer;
-  }
-
-  private async connectProducer(): Promise<IdempotentProducer> {
-    const producer = this.options.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+  private async currentProducer(): Promise<IdempotentProducer> {
     try {
-      await producer.connect();
+      return await this.producers.acquire();
     } catch (error) {
+      if (error instanceof ConnectorError) throw error;
       throw new RetriableError(
         'KAFKA_UNAVAILABLE',
         `cannot connect the producer: ${describeKafkaError(error)}`,
         { cause: error },
       );
     }
-    if (this.closed) {
-      await producer.disconnect().catch(() => undefined);
-      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
-    }
-    return producer;
-  }
-
-  /** Drops a producer whose send failed, unless it was replaced already; the next page builds a new one. */
-  private discard(failed: Promise<IdempotentProducer>, error: unknown): void {
-    if (this.producer !== failed) return;
-    this.producer = undefined;
-    this.options.metrics.producerRecreated.inc({ code: kafkaErrorTypes(error)[0] ?? 'SEND_FAILED' });
-    void failed.then((p) => p.disconnect()).catch(() => undefined);
   }
 
   /** Waits for the pages in flight (at most `timeoutMs` when given), then disconnects. */
   async close(timeoutMs?: number): Promise<void> {
-    this.closing = true;
-    const settled = Promise.all(this.inFlight);
-    let timer: NodeJS.Timeout | undefined;
-    await (timeoutMs === undefined
-      ? settled
-      : Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]));
-    clearTimeout(timer);
-    this.closed = true;
-    const producer = this.producer;
-    this.producer = undefined;
-    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+    await this.producers.beginClose(
+      Promise.all(this.inFlight).then(() => undefined),
+      timeoutMs,
+    );
+    await this.producers.close();
   }
 
   private async send(commit: PageCommit): Promise<void> {
@@ -160,8 +137,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
       new Date(this.clock.now()),
     );
     const records = topicMessages([page], this.options.topics, { offsets: false });
-    const current = this.currentProducer();
-    const producer = await current;
+    const producer = await this.currentProducer();
     try {
       for (const part of chunkTopicMessages(
         records,
@@ -170,7 +146,8 @@ export class AtLeastOnceRecordSink implements RecordSink {
         await producer.sendBatch({ topicMessages: part, acks: -1 });
       await producer.send({ topic: this.options.topics.offsets, messages: [page.offset], acks: -1 });
     } catch (error) {
-      this.discard(current, error);
+      // Unless a concurrent page's failure replaced it already; the next page builds a new one.
+      void this.producers.discard(kafkaErrorTypes(error)[0] ?? 'SEND_FAILED', producer);
       if (isProgrammerError(error)) throw error; // a bug, never retried as a failed send
       const fatalType = fatalKafkaErrorType(error);
       if (fatalType !== undefined) {

@@ -27,9 +27,18 @@
  *   for its age. The producer is discarded and rebuilt the same way, RetriableError KAFKA_PRODUCER_FENCED,
  *   unless the fencing budget is spent (see FencingBudget): then the fatal error above;
  * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal likewise.
+ *
+ * In `connector.mode: distributed` (option `onTakenOver`) the transactional id is one partition's of the
+ * offsets topic, and any fencing means the partition now has another owner (a rebalance this instance has
+ * not seen yet, or it was paused past its session). The sink then ends like a fenced single-mode sink (no
+ * producer is ever built again, nothing more is written) but with the RetriableError
+ * KAFKA_PARTITION_TAKEN_OVER, so its locations are not stopped, and it calls `onTakenOver` instead of
+ * `onFatal`: the instance drops that partition, never the whole process.
+ * The producer's build, discard, standing down and close are the shared ProducerLifecycle's
+ * (producer-lifecycle.ts); this file is how a page is written.
  */
 import { Partitioners, type ProducerConfig, type Transaction } from 'kafkajs';
-import { FatalError, RetriableError } from '../../errors/index.js';
+import { FatalError, RetriableError, type ConnectorError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
@@ -51,6 +60,7 @@ import {
 } from '../page-messages.js';
 import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
+import { ProducerLifecycle } from './producer-lifecycle.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
 /** The part of a kafkajs transaction the sink uses. */
@@ -82,6 +92,8 @@ export interface TransactionalSinkOptions {
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
   onFatal?: (error: FatalError) => void;
+  /** Distributed mode: fencing means the partition was taken over; called once (see the module comment). */
+  onTakenOver?: () => void;
   /** Where transaction ages and record timestamps are read (default: the system clock). */
   clock?: Clock;
 }
@@ -113,18 +125,14 @@ function hasRecords(page: PageMessages): boolean {
 }
 
 export class TransactionalRecordSink implements RecordSink {
-  private producer: TransactionalProducer | undefined;
+  private readonly producers: ProducerLifecycle<TransactionalProducer>;
   private readonly queue: PendingPage[] = [];
   private draining: Promise<void> | undefined;
-  private fatal: FatalError | undefined;
-  private closing = false;
-  /** close() has returned: no producer may be built any more (it would outlive the sink). */
-  private closed = false;
+  /** Distributed mode: set once the partition was taken over (see the module comment). */
+  private takenOverError: RetriableError | undefined;
   private readonly fencing: FencingBudget;
   /** When the transaction in flight began (epoch ms), to tell a timed-out transaction from a newer instance. */
   private transactionStartedAt = 0;
-  /** Producers initialised so far: see RecordSink.generation. */
-  private generations = 0;
   private readonly clock: Clock;
   private readonly log: Logger;
 
@@ -139,6 +147,31 @@ export class TransactionalRecordSink implements RecordSink {
       component: 'transactional-sink',
       transactionalId: options.transactionalId,
     });
+    this.producers = new ProducerLifecycle({
+      build: () =>
+        options.kafka.producer({
+          transactionalId: options.transactionalId,
+          idempotent: true,
+          maxInFlightRequests: 1,
+          transactionTimeout: options.transactionTimeoutMs,
+          allowAutoTopicCreation: false,
+          // murmur2 over the key bytes, as the Java client: Java and Streams consumers co-partition with us.
+          createPartitioner: Partitioners.DefaultPartitioner,
+        }),
+      prepare: async (producer) => {
+        await producer.connect();
+        // kafkajs runs InitProducerId on the first transaction(); nothing is added, so abort() sends no EndTxn.
+        const init = await producer.transaction();
+        await init.abort();
+      },
+      metrics: options.metrics,
+      logger: this.log,
+      clock: this.clock,
+    });
+  }
+
+  private get fatal(): ConnectorError | undefined {
+    return this.takenOverError ?? this.producers.fatal;
   }
 
   /**
@@ -148,19 +181,19 @@ export class TransactionalRecordSink implements RecordSink {
    */
   async start(): Promise<void> {
     try {
-      await this.initProducer();
+      await this.producers.acquire();
     } catch (error) {
       throw this.startError(error);
     }
   }
 
   generation(): number {
-    return this.generations;
+    return this.producers.generation;
   }
 
   commitPage(commit: PageCommit): Promise<void> {
     if (this.fatal !== undefined) return Promise.reject(this.fatal);
-    if (this.closing)
+    if (this.producers.isClosing)
       return Promise.reject(
         new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closing; the page was not committed'),
       );
@@ -189,20 +222,10 @@ export class TransactionalRecordSink implements RecordSink {
    * initialises its producer. Nothing half-written ever becomes visible.
    */
   async close(timeoutMs?: number): Promise<void> {
-    this.closing = true;
     const drained = (async () => {
       while (this.draining !== undefined) await this.draining;
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut =
-      timeoutMs === undefined
-        ? undefined
-        : new Promise<'timeout'>((resolve) => {
-            timer = setTimeout(() => resolve('timeout'), timeoutMs);
-          });
-    const outcome = timedOut === undefined ? await drained : await Promise.race([drained, timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') {
+    if (!(await this.producers.beginClose(drained, timeoutMs))) {
       const error = new RetriableError(
         'KAFKA_SINK_CLOSED',
         `the Kafka sink closed after ${timeoutMs} ms before this page was committed`,
@@ -210,8 +233,7 @@ export class TransactionalRecordSink implements RecordSink {
       for (const page of this.queue.splice(0)) page.reject(error);
       this.log.warn({ timeoutMs }, 'closing the sink timed out; the open transaction is left to be aborted');
     }
-    this.closed = true;
-    await this.discardProducer();
+    await this.producers.close();
   }
 
   private kick(): void {
@@ -260,7 +282,7 @@ export class TransactionalRecordSink implements RecordSink {
   private async commitGroup(pages: readonly PageMessages[]): Promise<void> {
     let transaction: SinkTransaction;
     try {
-      const producer = this.producer ?? (await this.initProducer());
+      const producer = await this.producers.acquire();
       this.transactionStartedAt = this.clock.now();
       transaction = await producer.transaction();
     } catch (error) {
@@ -323,6 +345,7 @@ export class TransactionalRecordSink implements RecordSink {
       );
     }
 
+    if (isFencedError(original) && this.options.onTakenOver !== undefined) return this.takenOver(original);
     if (isFencedError(original)) {
       const openMs = this.clock.now() - this.transactionStartedAt;
       if (openMs < this.options.transactionTimeoutMs || !this.fencing.allowRebuild(this.clock.now())) {
@@ -378,16 +401,15 @@ export class TransactionalRecordSink implements RecordSink {
     pages: readonly PageMessages[],
   ): Promise<Error | 'committed'> {
     const code = kafkaErrorTypes(failure.original)[0] ?? 'END_TXN_FAILED';
-    this.options.metrics.producerRecreated.inc({ code });
     this.log.warn(
       { code },
       'committing failed with an unknown outcome; rebuilding the producer to settle it',
     );
-    await this.discardProducer();
+    await this.producers.discard(code);
     for (let attempt = 0; ; attempt += 1) {
       // After a timed-out close, settling would build a producer nobody disconnects: leave the outcome
       // to the next start (its producer initialisation settles the transaction).
-      if (this.closed || (this.closing && attempt > 0)) {
+      if (this.producers.state === 'closed' || (this.producers.isClosing && attempt > 0)) {
         return new RetriableError(
           'KAFKA_COMMIT_OUTCOME_UNKNOWN',
           `the sink closed before the outcome of a failed commit was known: ${failure.message}`,
@@ -398,7 +420,7 @@ export class TransactionalRecordSink implements RecordSink {
         );
       }
       try {
-        await this.initProducer();
+        await this.producers.acquire();
         const stored = await this.options.offsetStore.loadAll();
         const lastOffsetByLocation = new Map(pages.map((p) => [p.locationUid, p.offset.value]));
         const committed = [...lastOffsetByLocation].every(([location, value]) => {
@@ -442,19 +464,38 @@ export class TransactionalRecordSink implements RecordSink {
           { err: describeKafkaError(error), attempt },
           'cannot settle the failed commit yet; retrying',
         );
-        await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
+        // Ended early by close(): the next attempt then reports the outcome unknown.
+        await this.clock
+          .sleep(Math.min(30_000, 500 * 2 ** attempt), this.producers.closedSignal)
+          .catch(() => undefined);
       }
     }
   }
 
-  private fail(error: FatalError): FatalError {
+  private takenOver(cause: unknown): ConnectorError {
     if (this.fatal === undefined) {
-      this.fatal = error;
+      const message =
+        `another instance took over transactional id ${this.options.transactionalId}: its partition has a new owner, ` +
+        `which writes its locations from now on; nothing of this transaction is visible`;
+      this.takenOverError = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', message, { cause });
+      // The lifecycle stands down for good (no producer is built again); the pages see the retriable error.
+      this.producers.fail(new FatalError('KAFKA_PARTITION_TAKEN_OVER', message, { cause }));
+      this.log.warn(
+        { code: 'KAFKA_PARTITION_TAKEN_OVER' },
+        'fenced: the partition was taken over; writing nothing more',
+      );
+      this.options.onTakenOver?.();
+    }
+    return this.fatal ?? this.takenOverError!;
+  }
+
+  private fail(error: FatalError): FatalError {
+    const first = this.producers.fail(error);
+    if (first === error) {
       this.log.error({ code: error.code }, error.message);
-      void this.discardProducer();
       this.options.onFatal?.(error);
     }
-    return this.fatal;
+    return first;
   }
 
   /**
@@ -463,59 +504,15 @@ export class TransactionalRecordSink implements RecordSink {
    * When that fails too (Kafka down), the next transaction tries again.
    */
   private async rebuildProducer(code: string): Promise<void> {
-    this.options.metrics.producerRecreated.inc({ code });
-    this.log.warn({ code }, 'discarding the transactional producer and building a new one');
-    await this.discardProducer();
-    if (this.closing) return; // a page still queued during a graceful close builds it on demand
+    await this.producers.discard(code);
+    if (this.producers.isClosing) return; // a page still queued during a graceful close builds it on demand
     try {
-      await this.initProducer();
+      await this.producers.acquire();
     } catch (error) {
       this.log.warn(
         { err: describeKafkaError(error) },
         'the new producer could not be initialised yet; the next transaction retries',
       );
-    }
-  }
-
-  private async initProducer(): Promise<TransactionalProducer> {
-    if (this.closed)
-      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closed; no producer is built');
-    const producer = this.options.kafka.producer({
-      transactionalId: this.options.transactionalId,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      transactionTimeout: this.options.transactionTimeoutMs,
-      allowAutoTopicCreation: false,
-      // murmur2 over the key bytes, as the Java client: Java and Streams consumers co-partition with us.
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    try {
-      await producer.connect();
-      // kafkajs runs InitProducerId on the first transaction(); nothing is added, so abort() sends no EndTxn.
-      const init = await producer.transaction();
-      await init.abort();
-    } catch (error) {
-      await producer.disconnect().catch(() => undefined);
-      throw error;
-    }
-    if (this.closed) {
-      // close() returned while this one was connecting: it must not outlive the sink.
-      await producer.disconnect().catch(() => undefined);
-      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
-    }
-    this.producer = producer;
-    this.generations += 1;
-    return producer;
-  }
-
-  private async discardProducer(): Promise<void> {
-    const producer = this.producer;
-    this.producer = undefined;
-    if (producer === undefined) return;
-    try {
-      await producer.disconnect();
-    } catch (error) {
-      this.log.debug({ err: describeKafkaError(error) }, 'disconnecting a discarded producer failed');
     }
   }
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { CallbackListener } from '../../../src/auth/callback-listener.js';
+import { ManualClock } from '../../support/clock.js';
 
 describe('CallbackListener', () => {
   const open: { close(): Promise<void> }[] = [];
@@ -8,13 +9,14 @@ describe('CallbackListener', () => {
     await Promise.all(open.splice(0).map((c) => c.close()));
   });
 
-  async function started(): Promise<{
+  async function started(clock?: ManualClock): Promise<{
     listener: CallbackListener;
     get: (query: string, path?: string) => Promise<number>;
   }> {
     const listener = await CallbackListener.start({
       redirectUri: 'https://127.0.0.1/cb',
       listen: { host: '127.0.0.1', port: 0 },
+      ...(clock && { clock }),
     });
     const agent = new Agent({ connect: { ca: listener.certificatePem } });
     open.push(listener, agent);
@@ -53,11 +55,14 @@ describe('CallbackListener', () => {
     await expect(waiting).resolves.toMatchObject({ code: 'abc' });
   });
 
-  it('gives up after its timeout', async () => {
-    const { listener } = await started();
-    await expect(listener.waitForRedirect('State1', 20)).rejects.toMatchObject({
-      code: 'AUTH_LOGIN_TIMEOUT',
-    });
+  it('gives up after its timeout on its clock', async () => {
+    const clock = new ManualClock();
+    const { listener } = await started(clock);
+    const waiting = listener.waitForRedirect('State1', 120_000);
+    const outcome = waiting.catch((e: unknown) => e);
+    await clock.sleeping();
+    clock.advance(120_000);
+    expect(await outcome).toMatchObject({ code: 'AUTH_LOGIN_TIMEOUT' });
   });
 
   it('refuses to listen for a redirect_uri that points at another machine', async () => {

@@ -3,24 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../../src/kafka/heartbeats.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { emptyTotals } from '../../../src/sync/location-sync.js';
 import type { LocationStatus } from '../../../src/sync/scheduler.js';
 import { readCommitted, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
 import { clockReading } from '../../support/clock.js';
+import { locationStatus } from '../../support/sync/location-status.js';
 
-const QUIET: LocationStatus = {
-  locationUid: '00000000-0000-4000-8000-0000000000a1',
-  state: 'waiting',
+const QUIET: LocationStatus = locationStatus({
   offset: { since: '2026-01-01T00:00:00Z', cursor: null, watermark: '2026-01-01T00:00:00Z', boundary: [] },
-  traversalId: null,
-  nextRunAt: null,
   lastSuccessAt: Date.parse('2026-01-02T00:00:00Z'),
-  lastError: null,
-  consecutiveFailures: 0,
-  stoppedBy: null,
-  totals: emptyTotals(),
-};
+});
 
 describe('HeartbeatPublisher', () => {
   it('writes one heartbeat per location to the compacted heartbeat topic, saying when it last completed', async () => {

@@ -52,12 +52,12 @@ describe('topicMaxMessageBytesIfKnown', () => {
 
 describe('connector topics', () => {
   it('creates the compacted calls and offsets topics and the dead-letter topic when missing, and accepts them on the next start', async () => {
-    const config = testKafkaConfig({ topicPartitions: 4 });
+    const config = testKafkaConfig({ topicPartitions: 4, offsetsTopicPartitions: 3 });
     await ensureConnectorTopics(testKafka(), config);
     await ensureConnectorTopics(testKafka(), config);
 
     expect(await describeTopic(config.topic)).toEqual({ partitions: 4, cleanupPolicy: 'compact' });
-    expect(await describeTopic(config.offsetsTopic)).toEqual({ partitions: 1, cleanupPolicy: 'compact' });
+    expect(await describeTopic(config.offsetsTopic)).toEqual({ partitions: 3, cleanupPolicy: 'compact' });
     expect(await describeTopic(config.dlqTopic)).toEqual({ partitions: 1, cleanupPolicy: 'delete' });
   });
 

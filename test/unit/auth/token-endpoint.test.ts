@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { HttpTokenEndpoint, scrub } from '../../../src/auth/token-endpoint.js';
+import type { ConnectorError } from '../../../src/errors/index.js';
+import { ManualClock } from '../../support/clock.js';
+import { rejectionOf } from '../../support/rejection.js';
 
 describe('scrub', () => {
   it('replaces every occurrence of each secret in text that came back from the server', () => {
@@ -42,6 +45,37 @@ describe('HttpTokenEndpoint error text', () => {
     for (const leaked of ['rt-leaked-0001', 'at-leaked-0002', 'at-leaked-0003', 'client-secret-0004'])
       expect(message).not.toContain(leaked);
     expect(message.length).toBeLessThan(700);
+    await agent.close();
+  });
+});
+
+describe('HttpTokenEndpoint retries', () => {
+  it('waits between attempts on its clock, doubling the delay with jitter from its random numbers', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    agent
+      .get('https://auth.test')
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(503, 'busy')
+      .times(3);
+    const clock = new ManualClock(0, 0); // jitter at its floor: half the delay
+    const endpoint = new HttpTokenEndpoint({
+      baseUrl: 'https://auth.test',
+      clientId: 'client',
+      clientSecret: 'client-secret',
+      dispatcher: agent,
+      retry: { maxAttempts: 3, initialDelayMs: 1_000, maxDelayMs: 10_000 },
+      clock,
+    });
+
+    const refreshed = rejectionOf(endpoint.refresh('rt-1'));
+    await clock.sleeping();
+    clock.advance(500);
+    await clock.sleeping();
+    clock.advance(1_000);
+
+    expect(((await refreshed) as ConnectorError).disposition).toBe('retriable');
+    expect(clock.sleeps).toEqual([500, 1_000]);
     await agent.close();
   });
 });

@@ -112,6 +112,22 @@ describe('TokenManager', () => {
     ).toBe((clock.now + 10 * HOUR) / 1000);
   });
 
+  it('refreshes a token the service issued for less than the refresh margin halfway through its life, not on every call', async () => {
+    const { manager, endpoint, clock } = await setup();
+    const refresh = endpoint.refresh.bind(endpoint);
+    // Five-minute tokens, while refreshBeforeExpiryMs is ten minutes.
+    endpoint.refresh = async (refreshToken) => ({ ...(await refresh(refreshToken)), expiresInSeconds: 300 });
+    clock.now = 10 * HOUR - 5 * 60_000;
+    expect(await manager.accessToken()).toBe('at-1');
+    const issuedAt = clock.now;
+    for (let i = 0; i < 5; i++) expect(await manager.accessToken()).toBe('at-1');
+    clock.now = issuedAt + 149_000;
+    expect(await manager.accessToken()).toBe('at-1');
+    expect(endpoint.refreshes).toBe(1);
+    clock.now = issuedAt + 150_000;
+    expect(await manager.accessToken()).toBe('at-2');
+  });
+
   it('answers 50 concurrent rejections of one token with a single refresh request', async () => {
     const { manager, endpoint } = await setup();
     const gate = deferred();
@@ -197,6 +213,30 @@ describe('TokenManager', () => {
     expect(await first.manager.refreshAfterRejection('at-0')).toBe('at-1');
     expect(await second.refreshAfterRejection('at-0')).toBe('at-1');
     expect(first.endpoint.refreshes).toBe(1);
+  });
+
+  it('adopts a pair another instance rotated even when it is within its own refresh margin, instead of refreshing it again and losing that race to a third instance', async () => {
+    const { manager, store, endpoint, clock, metrics } = await setup();
+    expect(await manager.accessToken()).toBe('at-0');
+    // Short-lived tokens: the service answers with pairs that are due for refresh by this manager's margin
+    // (10 min) as soon as they are stored. Each of this manager's refreshes arrives just after another
+    // instance used the same refresh token and stored the rotated pair.
+    const rotatedBy = (n: number): GrantRecord => ({
+      ...initial,
+      accessToken: `at-other-${n}`,
+      refreshToken: `rt-other-${n}`,
+      obtainedAt: clock.now,
+      accessTokenExpiresAt: clock.now + 5 * 60_000,
+    });
+    const refresh = endpoint.refresh.bind(endpoint);
+    endpoint.refresh = async (refreshToken) => {
+      endpoint.live.delete(refreshToken);
+      await store.writeGrant(rotatedBy(endpoint.refreshes + 1));
+      return refresh(refreshToken);
+    };
+    expect(await manager.refreshAfterRejection('at-0')).toBe('at-other-1');
+    expect(endpoint.refreshes).toBe(1);
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(1);
   });
 
   it('keeps using a still-valid token when a proactive refresh fails for a retriable reason', async () => {

@@ -47,7 +47,11 @@ describe('names used in the docs and deployment files', () => {
     const cliServices = Object.entries(compose.services).filter(
       ([, s]) => (s.image ?? '').startsWith('calls-connector:') && s.entrypoint === undefined,
     );
-    expect(cliServices.map(([name]) => name).sort()).toEqual(['connector', 'sandbox']);
+    expect(cliServices.map(([name]) => name).sort()).toEqual([
+      'connector',
+      'connector-distributed',
+      'sandbox',
+    ]);
     const dockerCmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(dockerCmd).toBeDefined();
     const commandLines: Array<[string, string[]]> = [

@@ -25,6 +25,7 @@ interface Service {
   depends_on?: Record<string, { condition: string; restart?: boolean }> | string[];
   healthcheck?: { test: string[] };
   stop_grace_period?: string;
+  profiles?: string[];
 }
 interface Compose {
   services: Record<string, Service>;
@@ -265,6 +266,46 @@ describe('docker-compose.yml', () => {
     expect(grace, 'stop_grace_period in seconds').not.toBeNull();
     // The shutdown timeout bounds the pages in flight; closing Kafka, OAuth and HTTP comes after it.
     expect(Number(grace![1]) * 1000).toBeGreaterThanOrEqual(dockerConfig.poll.shutdownTimeoutMs + 10_000);
+  });
+
+  it('runs a distributed-mode service that `--scale` can multiply: no host port, its own name and topics, a shared token store', () => {
+    const distributed = service('connector-distributed');
+    const authorize = service('authorize-distributed');
+    const configPath = flag(distributed.command, '--config') ?? '';
+    const mount = mountHolding(distributed, configPath);
+    expect(mount).toEqual({
+      source: './config/docker/connector-distributed.yaml',
+      target: configPath,
+      readOnly: true,
+    });
+    const config = parseConfig(parse(read('config/docker/connector-distributed.yaml')), connectorEnv);
+    expect(config.connector.mode).toBe('distributed');
+    // Replicas would clash on a published port; a second connector name keeps the two services apart.
+    expect(distributed.ports ?? []).toEqual([]);
+    expect(config.connector.name).not.toBe(dockerConfig.connector.name);
+    for (const topic of ['topic', 'offsetsTopic', 'dlqTopic'] as const)
+      expect(config.kafka[topic], topic).not.toBe(dockerConfig.kafka[topic]);
+    expect(config.sources).toEqual(dockerConfig.sources);
+    // Every replica reads the grant (and every rotated refresh token) from Kafka, stored there by authorize.
+    expect(config.oauth?.store.type).toBe('kafka');
+    expect(mountHolding(authorize, configPath)?.source).toBe(mount?.source);
+    expect(distributed.depends_on).toMatchObject({
+      'authorize-distributed': { condition: 'service_completed_successfully' },
+      kafka: { condition: 'service_healthy' },
+    });
+    expect(distributed.profiles).toEqual(['distributed']);
+    expect(authorize.profiles).toEqual(['distributed']);
+    expect(distributed.image).toBe(connector.image);
+    expect(Number(/(\d+)s$/.exec(distributed.stop_grace_period ?? '')?.[1]) * 1000).toBeGreaterThanOrEqual(
+      config.poll.shutdownTimeoutMs + 10_000,
+    );
+    const prometheusConfig = parse(read('config/prometheus/prometheus.yml')) as {
+      scrape_configs: { job_name: string; dns_sd_configs?: { names: string[]; port: number }[] }[];
+    };
+    const job = prometheusConfig.scrape_configs.find((c) => c.job_name === 'calls-connector');
+    expect(job?.dns_sd_configs).toContainEqual(
+      expect.objectContaining({ names: ['connector-distributed'], port: config.metrics.port }),
+    );
   });
 
   it('has Prometheus scrape the connector service on its configured metrics port', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Readiness, type ReadinessResult } from '../../../src/ops/readiness.js';
-import { clockReading } from '../../support/clock.js';
+import { ManualClock, clockReading } from '../../support/clock.js';
 
 function counting(result: ReadinessResult) {
   const check = async () => {
@@ -58,14 +58,16 @@ describe('Readiness', () => {
     });
   });
 
-  it('reports a check that never settles as timed out instead of hanging the probe', async () => {
+  it('reports a check that never settles as timed out on its clock instead of hanging the probe', async () => {
+    const clock = new ManualClock();
     const readiness = new Readiness(
       [{ name: 'kafka', check: () => new Promise<ReadinessResult>(() => undefined) }],
-      {
-        timeoutMs: 20,
-      },
+      { timeoutMs: 20, clock },
     );
-    expect(await readiness.evaluate()).toEqual({
+    const verdict = readiness.evaluate();
+    await clock.sleeping();
+    clock.advance(20);
+    expect(await verdict).toEqual({
       ok: false,
       checks: [{ name: 'kafka', ok: false, detail: 'timed out after 20 ms' }],
     });

@@ -75,4 +75,13 @@ describe('connectorStatus', () => {
         .connector,
     ).toEqual({ state: 'FAILED', worker_id: 'w', trace: 'KAFKA_FENCED: another instance' });
   });
+
+  it('says at the top level which offsets-topic partitions this instance owns, and in which generation', () => {
+    const status = connectorStatus('calls', 'host:1', [location('a')], null, {
+      partitions: [0, 3],
+      generationId: 7,
+    });
+    expect(status.assignment).toEqual({ partitions: [0, 3], generationId: 7 });
+    expect(connectorStatus('calls', 'host:1', null).assignment).toBeUndefined();
+  });
 });

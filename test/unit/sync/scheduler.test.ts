@@ -59,32 +59,33 @@ function setup(
   locations: string[],
   settings: Partial<SchedulerSettings> = {},
   clock: Clock = systemClock,
+  dynamic = false,
 ) {
   const sink = new InMemorySink();
   const metrics = new ConnectorMetrics();
   const enricher = new Enricher({ api, enabled: false, concurrency: 1 });
-  const syncs = locations.map(
-    (locationUid) =>
-      new LocationSync({
-        locationUid,
-        startOffset: EMPTY_OFFSET,
-        api,
-        enricher,
-        sink,
-        metrics,
-        logger: silentLogger(),
-        settings: {
-          pageSize: 2,
-          startSince: null,
-          boundaryCap: 100,
-          privacy: 'redact-unless-public',
-          commitRetry: DEFAULT_RETRY_POLICY,
-        },
-        clock,
-      }),
-  );
+  const syncFor = (locationUid: string) =>
+    new LocationSync({
+      locationUid,
+      startOffset: EMPTY_OFFSET,
+      api,
+      enricher,
+      sink,
+      metrics,
+      logger: silentLogger(),
+      settings: {
+        pageSize: 2,
+        startSince: null,
+        boundaryCap: 100,
+        privacy: 'redact-unless-public',
+        commitRetry: DEFAULT_RETRY_POLICY,
+      },
+      clock,
+    });
+  const syncs = locations.map(syncFor);
   const scheduler = new Scheduler({
     locations: syncs,
+    dynamic,
     settings: {
       maxLocationsInFlight: 2,
       intervalMs: 60_000,
@@ -98,7 +99,7 @@ function setup(
     logger: silentLogger(),
     clock,
   });
-  return { sink, metrics, scheduler };
+  return { sink, metrics, scheduler, syncFor };
 }
 
 describe('minimumRoundMs', () => {
@@ -312,5 +313,87 @@ describe('Scheduler', () => {
     ]);
     expect(outcome).toBe('returned');
     expect(sink.commits).toBe(0);
+  });
+});
+
+describe('Scheduler membership (distributed mode)', () => {
+  /** A listing that holds every request of `location` until `release()` (or its signal aborts). */
+  function holdListing(api: FakeCallsApi, location: string) {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let entered: () => void = () => {};
+    const inFlight = new Promise<void>((resolve) => (entered = resolve));
+    const original = api.listPage.bind(api);
+    api.listPage = async (request, signal) => {
+      if (request.locationUid === location) {
+        entered();
+        await new Promise<void>((resolve, reject) => {
+          void released.then(resolve);
+          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        });
+      }
+      return original(request, signal);
+    };
+    return { release, inFlight };
+  }
+
+  it('runs with no location until stopped, and polls the locations added while it runs', async () => {
+    const api = new FakeCallsApi([...calls(loc(1), 3), ...calls(loc(2), 3)]);
+    const { sink, scheduler, syncFor } = setup(api, [], {}, systemClock, true);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    scheduler.add([syncFor(loc(1)), syncFor(loc(2))]);
+    await eventually(
+      () => sink.offsets.get(loc(2))?.since === t(2) && sink.offsets.get(loc(1))?.since === t(2),
+      5_000,
+    );
+    expect(scheduler.status().map((s) => s.locationUid)).toEqual([loc(1), loc(2)]);
+    stop.abort();
+    await running;
+  });
+
+  it('refuses to add a location that is already scheduled', () => {
+    const { scheduler, syncFor } = setup(new FakeCallsApi(), [loc(1)], {}, systemClock, true);
+    expect(() => scheduler.add([syncFor(loc(1))])).toThrow(RangeError);
+  });
+
+  it('lets a removed location finish its page in flight, then starts no page of it while the others go on', async () => {
+    const api = new FakeCallsApi([...calls(loc(1), 6), ...calls(loc(2), 6)]);
+    const held = holdListing(api, loc(1));
+    const { sink, scheduler } = setup(api, [loc(1), loc(2)], { intervalMs: 10 }, systemClock, true);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await held.inFlight;
+    let removed = false;
+    const removal = scheduler.remove([loc(1)], 60_000).then(() => (removed = true));
+    await eventually(() => (sink.offsets.get(loc(2))?.since ?? '') >= t(4), 5_000);
+    expect(removed).toBe(false);
+    held.release();
+    await removal;
+    // The page in flight was committed; no later page of loc(1) was listed.
+    expect(sink.offsets.get(loc(1))).toMatchObject({ cursor: expect.any(String) as unknown });
+    const listedAfter = api.requests.filter((r) => r.locationUid === loc(1)).length;
+    expect(scheduler.status().map((s) => s.locationUid)).toEqual([loc(2)]);
+    const requestsOf = (location: string) => api.requests.filter((r) => r.locationUid === location).length;
+    const othersBefore = requestsOf(loc(2));
+    await eventually(() => requestsOf(loc(2)) > othersBefore + 2, 5_000);
+    expect(requestsOf(loc(1))).toBe(listedAfter);
+    stop.abort();
+    await running;
+  });
+
+  it('aborts the page of a removed location still in flight after the bound, committing nothing of it', async () => {
+    const clock = virtualClock();
+    const api = new FakeCallsApi(calls(loc(1), 4));
+    const held = holdListing(api, loc(1));
+    const { sink, scheduler } = setup(api, [loc(1)], {}, clock, true);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await held.inFlight;
+    await scheduler.remove([loc(1)], 5_000);
+    expect(sink.commits).toBe(0);
+    expect(scheduler.status()).toEqual([]);
+    stop.abort();
+    await running;
   });
 });

@@ -40,6 +40,15 @@ describe('CallCodec with the schema registry', () => {
     expect(await registry().getLatestSchemaId(`${topic}-value`)).toBe(first.valueSchemaId);
   });
 
+  it('lets instances that start together register a new subject at the same time, all with one schema id', async () => {
+    // Replicas of a distributed deployment start together: the losers of the race to create the subject
+    // find it created by another (Apicurio answers its compatibility NONE until the rule is set).
+    const topic = uniqueName('calls');
+    const codecs = await Promise.all(Array.from({ length: 4 }, () => createCodec(topic)));
+    expect(new Set(codecs.map((c) => c.valueSchemaId)).size).toBe(1);
+    expect(await registry().getLatestSchemaId(`${topic}-value`)).toBe(codecs[0]?.valueSchemaId);
+  });
+
   it('registers the schema as shipped: logical types, defaults and docs come back from the registry', async () => {
     const topic = uniqueName('calls');
     await createCodec(topic);

@@ -12,6 +12,7 @@ import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
+import { ManualClock } from '../../../support/clock.js';
 
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
 const LOCATION = '00000000-0000-4000-8000-000000000001';
@@ -28,10 +29,13 @@ class RecordingKafka {
   producersBuilt = 0;
   readonly disconnected: number[] = [];
   failOn: { topic: string; error: Error } | undefined;
+  /** Awaited by every write before it is recorded. */
+  beforeWrite: () => Promise<void> = async () => undefined;
 
   producer(): IdempotentProducer {
     const id = ++this.producersBuilt;
     const write = async (topics: string[]): Promise<RecordMetadata[]> => {
+      await this.beforeWrite();
       if (this.failOn !== undefined && topics.includes(this.failOn.topic)) throw this.failOn.error;
       this.writes.push(topics);
       this.writers.push(id);
@@ -55,8 +59,9 @@ function page(): PageCommit {
   };
 }
 
-async function started(kafka: RecordingKafka): Promise<AtLeastOnceRecordSink> {
+async function started(kafka: RecordingKafka, clock?: ManualClock): Promise<AtLeastOnceRecordSink> {
   const sink = new AtLeastOnceRecordSink({
+    ...(clock === undefined ? {} : { clock }),
     kafka,
     encoder,
     topics: { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' },
@@ -124,5 +129,19 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     const sink = await started(new RecordingKafka());
     await sink.close();
     expect(((await rejectionOf(sink.commitPage(page()))) as ConnectorError).code).toBe('KAFKA_SINK_CLOSED');
+  });
+
+  it('closes within its timeout on its clock while a send hangs, disconnecting the producer', async () => {
+    const kafka = new RecordingKafka();
+    const clock = new ManualClock();
+    const sink = await started(kafka, clock);
+    kafka.beforeWrite = () => new Promise<void>(() => undefined); // never answers
+    void sink.commitPage(page()).catch(() => undefined);
+
+    const closed = sink.close(2_000);
+    await clock.sleeping();
+    clock.advance(2_000);
+    await closed;
+    expect(kafka.disconnected).toEqual([1]);
   });
 });

@@ -20,7 +20,7 @@ import { counterValue } from '../../../support/counters.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
 import type { Clock } from '../../../../src/time/clock.js';
-import { clockReading } from '../../../support/clock.js';
+import { ManualClock, clockReading } from '../../../support/clock.js';
 
 const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
@@ -326,6 +326,30 @@ describe('TransactionalRecordSink (scripted producer)', () => {
 
     expect(((await result) as ConnectorError).code).toBe('KAFKA_COMMIT_OUTCOME_UNKNOWN');
     expect(kafka.producersBuilt).toBe(builtBeforeClose);
+  });
+
+  it('stops retrying to settle a failed commit when closed while Kafka is down, leaving the outcome to the next start', async () => {
+    // The retry waits are on the sink's clock and end with close: a closed sink keeps no timer alive.
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    const { sink } = sinkWith(kafka, { clock });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    kafka.script.connect = async () => {
+      throw new Error('Connection error: ECONNREFUSED');
+    };
+
+    const result = outcome(sink.commitPage(page('a', '1')));
+    await clock.sleeping(); // the settle loop waits before its next attempt
+    const closed = sink.close(100);
+    await clock.sleeping(2);
+    clock.advance(100); // the close timeout, before the retry wait of 500 ms ends
+
+    await closed;
+    expect(((await result) as ConnectorError).code).toBe('KAFKA_COMMIT_OUTCOME_UNKNOWN');
+    expect(clock.pending).toBe(0);
   });
 
   it('stands down for good when a newer instance fenced it, building no producer that would fence it back', async () => {

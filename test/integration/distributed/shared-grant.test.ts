@@ -1,0 +1,172 @@
+/**
+ * One OAuth grant shared by three connector processes in distributed mode (issue 14 point 3), through the
+ * Kafka token store, while the sandbox rotates the refresh token on every refresh (each refresh retires the
+ * one it used). The connectors believe their access tokens live one minute (oauth.accessTokenLifetimeMs) and
+ * refresh them seconds after they are issued, so refreshes of the three instances keep crossing; then the
+ * sandbox's clock jumps past the tokens' real expiry, so all three meet 401s at once and refresh together.
+ *
+ * The grant must survive all of it: no instance declares it revoked, none keeps answering 401s, every
+ * location keeps completing traversals, and the refresh token rotates many times.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kafka } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { StoreKey } from '../../../src/auth/store/encryption.js';
+import { KafkaBackend } from '../../../src/auth/store/kafka-backend.js';
+import { TokenStore } from '../../../src/auth/store/token-store.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { connectorDocument, startTestSandbox } from '../../support/connector.js';
+import {
+  alive,
+  awaitSettled,
+  diagnostics,
+  metricOf,
+  startInstance,
+  traversedSince,
+  type Instance,
+} from '../../support/distributed.js';
+import { eventually, testKafka } from '../../support/kafka.js';
+import { uniqueName } from '../../support/stack.js';
+
+const KEY_ENV = 'SHARED_GRANT_TOKEN_KEY';
+const SECRET_ENV = 'SHARED_GRANT_CLIENT_SECRET';
+const HOUR = 3600_000;
+/** Rotations of the refresh token the run must see (counted from the instances' logs). */
+const ROTATIONS = 12;
+
+/** What an instance's token manager logged: its own refreshes, those that rotated, pairs adopted from the store. */
+function refreshesOf(instance: Instance): { refreshes: number; rotations: number; adopted: number } {
+  const lines = instance.output().split('\n');
+  const refreshed = lines.filter((l) => l.includes('"msg":"access token refreshed"'));
+  return {
+    refreshes: refreshed.length,
+    rotations: refreshed.filter((l) => l.includes('"refreshTokenRotated":true')).length,
+    adopted: lines.filter((l) => l.includes('rotated by another instance')).length,
+  };
+}
+
+describe('three connector processes sharing one OAuth grant whose refresh token rotates', () => {
+  let sandbox: RunningSandbox;
+  let kafka: Kafka;
+  let configFile: string;
+  const env = { [KEY_ENV]: randomBytes(32).toString('base64'), [SECRET_ENV]: '' };
+  const instances: Instance[] = [];
+  const store = { topic: uniqueName('tokens') };
+
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({
+      rotateRefreshTokens: true,
+      data: { seed: 53, locations: 24, callsPerLocation: 10, privateRatio: 0.3 },
+      live: { updatesPerSecond: 2, createsPerSecond: 2 },
+    });
+    env[SECRET_ENV] = sandbox.client.clientSecret;
+    kafka = testKafka();
+
+    // The grant as `auth login` would have stored it, in the Kafka token store the instances share.
+    const tokens = new TokenStore(
+      new KafkaBackend({
+        kafka,
+        topic: store.topic,
+        groupIdPrefix: 'shared-grant-test',
+        replicationFactor: 1,
+        createTopic: true,
+      }),
+      new StoreKey(Buffer.from(env[KEY_ENV], 'base64')),
+    );
+    const now = Date.now();
+    await tokens.writeGrant({
+      grant: 'default',
+      clientId: sandbox.client.clientId,
+      ...sandbox.issueTokens(),
+      accessTokenExpiresAt: now + 60_000,
+      obtainedAt: now,
+      scopes: ['read_phones'],
+    });
+    await tokens.close();
+
+    const { auth: _static, ...base } = connectorDocument(sandbox, {
+      poll: { intervalMs: 500, maxLocationsInFlight: 3 },
+      kafka: { offsetsTopicPartitions: 6, groupSessionTimeoutMs: 6000, groupHeartbeatIntervalMs: 1000 },
+      metrics: { enabled: true, port: 0 },
+    });
+    const document = {
+      ...base,
+      connector: { ...(base.connector as Record<string, unknown>), mode: 'distributed' },
+      oauth: {
+        clientId: sandbox.client.clientId,
+        clientSecret: `\${${SECRET_ENV}}`,
+        redirectUri: sandbox.client.redirectUri,
+        store: { type: 'kafka', topic: store.topic },
+        keyEnv: KEY_ENV,
+        // Tokens believed to live a minute and due for refresh 1-2 s after issue: the instances refresh all
+        // along, and a pair one of them stores is soon due for the others too (they race to refresh it).
+        accessTokenLifetimeMs: 60_000,
+        refreshBeforeExpiryMs: 58_000,
+        refreshJitterMs: 1_000,
+      },
+      logging: { level: 'info', format: 'json' },
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'calls-shared-grant-'));
+    configFile = join(dir, 'config.yaml');
+    await writeFile(configFile, stringify(document));
+  });
+
+  afterAll(async () => {
+    for (const instance of instances) {
+      if (!alive(instance)) continue;
+      instance.child.kill('SIGKILL');
+      await instance.exited;
+    }
+    await sandbox.close();
+  });
+
+  it('keeps the grant valid on every instance, without 401 loops, while every location keeps syncing', async () => {
+    for (const name of ['g1', 'g2', 'g3']) instances.push(startInstance(name, configFile, env));
+    const names = instances.map((i) => i.name);
+    const settled = await awaitSettled(instances, sandbox.locations, names);
+    // Each instance polls locations, so each one uses (and refreshes) the grant.
+    for (const [name, status] of settled)
+      expect(status.tasks.length, `${name} owns locations`).toBeGreaterThan(0);
+    const rotations = () => instances.reduce((sum, i) => sum + refreshesOf(i).rotations, 0);
+
+    // Proactive refreshes of the three instances cross each other for a while.
+    await eventually(() => rotations() >= ROTATIONS / 2, 60_000, `${ROTATIONS / 2} rotations`).catch(
+      (error: unknown) => {
+        throw new Error(`${String(error)}\n${diagnostics(instances)}`);
+      },
+    );
+
+    // Every access token expires at once on the service: all three meet 401s and refresh together.
+    const expiredAt = Date.now();
+    const rotationsBefore = rotations();
+    sandbox.admin.advanceClock(10 * HOUR + 60_000);
+    await awaitSettled(instances, sandbox.locations, names, traversedSince(sandbox.locations, expiredAt));
+    expect(rotations()).toBeGreaterThan(rotationsBefore);
+    await eventually(() => rotations() >= ROTATIONS, 60_000, `${ROTATIONS} rotations`);
+
+    // No 401 loop: once everyone refreshed, a full round of every location adds no 401.
+    const unauthorized = sandbox.admin.stats().byStatus['401'] ?? 0;
+    const roundFrom = Date.now();
+    await awaitSettled(instances, sandbox.locations, names, traversedSince(sandbox.locations, roundFrom));
+    const afterRound = sandbox.admin.stats().byStatus['401'] ?? 0;
+
+    const figures = instances.map((i) => `${i.name} ${JSON.stringify(refreshesOf(i))}`).join(', ');
+    console.info(
+      `shared grant: ${rotations()} rotations (${figures}); ${afterRound} responses 401 in all, ` +
+        `${sandbox.admin.stats().tokenRequests} token requests`,
+    );
+    // The sandbox never invalidates an access token early: every 401 of that round would be a token the
+    // service no longer knows, i.e. an instance stuck on a pair another one's refresh replaced.
+    expect(afterRound - unauthorized, diagnostics(instances)).toBe(0);
+    for (const instance of instances) {
+      expect(instance.output(), instance.name).not.toContain('AUTH_GRANT_REVOKED');
+      expect(await metricOf(instance, 'calls_connector_grant_valid{grant="default"}'), instance.name).toBe(1);
+    }
+    for (const instance of instances) instance.child.kill('SIGTERM');
+    for (const instance of instances) expect(await instance.exited, instance.output()).toBe(0);
+  });
+});

@@ -1,0 +1,62 @@
+/** The timers built on the Clock's sleep, driven by a manual clock; and the system clock's unref'd sleep. */
+import { describe, expect, it } from 'vitest';
+import { startTimer, systemClock, TIMED_OUT, withTimeout } from '../../../src/time/clock.js';
+import { ManualClock } from '../../support/clock.js';
+
+describe('startTimer', () => {
+  it('calls back once when its time has passed on the clock', async () => {
+    const clock = new ManualClock();
+    const fired: number[] = [];
+    startTimer(clock, 1_000, () => fired.push(clock.now()));
+    await clock.sleeping();
+    clock.advance(999);
+    await Promise.resolve();
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    await Promise.resolve();
+    expect(fired).toEqual([1_000]);
+  });
+
+  it('never calls back once cancelled, and leaves no wait pending', async () => {
+    const clock = new ManualClock();
+    let fired = false;
+    const timer = startTimer(clock, 1_000, () => (fired = true));
+    timer.cancel();
+    await Promise.resolve();
+    clock.advance(5_000);
+    await Promise.resolve();
+    expect(fired).toBe(false);
+    expect(clock.pending).toBe(0);
+  });
+});
+
+describe('withTimeout', () => {
+  it("passes the work's value on when it settles first, cancelling the timer", async () => {
+    const clock = new ManualClock();
+    expect(await withTimeout(clock, Promise.resolve('done'), 1_000)).toBe('done');
+    expect(clock.pending).toBe(0);
+  });
+
+  it("passes the work's rejection on as it is", async () => {
+    const clock = new ManualClock();
+    const failure = new Error('refused');
+    await expect(withTimeout(clock, Promise.reject(failure), 1_000)).rejects.toBe(failure);
+  });
+
+  it('answers TIMED_OUT when the time passes on the clock first', async () => {
+    const clock = new ManualClock();
+    const outcome = withTimeout(clock, new Promise<never>(() => undefined), 1_000);
+    await clock.sleeping();
+    clock.advance(1_000);
+    expect(await outcome).toBe(TIMED_OUT);
+  });
+});
+
+describe('systemClock.sleep', () => {
+  it('waits with an unref option and stops early when its signal aborts', async () => {
+    const controller = new AbortController();
+    const sleeping = systemClock.sleep(60_000, controller.signal, { unref: true });
+    controller.abort(new Error('stopped'));
+    await expect(sleeping).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
