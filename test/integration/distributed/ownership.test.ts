@@ -97,6 +97,14 @@ describe('two instances in distributed mode', () => {
     for (const uid of sandbox.locations)
       expect(a.includes(uid)).toBe(partitionsOfFirst.has(locationPartition(config.connector.name, uid, 6)));
     expect(await first.runtime.metrics.ownedLocations.get()).toMatchObject({ values: [{ value: a.length }] });
+    // As each sees the group (described by the coordinator), every location has an owner.
+    const unowned = async (c: RunningConnector) =>
+      (await c.runtime.metrics.unownedLocations.get()).values[0]?.value;
+    await eventually(
+      async () => (await unowned(first)) === 0 && (await unowned(second)) === 0,
+      30_000,
+      'no location without an owner',
+    );
     expect((await second.runtime.metrics.rebalances.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
 
     const store = new KafkaOffsetStore({
