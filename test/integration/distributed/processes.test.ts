@@ -35,7 +35,7 @@ import {
   type DistributedStatus,
   type Instance,
 } from '../../support/distributed.js';
-import { testKafka } from '../../support/kafka.js';
+import { eventually, testKafka } from '../../support/kafka.js';
 
 const SESSION_TIMEOUT_MS = 6000;
 const POLL_INTERVAL_MS = 500;
@@ -130,6 +130,19 @@ describe('connector processes sharing one name in distributed mode', () => {
     await settled(['i1', 'i2'], traversedSince(orphaned, killedAt));
     const takeoverMs = Date.now() - killedAt;
     expect(takeoverMs).toBeLessThan(SESSION_TIMEOUT_MS + POLL_INTERVAL_MS + TAKEOVER_SLACK_MS);
+    // The metrics tell the same story: nothing unowned as the survivors see the group, handovers recorded.
+    await eventually(
+      async () =>
+        (await Promise.all([i1, i2].map((i) => metricOf(i, 'calls_connector_unowned_locations')))).every(
+          (n) => n === 0,
+        ),
+      30_000,
+      'calls_connector_unowned_locations back to 0 on the survivors',
+    );
+    const handovers = await Promise.all(
+      [i1, i2].map((i) => metricOf(i, 'calls_connector_location_handover_seconds_count')),
+    );
+    expect(handovers.reduce((sum, n) => (sum ?? 0) + (n ?? 0), 0)).toBeGreaterThan(0);
 
     // (c) SIGSTOP one past its session timeout: the other takes everything; SIGCONT: the paused one finds
     // itself out of the group (fenced if it tries to commit what it had in flight) and rejoins.
