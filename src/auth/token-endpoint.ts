@@ -21,7 +21,7 @@ import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
-import { systemClock, type Clock } from '../time/clock.js';
+import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -79,7 +79,7 @@ export interface HttpTokenEndpointOptions {
   metrics?: ConnectorMetrics;
   /** Largest response body read; a longer one fails the attempt (retried). Default 64 KiB. */
   maxResponseBytes?: number;
-  /** Retry waits and their jitter (default: the system clock). */
+  /** Retry waits, their jitter and the request deadline (default: the system clock). */
   clock?: Clock;
 }
 
@@ -177,7 +177,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     signal: AbortSignal | undefined,
   ): Promise<TokenResponse> {
     const started = performance.now();
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timeout = timeoutSignal(this.clock, this.timeoutMs);
     let status: number | undefined;
     try {
       const response = await request(this.url, {
@@ -185,7 +185,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
         dispatcher: this.options.dispatcher,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),
-        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+        signal: signal === undefined ? timeout.signal : AbortSignal.any([signal, timeout.signal]),
       });
       status = response.statusCode;
       const text = await this.boundedText(response.body);
@@ -202,13 +202,14 @@ export class HttpTokenEndpoint implements TokenEndpoint {
           { cause: error },
         );
       }
-      const reason = timeout.aborted ? 'timeout' : 'network';
+      const reason = timeout.signal.aborted ? 'timeout' : 'network';
       throw new RetriableError(
         'AUTH_TOKEN_ENDPOINT_UNAVAILABLE',
         `the token endpoint ${this.url} could not be reached (${reason}: ${scrub(errorSummary(error), secrets)})`,
         { cause: error, details: { reason } },
       );
     } finally {
+      timeout.cancel();
       this.options.metrics?.apiRequestDuration.observe(
         { endpoint: 'token', status_class: statusClass(status) },
         (performance.now() - started) / 1000,

@@ -145,6 +145,7 @@ export const ERROR_CODES = {
       "grant the connector's principal Describe, Create, DescribeConfigs, Read and Write on the three topics and " +
       'Write and Describe on the transactional id calls-connector.<connector.name>',
   },
+  KAFKA_OFFSETS_TOPIC_REPARTITIONED: { class: 'fatal', exit: ExitCode.FAILURE },
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
   KAFKA_PARTITION_TAKEN_OVER: { class: ['retriable', 'fatal'], exit: ExitCode.FAILURE },
   KAFKA_PRODUCER_FENCED: { class: 'retriable', exit: ExitCode.FAILURE },

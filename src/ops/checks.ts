@@ -9,6 +9,7 @@ import { request } from 'undici';
 import type { TokenProvider } from '../auth/token-provider.js';
 import type { LocationStatus } from '../sync/scheduler.js';
 import type { NamedReadinessCheck } from './readiness.js';
+import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 
 /** The part of a connected kafkajs `Admin` the Kafka check needs. */
 export interface ClusterDescriber {
@@ -37,6 +38,8 @@ export interface SchemaRegistryProbe {
   password?: string;
   /** Per-probe timeout; the readiness timeout bounds it as well. Default 2,000 ms. */
   timeoutMs?: number;
+  /** Where the timeout runs (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -47,13 +50,14 @@ export async function probeSchemaRegistry(
   probe: SchemaRegistryProbe,
 ): Promise<{ shown: string; statusCode: number }> {
   const { shown, subjects, headers } = registryRequest(probe);
-  const response = await request(subjects, {
-    method: 'GET',
-    headers,
-    signal: AbortSignal.timeout(probe.timeoutMs ?? 2_000),
-  });
-  await response.body.dump();
-  return { shown, statusCode: response.statusCode };
+  const timeout = timeoutSignal(probe.clock ?? systemClock, probe.timeoutMs ?? 2_000);
+  try {
+    const response = await request(subjects, { method: 'GET', headers, signal: timeout.signal });
+    await response.body.dump();
+    return { shown, statusCode: response.statusCode };
+  } finally {
+    timeout.cancel();
+  }
 }
 
 /** The registry URL as it may be shown in messages and /readyz: without userinfo, query or fragment. */
@@ -100,12 +104,21 @@ export function schemaRegistryCheck(probe: SchemaRegistryProbe): NamedReadinessC
  * Ready when the grant yields an access token. The token manager caches its token, so this costs a
  * network round trip only when a refresh is due anyway. The token itself is dropped, never reported.
  */
-export function grantCheck(tokens: TokenProvider, grant = 'default'): NamedReadinessCheck {
+export function grantCheck(
+  tokens: TokenProvider,
+  grant = 'default',
+  clock: Clock = systemClock,
+): NamedReadinessCheck {
   const name = `grant:${grant}`;
   return {
     name,
     check: async () => {
-      await tokens.accessToken(AbortSignal.timeout(5_000));
+      const timeout = timeoutSignal(clock, 5_000);
+      try {
+        await tokens.accessToken(timeout.signal);
+      } finally {
+        timeout.cancel();
+      }
       return { name, ok: true };
     },
   };

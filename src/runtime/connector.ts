@@ -356,6 +356,12 @@ export class ConnectorRuntime {
       }
       const leavePresence = presence;
       opened.push(() => leavePresence.leave());
+      // On a failed start, before leaving the group (closed in reverse order): the partitions' producers.
+      const heldPartitions = handover;
+      opened.push(async () => {
+        stopBackground.abort();
+        await heldPartitions?.close();
+      });
 
       let heartbeats: HeartbeatPublisher | null = null;
       if (config.kafka.heartbeatIntervalMs > 0) {

@@ -2,11 +2,11 @@
  * Time and chance, injected into the API client, the orchestrator, the scheduler, the sinks and the ops
  * server so that their loops and deadlines are testable without real waits or randomness.
  *
- * The Clock has one waiting primitive, `sleep(ms, signal)`; the timers below (`startTimer`, `withTimeout`)
- * are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every timer too, and a
- * Clock is still three members to implement. Product code outside src/time/ uses these, never the global
- * setTimeout, setInterval, Date.now or new Date() (the lint enforces it; eslint.config.js lists the files
- * still excepted and why).
+ * The Clock has one waiting primitive, `sleep(ms, signal)`; the timers below (`startTimer`, `withTimeout`,
+ * `timeoutSignal`) are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every
+ * timer too, and a Clock is still three members to implement. Product code outside src/time/ uses these,
+ * never the global setTimeout, setInterval, AbortSignal.timeout, Date.now or new Date() (the lint enforces
+ * it; eslint.config.js lists the files still excepted and why).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -59,6 +59,22 @@ export function startTimer(
     () => undefined, // cancelled
   );
   return { cancel: () => controller.abort() };
+}
+
+/**
+ * A signal for a deadline on I/O (an HTTP request): it aborts after `ms` on `clock` with a TimeoutError,
+ * as AbortSignal.timeout does, unless cancelled. Its wait does not keep the process alive; cancel it when
+ * the work ended first.
+ */
+export function timeoutSignal(clock: Clock, ms: number): { signal: AbortSignal; cancel(): void } {
+  const controller = new AbortController();
+  const timer = startTimer(
+    clock,
+    ms,
+    () => controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError')),
+    { unref: true },
+  );
+  return { signal: controller.signal, cancel: () => timer.cancel() };
 }
 
 /** What withTimeout returns when the time ran out first. */

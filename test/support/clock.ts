@@ -11,6 +11,7 @@ export function clockReading(now: () => number): Clock {
 }
 
 interface Sleeper {
+  ms: number;
   until: number;
   resolve: () => void;
 }
@@ -39,7 +40,7 @@ export class ManualClock implements Clock {
     this.sleeps.push(ms);
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     return new Promise<void>((resolve, reject) => {
-      const sleeper: Sleeper = { until: this.at + Math.max(0, ms), resolve };
+      const sleeper: Sleeper = { ms, until: this.at + Math.max(0, ms), resolve };
       this.sleepers.push(sleeper);
       signal?.addEventListener(
         'abort',
@@ -61,6 +62,13 @@ export class ManualClock implements Clock {
   /** Resolves once at least `count` sleeps are pending: a test's way to wait for code to reach a wait. */
   async sleeping(count = 1): Promise<void> {
     while (this.sleepers.length < count) await new Promise<void>((r) => this.sleepStarted.push(r));
+  }
+
+  /** Resolves once a sleep of `ms` is pending (when other waits, such as deadlines, are pending too). */
+  async sleepingFor(ms: number): Promise<void> {
+    while (!this.sleepers.some((s) => s.ms === ms)) {
+      await new Promise<void>((r) => this.sleepStarted.push(r));
+    }
   }
 
   /** Moves the time `ms` forward, waking every sleep due by then. */

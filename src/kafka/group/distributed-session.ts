@@ -18,6 +18,7 @@ import type { LocationOffset } from '../../sync/model.js';
 import type { KafkaOffsetStore } from '../offsets/kafka-offset-store.js';
 import { prepareKafka, type KafkaGround, type KafkaSessionOptions, type SessionSink } from '../session.js';
 import { transactionalIdFor } from '../sinks/transactional-sink.js';
+import { locationPartition } from './location-partition.js';
 
 /** The transactional id of one partition's producer in distributed mode. */
 export function partitionTransactionalId(connectorName: string, partition: number): string {
@@ -96,8 +97,21 @@ export class DistributedKafkaSession {
     return sink;
   }
 
-  loadPartitions(partitions: readonly number[]): Promise<Map<string, LocationOffset>> {
-    return this.ground.offsetStore.loadPartitions(partitions);
+  /**
+   * Reads the partitions to their end. A location's offset found outside its partition (the topic's partition
+   * count changed) is fatal for the whole process (`onFatal`): no owner could see its history.
+   */
+  async loadPartitions(partitions: readonly number[]): Promise<Map<string, LocationOffset>> {
+    const name = this.options.config.connector.name;
+    try {
+      return await this.ground.offsetStore.loadPartitions(partitions, (uid) =>
+        locationPartition(name, uid, this.partitionCount),
+      );
+    } catch (error) {
+      if (error instanceof FatalError && error.code === 'KAFKA_OFFSETS_TOPIC_REPARTITIONED')
+        this.options.onFatal?.(error);
+      throw error;
+    }
   }
 
   async close(timeoutMs?: number): Promise<void> {

@@ -11,6 +11,7 @@
 import type { Kafka } from 'kafkajs';
 import type { LocationOffset } from '../../sync/model.js';
 import type { OffsetStore } from '../../sync/ports.js';
+import { FatalError } from '../../errors/index.js';
 import { readTopicToEnd } from '../topic-reader.js';
 import { decodeOffsetValue, offsetKey, parseOffsetKey } from './offset-codec.js';
 import { ReadCoalescer } from './read-coalescer.js';
@@ -38,12 +39,24 @@ export class KafkaOffsetStore implements OffsetStore {
    * Distributed mode: reads only `partitions` of the offsets topic to their end, for the locations whose
    * keys hash there (group/location-partition.ts). Not coalesced: each handover reads what it took over.
    */
-  async loadPartitions(partitions: readonly number[]): Promise<Map<string, LocationOffset>> {
+  async loadPartitions(
+    partitions: readonly number[],
+    partitionOf?: (locationUid: string) => number,
+  ): Promise<Map<string, LocationOffset>> {
     if (partitions.length === 0) return new Map();
-    return this.read(partitions);
+    return this.read(partitions, partitionOf);
   }
 
-  private async read(partitions?: readonly number[]): Promise<Map<string, LocationOffset>> {
+  /**
+   * `partitionOf`: where each location's key belongs; a record of this connector found in another partition
+   * means the topic's partition count changed after the record was written (keys moved): FatalError
+   * KAFKA_OFFSETS_TOPIC_REPARTITIONED, since the partition's owner would miss the location's history.
+   */
+  private async read(
+    partitions?: readonly number[],
+    partitionOf?: (locationUid: string) => number,
+  ): Promise<Map<string, LocationOffset>> {
+    let moved: { locationUid: string; partition: number; expected: number } | undefined;
     const raw = new Map<string, Buffer | null>();
     await readTopicToEnd(
       this.options.kafka,
@@ -58,9 +71,22 @@ export class KafkaOffsetStore implements OffsetStore {
         if (key === undefined) return;
         const parsed = parseOffsetKey(key);
         if (parsed?.connectorName !== this.options.connectorName) return;
+        const expected = partitionOf?.(parsed.locationUid);
+        if (expected !== undefined && expected !== record.partition)
+          moved ??= { locationUid: parsed.locationUid, partition: record.partition, expected };
         raw.set(parsed.locationUid, record.value);
       },
     );
+    if (moved !== undefined) {
+      throw new FatalError(
+        'KAFKA_OFFSETS_TOPIC_REPARTITIONED',
+        `the offset of location ${moved.locationUid} is in partition ${moved.partition} of ${this.options.topic}, ` +
+          `but its key hashes to partition ${moved.expected} at the topic's current partition count: the count was ` +
+          `changed after offsets were written, so locations lost their history. Restore the count, or move the ` +
+          `offsets to a new topic with \`calls-connector offsets\``,
+        { details: { ...moved } },
+      );
+    }
     const offsets = new Map<string, LocationOffset>();
     for (const [locationUid, value] of raw) {
       // Decoded after the read so that only the latest value of a key matters.

@@ -8,8 +8,7 @@
  *
  *   idle ─build─► starting ─built─► ready ─discard─► broken ─build─► rebuilding ─built─► ready
  *                    └─buildFailed─► broken ◄─buildFailed─ rebuilding
- *   idle, starting, ready, broken, rebuilding ─fail─► failed   (for good: fenced by a newer instance,
- *                                                             not permitted)
+ *   any but closed ─fail─► failed   (for good: fenced by a newer instance, not permitted)
  *   idle, starting, ready, broken, rebuilding ─beginClose─► closing ─close─► closed ◄─close─ any
  *
  * While `closing` the sink finishes what it holds: a producer is still handed out, and built on demand

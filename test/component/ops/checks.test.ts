@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StaticTokenProvider, type TokenProvider } from '../../../src/auth/token-provider.js';
 import { FatalError } from '../../../src/errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../../../src/ops/checks.js';
+import { ManualClock } from '../../support/clock.js';
 
 const servers: Server[] = [];
 
@@ -93,5 +94,21 @@ describe('grantCheck', () => {
       refreshAfterRejection: async () => '',
     };
     await expect(grantCheck(revoked).check()).rejects.toThrow(/auth login/);
+  });
+
+  it('gives the token provider a deadline of 5 s on its clock', async () => {
+    const hanging: TokenProvider = {
+      accessToken: (signal) =>
+        new Promise<string>((_, reject) =>
+          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+        ),
+      refreshAfterRejection: async () => '',
+    };
+    const clock = new ManualClock();
+    const checked = grantCheck(hanging, 'default', clock).check();
+    const outcome = checked.catch((e: unknown) => e);
+    await clock.sleeping();
+    clock.advance(5_000);
+    expect(await outcome).toMatchObject({ name: 'TimeoutError' });
   });
 });

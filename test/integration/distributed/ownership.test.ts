@@ -13,6 +13,7 @@ import { ConnectorRuntime } from '../../../src/runtime/connector.js';
 import { DistributedKafkaSession } from '../../../src/kafka/group/distributed-session.js';
 import { locationPartition } from '../../../src/kafka/group/location-partition.js';
 import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
+import { encodeOffsetValue, offsetKey } from '../../../src/kafka/offsets/offset-codec.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { PageCommit } from '../../../src/sync/ports.js';
@@ -97,6 +98,14 @@ describe('two instances in distributed mode', () => {
     for (const uid of sandbox.locations)
       expect(a.includes(uid)).toBe(partitionsOfFirst.has(locationPartition(config.connector.name, uid, 6)));
     expect(await first.runtime.metrics.ownedLocations.get()).toMatchObject({ values: [{ value: a.length }] });
+    // As each sees the group (described by the coordinator), every location has an owner.
+    const unowned = async (c: RunningConnector) =>
+      (await c.runtime.metrics.unownedLocations.get()).values[0]?.value;
+    await eventually(
+      async () => (await unowned(first)) === 0 && (await unowned(second)) === 0,
+      30_000,
+      'no location without an owner',
+    );
     expect((await second.runtime.metrics.rebalances.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
 
     const store = new KafkaOffsetStore({
@@ -252,5 +261,45 @@ describe('a partition taken over by another instance', () => {
     await nextSink.close(5_000);
     await former.close();
     await next.close();
+  });
+});
+
+describe('an offsets topic whose partition count changed', () => {
+  it('is fatal when a partition taken over holds a location offset whose key now hashes elsewhere', async () => {
+    const config = {
+      connector: { name: uniqueName('it-repartitioned') },
+      kafka: testKafkaConfig({ offsetsTopicPartitions: 2, ...GROUP }),
+      schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
+    };
+    const fatal: ConnectorError[] = [];
+    const session = await DistributedKafkaSession.start({
+      config,
+      logger: logger(),
+      metrics: new ConnectorMetrics(),
+      onFatal: (error) => fatal.push(error),
+    });
+    try {
+      const location = '00000000-0000-4000-8000-000000000007';
+      const wrong = 1 - locationPartition(config.connector.name, location, 2);
+      // As if written when the topic had another partition count.
+      const producer = testKafka().producer();
+      await producer.connect();
+      await producer.send({
+        topic: config.kafka.offsetsTopic,
+        messages: [
+          {
+            partition: wrong,
+            key: offsetKey(config.connector.name, location),
+            value: encodeOffsetValue({ since: null, cursor: 'c', watermark: null, boundary: [] }),
+          },
+        ],
+      });
+      await producer.disconnect();
+      const error = await rejectionOf(session.loadPartitions([wrong]));
+      expect((error as ConnectorError).code).toBe('KAFKA_OFFSETS_TOPIC_REPARTITIONED');
+      expect(fatal.map((e) => e.code)).toEqual(['KAFKA_OFFSETS_TOPIC_REPARTITIONED']);
+    } finally {
+      await session.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
-import { HttpTokenEndpoint, scrub } from '../../../src/auth/token-endpoint.js';
+import { HttpTokenEndpoint, scrub, type HttpTokenEndpointOptions } from '../../../src/auth/token-endpoint.js';
 import type { ConnectorError } from '../../../src/errors/index.js';
 import { ManualClock } from '../../support/clock.js';
 import { rejectionOf } from '../../support/rejection.js';
@@ -49,33 +49,57 @@ describe('HttpTokenEndpoint error text', () => {
   });
 });
 
+/** A mock token endpoint (its interceptor for POST /oauth/token) and an HttpTokenEndpoint on `clock` using it. */
+function mockedEndpoint(clock: ManualClock, options: Partial<HttpTokenEndpointOptions>) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const token = agent.get('https://auth.test').intercept({ path: '/oauth/token', method: 'POST' });
+  const endpoint = new HttpTokenEndpoint({
+    baseUrl: 'https://auth.test',
+    clientId: 'client',
+    clientSecret: 'client-secret',
+    dispatcher: agent,
+    clock,
+    ...options,
+  });
+  return { agent, token, endpoint };
+}
+
 describe('HttpTokenEndpoint retries', () => {
   it('waits between attempts on its clock, doubling the delay with jitter from its random numbers', async () => {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    agent
-      .get('https://auth.test')
-      .intercept({ path: '/oauth/token', method: 'POST' })
-      .reply(503, 'busy')
-      .times(3);
     const clock = new ManualClock(0, 0); // jitter at its floor: half the delay
-    const endpoint = new HttpTokenEndpoint({
-      baseUrl: 'https://auth.test',
-      clientId: 'client',
-      clientSecret: 'client-secret',
-      dispatcher: agent,
+    const { agent, token, endpoint } = mockedEndpoint(clock, {
       retry: { maxAttempts: 3, initialDelayMs: 1_000, maxDelayMs: 10_000 },
-      clock,
     });
+    token.reply(503, 'busy').times(3);
 
     const refreshed = rejectionOf(endpoint.refresh('rt-1'));
-    await clock.sleeping();
+    await clock.sleepingFor(500);
     clock.advance(500);
-    await clock.sleeping();
+    await clock.sleepingFor(1_000);
     clock.advance(1_000);
 
     expect(((await refreshed) as ConnectorError).disposition).toBe('retriable');
-    expect(clock.sleeps).toEqual([500, 1_000]);
+    const requestDeadline = 30_000; // each attempt's, cancelled when it answers
+    expect(clock.sleeps).toEqual([requestDeadline, 500, requestDeadline, 1_000, requestDeadline]);
+    await agent.close();
+  });
+
+  it('gives up on a request that does not answer within timeoutMs on its clock, as retriable', async () => {
+    const clock = new ManualClock();
+    const { agent, token, endpoint } = mockedEndpoint(clock, {
+      timeoutMs: 3_000,
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+    });
+    token.reply(200, '{}').delay(10_000);
+
+    const refreshed = rejectionOf(endpoint.refresh('rt-1'));
+    await clock.sleeping();
+    clock.advance(3_000);
+
+    const error = (await refreshed) as ConnectorError;
+    expect(error.code).toBe('AUTH_TOKEN_ENDPOINT_UNAVAILABLE');
+    expect(error.details).toMatchObject({ reason: 'timeout' });
     await agent.close();
   });
 });

@@ -1,6 +1,6 @@
 /** The timers built on the Clock's sleep, driven by a manual clock; and the system clock's unref'd sleep. */
 import { describe, expect, it } from 'vitest';
-import { startTimer, systemClock, TIMED_OUT, withTimeout } from '../../../src/time/clock.js';
+import { startTimer, systemClock, TIMED_OUT, timeoutSignal, withTimeout } from '../../../src/time/clock.js';
 import { ManualClock } from '../../support/clock.js';
 
 describe('startTimer', () => {
@@ -49,6 +49,32 @@ describe('withTimeout', () => {
     await clock.sleeping();
     clock.advance(1_000);
     expect(await outcome).toBe(TIMED_OUT);
+  });
+});
+
+describe('timeoutSignal', () => {
+  it('aborts with a TimeoutError, as AbortSignal.timeout does, once its time passes on the clock', async () => {
+    const clock = new ManualClock();
+    const { signal } = timeoutSignal(clock, 2_000);
+    await clock.sleeping();
+    clock.advance(1_999);
+    await Promise.resolve();
+    expect(signal.aborted).toBe(false);
+    clock.advance(1);
+    await Promise.resolve();
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('never aborts once cancelled', async () => {
+    const clock = new ManualClock();
+    const deadline = timeoutSignal(clock, 2_000);
+    deadline.cancel();
+    await Promise.resolve();
+    clock.advance(2_000);
+    await Promise.resolve();
+    expect(deadline.signal.aborted).toBe(false);
+    expect(clock.pending).toBe(0);
   });
 });
 
