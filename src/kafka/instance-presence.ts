@@ -19,6 +19,12 @@ import type { Consumer, Kafka } from 'kafkajs';
 
 export const PRESENCE_SESSION_TIMEOUT_MS = 15_000;
 
+/**
+ * The distributed mode's assignor protocol (group/partition-ownership.ts): instances of one connector must all
+ * run distributed mode, the broker refuses a group that mixes it with the presence group's default protocol.
+ */
+export const STICKY_ASSIGNER = 'CallsConnectorSticky';
+
 export function presenceGroupId(connectorName: string): string {
   return `${connectorName}-instances`;
 }
@@ -30,7 +36,10 @@ export interface RunningInstance {
 }
 
 export class InstancePresence {
-  private constructor(private readonly consumer: Consumer) {}
+  private constructor(
+    private readonly consumer: Consumer,
+    private readonly state: { leaving: boolean },
+  ) {}
 
   /** Joins the connector's presence group, subscribed to `offsetsTopic` (the connector's own, always there). */
   static async join(
@@ -39,25 +48,54 @@ export class InstancePresence {
     offsetsTopic: string,
     onRefused: (error: Error) => void = () => {},
   ): Promise<InstancePresence> {
+    const state = { leaving: false };
     const consumer = kafka.consumer({
       groupId: presenceGroupId(connectorName),
       sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
       heartbeatInterval: 3_000,
       readUncommitted: false,
+      // A join cut short by leave() crashes the consumer; kafkajs would then restart it and join again.
+      retry: { restartOnFailure: () => Promise.resolve(!state.leaving) },
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart && originalErrorType(payload.error) === 'INCONSISTENT_GROUP_PROTOCOL')
         onRefused(payload.error);
     });
+    // The join below is not awaited, and the broker's refusal of a mixed group comes with it: a group already run
+    // by distributed instances is refused here, before this instance writes any page.
+    if (await runByDistributedInstances(kafka, connectorName))
+      onRefused(
+        new Error(
+          `the group ${presenceGroupId(connectorName)} is run by distributed-mode instances (protocol ${STICKY_ASSIGNER})`,
+        ),
+      );
     await consumer.connect();
     await consumer.subscribe({ topic: offsetsTopic, fromBeginning: false });
-    // run() resolves once the consumer is started; the group join goes on in the background.
-    await consumer.run({ autoCommit: false, eachMessage: async () => {} });
-    return new InstancePresence(consumer);
+    // Not awaited: kafkajs's run() resolves only once the group is joined, and a join waits for the member of
+    // a killed predecessor to expire (up to PRESENCE_SESSION_TIMEOUT_MS). A restart after kill -9 must not wait
+    // for that (it did: about 12 s before the first poll). A failure to start is reported like a refusal.
+    consumer.run({ autoCommit: false, eachMessage: async () => {} }).catch((error: unknown) => {
+      if (!state.leaving) onRefused(error instanceof Error ? error : new Error(String(error)));
+    });
+    return new InstancePresence(consumer, state);
   }
 
   async leave(): Promise<void> {
+    this.state.leaving = true;
     await this.consumer.disconnect();
+  }
+}
+
+/** Whether the connector's group has members in distributed mode (its protocol is the sticky assignor's). */
+async function runByDistributedInstances(kafka: Kafka, connectorName: string): Promise<boolean> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
+    const group = groups[0];
+    return group !== undefined && group.members.length > 0 && group.protocol === STICKY_ASSIGNER;
+  } finally {
+    await admin.disconnect();
   }
 }
 

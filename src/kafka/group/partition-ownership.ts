@@ -31,14 +31,13 @@
 import kafkajs, { type Admin, type Consumer, type Kafka, type PartitionAssigner } from 'kafkajs';
 import type { Logger } from '../../logging/logger.js';
 import type { Clock } from '../../time/clock.js';
-import { presenceGroupId } from '../instance-presence.js';
+import { presenceGroupId, STICKY_ASSIGNER } from '../instance-presence.js';
 import { stickyAssign } from './assignment.js';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
 const { AssignerProtocol } = kafkajs;
 
-/** The protocol name: instances of one connector must all run distributed mode (the broker refuses a mix). */
-export const STICKY_ASSIGNER = 'CallsConnectorSticky';
+export { STICKY_ASSIGNER };
 
 export interface Assignment {
   partitions: number[];
