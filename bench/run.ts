@@ -1,6 +1,8 @@
 /**
- * `npm run bench [-- name...]`: runs the benchmark modules (all, or those named) one after the other and
- * writes bench/reports/<date>.md and <date>.json (relative to the working directory).
+ * `npm run bench [-- [--quick] name...]`: runs the benchmark modules (all, or those named) one after the
+ * other and writes bench/reports/<date>.md and <date>.json (relative to the working directory).
+ * `--quick` runs each module on smaller data and shorter windows (QUICK below: its env knobs, unless set),
+ * still 3 repetitions: a check that the bench works, not figures to publish.
  *
  * Add a benchmark by adding its module to `modules` below.
  */
@@ -11,11 +13,24 @@ import { avroBench } from './avro.js';
 import { connectorBench } from './connector.js';
 import { idleBench } from './idle.js';
 import { limitsBench } from './limits.js';
+import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { REPETITIONS } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const modules: BenchModule[] = [sandboxBench, avroBench, limitsBench, idleBench];
+const modules: BenchModule[] = [sandboxBench, avroBench, limitsBench, rateLimitedBench, idleBench];
+
+/** The knobs of a quick run (each module reads its knobs when it runs). */
+const QUICK: Record<string, string> = {
+  BENCH_SANDBOX_SECONDS: '2',
+  BENCH_SANDBOX_LOCATIONS: '100',
+  BENCH_LIMITS_CALLS: '300',
+  BENCH_NAIVE_RECORDS: '200',
+  BENCH_RL_LOCATIONS: '2',
+  BENCH_RL_CALLS: '100',
+  BENCH_IDLE_LOCATIONS: '1000',
+  BENCH_IDLE_INTERVAL_MS: '10000',
+};
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];
 
@@ -23,9 +38,9 @@ function num(value: number | undefined): string {
   return value === undefined ? '' : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
-function markdown(date: string, results: BenchResult[], loadAtStart: number[]): string {
+function markdown(date: string, results: BenchResult[], loadAtStart: number[], quick: boolean): string {
   const lines = [
-    `# Benchmarks ${date}`,
+    `# Benchmarks ${date}${quick ? ' (quick run: small data, short windows; not figures to publish)' : ''}`,
     '',
     `Median of ${REPETITIONS} repetitions unless a row has no min/max. Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB; load average at the start ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}, at the end ${loadavg()
       .map((l) => l.toFixed(1))
@@ -44,6 +59,8 @@ function markdown(date: string, results: BenchResult[], loadAtStart: number[]): 
 }
 
 async function main(argv: string[]): Promise<void> {
+  const quick = argv.includes('--quick');
+  if (quick) for (const [name, value] of Object.entries(QUICK)) process.env[name] ??= value;
   const wanted = argv.filter((a) => !a.startsWith('-'));
   const known = [...modules, ...onRequest];
   const unknown = wanted.filter((w) => !known.some((m) => m.name === w));
@@ -65,9 +82,9 @@ async function main(argv: string[]): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(
     join(dir, `${date}.json`),
-    `${JSON.stringify({ date, node: process.version, repetitions: REPETITIONS, loadAtStart, loadAtEnd: loadavg(), results }, null, 2)}\n`,
+    `${JSON.stringify({ date, quick, node: process.version, repetitions: REPETITIONS, loadAtStart, loadAtEnd: loadavg(), results }, null, 2)}\n`,
   );
-  await writeFile(join(dir, `${date}.md`), markdown(date, results, loadAtStart));
+  await writeFile(join(dir, `${date}.md`), markdown(date, results, loadAtStart, quick));
   process.stdout.write(`bench: wrote bench/reports/${date}.md and .json\n`);
 }
 
