@@ -8,8 +8,11 @@
  *
  * Knobs (env): BENCH_IDLE_LOCATIONS (10000), BENCH_IDLE_INTERVAL_MS (60000), BENCH_IDLE_WINDOW_S (the
  * interval), BENCH_IDLE_RPS (api.requestsPerSecond, 200: the default 20 cannot poll 10,000 locations a
- * minute, which needs 167).
+ * minute, which needs 167), BENCH_IDLE_PROFILE (a file: the CPU profile of the windows alone, idle polls
+ * only, for Chrome DevTools or `speedscope`).
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { parseConfig } from '../src/config/load.js';
 import { silentLogger } from '../src/logging/logger.js';
@@ -106,7 +109,19 @@ export const idleBench: BenchModule = {
         await new Promise((resolve) => setTimeout(resolve, 200));
       firstRoundS = (performance.now() - t0) / 1000;
       // The windows: idle polls only (every location has its data and offset).
+      const profile = process.env['BENCH_IDLE_PROFILE'];
+      const session = new Session();
+      if (profile !== undefined) {
+        session.connect();
+        await session.post('Profiler.enable');
+        await session.post('Profiler.start');
+      }
       for (let rep = 0; rep < REPETITIONS; rep++) await window(runtime, windowS, s);
+      if (profile !== undefined) {
+        const { profile: taken } = await session.post('Profiler.stop');
+        await writeFile(profile, JSON.stringify(taken));
+        session.disconnect();
+      }
       stop.abort();
       await running;
       await runtime.close();
