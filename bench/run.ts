@@ -11,14 +11,24 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { avroBench } from './avro.js';
 import { connectorBench } from './connector.js';
+import { freshnessBench } from './freshness.js';
 import { idleBench } from './idle.js';
 import { limitsBench } from './limits.js';
 import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
+import { scaleBench } from './scale.js';
 import { REPETITIONS } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const modules: BenchModule[] = [sandboxBench, avroBench, limitsBench, rateLimitedBench, idleBench];
+const modules: BenchModule[] = [
+  sandboxBench,
+  avroBench,
+  limitsBench,
+  rateLimitedBench,
+  scaleBench,
+  freshnessBench,
+  idleBench,
+];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */
 const QUICK: Record<string, string> = {
@@ -30,6 +40,13 @@ const QUICK: Record<string, string> = {
   BENCH_RL_CALLS: '100',
   BENCH_IDLE_LOCATIONS: '1000',
   BENCH_IDLE_INTERVAL_MS: '10000',
+  BENCH_SCALE_TOTAL: '3000',
+  BENCH_SCALE_LOCATIONS: '1,100,1000',
+  BENCH_SCALE_SIZES: '5000,20000',
+  BENCH_FRESH_LOCATIONS: '100',
+  BENCH_FRESH_INTERVAL_MS: '5000',
+  BENCH_FRESH_WINDOW_S: '10',
+  BENCH_FRESH_RPS: '40',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];
