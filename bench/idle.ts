@@ -11,11 +11,13 @@
  * minute, which needs 167), BENCH_IDLE_PROFILE (a file: the CPU profile of the windows alone, idle polls
  * only, for Chrome DevTools or `speedscope`).
  */
+import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { devNull } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { parseConfig } from '../src/config/load.js';
-import { silentLogger } from '../src/logging/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { startSandboxChild } from './sandbox-child.js';
@@ -100,7 +102,9 @@ export const idleBench: BenchModule = {
         {},
       );
       const metrics = new ConnectorMetrics({ perLocationLabels: false });
-      const runtime = await ConnectorRuntime.start({ config, logger: silentLogger(), metrics });
+      // A production logger (JSON at info, secret scrubbing) writing to /dev/null: its cost per poll counts.
+      const logger = createLogger({ level: 'info', format: 'json', destination: createWriteStream(devNull) });
+      const runtime = await ConnectorRuntime.start({ config, logger, metrics });
       const stop = new AbortController();
       const running = runtime.run(stop.signal);
       const t0 = performance.now();
@@ -134,7 +138,7 @@ export const idleBench: BenchModule = {
       figures: s.figures(),
       notes: [
         `${locations} locations of 1 call each; after every location completed its first traversal (${firstRoundS.toFixed(0)} s), ${REPETITIONS} consecutive windows of ${windowS} s of idle polls; api.requestsPerSecond ${rps}, exactly-once, enrichment on.`,
-        'The sandbox runs in a child process: CPU and RSS are the connector process alone (Node, kafkajs, metrics included).',
+        'The sandbox runs in a child process: CPU and RSS are the connector process alone (Node, kafkajs, metrics and a JSON logger at info to /dev/null included).',
         `At ${locations} locations and ${intervalMs / 1000} s, an even spread is ${((locations * 1000) / intervalMs).toFixed(1)} polls/s; with each location due at its own phase of the interval, the per-second counts vary like a Poisson count (busiest second about 1 + 3/√mean).`,
       ],
     };
