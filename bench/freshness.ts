@@ -9,7 +9,7 @@
  * falls in, and the run waits one interval and some seconds after the last window so that every change
  * can arrive (a change never received counts as missing).
  *
- * Knobs (env): BENCH_FRESH_LOCATIONS (100), BENCH_FRESH_INTERVAL_MS (10000), BENCH_FRESH_WINDOW_S (30),
+ * Knobs (env): BENCH_FRESH_LOCATIONS (100), BENCH_FRESH_INTERVAL_MS (10000), BENCH_FRESH_WINDOW_S (20),
  * BENCH_FRESH_UPDATES (updates/s, 2), BENCH_FRESH_CREATES (creations/s, 1), BENCH_FRESH_RPS (20).
  */
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
@@ -42,7 +42,7 @@ export const freshnessBench: BenchModule = {
   async run(): Promise<BenchResult> {
     const locations = envInt('BENCH_FRESH_LOCATIONS', 100);
     const intervalMs = envInt('BENCH_FRESH_INTERVAL_MS', 10_000);
-    const windowS = envInt('BENCH_FRESH_WINDOW_S', 30);
+    const windowS = envInt('BENCH_FRESH_WINDOW_S', 20);
     const updates = envInt('BENCH_FRESH_UPDATES', 2);
     const creates = envInt('BENCH_FRESH_CREATES', 1);
     const rps = envInt('BENCH_FRESH_RPS', 20);

@@ -64,6 +64,7 @@ async function window(runtime: ConnectorRuntime, seconds: number, s: Samples): P
 
 export const idleBench: BenchModule = {
   name: 'idle',
+  isolated: true,
   async run(): Promise<BenchResult> {
     const locations = envInt('BENCH_IDLE_LOCATIONS', 10_000);
     const intervalMs = envInt('BENCH_IDLE_INTERVAL_MS', 60_000);

@@ -6,9 +6,12 @@
  *
  * Add a benchmark by adding its module to `modules` below.
  */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { avroBench } from './avro.js';
 import { connectorBench } from './connector.js';
 import { freshnessBench } from './freshness.js';
@@ -75,9 +78,39 @@ function markdown(date: string, results: BenchResult[], loadAtStart: number[], q
   return lines.join('\n');
 }
 
+/**
+ * Runs one module in a child process of its own (same flags, same env), so that the process memory it
+ * reports is its own and not what earlier modules left (RSS never shrinks much once grown).
+ */
+async function runIsolated(name: string, quick: boolean): Promise<BenchResult> {
+  const child = fork(fileURLToPath(import.meta.url), ['--child', name, ...(quick ? ['--quick'] : [])], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const result = new Promise<BenchResult>((resolve) => child.once('message', resolve));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`benchmark ${name} failed in its process (exit ${code})`);
+  return result;
+}
+
+/** The child side of runIsolated: runs the module, sends its result, writes no report. */
+async function child(name: string): Promise<void> {
+  const m = [...modules, ...onRequest].find((x) => x.name === name);
+  if (m === undefined) throw new Error(`unknown benchmark ${name}`);
+  const result = await m.run();
+  await new Promise<void>((resolve, reject) =>
+    process.send?.(result, (error: Error | null) => (error === null ? resolve() : reject(error))),
+  );
+}
+
 async function main(argv: string[]): Promise<void> {
   const quick = argv.includes('--quick');
   if (quick) for (const [name, value] of Object.entries(QUICK)) process.env[name] ??= value;
+  const childOf = argv.indexOf('--child');
+  if (childOf >= 0) {
+    await child(argv[childOf + 1] ?? '');
+    process.exit(0); // a client's lingering handle must not keep the parent waiting
+  }
   const wanted = argv.filter((a) => !a.startsWith('-'));
   const known = [...modules, ...onRequest];
   const unknown = wanted.filter((w) => !known.some((m) => m.name === w));
@@ -90,7 +123,7 @@ async function main(argv: string[]): Promise<void> {
   const loadAtStart = loadavg();
   for (const m of selected) {
     process.stdout.write(`bench: running ${m.name}\n`);
-    const result = await m.run();
+    const result = m.isolated === true ? await runIsolated(m.name, quick) : await m.run();
     for (const f of result.figures) process.stdout.write(`  ${f.label}: ${f.value.toFixed(2)} ${f.unit}\n`);
     results.push(result);
   }
