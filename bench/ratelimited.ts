@@ -78,7 +78,7 @@ export const rateLimitedBench: BenchModule = {
       notes: [
         `${locations} locations × ${calls} calls (listable ones published), exactly-once, enrichment on, api.requestsPerSecond ${rps} (the default), api.maxConcurrency 8.`,
         `Sandbox in a child process with latency log-normal median ${latencyMs} ms, p99 ${2 * latencyMs} ms, and an enforced limit: a token bucket of ${burst} tokens refilled at ${rps}/s; every 429 it answers is the connector's own doing.`,
-        'Throughput from the first request to the last traversal completed; the bound is the rate times records per request needed (one listing per page of 100, one GET per call).',
+        "Throughput from the connector's run() (start-up done) to the last traversal completed, so small data sets pay the first and last requests' latency and the last commit; the bound is the rate times records per request needed (one listing per page of 100, one GET per call).",
       ],
     };
   },
