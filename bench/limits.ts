@@ -14,15 +14,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { Agent, request } from 'undici';
+import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { backfill, startSandboxWorker, type Mode } from './connector.js';
 import type { WorkerReady } from './sandbox-worker.js';
 import { envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const LOCATIONS = envInt('BENCH_LIMITS_LOCATIONS', 10);
-const CALLS = envInt('BENCH_LIMITS_CALLS', 1_000);
-const NAIVE_RECORDS = envInt('BENCH_NAIVE_RECORDS', 600);
+/** The knobs, read when the module runs (run.ts --quick sets them after the imports). */
+const knobs = {
+  get locations() {
+    return envInt('BENCH_LIMITS_LOCATIONS', 10);
+  },
+  get calls() {
+    return envInt('BENCH_LIMITS_CALLS', 1_000);
+  },
+  get naiveRecords() {
+    return envInt('BENCH_NAIVE_RECORDS', 600);
+  },
+};
 /** The connector's defaults in bench/connector.ts: all locations in flight, 32 GETs per page in flight. */
 const ENRICH_CONCURRENCY = 32;
 const PAGE = 100;
@@ -128,7 +138,7 @@ async function kafkaRaw(kafka: Kafka, topic: string, total: number, size: number
     }
   } else {
     const pages = Array.from({ length: Math.ceil(total / PAGE) }, (_, i) => i * PAGE);
-    await inBatches(pages, LOCATIONS, async (offset) => {
+    await inBatches(pages, knobs.locations, async (offset) => {
       await producer.send({ topic, acks: -1, messages: records(PAGE, size, offset) });
     });
   }
@@ -146,7 +156,7 @@ async function naive(sandbox: WorkerReady, kafka: Kafka, topic: string, size: nu
   let done = 0;
   const t0 = performance.now();
   let query = `locationUid=${sandbox.locations[0] ?? ''}&limit=${PAGE}&order=asc`;
-  while (done < NAIVE_RECORDS) {
+  while (done < knobs.naiveRecords) {
     const page = (await getJson(
       agent,
       `${sandbox.baseUrl}/v4/calls?${query}`,
@@ -155,7 +165,7 @@ async function naive(sandbox: WorkerReady, kafka: Kafka, topic: string, size: nu
     for (const item of page.data) {
       await getJson(agent, `${sandbox.baseUrl}/v4/calls/${item.uid}`, sandbox.accessToken);
       await producer.send({ topic, acks: -1, messages: [{ key: item.uid, value }] });
-      if (++done >= NAIVE_RECORDS) break;
+      if (++done >= knobs.naiveRecords) break;
     }
     if (page.metadata.nextCursor === null) break;
     query = `cursor=${encodeURIComponent(page.metadata.nextCursor)}&limit=${PAGE}`;
@@ -170,10 +180,12 @@ export const limitsBench: BenchModule = {
   name: 'limits',
   async run(): Promise<BenchResult> {
     const stack = await provideStack(['environment', 'jvm']);
-    const sandbox = await startSandboxWorker(LOCATIONS, CALLS);
+    const sandbox = await startSandboxWorker(knobs.locations, knobs.calls);
     const dir = await mkdtemp(join(tmpdir(), 'calls-bench-'));
     const caFile = join(dir, 'sandbox-ca.pem');
     await writeFile(caFile, sandbox.ready.caCertPem ?? '');
+    // The bench's own clients too: unpatched kafkajs printed TimeoutNegativeWarning (src/kafka/kafkajs-idle-timer-fix.ts).
+    applyKafkajsIdleTimerFix();
     const kafka = new Kafka({
       clientId: 'bench-limits',
       brokers: stack.brokers,
@@ -194,7 +206,7 @@ export const limitsBench: BenchModule = {
           'records/s',
           (await sandboxMix(sandbox.ready, false)).perSecond,
         );
-        total = LOCATIONS * CALLS;
+        total = knobs.locations * knobs.calls;
         s.add(
           'Kafka limit: transactional, 1 transaction per page of 100',
           'records/s',
@@ -255,10 +267,10 @@ export const limitsBench: BenchModule = {
       name: 'limits side by side, connector ratio, naive baseline',
       figures: [...s.figures(), ...out.figures()],
       notes: [
-        `${LOCATIONS} locations × ${CALLS} calls (${total.toLocaleString('en-US')} records) per run; sandbox in a worker thread over loopback HTTPS; Kafka from the shared stack (${stack.brokers.join(',')}).`,
+        `${knobs.locations} locations × ${knobs.calls} calls (${total.toLocaleString('en-US')} records) per run; sandbox in a worker thread over loopback HTTPS; Kafka from the shared stack (${stack.brokers.join(',')}).`,
         `Raw records are ${size} bytes (the JSON size of one listed call, an upper bound of its Avro size); Kafka limits produce ${total.toLocaleString('en-US')} of them to a 6-partition topic.`,
         'Lower limit: min(sandbox limit for the mode, Kafka limit for the mode) in the same repetition; enriched modes are bound by the mix with GETs, exactly-once by the transactional limit.',
-        `Naive loop: first ${NAIVE_RECORDS} calls of one location.`,
+        `Naive loop: first ${knobs.naiveRecords} calls of one location.`,
       ],
     };
   },

@@ -1,15 +1,19 @@
 /**
- * Runs a sandbox in a child process for bench/idle.ts, so that the bench process's CPU time is the
- * connector's alone. Started with fork(); receives the data size as argv, sends back what the client needs
- * (the same WorkerReady as sandbox-worker.ts), and exits when sent 'close'.
+ * Runs a sandbox in a child process for the benchmarks that measure the connector's own CPU and memory
+ * (idle, rate-limited, scale, freshness): the bench process's CPU time and RSS are then the connector's
+ * alone. Started by startSandboxChild() (bench/sandbox-child.ts) with fork(); receives the data size and the
+ * options (faults, live rates) as argv, sends back what the client needs (the same WorkerReady as
+ * sandbox-worker.ts), then answers 'stats' with the sandbox's counters and exits when sent 'close'.
  */
-import { startSandbox } from '../packages/sandbox/src/index.js';
+import { startSandbox, type SandboxOptions } from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
 
-const [locations, calls] = process.argv.slice(2).map((a) => Number.parseInt(a, 10));
+const [locations, calls] = process.argv.slice(2, 4).map((a) => Number.parseInt(a, 10));
+const options = JSON.parse(process.argv[4] ?? '{}') as Pick<SandboxOptions, 'faults' | 'live'>;
 const t0 = performance.now();
 const sandbox = await startSandbox({
   data: { seed: 1, locations: locations ?? 1, callsPerLocation: calls ?? 0 },
+  ...options,
 });
 const ready: WorkerReady = {
   baseUrl: sandbox.baseUrl,
@@ -21,6 +25,7 @@ const ready: WorkerReady = {
   heapMb: process.memoryUsage().heapUsed / 2 ** 20,
 };
 process.send?.(ready);
-process.once('message', () => {
-  void sandbox.close().then(() => process.exit(0));
+process.on('message', (message) => {
+  if (message === 'stats') process.send?.({ stats: sandbox.admin.stats() });
+  else void sandbox.close().then(() => process.exit(0));
 });

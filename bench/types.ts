@@ -24,4 +24,6 @@ export interface BenchModule {
   /** Short name, used to pick modules on the command line: `npm run bench -- sandbox`. */
   name: string;
   run(): Promise<BenchResult>;
+  /** Run in a child process of its own (run.ts), for figures of process memory: RSS grown by earlier modules never shrinks. */
+  isolated?: boolean;
 }

@@ -213,16 +213,25 @@ export class CallsApiClient implements CallsApi {
       }
 
       const body = parseJson(response.body);
-      const excerpt = excerptOf(response.body, token);
+      // Only errors quote the body: a successful answer (every poll) does not pay for scrubbing it.
+      let quoted: string | undefined;
+      const excerptNow = (): string => (quoted ??= excerptOf(response.body, token));
       const verdict = classifyAnswer(
-        { status: response.status, body, excerpt, retryAfter: response.header('retry-after') },
+        {
+          status: response.status,
+          body,
+          get excerpt() {
+            return excerptNow();
+          },
+          retryAfter: response.header('retry-after'),
+        },
         { ...this.settings, endpoint, cursorSent, nowMs: this.clock.now(), policy },
       );
       switch (verdict.kind) {
         case 'ok': {
           const decoded = decode(body);
           if (decoded.ok) return decoded.value;
-          lastProblem = `${decoded.problem} (${describeAnswer(response.status, excerpt)})`;
+          lastProblem = `${decoded.problem} (${describeAnswer(response.status, excerptNow())})`;
           if (await retryAfter('malformed_body', null)) continue;
           throw malformed(endpoint, attempts, lastProblem);
         }
@@ -230,8 +239,8 @@ export class CallsApiClient implements CallsApi {
           if (response.status === 429) this.metrics.apiRateLimited.inc({ endpoint });
           lastProblem =
             verdict.reason === 'malformed_body'
-              ? `the body is not JSON (${describeAnswer(response.status, excerpt)})`
-              : describeAnswer(verdict.status, excerpt);
+              ? `the body is not JSON (${describeAnswer(response.status, excerptNow())})`
+              : describeAnswer(verdict.status, excerptNow());
           const reason = verdict.reason === 'status' ? statusClass(verdict.status) : verdict.reason;
           if (await retryAfter(reason, verdict.delayMs)) continue;
           if (verdict.reason === 'malformed_body') throw malformed(endpoint, attempts, lastProblem);
@@ -244,7 +253,7 @@ export class CallsApiClient implements CallsApi {
           if (refreshed) {
             throw new RetriableError(
               'API_UNAUTHORIZED',
-              `the calls API rejected a freshly refreshed token (${describeAnswer(401, excerpt)}); trying again later`,
+              `the calls API rejected a freshly refreshed token (${describeAnswer(401, excerptNow())}); trying again later`,
             );
           }
           refreshed = true;

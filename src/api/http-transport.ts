@@ -1,8 +1,9 @@
 /**
  * The HTTP layer under the calls API client: one undici Agent (a keep-alive connection pool per origin),
  * TLS verification always on (an extra CA can be trusted, e.g. the sandbox's), request timeouts, a bounded
- * response size, and the global limits: at most `requestsPerSecond` request starts in any second
- * (sliding window) and at most `maxConcurrency` requests in flight, across every location and grant.
+ * response size, and the global limits: at most `requestsPerSecond` request starts per second, spaced
+ * evenly (a sliding window of a few ms, see rateWindow) and at most `maxConcurrency` requests in flight,
+ * across every location and grant.
  * The limits use p-queue (a well-kept library) rather than a hand-rolled token bucket.
  *
  * One attempt per call: retries are the client's business (calls-api-client.ts). Failures come out as
@@ -103,12 +104,21 @@ export async function readCaFile(path: string): Promise<string> {
   }
 }
 
-/** Sliding-window settings that allow `perSecond` starts per second, fractions included (0.5 = one per 2 s). */
+/** The shortest window of the limiter: below it, timers are too coarse to space starts evenly. */
+const MIN_WINDOW_MS = 20;
+
+/**
+ * Sliding-window settings that allow `perSecond` starts per second, fractions included (0.5 = one per 2 s),
+ * spread evenly: the smallest window of at least MIN_WINDOW_MS that holds a whole number of starts (20/s is
+ * one start per 50 ms, not 20 at once each second). An API's own limiter (often a token bucket with a small
+ * burst) then never sees a burst from us: a one-second window let 20 requests go at once, which a bucket of
+ * 2 answered with 429s. The window is rounded up, so the rate is never exceeded.
+ */
 export function rateWindow(perSecond: number): { intervalCap: number; interval: number } {
   if (!(perSecond > 0) || !Number.isFinite(perSecond))
     throw new RangeError('requestsPerSecond must be a positive number');
-  const intervalCap = Math.max(1, Math.floor(perSecond));
-  return { intervalCap, interval: Math.round((1000 * intervalCap) / perSecond) };
+  const intervalCap = Math.max(1, Math.ceil((perSecond * MIN_WINDOW_MS) / 1000));
+  return { intervalCap, interval: Math.ceil((1000 * intervalCap) / perSecond) };
 }
 
 export class HttpTransport implements HttpClient {

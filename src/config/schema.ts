@@ -331,7 +331,7 @@ export const configSchema = z
     schemaRegistry: schemaRegistrySchema,
     poll: z
       .object({
-        /** Pause between the end of one traversal of a location and the start of its next. */
+        /** Time between a location's polls, each at its own phase of the interval (sync/poll-phase.ts). */
         intervalMs: durationMs().default(60_000),
         /** Locations traversed at the same time. */
         maxLocationsInFlight: z.number().int().min(1).max(1024).default(4),

@@ -172,11 +172,15 @@ export class ConnectorMetrics {
   /** Per location uid: time (ms) of the last completed traversal. */
   private readonly lastSuccessMs = new Map<string, number>();
 
+  /** Set at scrape time from `highWaterMs`: an update per page would cost a pass over every location. */
   readonly highWaterTimestamp = new Gauge({
     name: 'calls_connector_location_high_water_timestamp_seconds',
     help: 'Highest updatedAt published for a location (its watermark), as Unix time. With per-location labels off, the oldest of all locations.',
     labelNames: ['location'] as const,
     registers: [this.registry],
+    collect: () => {
+      this.publishOldest(this.highWaterMs, this.highWaterTimestamp);
+    },
   });
   /**
    * Recomputed on every scrape from the watermarks given to `observeHighWater`, so it keeps growing while
@@ -195,11 +199,15 @@ export class ConnectorMetrics {
       }
     },
   });
+  /** Set at scrape time from `lastSuccessMs` (see highWaterTimestamp). */
   readonly lastTraversalSuccess = new Gauge({
     name: 'calls_connector_location_last_success_timestamp_seconds',
     help: 'Unix time at which a location last completed a traversal (nextCursor exhausted). With per-location labels off, the least recent location.',
     labelNames: ['location'] as const,
     registers: [this.registry],
+    collect: () => {
+      this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
+    },
   });
   readonly traversalDuration = new Histogram({
     name: 'calls_connector_traversal_duration_seconds',
@@ -304,13 +312,11 @@ export class ConnectorMetrics {
    */
   observeHighWater(locationUid: string, updatedAt: Date | number): void {
     this.highWaterMs.set(locationUid, toMs(updatedAt));
-    this.publishOldest(this.highWaterMs, this.highWaterTimestamp);
   }
 
   /** Called by the sync engine when a traversal of a location completes (nextCursor null). */
   observeTraversalSuccess(locationUid: string, at: Date | number = Date.now()): void {
     this.lastSuccessMs.set(locationUid, toMs(at));
-    this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
   }
 
   /**

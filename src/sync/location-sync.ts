@@ -348,7 +348,9 @@ export class LocationSync {
       deduplicated: 0,
       log,
     };
-    log.info(
+    // Debug: most traversals of a running connector are idle polls (one page, nothing new), and two info
+    // lines each would be hundreds of lines a second at 10,000 locations. 'traversal complete' says the rest.
+    log.debug(
       { since: this.position.since, resumingCursor: this.position.cursor !== null },
       'traversal started',
     );
@@ -361,7 +363,8 @@ export class LocationSync {
     this.options.metrics.traversalDuration.observe((now - traversal.startedAt) / 1000);
     this.options.metrics.observeTraversalSuccess(this.locationUid, now);
     this.totals.traversalsCompleted += 1;
-    traversal.log.info(
+    const idle = traversal.pages === 1 && traversal.published === 0 && traversal.deadLettered === 0;
+    traversal.log[idle ? 'debug' : 'info'](
       {
         pages: traversal.pages,
         published: traversal.published,

@@ -5,7 +5,8 @@
  *   bounded by pages in flight, not by data size.
  * - Fairness: a location works for at most `pagesPerTurn` pages, then goes to the back of the queue of
  *   ready locations (ordered by the time they became due), so a long backfill does not starve the others.
- * - A location whose traversal completes is due again `intervalMs` later (poll interval per traversal).
+ * - A location whose traversal completes is due again at its phase of the interval, about `intervalMs`
+ *   later (poll-phase.ts), so the polls of many locations spread evenly over the interval.
  * - A retriable error (API down after retries, sink unavailable, ...) makes the location due again after a
  *   backoff growing with its consecutive failures; it resumes from its committed offset.
  * - A fatal error (cursor loop, 403, malformed pages, revoked grant, ...) stops only that location
@@ -34,6 +35,7 @@ import type { Clock } from '../time/clock.js';
 import { healingOf, stoppedRetryDelayMs, type StoppedRetryPolicy } from './healing.js';
 import type { LocationSync, LocationTotals } from './location-sync.js';
 import type { LocationOffset } from './model.js';
+import { phasedDelayMs, pollPhase } from './poll-phase.js';
 import type { SyncMetrics } from './ports.js';
 
 export type LocationState = 'waiting' | 'running' | 'backoff' | 'stopped';
@@ -324,7 +326,12 @@ export class Scheduler {
         if (slot.stops > 0) this.resumed(slot);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
-          this.requeue(slot, 'waiting', settings.intervalMs);
+          // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).
+          this.requeue(
+            slot,
+            'waiting',
+            phasedDelayMs(clock.now(), settings.intervalMs, pollPhase(slot.sync.locationUid)),
+          );
           return;
         }
         if (stop.aborted || slot.removed !== null) break;

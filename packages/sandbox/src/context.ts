@@ -5,6 +5,7 @@
 import type { SandboxClock } from './clock.js';
 import type { CallStore } from './data/store.js';
 import type { FaultSettings } from './faults/faults.js';
+import type { TokenBucket } from './faults/rate-limit.js';
 import type { Responder } from './http/respond.js';
 import type { GrantStore } from './oauth/grants.js';
 
@@ -88,6 +89,8 @@ export interface SandboxContext {
   faults: FaultSettings;
   /** Sequence number of the next faultable request. */
   faultSeq: number;
+  /** State of faults.rateLimit's bucket; null until the first request under a limit. */
+  rateBucket?: TokenBucket | null;
   /** Single-call requests seen per uid (singleCallFailures count attempts per call). */
   readonly singleCallAttempts: Map<string, number>;
 }

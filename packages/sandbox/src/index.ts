@@ -174,6 +174,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     },
     setFaults: (faults) => {
       ctx.faults = mergeFaults(ctx.faults, faults);
+      // A new enforced rate starts with a full bucket.
+      if (faults.rateLimit !== undefined) ctx.rateBucket = null;
     },
     faults: () => structuredClone(ctx.faults),
     stats: () => structuredClone(stats),

@@ -14,13 +14,23 @@ const options = {
 };
 
 describe('rateWindow', () => {
-  it('allows whole requests per second in a one-second window', () => {
-    expect(rateWindow(20)).toEqual({ intervalCap: 20, interval: 1000 });
+  it('spaces starts evenly: 20 requests per second is one start per 50 ms, never 20 at once', () => {
+    expect(rateWindow(20)).toEqual({ intervalCap: 1, interval: 50 });
+  });
+
+  it('keeps windows of at least 20 ms for high rates, never above the rate', () => {
+    expect(rateWindow(167)).toEqual({ intervalCap: 4, interval: 24 });
+    expect(rateWindow(100_000)).toEqual({ intervalCap: 2_000, interval: 20 });
+    for (const rate of [1, 3, 7, 20, 50, 51, 167, 999, 100_000]) {
+      const { intervalCap, interval } = rateWindow(rate);
+      expect((intervalCap * 1000) / interval).toBeLessThanOrEqual(rate);
+      expect((intervalCap * 1000) / interval).toBeGreaterThan(rate * 0.95);
+    }
   });
 
   it('stretches the window for fractional rates', () => {
     expect(rateWindow(0.5)).toEqual({ intervalCap: 1, interval: 2000 });
-    expect(rateWindow(2.5)).toEqual({ intervalCap: 2, interval: 800 });
+    expect(rateWindow(2.5)).toEqual({ intervalCap: 1, interval: 400 });
   });
 
   it('refuses a rate that is not positive', () => {

@@ -84,6 +84,21 @@ describe('ConnectorMetrics', () => {
     }
   });
 
+  it('sets the per-location timestamps at scrape time, not on each poll (a poll must not pass over every location)', async () => {
+    const metrics = new ConnectorMetrics({ perLocationLabels: false });
+    const successSet = vi.spyOn(metrics.lastTraversalSuccess, 'set');
+    const highWaterSet = vi.spyOn(metrics.highWaterTimestamp, 'set');
+    for (let i = 0; i < 1_000; i++) {
+      metrics.observeTraversalSuccess(`loc-${i}`, 2_000_000 + i * 1000);
+      metrics.observeHighWater(`loc-${i}`, 1_000_000 + i * 1000);
+    }
+    expect(successSet).not.toHaveBeenCalled();
+    expect(highWaterSet).not.toHaveBeenCalled();
+    // The scrape: the least recent location under "all".
+    expect(await valueOf(metrics, 'calls_connector_location_last_success_timestamp_seconds')).toBe(2_000);
+    expect(await valueOf(metrics, 'calls_connector_location_high_water_timestamp_seconds')).toBe(1_000);
+  });
+
   it('exports the poll interval in seconds and build information', async () => {
     const metrics = new ConnectorMetrics({ pollIntervalMs: 90_000, version: '1.2.3', connector: 'prod' });
     expect(await valueOf(metrics, 'calls_connector_poll_interval_seconds')).toBe(90);

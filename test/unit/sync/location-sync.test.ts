@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { InvalidCursorError } from '../../../src/sync/ports.js';
 import { FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
-import { silentLogger } from '../../../src/logging/logger.js';
+import { PassThrough } from 'node:stream';
+import { createLogger, silentLogger, type Logger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import {
@@ -33,6 +34,7 @@ function build(
     enrich?: boolean;
     reload?: boolean;
     reloadOffset?: () => Promise<LocationOffset>;
+    logger?: Logger;
   } = {},
 ) {
   const sink = options.sink ?? new InMemorySink();
@@ -44,7 +46,7 @@ function build(
     enricher: new Enricher({ api, enabled: options.enrich ?? true, concurrency: 4 }),
     sink,
     metrics,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     settings: {
       pageSize: 3,
       startSince: null,
@@ -152,6 +154,27 @@ describe('LocationSync', () => {
     await sync.runTraversal();
     expect(sink.commits).toBe(commitsAfterBackfill + 1);
     expect(sink.offsets.get(LOC)).toMatchObject({ since: t(9), watermark: t(9), boundary: ['b'] });
+  });
+
+  it('logs an idle traversal at debug only, and a traversal that published at info', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const destination = new PassThrough();
+    destination.on('data', (chunk: Buffer) => {
+      for (const line of chunk
+        .toString()
+        .split('\n')
+        .filter((l) => l !== ''))
+        lines.push(JSON.parse(line) as { level: number; msg: string });
+    });
+    const logger = createLogger({ level: 'info', format: 'json', destination });
+    const api = new FakeCallsApi([call('a', 1)]);
+    const { sync } = build(api, { logger });
+    await sync.runTraversal();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => l.msg)).toEqual(['traversal complete']);
+    await sync.runTraversal(); // idle: the boundary record listed again, nothing new
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => l.msg)).toEqual(['traversal complete']);
   });
 
   it('commits nothing for an idle first traversal of an empty location', async () => {

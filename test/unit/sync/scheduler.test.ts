@@ -8,6 +8,7 @@ import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET } from '../../../src/sync/model.js';
+import { pollPhase } from '../../../src/sync/poll-phase.js';
 import { minimumRoundMs, Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
 import { eventually } from '../../support/kafka.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
@@ -129,6 +130,23 @@ describe('Scheduler', () => {
     await running;
   });
 
+  it('makes a location that completed a traversal due again at its phase of the interval, one interval apart', async () => {
+    const clock = virtualClock();
+    const api = new FakeCallsApi(calls(loc(1), 1));
+    const { scheduler } = setup(api, [loc(1)], {}, clock);
+    const requestedAt = requestTimes(api, clock);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => requestedAt.length >= 4, 4_000, 'four polls');
+    stop.abort();
+    await running;
+    const phaseMs = pollPhase(loc(1)) * 60_000;
+    // The first poll at once; then every poll at the location's phase, one interval apart.
+    for (const at of requestedAt.slice(1, 4)) expect((at - phaseMs) % 60_000).toBeCloseTo(0, 6);
+    expect((requestedAt[3] ?? 0) - (requestedAt[2] ?? 0)).toBeCloseTo(60_000, 6);
+    expect(requestedAt[1]).toBeGreaterThanOrEqual(30_000);
+  });
+
   it('interleaves locations page by page (fairness)', async () => {
     const locations = [loc(1), loc(2)];
     const api = new FakeCallsApi(locations.flatMap((l) => calls(l, 8)));
@@ -223,8 +241,8 @@ describe('Scheduler', () => {
     await eventually(() => (scheduler.status()[0]?.totals.traversalsCompleted ?? 0) >= 1, 4_000, 'resumed');
     stop.abort();
     await running;
-    // Virtual time runs on through later traversals (a minute apart): only the first ones matter.
-    expect(requestedAt.slice(0, 5)).toEqual([0, 60_000, 180_000, 420_000, 480_000]);
+    // Virtual time runs on through later traversals (at the location's phase): only the first ones matter.
+    expect(requestedAt.slice(0, 4)).toEqual([0, 60_000, 180_000, 420_000]);
     expect(stoppedGauge.slice(0, 5)).toEqual([undefined, 1, 1, 1, undefined]);
     expect(sink.callsOf(loc(1))).toHaveLength(1);
     expect(scheduler.status()[0]?.stoppedBy).toBeNull();

@@ -14,6 +14,7 @@
  * single-call requests arrive in.
  */
 import { hashToUnit, normalQuantile } from '../random.js';
+import { checkRateLimit, type RateLimitSettings } from './rate-limit.js';
 
 export interface FaultSettings {
   seed: number;
@@ -22,6 +23,11 @@ export interface FaultSettings {
   /** Share of requests answered 429 rate_limited with Retry-After: retryAfterSeconds. */
   rateLimitRate: number;
   retryAfterSeconds: number;
+  /**
+   * An enforced rate (token bucket, rate-limit.ts): requests beyond it are answered 429 with the Retry-After
+   * of the next free token; null = no limit. Applies before the added latency, as a gateway's would.
+   */
+  rateLimit: RateLimitSettings | null;
   /** Share of requests answered with a server error, the status drawn from serverErrorStatuses. */
   serverErrorRate: number;
   serverErrorStatuses: number[];
@@ -78,6 +84,7 @@ export const DEFAULT_FAULTS: FaultSettings = {
   latency: null,
   rateLimitRate: 0,
   retryAfterSeconds: 1,
+  rateLimit: null,
   serverErrorRate: 0,
   serverErrorStatuses: [500, 502, 503],
   errorBody: null,
@@ -169,6 +176,7 @@ export function mergeFaults(base: FaultSettings, update: Partial<FaultSettings>)
   }
   if (merged.cursorRejection !== null) checkCannedAnswer(merged.cursorRejection, 'faults.cursorRejection');
   if (merged.errorBody !== null) checkErrorBody(merged.errorBody);
+  if (merged.rateLimit !== null) checkRateLimit(merged.rateLimit);
   checkSingleCallFailures(merged.singleCallFailures);
   if (!Number.isInteger(merged.seed)) throw new RangeError('faults.seed must be an integer');
   if (!(Number.isFinite(merged.retryAfterSeconds) && merged.retryAfterSeconds >= 0)) {

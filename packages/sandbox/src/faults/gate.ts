@@ -9,9 +9,23 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { SandboxContext } from '../context.js';
 import { planFaults, type FaultPlan } from './faults.js';
+import { fullBucket, takeToken } from './rate-limit.js';
 import type { BodyFaults } from '../http/respond.js';
 
 export async function enterFaultGate(ctx: SandboxContext, res: ServerResponse): Promise<FaultPlan | null> {
+  const limit = ctx.faults.rateLimit;
+  if (limit !== null) {
+    const now = performance.now();
+    ctx.rateBucket ??= fullBucket(limit, now);
+    const retryAfterSeconds = takeToken(ctx.rateBucket, limit, now);
+    if (retryAfterSeconds !== null) {
+      ctx.stats.faults.rateLimited++;
+      ctx.respond.apiError(res, 429, 'rate_limited', 'rate limit exceeded; retry after the given delay', {
+        'retry-after': String(retryAfterSeconds),
+      });
+      return null;
+    }
+  }
   const plan = planFaults(ctx.faults, ctx.faultSeq++);
   if (plan.delayMs > 0) {
     ctx.stats.faults.delayed++;

@@ -32,6 +32,20 @@ describe('fault injection', () => {
     expect(sandbox.admin.stats().faults.rateLimited).toBeGreaterThan(0);
   });
 
+  it('enforces a request rate: a burst beyond the bucket is answered 429 with the Retry-After of the next token', async () => {
+    sandbox.admin.setFaults({ rateLimit: { requestsPerSecond: 0.01, burst: 2 } });
+    const before = sandbox.admin.stats().faults.rateLimited;
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await client.list(token, { limit: 1 })).status);
+    const limited = await client.list(token, { limit: 1 });
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(limited.status).toBe(429);
+    // One token per 100 s.
+    expect(limited.headers['retry-after']).toBe('100');
+    expect(limited.json).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(sandbox.admin.stats().faults.rateLimited - before).toBe(2);
+  });
+
   it('answers 500, 502 and 503 server_error at the configured rate', async () => {
     sandbox.admin.setFaults({ serverErrorRate: 1 });
     const statuses = new Set<number>();

@@ -1,0 +1,48 @@
+/**
+ * The parent side of bench/sandbox-process.ts: a sandbox in a child process, so that what the bench process
+ * measures (CPU time, RSS) is the connector's alone.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxOptions, SandboxStats } from '../packages/sandbox/src/index.js';
+import type { WorkerReady } from './sandbox-worker.js';
+
+export interface SandboxChild {
+  ready: WorkerReady;
+  /** The sandbox's CA, written to a file for api.caFile. */
+  caFile: string;
+  stats(): Promise<SandboxStats>;
+  close(): Promise<void>;
+}
+
+export async function startSandboxChild(
+  locations: number,
+  calls: number,
+  options: Pick<SandboxOptions, 'faults' | 'live'> = {},
+): Promise<SandboxChild> {
+  const child = fork(
+    new URL('./sandbox-process.js', import.meta.url),
+    [String(locations), String(calls), JSON.stringify(options)],
+    { execArgv: ['--max-old-space-size=8192'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+  );
+  const [ready] = (await once(child, 'message')) as [WorkerReady];
+  const dir = await mkdtemp(join(tmpdir(), 'calls-bench-'));
+  const caFile = join(dir, 'sandbox-ca.pem');
+  await writeFile(caFile, ready.caCertPem ?? '');
+  return {
+    ready,
+    caFile,
+    stats: async () => {
+      child.send('stats');
+      const [answer] = (await once(child, 'message')) as [{ stats: SandboxStats }];
+      return answer.stats;
+    },
+    close: async () => {
+      child.send('close');
+      await once(child, 'exit');
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { phasedDelayMs, pollPhase } from '../../../src/sync/poll-phase.js';
+
+const uid = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+
+describe('pollPhase', () => {
+  it('gives a location the same phase every time, a fraction of the interval', () => {
+    const phase = pollPhase(uid(1));
+    expect(pollPhase(uid(1))).toBe(phase);
+    expect(phase).toBeGreaterThanOrEqual(0);
+    expect(phase).toBeLessThan(1);
+  });
+
+  it('spreads 10,000 locations evenly: no tenth of the interval holds more than 11 % of them', () => {
+    const tenths = new Array<number>(10).fill(0);
+    for (let i = 0; i < 10_000; i++) {
+      const tenth = Math.floor(pollPhase(uid(i)) * 10);
+      tenths[tenth] = (tenths[tenth] ?? 0) + 1;
+    }
+    for (const count of tenths) {
+      expect(count).toBeGreaterThan(900);
+      expect(count).toBeLessThan(1_100);
+    }
+  });
+});
+
+describe('phasedDelayMs', () => {
+  it('makes a location due at its phase of the interval, at least half an interval later', () => {
+    // Interval 60 s, phase 0.25: due at k × 60 s + 15 s.
+    expect(phasedDelayMs(0, 60_000, 0.25)).toBe(75_000);
+    expect(phasedDelayMs(14_000, 60_000, 0.25)).toBe(61_000);
+    // 29 s to the next 75 s is less than half an interval: the one after, at 135 s.
+    expect(phasedDelayMs(46_000, 60_000, 0.25)).toBe(89_000);
+  });
+
+  it('repeats exactly one interval apart once a poll completes soon after its phase', () => {
+    let now = 7_000; // completes 2 s after its phase instant (5 s)
+    const starts: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      now += phasedDelayMs(now, 60_000, 5_000 / 60_000);
+      starts.push(now);
+      now += 300; // the idle poll itself
+    }
+    expect(starts).toEqual([65_000, 125_000, 185_000, 245_000, 305_000]);
+  });
+
+  it('always waits between half an interval and one and a half', () => {
+    for (let now = 0; now < 200_000; now += 977)
+      for (const phase of [0, 0.1, 0.5, 0.999]) {
+        const delay = phasedDelayMs(now, 60_000, phase);
+        expect(delay).toBeGreaterThanOrEqual(30_000);
+        expect(delay).toBeLessThan(90_000);
+        expect((now + delay - phase * 60_000) % 60_000).toBeCloseTo(0, 6);
+      }
+  });
+
+  it('refuses an interval that is not positive and a phase outside [0, 1)', () => {
+    expect(() => phasedDelayMs(0, 0, 0.5)).toThrow(RangeError);
+    expect(() => phasedDelayMs(0, 60_000, 1)).toThrow(RangeError);
+    expect(() => phasedDelayMs(0, 60_000, -0.1)).toThrow(RangeError);
+  });
+});
