@@ -27,7 +27,12 @@
  *   in flight. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
  *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
+ *
+ * Cost per poll does not grow with the number of locations: the next due location comes from a priority queue
+ * of due times (not a scan of every location), so 10,000 quiet locations cost their requests, not 10,000
+ * comparisons per poll.
  */
+import TinyQueue from 'tinyqueue';
 import type { Logger } from '../logging/logger.js';
 import { codeOf, dispositionOf } from '../errors/index.js';
 import { backoffDelayMs, type BackoffPolicy } from '../time/backoff.js';
@@ -93,6 +98,28 @@ interface Slot {
   abort: AbortController;
   /** remove() asked for it: no further page; set while a page is in flight, called when the turn ends. */
   removed: (() => void) | null;
+  /** No longer scheduled (removed): its entries in the due queue are void. */
+  detached: boolean;
+}
+
+/**
+ * An entry of the due queue: a slot's due time as of one requeue. A slot requeued again (its `seq` moved on),
+ * running, or detached leaves its older entries void; they are dropped when they reach the head of the queue
+ * (no decrease-key needed). At most one live entry per slot.
+ */
+interface DueEntry {
+  slot: Slot;
+  dueAt: number;
+  seq: number;
+}
+
+function byDueTime(a: DueEntry, b: DueEntry): number {
+  return a.dueAt - b.dueAt || a.seq - b.seq;
+}
+
+function isLive(entry: DueEntry): boolean {
+  const { slot } = entry;
+  return entry.seq === slot.seq && slot.state !== 'running' && !slot.detached;
 }
 
 /**
@@ -106,6 +133,8 @@ export function minimumRoundMs(locations: number, requestsPerSecond: number): nu
 
 export class Scheduler {
   private readonly slots: Slot[];
+  /** Due times of the slots not running, earliest first (stopped-for-good slots, due never, are left out). */
+  private readonly due = new TinyQueue<DueEntry>([], byDueTime);
   private seq = 0;
   private wake: (() => void) | null = null;
   private readonly hardStop = new AbortController();
@@ -123,7 +152,7 @@ export class Scheduler {
   }
 
   private newSlot(sync: LocationSync): Slot {
-    return {
+    const slot: Slot = {
       sync,
       state: 'waiting',
       dueAt: this.options.clock.now(),
@@ -135,7 +164,10 @@ export class Scheduler {
       stoppedBy: null,
       abort: new AbortController(),
       removed: null,
+      detached: false,
     };
+    this.due.push({ slot, dueAt: slot.dueAt, seq: slot.seq });
+    return slot;
   }
 
   /** Schedules locations (due at once). A uid already scheduled (or still leaving) is a RangeError. */
@@ -191,6 +223,7 @@ export class Scheduler {
   }
 
   private detach(slot: Slot): void {
+    slot.detached = true;
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
   }
@@ -262,10 +295,7 @@ export class Scheduler {
   private async worker(stop: AbortSignal): Promise<void> {
     for (;;) {
       if (stop.aborted) return;
-      if (
-        this.options.dynamic !== true &&
-        this.slots.every((s) => s.state === 'stopped' && !Number.isFinite(s.dueAt))
-      ) {
+      if (this.options.dynamic !== true && this.nextDue() === undefined && !this.anyRunning()) {
         this.notify();
         return;
       }
@@ -279,23 +309,34 @@ export class Scheduler {
     }
   }
 
-  private takeDue(): Slot | undefined {
-    const now = this.options.clock.now();
-    let best: Slot | undefined;
-    for (const slot of this.slots) {
-      if (slot.state === 'running' || slot.dueAt > now) continue;
-      if (best === undefined || slot.dueAt < best.dueAt || (slot.dueAt === best.dueAt && slot.seq < best.seq))
-        best = slot;
+  /** The earliest live entry of the due queue (void ones at the head are dropped); undefined when none. */
+  private nextDue(): DueEntry | undefined {
+    let head = this.due.peek();
+    while (head !== undefined && !isLive(head)) {
+      this.due.pop();
+      head = this.due.peek();
     }
-    if (best !== undefined) best.state = 'running';
-    return best;
+    return head;
+  }
+
+  private anyRunning(): boolean {
+    return this.slots.some((s) => s.state === 'running');
+  }
+
+  /** The location due first (earliest due time, then the order it became due), marked running; or none yet. */
+  private takeDue(): Slot | undefined {
+    const head = this.nextDue();
+    if (head === undefined || head.dueAt > this.options.clock.now()) return undefined;
+    this.due.pop();
+    head.slot.state = 'running';
+    return head.slot;
   }
 
   /** Sleeps until the earliest due time, a finished turn (which may free work), or the stop. */
   private async waitForWork(stop: AbortSignal): Promise<void> {
-    const pending = this.slots.filter((s) => s.state !== 'running' && Number.isFinite(s.dueAt));
+    const head = this.nextDue();
     const now = this.options.clock.now();
-    const until = pending.length === 0 ? 60_000 : Math.max(0, Math.min(...pending.map((s) => s.dueAt)) - now);
+    const until = head === undefined ? 60_000 : Math.max(0, head.dueAt - now);
     const woken = new Promise<void>((resolve) => {
       const previous = this.wake;
       this.wake = () => {
@@ -435,5 +476,6 @@ export class Scheduler {
     slot.state = state;
     slot.dueAt = this.options.clock.now() + delayMs;
     slot.seq = this.seq++;
+    if (Number.isFinite(slot.dueAt)) this.due.push({ slot, dueAt: slot.dueAt, seq: slot.seq });
   }
 }
