@@ -24,7 +24,7 @@ import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
 import { startSandbox, type RunningSandbox } from '@calls-connector/sandbox';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
-import { renderFrame, type ViewFrame } from './live-view.js';
+import { renderFrame, type ViewFrame, type ViewLocation } from './live-view.js';
 import { TerminalView } from './terminal-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
@@ -38,6 +38,11 @@ export interface DemoOptions {
   liveUpdatesPerSecond: number;
   liveCreatesPerSecond: number;
   metricsPort: number;
+  /**
+   * Connector instances in this process (default 1). More than 1 runs them in distributed mode: they share the
+   * locations through the Kafka consumer group, as replicas on several machines would (docs/scaling.md).
+   */
+  instances?: number;
   /** Folder for the demo's files. */
   workDir: string;
   signal: AbortSignal;
@@ -130,8 +135,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       );
     }
     const run = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}`;
+    const instances = options.instances ?? 1;
     const document = {
-      connector: { name: `calls-${run}` },
+      connector: {
+        name: `calls-${run}`,
+        ...(instances > 1 && { mode: 'distributed' as const }),
+      },
       api: { baseUrl: sandbox.baseUrl, caFile: sandboxTls.certFile, pageSize: 100, requestsPerSecond: 200 },
       oauth: {
         clientId: 'calls-demo',
@@ -148,6 +157,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         offsetsTopic: `calls-${run}-offsets`,
         dlqTopic: `calls-${run}-dlq`,
         topicPartitions: 3,
+        // The offsets topic's partitions bound how many instances share the work (docs/scaling.md); the group
+        // notices a stopped instance within 6 s (the broker's minimum session timeout).
+        ...(instances > 1 && {
+          offsetsTopicPartitions: Math.max(12, instances),
+          groupSessionTimeoutMs: 6_000,
+          groupHeartbeatIntervalMs: 1_000,
+        }),
       },
       schemaRegistry: { url: stack.registryUrl },
       poll: { intervalMs: 2_000, maxLocationsInFlight: Math.min(8, sandbox.locations.length) },
@@ -172,10 +188,29 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       `    granted ${grant.scopes.join(' ')}; access token valid until ${new Date(grant.accessTokenExpiresAt).toISOString()} (stored encrypted)`,
     );
 
-    say('4/4 connector ...');
-    const runtime = await ConnectorRuntime.start({ config, logger });
-    cleanups.push(() => runtime.close());
-    say(`    metrics ${runtime.metricsAddress?.url ?? '(off)'}/metrics   logs ${logFile}`);
+    say(
+      instances > 1 ? `4/4 connector, ${instances} instances in distributed mode ...` : '4/4 connector ...',
+    );
+    // All instances start (join the group, take their partitions over) before any runs, so the split is
+    // settled before the first page; the first serves metrics on the port asked for, the others on free ones.
+    const runtimes: ConnectorRuntime[] = [];
+    for (let i = 0; i < instances; i++) {
+      const instanceConfig =
+        i === 0 ? config : parseConfig({ ...document, metrics: { ...document.metrics, port: 0 } }, {});
+      const started = await ConnectorRuntime.start({
+        config: instanceConfig,
+        logger: instances > 1 ? logger.child({ instance: i + 1 }) : logger,
+      });
+      cleanups.push(() => started.close());
+      runtimes.push(started);
+      say(
+        `    ${instances > 1 ? `instance #${i + 1}: ` : ''}metrics ${started.metricsAddress?.url ?? '(off)'}/metrics   logs ${logFile}`,
+      );
+    }
+    const statusOf = (): ViewLocation[] =>
+      runtimes.flatMap((r, i) =>
+        r.status().map((location) => (instances > 1 ? { ...location, instance: i + 1 } : location)),
+      );
     say(
       options.durationSeconds === undefined
         ? '    Ctrl-C to stop\n'
@@ -196,7 +231,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         ? undefined
         : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
     const draw = () => {
-      const frame: ViewFrame = { at: Date.now(), locations: runtime.status() };
+      const frame: ViewFrame = { at: Date.now(), locations: statusOf() };
       // Off a terminal a frame is appended: one every 5 s is enough for a log.
       if (view.isTerminal || previous === null || frame.at - previous.at >= 5_000) {
         view.draw(renderFrame(previous, frame));
@@ -205,7 +240,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     };
     const redraw = setInterval(draw, view.isTerminal ? 1_000 : 5_000);
     try {
-      await runtime.run(stop.signal);
+      await Promise.all(runtimes.map((r) => r.run(stop.signal)));
     } finally {
       clearInterval(redraw);
       if (timer) clearTimeout(timer);
@@ -213,7 +248,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     }
     draw();
 
-    const status = runtime.status();
+    const status = statusOf();
     const published = status.reduce((n, l) => n + l.totals.published, 0);
     say('');
     say(
@@ -222,6 +257,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         `${status.reduce((n, l) => n + l.totals.redacted, 0)} customer numbers redacted (private or unknown), ` +
         `${status.reduce((n, l) => n + l.totals.deduplicated, 0)} boundary duplicates skipped.`,
     );
+    if (instances > 1)
+      say(
+        `Instances: ${runtimes.map((_, i) => `#${i + 1} owned ${status.filter((l) => l.instance === i + 1).length} locations`).join(', ')} (one consumer group; stop one and the others take its locations over).`,
+      );
     say('');
     say(
       nextSteps({

@@ -4,10 +4,13 @@
  */
 import type { LocationStatus } from '../sync/scheduler.js';
 
+/** A location's status, with the demo instance that owns it when the demo runs several (`--instances`). */
+export type ViewLocation = LocationStatus & { instance?: number };
+
 export interface ViewFrame {
   /** Time of this snapshot, ms since the epoch. */
   at: number;
-  locations: readonly LocationStatus[];
+  locations: readonly ViewLocation[];
 }
 
 const pad = (text: string, width: number) =>
@@ -37,9 +40,19 @@ export function publishRate(previous: ViewFrame | null, current: ViewFrame): num
 /** The lines of one frame of the live view. */
 export function renderFrame(previous: ViewFrame | null, current: ViewFrame): string[] {
   const rate = publishRate(previous, current);
+  // Several instances (distributed mode): an owner column, and how many locations each owns.
+  const owners = [
+    ...new Set(current.locations.flatMap((l) => (l.instance === undefined ? [] : [l.instance]))),
+  ];
+  const owner = (l: ViewLocation) => (owners.length === 0 ? '' : `${padLeft(`#${l.instance ?? '-'}`, 5)} `);
+  const ownedBy = owners
+    .sort((a, b) => a - b)
+    .map((i) => `#${i} ${current.locations.filter((l) => l.instance === i).length}`)
+    .join(', ');
   const lines = [
-    `published ${published(current)} records  (${rate.toFixed(1)}/s)   locations ${current.locations.length}`,
-    `${pad('location', 38)} ${pad('state', 8)} ${padLeft('published', 9)} ${padLeft('deduped', 7)} ${padLeft('redacted', 8)} ${padLeft('travs', 5)} ${padLeft('lag', 7)}  position`,
+    `published ${published(current)} records  (${rate.toFixed(1)}/s)   locations ${current.locations.length}` +
+      (owners.length === 0 ? '' : `   owned by instance ${ownedBy}`),
+    `${pad('location', 38)} ${owners.length === 0 ? '' : `${padLeft('inst', 5)} `}${pad('state', 8)} ${padLeft('published', 9)} ${padLeft('deduped', 7)} ${padLeft('redacted', 8)} ${padLeft('travs', 5)} ${padLeft('lag', 7)}  position`,
   ];
   for (const location of current.locations) {
     const watermark = location.offset.watermark;
@@ -51,7 +64,7 @@ export function renderFrame(previous: ViewFrame | null, current: ViewFrame): str
           ? `error ${location.lastError.code}`
           : 'caught up';
     lines.push(
-      `${pad(location.locationUid, 38)} ${pad(location.state, 8)} ${padLeft(String(location.totals.published), 9)} ` +
+      `${pad(location.locationUid, 38)} ${owner(location)}${pad(location.state, 8)} ${padLeft(String(location.totals.published), 9)} ` +
         `${padLeft(String(location.totals.deduplicated), 7)} ${padLeft(String(location.totals.redacted), 8)} ` +
         `${padLeft(String(location.totals.traversalsCompleted), 5)} ${padLeft(formatLag(lag), 7)}  ${position}`,
     );

@@ -27,6 +27,12 @@ export function register(program: Command): void {
       9464,
     )
     .option(
+      '--instances <n>',
+      'connector instances sharing the locations (more than 1: distributed mode, one consumer group)',
+      wholeNumber(1),
+      1,
+    )
+    .option(
       '--dir <folder>',
       'where the demo keeps its config, encrypted tokens and logs',
       '.calls-connector/demo',
@@ -38,6 +44,7 @@ export function register(program: Command): void {
         'Examples:',
         '  $ npx calls-connector demo',
         '  $ npx calls-connector demo --duration 30 --locations 20 --calls 500',
+        '  $ npx calls-connector demo --instances 2   # two instances splitting the locations',
         '  $ KAFKA_BROKERS=localhost:9092 SCHEMA_REGISTRY_URL=http://localhost:8081 npx calls-connector demo',
       ].join('\n'),
     )
@@ -49,6 +56,7 @@ export function register(program: Command): void {
         liveUpdates: number;
         liveCreates: number;
         metricsPort: number;
+        instances: number;
         dir: string;
       }) => {
         const stop = shutdownSignal(() => process.stdout.write('\nstopping ...\n'));
@@ -60,6 +68,7 @@ export function register(program: Command): void {
             liveUpdatesPerSecond: options.liveUpdates,
             liveCreatesPerSecond: options.liveCreates,
             metricsPort: options.metricsPort,
+            instances: options.instances,
             workDir: options.dir,
             signal: stop.signal,
             out: process.stdout,

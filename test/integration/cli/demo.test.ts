@@ -187,3 +187,36 @@ describe('calls-connector demo', () => {
     expect(stepsOutput).not.toMatch(/"level":[56]0|\n\s+at /);
   });
 });
+
+describe('calls-connector demo --instances 2', () => {
+  it('runs two instances in distributed mode that split the locations between them and publish them all', async () => {
+    const { brokers, registryUrl } = stackEndpoints();
+    const dir = await mkdtemp(join(tmpdir(), 'calls-demo-instances-'));
+    const { npm_command: _npx, ...env } = process.env;
+    const child = spawn(
+      process.execPath,
+      [cli, 'demo', '--instances', '2', '--duration', '8', '--locations', '16', '--calls', '20'],
+      {
+        env: { ...env, KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        cwd: dir,
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.once('exit', done));
+
+    expect(code, output).toBe(0);
+    expect(output).toContain('2 instances in distributed mode');
+    // Each instance owns some of the 16 locations (a random connector name over 12 partitions split 6 + 6:
+    // one side is left without any once in about 32,000 runs), and together they own them all.
+    const owned = /Instances: #1 owned (\d+) locations, #2 owned (\d+) locations/.exec(output);
+    const [first, second] = [Number(owned?.[1]), Number(owned?.[2])];
+    expect(first, output).toBeGreaterThan(0);
+    expect(second, output).toBeGreaterThan(0);
+    expect(first + second).toBe(16);
+    const published = Number(/Summary: (\d+) call records published/.exec(output)?.[1] ?? 0);
+    expect(published).toBeGreaterThanOrEqual(16 * 20);
+  });
+});

@@ -53,4 +53,23 @@ describe('the demo live view', () => {
     expect(fitToTerminal(lines, undefined, undefined)).toEqual(lines);
     expect(fitToTerminal(lines, 0, 0)).toEqual(lines);
   });
+  it('shows which instance owns each location, and how many each owns, when the demo runs several', () => {
+    const lines = renderFrame(null, {
+      at: 0,
+      locations: [
+        { ...status('loc-1', 5), instance: 1 },
+        { ...status('loc-2', 7), instance: 2 },
+        { ...status('loc-3', 1), instance: 2 },
+      ],
+    });
+    expect(lines[0]).toContain('owned by instance #1 1, #2 2');
+    expect(lines[1]).toMatch(/location\s+inst\s+state/);
+    expect(lines[3]).toMatch(/loc-2\s+#2\s+running\s+7/);
+  });
+
+  it('has no owner column with one instance', () => {
+    const lines = renderFrame(null, { at: 0, locations: [status('loc-1', 5)] });
+    expect(lines[0]).not.toContain('owned by');
+    expect(lines[1]).not.toContain('inst');
+  });
 });
