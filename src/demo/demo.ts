@@ -257,9 +257,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         `${status.reduce((n, l) => n + l.totals.redacted, 0)} customer numbers redacted (private or unknown), ` +
         `${status.reduce((n, l) => n + l.totals.deduplicated, 0)} boundary duplicates skipped.`,
     );
+    const owned = (instance: number) => {
+      const n = status.filter((l) => l.instance === instance).length;
+      return `#${instance} owned ${n} location${n === 1 ? '' : 's'}`;
+    };
     if (instances > 1)
       say(
-        `Instances: ${runtimes.map((_, i) => `#${i + 1} owned ${status.filter((l) => l.instance === i + 1).length} locations`).join(', ')} (one consumer group; stop one and the others take its locations over).`,
+        `Instances: ${runtimes.map((_, i) => owned(i + 1)).join(', ')} (one consumer group; stop one and the others take its locations over).`,
       );
     say('');
     say(
