@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { parseConfig } from '../src/config/load.js';
+import type { ConnectorConfig } from '../src/config/schema.js';
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
@@ -68,27 +69,25 @@ export interface BackfillTuning {
   poll?: Record<string, unknown>;
 }
 
-export async function backfill(
-  mode: Mode,
-  sandbox: WorkerReady,
-  caFile: string,
-  stack: DevStack,
-  tuning: BackfillTuning = {},
-): Promise<BenchFigure[]> {
-  const run = `bench-${Date.now().toString(36)}`;
-  const config = parseConfig(
+/**
+ * The connector's configuration for one bench run against the sandbox and the dev stack: its own topics (named
+ * after `run`), a static token, exactly-once unless told, no metrics server; `api`, `kafka` and `poll` add to
+ * or override the defaults. Every bench module that runs the connector builds its config here.
+ */
+export function benchConfig(options: {
+  run: string;
+  sandbox: { baseUrl: string; accessToken: string; locations: string[] };
+  caFile: string;
+  stack: DevStack;
+  api?: Record<string, unknown>;
+  kafka?: Record<string, unknown>;
+  poll?: Record<string, unknown>;
+}): ConnectorConfig {
+  const { run, sandbox, stack } = options;
+  return parseConfig(
     {
       connector: { name: run, ...(CONNECTOR_MODE === 'single' ? {} : { mode: CONNECTOR_MODE }) },
-      api: {
-        baseUrl: sandbox.baseUrl,
-        caFile,
-        pageSize: 100,
-        requestsPerSecond: 100_000,
-        maxConcurrency: 64,
-        enrich: mode.enrich,
-        enrichConcurrency: 32,
-        ...tuning.api,
-      },
+      api: { baseUrl: sandbox.baseUrl, caFile: options.caFile, pageSize: 100, ...options.api },
       auth: { staticToken: sandbox.accessToken },
       sources: [{ locations: sandbox.locations }],
       kafka: {
@@ -97,14 +96,40 @@ export async function backfill(
         offsetsTopic: `${run}-offsets`,
         dlqTopic: `${run}-dlq`,
         topicPartitions: 6,
-        exactlyOnce: mode.exactlyOnce,
+        exactlyOnce: true,
+        ...options.kafka,
       },
       schemaRegistry: { url: stack.registryUrl },
-      poll: { intervalMs: 3_600_000, maxLocationsInFlight: sandbox.locations.length, ...tuning.poll },
+      ...(options.poll && { poll: options.poll }),
       metrics: { enabled: false },
     },
     {},
   );
+}
+
+export async function backfill(
+  mode: Mode,
+  sandbox: WorkerReady,
+  caFile: string,
+  stack: DevStack,
+  tuning: BackfillTuning = {},
+): Promise<BenchFigure[]> {
+  const run = `bench-${Date.now().toString(36)}`;
+  const config = benchConfig({
+    run,
+    sandbox,
+    caFile,
+    stack,
+    api: {
+      requestsPerSecond: 100_000,
+      maxConcurrency: 64,
+      enrich: mode.enrich,
+      enrichConcurrency: 32,
+      ...tuning.api,
+    },
+    kafka: { exactlyOnce: mode.exactlyOnce },
+    poll: { intervalMs: 3_600_000, maxLocationsInFlight: sandbox.locations.length, ...tuning.poll },
+  });
   const metrics = new ConnectorMetrics({ perLocationLabels: true });
   const runtime = await ConnectorRuntime.start({ config, logger: silentLogger(), metrics });
   let peakRss = 0;

@@ -16,10 +16,10 @@ import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
-import { parseConfig } from '../src/config/load.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
+import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
 import { envInt, median, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
@@ -61,32 +61,14 @@ export const freshnessBench: BenchModule = {
     let changes = 0;
     let made = 0;
     try {
-      const config = parseConfig(
-        {
-          connector: { name: run },
-          api: {
-            baseUrl: sandbox.ready.baseUrl,
-            caFile: sandbox.caFile,
-            pageSize: 100,
-            requestsPerSecond: rps,
-            enrich: true,
-          },
-          auth: { staticToken: sandbox.ready.accessToken },
-          sources: [{ locations: sandbox.ready.locations }],
-          kafka: {
-            brokers: stack.brokers,
-            topic: run,
-            offsetsTopic: `${run}-offsets`,
-            dlqTopic: `${run}-dlq`,
-            topicPartitions: 6,
-            exactlyOnce: true,
-          },
-          schemaRegistry: { url: stack.registryUrl },
-          poll: { intervalMs },
-          metrics: { enabled: false },
-        },
-        {},
-      );
+      const config = benchConfig({
+        run,
+        sandbox: sandbox.ready,
+        caFile: sandbox.caFile,
+        stack,
+        api: { requestsPerSecond: rps, enrich: true },
+        poll: { intervalMs },
+      });
       const runtime = await ConnectorRuntime.start({
         config,
         logger: silentLogger(),

@@ -16,10 +16,10 @@ import { writeFile } from 'node:fs/promises';
 import { devNull } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { provideStack } from '../tools/devstack/stack-provider.js';
-import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
+import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
 import { envInt, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
@@ -76,32 +76,14 @@ export const idleBench: BenchModule = {
     let firstRoundS = 0;
     try {
       const run = `bench-idle-${Date.now().toString(36)}`;
-      const config = parseConfig(
-        {
-          connector: { name: run },
-          api: {
-            baseUrl: sandbox.ready.baseUrl,
-            caFile: sandbox.caFile,
-            pageSize: 100,
-            requestsPerSecond: rps,
-            enrich: true,
-          },
-          auth: { staticToken: sandbox.ready.accessToken },
-          sources: [{ locations: sandbox.ready.locations }],
-          kafka: {
-            brokers: stack.brokers,
-            topic: run,
-            offsetsTopic: `${run}-offsets`,
-            dlqTopic: `${run}-dlq`,
-            topicPartitions: 6,
-            exactlyOnce: true,
-          },
-          schemaRegistry: { url: stack.registryUrl },
-          poll: { intervalMs },
-          metrics: { enabled: false },
-        },
-        {},
-      );
+      const config = benchConfig({
+        run,
+        sandbox: sandbox.ready,
+        caFile: sandbox.caFile,
+        stack,
+        api: { requestsPerSecond: rps, enrich: true },
+        poll: { intervalMs },
+      });
       const metrics = new ConnectorMetrics({ perLocationLabels: false });
       // A production logger (JSON at info, secret scrubbing) writing to /dev/null: its cost per poll counts.
       const logger = createLogger({ level: 'info', format: 'json', destination: createWriteStream(devNull) });
