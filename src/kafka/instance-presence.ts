@@ -86,16 +86,22 @@ export class InstancePresence {
   }
 }
 
-/** Whether the connector's group has members in distributed mode (its protocol is the sticky assignor's). */
+/**
+ * Whether the connector's group has members in distributed mode (its protocol is the sticky assignor's). A check
+ * that cannot be made (the coordinator loading, a broker restarting) answers false rather than fail the start:
+ * the broker's refusal of the join still stops a mix of modes, a moment later.
+ */
 async function runByDistributedInstances(kafka: Kafka, connectorName: string): Promise<boolean> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
+    await admin.connect();
     const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
     const group = groups[0];
     return group !== undefined && group.members.length > 0 && group.protocol === STICKY_ASSIGNER;
+  } catch {
+    return false;
   } finally {
-    await admin.disconnect();
+    await admin.disconnect().catch(() => undefined);
   }
 }
 

@@ -63,6 +63,18 @@ describe('InstancePresence.join', () => {
     ]);
   });
 
+  it('starts when the group cannot be described (a coordinator still loading): the join refuses a mix later', async () => {
+    const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 2 });
+    const admin = kafka.admin();
+    admin.describeGroups = () => Promise.reject(new Error('The coordinator is loading'));
+    const refusals: Error[] = [];
+
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', (error) => refusals.push(error));
+    await presence.leave();
+
+    expect(refusals).toEqual([]);
+  });
+
   it('joins an empty group left by distributed instances without a refusal', async () => {
     const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 0 });
     const refusals: Error[] = [];
