@@ -70,12 +70,39 @@ export function connectorConfig(...args: Parameters<typeof connectorDocument>): 
   return parseConfig(connectorDocument(...args), {});
 }
 
-/** Every committed call of the topic, decoded through the registry, in offset order per partition. */
-export async function publishedCalls(kafka: Kafka, config: ConnectorConfig): Promise<PublishedCall[]> {
+/** A call version a test expects to find published: the sandbox's truth, or a version it replaced. */
+export type ExpectedVersion = { uid: string; updatedAt: string } | PublishedCall;
+
+/**
+ * Every committed call of the topic, decoded through the registry, in offset order per partition.
+ *
+ * With `expected`, reads again until every expected version is visible, for at most `waitMs`, then returns
+ * the last read whatever it holds (the caller's assertion reports what is missing). Why: a test learns that
+ * the connector caught up from its offsets or metrics, but a commit returns before the transaction markers
+ * reach the calls topic's partitions, so a read at once can stop short of the last page (CI read 683 of 705
+ * versions once). Waiting for versions, not a count, is exact: older versions of an updated call cannot
+ * stand in for its newest one, and a duplicate or a leaked version still shows in the result.
+ */
+export async function publishedCalls(
+  kafka: Kafka,
+  config: ConnectorConfig,
+  expected: readonly ExpectedVersion[] = [],
+  waitMs = 30_000,
+): Promise<PublishedCall[]> {
   const registry = new SchemaRegistry({ host: config.schemaRegistry.url });
-  const records = await readCommitted(kafka, config.kafka.topic);
+  const wanted = new Set(expected.map(versionId));
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const calls = await decodedCalls(kafka, registry, config.kafka.topic);
+    const seen = new Set(calls.map(versionId));
+    if ([...wanted].every((id) => seen.has(id)) || Date.now() > deadline) return calls;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function decodedCalls(kafka: Kafka, registry: SchemaRegistry, topic: string): Promise<PublishedCall[]> {
   const calls: PublishedCall[] = [];
-  for (const record of records) {
+  for (const record of await readCommitted(kafka, topic)) {
     if (record.value === null) continue;
     const value = (await registry.decode(record.value)) as PublishedCall;
     calls.push({ ...value, key: record.key?.toString('utf8') ?? '' });
@@ -84,7 +111,7 @@ export async function publishedCalls(kafka: Kafka, config: ConnectorConfig): Pro
 }
 
 /** "uid@updatedAt": one call version, from the sandbox's truth (updatedAt) or a published record (updatedAtIso). */
-export function versionId(call: { uid: string; updatedAt: string } | PublishedCall): string {
+export function versionId(call: ExpectedVersion): string {
   const iso = 'updatedAtIso' in call ? call.updatedAtIso : call.updatedAt;
   return `${call.uid}@${new Date(iso).toISOString()}`;
 }

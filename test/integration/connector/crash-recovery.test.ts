@@ -103,7 +103,7 @@ describe('a connector killed with SIGKILL at random points', () => {
     final.child.kill('SIGTERM');
     expect(await final.exited, final.output()).toBe(0);
 
-    const published = await publishedCalls(kafka, config);
+    const published = await publishedCalls(kafka, config, truth);
     const { doubled, missing } = doubledAndMissing(published, truth);
     expect({ doubled, missing, seed }).toEqual({ doubled: [], missing: [], seed });
     expect(published.length).toBe(truth.length);

@@ -96,7 +96,7 @@ describe('a stored cursor the API no longer accepts, refused with a 400 of a sha
     const restarts = await counterValue(metrics.cursorRestarts, { reason: 'rejected_4xx' });
     expect(restarts).toBe([...stored.values()].filter((offset) => offset.cursor !== null).length);
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const published = await publishedCalls(testKafka(), config);
+    const published = await publishedCalls(testKafka(), config, truth);
     expect(duplicatesAndMissing(published, truth)).toEqual({ doubled: [], missing: [], extra: [] });
   });
 });
@@ -154,7 +154,7 @@ describe('single-call failures: transient ones, refusals and other versions', ()
     }
 
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const published = await publishedCalls(testKafka(), config);
+    const published = await publishedCalls(testKafka(), config, truth);
     expect(duplicatesAndMissing(published, truth)).toEqual({ doubled: [], missing: [], extra: [] });
     expect(await readCommitted(testKafka(), config.kafka.dlqTopic)).toEqual([]);
 

@@ -94,8 +94,8 @@ describe('the connector against a faulty API, with OAuth', () => {
       120_000,
       'a complete traversal of every location under faults',
     );
-    const published = await publishedCalls(testKafka(), config);
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
+    const published = await publishedCalls(testKafka(), config, truth);
     expect(published.map(versionId).sort()).toEqual(truth.map(versionId).sort());
 
     // The faults really happened, and each was handled rather than avoided.

@@ -98,7 +98,7 @@ describe('rolling restarts of one connector name', () => {
     expect(await old.exited, old.output()).toBe(0);
 
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const published = await publishedCalls(kafka, config);
+    const published = await publishedCalls(kafka, config, truth);
     expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
     expect(published.length).toBe(truth.length);
   });

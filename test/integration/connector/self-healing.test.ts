@@ -123,7 +123,7 @@ describe('a connector whose grant is revoked while it runs', () => {
     expect((await metrics.locationsStopped.get()).values).toEqual([]);
     await eventually(async () => (await readyz()).status === 200, 15_000, '/readyz to pass again');
 
-    const published = await publishedCalls(testKafka(), config);
+    const published = await publishedCalls(testKafka(), config, truth);
     expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
   });
 });

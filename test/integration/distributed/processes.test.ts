@@ -202,7 +202,7 @@ describe('connector processes sharing one name in distributed mode', () => {
     for (const instance of [i1, i2, i5]) expect(await instance.exited, instance.output()).toBe(0);
 
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const published = await publishedCalls(kafka, parseConfig(document, {}));
+    const published = await publishedCalls(kafka, parseConfig(document, {}), truth);
     expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
   });
 });
