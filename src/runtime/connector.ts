@@ -26,7 +26,7 @@ import { hostname } from 'node:os';
 import type { Logger } from '../logging/logger.js';
 import { CallsApiClient } from '../api/calls-api-client.js';
 import { HttpTransport } from '../api/http-transport.js';
-import { openOAuth, type OAuthRuntime } from '../auth/oauth-runtime.js';
+import { openOAuth, resolveClientSecret, type OAuthRuntime } from '../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../auth/token-provider.js';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
@@ -54,6 +54,7 @@ import { MetricsServer, type MetricsServerAddress } from '../ops/server.js';
 import { packageVersion } from '../package-info.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { Enricher } from '../sync/enricher.js';
+import { BoundaryFingerprints } from '../sync/fingerprint.js';
 import { LocationSync } from '../sync/location-sync.js';
 import { EMPTY_OFFSET } from '../sync/model.js';
 import { minimumRoundMs, Scheduler, type LocationStatus } from '../sync/scheduler.js';
@@ -177,6 +178,12 @@ export class ConnectorRuntime {
               ...(options.env && { env: options.env }),
             });
       if (oauth) opened.push(() => oauth.close());
+      // Keyed by a secret all instances share and none stores (sync/fingerprint.ts says why it is keyed).
+      const fingerprints = BoundaryFingerprints.fromSecret(
+        config.oauth === undefined
+          ? (config.auth.staticToken ?? '')
+          : await resolveClientSecret(config.oauth),
+      );
       const tokensFor = (grant: string): TokenProvider => {
         if (oauth) return oauth.tokenProvider(grant);
         const token = config.auth.staticToken;
@@ -251,6 +258,7 @@ export class ConnectorRuntime {
             boundaryCap: config.poll.boundaryCap,
             boundaryMaxBytes: session.boundaryMaxBytes,
             privacy: config.privacy.customerPhoneNumber,
+            fingerprints,
             commitRetry: config.api.retry,
             tombstoneGone: config.kafka.tombstoneGoneCalls,
           },

@@ -1,29 +1,63 @@
 /**
- * The fingerprint of a listed record: a short digest of the fields the listing gave for it, so the
+ * The fingerprint of a listed record: a short keyed digest of the fields the listing gave for it, so the
  * boundary (traversal.ts) can tell a second change within one updatedAt value from the version already
- * published. Pure and stable across processes and releases: the fields are hashed in sorted key order,
- * so a re-listing of the same version gives the same fingerprint.
+ * published. Stable across processes and releases for one key: the fields are digested in sorted key
+ * order, so a re-listing of the same version gives the same fingerprint.
  *
- * 96 bits of SHA-256, base64url (16 characters): collisions between two versions of one call are not a
- * practical concern, and the offsets record stays small (poll.boundaryCap entries).
+ * Keyed (HMAC-SHA-256), not a plain hash, because the listed fields include the customer's number and the
+ * fingerprints are stored in the offsets topic: a customer number has about 10^10 possible values, and the
+ * other fields of a call can be read from the calls topic, so a plain hash could be reversed by trying every
+ * number, and the offsets topic would leak the number of a private call that the calls topic redacts.
+ * Without the key, a fingerprint says nothing. The key is derived from a secret every instance of one
+ * connector already shares (the OAuth client secret; the static token in development), never stored.
+ * A changed secret changes every fingerprint: each location then publishes its boundary records once more
+ * (the boundary rule's safe direction, duplicates never loss), as after the version-2 upgrade.
+ *
+ * 96 bits (base64url, 16 characters): collisions between two versions of one call are not a practical
+ * concern, and the offsets record stays small (poll.boundaryCap entries).
  */
-import { createHash } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 
 const FINGERPRINT_BYTES = 12;
+/** Domain separation: this key is used for nothing else, whatever else the secret serves. */
+const KEY_SALT = 'calls-connector';
+const KEY_INFO = 'boundary fingerprint v1';
 
-/**
- * Fingerprint of a listed record's fields (strings, numbers, booleans, null), updatedAt left out: the
- * boundary compares fingerprints only at one instant, and one instant may be spelled with another
- * precision or offset from one listing to the next.
- */
-export function fingerprintFields(fields: Readonly<Record<string, unknown>>): string {
-  const keys = Object.keys(fields)
-    .filter((key) => key !== 'updatedAt')
-    .sort();
-  return fingerprintText(JSON.stringify(keys.map((key) => [key, fields[key] ?? null])));
-}
+export class BoundaryFingerprints {
+  readonly #key: Buffer;
 
-/** Fingerprint of a text (e.g. the payload of a listed item that could not be mapped). */
-export function fingerprintText(text: string): string {
-  return createHash('sha256').update(text).digest().subarray(0, FINGERPRINT_BYTES).toString('base64url');
+  private constructor(key: Buffer) {
+    this.#key = key;
+  }
+
+  /**
+   * Fingerprints under a key derived (HKDF-SHA-256) from `secret`. Called once at start by the runtime, with
+   * a secret that is the same on every instance of the connector, so that an instance taking a location
+   * over recognises the boundary the previous one stored.
+   */
+  static fromSecret(secret: string): BoundaryFingerprints {
+    if (secret.length === 0) throw new TypeError('the boundary fingerprint secret must not be empty');
+    return new BoundaryFingerprints(Buffer.from(hkdfSync('sha256', secret, KEY_SALT, KEY_INFO, 32)));
+  }
+
+  /**
+   * Fingerprint of a listed record's fields (strings, numbers, booleans, null), updatedAt left out: the
+   * boundary compares fingerprints only at one instant, and one instant may be spelled with another
+   * precision or offset from one listing to the next.
+   */
+  fields(fields: Readonly<Record<string, unknown>>): string {
+    const keys = Object.keys(fields)
+      .filter((key) => key !== 'updatedAt')
+      .sort();
+    return this.text(JSON.stringify(keys.map((key) => [key, fields[key] ?? null])));
+  }
+
+  /** Fingerprint of a text (e.g. the payload of a listed item that could not be mapped). */
+  text(text: string): string {
+    return createHmac('sha256', this.#key)
+      .update(text)
+      .digest()
+      .subarray(0, FINGERPRINT_BYTES)
+      .toString('base64url');
+  }
 }

@@ -41,7 +41,7 @@ import type { Clock } from '../time/clock.js';
 import { parseInstant, toEpochMillis } from '../time/instant.js';
 import { CursorLoopDetector } from './cursor-loop.js';
 import type { EnrichedItem, Enricher, UnenrichedReason } from './enricher.js';
-import { fingerprintFields, fingerprintText } from './fingerprint.js';
+import type { BoundaryFingerprints } from './fingerprint.js';
 import type { Call, DeadLetter, ListedCall, LocationOffset, MappedItem, PrivacyPolicy } from './model.js';
 import {
   InvalidCursorError,
@@ -72,6 +72,8 @@ export interface LocationSyncSettings {
    */
   boundaryMaxBytes?: number;
   privacy: PrivacyPolicy;
+  /** Keyed fingerprints of boundary records (fingerprint.ts: why keyed); one per connector, same on every instance. */
+  fingerprints: BoundaryFingerprints;
   /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
   commitRetry: Readonly<BackoffPolicy>;
   /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
@@ -443,7 +445,7 @@ export class LocationSync {
         entries.push({
           uid: mapped.call.uid,
           updatedAt: mapped.call.updatedAt,
-          fingerprint: fingerprintFields(mapped.call),
+          fingerprint: this.options.settings.fingerprints.fields(mapped.call),
           call: mapped.call,
           deadLetter: null,
         });
@@ -452,7 +454,7 @@ export class LocationSync {
       else
         entries.push({
           ...mapped.position,
-          fingerprint: fingerprintText(mapped.payload),
+          fingerprint: this.options.settings.fingerprints.text(mapped.payload),
           call: null,
           deadLetter: this.deadLetter(mapped.error, mapped.payload, mapped.position.uid),
         });

@@ -15,6 +15,7 @@ import { Enricher } from '../../../src/sync/enricher.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type Call, type LocationOffset } from '../../../src/sync/model.js';
 import { InMemorySink } from './in-memory-sink.js';
+import { testFingerprints } from './fingerprints.js';
 
 /** Tokens minted by the sandbox; a refresh mints a new pair (like a successful OAuth refresh). */
 export class SandboxTokens implements TokenProvider {
@@ -99,6 +100,7 @@ export function locationSync(
       startSince: null,
       boundaryCap: options.boundaryCap ?? 5_000,
       privacy: options.privacy ?? 'redact-unless-public',
+      fingerprints: testFingerprints,
       commitRetry: harness.api.retry,
     },
     reloadOffset: async () => (await sink.loadAll()).get(locationUid) ?? EMPTY_OFFSET,

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fingerprintFields, fingerprintText } from '../../../src/sync/fingerprint.js';
+import { BoundaryFingerprints } from '../../../src/sync/fingerprint.js';
 
 const listed = {
   uid: 'a',
@@ -9,29 +10,60 @@ const listed = {
   customerPhoneNumber: '+2',
   isPrivate: null,
 };
+const fingerprints = BoundaryFingerprints.fromSecret('client-secret');
 
-describe('fingerprintFields', () => {
+describe('BoundaryFingerprints.fields', () => {
   it('is the same for the same fields in any key order', () => {
     const reordered = Object.fromEntries(Object.entries(listed).reverse());
-    expect(fingerprintFields(reordered)).toBe(fingerprintFields(listed));
+    expect(fingerprints.fields(reordered)).toBe(fingerprints.fields(listed));
   });
 
   it('ignores how updatedAt is spelled (the boundary compares one instant only)', () => {
-    expect(fingerprintFields({ ...listed, updatedAt: '2024-03-01T13:00:00.000+01:00' })).toBe(
-      fingerprintFields(listed),
+    expect(fingerprints.fields({ ...listed, updatedAt: '2024-03-01T13:00:00.000+01:00' })).toBe(
+      fingerprints.fields(listed),
     );
   });
 
   it('changes when any other listed field changes', () => {
-    const base = fingerprintFields(listed);
-    expect(fingerprintFields({ ...listed, customerPhoneNumber: '+3' })).not.toBe(base);
-    expect(fingerprintFields({ ...listed, locationPhoneNumber: null })).not.toBe(base);
-    expect(fingerprintFields({ ...listed, isPrivate: false })).not.toBe(base);
+    const base = fingerprints.fields(listed);
+    expect(fingerprints.fields({ ...listed, customerPhoneNumber: '+3' })).not.toBe(base);
+    expect(fingerprints.fields({ ...listed, locationPhoneNumber: null })).not.toBe(base);
+    expect(fingerprints.fields({ ...listed, isPrivate: false })).not.toBe(base);
   });
 
   it('is short and holds none of the fields in clear', () => {
-    const fingerprint = fingerprintFields(listed);
-    expect(fingerprint).toMatch(/^[A-Za-z0-9_-]{16}$/);
-    expect(fingerprintText('+15551234567')).not.toContain('555');
+    expect(fingerprints.fields(listed)).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(fingerprints.text('+15551234567')).not.toContain('555');
+  });
+});
+
+describe('BoundaryFingerprints keys', () => {
+  it('gives every instance holding the same secret the same fingerprints (a new owner recognises the boundary)', () => {
+    expect(BoundaryFingerprints.fromSecret('client-secret').fields(listed)).toBe(fingerprints.fields(listed));
+  });
+
+  it('gives other fingerprints under another secret', () => {
+    expect(BoundaryFingerprints.fromSecret('rotated-secret').fields(listed)).not.toBe(
+      fingerprints.fields(listed),
+    );
+  });
+
+  it('cannot be matched by hashing guessed customer numbers without the key (the offsets topic leaks no number)', () => {
+    // The attack a plain hash allowed: the other fields are in the calls topic, so try every number.
+    const stored = fingerprints.fields(listed);
+    const plain = (number: string) => {
+      const fields: Record<string, unknown> = { ...listed, customerPhoneNumber: number };
+      const keys = Object.keys(fields)
+        .filter((key) => key !== 'updatedAt')
+        .sort();
+      const text = JSON.stringify(keys.map((key) => [key, fields[key] ?? null]));
+      return createHash('sha256').update(text).digest().subarray(0, 12).toString('base64url');
+    };
+    const guesses = ['+0', '+1', '+2', '+3', '+4'].map(plain);
+    expect(guesses).not.toContain(stored);
+  });
+
+  it('refuses an empty secret (no key is not a key)', () => {
+    expect(() => BoundaryFingerprints.fromSecret('')).toThrow(TypeError);
   });
 });

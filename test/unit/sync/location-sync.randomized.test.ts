@@ -16,6 +16,7 @@ import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { FakeCallsApi } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { testFingerprints } from '../../support/sync/fingerprints.js';
 
 const LOC = '22222222-2222-2222-2222-222222222222';
 const SEEDS = 500;
@@ -82,6 +83,7 @@ async function run(seed: number): Promise<{ doubled: string[]; lost: string[] }>
         startSince: null,
         boundaryCap: 1000,
         privacy: 'redact-unless-public',
+        fingerprints: testFingerprints,
         commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts },
       },
       reloadOffset: async () => {

@@ -15,6 +15,7 @@ import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { testFingerprints } from '../../support/sync/fingerprints.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
 const t = (second: number) => `2024-03-01T12:00:${String(second).padStart(2, '0')}Z`;
@@ -52,6 +53,7 @@ function build(
       startSince: null,
       boundaryCap: 100,
       privacy: 'redact-unless-public',
+      fingerprints: testFingerprints,
       commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 4 },
       ...options.settings,
     },

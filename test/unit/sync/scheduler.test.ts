@@ -13,6 +13,7 @@ import { minimumRoundMs, Scheduler, type SchedulerSettings } from '../../../src/
 import { eventually } from '../../support/kafka.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { testFingerprints } from '../../support/sync/fingerprints.js';
 
 const loc = (n: number) => `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`;
 const t = (second: number) =>
@@ -79,6 +80,7 @@ function setup(
         startSince: null,
         boundaryCap: 100,
         privacy: 'redact-unless-public',
+        fingerprints: testFingerprints,
         commitRetry: DEFAULT_RETRY_POLICY,
       },
       clock,

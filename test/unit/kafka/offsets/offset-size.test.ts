@@ -9,7 +9,7 @@ import {
   worstCaseOffsetRecordBytes,
 } from '../../../../src/kafka/offsets/offset-size.js';
 import { MAX_CURSOR_LENGTH, MAX_UID_LENGTH } from '../../../../src/api/call-mapper.js';
-import { fingerprintText } from '../../../../src/sync/fingerprint.js';
+import { testFingerprints } from '../../../support/sync/fingerprints.js';
 import { EMPTY_OFFSET } from '../../../../src/sync/model.js';
 import { applyPage } from '../../../../src/sync/traversal.js';
 import { rejectionOf } from '../../../support/rejection.js';
@@ -101,7 +101,7 @@ describe('boundaryByteBudget', () => {
       const entries = Array.from({ length: 5_000 }, (_, i) => ({
         uid: uid(i),
         updatedAt: '2024-01-01T00:00:00.123456789+00:00',
-        fingerprint: fingerprintText(String(i)),
+        fingerprint: testFingerprints.text(String(i)),
       }));
       const outcome = applyPage(
         { ...EMPTY_OFFSET },
