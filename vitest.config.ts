@@ -35,6 +35,7 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/kafkajs-fix.setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           // One broker, one registry, two cores: integration files run one at a time.

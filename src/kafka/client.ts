@@ -15,6 +15,8 @@
  * option for it, and Node's `--disable-warning=TimeoutNegativeWarning` hides the warning but not the loop, so
  * `createKafka` applies ./kafkajs-idle-timer-fix.ts (skip the timer when nothing is pending or throttled).
  */
+// Before kafkajs: the fix must be installed before kafkajs loads (see the module).
+import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
@@ -34,6 +36,10 @@ export function createKafka({ config, connectorName, logger }: KafkaClientOption
   if (!applyKafkajsIdleTimerFix())
     logger.warn(
       'kafkajs internals changed: the idle timer fix was not applied (see src/kafka/kafkajs-idle-timer-fix.ts)',
+    );
+  if (!readCommittedFixInstalled())
+    logger.warn(
+      'kafkajs was loaded before its read_committed fix, or its internals changed: reads of a partition with aborted transactions of several producers may see aborted records (see src/kafka/kafkajs-read-committed-fix.ts)',
     );
   const ssl = tlsOptions(config.ssl);
   return new Kafka({
