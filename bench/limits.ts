@@ -221,6 +221,13 @@ export const limitsBench: BenchModule = {
           const figures = await backfill(mode, sandbox.ready, caFile, stack);
           const throughput = figures.find((f) => f.label.endsWith('backfill throughput'))?.value ?? 0;
           s.add(`connector ${mode.label}`, 'records/s', throughput);
+          const cpu = figures.find((f) => f.label.endsWith('CPU time'))?.value ?? 0;
+          const published = figures.find((f) => f.label.endsWith('records published'))?.value ?? 0;
+          s.add(
+            `connector ${mode.label}: CPU per 10,000 records (process, with sandbox worker)`,
+            's',
+            published > 0 ? (cpu / published) * 10_000 : 0,
+          );
           const rss = figures.find((f) => f.label.endsWith('peak RSS'))?.value ?? 0;
           s.add(`connector ${mode.label}: peak RSS (process, with sandbox worker)`, 'MiB', rss);
         }
