@@ -12,29 +12,36 @@ function node(id: number, functionName: string, url: string, children: number[] 
 }
 
 describe('profile summary', () => {
-  it('sums self time per function and per group, as a share of the time not idle', () => {
+  it('sums self time per function and per group, counting Node code for the library that called it', () => {
     const profile: Profiler.Profile = {
       nodes: [
         node(1, '(root)', '', [2, 3, 4, 5]),
         node(2, '(idle)', ''),
         node(3, '(garbage collector)', ''),
-        node(4, 'encode', 'file:///app/node_modules/kafkajs/src/protocol/encoder.js'),
+        node(4, 'encode', 'file:///app/node_modules/kafkajs/src/protocol/encoder.js', [6]),
         node(5, 'processPage', 'file:///app/dist/src/sync/location-sync.js'),
+        node(6, 'alloc', 'node:buffer'),
       ],
       startTime: 0,
       endTime: 100,
       // Each sample stands for the delta that follows it.
-      samples: [2, 3, 4, 4, 5, 2],
-      timeDeltas: [0, 50, 10, 20, 10, 10],
+      samples: [2, 3, 4, 4, 5, 6, 2],
+      timeDeltas: [0, 50, 10, 20, 10, 10, 5],
     };
     const summary = summariseProfile(profile);
-    expect(summary.busyMicros).toBe(50);
+    expect(summary.busyMicros).toBe(55);
     expect(summary.functions).toEqual([
       { name: 'encode (kafkajs/src/protocol/encoder.js:10)', micros: 30 },
       { name: '(garbage collector)', micros: 10 },
       { name: 'processPage (dist/src/sync/location-sync.js:10)', micros: 10 },
+      { name: 'alloc (node:buffer:10)', micros: 5 },
     ]);
-    expect(summary.groups.map((g) => g.name)).toEqual(['kafkajs', 'GC', 'ours (src/)']);
+    // The Buffer kafkajs allocated is kafkajs's cost.
+    expect(summary.groups).toEqual([
+      { name: 'kafkajs', micros: 35 },
+      { name: 'GC', micros: 10 },
+      { name: 'ours (src/)', micros: 10 },
+    ]);
   });
 
   it('groups scripts into GC, TLS, undici, libraries and our code', () => {
