@@ -17,6 +17,7 @@ import { connectorBench } from './connector.js';
 import { freshnessBench } from './freshness.js';
 import { idleBench } from './idle.js';
 import { limitsBench } from './limits.js';
+import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { scaleBench } from './scale.js';
@@ -27,6 +28,7 @@ const modules: BenchModule[] = [
   sandboxBench,
   avroBench,
   limitsBench,
+  profileBench,
   rateLimitedBench,
   scaleBench,
   freshnessBench,
@@ -38,6 +40,7 @@ const QUICK: Record<string, string> = {
   BENCH_SANDBOX_SECONDS: '2',
   BENCH_SANDBOX_LOCATIONS: '100',
   BENCH_LIMITS_CALLS: '300',
+  BENCH_PROFILE_CALLS: '300',
   BENCH_NAIVE_RECORDS: '200',
   BENCH_RL_LOCATIONS: '2',
   BENCH_RL_CALLS: '100',

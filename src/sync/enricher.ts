@@ -16,7 +16,6 @@
  *   past the call, nothing is dead-lettered) and the other requests of the page are cancelled.
  * - With enrichment off, nothing is requested and every call is unenriched (hence redacted), no reason.
  */
-import PQueue from 'p-queue';
 import { SkippableError } from '../errors/index.js';
 import { compareInstants, parseInstant } from '../time/instant.js';
 import type { Enrichment, ListedCall, SingleCall, SingleCallVersion } from './model.js';
@@ -57,26 +56,40 @@ export class Enricher {
       throw new RangeError('enrichConcurrency must be an integer >= 1');
   }
 
-  /** Enriches the calls of one page, in their order. */
+  /**
+   * Enriches the calls of one page, in their order: `concurrency` workers take the next call in turn.
+   * (A p-queue and a composite AbortSignal per page cost about 5% of an enriched backfill's CPU in the
+   * profile, bench/profile.ts; the requests below see one plain signal.)
+   */
   async enrich(calls: readonly ListedCall[], signal?: AbortSignal): Promise<EnrichedItem[]> {
     if (!this.options.enabled || calls.length === 0)
       return calls.map((listed) => ({ listed, enrichment: null, unenriched: null }));
+    // Aborted by the caller's signal or by the first failure: the page's other requests are cancelled.
     const failFast = new AbortController();
-    const combined = signal === undefined ? failFast.signal : AbortSignal.any([signal, failFast.signal]);
-    const queue = new PQueue({ concurrency: this.options.concurrency });
+    const forward = (): void => failFast.abort(signal?.reason);
+    if (signal?.aborted === true) forward();
+    else signal?.addEventListener('abort', forward, { once: true });
+    const results: EnrichedItem[] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < calls.length) {
+        failFast.signal.throwIfAborted();
+        const index = next++;
+        results[index] = await this.enrichOne(calls[index] as ListedCall, failFast.signal);
+      }
+    };
     try {
-      return await Promise.all(
-        calls.map((listed) =>
-          queue
-            .add(() => this.enrichOne(listed, combined), { signal: combined })
-            .catch((error: unknown) => {
-              failFast.abort(error);
-              throw error;
-            }),
+      await Promise.all(
+        Array.from({ length: Math.min(this.options.concurrency, calls.length) }, () =>
+          worker().catch((error: unknown) => {
+            failFast.abort(error);
+            throw error;
+          }),
         ),
       );
+      return results;
     } finally {
-      queue.clear();
+      signal?.removeEventListener('abort', forward);
     }
   }
 

@@ -31,6 +31,13 @@
  *   reloads the stored offset, whatever the reason for the new producer.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
+ *
+ * Read-ahead: while a page that is not the traversal's last commits, the next page is listed and enriched
+ * from the offset that page will store (one page ahead, never more), so a location's listing and
+ * enrichment overlap its commit instead of following it. Only the work before the commit is done ahead:
+ * the cursor-loop check, the metrics and the commit happen when the page's turn comes, in order. The page
+ * read ahead is used only if the commit stored exactly that offset; otherwise (a failed or superseded
+ * commit, a reload, an abort) it is dropped and its requests cancelled.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
 import { randomUUID } from 'node:crypto';
@@ -46,7 +53,9 @@ import type { Call, DeadLetter, ListedCall, LocationOffset, MappedItem, PrivacyP
 import {
   InvalidCursorError,
   type CallsApi,
+  type ListedPage,
   type PageCommit,
+  type PageRequest,
   type RecordSink,
   type SyncMetrics,
 } from './ports.js';
@@ -138,6 +147,24 @@ interface TraversalState {
   log: Logger;
 }
 
+/** A listed page mapped, deduplicated against its starting offset and enriched: all it needs to commit. */
+interface PreparedPage {
+  unpositioned: DeadLetter[];
+  outcome: ReturnType<typeof applyPage<PageEntry>>;
+  enriched: EnrichedItem[];
+}
+
+/** The next page, listed and prepared while the current one commits (see the module comment). */
+interface ReadAhead {
+  /** The offset it starts from: the one the committing page stores. */
+  from: LocationOffset;
+  request: PageRequest;
+  signal: AbortSignal;
+  cancel: AbortController;
+  listed: Promise<ListedPage>;
+  prepared: Promise<PreparedPage>;
+}
+
 /** Page entries in listing order: mapped calls and rejected items, with positions where known. */
 interface PageEntry {
   uid: string;
@@ -163,6 +190,7 @@ export class LocationSync {
   private sinkGeneration: number | undefined;
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
+  private readAhead: ReadAhead | null = null;
   readonly totals: LocationTotals = emptyTotals();
 
   constructor(private readonly options: LocationSyncOptions) {
@@ -221,6 +249,7 @@ export class LocationSync {
       // A reload that fails leaves the flags as they were; the scheduler retries the location later.
       // After a producer (re)initialisation the store is the truth: it may hold what another writer (or a
       // settled transaction) stored since, and resuming from memory would publish a page again.
+      this.dropReadAhead();
       const stored = await this.options.reloadOffset(signal);
       this.committed = stored;
       this.position = stored;
@@ -232,9 +261,10 @@ export class LocationSync {
     const request = nextPageRequest(this.position, this.traversalSettings);
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
 
+    const ahead = this.takeReadAhead(request);
     let page;
     try {
-      page = await this.options.api.listPage(request, signal);
+      page = await (ahead?.listed ?? this.options.api.listPage(request, signal));
     } catch (error) {
       if (error instanceof InvalidCursorError && request.kind === 'next')
         return this.restart(traversal, error);
@@ -252,14 +282,8 @@ export class LocationSync {
       );
     }
 
-    const { entries, unpositioned } = this.mapPage(page.items);
-    const outcome = applyPage(
-      this.position,
-      entries,
-      page.nextCursor,
-      this.options.settings.boundaryCap,
-      this.options.settings.boundaryMaxBytes,
-    );
+    const { unpositioned, outcome, enriched } = await (ahead?.prepared ??
+      this.prepare(this.position, page, signal));
     if (outcome.belowWatermark.length > 0) {
       traversal.log.warn(
         {
@@ -271,8 +295,6 @@ export class LocationSync {
       );
     }
 
-    const acceptedCalls = outcome.accepted.flatMap((e) => (e.call === null ? [] : [e.call]));
-    const enriched = await this.options.enricher.enrich(acceptedCalls, signal);
     const calls: Call[] = [];
     const deadLetters: DeadLetter[] = [
       ...outcome.accepted.flatMap((e) => (e.deadLetter === null ? [] : [e.deadLetter])),
@@ -309,12 +331,18 @@ export class LocationSync {
     };
     let committedAs: 'this-page' | 'other';
     try {
-      committedAs = this.isIdle(commit) ? 'this-page' : await this.commitWithRetry(commit, signal);
+      if (this.isIdle(commit)) committedAs = 'this-page';
+      else {
+        if (!outcome.complete) this.startReadAhead(outcome.offset, signal);
+        committedAs = await this.commitWithRetry(commit, signal);
+      }
     } catch (error) {
+      this.dropReadAhead();
       this.storedUnknown = true;
       throw error;
     }
     if (committedAs !== 'this-page') {
+      this.dropReadAhead();
       // The store holds something else: continue from it (the page will be fetched again if needed).
       traversal.detector.reset();
       return { complete: false, restarted: false, published: 0 };
@@ -334,6 +362,53 @@ export class LocationSync {
     if (!outcome.complete) return { complete: false, restarted: false, published: calls.length };
     this.endTraversal(traversal);
     return { complete: true, restarted: false, published: calls.length };
+  }
+
+  /** Maps, deduplicates (from `from`) and enriches a listed page: the work before its commit. */
+  private async prepare(from: LocationOffset, page: ListedPage, signal?: AbortSignal): Promise<PreparedPage> {
+    const { entries, unpositioned } = this.mapPage(page.items);
+    const outcome = applyPage(
+      from,
+      entries,
+      page.nextCursor,
+      this.options.settings.boundaryCap,
+      this.options.settings.boundaryMaxBytes,
+    );
+    const acceptedCalls = outcome.accepted.flatMap((e) => (e.call === null ? [] : [e.call]));
+    const enriched = await this.options.enricher.enrich(acceptedCalls, signal);
+    return { unpositioned, outcome, enriched };
+  }
+
+  /** Lists and prepares the page after `from` while the current page commits. */
+  private startReadAhead(from: LocationOffset, signal?: AbortSignal): void {
+    this.dropReadAhead();
+    const request = nextPageRequest(from, this.traversalSettings);
+    const cancel = new AbortController();
+    const combined = signal === undefined ? cancel.signal : AbortSignal.any([signal, cancel.signal]);
+    const listed = this.options.api.listPage(request, combined);
+    const prepared = listed.then((page) => this.prepare(from, page, combined));
+    // Its failures surface when the page's turn comes (or never, if it is dropped).
+    prepared.catch(() => undefined);
+    this.readAhead = { from, request, signal: combined, cancel, listed, prepared };
+  }
+
+  /** The page read ahead, when it starts where the next page does; any other is dropped. */
+  private takeReadAhead(request: PageRequest): ReadAhead | null {
+    const ahead = this.readAhead;
+    this.readAhead = null;
+    if (ahead === null) return null;
+    const usable =
+      ahead.from === this.position &&
+      !ahead.signal.aborted &&
+      JSON.stringify(ahead.request) === JSON.stringify(request);
+    if (usable) return ahead;
+    ahead.cancel.abort();
+    return null;
+  }
+
+  private dropReadAhead(): void {
+    this.readAhead?.cancel.abort();
+    this.readAhead = null;
   }
 
   private beginTraversal(): TraversalState {

@@ -9,7 +9,18 @@
  * duplicates are possible, loss is not. There is no fencing either: two instances of one connector both
  * publish. Consumers must tolerate duplicates (keep the latest version per uid + updatedAt).
  *
- * Pages are sent concurrently (kafkajs pipelines them); one page's offset always follows its records.
+ * Group commit: the producer is idempotent with one request in flight (kafkajs numbers a batch's records
+ * when it builds the request, so two requests in flight would share sequence numbers), and each produce
+ * request is a round trip. Sending every page as "records, await, offset, await" serialised the pages of all
+ * locations at two round trips each: the at-least-once mode was slower than exactly-once. Now one request is
+ * in flight at a time and carries, together:
+ * - the records of every page queued while the previous request was in flight (within maxBytesPerSend), and
+ * - the offsets of the pages whose records an earlier request had acknowledged (and of pages with no
+ *   records at all, which have nothing to wait for).
+ * A page's offset therefore never travels in the same request as its records, nor before them; a page
+ * resolves once the request holding its offset is acknowledged. A failed request rejects every page in it:
+ * a page whose records were acknowledged but whose offset was not is published again when retried
+ * (duplicates, never loss).
  *
  * After a failed send the producer is discarded and the next page builds a new one: kafkajs rolls its
  * sequence numbers back when a produce request fails, even one the broker wrote, so the next batch on
@@ -33,11 +44,11 @@ import {
 import {
   chunkTopicMessages,
   countDiverted,
-  pageMessages,
   topicMessages,
   type CallEncoder,
   type SinkTopics,
 } from '../page-messages.js';
+import { hasRecords, PageQueue, type PendingPage } from './page-queue.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
 
@@ -51,8 +62,9 @@ export interface AtLeastOnceSinkOptions {
   topics: SinkTopics;
   connectorName: string;
   /**
-   * Bytes per sendBatch call (kafka.maxBytesPerTransaction, under max.message.bytes): a larger page is sent
-   * in parts (chunkTopicMessages). Unset: one call.
+   * Bytes per sendBatch call (kafka.maxBytesPerTransaction, under max.message.bytes): a request takes
+   * further queued pages only while their messages stay under it, and a larger page is sent in parts
+   * (chunkTopicMessages). Unset: every queued page in one call.
    */
   maxBytesPerSend?: number;
   metrics: ConnectorMetrics;
@@ -63,11 +75,22 @@ export interface AtLeastOnceSinkOptions {
 export class AtLeastOnceRecordSink implements RecordSink {
   private readonly producers: ProducerLifecycle<IdempotentProducer>;
   private started = false;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Pages whose records are not sent yet, in arrival order. */
+  private readonly queue: PageQueue;
+  /** Pages whose records were acknowledged and whose offset goes with the next request. */
+  private readonly acknowledged: PendingPage[] = [];
+  /** The pages of the request in flight. */
+  private sending: readonly PendingPage[] = [];
   private readonly clock: Clock;
 
   constructor(private readonly options: AtLeastOnceSinkOptions) {
     this.clock = options.clock ?? systemClock;
+    this.queue = new PageQueue({
+      encoder: options.encoder,
+      connectorName: options.connectorName,
+      drain: (queue) => this.drain(queue),
+      pendingBesidesQueue: () => this.acknowledged.length > 0,
+    });
     this.producers = new ProducerLifecycle({
       build: () =>
         options.kafka.producer({
@@ -96,14 +119,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
         ),
       );
     }
-    const work = this.send(commit);
-    const tracked = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inFlight.add(tracked);
-    void tracked.finally(() => this.inFlight.delete(tracked));
-    return work;
+    return this.queue.offer(commit, new Date(this.clock.now()));
   }
 
   /** The producer to send with, built (once, shared by concurrent callers) when there is none. */
@@ -120,33 +136,81 @@ export class AtLeastOnceRecordSink implements RecordSink {
     }
   }
 
-  /** Waits for the pages in flight (at most `timeoutMs` when given), then disconnects. */
+  /**
+   * Sends what is queued (records, then the offsets), then disconnects. With `timeoutMs`, gives up waiting
+   * after that long: pages not yet resolved are rejected (KAFKA_SINK_CLOSED); their offsets were not
+   * written, so they are published again after a restart.
+   */
   async close(timeoutMs?: number): Promise<void> {
-    await this.producers.beginClose(
-      Promise.all(this.inFlight).then(() => undefined),
-      timeoutMs,
-    );
+    if (!(await this.producers.beginClose(this.queue.drained(), timeoutMs))) {
+      const error = new RetriableError(
+        'KAFKA_SINK_CLOSED',
+        `the Kafka sink closed after ${timeoutMs} ms before this page's offset was written`,
+      );
+      const unsettled = [...this.sending, ...this.acknowledged.splice(0), ...this.queue.pages.splice(0)];
+      for (const page of unsettled) page.reject(error); // a request still in flight settles them no more
+    }
     await this.producers.close();
   }
 
-  private async send(commit: PageCommit): Promise<void> {
-    const page = pageMessages(
-      commit,
-      this.options.encoder,
-      this.options.connectorName,
-      new Date(this.clock.now()),
-    );
-    const records = topicMessages([page], this.options.topics, { offsets: false });
+  /** One request at a time: the queued pages' records with the acknowledged pages' offsets. */
+  private async drain(queue: PendingPage[]): Promise<void> {
+    while (queue.length > 0 || this.acknowledged.length > 0) {
+      const group = queue.splice(0, this.groupSize(queue));
+      // Pages without records have nothing to wait for: their offsets go now, after the acknowledged ones.
+      const offsetsOf = [...this.acknowledged.splice(0), ...group.filter((p) => !hasRecords(p.messages))];
+      const recordsOf = group.filter((p) => hasRecords(p.messages));
+      this.sending = [...offsetsOf, ...recordsOf];
+      try {
+        await this.send(recordsOf, offsetsOf);
+      } catch (error) {
+        for (const page of this.sending) page.reject(error as Error);
+        continue;
+      } finally {
+        this.sending = [];
+      }
+      countDiverted(
+        this.options.metrics,
+        offsetsOf.map((p) => p.messages),
+      );
+      for (const page of offsetsOf) page.resolve();
+      this.acknowledged.push(...recordsOf);
+    }
+  }
+
+  /** How many queued pages the next request takes: at least one, within maxBytesPerSend. */
+  private groupSize(queue: readonly PendingPage[]): number {
+    const maxBytes = this.options.maxBytesPerSend ?? Number.POSITIVE_INFINITY;
+    let bytes = 0;
+    let count = 0;
+    for (const page of queue) {
+      if (count > 0 && bytes + page.messages.bytes > maxBytes) break;
+      bytes += page.messages.bytes;
+      count += 1;
+    }
+    return count;
+  }
+
+  private async send(recordsOf: readonly PendingPage[], offsetsOf: readonly PendingPage[]): Promise<void> {
+    const messages = [
+      ...topicMessages(
+        recordsOf.map((p) => p.messages),
+        this.options.topics,
+        { offsets: false },
+      ),
+      ...(offsetsOf.length > 0
+        ? [{ topic: this.options.topics.offsets, messages: offsetsOf.map((p) => p.messages.offset) }]
+        : []),
+    ];
     const producer = await this.currentProducer();
     try {
       for (const part of chunkTopicMessages(
-        records,
+        messages,
         this.options.maxBytesPerSend ?? Number.POSITIVE_INFINITY,
       ))
         await producer.sendBatch({ topicMessages: part, acks: -1 });
-      await producer.send({ topic: this.options.topics.offsets, messages: [page.offset], acks: -1 });
     } catch (error) {
-      // Unless a concurrent page's failure replaced it already; the next page builds a new one.
+      // The next request builds a new producer (see the module comment).
       void this.producers.discard(kafkaErrorTypes(error)[0] ?? 'SEND_FAILED', producer);
       if (isProgrammerError(error)) throw error; // a bug, never retried as a failed send
       const fatalType = fatalKafkaErrorType(error);
@@ -165,6 +229,5 @@ export class AtLeastOnceRecordSink implements RecordSink {
         },
       );
     }
-    countDiverted(this.options.metrics, [page]);
   }
 }

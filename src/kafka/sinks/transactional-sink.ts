@@ -52,7 +52,6 @@ import {
 import {
   chunkTopicMessages,
   countDiverted,
-  pageMessages,
   topicMessages,
   type CallEncoder,
   type PageMessages,
@@ -60,6 +59,7 @@ import {
 } from '../page-messages.js';
 import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
+import { hasRecords, PageQueue, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
@@ -103,12 +103,6 @@ export function transactionalIdFor(connectorName: string): string {
   return `calls-connector.${connectorName}`;
 }
 
-interface PendingPage {
-  messages: PageMessages;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 type Stage = 'begin' | 'send' | 'commit';
 
 class TransactionFailure extends Error {
@@ -120,14 +114,9 @@ class TransactionFailure extends Error {
   }
 }
 
-function hasRecords(page: PageMessages): boolean {
-  return page.calls.length > 0 || page.deadLetters.length > 0;
-}
-
 export class TransactionalRecordSink implements RecordSink {
   private readonly producers: ProducerLifecycle<TransactionalProducer>;
-  private readonly queue: PendingPage[] = [];
-  private draining: Promise<void> | undefined;
+  private readonly queue: PageQueue;
   /** Distributed mode: set once the partition was taken over (see the module comment). */
   private takenOverError: RetriableError | undefined;
   private readonly fencing: FencingBudget;
@@ -143,6 +132,11 @@ export class TransactionalRecordSink implements RecordSink {
     if (options.transactionalId.length === 0) throw new RangeError('transactionalId must not be empty');
     this.fencing = new FencingBudget(options.fencing);
     this.clock = options.clock ?? systemClock;
+    this.queue = new PageQueue({
+      encoder: options.encoder,
+      connectorName: options.connectorName,
+      drain: (queue) => this.drain(queue),
+    });
     this.log = options.logger.child({
       component: 'transactional-sink',
       transactionalId: options.transactionalId,
@@ -197,21 +191,7 @@ export class TransactionalRecordSink implements RecordSink {
       return Promise.reject(
         new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closing; the page was not committed'),
       );
-    let messages: PageMessages;
-    try {
-      messages = pageMessages(
-        commit,
-        this.options.encoder,
-        this.options.connectorName,
-        new Date(this.clock.now()),
-      );
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ messages, resolve, reject });
-      this.kick();
-    });
+    return this.queue.offer(commit, new Date(this.clock.now()));
   }
 
   /**
@@ -222,32 +202,20 @@ export class TransactionalRecordSink implements RecordSink {
    * initialises its producer. Nothing half-written ever becomes visible.
    */
   async close(timeoutMs?: number): Promise<void> {
-    const drained = (async () => {
-      while (this.draining !== undefined) await this.draining;
-    })();
-    if (!(await this.producers.beginClose(drained, timeoutMs))) {
+    if (!(await this.producers.beginClose(this.queue.drained(), timeoutMs))) {
       const error = new RetriableError(
         'KAFKA_SINK_CLOSED',
         `the Kafka sink closed after ${timeoutMs} ms before this page was committed`,
       );
-      for (const page of this.queue.splice(0)) page.reject(error);
+      for (const page of this.queue.pages.splice(0)) page.reject(error);
       this.log.warn({ timeoutMs }, 'closing the sink timed out; the open transaction is left to be aborted');
     }
     await this.producers.close();
   }
 
-  private kick(): void {
-    if (this.draining !== undefined) return;
-    this.draining = this.drain().finally(() => {
-      this.draining = undefined;
-      // A page queued after the loop's last check and before this callback still needs a transaction.
-      if (this.queue.length > 0) this.kick();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0 && this.fatal === undefined) {
-      const group = this.queue.splice(0, this.groupSize());
+  private async drain(queue: PendingPage[]): Promise<void> {
+    while (queue.length > 0 && this.fatal === undefined) {
+      const group = queue.splice(0, this.groupSize(queue));
       const pages = group.map((p) => p.messages);
       try {
         await this.commitGroup(pages);
@@ -263,14 +231,14 @@ export class TransactionalRecordSink implements RecordSink {
       countDiverted(this.options.metrics, pages);
       for (const page of group) page.resolve();
     }
-    if (this.fatal !== undefined) for (const page of this.queue.splice(0)) page.reject(this.fatal);
+    if (this.fatal !== undefined) for (const page of queue.splice(0)) page.reject(this.fatal);
   }
 
   /** How many queued pages the next transaction takes: at least one, within the page and byte caps. */
-  private groupSize(): number {
+  private groupSize(queue: readonly PendingPage[]): number {
     let bytes = 0;
     let count = 0;
-    for (const page of this.queue) {
+    for (const page of queue) {
       if (count === this.options.maxPagesPerTransaction) break;
       if (count > 0 && bytes + page.messages.bytes > this.options.maxBytesPerTransaction) break;
       bytes += page.messages.bytes;

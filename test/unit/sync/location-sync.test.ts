@@ -234,12 +234,48 @@ describe('LocationSync', () => {
     expect(api.requests).toHaveLength(3);
   });
 
+  it('lists and enriches the next page while the current one commits, and then uses it', async () => {
+    const data = [1, 2, 3, 4, 5, 6, 7].map((n) => call(`c${n}`, n));
+    const api = new FakeCallsApi(data);
+    const sink = new InMemorySink();
+    const seenDuringFirstCommit: { requests: number; gets: string[] }[] = [];
+    sink.beforeCommit = async () => {
+      if (seenDuringFirstCommit.length > 0) return;
+      // Let the read-ahead run: it starts as the commit does.
+      for (let turn = 0; turn < 20; turn++) await new Promise(setImmediate);
+      seenDuringFirstCommit.push({ requests: api.requests.length, gets: [...api.gets] });
+    };
+    const { sync } = build(api, { sink });
+    await sync.runPage();
+    expect(seenDuringFirstCommit).toEqual([{ requests: 2, gets: ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'] }]);
+
+    await sync.runPage(); // the page read ahead: no new request for it
+    expect(api.requests).toHaveLength(3); // and the one after it, read ahead in turn
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(api.requests).toHaveLength(3); // the last page read nothing ahead
+  });
+
+  it('drops the page read ahead when the commit fails, and lists it again from what is stored', async () => {
+    const data = [1, 2, 3, 4, 5, 6].map((n) => call(`c${n}`, n));
+    const api = new FakeCallsApi(data);
+    const sink = new InMemorySink();
+    sink.failNext(4); // every attempt of the first commit
+    const { sync } = build(api, { sink, reload: true });
+    expect(await sync.runPage().catch((e: unknown) => e)).toBeInstanceOf(RetriableError);
+    expect(api.requests).toHaveLength(2); // the first page and the one read ahead
+
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(api.requests.slice(2).map((r) => r.kind)).toEqual(['first', 'next']);
+  });
+
   it('restarts from the watermark when the cursor expires, losing and doubling nothing', async () => {
     const data = [call('a', 1), ...group(7, 2), call('b', 3)];
     const api = new FakeCallsApi(data);
     const { sync, sink } = build(api);
+    api.expireNextCursors = 1; // the first request has no cursor: the next page's (read ahead) expires
     await sync.runPage();
-    api.expireNextCursors = 1;
     const report = await sync.runPage();
     expect(report.restarted).toBe(true);
     await sync.runTraversal();
@@ -265,9 +301,10 @@ describe('LocationSync', () => {
       }),
     );
     const { sync, sink, metrics } = build(api, { sink: first.sink, start: stored });
+    const before = api.requests.length; // the first process also read a page ahead
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
-    expect(api.requests.slice(2, 4)).toMatchObject([
+    expect(api.requests.slice(before, before + 2)).toMatchObject([
       { kind: 'next', cursor: stored.cursor },
       { kind: 'first', since: stored.watermark },
     ]);
@@ -291,11 +328,13 @@ describe('LocationSync', () => {
 
   it('stops with CURSOR_LOOP when an empty page returns the cursor just sent', async () => {
     const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
-    const { sync, sink } = build(api);
-    await sync.runPage();
-    const cursor = sync.offset.cursor;
+    const first = build(api);
+    await first.sync.runPage();
+    const cursor = first.sync.offset.cursor;
     api.loopCursor = cursor;
     api.omitted.add('d');
+    // Resumed from the stored offset: the first sync has already read its next page ahead.
+    const { sync, sink } = build(api, { sink: first.sink, start: first.sink.offsets.get(LOC)! });
     const error = await sync.runPage().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FatalError);
     expect((error as FatalError).code).toBe('CURSOR_LOOP');

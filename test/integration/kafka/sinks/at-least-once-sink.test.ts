@@ -26,12 +26,12 @@ afterEach(async () => {
 
 const LOCATION = '00000000-0000-4000-8000-000000000001';
 
-function page(cursor: string): PageCommit {
-  const calls = [sampleCall({ locationUid: LOCATION }), sampleCall({ locationUid: LOCATION })];
+function page(cursor: string, locationUid = LOCATION): PageCommit {
+  const calls = [sampleCall({ locationUid }), sampleCall({ locationUid })];
   return {
-    locationUid: LOCATION,
+    locationUid,
     calls,
-    deadLetters: [{ locationUid: LOCATION, code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
+    deadLetters: [{ locationUid, code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
     offset: {
       since: null,
       cursor,
@@ -85,5 +85,24 @@ describe('AtLeastOnceRecordSink', () => {
     expect((error as ConnectorError).code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
     const records = await readCommittedAtLeast(testKafka(), exactlyOnce.topic, 2);
     expect(records).toHaveLength(2);
+  });
+
+  it("publishes the records and offsets of many locations' pages committed at once, grouped into shared requests", async () => {
+    const kafka = testKafkaConfig({ exactlyOnce: false });
+    const { session } = await startedSession(uniqueName('alo-group'), kafka);
+    const locations = Array.from(
+      { length: 20 },
+      (_, i) => `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+    );
+    const pages = locations.map((l) => page(`c-${l}`, l));
+
+    await Promise.all(pages.map((p) => session.sink.commitPage(p)));
+
+    const calls = await readCommittedAtLeast(testKafka(), kafka.topic, 40);
+    expect(calls.map((r) => r.key?.toString()).sort()).toEqual(
+      pages.flatMap((p) => p.calls.map((c) => c.uid)).sort(),
+    );
+    const offsets = await loadOffsetsWhen(session.offsetStore, (o) => locations.every((l) => o.has(l)));
+    for (const p of pages) expect(offsets.get(p.locationUid)).toEqual(p.offset);
   });
 });

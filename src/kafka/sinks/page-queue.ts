@@ -1,0 +1,62 @@
+/**
+ * The queue both RecordSinks put pages in: commitPage encodes a page and queues it, and one drain loop at a
+ * time takes what is queued into the next group (a transaction, or a produce request), so pages that
+ * arrive while a group is in flight go together in the next one. Each caller's promise settles with the
+ * group its page ended in.
+ */
+import type { PageCommit } from '../../sync/ports.js';
+import { pageMessages, type CallEncoder, type PageMessages } from '../page-messages.js';
+
+export interface PendingPage {
+  messages: PageMessages;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export function hasRecords(page: PageMessages): boolean {
+  return page.calls.length > 0 || page.deadLetters.length > 0;
+}
+
+export interface PageQueueOptions {
+  encoder: CallEncoder;
+  connectorName: string;
+  /** Drains the queue (called again while pages remain, never twice at once). */
+  drain: (queue: PendingPage[]) => Promise<void>;
+  /** Whether work remains besides the queued pages (e.g. offsets still to write). */
+  pendingBesidesQueue?: () => boolean;
+}
+
+export class PageQueue {
+  readonly pages: PendingPage[] = [];
+  private draining: Promise<void> | undefined;
+
+  constructor(private readonly options: PageQueueOptions) {}
+
+  /** Encodes and queues a page; rejects at once when encoding fails (a bug, not a skippable call). */
+  offer(commit: PageCommit, now: Date): Promise<void> {
+    let messages: PageMessages;
+    try {
+      messages = pageMessages(commit, this.options.encoder, this.options.connectorName, now);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.pages.push({ messages, resolve, reject });
+      this.kick();
+    });
+  }
+
+  /** Resolves once no drain is running (a page queued meanwhile is drained first). */
+  async drained(): Promise<void> {
+    while (this.draining !== undefined) await this.draining;
+  }
+
+  private kick(): void {
+    if (this.draining !== undefined) return;
+    this.draining = this.options.drain(this.pages).finally(() => {
+      this.draining = undefined;
+      // A page queued after the loop's last check and before this callback still needs a group.
+      if (this.pages.length > 0 || this.options.pendingBesidesQueue?.() === true) this.kick();
+    });
+  }
+}
