@@ -7,7 +7,7 @@
  * 96 bits of SHA-256, base64url (16 characters): collisions between two versions of one call are not a
  * practical concern, and the offsets record stays small (poll.boundaryCap entries).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const FINGERPRINT_BYTES = 12;
 
@@ -25,5 +25,7 @@ export function fingerprintFields(fields: Readonly<Record<string, unknown>>): st
 
 /** Fingerprint of a text (e.g. the payload of a listed item that could not be mapped). */
 export function fingerprintText(text: string): string {
-  return createHash('sha256').update(text).digest().subarray(0, FINGERPRINT_BYTES).toString('base64url');
+  // The one-shot crypto.hash: the same digest as a Hash object without making one (every idle poll fingerprints
+  // the boundary call it lists again).
+  return hash('sha256', text, 'buffer').subarray(0, FINGERPRINT_BYTES).toString('base64url');
 }

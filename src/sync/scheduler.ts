@@ -83,6 +83,8 @@ export interface SchedulerOptions {
 
 interface Slot {
   sync: LocationSync;
+  /** The location's phase of the poll interval (poll-phase.ts), computed once. */
+  phase: number;
   state: LocationState;
   dueAt: number;
   /** Tie-breaker: order in which locations became due. */
@@ -163,6 +165,7 @@ export class Scheduler {
     const abort = new AbortController();
     const slot: Slot = {
       sync,
+      phase: pollPhase(sync.locationUid),
       state: 'waiting',
       dueAt: this.options.clock.now(),
       seq: this.seq++,
@@ -382,11 +385,15 @@ export class Scheduler {
     this.armTimer();
   }
 
-  /** Keeps the one timer at the earliest due time while a worker is parked (none needed otherwise). */
+  /**
+   * Keeps the one timer at or before the earliest due time while a worker is parked. A timer armed earlier
+   * than needed is left to fire (notify then re-arms it): cheaper than cancelling, which a location taken by
+   * a worker just before its timer would otherwise cost on every poll.
+   */
   private armTimer(): void {
-    const at =
-      this.idle.length === 0 ? Number.POSITIVE_INFINITY : (this.nextDue()?.dueAt ?? Number.POSITIVE_INFINITY);
-    if (at === this.timerAt) return;
+    if (this.idle.length === 0) return;
+    const at = this.nextDue()?.dueAt ?? Number.POSITIVE_INFINITY;
+    if (at >= this.timerAt) return;
     this.cancelTimer();
     if (!Number.isFinite(at)) return;
     const { clock } = this.options;
@@ -416,11 +423,7 @@ export class Scheduler {
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
           // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).
-          this.requeue(
-            slot,
-            'waiting',
-            phasedDelayMs(clock.now(), settings.intervalMs, pollPhase(slot.sync.locationUid)),
-          );
+          this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), settings.intervalMs, slot.phase));
           return;
         }
         if (stop.aborted || slot.removed !== null) break;
