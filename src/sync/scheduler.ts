@@ -28,9 +28,11 @@
  *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  *
- * Cost per poll does not grow with the number of locations: the next due location comes from a priority queue
- * of due times (not a scan of every location), so 10,000 quiet locations cost their requests, not 10,000
- * comparisons per poll.
+ * Cost per poll does not grow with the number of locations nor of workers: the next due location comes from a
+ * priority queue of due times (not a scan of every location), and idle workers are parked with one timer for
+ * the whole scheduler, which hands each location that falls due to one worker (not every idle worker woken
+ * with a timer of its own per poll), so 10,000 quiet locations cost their requests, not 10,000 comparisons or
+ * wake-ups per poll.
  */
 import TinyQueue from 'tinyqueue';
 import type { Logger } from '../logging/logger.js';

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HttpTransport, rateWindow, readCaFile } from '../../../src/api/http-transport.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { eventually } from '../../support/kafka.js';
 
 const options = {
   allowInsecureHttp: false,
@@ -95,6 +96,58 @@ describe('HttpTransport', () => {
       expect(labels).toContainEqual(expect.objectContaining({ endpoint: 'list', status_class: '2xx' }));
     } finally {
       await transport.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  it('fails with API_TIMEOUT when the whole exchange outlasts api.requestTimeoutMs, though bytes keep coming', async () => {
+    // A body trickling a byte every 50 ms never trips undici's idle timeouts: only the request's own deadline ends it.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new HttpTransport({
+      ...options,
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      allowInsecureHttp: true,
+      requestTimeoutMs: 300,
+      requestsPerSecond: 100,
+    });
+    try {
+      const error = await transport
+        .send({ path: '/v4/calls', query: {}, headers: {} })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'API_TIMEOUT', disposition: 'retriable' });
+    } finally {
+      await transport.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("rejects with the caller's abort reason, untouched, when the caller aborts an exchange in flight", async () => {
+    let answered = false;
+    const server = createServer(() => {
+      answered = true; // never answers
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new HttpTransport({
+      ...options,
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      allowInsecureHttp: true,
+      requestsPerSecond: 100,
+    });
+    try {
+      const caller = new AbortController();
+      const reason = new Error('the caller gave up');
+      const sent = transport.send({ path: '/v4/calls', query: {}, headers: {} }, caller.signal);
+      await eventually(() => answered, 5_000, 'the request reached the server');
+      caller.abort(reason);
+      await expect(sent).rejects.toBe(reason);
+    } finally {
+      await transport.close();
+      server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
   });
