@@ -71,8 +71,8 @@ const RAW_TIME_EXCEPTIONS = [
   'src/sync/scheduler.ts',
   // Freshness is computed at scrape time against the wall clock (a metric has no injected clock).
   'src/metrics/metrics.ts',
-  // The API client's per-request deadline: AbortSignal.timeout is the cheapest timer, and every idle poll runs one
-  // (170 a second at 10,000 locations); it is wall time like undici's own header and body timeouts beside it.
+  // The API client's per-request deadline: a plain timer cleared when the exchange ends is the cheapest, and every
+  // idle poll arms one (170 a second at 10,000 locations); it is wall time like undici's own header and body timeouts.
   'src/api/http-transport.ts',
   // The demo's live view and run names: wall-clock by nature.
   'src/demo/**/*.ts',

@@ -10,18 +10,29 @@
  * interval), BENCH_IDLE_RPS (api.requestsPerSecond, 200: the default 20 cannot poll 10,000 locations a
  * minute, which needs 167), BENCH_IDLE_PROFILE (a file: the CPU profile of the windows alone, idle polls
  * only, for Chrome DevTools or `speedscope`).
+ *
+ * The floor, in the same run: after the connector's windows (the connector closed), REPETITIONS windows of the
+ * same length in which a tight client (one undici Agent, keep-alive, the same sandbox child, the connector's
+ * exact idle request: `GET /v4/calls?order=asc&locationUid=…&limit=100&since=<the location's watermark>` with
+ * the same bearer header, so the same one-call answer) makes the same number of requests per second, spaced
+ * evenly. Its CPU per request is measured the same way (process.cpuUsage over the window, this process), so
+ * "CPU per idle poll / floor" says how much of the idle cost is the connector's own: the rest is Node's
+ * HTTPS client, TLS and the loopback socket, which any client pays.
  */
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { devNull } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { Session } from 'node:inspector/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { createLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
-import { envInt, REPETITIONS, Samples } from './stats.js';
+import { envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 const FIRST_ROUND_LIMIT_MS = 10 * 60_000;
@@ -60,6 +71,68 @@ async function window(runtime: ConnectorRuntime, seconds: number, s: Samples): P
     'ratio',
     mean === 0 ? Number.NaN : Math.max(...perSecond) / mean,
   );
+}
+
+/** One idle request of the floor: the connector's listing request for a location at its watermark. */
+interface IdleRequest {
+  path: string;
+  authorization: string;
+}
+
+/**
+ * One window of the floor: `rate` requests per second spaced evenly (fired on time, never waiting for the
+ * previous answer, as the connector's locations do), each body read whole. Records its CPU per request.
+ */
+async function floorWindow(
+  agent: Agent,
+  origin: string,
+  requests: readonly IdleRequest[],
+  rate: number,
+  seconds: number,
+  s: Samples,
+): Promise<void> {
+  const periodMs = 1000 / rate;
+  let answered = 0;
+  let failed = 0;
+  const inFlight = new Set<Promise<void>>();
+  const fire = (i: number) => {
+    const r = requests[i % requests.length] as IdleRequest;
+    const p = request(`${origin}${r.path}`, {
+      dispatcher: agent,
+      headers: { authorization: r.authorization, accept: 'application/json' },
+    })
+      .then(async (res) => {
+        await res.body.text();
+        if (res.statusCode === 200) answered += 1;
+        else failed += 1;
+      })
+      .catch(() => {
+        failed += 1;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  };
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let next = t0;
+  let i = 0;
+  for (;;) {
+    const now = performance.now();
+    if (now >= end) break;
+    while (next <= now) {
+      fire(i++);
+      next += periodMs;
+    }
+    await sleep(Math.max(1, next - performance.now()));
+  }
+  await Promise.all(inFlight);
+  const cpu = process.cpuUsage(cpu0);
+  const elapsed = (performance.now() - t0) / 1000;
+  if (failed > 0) throw new Error(`floor: ${failed} of ${failed + answered} requests failed`);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  s.add('floor: tight client requests', 'req/s', answered / elapsed);
+  s.add('floor: CPU per request (tight undici client, same requests)', 'ms', cpuMs / answered);
 }
 
 export const idleBench: BenchModule = {
@@ -109,9 +182,34 @@ export const idleBench: BenchModule = {
         await writeFile(profile, JSON.stringify(taken));
         session.disconnect();
       }
+      // The floor's requests: each location's idle listing request, as the connector sends it now.
+      const requests: IdleRequest[] = runtime.status().map((l) => ({
+        path: `${config.api.listPath}?${new URLSearchParams({
+          order: 'asc',
+          locationUid: l.locationUid,
+          limit: String(config.api.pageSize),
+          ...(l.offset.since === null ? {} : { since: l.offset.since }),
+        }).toString()}`,
+        authorization: `${config.api.tokenPrefix}${sandbox.ready.accessToken}`,
+      }));
       stop.abort();
       await running;
       await runtime.close();
+      const agent = new Agent({
+        keepAliveTimeout: 30_000,
+        connections: config.api.maxConcurrency,
+        connect: { ca: [...rootCertificates, sandbox.ready.caCertPem ?? ''] },
+      });
+      try {
+        const rate = (locations * 1000) / intervalMs;
+        for (let rep = 0; rep < REPETITIONS; rep++)
+          await floorWindow(agent, new URL(config.api.baseUrl).origin, requests, rate, windowS, s);
+      } finally {
+        await agent.close();
+      }
+      const perPoll = s.values('CPU per idle poll');
+      const floor = s.values('floor: CPU per request (tight undici client, same requests)');
+      for (const r of ratios(perPoll, floor)) s.add('CPU per idle poll / floor', 'ratio', r);
     } finally {
       await sandbox.close();
       await stack.stop();
@@ -122,6 +220,7 @@ export const idleBench: BenchModule = {
       notes: [
         `${locations} locations of 1 call each; after every location completed its first traversal (${firstRoundS.toFixed(0)} s), ${REPETITIONS} consecutive windows of ${windowS} s of idle polls; api.requestsPerSecond ${rps}, exactly-once, enrichment on.`,
         'The sandbox runs in a child process: CPU and RSS are the connector process alone (Node, kafkajs, metrics and a JSON logger at info to /dev/null included).',
+        'The floor: the same requests at the same rate from a tight undici client (keep-alive Agent, same connections, no limiter, no Kafka) in this process after the connector closed; CPU per request measured the same way. The idle listing answers the boundary call again (`since` is inclusive), so both read a one-call page.',
         `At ${locations} locations and ${intervalMs / 1000} s, an even spread is ${((locations * 1000) / intervalMs).toFixed(1)} polls/s; with each location due at its own phase of the interval, the per-second counts vary like a Poisson count (busiest second about 1 + 3/√mean).`,
       ],
     };

@@ -54,6 +54,11 @@ export interface HttpTransportOptions {
   metrics: ConnectorMetrics;
 }
 
+/** A histogram of one set of label values. */
+interface Observer {
+  observe(value: number): void;
+}
+
 /** Error codes of Node's TLS layer meaning "this certificate is not trusted for this host". */
 const TLS_TRUST_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -125,6 +130,8 @@ export class HttpTransport implements HttpClient {
   private readonly origin: string;
   private readonly agent: Agent;
   private readonly queue: PQueue;
+  private readonly limiterWaits = new Map<string, Observer>();
+  private readonly durations = new Map<string, Observer>();
 
   constructor(private readonly options: HttpTransportOptions) {
     const url = new URL(options.baseUrl);
@@ -187,7 +194,7 @@ export class HttpTransport implements HttpClient {
     return this.queue.add(
       () => {
         const wait = (performance.now() - queuedAt) / 1000;
-        this.options.metrics.apiRateLimiterWait.observe({ endpoint }, wait);
+        this.limiterWait(endpoint).observe(wait);
         return this.timedExchange(endpoint, request, signal);
       },
       signal === undefined ? {} : { signal },
@@ -206,16 +213,47 @@ export class HttpTransport implements HttpClient {
       status = response.status;
       return response;
     } finally {
-      this.options.metrics.apiRequestDuration.observe(
-        { endpoint, status_class: statusClass(status) },
-        (performance.now() - startedAt) / 1000,
-      );
+      this.requestDuration(endpoint, statusClass(status)).observe((performance.now() - startedAt) / 1000);
     }
   }
 
+  /** api_rate_limiter_wait_seconds of one endpoint, looked up once (every request observes it). */
+  private limiterWait(endpoint: string): Observer {
+    let observer = this.limiterWaits.get(endpoint);
+    if (observer === undefined) {
+      observer = this.options.metrics.apiRateLimiterWait.labels({ endpoint });
+      this.limiterWaits.set(endpoint, observer);
+    }
+    return observer;
+  }
+
+  /** api_request_duration_seconds of one endpoint and status class, looked up once. */
+  private requestDuration(endpoint: string, statusClassLabel: string): Observer {
+    const key = `${endpoint} ${statusClassLabel}`;
+    let observer = this.durations.get(key);
+    if (observer === undefined) {
+      observer = this.options.metrics.apiRequestDuration.labels({ endpoint, status_class: statusClassLabel });
+      this.durations.set(key, observer);
+    }
+    return observer;
+  }
+
   private async sendNow(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
-    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
-    const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    signal?.throwIfAborted();
+    // The request's deadline and the caller's abort, on one controller. A timer cleared when the exchange
+    // ends (Node keeps timers of one duration in one list: arming and clearing is O(1), one native timer for
+    // all) and a listener removed then: AbortSignal.timeout and AbortSignal.any per request cost a weak
+    // reference, a finalizer, and a timer left to fire 30 s later, on every idle poll.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timeoutMs = this.options.requestTimeoutMs;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs);
+    timer.unref();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
     const query = new URLSearchParams(request.query).toString();
     const url = `${this.origin}${request.path}${query === '' ? '' : `?${query}`}`;
     this.options.metrics.apiInFlight.inc();
@@ -224,7 +262,7 @@ export class HttpTransport implements HttpClient {
         method: 'GET',
         headers: request.headers,
         dispatcher: this.agent,
-        signal: combined,
+        signal: controller.signal,
       });
       const chunks: Buffer[] = [];
       let size = 0;
@@ -253,7 +291,7 @@ export class HttpTransport implements HttpClient {
       if (signal?.aborted === true) throw signal.reason;
       if (error instanceof RetriableError) throw error;
       const code = errorCode(error);
-      if (timeout.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
+      if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
         throw new RetriableError(
           'API_TIMEOUT',
           `the calls API did not answer ${request.path} within api.requestTimeoutMs (${this.options.requestTimeoutMs} ms)`,
@@ -283,6 +321,8 @@ export class HttpTransport implements HttpClient {
         { cause: error },
       );
     } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       this.options.metrics.apiInFlight.dec();
     }
   }

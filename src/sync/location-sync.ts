@@ -144,7 +144,8 @@ interface TraversalState {
   published: number;
   deadLettered: number;
   deduplicated: number;
-  log: Logger;
+  /** This traversal's logger (location and traversal bound), made on first use. */
+  readonly log: Logger;
 }
 
 /** A listed page mapped, deduplicated against its starting offset and enriched: all it needs to commit. */
@@ -191,6 +192,11 @@ export class LocationSync {
   private readonly traversalSettings: TraversalSettings;
   private readonly location: string;
   private readAhead: ReadAhead | null = null;
+  /** This location's counters incremented on every page (idle polls included), looked up once. */
+  private readonly pagesFetched: { inc(value?: number): void };
+  private readonly recordsPublished: { inc(value?: number): void };
+  /** The watermark last given to metrics.observeHighWater. */
+  private observedWatermark: string | null = null;
   readonly totals: LocationTotals = emptyTotals();
 
   constructor(private readonly options: LocationSyncOptions) {
@@ -200,6 +206,8 @@ export class LocationSync {
     this.position = options.startOffset;
     this.sinkGeneration = options.sink.generation?.();
     this.location = options.metrics.location(options.locationUid);
+    this.pagesFetched = options.metrics.pagesFetched.labels({ location: this.location });
+    this.recordsPublished = options.metrics.recordsPublished.labels({ location: this.location });
     this.traversalSettings = {
       locationUid: options.locationUid,
       pageSize: options.settings.pageSize,
@@ -270,7 +278,7 @@ export class LocationSync {
         return this.restart(traversal, error);
       throw error;
     }
-    this.options.metrics.pagesFetched.inc({ location: this.location });
+    this.pagesFetched.inc();
     traversal.pages += 1;
     if (traversal.detector.isLoop(page.nextCursor)) {
       throw new FatalError(
@@ -413,7 +421,9 @@ export class LocationSync {
 
   private beginTraversal(): TraversalState {
     const id = randomUUID().slice(0, 8);
-    const log = this.options.logger.child({ location: this.locationUid, traversal: id });
+    const { logger } = this.options;
+    let log: Logger | undefined;
+    const locationUid = this.locationUid;
     const state: TraversalState = {
       id,
       startedAt: this.options.clock.now(),
@@ -423,14 +433,19 @@ export class LocationSync {
       published: 0,
       deadLettered: 0,
       deduplicated: 0,
-      log,
+      // Made on first use: an idle poll logs nothing at info, and a child logger per traversal was a
+      // measurable share of its CPU (pino serialises the bindings when the child is made).
+      get log() {
+        return (log ??= logger.child({ location: locationUid, traversal: id }));
+      },
     };
     // Debug: most traversals of a running connector are idle polls (one page, nothing new), and two info
     // lines each would be hundreds of lines a second at 10,000 locations. 'traversal complete' says the rest.
-    log.debug(
-      { since: this.position.since, resumingCursor: this.position.cursor !== null },
-      'traversal started',
-    );
+    if (logger.isLevelEnabled('debug'))
+      state.log.debug(
+        { since: this.position.since, resumingCursor: this.position.cursor !== null },
+        'traversal started',
+      );
     this.traversal = state;
     return state;
   }
@@ -441,17 +456,19 @@ export class LocationSync {
     this.options.metrics.observeTraversalSuccess(this.locationUid, now);
     this.totals.traversalsCompleted += 1;
     const idle = traversal.pages === 1 && traversal.published === 0 && traversal.deadLettered === 0;
-    traversal.log[idle ? 'debug' : 'info'](
-      {
-        pages: traversal.pages,
-        published: traversal.published,
-        deadLettered: traversal.deadLettered,
-        deduplicated: traversal.deduplicated,
-        since: this.committed.since,
-        durationMs: now - traversal.startedAt,
-      },
-      'traversal complete',
-    );
+    const level = idle ? 'debug' : 'info';
+    if (this.options.logger.isLevelEnabled(level))
+      traversal.log[level](
+        {
+          pages: traversal.pages,
+          published: traversal.published,
+          deadLettered: traversal.deadLettered,
+          deduplicated: traversal.deduplicated,
+          since: this.committed.since,
+          durationMs: now - traversal.startedAt,
+        },
+        'traversal complete',
+      );
     this.traversal = null;
   }
 
@@ -602,7 +619,7 @@ export class LocationSync {
   ): void {
     const { metrics } = this.options;
     const location = this.location;
-    metrics.recordsPublished.inc({ location }, page.published);
+    this.recordsPublished.inc(page.published);
     if (page.deduplicated > 0)
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
     if (page.deadLetters.length > 0)
@@ -611,8 +628,13 @@ export class LocationSync {
     if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
     for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
     for (const [reason, n] of page.unenriched) metrics.recordsUnenriched.inc({ location, reason }, n);
-    const watermark = this.committed.watermark === null ? null : parseInstant(this.committed.watermark);
-    if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));
+    // An idle page leaves the watermark as it was: parsed and observed again only when it moved.
+    const mark = this.committed.watermark;
+    if (mark !== null && mark !== this.observedWatermark) {
+      const watermark = parseInstant(mark);
+      if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));
+      this.observedWatermark = mark;
+    }
     traversal.published += page.published;
     traversal.deadLettered += page.deadLetters.length;
     traversal.deduplicated += page.deduplicated;

@@ -6,14 +6,14 @@
  * A location's phase is a fraction of the interval drawn from a hash of its uid: stable across restarts
  * and across instances (two instances sharing the locations agree on it), and independent of which other
  * locations exist, so adding or removing a location moves no other. Its polls are due at the instants
- * t = k × interval + phase × interval (ms since the epoch, k an integer). Pure: called by the scheduler
- * each time a traversal completes.
+ * t = k × interval + phase × interval (ms since the epoch, k an integer). Pure: the scheduler computes a
+ * location's phase once and calls phasedDelayMs each time a traversal completes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The location's phase, a fraction in [0, 1) of the poll interval (the first 32 bits of SHA-256 of its uid). */
 export function pollPhase(locationUid: string): number {
-  return createHash('sha256').update(locationUid).digest().readUInt32BE(0) / 2 ** 32;
+  return hash('sha256', locationUid, 'buffer').readUInt32BE(0) / 2 ** 32;
 }
 
 /**

@@ -100,6 +100,11 @@ export interface OffsetStore {
 /** A counter the core increments; `labels` are the metric's label values. */
 export interface SyncCounter<Label extends string> {
   inc(labels: Record<Label, string>, value?: number): void;
+  /**
+   * The counter of one set of label values, for a caller that increments it on every poll: looked up once
+   * instead of hashing the labels per increment.
+   */
+  labels(labels: Record<Label, string>): { inc(value?: number): void };
 }
 
 /**

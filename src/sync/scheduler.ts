@@ -28,15 +28,17 @@
  *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  *
- * Cost per poll does not grow with the number of locations: the next due location comes from a priority queue
- * of due times (not a scan of every location), so 10,000 quiet locations cost their requests, not 10,000
- * comparisons per poll.
+ * Cost per poll does not grow with the number of locations nor of workers: the next due location comes from a
+ * priority queue of due times (not a scan of every location), and idle workers are parked with one timer for
+ * the whole scheduler, which hands each location that falls due to one worker (not every idle worker woken
+ * with a timer of its own per poll), so 10,000 quiet locations cost their requests, not 10,000 comparisons or
+ * wake-ups per poll.
  */
 import TinyQueue from 'tinyqueue';
 import type { Logger } from '../logging/logger.js';
 import { codeOf, dispositionOf } from '../errors/index.js';
 import { backoffDelayMs, type BackoffPolicy } from '../time/backoff.js';
-import type { Clock } from '../time/clock.js';
+import { startTimer, type Clock, type Timer } from '../time/clock.js';
 import { healingOf, stoppedRetryDelayMs, type StoppedRetryPolicy } from './healing.js';
 import type { LocationSync, LocationTotals } from './location-sync.js';
 import type { LocationOffset } from './model.js';
@@ -83,6 +85,8 @@ export interface SchedulerOptions {
 
 interface Slot {
   sync: LocationSync;
+  /** The location's phase of the poll interval (poll-phase.ts), computed once. */
+  phase: number;
   state: LocationState;
   dueAt: number;
   /** Tie-breaker: order in which locations became due. */
@@ -96,6 +100,8 @@ interface Slot {
   stoppedBy: string | null;
   /** Aborts this location's page in flight (remove() past its bound). */
   abort: AbortController;
+  /** The signal of its pages: `abort` or the scheduler's hard stop (one per slot, not one per turn). */
+  pageSignal: AbortSignal;
   /** remove() asked for it: no further page; set while a page is in flight, called when the turn ends. */
   removed: (() => void) | null;
   /** No longer scheduled (removed): its entries in the due queue are void. */
@@ -136,7 +142,13 @@ export class Scheduler {
   /** Due times of the slots not running, earliest first (stopped-for-good slots, due never, are left out). */
   private readonly due = new TinyQueue<DueEntry>([], byDueTime);
   private seq = 0;
-  private wake: (() => void) | null = null;
+  /** Parked workers (waitForWork), each waiting to be handed a location or released. */
+  private readonly idle: Array<(slot: Slot | undefined) => void> = [];
+  /** The scheduler's one timer: wakes parked workers at `timerAt`, the earliest due time. */
+  private timer: Timer | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  /** run()'s stop signal, for notify(). */
+  private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
 
   constructor(private readonly options: SchedulerOptions) {
@@ -152,8 +164,10 @@ export class Scheduler {
   }
 
   private newSlot(sync: LocationSync): Slot {
+    const abort = new AbortController();
     const slot: Slot = {
       sync,
+      phase: pollPhase(sync.locationUid),
       state: 'waiting',
       dueAt: this.options.clock.now(),
       seq: this.seq++,
@@ -162,7 +176,8 @@ export class Scheduler {
       consecutiveFailures: 0,
       stops: 0,
       stoppedBy: null,
-      abort: new AbortController(),
+      abort,
+      pageSignal: AbortSignal.any([this.hardStop.signal, abort.signal]),
       removed: null,
       detached: false,
     };
@@ -245,6 +260,7 @@ export class Scheduler {
 
   /** Runs until `signal` aborts (then stops gracefully) or every location is stopped for good. Call once. */
   async run(signal: AbortSignal): Promise<void> {
+    this.stopSignal = signal;
     let timer: NodeJS.Timeout | undefined;
     const onStop = () => {
       this.options.logger.info(
@@ -289,24 +305,32 @@ export class Scheduler {
     } finally {
       signal.removeEventListener('abort', onStop);
       clearTimeout(timer);
+      this.cancelTimer();
     }
   }
 
   private async worker(stop: AbortSignal): Promise<void> {
     for (;;) {
       if (stop.aborted) return;
-      if (this.options.dynamic !== true && this.nextDue() === undefined && !this.anyRunning()) {
+      if (this.finished()) {
         this.notify();
         return;
       }
-      const slot = this.takeDue();
-      if (slot === undefined) {
-        await this.waitForWork(stop);
-        continue;
+      const slot = this.takeDue() ?? (await this.waitForWork());
+      if (slot === undefined) continue;
+      if (stop.aborted) {
+        // Handed over just before the stop: no new page starts.
+        this.requeue(slot, 'waiting', 0);
+        return;
       }
       await this.turn(slot, stop);
       this.notify();
     }
+  }
+
+  /** A static scheduler is done when no location is due ever again and none is running. */
+  private finished(): boolean {
+    return this.options.dynamic !== true && this.nextDue() === undefined && !this.anyRunning();
   }
 
   /** The earliest live entry of the due queue (void ones at the head are dropped); undefined when none. */
@@ -332,34 +356,67 @@ export class Scheduler {
     return head.slot;
   }
 
-  /** Sleeps until the earliest due time, a finished turn (which may free work), or the stop. */
-  private async waitForWork(stop: AbortSignal): Promise<void> {
-    const head = this.nextDue();
-    const now = this.options.clock.now();
-    const until = head === undefined ? 60_000 : Math.max(0, head.dueAt - now);
-    const woken = new Promise<void>((resolve) => {
-      const previous = this.wake;
-      this.wake = () => {
-        previous?.();
-        resolve();
-      };
-    });
-    const controller = new AbortController();
-    const combined = AbortSignal.any([stop, controller.signal]);
-    await Promise.race([woken, this.options.clock.sleep(until, combined).catch(() => undefined)]);
-    controller.abort();
+  /**
+   * Parks a worker until notify() hands it a location (marked running) or releases it (undefined: stop,
+   * or nothing left to do). Idle workers cost nothing while they wait: one timer for the whole scheduler
+   * (armed for the earliest due time) wakes exactly as many workers as there are locations due, so a poll
+   * costs one wake-up, not one per worker.
+   */
+  private waitForWork(): Promise<Slot | undefined> {
+    const parked = new Promise<Slot | undefined>((resolve) => this.idle.push(resolve));
+    this.armTimer();
+    return parked;
   }
 
+  /**
+   * Hands the locations now due to parked workers, one each, and re-arms the timer for the next due time;
+   * on stop, or when a static scheduler has nothing left, releases every parked worker. Called whenever
+   * work may have changed: a turn ended, locations were added, the timer fired, the stop began.
+   */
   private notify(): void {
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
+    if (this.stopSignal?.aborted === true || this.finished()) {
+      this.cancelTimer();
+      for (const release of this.idle.splice(0)) release(undefined);
+      return;
+    }
+    while (this.idle.length > 0) {
+      const slot = this.takeDue();
+      if (slot === undefined) break;
+      this.idle.pop()?.(slot);
+    }
+    this.armTimer();
+  }
+
+  /**
+   * Keeps the one timer at or before the earliest due time while a worker is parked. A timer armed earlier
+   * than needed is left to fire (notify then re-arms it): cheaper than cancelling, which a location taken by
+   * a worker just before its timer would otherwise cost on every poll.
+   */
+  private armTimer(): void {
+    if (this.idle.length === 0) return;
+    const at = this.nextDue()?.dueAt ?? Number.POSITIVE_INFINITY;
+    if (at >= this.timerAt) return;
+    this.cancelTimer();
+    if (!Number.isFinite(at)) return;
+    const { clock } = this.options;
+    this.timerAt = at;
+    this.timer = startTimer(clock, Math.max(0, at - clock.now()), () => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.notify();
+    });
+  }
+
+  private cancelTimer(): void {
+    this.timer?.cancel();
+    this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
   }
 
   private async turn(slot: Slot, stop: AbortSignal): Promise<void> {
     const { settings, metrics, clock, logger } = this.options;
     const location = metrics.location(slot.sync.locationUid);
-    const pageSignal = AbortSignal.any([this.hardStop.signal, slot.abort.signal]);
+    const { pageSignal } = slot;
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
         const report = await slot.sync.runPage(pageSignal);
@@ -368,11 +425,7 @@ export class Scheduler {
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
           // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).
-          this.requeue(
-            slot,
-            'waiting',
-            phasedDelayMs(clock.now(), settings.intervalMs, pollPhase(slot.sync.locationUid)),
-          );
+          this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), settings.intervalMs, slot.phase));
           return;
         }
         if (stop.aborted || slot.removed !== null) break;

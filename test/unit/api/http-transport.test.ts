@@ -1,8 +1,14 @@
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { HttpTransport, rateWindow, readCaFile } from '../../../src/api/http-transport.js';
+import {
+  HttpTransport,
+  rateWindow,
+  readCaFile,
+  type HttpTransportOptions,
+} from '../../../src/api/http-transport.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { eventually } from '../../support/kafka.js';
 
 const options = {
   allowInsecureHttp: false,
@@ -37,6 +43,29 @@ describe('rateWindow', () => {
     expect(() => rateWindow(0)).toThrow(RangeError);
   });
 });
+
+/** A plain-HTTP server on an ephemeral port, and a transport to it (with `extra` options). */
+async function transportTo(
+  handler: RequestListener,
+  extra: Partial<HttpTransportOptions>,
+): Promise<{ transport: HttpTransport; close: () => Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const transport = new HttpTransport({
+    ...options,
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    allowInsecureHttp: true,
+    ...extra,
+  });
+  return {
+    transport,
+    close: async () => {
+      await transport.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 describe('HttpTransport', () => {
   it('refuses a plain http base URL unless allowInsecureHttp is set', async () => {
@@ -96,6 +125,45 @@ describe('HttpTransport', () => {
     } finally {
       await transport.close();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  it('fails with API_TIMEOUT when the whole exchange outlasts api.requestTimeoutMs, though bytes keep coming', async () => {
+    // A body trickling a byte every 50 ms never trips undici's idle timeouts: only the request's own deadline ends it.
+    const { transport, close } = await transportTo(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const drip = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(drip));
+      },
+      { requestTimeoutMs: 300, requestsPerSecond: 100 },
+    );
+    try {
+      const error = await transport
+        .send({ path: '/v4/calls', query: {}, headers: {} })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'API_TIMEOUT', disposition: 'retriable' });
+    } finally {
+      await close();
+    }
+  });
+
+  it("rejects with the caller's abort reason, untouched, when the caller aborts an exchange in flight", async () => {
+    let answered = false;
+    const { transport, close } = await transportTo(
+      () => {
+        answered = true; // never answers
+      },
+      { requestsPerSecond: 100 },
+    );
+    try {
+      const caller = new AbortController();
+      const reason = new Error('the caller gave up');
+      const sent = transport.send({ path: '/v4/calls', query: {}, headers: {} }, caller.signal);
+      await eventually(() => answered, 5_000, 'the request reached the server');
+      caller.abort(reason);
+      await expect(sent).rejects.toBe(reason);
+    } finally {
+      await close();
     }
   });
 });

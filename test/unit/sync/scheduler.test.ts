@@ -10,6 +10,7 @@ import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET } from '../../../src/sync/model.js';
 import { pollPhase } from '../../../src/sync/poll-phase.js';
 import { minimumRoundMs, Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
+import { ManualClock } from '../../support/clock.js';
 import { eventually } from '../../support/kafka.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
@@ -147,6 +148,29 @@ describe('Scheduler', () => {
     for (const at of requestedAt.slice(1, 4)) expect((at - phaseMs) % 60_000).toBeCloseTo(0, 6);
     expect((requestedAt[3] ?? 0) - (requestedAt[2] ?? 0)).toBeCloseTo(60_000, 6);
     expect(requestedAt[1]).toBeGreaterThanOrEqual(30_000);
+  });
+
+  it('keeps one timer for all its idle workers and wakes one worker per location due', async () => {
+    const clock = new ManualClock();
+    const locations = [loc(1), loc(2), loc(3)];
+    const api = new FakeCallsApi(locations.flatMap((l) => calls(l, 1)));
+    const { scheduler } = setup(api, locations, { maxLocationsInFlight: 50 }, clock);
+    const requestedAt = requestTimes(api, clock);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => requestedAt.length === 3, 4_000, 'the first round');
+    await clock.sleeping(1);
+    // Three workers idle after the round: one pending wait between them, the scheduler's timer.
+    expect(clock.pending).toBe(1);
+    const firstDue = Math.min(...scheduler.status().map((s) => s.nextRunAt ?? Number.POSITIVE_INFINITY));
+    clock.advance(firstDue - clock.now());
+    await eventually(() => requestedAt.length === 4, 4_000, 'the first location due polled');
+    await clock.sleeping(1);
+    expect(clock.pending).toBe(1);
+    expect(requestedAt[3]).toBe(firstDue);
+    stop.abort();
+    await running;
+    expect(clock.pending).toBe(0);
   });
 
   it('interleaves locations page by page (fairness)', async () => {
