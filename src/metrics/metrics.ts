@@ -17,6 +17,8 @@ export interface MetricsOptions {
   processMetrics?: boolean;
   /** poll.intervalMs, exported as `calls_connector_poll_interval_seconds` for the staleness alert. */
   pollIntervalMs?: number;
+  /** api.requestsPerSecond: with the owned locations, the shortest round of polls (`calls_connector_poll_round_seconds`). */
+  requestsPerSecond?: number;
   /** Labels of `calls_connector_build_info`; 'unknown' when not given. */
   version?: string;
   connector?: string;
@@ -43,6 +45,8 @@ export function statusClass(status: number | undefined): StatusClass {
 export class ConnectorMetrics {
   readonly registry = new Registry();
   readonly perLocationLabels: boolean;
+  /** api.requestsPerSecond, for calls_connector_poll_round_seconds (undefined: the gauge stays 0). */
+  private readonly requestsPerSecond: number | undefined;
 
   readonly recordsPublished = new Counter({
     name: 'calls_connector_records_published_total',
@@ -233,6 +237,20 @@ export class ConnectorMetrics {
     help: 'Configured pause between traversals of a location (poll.intervalMs); alerts judge staleness against it.',
     registers: [this.registry],
   });
+  /**
+   * Computed at scrape time from the owned locations, so that it follows a distributed instance's assignment.
+   * Stays 0 without api.requestsPerSecond (tests).
+   */
+  readonly pollRound = new Gauge({
+    name: 'calls_connector_poll_round_seconds',
+    help: 'Shortest time one round of polls of the locations this instance owns can take under api.requestsPerSecond (owned locations / rate). Above calls_connector_poll_interval_seconds, each location is polled once per round, not once per interval; the staleness alert judges against the larger of the two.',
+    registers: [this.registry],
+    collect: async () => {
+      if (this.requestsPerSecond === undefined) return;
+      const owned = (await this.ownedLocations.get()).values[0]?.value ?? 0;
+      this.pollRound.set(owned / this.requestsPerSecond);
+    },
+  });
   readonly buildInfo = new Gauge({
     name: 'calls_connector_build_info',
     help: 'Always 1; labels carry the connector version and its configured name.',
@@ -289,6 +307,7 @@ export class ConnectorMetrics {
 
   constructor(options: MetricsOptions = {}) {
     this.perLocationLabels = options.perLocationLabels ?? true;
+    this.requestsPerSecond = options.requestsPerSecond;
     if (options.pollIntervalMs !== undefined) this.pollInterval.set(options.pollIntervalMs / 1000);
     this.buildInfo.set(
       { version: options.version ?? 'unknown', connector: options.connector ?? 'unknown' },

@@ -110,6 +110,7 @@ export class ConnectorRuntime {
         perLocationLabels: config.metrics.perLocationLabels,
         processMetrics: true,
         pollIntervalMs: config.poll.intervalMs,
+        requestsPerSecond: config.api.requestsPerSecond,
         version: packageVersion(),
         connector: config.connector.name,
       });

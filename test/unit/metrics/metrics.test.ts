@@ -107,6 +107,14 @@ describe('ConnectorMetrics', () => {
     ).toBe(1);
   });
 
+  it('exports the shortest round of polls as owned locations over the request rate, following the assignment', async () => {
+    const metrics = new ConnectorMetrics({ pollIntervalMs: 60_000, requestsPerSecond: 20 });
+    metrics.ownedLocations.set(10_000);
+    expect(await valueOf(metrics, 'calls_connector_poll_round_seconds')).toBe(500);
+    metrics.ownedLocations.set(4_000); // a rebalance took locations away
+    expect(await valueOf(metrics, 'calls_connector_poll_round_seconds')).toBe(200);
+  });
+
   it('maps HTTP statuses to status classes, with anything else as "error"', () => {
     expect(statusClass(200)).toBe('2xx');
     expect(statusClass(429)).toBe('4xx');
