@@ -15,6 +15,8 @@ export interface SandboxChild {
   /** The sandbox's CA, written to a file for api.caFile. */
   caFile: string;
   stats(): Promise<SandboxStats>;
+  /** Every current call version of the sandbox, as `uid@updatedAt` (ISO). */
+  truth(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,11 @@ export async function startSandboxChild(
       child.send('stats');
       const [answer] = (await once(child, 'message')) as [{ stats: SandboxStats }];
       return answer.stats;
+    },
+    truth: async () => {
+      child.send('truth');
+      const [answer] = (await once(child, 'message')) as [{ truth: string[] }];
+      return answer.truth;
     },
     close: async () => {
       child.send('close');
