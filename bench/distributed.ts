@@ -135,10 +135,13 @@ interface TopicContent {
 }
 
 async function versionsInTopic(kafka: Kafka, registry: SchemaRegistry, topic: string): Promise<TopicContent> {
-  const records: TopicRecord[] = [];
+  // By position: a record the reader is handed twice (a batch fetched again after its group rebalanced, on
+  // a loaded machine) is one record in the topic, not a doubled version.
+  const byPosition = new Map<string, TopicRecord>();
   await readTopicToEnd(kafka, { topic, groupIdPrefix: `${topic}-check`, timeoutMs: 60_000 }, (record) => {
-    if (record.value !== null) records.push(record);
+    if (record.value !== null) byPosition.set(`${record.partition}@${record.offset}`, record);
   });
+  const records = [...byPosition.values()];
   const byVersion = new Map<string, string[]>();
   for (const record of records) {
     const call = (await registry.decode(record.value ?? Buffer.alloc(0))) as {
@@ -161,6 +164,8 @@ interface RunResult {
   seconds: number;
   records: number;
   cpuSeconds: number;
+  /** The sandbox's CPU over the same span. */
+  sandboxCpuSeconds: number;
   /** Kill run only: kill -9 to the last of its locations polled by the survivor, s. */
   handoverSeconds?: number;
   lost: number;
@@ -231,6 +236,7 @@ async function backfillBy(setup: Setup, count: number, kill: boolean): Promise<R
   const deadline = Date.now() + setup.runLimitMs;
   let firstAt: number | undefined;
   let cpuAtFirst = 0;
+  let sandboxCpuAtFirst = 0;
   let handoverSeconds: number | undefined;
   let killed: { at: number; orphaned: Map<string, string | null> } | undefined;
   const polled = new Set<string>();
@@ -251,6 +257,7 @@ async function backfillBy(setup: Setup, count: number, kill: boolean): Promise<R
       if (firstAt === undefined && v.published > 0) {
         firstAt = now;
         cpuAtFirst = await totalCpu(instances);
+        sandboxCpuAtFirst = await cpuSeconds(setup.sandbox.pid);
       }
       const victim = instances.at(-1);
       // Its locations as it last showed them (killed only once it shows some); the survivor must poll each.
@@ -284,6 +291,7 @@ async function backfillBy(setup: Setup, count: number, kill: boolean): Promise<R
         throw new Error(`${run}: the backfill ended before an instance could be killed: give it more calls`);
       if (done && firstAt !== undefined && (!kill || handoverSeconds !== undefined)) {
         const cpu = (await totalCpu(live())) - cpuAtFirst;
+        const sandboxCpu = (await cpuSeconds(setup.sandbox.pid)) - sandboxCpuAtFirst;
         const seconds = (now - firstAt) / 1000;
         await stopAll(instances);
         const { versions, records, doubledExamples } = await versionsInTopic(
@@ -296,6 +304,7 @@ async function backfillBy(setup: Setup, count: number, kill: boolean): Promise<R
           seconds,
           records: versions.size,
           cpuSeconds: cpu,
+          sandboxCpuSeconds: sandboxCpu,
           ...(handoverSeconds !== undefined && { handoverSeconds }),
           lost,
           doubled: records - versions.size,
@@ -374,6 +383,7 @@ export const distributedBench: BenchModule = {
             (r.cpuSeconds / r.records) * 1e4,
           );
           s.add(`${n} instance(s): cores busy in the instances`, 'cores', r.cpuSeconds / r.seconds);
+          s.add(`${n} instance(s): cores busy in the sandbox`, 'cores', r.sandboxCpuSeconds / r.seconds);
           check(`rep ${rep + 1}, ${n} instance(s)`, r);
         }
         const k = await backfillBy(setup, 2, true);

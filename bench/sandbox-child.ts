@@ -12,6 +12,8 @@ import type { WorkerReady } from './sandbox-worker.js';
 
 export interface SandboxChild {
   ready: WorkerReady;
+  /** The sandbox process's id (for its CPU time). */
+  pid: number | undefined;
   /** The sandbox's CA, written to a file for api.caFile. */
   caFile: string;
   stats(): Promise<SandboxStats>;
@@ -36,6 +38,7 @@ export async function startSandboxChild(
   await writeFile(caFile, ready.caCertPem ?? '');
   return {
     ready,
+    pid: child.pid,
     caFile,
     stats: async () => {
       child.send('stats');
