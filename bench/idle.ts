@@ -32,7 +32,7 @@ import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
-import { envInt, ratios, REPETITIONS, Samples } from './stats.js';
+import { atMost, envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 const FIRST_ROUND_LIMIT_MS = 10 * 60_000;
@@ -217,6 +217,10 @@ export const idleBench: BenchModule = {
     return {
       name: `idle cost: ${locations.toLocaleString('en-US')} quiet locations at a ${intervalMs / 1000} s interval`,
       figures: s.figures(),
+      goals: [
+        atMost('idle: < 5 % of one core', 'CPU (connector process, sandbox excluded)', 5),
+        atMost('idle: < 0.3 ms CPU per idle poll', 'CPU per idle poll', 0.3),
+      ],
       notes: [
         `${locations} locations of 1 call each; after every location completed its first traversal (${firstRoundS.toFixed(0)} s), ${REPETITIONS} consecutive windows of ${windowS} s of idle polls; api.requestsPerSecond ${rps}, exactly-once, enrichment on.`,
         'The sandbox runs in a child process: CPU and RSS are the connector process alone (Node, kafkajs, metrics and a JSON logger at info to /dev/null included).',

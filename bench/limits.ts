@@ -18,7 +18,7 @@ import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { backfill, startSandboxWorker, type Mode } from './connector.js';
 import type { WorkerReady } from './sandbox-worker.js';
-import { envInt, ratios, REPETITIONS, Samples } from './stats.js';
+import { atLeast, envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 /** The knobs, read when the module runs (run.ts --quick sets them after the imports). */
@@ -301,6 +301,13 @@ export const limitsBench: BenchModule = {
     return {
       name: 'limits side by side, connector ratio, naive baseline',
       figures: [...s.figures(), ...out.figures()],
+      goals: MODES.map((mode) =>
+        atLeast(
+          `backfill ≥ ${mode.enrich ? '0.8' : '0.7'} of the lower limit, ${mode.label}`,
+          `ratio: connector ${mode.label} / lower limit`,
+          mode.enrich ? 0.8 : 0.7,
+        ),
+      ),
       notes: [
         `${knobs.locations} locations × ${knobs.calls} calls (${total.toLocaleString('en-US')} records) per run; sandbox in a worker thread over loopback HTTPS; Kafka from the shared stack (${stack.brokers.join(',')}).`,
         `Raw records are ${size} bytes (the JSON size of one listed call, an upper bound of its Avro size); Kafka limits produce ${total.toLocaleString('en-US')} of them to a 6-partition topic.`,

@@ -6,6 +6,8 @@
  *
  * Add a benchmark by adding its module to `modules` below.
  */
+// First: it must be evaluated before any module loads kafkajs (see the module).
+import '../src/kafka/kafkajs-read-committed-fix.js';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -14,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { avroBench } from './avro.js';
 import { connectorBench } from './connector.js';
+import { distributedBench } from './distributed.js';
 import { freshnessBench } from './freshness.js';
 import { idleBench } from './idle.js';
 import { limitsBench } from './limits.js';
@@ -21,8 +24,14 @@ import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { scaleBench } from './scale.js';
-import { REPETITIONS } from './stats.js';
+import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
+
+/** A module's result and how long it ran (wall clock, its process start included when isolated). */
+interface Timed {
+  result: BenchResult;
+  seconds: number;
+}
 
 const modules: BenchModule[] = [
   sandboxBench,
@@ -33,6 +42,7 @@ const modules: BenchModule[] = [
   scaleBench,
   freshnessBench,
   idleBench,
+  distributedBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */
@@ -53,6 +63,7 @@ const QUICK: Record<string, string> = {
   BENCH_FRESH_INTERVAL_MS: '5000',
   BENCH_FRESH_WINDOW_S: '10',
   BENCH_FRESH_RPS: '40',
+  BENCH_DIST_CALLS: '300',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];
@@ -61,7 +72,44 @@ function num(value: number | undefined): string {
   return value === undefined ? '' : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
-function markdown(date: string, results: BenchResult[], loadAtStart: number[], quick: boolean): string {
+function target(outcome: GoalOutcome): string {
+  const { atLeast, atMost } = outcome.goal;
+  return [atLeast === undefined ? '' : `≥ ${num(atLeast)}`, atMost === undefined ? '' : `≤ ${num(atMost)}`]
+    .filter((t) => t !== '')
+    .join(', ');
+}
+
+/** The goals table at the top of the report: every module's goals, judged by the median of their figure. */
+function goalLines(outcomes: readonly GoalOutcome[]): string[] {
+  if (outcomes.length === 0) return [];
+  const lines = [
+    '## Goals (issue 15)',
+    '',
+    '| Goal | Figure (module) | Target | Median | Min–max | Met |',
+    '|---|---|---:|---:|---:|---|',
+  ];
+  for (const o of outcomes) {
+    const f = o.figure;
+    lines.push(
+      `| ${o.goal.goal} | ${o.goal.figure} (${o.module}) | ${target(o)} | ${f === undefined ? 'figure missing' : num(f.value)} | ${f?.min === undefined ? '' : `${num(f.min)}–${num(f.max)}`} | ${o.met ? 'met' : '**not met**'} |`,
+    );
+  }
+  lines.push(
+    '',
+    'Met or not by the median of the repetitions; the min–max shows whether every repetition met it.',
+    '',
+  );
+  return lines;
+}
+
+function markdown(
+  date: string,
+  timed: readonly Timed[],
+  outcomes: readonly GoalOutcome[],
+  loadAtStart: number[],
+  quick: boolean,
+): string {
+  const total = timed.reduce((sum, t) => sum + t.seconds, 0);
   const lines = [
     `# Benchmarks ${date}${quick ? ' (quick run: small data, short windows; not figures to publish)' : ''}`,
     '',
@@ -69,8 +117,15 @@ function markdown(date: string, results: BenchResult[], loadAtStart: number[], q
       .map((l) => l.toFixed(1))
       .join(' / ')} (1/5/15 min): figures from a busy machine are lower bounds.`,
     '',
+    ...goalLines(outcomes),
+    `## Modules run (${(total / 60).toFixed(1)} min in all)`,
+    '',
+    '| Module | Duration |',
+    '|---|---:|',
+    ...timed.map((t) => `| ${t.result.name} | ${t.seconds.toFixed(0)} s |`),
+    '',
   ];
-  for (const r of results) {
+  for (const { result: r } of timed) {
     lines.push(`## ${r.name}`, '', '| Measure | Median | Min | Max | Unit |', '|---|---:|---:|---:|---|');
     for (const f of r.figures)
       lines.push(`| ${f.label} | ${num(f.value)} | ${num(f.min)} | ${num(f.max)} | ${f.unit} |`);
@@ -122,22 +177,41 @@ async function main(argv: string[]): Promise<void> {
       `unknown benchmark(s): ${unknown.join(', ')}; known: ${known.map((m) => m.name).join(', ')}`,
     );
   const selected = wanted.length === 0 ? modules : known.filter((m) => wanted.includes(m.name));
-  const results: BenchResult[] = [];
+  const timed: Timed[] = [];
   const loadAtStart = loadavg();
   for (const m of selected) {
     process.stdout.write(`bench: running ${m.name}\n`);
+    const started = performance.now();
     const result = m.isolated === true ? await runIsolated(m.name, quick) : await m.run();
+    const seconds = (performance.now() - started) / 1000;
     for (const f of result.figures) process.stdout.write(`  ${f.label}: ${f.value.toFixed(2)} ${f.unit}\n`);
-    results.push(result);
+    process.stdout.write(`bench: ${m.name} took ${seconds.toFixed(0)} s\n`);
+    timed.push({ result, seconds });
   }
+  const outcomes = timed.flatMap(({ result }) =>
+    (result.goals ?? []).map((goal) => judge(goal, result.name, result.figures)),
+  );
+  for (const o of outcomes)
+    process.stdout.write(
+      `bench: goal ${o.met ? 'met' : 'NOT met'}: ${o.goal.goal} (${o.goal.figure}: ${o.figure?.value.toFixed(2) ?? 'missing'})\n`,
+    );
   const date = new Date().toISOString().slice(0, 19).replace(/:/g, '-');
   const dir = join(process.cwd(), 'bench', 'reports');
   await mkdir(dir, { recursive: true });
+  const results = timed.map(({ result, seconds }) => ({ ...result, seconds }));
+  const goals = outcomes.map((o) => ({
+    ...o.goal,
+    module: o.module,
+    value: o.figure?.value ?? null,
+    min: o.figure?.min ?? null,
+    max: o.figure?.max ?? null,
+    met: o.met,
+  }));
   await writeFile(
     join(dir, `${date}.json`),
-    `${JSON.stringify({ date, quick, node: process.version, repetitions: REPETITIONS, loadAtStart, loadAtEnd: loadavg(), results }, null, 2)}\n`,
+    `${JSON.stringify({ date, quick, node: process.version, repetitions: REPETITIONS, loadAtStart, loadAtEnd: loadavg(), goals, results }, null, 2)}\n`,
   );
-  await writeFile(join(dir, `${date}.md`), markdown(date, results, loadAtStart, quick));
+  await writeFile(join(dir, `${date}.md`), markdown(date, timed, outcomes, loadAtStart, quick));
   process.stdout.write(`bench: wrote bench/reports/${date}.md and .json\n`);
 }
 

@@ -12,9 +12,13 @@ import type { WorkerReady } from './sandbox-worker.js';
 
 export interface SandboxChild {
   ready: WorkerReady;
+  /** The sandbox process's id (for its CPU time). */
+  pid: number | undefined;
   /** The sandbox's CA, written to a file for api.caFile. */
   caFile: string;
   stats(): Promise<SandboxStats>;
+  /** Every current call version of the sandbox, as `uid@updatedAt` (ISO). */
+  truth(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -34,11 +38,17 @@ export async function startSandboxChild(
   await writeFile(caFile, ready.caCertPem ?? '');
   return {
     ready,
+    pid: child.pid,
     caFile,
     stats: async () => {
       child.send('stats');
       const [answer] = (await once(child, 'message')) as [{ stats: SandboxStats }];
       return answer.stats;
+    },
+    truth: async () => {
+      child.send('truth');
+      const [answer] = (await once(child, 'message')) as [{ truth: string[] }];
+      return answer.truth;
     },
     close: async () => {
       child.send('close');

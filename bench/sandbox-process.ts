@@ -3,7 +3,8 @@
  * (idle, rate-limited, scale, freshness): the bench process's CPU time and RSS are then the connector's
  * alone. Started by startSandboxChild() (bench/sandbox-child.ts) with fork(); receives the data size and the
  * options (faults, live rates) as argv, sends back what the client needs (the same WorkerReady as
- * sandbox-worker.ts), then answers 'stats' with the sandbox's counters and exits when sent 'close'.
+ * sandbox-worker.ts), then answers 'stats' with the sandbox's counters, 'truth' with every current call version
+ * (`uid@updatedAt`, ISO, for an exactly-once check) and exits when sent 'close'.
  */
 import { startSandbox, type SandboxOptions } from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
@@ -27,5 +28,11 @@ const ready: WorkerReady = {
 process.send?.(ready);
 process.on('message', (message) => {
   if (message === 'stats') process.send?.({ stats: sandbox.admin.stats() });
+  else if (message === 'truth')
+    process.send?.({
+      truth: sandbox.locations.flatMap((l) =>
+        sandbox.admin.truth(l).map((c) => `${c.uid}@${new Date(c.updatedAt).toISOString()}`),
+      ),
+    });
   else void sandbox.close().then(() => process.exit(0));
 });

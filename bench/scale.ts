@@ -14,7 +14,7 @@
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { backfill, type Mode } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
-import { envInt, REPETITIONS, Samples } from './stats.js';
+import { atMost, envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 function envList(name: string, fallback: number[]): number[] {
@@ -22,6 +22,8 @@ function envList(name: string, fallback: number[]): number[] {
   return v === undefined || v === '' ? fallback : v.split(',').map((x) => Number.parseInt(x, 10));
 }
 
+/** Peak RSS of the largest backfill over that of the smallest, per repetition: 1 is flat in the data size. */
+const RSS_GROWTH = 'peak RSS: largest data size / smallest';
 const ENRICHED: Mode = { label: 'exactly-once, enriched', exactlyOnce: true, enrich: true };
 const NOT_ENRICHED: Mode = { label: 'exactly-once, not enriched', exactlyOnce: true, enrich: false };
 
@@ -82,9 +84,15 @@ export const scaleBench: BenchModule = {
     } finally {
       await stack.stop();
     }
+    const rssOf = (size: number | undefined) =>
+      s.values(`${(size ?? 0).toLocaleString('en-US')}-call backfill, 10 locations, not enriched: peak RSS`);
+    for (const r of ratios(rssOf(sizes.at(-1)), rssOf(sizes[0]))) s.add(RSS_GROWTH, 'ratio', r);
     return {
       name: 'scale in locations and data',
       figures: s.figures(),
+      goals: [
+        atMost('peak RSS flat in the data size (≤ 1.25× from the smallest to the largest)', RSS_GROWTH, 1.25),
+      ],
       notes: [
         `Locations: ${total.toLocaleString('en-US')} generated calls spread over ${locationCounts.join(', ')} location(s) (listable ones published), up to 64 locations in flight, api.maxConcurrency 64, enrichConcurrency 32.`,
         `Data: backfills of ${sizes.map((n) => n.toLocaleString('en-US')).join(', ')} generated calls over 10 locations, enrichment off, in ascending order in one process (RSS sampled every 100 ms; V8 keeps heap it grew, so a flat peak across sizes is the claim, not the absolute figure).`,

@@ -2,7 +2,7 @@
  * Repetitions and their summary: every figure in the report is the median of at least REPETITIONS runs,
  * with the min and max beside it, so a reader can see how noisy the machine was.
  */
-import type { BenchFigure } from './types.js';
+import type { BenchFigure, BenchGoal } from './types.js';
 
 /** A bench knob from the environment, or its default. */
 export function envInt(name: string, fallback: number): number {
@@ -46,4 +46,34 @@ export class Samples {
 /** Per repetition ratios a[i]/b[i], so the ratio's spread comes from one run's side-by-side figures. */
 export function ratios(a: readonly number[], b: readonly number[]): number[] {
   return a.map((x, i) => x / (b[i] ?? Number.NaN));
+}
+
+/** A goal met when the median of the figure labelled `figure` is at least `target`. */
+export function atLeast(goal: string, figure: string, target: number): BenchGoal {
+  return { goal, figure, atLeast: target };
+}
+
+/** A goal met when the median of the figure labelled `figure` is at most `target`. */
+export function atMost(goal: string, figure: string, target: number): BenchGoal {
+  return { goal, figure, atMost: target };
+}
+
+/** A goal judged against the figures of its module's result. */
+export interface GoalOutcome {
+  goal: BenchGoal;
+  module: string;
+  /** The figure, or undefined when the module returned none of that label. */
+  figure: BenchFigure | undefined;
+  met: boolean;
+}
+
+/** Judges a goal by its figure's median (a missing figure, or NaN, is not met). */
+export function judge(goal: BenchGoal, module: string, figures: readonly BenchFigure[]): GoalOutcome {
+  const figure = figures.find((f) => f.label === goal.figure);
+  const value = figure?.value ?? Number.NaN;
+  const met =
+    !Number.isNaN(value) &&
+    (goal.atLeast === undefined || value >= goal.atLeast) &&
+    (goal.atMost === undefined || value <= goal.atMost);
+  return { goal, module, figure, met };
 }

@@ -13,11 +13,29 @@ export interface BenchFigure {
   max?: number;
 }
 
+/**
+ * A goal of the issue that one of the module's figures is judged against (bench/stats.ts builds them:
+ * atLeast, atMost). run.ts puts every module's goals in one table at the top of the report: the figure's
+ * median, min-max, and met or not (by the median). A goal naming a figure the module did not return is
+ * reported as not met, so a renamed label shows instead of passing silently.
+ */
+export interface BenchGoal {
+  /** The goal in the issue's words, e.g. "backfill / lower limit, enrichment off". */
+  goal: string;
+  /** The label of the module's figure that measures it. */
+  figure: string;
+  /** Met when the figure's median is at least `atLeast` / at most `atMost`. */
+  atLeast?: number;
+  atMost?: number;
+}
+
 export interface BenchResult {
   name: string;
   figures: BenchFigure[];
   /** Set-up facts a reader needs to judge the figures (data size, concurrency, machine). */
   notes: string[];
+  /** The issue's goals this module's figures measure, if any. */
+  goals?: BenchGoal[];
 }
 
 export interface BenchModule {

@@ -17,17 +17,18 @@ export function pollPhase(locationUid: string): number {
 }
 
 /**
- * How long after `nowMs` a location that has just completed a traversal is due: at the first instant of its
- * phase that is at least half an interval away. In steady state (an idle poll takes far less than half an
- * interval) its polls start exactly one interval apart, at its phase; after a long traversal the next one
- * starts between half an interval and one and a half intervals later. Returns a delay in [interval/2,
- * 3 × interval/2).
+ * How long after `nowMs` a location that has just completed a traversal is due: at the next instant of its
+ * phase, strictly after `nowMs`. In steady state (an idle poll starts at its phase instant and takes less than
+ * an interval) its polls start exactly one interval apart, at its phase. After a longer traversal (a backfill,
+ * a poll started late) the next one comes at the next phase instant however soon: a change made after the
+ * traversal's last listing then waits at most one interval for the poll that finds it. (A next poll at least
+ * half an interval away, the rule before, skipped a phase instant that came sooner, and changes made then
+ * waited up to one and a half intervals: the freshness bench's p99 tail.) Returns a delay in (0, interval].
  */
 export function phasedDelayMs(nowMs: number, intervalMs: number, phase: number): number {
   if (!(intervalMs > 0) || !Number.isFinite(intervalMs)) throw new RangeError('intervalMs must be > 0');
   if (!(phase >= 0 && phase < 1)) throw new RangeError('phase must be in [0, 1)');
-  const earliest = nowMs + intervalMs / 2;
   const offset = phase * intervalMs;
-  const due = Math.ceil((earliest - offset) / intervalMs) * intervalMs + offset;
+  const due = (Math.floor((nowMs - offset) / intervalMs) + 1) * intervalMs + offset;
   return due - nowMs;
 }

@@ -25,12 +25,19 @@ describe('pollPhase', () => {
 });
 
 describe('phasedDelayMs', () => {
-  it('makes a location due at its phase of the interval, at least half an interval later', () => {
+  it('makes a location due at the next instant of its phase, however soon', () => {
     // Interval 60 s, phase 0.25: due at k × 60 s + 15 s.
-    expect(phasedDelayMs(0, 60_000, 0.25)).toBe(75_000);
-    expect(phasedDelayMs(14_000, 60_000, 0.25)).toBe(61_000);
-    // 29 s to the next 75 s is less than half an interval: the one after, at 135 s.
-    expect(phasedDelayMs(46_000, 60_000, 0.25)).toBe(89_000);
+    expect(phasedDelayMs(0, 60_000, 0.25)).toBe(15_000);
+    expect(phasedDelayMs(14_000, 60_000, 0.25)).toBe(1_000);
+    expect(phasedDelayMs(16_000, 60_000, 0.25)).toBe(59_000);
+    // Completed exactly at a phase instant: the next one, an interval later.
+    expect(phasedDelayMs(75_000, 60_000, 0.25)).toBe(60_000);
+  });
+
+  it('polls again at the phase instant that follows a long traversal, so no change made after it waits more than one interval', () => {
+    // A backfill completes at 73 s, 2 s before its phase instant (75 s): a change made at 73.5 s is found by
+    // the poll at 75 s, not 60 s later (the rule before waited at least half an interval: 135 s).
+    expect(73_000 + phasedDelayMs(73_000, 60_000, 0.25)).toBe(75_000);
   });
 
   it('repeats exactly one interval apart once a poll completes soon after its phase', () => {
@@ -44,12 +51,12 @@ describe('phasedDelayMs', () => {
     expect(starts).toEqual([65_000, 125_000, 185_000, 245_000, 305_000]);
   });
 
-  it('always waits between half an interval and one and a half', () => {
+  it('always waits more than nothing and at most one interval, to an instant of the phase', () => {
     for (let now = 0; now < 200_000; now += 977)
       for (const phase of [0, 0.1, 0.5, 0.999]) {
         const delay = phasedDelayMs(now, 60_000, phase);
-        expect(delay).toBeGreaterThanOrEqual(30_000);
-        expect(delay).toBeLessThan(90_000);
+        expect(delay).toBeGreaterThan(0);
+        expect(delay).toBeLessThanOrEqual(60_000);
         expect((now + delay - phase * 60_000) % 60_000).toBeCloseTo(0, 6);
       }
   });
