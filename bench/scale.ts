@@ -8,8 +8,8 @@
  *   records constant. Sizes run in ascending order in one process, so a leak would show as a growing peak.
  *
  * Knobs (env): BENCH_SCALE_TOTAL (records in the locations runs, 20000), BENCH_SCALE_LOCATIONS ("1,100,1000"),
- * BENCH_SCALE_SIZES (records, "10000,40000,160000"; "1000000" for the million-call backfill, about 3 min per
- * repetition on a quiet 2-core machine).
+ * BENCH_SCALE_SIZES (records, "10000,100000,1000000": the million-call backfill is part of the default run,
+ * about 2 min per repetition on a quiet 2-core machine).
  */
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { backfill, type Mode } from './connector.js';
@@ -59,7 +59,7 @@ export const scaleBench: BenchModule = {
   async run(): Promise<BenchResult> {
     const total = envInt('BENCH_SCALE_TOTAL', 20_000);
     const locationCounts = envList('BENCH_SCALE_LOCATIONS', [1, 100, 1_000]);
-    const sizes = envList('BENCH_SCALE_SIZES', [10_000, 40_000, 160_000]);
+    const sizes = envList('BENCH_SCALE_SIZES', [10_000, 100_000, 1_000_000]);
     const stack = await provideStack(['environment', 'jvm']);
     const s = new Samples();
     try {
