@@ -120,6 +120,18 @@ export function stickyAssigner(owned: () => readonly number[]): PartitionAssigne
   });
 }
 
+/** kafkajs's refusal of pause() while its consumer has no group (between a crash and its restart). */
+const NOT_RUNNING = 'Consumer group was not initialized';
+
+/** Pauses fetching of the offsets topic, unless kafkajs is between a crash and its restart (see join). */
+function pauseIfRunning(consumer: Pick<Consumer, 'pause'>, topic: string): void {
+  try {
+    consumer.pause([{ topic }]);
+  } catch (error) {
+    if (!(error instanceof Error && error.message.startsWith(NOT_RUNNING))) throw error;
+  }
+}
+
 export class PartitionOwnership {
   private current: Assignment | null = null;
   private memberId: string | null = null;
@@ -149,9 +161,13 @@ export class PartitionOwnership {
     ownership.listen();
     await consumer.connect();
     await consumer.subscribe({ topic: options.offsetsTopic, fromBeginning: false });
-    // run() resolves once the consumer is started; the group join goes on in the background.
+    // run() resolves once the first join ended. When that join failed with a retriable error (the group
+    // rebalancing as other instances start, the coordinator loading), kafkajs has already disconnected the
+    // group and set a timer to start again, and it refuses a pause until then: the GROUP_JOIN handler pauses
+    // the consumer once it has joined, before any fetch. (Pausing here then threw, and the instance failed
+    // to start: CI saw it once with two instances starting together.)
     await consumer.run({ autoCommit: false, eachBatch: async () => {} });
-    consumer.pause([{ topic: options.offsetsTopic }]);
+    pauseIfRunning(consumer, options.offsetsTopic);
     return ownership;
   }
 

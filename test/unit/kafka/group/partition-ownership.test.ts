@@ -1,6 +1,12 @@
 import kafkajs, { type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { STICKY_ASSIGNER, stickyAssigner } from '../../../../src/kafka/group/partition-ownership.js';
+import {
+  PartitionOwnership,
+  STICKY_ASSIGNER,
+  stickyAssigner,
+} from '../../../../src/kafka/group/partition-ownership.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { ManualClock } from '../../../support/clock.js';
 
 const { AssignerProtocol } = kafkajs;
 
@@ -63,5 +69,93 @@ describe('stickyAssigner', () => {
     expect(
       AssignerProtocol.MemberAssignment.decode(assignment[0]!.memberAssignment)?.assignment.offsets,
     ).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe('PartitionOwnership.join', () => {
+  it('starts when the first join failed and kafkajs restarts the consumer, and pauses it once it has joined', async () => {
+    // kafkajs's run() resolves after a retriable failure of the first join with no group until its restart,
+    // and pause() then throws this: the instance failed to start (CI, two instances starting together).
+    let hasGroup = false;
+    const handlers = new Map<string, (event: { payload: unknown }) => void>();
+    const paused: unknown[] = [];
+    const consumer = {
+      events: {
+        REBALANCING: 'rebalancing',
+        GROUP_JOIN: 'group_join',
+        HEARTBEAT: 'heartbeat',
+        CRASH: 'crash',
+      },
+      on: (event: string, handler: (event: { payload: unknown }) => void) => {
+        handlers.set(event, handler);
+        return () => undefined;
+      },
+      connect: async () => undefined,
+      subscribe: async () => undefined,
+      run: async () => undefined,
+      disconnect: async () => undefined,
+      pause: (topics: unknown) => {
+        if (!hasGroup)
+          throw new kafkajs.KafkaJSNonRetriableError(
+            'Consumer group was not initialized, consumer#run must be called first',
+          );
+        paused.push(topics);
+      },
+    };
+    const assignments: unknown[] = [];
+    const ownership = await PartitionOwnership.join({
+      kafka: { consumer: () => consumer } as unknown as Parameters<
+        typeof PartitionOwnership.join
+      >[0]['kafka'],
+      connectorName: 'c',
+      offsetsTopic: 'offsets',
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 3_000,
+      rebalanceTimeoutMs: 60_000,
+      onAssignment: (assignment) => assignments.push(assignment),
+      onLost: () => undefined,
+      logger: silentLogger(),
+      clock: new ManualClock(),
+    });
+    expect(ownership.assignment).toBeNull();
+
+    // kafkajs starts again and joins: the join handler pauses the consumer and reports the assignment.
+    hasGroup = true;
+    handlers.get('group_join')?.({
+      payload: { memberId: 'm1', memberAssignment: { offsets: [2, 0] }, duration: 5 },
+    });
+    expect(ownership.assignment?.partitions).toEqual([0, 2]);
+    expect(assignments).toHaveLength(1);
+    expect(paused).toEqual([[{ topic: 'offsets' }]]);
+  });
+
+  it('still fails on any other error of pause (a programmer error is not swallowed)', async () => {
+    const consumer = {
+      events: { REBALANCING: 'r', GROUP_JOIN: 'j', HEARTBEAT: 'h', CRASH: 'c' },
+      on: () => () => undefined,
+      connect: async () => undefined,
+      subscribe: async () => undefined,
+      run: async () => undefined,
+      disconnect: async () => undefined,
+      pause: () => {
+        throw new TypeError('topics must be an array');
+      },
+    };
+    await expect(
+      PartitionOwnership.join({
+        kafka: { consumer: () => consumer } as unknown as Parameters<
+          typeof PartitionOwnership.join
+        >[0]['kafka'],
+        connectorName: 'c',
+        offsetsTopic: 'offsets',
+        sessionTimeoutMs: 10_000,
+        heartbeatIntervalMs: 3_000,
+        rebalanceTimeoutMs: 60_000,
+        onAssignment: () => undefined,
+        onLost: () => undefined,
+        logger: silentLogger(),
+        clock: new ManualClock(),
+      }),
+    ).rejects.toThrow(TypeError);
   });
 });
