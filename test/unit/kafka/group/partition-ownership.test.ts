@@ -72,6 +72,22 @@ describe('stickyAssigner', () => {
   });
 });
 
+/** PartitionOwnership.join over a fake kafkajs consumer (the fields join and its listeners use). */
+function joinWith(consumer: object, onAssignment: (assignment: unknown) => void = () => undefined) {
+  return PartitionOwnership.join({
+    kafka: { consumer: () => consumer } as unknown as Parameters<typeof PartitionOwnership.join>[0]['kafka'],
+    connectorName: 'c',
+    offsetsTopic: 'offsets',
+    sessionTimeoutMs: 10_000,
+    heartbeatIntervalMs: 3_000,
+    rebalanceTimeoutMs: 60_000,
+    onAssignment,
+    onLost: () => undefined,
+    logger: silentLogger(),
+    clock: new ManualClock(),
+  });
+}
+
 describe('PartitionOwnership.join', () => {
   it('starts when the first join failed and kafkajs restarts the consumer, and pauses it once it has joined', async () => {
     // kafkajs's run() resolves after a retriable failure of the first join with no group until its restart,
@@ -103,20 +119,7 @@ describe('PartitionOwnership.join', () => {
       },
     };
     const assignments: unknown[] = [];
-    const ownership = await PartitionOwnership.join({
-      kafka: { consumer: () => consumer } as unknown as Parameters<
-        typeof PartitionOwnership.join
-      >[0]['kafka'],
-      connectorName: 'c',
-      offsetsTopic: 'offsets',
-      sessionTimeoutMs: 10_000,
-      heartbeatIntervalMs: 3_000,
-      rebalanceTimeoutMs: 60_000,
-      onAssignment: (assignment) => assignments.push(assignment),
-      onLost: () => undefined,
-      logger: silentLogger(),
-      clock: new ManualClock(),
-    });
+    const ownership = await joinWith(consumer, (assignment) => assignments.push(assignment));
     expect(ownership.assignment).toBeNull();
 
     // kafkajs starts again and joins: the join handler pauses the consumer and reports the assignment.
@@ -141,21 +144,6 @@ describe('PartitionOwnership.join', () => {
         throw new TypeError('topics must be an array');
       },
     };
-    await expect(
-      PartitionOwnership.join({
-        kafka: { consumer: () => consumer } as unknown as Parameters<
-          typeof PartitionOwnership.join
-        >[0]['kafka'],
-        connectorName: 'c',
-        offsetsTopic: 'offsets',
-        sessionTimeoutMs: 10_000,
-        heartbeatIntervalMs: 3_000,
-        rebalanceTimeoutMs: 60_000,
-        onAssignment: () => undefined,
-        onLost: () => undefined,
-        logger: silentLogger(),
-        clock: new ManualClock(),
-      }),
-    ).rejects.toThrow(TypeError);
+    await expect(joinWith(consumer)).rejects.toThrow(TypeError);
   });
 });
