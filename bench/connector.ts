@@ -69,42 +69,56 @@ export interface BackfillTuning {
   poll?: Record<string, unknown>;
 }
 
-/**
- * The connector's configuration for one bench run against the sandbox and the dev stack: its own topics (named
- * after `run`), a static token, exactly-once unless told, no metrics server; `api`, `kafka` and `poll` add to
- * or override the defaults. Every bench module that runs the connector builds its config here.
- */
-export function benchConfig(options: {
+/** What benchConfig and benchDocument take: the run, its sandbox and stack, and sections to add or override. */
+export interface BenchConfigOptions {
   run: string;
   sandbox: { baseUrl: string; accessToken: string; locations: string[] };
   caFile: string;
   stack: DevStack;
+  connector?: Record<string, unknown>;
   api?: Record<string, unknown>;
   kafka?: Record<string, unknown>;
   poll?: Record<string, unknown>;
-}): ConnectorConfig {
+  metrics?: Record<string, unknown>;
+  logging?: Record<string, unknown>;
+}
+
+/**
+ * The connector's configuration document for one bench run against the sandbox and the dev stack: its own
+ * topics (named after `run`), a static token, exactly-once unless told, no metrics server; the optional
+ * sections add to or override the defaults. Every bench module that runs the connector builds its config
+ * here: in-process through benchConfig, or as the file a CLI process reads (bench/distributed.ts).
+ */
+export function benchDocument(options: BenchConfigOptions): Record<string, unknown> {
   const { run, sandbox, stack } = options;
-  return parseConfig(
-    {
-      connector: { name: run, ...(CONNECTOR_MODE === 'single' ? {} : { mode: CONNECTOR_MODE }) },
-      api: { baseUrl: sandbox.baseUrl, caFile: options.caFile, pageSize: 100, ...options.api },
-      auth: { staticToken: sandbox.accessToken },
-      sources: [{ locations: sandbox.locations }],
-      kafka: {
-        brokers: stack.brokers,
-        topic: run,
-        offsetsTopic: `${run}-offsets`,
-        dlqTopic: `${run}-dlq`,
-        topicPartitions: 6,
-        exactlyOnce: true,
-        ...options.kafka,
-      },
-      schemaRegistry: { url: stack.registryUrl },
-      ...(options.poll && { poll: options.poll }),
-      metrics: { enabled: false },
+  return {
+    connector: {
+      name: run,
+      ...(CONNECTOR_MODE === 'single' ? {} : { mode: CONNECTOR_MODE }),
+      ...options.connector,
     },
-    {},
-  );
+    api: { baseUrl: sandbox.baseUrl, caFile: options.caFile, pageSize: 100, ...options.api },
+    auth: { staticToken: sandbox.accessToken },
+    sources: [{ locations: sandbox.locations }],
+    kafka: {
+      brokers: stack.brokers,
+      topic: run,
+      offsetsTopic: `${run}-offsets`,
+      dlqTopic: `${run}-dlq`,
+      topicPartitions: 6,
+      exactlyOnce: true,
+      ...options.kafka,
+    },
+    schemaRegistry: { url: stack.registryUrl },
+    ...(options.poll && { poll: options.poll }),
+    metrics: { enabled: false, ...options.metrics },
+    ...(options.logging && { logging: options.logging }),
+  };
+}
+
+/** benchDocument, parsed and validated as the connector does. */
+export function benchConfig(options: BenchConfigOptions): ConnectorConfig {
+  return parseConfig(benchDocument(options), {});
 }
 
 export async function backfill(

@@ -31,6 +31,7 @@ import { readCommittedFixInstalled } from '../src/kafka/kafkajs-read-committed-f
 import { SOURCE_HEADERS } from '../src/kafka/source-headers.js';
 import { readTopicToEnd, type TopicRecord } from '../src/kafka/topic-reader.js';
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
+import { benchDocument } from './connector.js';
 import { startSandboxChild, type SandboxChild } from './sandbox-child.js';
 import { atMost, envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
@@ -187,30 +188,14 @@ interface Setup {
 /** The connector's config file for one run: its own name and topics, distributed mode, the backfill's tuning. */
 async function configFile(setup: Setup, run: string): Promise<string> {
   const { sandbox, stack } = setup;
-  const document = {
-    connector: { name: run, mode: 'distributed' },
-    api: {
-      baseUrl: sandbox.ready.baseUrl,
-      caFile: sandbox.caFile,
-      pageSize: 100,
-      requestsPerSecond: 100_000,
-      maxConcurrency: 64,
-      enrich: true,
-      enrichConcurrency: 32,
-    },
-    auth: { staticToken: sandbox.ready.accessToken },
-    sources: [{ locations: sandbox.ready.locations }],
-    kafka: {
-      brokers: stack.brokers,
-      topic: run,
-      offsetsTopic: `${run}-offsets`,
-      dlqTopic: `${run}-dlq`,
-      topicPartitions: 6,
-      exactlyOnce: true,
-      groupSessionTimeoutMs: setup.sessionTimeoutMs,
-      groupHeartbeatIntervalMs: 1000,
-    },
-    schemaRegistry: { url: stack.registryUrl },
+  const document = benchDocument({
+    run,
+    sandbox: sandbox.ready,
+    caFile: sandbox.caFile,
+    stack,
+    connector: { mode: 'distributed' },
+    api: { requestsPerSecond: 100_000, maxConcurrency: 64, enrich: true, enrichConcurrency: 32 },
+    kafka: { groupSessionTimeoutMs: setup.sessionTimeoutMs, groupHeartbeatIntervalMs: 1000 },
     poll: {
       intervalMs: 3_600_000,
       maxLocationsInFlight: sandbox.ready.locations.length,
@@ -218,7 +203,7 @@ async function configFile(setup: Setup, run: string): Promise<string> {
     },
     metrics: { enabled: true, port: 0 },
     logging: { level: 'info', format: 'json' },
-  };
+  });
   const file = `${sandbox.caFile.slice(0, sandbox.caFile.lastIndexOf('/'))}/${run}.yaml`;
   await writeFile(file, JSON.stringify(document)); // JSON is YAML
   return file;

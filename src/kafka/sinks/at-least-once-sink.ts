@@ -48,7 +48,7 @@ import {
   type CallEncoder,
   type SinkTopics,
 } from '../page-messages.js';
-import { hasRecords, PageQueue, type PendingPage } from './page-queue.js';
+import { groupSize, hasRecords, PageQueue, type PendingPage } from './page-queue.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
 
@@ -156,7 +156,10 @@ export class AtLeastOnceRecordSink implements RecordSink {
   /** One request at a time: the queued pages' records with the acknowledged pages' offsets. */
   private async drain(queue: PendingPage[]): Promise<void> {
     while (queue.length > 0 || this.acknowledged.length > 0) {
-      const group = queue.splice(0, this.groupSize(queue));
+      const group = queue.splice(
+        0,
+        groupSize(queue, this.options.maxBytesPerSend ?? Number.POSITIVE_INFINITY),
+      );
       // Pages without records have nothing to wait for: their offsets go now, after the acknowledged ones.
       const offsetsOf = [...this.acknowledged.splice(0), ...group.filter((p) => !hasRecords(p.messages))];
       const recordsOf = group.filter((p) => hasRecords(p.messages));
@@ -176,19 +179,6 @@ export class AtLeastOnceRecordSink implements RecordSink {
       for (const page of offsetsOf) page.resolve();
       this.acknowledged.push(...recordsOf);
     }
-  }
-
-  /** How many queued pages the next request takes: at least one, within maxBytesPerSend. */
-  private groupSize(queue: readonly PendingPage[]): number {
-    const maxBytes = this.options.maxBytesPerSend ?? Number.POSITIVE_INFINITY;
-    let bytes = 0;
-    let count = 0;
-    for (const page of queue) {
-      if (count > 0 && bytes + page.messages.bytes > maxBytes) break;
-      bytes += page.messages.bytes;
-      count += 1;
-    }
-    return count;
   }
 
   private async send(recordsOf: readonly PendingPage[], offsetsOf: readonly PendingPage[]): Promise<void> {

@@ -17,6 +17,22 @@ export function hasRecords(page: PageMessages): boolean {
   return page.calls.length > 0 || page.deadLetters.length > 0;
 }
 
+/**
+ * How many pages from the head of `queue` the next group takes: at least one (a page larger than the cap
+ * alone), then more while their messages stay within `maxBytes` and the group within `maxPages`.
+ */
+export function groupSize(queue: readonly PendingPage[], maxBytes: number, maxPages = Infinity): number {
+  let bytes = 0;
+  let count = 0;
+  for (const page of queue) {
+    if (count === maxPages) break;
+    if (count > 0 && bytes + page.messages.bytes > maxBytes) break;
+    bytes += page.messages.bytes;
+    count += 1;
+  }
+  return count;
+}
+
 export interface PageQueueOptions {
   encoder: CallEncoder;
   connectorName: string;

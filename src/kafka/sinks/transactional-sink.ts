@@ -59,7 +59,7 @@ import {
 } from '../page-messages.js';
 import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
-import { hasRecords, PageQueue, type PendingPage } from './page-queue.js';
+import { groupSize, hasRecords, PageQueue, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
@@ -215,7 +215,10 @@ export class TransactionalRecordSink implements RecordSink {
 
   private async drain(queue: PendingPage[]): Promise<void> {
     while (queue.length > 0 && this.fatal === undefined) {
-      const group = queue.splice(0, this.groupSize(queue));
+      const group = queue.splice(
+        0,
+        groupSize(queue, this.options.maxBytesPerTransaction, this.options.maxPagesPerTransaction),
+      );
       const pages = group.map((p) => p.messages);
       try {
         await this.commitGroup(pages);
@@ -232,19 +235,6 @@ export class TransactionalRecordSink implements RecordSink {
       for (const page of group) page.resolve();
     }
     if (this.fatal !== undefined) for (const page of queue.splice(0)) page.reject(this.fatal);
-  }
-
-  /** How many queued pages the next transaction takes: at least one, within the page and byte caps. */
-  private groupSize(queue: readonly PendingPage[]): number {
-    let bytes = 0;
-    let count = 0;
-    for (const page of queue) {
-      if (count === this.options.maxPagesPerTransaction) break;
-      if (count > 0 && bytes + page.messages.bytes > this.options.maxBytesPerTransaction) break;
-      bytes += page.messages.bytes;
-      count += 1;
-    }
-    return count;
   }
 
   private async commitGroup(pages: readonly PageMessages[]): Promise<void> {
