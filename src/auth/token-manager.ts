@@ -20,7 +20,8 @@
  *   token is not sent again: each retry (with the backoff above) re-reads the store for a rotated pair.
  * - Revocation: once the access token expired, or the API rejected it (401), with the refresh token still
  *   refused: FatalError AUTH_GRANT_REVOKED (message: run `auth login`), `grant_valid` = 0, and every later
- *   call re-reads the store and fails fast with the same error until a new grant is stored, then resumes.
+ *   call re-reads the store (concurrent calls share one read) and fails fast with the same error until a
+ *   new grant is stored, then resumes.
  *   Nothing here exits the process: the scheduler pauses only the locations of this grant and retries
  *   them every minute (sync/healing.ts), so they resume without a restart after `auth login`.
  * - A 401 for a token this manager just obtained by a refresh, before it served requests: refreshed again at
@@ -219,17 +220,13 @@ export class TokenManager implements TokenProvider {
     return (await abortable(this.refresh(record, true), signal)).accessToken;
   }
 
-  /** The stored grant, loaded once; fails fast while the grant is revoked, unless a new one was stored. */
+  /**
+   * The current grant: loaded from the store once, and re-read on every call while the grant is revoked
+   * (failing fast until a new grant is stored). Single flight: concurrent callers share one read, so only one
+   * of them can end a revocation (the locations a revoked grant paused retry at once after `auth login`).
+   */
   private async record(): Promise<GrantRecord> {
-    if (this.revoked !== undefined) {
-      const stored = await this.store.readGrant(this.grant);
-      if (stored === undefined || stored.refreshToken === this.revoked.refreshToken) throw this.revoked.error;
-      this.log.info('a new grant was stored; resuming');
-      this.revoked = undefined;
-      this.adopt(stored);
-      return stored;
-    }
-    if (this.current !== undefined) return this.current;
+    if (this.revoked === undefined && this.current !== undefined) return this.current;
     this.loading ??= this.load().finally(() => {
       this.loading = undefined;
     });
@@ -238,7 +235,13 @@ export class TokenManager implements TokenProvider {
 
   private async load(): Promise<GrantRecord> {
     const stored = await this.store.readGrant(this.grant);
-    if (stored === undefined) {
+    // Taken once the read is done: the answer is compared with what is known when it is used.
+    const revoked = this.revoked;
+    if (revoked !== undefined) {
+      if (stored === undefined || stored.refreshToken === revoked.refreshToken) throw revoked.error;
+      this.log.info('a new grant was stored; resuming');
+      this.revoked = undefined;
+    } else if (stored === undefined) {
       throw new FatalError(
         'AUTH_NO_GRANT',
         `no OAuth grant "${this.grant}" is stored in ${this.store.description}: run \`calls-connector auth login\` to authorize the connector`,

@@ -8,7 +8,7 @@ import {
   type TokenResponse,
 } from '../../../src/auth/token-endpoint.js';
 import { TokenManager } from '../../../src/auth/token-manager.js';
-import { RetriableError } from '../../../src/errors/index.js';
+import { codeOf, RetriableError } from '../../../src/errors/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { MemoryBackend } from '../../support/auth/memory-backend.js';
 import { clockReading } from '../../support/clock.js';
@@ -196,6 +196,27 @@ describe('TokenManager', () => {
     await store.writeGrant({ ...initial, accessToken: 'at-new', refreshToken: 'rt-new' });
     expect(await manager.accessToken()).toBe('at-new');
     expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(1);
+  });
+
+  it('resumes every caller asking at once when a new grant was stored after a revocation', async () => {
+    // The locations a revoked grant paused are retried together after `auth login`; each caller reading the
+    // store on its own found the revocation already ended by the first one (a TypeError: stopped for good).
+    const { manager, endpoint, store } = await setup();
+    endpoint.live.clear();
+    await expect(manager.refreshAfterRejection('at-0')).rejects.toMatchObject({ code: 'AUTH_GRANT_REVOKED' });
+    const stillRevoked = await Promise.allSettled([manager.accessToken(), manager.accessToken()]);
+    expect(stillRevoked.map((r) => r.status === 'rejected' && codeOf(r.reason))).toEqual([
+      'AUTH_GRANT_REVOKED',
+      'AUTH_GRANT_REVOKED',
+    ]);
+    await store.writeGrant({ ...initial, accessToken: 'at-new', refreshToken: 'rt-new' });
+    expect(
+      await Promise.all([
+        manager.accessToken(),
+        manager.accessToken(),
+        manager.refreshAfterRejection('at-0'),
+      ]),
+    ).toEqual(['at-new', 'at-new', 'at-new']);
   });
 
   it('adopts a pair rotated by another instance instead of declaring the grant revoked', async () => {

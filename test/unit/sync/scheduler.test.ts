@@ -6,15 +6,13 @@ import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { systemClock, type Clock } from '../../../src/time/clock.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
 import { Enricher } from '../../../src/sync/enricher.js';
-import { LocationSync } from '../../../src/sync/location-sync.js';
-import { EMPTY_OFFSET } from '../../../src/sync/model.js';
 import { pollPhase } from '../../../src/sync/poll-phase.js';
 import { minimumRoundMs, Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
 import { ManualClock } from '../../support/clock.js';
 import { eventually } from '../../support/kafka.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
-import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
 
 const loc = (n: number) => `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`;
 const t = (second: number) =>
@@ -68,24 +66,7 @@ function setup(
   const metrics = new ConnectorMetrics();
   const enricher = new Enricher({ api, enabled: false, concurrency: 1 });
   const syncFor = (locationUid: string) =>
-    new LocationSync({
-      locationUid,
-      startOffset: EMPTY_OFFSET,
-      api,
-      enricher,
-      sink,
-      metrics,
-      logger: silentLogger(),
-      settings: {
-        pageSize: 2,
-        startSince: null,
-        boundaryCap: 100,
-        privacy: 'redact-unless-public',
-        fingerprints: testFingerprints,
-        commitRetry: DEFAULT_RETRY_POLICY,
-      },
-      clock,
-    });
+    unitLocationSync({ locationUid, api, enricher, sink, metrics, clock });
   const syncs = locations.map(syncFor);
   const scheduler = new Scheduler({
     locations: syncs,
