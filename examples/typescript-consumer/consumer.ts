@@ -12,11 +12,13 @@
  * Run: `node consumer.ts` (Node >= 22.18 runs TypeScript as is). Settings come from the environment; see
  * README.md.
  */
-// First, before kafkajs loads: kafkajs 2.2.4 (unmaintained) can deliver records of aborted transactions when
-// a fetch starts inside aborted transactions of several producers (distributed mode writes with one producer
-// per offsets partition). The connector's fix corrects its read_committed filter; copy that file beside this
-// one when you copy this example (README.md).
-import '../../src/kafka/kafkajs-read-committed-fix.ts';
+// kafkajs 2.2.4 is unmaintained; the connector's two fixes for it (README.md), each a file without
+// dependencies: its read_committed filter can deliver records of aborted transactions when a fetch starts
+// inside aborted transactions of several producers (distributed mode writes with one producer per offsets
+// partition), so that fix is installed first, before kafkajs loads; and an idle connection wakes the process
+// every millisecond (TimeoutNegativeWarning on Node >= 23).
+import { readCommittedFixInstalled } from '../../src/kafka/kafkajs-read-committed-fix.ts';
+import { applyKafkajsIdleTimerFix } from '../../src/kafka/kafkajs-idle-timer-fix.ts';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 
@@ -34,6 +36,10 @@ interface Call {
   isPrivate: boolean | null;
   enriched: boolean;
 }
+
+applyKafkajsIdleTimerFix();
+if (!readCommittedFixInstalled())
+  throw new Error('the kafkajs read_committed fix did not install (kafkajs changed?)');
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback;
