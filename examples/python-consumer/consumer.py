@@ -71,7 +71,11 @@ def main():
             if message is None:
                 continue
             if message.error():
-                raise KafkaException(message.error())
+                # librdkafka retries transient errors (a broker down, a topic not there yet) by itself.
+                if message.error().fatal():
+                    raise KafkaException(message.error())
+                print(f"kafka: {message.error()}", file=sys.stderr, flush=True)
+                continue
             uid = message.key().decode("utf-8") if message.key() is not None else ""
             where = {"partition": message.partition(), "offset": message.offset()}
             if message.value() is None:
