@@ -115,6 +115,7 @@ export default tseslint.config(
       '.tools/',
       'coverage/',
       'bench/reports/',
+      'examples/*/target/',
     ],
   },
   js.configs.recommended,
