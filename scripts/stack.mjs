@@ -431,9 +431,12 @@ function startRegistry({ keepData = false } = {}) {
   );
 }
 
-function printEndpoints(state) {
+// `foreign`: the broker or the registry is another checkout's, which `down` here leaves running.
+function printEndpoints(state, foreign = false) {
   if (json) {
-    process.stdout.write(JSON.stringify({ ...endpoints, kafkaVersion: state.kafka?.version, home }) + '\n');
+    process.stdout.write(
+      JSON.stringify({ ...endpoints, kafkaVersion: state.kafka?.version, home, foreign }) + '\n',
+    );
   } else {
     process.stdout.write(
       `KAFKA_BROKERS=${endpoints.brokers}\nSCHEMA_REGISTRY_URL=${endpoints.registryUrl}\n`,
@@ -488,7 +491,7 @@ async function up() {
   writeState(state);
   await Promise.all(waits);
   if (waits.length > 0) log(`up in ${((Date.now() - started) / 1000).toFixed(1)}s; logs in ${logDir}`);
-  printEndpoints(state);
+  printEndpoints(state, kafkaForeign || registryForeign);
 }
 
 async function stop(name, entry) {

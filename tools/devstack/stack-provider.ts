@@ -134,9 +134,15 @@ function lastJsonLine<T>(
  * The endpoints line of `stack.mjs up --json`. Tolerant of other output on stdout (a tool's stray terminal codes
  * must not break the demo or the test harness).
  */
-export function parseStackEndpoints(stdout: string): { brokers: string; registryUrl: string } {
-  const endpoints = lastJsonLine(stdout, ({ brokers, registryUrl }) =>
-    typeof brokers === 'string' && typeof registryUrl === 'string' ? { brokers, registryUrl } : undefined,
+export function parseStackEndpoints(stdout: string): {
+  brokers: string;
+  registryUrl: string;
+  foreign: boolean;
+} {
+  const endpoints = lastJsonLine(stdout, ({ brokers, registryUrl, foreign }) =>
+    typeof brokers === 'string' && typeof registryUrl === 'string'
+      ? { brokers, registryUrl, foreign: foreign === true }
+      : undefined,
   );
   if (endpoints !== undefined) return endpoints;
   throw new FatalError(
@@ -177,9 +183,11 @@ function fromJvm(): DevStack | Unavailable {
     brokers: [endpoints.brokers],
     registryUrl: endpoints.registryUrl,
     description: 'local JVM stack (scripts/stack.mjs: Kafka and Apicurio Registry from Maven Central)',
-    leftRunning:
-      `The local JVM stack (Kafka on ${endpoints.brokers}, registry on ${endpoints.registryUrl}) is left running ` +
-      'so that the next run starts in seconds; `npm run stack:down` stops it.',
+    leftRunning: endpoints.foreign
+      ? `The Kafka broker on ${endpoints.brokers} and the registry on ${endpoints.registryUrl} were already running, ` +
+        "started by another checkout's scripts/stack.mjs: left as they were (that checkout's `npm run stack:down` stops them)."
+      : `The local JVM stack (Kafka on ${endpoints.brokers}, registry on ${endpoints.registryUrl}) is left running ` +
+        'so that the next run starts in seconds; `npm run stack:down` stops it.',
     stop: async () => {},
   };
 }

@@ -14,7 +14,15 @@ describe('parseStackEndpoints', () => {
     expect(parseStackEndpoints(stdout)).toEqual({
       brokers: '127.0.0.1:19092',
       registryUrl: 'http://127.0.0.1:18081/apis/ccompat/v7',
+      foreign: false,
     });
+  });
+
+  it('tells a stack another checkout started (left running by our stack:down) from one started here', () => {
+    const line = (foreign: boolean) =>
+      `${JSON.stringify({ brokers: 'b:1', registryUrl: 'http://r', kafkaVersion: '4.4.0', foreign })}\n`;
+    expect(parseStackEndpoints(line(true)).foreign).toBe(true);
+    expect(parseStackEndpoints(line(false)).foreign).toBe(false);
   });
 
   it('says what the script printed when there is no endpoints line', () => {
