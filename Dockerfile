@@ -30,7 +30,11 @@ RUN npm run build
 
 # ---- runtime: production dependencies only, non-root --------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
+# NODE_OPTIONS: a V8 heap bound that fits a 512 MiB container (heap 256 MiB + code, buffers, sockets; `npm run bench
+# -- memory` measures a 200-location backfill under it). Memory is bounded by the pages in flight, not the data.
+# Another container size: `-e NODE_OPTIONS=--max-old-space-size=<about half the limit in MiB>` (docs/operations.md).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-old-space-size=256 \
     CALLS_CONNECTOR_HEALTH_URL=http://127.0.0.1:9464/healthz
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -23,6 +23,7 @@ import { limitsBench } from './limits.js';
 import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
+import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
@@ -40,6 +41,7 @@ const modules: BenchModule[] = [
   profileBench,
   rateLimitedBench,
   scaleBench,
+  memoryBench,
   freshnessBench,
   idleBench,
   distributedBench,
@@ -59,6 +61,7 @@ const QUICK: Record<string, string> = {
   BENCH_SCALE_TOTAL: '3000',
   BENCH_SCALE_LOCATIONS: '1,100,1000',
   BENCH_SCALE_SIZES: '5000,20000',
+  BENCH_MEMORY_CALLS: '20',
   BENCH_FRESH_LOCATIONS: '100',
   BENCH_FRESH_INTERVAL_MS: '5000',
   BENCH_FRESH_WINDOW_S: '10',
@@ -140,9 +143,10 @@ function markdown(
  * Runs one module in a child process of its own (same flags, same env), so that the process memory it
  * reports is its own and not what earlier modules left (RSS never shrinks much once grown).
  */
-async function runIsolated(name: string, quick: boolean): Promise<BenchResult> {
+async function runIsolated(m: BenchModule, quick: boolean): Promise<BenchResult> {
+  const { name } = m;
   const child = fork(fileURLToPath(import.meta.url), ['--child', name, ...(quick ? ['--quick'] : [])], {
-    execArgv: process.execArgv,
+    execArgv: [...process.execArgv, ...(m.execArgv ?? [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const result = new Promise<BenchResult>((resolve) => child.once('message', resolve));
@@ -182,7 +186,7 @@ async function main(argv: string[]): Promise<void> {
   for (const m of selected) {
     process.stdout.write(`bench: running ${m.name}\n`);
     const started = performance.now();
-    const result = m.isolated === true ? await runIsolated(m.name, quick) : await m.run();
+    const result = m.isolated === true ? await runIsolated(m, quick) : await m.run();
     const seconds = (performance.now() - started) / 1000;
     for (const f of result.figures) process.stdout.write(`  ${f.label}: ${f.value.toFixed(2)} ${f.unit}\n`);
     process.stdout.write(`bench: ${m.name} took ${seconds.toFixed(0)} s\n`);

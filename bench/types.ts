@@ -44,4 +44,6 @@ export interface BenchModule {
   run(): Promise<BenchResult>;
   /** Run in a child process of its own (run.ts), for figures of process memory: RSS grown by earlier modules never shrinks. */
   isolated?: boolean;
+  /** Extra Node flags of that process (an isolated module only): e.g. the image's heap bound. */
+  execArgv?: string[];
 }

@@ -7,7 +7,8 @@
 // distribution unpacked once into the cache folder. Nothing here is a fake: the tests that use
 // this stack talk to the same broker and registry code that production runs.
 //
-// Usage: node scripts/stack.mjs <fetch|up|down|status> [--json] [--kafka-version V]
+// Usage: node scripts/stack.mjs <check|fetch|up|down|status> [--json] [--kafka-version V]
+//   check   say what is missing to run the stack here (Java 17+ for Kafka, 21+ for the registry, Maven), fetch nothing
 //   fetch   resolve and cache the artifacts only (CI's install step)
 //   up      start what is not running (idempotent), wait until both answer, print the endpoints
 //   down    stop only the processes this script started
@@ -74,14 +75,26 @@ function javaVersionOf(javaBin) {
   return Number(`${probe.stdout}${probe.stderr}`.match(/version "(\d+)/)?.[1] ?? 0);
 }
 
+// What to install when a tool is missing (Debian/Ubuntu package names; any JDK of that version or later works).
+const JAVA_HINT = {
+  17: '`apt-get install openjdk-17-jre-headless` (or any JDK 17+), or set STACK_JAVA_HOME to its home',
+  21:
+    "`apt-get install openjdk-21-jre-headless` (Debian 13, Ubuntu 24.04; on Debian 12: Adoptium's `temurin-21-jre` " +
+    'from packages.adoptium.net, or any JDK 21+ unpacked anywhere), or set STACK_JAVA_HOME to a JDK 21+ home',
+};
+const MAVEN_HINT = '`apt-get install maven` (or any Maven 3.6+ on PATH as `mvn`)';
+
 // The java binary to run a component with: the first of STACK_JAVA_HOME, JAVA_HOME, the PATH's java
-// and the JDKs under /usr/lib/jvm whose major version is at least `min`. Kafka 3.9 needs 17;
-// Apicurio Registry 3.3 is built for 21, so on a machine whose default is 17 it needs a second JDK.
-function findJava(min) {
+// and the JDKs under /usr/lib/jvm whose major version is at least `min`, or undefined. Kafka 3.9 and 4.x
+// need 17; Apicurio Registry 3.3 is built for 21, so on a machine whose default is 17 it needs a second JDK.
+// STACK_JVM_ROOT: where system JDKs live (Debian's /usr/lib/jvm); the tests point it elsewhere.
+const jvmRoot = process.env.STACK_JVM_ROOT ?? '/usr/lib/jvm';
+
+function javaAtLeast(min) {
   const homes = [process.env.STACK_JAVA_HOME, process.env.JAVA_HOME].filter(Boolean);
   let jvmDirs = [];
   try {
-    jvmDirs = readdirSync('/usr/lib/jvm').map((d) => join('/usr/lib/jvm', d));
+    jvmDirs = readdirSync(jvmRoot).map((d) => join(jvmRoot, d));
   } catch {
     /* no system JDKs */
   }
@@ -90,20 +103,51 @@ function findJava(min) {
     'java',
     ...jvmDirs.map((d) => join(d, 'bin', 'java')),
   ];
-  const found = candidates.map((bin) => ({ bin, major: javaVersionOf(bin) })).filter((c) => c.major >= min);
-  if (found.length === 0)
-    fail(
-      `no Java ${min}+ found (looked at STACK_JAVA_HOME, JAVA_HOME, PATH, /usr/lib/jvm); install one or set STACK_JAVA_HOME`,
-    );
-  return found[0].bin;
+  return candidates.find((bin) => javaVersionOf(bin) >= min);
+}
+
+function findJava(min) {
+  const bin = javaAtLeast(min);
+  if (bin === undefined) fail(javaProblem(min));
+  return bin;
+}
+
+function javaProblem(min) {
+  const why = min >= 21 ? 'Apicurio Registry 3.3 needs Java 21+' : 'Kafka needs Java 17+';
+  return `${why} and none was found (looked at STACK_JAVA_HOME, JAVA_HOME, PATH, ${jvmRoot}/*): install it with ${JAVA_HINT[min]}`;
+}
+
+function mavenPresent() {
+  return !spawnSync('mvn', ['-version'], { encoding: 'utf8' }).error;
 }
 
 // Maven runs with its stdout sent to our stderr (stdio fd 2): our stdout carries only the endpoints, which
 // `up --json` callers parse.
 function requireMaven(why) {
-  const probe = spawnSync('mvn', ['-version'], { encoding: 'utf8' });
-  if (probe.error)
-    fail(`Maven (mvn) is not installed; it is needed to ${why}. Install Maven, or use Docker.`);
+  if (!mavenPresent())
+    fail(`Maven (mvn) is not installed; it is needed to ${why}: install it with ${MAVEN_HINT}`);
+}
+
+// Everything missing to start (or, with `fetchOnly`, to fetch) the components asked for, checked before any
+// download or process start: a machine without Java 21 must hear so at once, not after Maven fetched Kafka.
+function missingFor({ kafka, registry, fetchOnly = false }) {
+  const problems = [];
+  const needsMaven =
+    (kafka && !existsSync(join(home, `kafka-${kafkaVersion}`, 'classpath.txt'))) ||
+    (registry && !existsSync(join(home, `apicurio-${registryVersion}`, 'quarkus-run.jar')));
+  if (needsMaven && !mavenPresent())
+    problems.push(
+      `Maven (mvn) is needed to fetch Kafka and Apicurio Registry from Maven Central (first run only): install it with ${MAVEN_HINT}`,
+    );
+  if (!fetchOnly && kafka && javaAtLeast(17) === undefined) problems.push(javaProblem(17));
+  if (!fetchOnly && registry && javaAtLeast(21) === undefined) problems.push(javaProblem(21));
+  return problems;
+}
+
+function preflight(needs) {
+  const problems = missingFor(needs);
+  if (problems.length > 0)
+    fail(`cannot ${needs.fetchOnly ? 'fetch' : 'start'} the local stack:\n  - ${problems.join('\n  - ')}`);
 }
 
 // ---------- artifacts ----------
@@ -146,7 +190,9 @@ function kafkaClasspath() {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'pom.xml'), kafkaPom());
   requireMaven('resolve Kafka from Maven Central');
-  log(`resolving Kafka ${kafkaVersion} from Maven Central (first run only)`);
+  log(
+    `resolving Kafka ${kafkaVersion} from Maven Central (first run only: about 45 MB of jars into ~/.m2, a minute or so)`,
+  );
   execFileSync(
     'mvn',
     [
@@ -169,7 +215,9 @@ function registryDistribution() {
   const dir = join(home, `apicurio-${registryVersion}`);
   if (existsSync(join(dir, 'quarkus-run.jar'))) return dir;
   requireMaven('fetch Apicurio Registry from Maven Central');
-  log(`fetching Apicurio Registry ${registryVersion} from Maven Central (first run only)`);
+  log(
+    `fetching Apicurio Registry ${registryVersion} from Maven Central (first run only: a 150 MB download into ~/.m2, 170 MB unpacked here)`,
+  );
   const download = join(home, 'downloads');
   mkdirSync(download, { recursive: true });
   execFileSync(
@@ -383,9 +431,12 @@ function startRegistry({ keepData = false } = {}) {
   );
 }
 
-function printEndpoints(state) {
+// `foreign`: the broker or the registry is another checkout's, which `down` here leaves running.
+function printEndpoints(state, foreign = false) {
   if (json) {
-    process.stdout.write(JSON.stringify({ ...endpoints, kafkaVersion: state.kafka?.version, home }) + '\n');
+    process.stdout.write(
+      JSON.stringify({ ...endpoints, kafkaVersion: state.kafka?.version, home, foreign }) + '\n',
+    );
   } else {
     process.stdout.write(
       `KAFKA_BROKERS=${endpoints.brokers}\nSCHEMA_REGISTRY_URL=${endpoints.registryUrl}\n`,
@@ -420,6 +471,7 @@ async function up() {
   if (registryForeign)
     log(`a registry this checkout did not start answers on ${endpoints.registryUrl}: using it`);
 
+  preflight({ kafka: !kafkaRunning && !kafkaForeign, registry: !registryRunning && !registryForeign });
   // Both JVMs start in parallel: warm start is bounded by the slower of the two.
   const waits = [];
   if (kafkaRunning) log(`Kafka already running (pid ${state.kafka.pid})`);
@@ -439,7 +491,7 @@ async function up() {
   writeState(state);
   await Promise.all(waits);
   if (waits.length > 0) log(`up in ${((Date.now() - started) / 1000).toFixed(1)}s; logs in ${logDir}`);
-  printEndpoints(state);
+  printEndpoints(state, kafkaForeign || registryForeign);
 }
 
 async function stop(name, entry) {
@@ -505,7 +557,17 @@ switch (command) {
   case 'start-registry':
     await restart('registry', command === 'stop-registry', startRegistry, registryAnswers, 'the registry');
     break;
+  case 'check': {
+    // What `up` would miss on this machine, without starting or fetching anything (the test harness and the
+    // demo ask before they choose this stack). Exit 0 when nothing is missing.
+    const problems = missingFor({ kafka: true, registry: true });
+    if (json) process.stdout.write(JSON.stringify({ ok: problems.length === 0, problems }) + '\n');
+    else for (const problem of problems) log(problem);
+    process.exitCode = problems.length === 0 ? 0 : 1;
+    break;
+  }
   case 'fetch':
+    preflight({ kafka: true, registry: true, fetchOnly: true });
     kafkaClasspath();
     registryDistribution();
     log(`artifacts cached in ${home}`);
@@ -521,6 +583,6 @@ switch (command) {
     break;
   default:
     fail(
-      `unknown command "${command}"; use fetch, up, down, status, kill-kafka, start-kafka, stop-registry or start-registry`,
+      `unknown command "${command}"; use check, fetch, up, down, status, kill-kafka, start-kafka, stop-registry or start-registry`,
     );
 }

@@ -12,6 +12,7 @@ export interface JsonSchemaNode {
   oneOf?: JsonSchemaNode[];
   allOf?: JsonSchemaNode[];
   items?: JsonSchemaNode;
+  required?: string[];
 }
 
 let cached: JsonSchemaNode | undefined;
@@ -41,4 +42,35 @@ export function knownKeysAt(path: readonly PropertyKey[]): string[] {
     });
   }
   return [...new Set(withBranches(nodes).flatMap((n) => Object.keys(n.properties ?? {})))];
+}
+
+/** Every key and section as a dotted path, arrays marked `[]` (`sources[].locations`, `oauth.store`). */
+function keyPaths(node: JsonSchemaNode, path: string, out: Map<string, boolean>): void {
+  for (const [name, child] of Object.entries(node.properties ?? {})) {
+    const childPath = path ? `${path}.${name}` : name;
+    const before = out.size;
+    keyPaths(child, childPath, out);
+    // A leaf has nothing below it, whichever branch of a union defines it.
+    if (!out.has(childPath)) out.set(childPath, out.size === before);
+    else if (out.size > before) out.set(childPath, false);
+  }
+  for (const sub of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])])
+    keyPaths(sub, path, out);
+  if (node.items) keyPaths(node.items, `${path}[]`, out);
+}
+
+/**
+ * The configuration's keys in schema order, for the generated reference (docs/configuration.md) and the
+ * tests that hold docs to the schema: `leaves` (keys that take a value), `all` (sections too), `sections`
+ * (top level).
+ */
+export function configKeys(): { leaves: string[]; all: string[]; sections: string[] } {
+  const schema = configJsonSchema();
+  const out = new Map<string, boolean>();
+  keyPaths(schema, '', out);
+  return {
+    leaves: [...out].filter(([, leaf]) => leaf).map(([key]) => key),
+    all: [...out.keys()],
+    sections: Object.keys(schema.properties ?? {}),
+  };
 }

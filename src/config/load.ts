@@ -79,7 +79,7 @@ export function describeIssues(error: z.ZodError): string[] {
         const near = nearest(k, known);
         return near === undefined ? `\`${k}\`` : `\`${k}\` (did you mean \`${near}\`?)`;
       });
-      return `${key === '(root)' ? '' : `${key}: `}unknown key(s) ${named.join(', ')}; check the spelling against the README's configuration reference`;
+      return `${key === '(root)' ? '' : `${key}: `}unknown key(s) ${named.join(', ')}; check the spelling against the configuration reference (docs/configuration.md)`;
     }
     if (issue.code === 'invalid_type') {
       // The input is reported (parseConfig asks zod for it) only to tell "missing" from "wrong type";

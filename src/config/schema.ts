@@ -3,7 +3,8 @@
  *
  * Keys the calls API spec marks "not shown" (listing path, items field, cursor field, token header,
  * error codes) are configuration here, with the defaults our sandbox and the known API use.
- * The README's configuration reference is written from this file: keep the two in step.
+ * docs/configuration.md is generated from this file (`npm run docs:config`; describe a new key in
+ * tools/docs/config-descriptions.ts): a unit test fails while the two differ.
  */
 import { z } from 'zod';
 
@@ -93,7 +94,7 @@ export const apiSchema = z
   .strict();
 
 /**
- * `type` may be left out (README: default `file`), so `store: { path: ... }` is a file store; the
+ * `type` may be left out (docs/configuration.md: default `file`), so `store: { path: ... }` is a file store; the
  * discriminated union needs the tag, hence the preprocess.
  */
 const tokenStoreSchema = z.preprocess(
@@ -257,10 +258,10 @@ export const kafkaSchema = z
     /**
      * A listed call whose GET /v4/calls/{uid} answers not found (404/410): false (default) publishes it
      * unenriched, customer number redacted; true publishes a tombstone (key uid, null value) instead, so
-     * compaction removes the call from the topic. See the README ("Calls the API reports gone").
+     * compaction removes the call from the topic. See docs/operations.md ("Calls the API reports gone").
      */
     tombstoneGoneCalls: z.boolean().default(false),
-    /** Heartbeat records per location every this often (0: off), to heartbeatTopic; see the README. */
+    /** Heartbeat records per location every this often (0: off), to heartbeatTopic; see docs/operations.md. */
     heartbeatIntervalMs: durationMs().default(0),
     heartbeatTopic: z.string().min(1).default('calls-connector-heartbeats'),
     /**
@@ -335,7 +336,7 @@ export const configSchema = z
         intervalMs: durationMs().default(60_000),
         /** Locations traversed at the same time. */
         maxLocationsInFlight: z.number().int().min(1).max(1024).default(4),
-        /** Most uids kept for the inclusive `since` boundary; see README "boundary cap". */
+        /** Most uids kept for the inclusive `since` boundary; see docs/how-it-works.md "boundary cap". */
         boundaryCap: z.number().int().min(1).max(1_000_000).default(5_000),
         /** Bounded shutdown: abort what is open after this long. */
         shutdownTimeoutMs: durationMs().default(30_000),

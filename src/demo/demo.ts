@@ -76,8 +76,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
   try {
     say('1/4 Kafka and schema registry ...');
-    const { provideStack } = await loadDevTooling();
-    const stack = await provideStack(['environment', 'jvm', 'docker']);
+    const { provideStack, stackOrder } = await loadDevTooling();
+    const stack = await provideStack(stackOrder());
     cleanups.push(() => stack.stop());
     say(`    ${stack.description}\n    brokers ${stack.brokers.join(',')}  registry ${stack.registryUrl}`);
 
@@ -288,6 +288,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         },
       }),
     );
+    if (stack.leftRunning !== undefined) say(`\n${stack.leftRunning}`);
     return { published, topic: config.kafka.topic, locations: status.length };
   } finally {
     await cleanup();

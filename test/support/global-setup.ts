@@ -1,11 +1,13 @@
 /**
- * Integration tests need a real Kafka broker (KRaft) and a real Confluent-compatible schema registry.
- * The order: (a) KAFKA_BROKERS + SCHEMA_REGISTRY_URL from the environment; (b) a reachable Docker engine
- * (testcontainers); (c) Java 17+ and Maven (the local JVM stack of scripts/stack.mjs); (d) otherwise the run fails,
- * naming what is missing — integration tests are never skipped silently. CALLS_TEST_STACK=jvm skips Docker.
+ * Integration tests need a real Kafka broker (KRaft) and a real Confluent-compatible schema registry, found in
+ * the one order the demo uses too (`stackOrder` in tools/devstack/stack-provider.ts): KAFKA_BROKERS +
+ * SCHEMA_REGISTRY_URL from the environment; the local JVM stack of scripts/stack.mjs (Java 21+ and Maven); a
+ * reachable Docker engine (testcontainers); otherwise the run fails at once, saying per source what is missing —
+ * integration tests are never skipped silently. CALLS_STACK=jvm (or docker) uses only that source.
+ * At the end it stops what it started, and says what it leaves running (the JVM stack) and how to stop it.
  */
 import type { TestProject } from 'vitest/node';
-import { provideStack, type StackSource } from '../../tools/devstack/stack-provider.js';
+import { provideStack } from '../../tools/devstack/stack-provider.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,14 +18,15 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const order: StackSource[] =
-    process.env.CALLS_TEST_STACK === 'jvm' ? ['environment', 'jvm'] : ['environment', 'docker', 'jvm'];
-  const stack = await provideStack(order);
+  const stack = await provideStack();
   process.stderr.write(
     `[integration stack] using ${stack.description}: brokers=${stack.brokers.join(',')} registry=${stack.registryUrl}\n`,
   );
   project.provide('kafkaBrokers', stack.brokers.join(','));
   project.provide('schemaRegistryUrl', stack.registryUrl);
   project.provide('stackSource', stack.description);
-  return () => stack.stop();
+  return async () => {
+    await stack.stop();
+    if (stack.leftRunning !== undefined) process.stderr.write(`[integration stack] ${stack.leftRunning}\n`);
+  };
 }

@@ -73,7 +73,7 @@ const cases: Case[] = [
     content: VALID.replace('connector:', 'conector:'),
     message: [
       '  - connector: required but missing',
-      "  - unknown key(s) `conector` (did you mean `connector`?); check the spelling against the README's configuration reference",
+      '  - unknown key(s) `conector` (did you mean `connector`?); check the spelling against the configuration reference (docs/configuration.md)',
     ],
   },
   {

@@ -206,10 +206,10 @@ describe('parseConfig', () => {
     );
     expect(error.issues).toEqual(
       expect.arrayContaining([
-        "kafka: unknown key(s) `topik` (did you mean `topic`?); check the spelling against the README's configuration reference",
-        "api.retry: unknown key(s) `maxAtempts` (did you mean `maxAttempts`?); check the spelling against the README's configuration reference",
-        "sources.0: unknown key(s) `startsince` (did you mean `startSince`?); check the spelling against the README's configuration reference",
-        "unknown key(s) `colour`; check the spelling against the README's configuration reference",
+        'kafka: unknown key(s) `topik` (did you mean `topic`?); check the spelling against the configuration reference (docs/configuration.md)',
+        'api.retry: unknown key(s) `maxAtempts` (did you mean `maxAttempts`?); check the spelling against the configuration reference (docs/configuration.md)',
+        'sources.0: unknown key(s) `startsince` (did you mean `startSince`?); check the spelling against the configuration reference (docs/configuration.md)',
+        'unknown key(s) `colour`; check the spelling against the configuration reference (docs/configuration.md)',
       ]),
     );
   });

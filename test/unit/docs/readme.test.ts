@@ -4,10 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load.js';
 import { buildProgram } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
-import { configKeys } from '../../support/config-keys.js';
+import { brokenLinks } from '../../support/markdown-links.js';
 import { invocationsIn, unknownFlags } from '../../support/cli-invocations.js';
 
 const readme = readFileSync(resolve(import.meta.dirname, '../../../README.md'), 'utf8');
@@ -19,11 +18,26 @@ describe('the README', () => {
     expect(firstScreen).toContain('npm test');
   });
 
-  it('documents every configuration key in its reference', () => {
-    const keys = configKeys().leaves;
-    expect(keys.length).toBeGreaterThan(80);
-    const missing = keys.filter((key) => !readme.includes(`\`${key}\``));
-    expect(missing).toEqual([]);
+  it('says on its first screen what the two commands need and how to get it', () => {
+    const firstScreen = readme.split('\n').slice(0, 25).join('\n');
+    for (const needed of ['Node ≥ 22', 'Java 21+', 'Maven', 'STACK_JAVA_HOME', 'promtool', 'apt-get install'])
+      expect(firstScreen).toContain(needed);
+    // The first run's download is said before anyone waits for it.
+    expect(firstScreen).toMatch(/first run downloads about \d+ MB/i);
+    expect(firstScreen).toContain('npm run stack:down');
+  });
+
+  it('stays a front page: at most about 250 lines', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(260);
+  });
+
+  it('links to a file for every relative link, and to a heading that exists for every anchor', () => {
+    const broken = brokenLinks('README.md');
+    expect(broken).toEqual([]);
+  });
+
+  it('points to the generated configuration reference', () => {
+    expect(readme).toContain('(docs/configuration.md)');
   });
 
   it('mentions every CLI command', () => {
@@ -44,39 +58,6 @@ describe('the README', () => {
     expect(missing).toEqual([]);
   });
 
-  it('states the default the schema actually applies for every key whose default it writes as a literal', () => {
-    // Documents with every optional section present, so nested defaults are filled in; the token store's
-    // keys depend on its type, so once per type.
-    const document = (store: Record<string, unknown>) => ({
-      connector: { name: 'n' },
-      api: { baseUrl: 'https://api.example.test' },
-      oauth: { clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example.test/cb', store },
-      sources: [{ locations: ['6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'] }],
-      kafka: { brokers: ['127.0.0.1:9092'], ssl: {} },
-      schemaRegistry: { url: 'http://127.0.0.1:8081' },
-    });
-    const configs = [{ type: 'file' }, { type: 'kafka' }].map(
-      (store) => parseConfig(document(store), {}) as unknown as Record<string, unknown>,
-    );
-    const schemaKeys = new Set(configKeys().leaves);
-    const rows = [...readme.matchAll(/^\| `([a-zA-Z]+(?:\.[a-zA-Z]+|\[\])+)`\s*\| `([^`]*)`\s*\|/gm)];
-    expect(rows.length).toBeGreaterThan(60);
-    const wrong: string[] = [];
-    for (const [, key, written] of rows) {
-      // A default written as another key (`api.baseUrl`, `connector.name`) is resolved at run time.
-      if (schemaKeys.has(written!)) continue;
-      const path = key!.replace('[]', '.0').split('.');
-      const actual = configs
-        .map((config) =>
-          path.reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], config),
-        )
-        .find((value) => value !== undefined);
-      if (JSON.stringify(actual) !== JSON.stringify(literal(written!)))
-        wrong.push(`${key}: README says ${written}, schema gives ${JSON.stringify(actual)}`);
-    }
-    expect(wrong).toEqual([]);
-  });
-
   it('lists exactly the exit codes the CLI uses', () => {
     const sentence = /Exit codes: (.*?)\n\n/s.exec(readme)?.[1] ?? '';
     const documented = [...sentence.matchAll(/`(\d+)`/g)].map((m) => Number(m[1])).sort((a, b) => a - b);
@@ -93,15 +74,3 @@ describe('the README', () => {
     expect(unknown).toEqual([]);
   });
 });
-
-/** A README default as written between backticks: `[408, 425]`, `true`, `100`, `data`. */
-function literal(written: string): unknown {
-  if (written.startsWith('[') && written.endsWith(']'))
-    return written
-      .slice(1, -1)
-      .split(',')
-      .map((item) => literal(item.trim()));
-  if (written === 'true' || written === 'false') return written === 'true';
-  if (/^-?\d+(\.\d+)?$/.test(written)) return Number(written);
-  return written;
-}

@@ -174,6 +174,10 @@ describe('docker-compose.yml', () => {
     const tested = /STACK_KAFKA_VERSION \?\? '([\d.]+)'/.exec(read('scripts/stack.mjs'))?.[1];
     expect(tested).toBeDefined();
     expect(kafka.image?.split('@')[0]).toBe(`apache/kafka:${tested}`);
+    // The Docker path of the tests (testcontainers) runs that release too.
+    expect(
+      /export const KAFKA_VERSION = '([\d.]+)'/.exec(read('tools/devstack/stack-provider.ts'))?.[1],
+    ).toBe(tested);
   });
 
   it('points the connector at the compose registry with the tested Apicurio version', () => {

@@ -1,0 +1,183 @@
+/**
+ * The words of the configuration reference (docs/configuration.md), keyed by dotted key: what each key means
+ * and, where the schema cannot say it, how its default reads (another key's value, `off`). Keys, order,
+ * required-ness and literal defaults come from the schema itself (`npm run docs:config` writes the file).
+ * A key added to src/config/schema.ts needs a line here: the reference says so until it has one, and a unit
+ * test (test/unit/docs/configuration.test.ts) fails.
+ */
+
+/** A key's meaning, or its meaning with the text of its default column. */
+export type KeyDescription = string | { default: string; meaning: string };
+
+/** The reference's sections, in order: a title, the top-level sections they hold, and an optional introduction. */
+export const REFERENCE_SECTIONS: ReadonlyArray<{ title: string; sections: string[]; intro?: string }> = [
+  { title: '`connector`', sections: ['connector'] },
+  { title: '`api`', sections: ['api'] },
+  {
+    title: '`oauth` (production) or `auth.staticToken` (development)',
+    sections: ['oauth', 'auth'],
+    intro:
+      'One of the two is required. See [oauth.md](oauth.md) for the setup, the token store and key management, ' +
+      'rotation, and what to do on `AUTH_GRANT_REVOKED`.',
+  },
+  { title: '`sources`', sections: ['sources'] },
+  { title: '`kafka`', sections: ['kafka'] },
+  { title: '`schemaRegistry`', sections: ['schemaRegistry'] },
+  {
+    title: '`poll`, `privacy`, `metrics`, `logging`, `security`',
+    sections: ['poll', 'privacy', 'metrics', 'logging', 'security'],
+  },
+];
+
+export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
+  'connector.name':
+    'Letters, digits, `.`, `-`, `_`. Names the Kafka transactional id, the offset keys and the client id. Two instances with one name fence each other: only the newest writes.',
+  'connector.mode':
+    '`single`: one writer per name (the newest fences the older). `distributed`: instances with one name share the locations (see `kafka.offsetsTopicPartitions`).',
+  'api.baseUrl': '`https://…` base of the calls API (and of `/oauth/*` unless `oauth.baseUrl`).',
+  'api.caFile':
+    "Extra CA bundle (PEM) trusted besides the system's, e.g. the sandbox's generated certificate. TLS verification is always on.",
+  'api.allowInsecureHttp': 'Allow an `http://` base URL (local experiments only).',
+  'api.listPath': 'Listing path ("not shown" in the spec).',
+  'api.callPath': 'Single-call path; `{uid}` is replaced.',
+  'api.itemsField': 'Dotted path of the items array in a listing body.',
+  'api.nextCursorField': 'Dotted path of the next cursor; a top-level `nextCursor` is read when absent.',
+  'api.callField': 'Dotted path of the call in a single-call body; the body itself when absent.',
+  'api.tokenHeader': 'Header carrying the access token.',
+  'api.tokenPrefix': 'Prefix before the token in that header.',
+  'api.pageSize': '`limit` per page, 1–100 (spec: 0–100; 0 never advances).',
+  'api.requestsPerSecond':
+    'Global request rate limit (all locations, listing and single-call requests). Fractions allowed.',
+  'api.maxConcurrency': 'Requests in flight at most.',
+  'api.requestTimeoutMs': 'Timeout of one request (headers and body).',
+  'api.enrich':
+    'Complete listed calls from `GET callPath`. Off: `isPrivate` is unknown, so the customer number is always redacted.',
+  'api.enrichConcurrency': 'Single-call requests in flight per page.',
+  'api.invalidCursorStatuses':
+    'Statuses named "cursor no longer valid"; any 4xx but 401/403/429 after a cursor restarts from the watermark anyway.',
+  'api.invalidCursorErrorCodes': 'Error codes (at `api.errorCodeField`) with the same meaning, on any 4xx.',
+  'api.errorCodeField': 'Dotted path of the error code in an error body.',
+  'api.errorMessageField': 'Dotted path of the error message.',
+  'api.maxResponseBytes': 'A larger response body is refused (memory stays bounded).',
+  'api.retry.maxAttempts': 'Attempts per request, the first included.',
+  'api.retry.initialDelayMs':
+    'Backoff base: retry n waits a uniform random time in [0, min(maxDelayMs, initialDelayMs × multiplier^(n−1))].',
+  'api.retry.maxDelayMs': 'Backoff cap.',
+  'api.retry.multiplier': 'Backoff growth.',
+  'api.retry.statuses':
+    'Statuses retried (network errors and timeouts are retried too). 401 refreshes the token once; 403 is never retried.',
+  'api.retry.maxRetryAfterMs': 'A longer `Retry-After` is a failure rather than a wait.',
+  'oauth.baseUrl': {
+    default: '`api.baseUrl`',
+    meaning: 'Base of `/oauth/authorize` and `/oauth/token` (https only).',
+  },
+  'oauth.clientId': 'From the developer portal.',
+  'oauth.clientSecret': 'Write `${ENV_VAR}`; never the secret itself. Or:',
+  'oauth.clientSecretFile': 'A file holding the secret (first line).',
+  'oauth.redirectUri': 'The registered redirect URI; must be `https://`.',
+  'oauth.scopes': 'Requested scopes (joined with `%20`).',
+  'oauth.grant': 'Name of the authorized account; `sources[].grant` refers to it.',
+  'oauth.refreshBeforeExpiryMs':
+    'Refresh this long before the access token expires (it is also refreshed on a 401).',
+  'oauth.accessTokenLifetimeMs': 'Lifetime assumed when the token response has no `expires_in` (spec: 10 h).',
+  'oauth.stateTtlMs': 'How long an authorization `state` can be redeemed.',
+  'oauth.rotationGraceMs':
+    "With several instances on a Kafka store: wait this long for another instance's rotated token before declaring the grant revoked.",
+  'oauth.refreshJitterMs':
+    'Each instance refreshes up to this much earlier still (a random share chosen at start), so instances sharing a grant do not refresh together.',
+  'oauth.store.type': '`file` (one instance) or `kafka` (several instances).',
+  'oauth.store.path': 'File store: mode 0600, atomic replace.',
+  'oauth.store.topic': 'Kafka store: a compacted topic.',
+  'oauth.keyEnv': 'Environment variable holding the 32-byte store key (base64 or hex). Or:',
+  'oauth.keyFile': 'A file holding the key; refused when it sits beside the token store.',
+  'auth.staticToken': 'A fixed access token (development against the sandbox); a 401 is then fatal.',
+  'sources[].locations': 'Location uids (UUIDs) to sync. Each location once across all sources.',
+  'sources[].grant': 'The OAuth grant whose token reads these locations.',
+  'sources[].startSince':
+    '`since` of the first traversal of a location with no stored offset; absent = from the beginning.',
+  'kafka.brokers': '`host:port` list.',
+  'kafka.clientId': {
+    default: '`connector.name`',
+    meaning: 'Kafka client id (also the prefix of throw-away reader groups).',
+  },
+  'kafka.ssl': { default: 'off', meaning: '`true` for TLS with the system CAs, or the object below.' },
+  'kafka.ssl.caFile': "CA bundle (PEM) for the brokers' certificates.",
+  'kafka.ssl.certFile': 'Client certificate (PEM) for mutual TLS.',
+  'kafka.ssl.keyFile': 'Client key (PEM) for mutual TLS.',
+  'kafka.ssl.rejectUnauthorized': "Verify the brokers' certificates.",
+  'kafka.sasl.mechanism':
+    '`plain`, `scram-sha-256` or `scram-sha-512` (any case: `SCRAM-SHA-512` too), with `kafka.sasl.username` and `kafka.sasl.password` (`${ENV}`).',
+  'kafka.sasl.username': '',
+  'kafka.sasl.password': '',
+  'kafka.topic': 'The calls topic.',
+  'kafka.offsetsTopic':
+    'Compacted topic of per-location offsets (one per connector recommended). Must be compacted: checked at start.',
+  'kafka.dlqTopic': 'Dead-letter topic.',
+  'kafka.exactlyOnce':
+    '`true`: each page and its offset in one transaction. `false`: idempotent producer, at least once (see [operations.md](operations.md#exactly-once-and-the-trade-off-of-exactlyonce-false)).',
+  'kafka.createTopics': 'Create missing topics at start (needs the CreateTopics ACL).',
+  'kafka.topicPartitions': 'Partitions of a created calls topic (offsets, DLQ: 1).',
+  'kafka.replicationFactor': 'Replication of created topics; use 3 in production.',
+  'kafka.keyFormat': 'Record key: the uid as UTF-8, or `avro` (record `CallKey{uid}` under `<topic>-key`).',
+  'kafka.transactionTimeoutMs':
+    'The broker aborts a transaction not committed in time (≤ broker `transaction.max.timeout.ms`).',
+  'kafka.maxPagesPerTransaction':
+    'Group commit: pages queued while a transaction is in flight share the next one, at most this many.',
+  'kafka.maxBytesPerTransaction':
+    '... and about this many bytes (keys+values); keep under the broker message.max.bytes (1 MiB).',
+  'kafka.fencedRebuildLimit':
+    'Rebuilds of a producer fenced because its transaction outlived `kafka.transactionTimeoutMs`, within `kafka.fencedWindowMs`; once more: stand by. A newer instance is never fenced back.',
+  'kafka.fencedWindowMs': 'Window of that count.',
+  'kafka.offsetsLoadTimeoutMs': 'Reading the offsets topic to its end at start must finish within this time.',
+  'kafka.offsetsTopicPartitions':
+    'Partitions of a created offsets topic: the most instances sharing the work in distributed mode. Never change it later (locations would move).',
+  'kafka.groupSessionTimeoutMs':
+    'Distributed mode: an instance silent this long leaves the group; its partitions move (≥ broker `group.min.session.timeout.ms`).',
+  'kafka.groupHeartbeatIntervalMs':
+    'Distributed mode: group heartbeat interval (about a third of the session timeout).',
+  'kafka.groupRebalanceTimeoutMs':
+    'Distributed mode: how long a rebalance waits for every instance to rejoin.',
+  'kafka.topicCleanupPolicy':
+    '`cleanup.policy` of the calls topic when the connector creates it: `compact` (latest version of every call), `delete` or `compact,delete`.',
+  'kafka.tombstoneGoneCalls':
+    'A listed call whose `GET /v4/calls/{uid}` answers not found: `false` publishes it unenriched (number redacted); `true` publishes a tombstone instead. See [operations.md](operations.md#calls-the-api-reports-gone).',
+  'kafka.heartbeatIntervalMs':
+    'Heartbeat records per location this often (`0`: off). See [operations.md](operations.md#heartbeats).',
+  'kafka.heartbeatTopic': 'Where heartbeats go (compacted, created like the other topics).',
+  'schemaRegistry.url':
+    "Confluent-compatible API base, e.g. `http://registry:8081` or Apicurio's `…/apis/ccompat/v7`.",
+  'schemaRegistry.username': 'Basic auth, with `schemaRegistry.password` (`${ENV}`).',
+  'schemaRegistry.password': '',
+  'schemaRegistry.compatibility':
+    'Compatibility set on a subject the connector registers first; an existing subject must match.',
+  'poll.intervalMs':
+    "Time between a location's polls: each location polls at its own phase of the interval, so polls spread evenly over it.",
+  'poll.maxLocationsInFlight':
+    'Locations worked on at the same time (each holds at most two pages: one committing, one read ahead).',
+  'poll.pagesPerTurn':
+    'Pages a location processes before yielding to the next ready location (fairness during backfills).',
+  'poll.boundaryCap':
+    'Most uids kept in `boundary` (see [how-it-works.md](how-it-works.md#how-a-location-is-synced), boundary cap).',
+  'poll.shutdownTimeoutMs':
+    'On SIGTERM, pages in flight may finish for this long, then are abandoned uncommitted.',
+  'poll.stoppedRetry.initialDelayMs':
+    'A location stopped by an error that can heal is retried after this long (see [sync.md](sync.md#stopped-locations-heal)).',
+  'poll.stoppedRetry.maxDelayMs': '... growing per consecutive stop up to this.',
+  'poll.stoppedRetry.multiplier': 'Growth factor of that backoff.',
+  'poll.stoppedRetry.jitter': 'Each wait is shortened at random by up to this fraction of it.',
+  'privacy.customerPhoneNumber':
+    '`redact-unless-public`: publish it only when `GET /v4/calls/{uid}` said `isPrivate: false`. `redact-always`: never.',
+  'metrics.enabled': 'Serve `/metrics`, `/healthz`, `/readyz`.',
+  'metrics.host':
+    "Bind address: loopback outside containers; the image's and compose's config set `0.0.0.0` explicitly.",
+  'metrics.port': 'Port.',
+  'metrics.perLocationLabels':
+    'Label per-location series with the location uid; turn off with thousands of locations.',
+  'logging.level':
+    '`fatal` … `trace`. The `auth` commands ignore it: they log JSON to stderr at `warn`, or at `LOG_LEVEL` when set.',
+  'logging.format': '`auto` (human-readable on a terminal, JSON otherwise), `json`, `pretty`.',
+  'security.allowInsecureKafka':
+    'Accept `kafka.sasl` without `kafka.ssl` and `kafka.ssl.rejectUnauthorized: false` (refused otherwise); warned at start.',
+  'security.allowInsecureRegistry':
+    'Accept schema-registry basic auth over `http://` to a non-loopback host (refused otherwise); warned at start. See [security.md](security.md).',
+};
