@@ -194,6 +194,9 @@ const sslSchema = z.union(
   { error: 'expected true, false, or { caFile, certFile, keyFile, rejectUnauthorized }' },
 );
 
+/** Values of kafka.compression (src/kafka/compression.ts registers the codecs). */
+export const KAFKA_COMPRESSIONS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+
 const saslSchema = z
   .object({
     // Case-insensitive: `PLAIN` and `SCRAM-SHA-512` are how Kafka's own configs spell them.
@@ -269,6 +272,18 @@ export const kafkaSchema = z
      * of calls that later turned private, are compacted away). delete: a time-limited change log.
      */
     topicCleanupPolicy: z.enum(['compact', 'delete', 'compact,delete']).default('compact'),
+    // ---- issue 24: what a Connect/Confluent user expects ----
+    /**
+     * Compression of the record batches the connector writes (Kafka's compression.type of a producer):
+     * none, gzip, snappy, lz4 or zstd (zstd needs Node >= 22.15). Case-insensitive. The topics keep the
+     * producer's codec unless their own compression.type says otherwise. See docs/kafka-security.md.
+     */
+    compression: z
+      .preprocess(
+        (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+        z.enum(KAFKA_COMPRESSIONS, { error: `expected one of ${KAFKA_COMPRESSIONS.join(', ')}` }),
+      )
+      .default('none'),
   })
   .strict();
 

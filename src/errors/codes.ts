@@ -129,6 +129,7 @@ export const ERROR_CODES = {
   ITEM_TOO_LARGE: { class: 'skippable', exit: ExitCode.FAILURE },
   ITEM_UID_TOO_LONG: { class: 'skippable', exit: ExitCode.FAILURE },
   KAFKA_COMMIT_OUTCOME_UNKNOWN: { class: 'retriable', exit: ExitCode.FAILURE },
+  KAFKA_COMPRESSION_UNAVAILABLE: { class: 'fatal', exit: ExitCode.USAGE },
   KAFKA_FENCED_BY_ANOTHER_INSTANCE: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_GROUP_MEMBERSHIP_LOST: {
     class: 'fatal',

@@ -1,5 +1,5 @@
 /**
- * Builds the kafkajs client from the `kafka` config section: brokers, TLS, SASL, client id, and a
+ * Builds the kafkajs client from the `kafka` config section: brokers, TLS, SASL, compression codecs, client id, and a
  * logCreator that sends kafkajs' own log lines to our pino logger.
  *
  * Contract: called once at start-up (and by one-shot CLI commands). Reads TLS files synchronously so
@@ -22,6 +22,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import { FatalError } from '../errors/index.js';
 import { applyKafkajsIdleTimerFix } from './kafkajs-idle-timer-fix.js';
+import { compressionAvailable, registerCompressionCodecs } from './compression.js';
 import type { Logger } from '../logging/logger.js';
 import type { KafkaConfig } from '../config/schema.js';
 
@@ -40,6 +41,12 @@ export function createKafka({ config, connectorName, logger }: KafkaClientOption
   if (!readCommittedFixInstalled())
     logger.warn(
       'kafkajs was loaded before its read_committed fix, or its internals changed: reads of a partition with aborted transactions of several producers may see aborted records (see src/kafka/kafkajs-read-committed-fix.ts)',
+    );
+  registerCompressionCodecs();
+  if (!compressionAvailable(config.compression))
+    throw new FatalError(
+      'KAFKA_COMPRESSION_UNAVAILABLE',
+      `kafka.compression: ${config.compression} needs Zstandard in node:zlib (Node >= 22.15; this is ${process.version}): upgrade Node or choose gzip, snappy or lz4`,
     );
   const ssl = tlsOptions(config.ssl);
   return new Kafka({

@@ -1,0 +1,33 @@
+/** Config keys of issue 24 (what a Connect/Confluent user expects): compression, registry CA, OAUTHBEARER. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { thrown } from '../../support/auth/thrown.js';
+
+const minimal = {
+  connector: { name: 'calls' },
+  api: { baseUrl: 'https://api.example.test' },
+  auth: { staticToken: 't' },
+  sources: [{ locations: ['6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'] }],
+  kafka: { brokers: ['127.0.0.1:9092'] },
+  schemaRegistry: { url: 'http://127.0.0.1:8081' },
+};
+
+function configError(document: unknown): ConfigError {
+  const error = thrown(() => parseConfig(document, {}));
+  expect(error).toBeInstanceOf(ConfigError);
+  return error as ConfigError;
+}
+
+describe('kafka.compression', () => {
+  it('defaults to none and takes the codec names as Kafka configs spell them, in any case', () => {
+    expect(parseConfig(minimal, {}).kafka.compression).toBe('none');
+    const zstd = parseConfig({ ...minimal, kafka: { ...minimal.kafka, compression: 'ZSTD' } }, {});
+    expect(zstd.kafka.compression).toBe('zstd');
+  });
+
+  it('refuses a codec Kafka does not have, listing the ones it has', () => {
+    const error = configError({ ...minimal, kafka: { ...minimal.kafka, compression: 'brotli' } });
+    expect(error.message).toContain('kafka.compression');
+    expect(error.message).toContain('none, gzip, snappy, lz4, zstd');
+  });
+});
