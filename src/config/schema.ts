@@ -296,6 +296,11 @@ export const schemaRegistrySchema = z
     username: z.string().optional(),
     password: z.string().optional(),
     /**
+     * Extra CA bundle (PEM) trusted in addition to the system's for an https:// registry, e.g. a private
+     * CA's (like api.caFile). Verification cannot be turned off. See docs/kafka-security.md.
+     */
+    caFile: z.string().min(1).optional(),
+    /**
      * Compatibility level set on a subject the connector registers first. An existing subject must have
      * this level (the registry client checks it before registering a new schema version).
      */
@@ -315,6 +320,11 @@ export const schemaRegistrySchema = z
   .refine((r) => (r.username === undefined) === (r.password === undefined), {
     message: 'set both schemaRegistry.username and schemaRegistry.password, or neither',
     path: ['username'],
+  })
+  .refine((r) => r.caFile === undefined || r.url.toLowerCase().startsWith('https:'), {
+    message:
+      'schemaRegistry.caFile applies to an https:// registry: use https:// in schemaRegistry.url, or drop caFile',
+    path: ['caFile'],
   });
 
 export const configSchema = z

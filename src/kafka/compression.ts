@@ -12,7 +12,7 @@
  */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import kafkajs, { CompressionTypes } from 'kafkajs';
 import SnappyCodec from 'kafkajs-snappy';
 import { compressFrame, decompressFrame } from 'lz4-napi';
 
@@ -43,6 +43,8 @@ function zstdCodec(): (() => KafkajsCodec) | undefined {
 }
 
 const zstd = zstdCodec();
+// From the default export: Node's ESM loader does not see CompressionCodecs among kafkajs' named exports.
+const { CompressionCodecs } = kafkajs;
 let registered = false;
 
 /** Registers the snappy, lz4 and zstd codecs with kafkajs (idempotent). */

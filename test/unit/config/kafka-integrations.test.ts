@@ -31,3 +31,16 @@ describe('kafka.compression', () => {
     expect(error.message).toContain('none, gzip, snappy, lz4, zstd');
   });
 });
+
+describe('schemaRegistry.caFile', () => {
+  it('is refused with an http:// registry, where no certificate is checked', () => {
+    const schemaRegistry = { url: 'http://registry:8081', caFile: '/etc/ca.pem' };
+    const error = configError({ ...minimal, schemaRegistry });
+    expect(error.message).toContain('schemaRegistry.caFile applies to an https:// registry');
+  });
+
+  it('is accepted with an https:// registry', () => {
+    const schemaRegistry = { url: 'https://registry:8081', caFile: '/etc/ca.pem' };
+    expect(parseConfig({ ...minimal, schemaRegistry }, {}).schemaRegistry.caFile).toBe('/etc/ca.pem');
+  });
+});
