@@ -307,7 +307,8 @@ export function scrub(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-function parseJson(text: string): Record<string, unknown> | undefined {
+/** The JSON object in `text`; undefined when it is not JSON or not an object. */
+export function parseJson(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return value !== null && typeof value === 'object' && !Array.isArray(value)

@@ -17,6 +17,9 @@ export async function missingFromEnvironment(
     ['oauth.clientSecretFile', config.oauth?.clientSecretFile],
     ['oauth.keyFile', config.oauth?.keyFile],
   ];
+  const sasl = config.kafka.sasl;
+  if (sasl?.mechanism === 'oauthbearer')
+    files.push(['kafka.sasl.clientSecretFile', sasl.clientSecretFile], ['kafka.sasl.caFile', sasl.caFile]);
   const ssl = config.kafka.ssl;
   if (typeof ssl === 'object') {
     files.push(

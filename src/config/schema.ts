@@ -197,17 +197,62 @@ const sslSchema = z.union(
 /** Values of kafka.compression (src/kafka/compression.ts registers the codecs). */
 export const KAFKA_COMPRESSIONS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 
-const saslSchema = z
+/** SASL/PLAIN and SCRAM: a username and password the brokers know. */
+const passwordSaslSchema = z
   .object({
-    // Case-insensitive: `PLAIN` and `SCRAM-SHA-512` are how Kafka's own configs spell them.
-    mechanism: z.preprocess(
-      (value) => (typeof value === 'string' ? value.toLowerCase() : value),
-      z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
-    ),
+    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
     username: z.string().min(1),
     password: z.string().min(1),
   })
   .strict();
+
+/**
+ * SASL/OAUTHBEARER with tokens from an OAuth 2.0 token endpoint, client credentials grant (the OIDC login of
+ * KIP-768, as managed Kafka services offer it; Kafka's sasl.oauthbearer.token.endpoint.url). Tokens are
+ * cached and fetched again once 80 % of their lifetime has passed. See docs/kafka-security.md.
+ */
+const oauthBearerSaslSchema = z
+  .object({
+    mechanism: z.literal('oauthbearer'),
+    /** The identity provider's token endpoint, e.g. https://login.example.com/oauth2/token. */
+    tokenEndpointUrl: z.url({
+      protocol: /^https?$/,
+      error:
+        'expected the https:// URL of the OAuth token endpoint, e.g. https://idp.example.com/oauth2/token',
+    }),
+    clientId: z.string().min(1),
+    /** Use `${ENV}` interpolation or clientSecretFile; never put the secret itself in a committed file. */
+    clientSecret: z.string().min(1).optional(),
+    clientSecretFile: z.string().min(1).optional(),
+    /** Sent as `scope` when set (space-separated, as the provider expects). */
+    scope: z.string().min(1).optional(),
+    /** SASL extensions sent with the token, e.g. Confluent Cloud's logicalCluster and identityPoolId. */
+    extensions: z.record(z.string().regex(/^[A-Za-z]+$/), z.string()).optional(),
+    /** Extra CA bundle (PEM) trusted for an https:// token endpoint, besides the system's. */
+    caFile: z.string().min(1).optional(),
+    /** One token request must answer within this time. */
+    requestTimeoutMs: durationMs(100).default(10_000),
+  })
+  .strict()
+  .refine((o) => o.clientSecret !== undefined || o.clientSecretFile !== undefined, {
+    message: 'set kafka.sasl.clientSecret (from ${ENV}) or kafka.sasl.clientSecretFile',
+    path: ['clientSecret'],
+  });
+
+/**
+ * `mechanism` is case-insensitive: `PLAIN`, `SCRAM-SHA-512` and `OAUTHBEARER` are how Kafka's own configs
+ * spell them.
+ */
+const saslSchema = z.preprocess(
+  (value) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) && 'mechanism' in value
+      ? {
+          ...value,
+          mechanism: typeof value.mechanism === 'string' ? value.mechanism.toLowerCase() : value.mechanism,
+        }
+      : value,
+  z.discriminatedUnion('mechanism', [passwordSaslSchema, oauthBearerSaslSchema]),
+);
 
 export const kafkaSchema = z
   .object({
@@ -498,10 +543,19 @@ export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegis
       consent: 'allowInsecureKafka',
     });
   }
+  const sasl = c.kafka.sasl;
+  const tokenUrl = sasl?.mechanism === 'oauthbearer' ? URL.parse(sasl.tokenEndpointUrl) : null;
+  if (tokenUrl?.protocol === 'http:' && !isLoopback(tokenUrl.hostname)) {
+    found.push({
+      path: ['kafka', 'sasl', 'tokenEndpointUrl'],
+      problem: 'kafka.sasl.tokenEndpointUrl over http:// sends the client secret and the tokens unencrypted',
+      consent: 'allowInsecureKafka',
+    });
+  }
   const registryUrl = URL.parse(c.schemaRegistry.url);
   const basicAuth = c.schemaRegistry.username !== undefined || (registryUrl?.username ?? '') !== '';
   // Over loopback the credentials never leave the host (the demo, a local registry): not refused.
-  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(registryUrl?.hostname ?? '');
+  const loopback = isLoopback(registryUrl?.hostname ?? '');
   if (basicAuth && registryUrl?.protocol === 'http:' && !loopback) {
     found.push({
       path: ['schemaRegistry', 'url'],
@@ -511,6 +565,11 @@ export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegis
     });
   }
   return found;
+}
+
+/** Whether a URL's hostname is this machine: credentials sent there never leave the host. */
+function isLoopback(hostname: string): boolean {
+  return /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(hostname);
 }
 export type ApiConfig = z.infer<typeof apiSchema>;
 export type RetryConfig = ApiConfig['retry'];

@@ -146,6 +146,13 @@ export const ERROR_CODES = {
       "grant the connector's principal Describe, Create, DescribeConfigs, Read and Write on the three topics and " +
       'Write and Describe on the transactional id calls-connector.<connector.name>',
   },
+  KAFKA_OAUTH_CLIENT_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_SECRET_FILE: { class: 'fatal', exit: ExitCode.USAGE },
+  KAFKA_OAUTH_TLS_UNTRUSTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_INVALID: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_REFUSED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_UNAVAILABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_OFFSETS_TOPIC_REPARTITIONED: { class: 'fatal', exit: ExitCode.FAILURE },
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
   KAFKA_PARTITION_TAKEN_OVER: { class: ['retriable', 'fatal'], exit: ExitCode.FAILURE },

@@ -19,10 +19,12 @@
 import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
+import { Kafka, logLevel, type LogEntry, type Mechanism, type SASLOptions } from 'kafkajs';
 import { FatalError } from '../errors/index.js';
 import { applyKafkajsIdleTimerFix } from './kafkajs-idle-timer-fix.js';
 import { compressionAvailable, registerCompressionCodecs } from './compression.js';
+import { ClientCredentialsTokens, oauthBearerMechanism } from './oauthbearer.js';
+import { createHttpsDispatcher } from '../auth/https-dispatcher.js';
 import type { Logger } from '../logging/logger.js';
 import type { KafkaConfig } from '../config/schema.js';
 
@@ -61,20 +63,8 @@ export function createKafka({ config, connectorName, logger }: KafkaClientOption
 
 function tlsOptions(ssl: KafkaConfig['ssl']): boolean | ConnectionOptions | undefined {
   if (ssl === undefined || typeof ssl === 'boolean') return ssl;
-  const read = (key: string, file: string | undefined): Buffer | undefined => {
-    if (file === undefined) return undefined;
-    try {
-      return readFileSync(file);
-    } catch (error) {
-      throw new FatalError(
-        'KAFKA_TLS_FILE_UNREADABLE',
-        `cannot read kafka.ssl.${key} (${file}): fix the path or permissions`,
-        {
-          cause: error,
-        },
-      );
-    }
-  };
+  const read = (key: string, file: string | undefined): Buffer | undefined =>
+    file === undefined ? undefined : readTlsFile(`kafka.ssl.${key}`, file);
   const ca = read('caFile', ssl.caFile);
   const cert = read('certFile', ssl.certFile);
   const key = read('keyFile', ssl.keyFile);
@@ -86,8 +76,34 @@ function tlsOptions(ssl: KafkaConfig['ssl']): boolean | ConnectionOptions | unde
   };
 }
 
-function saslOptions(sasl: NonNullable<KafkaConfig['sasl']>): SASLOptions {
-  return { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
+function readTlsFile(key: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new FatalError(
+      'KAFKA_TLS_FILE_UNREADABLE',
+      `cannot read ${key} (${file}): fix the path or permissions`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+function saslOptions(sasl: NonNullable<KafkaConfig['sasl']>): SASLOptions | Mechanism {
+  if (sasl.mechanism !== 'oauthbearer') {
+    const { mechanism, username, password } = sasl;
+    return { mechanism, username, password } as SASLOptions;
+  }
+  const extraCaPem = sasl.caFile === undefined ? undefined : readTlsFile('kafka.sasl.caFile', sasl.caFile);
+  const tokens = new ClientCredentialsTokens(
+    sasl,
+    createHttpsDispatcher({
+      extraCaPem: extraCaPem?.toString('utf8'),
+      connectTimeoutMs: sasl.requestTimeoutMs,
+    }),
+  );
+  return oauthBearerMechanism(tokens);
 }
 
 /** kafkajs formats every line it logs, so ask it only for what pino will keep. */

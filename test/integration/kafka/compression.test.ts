@@ -15,7 +15,7 @@ import { silentLogger } from '../../../src/logging/logger.js';
 import {
   createTopics,
   readCommittedAtLeast,
-  sampleCall,
+  commitTwoCalls,
   startTestSession,
   testKafka,
   testKafkaConfig,
@@ -106,15 +106,7 @@ describe('the record sinks', () => {
       };
       const { session } = await startTestSession({ kafka });
       sessions.push(session);
-      const locationUid = '00000000-0000-4000-8000-000000000024';
-      const calls = [sampleCall({ locationUid }), sampleCall({ locationUid })];
-
-      await session.sink.commitPage({
-        locationUid,
-        calls,
-        deadLetters: [],
-        offset: { since: null, cursor: 'c1', watermark: calls[0]?.updatedAt ?? null, boundary: [] },
-      });
+      const calls = await commitTwoCalls(session.sink, '00000000-0000-4000-8000-000000000024');
       const compressedBeforeRead = used.compress;
       const records = await readCommittedAtLeast(testKafka(), kafka.topic, 2);
 

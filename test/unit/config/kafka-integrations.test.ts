@@ -44,3 +44,44 @@ describe('schemaRegistry.caFile', () => {
     expect(parseConfig({ ...minimal, schemaRegistry }, {}).schemaRegistry.caFile).toBe('/etc/ca.pem');
   });
 });
+
+describe('kafka.sasl with mechanism oauthbearer', () => {
+  const oauth = {
+    mechanism: 'OAUTHBEARER',
+    tokenEndpointUrl: 'https://idp.example.com/oauth2/token',
+    clientId: 'connector',
+    clientSecret: 's',
+  };
+  const withSasl = (sasl: object, security = {}) => ({
+    ...minimal,
+    kafka: { ...minimal.kafka, ssl: true, sasl },
+    security,
+  });
+
+  it('takes the token endpoint and client credentials, the mechanism in any case', () => {
+    const sasl = parseConfig(withSasl({ ...oauth, scope: 'kafka' }), {}).kafka.sasl;
+    expect(sasl).toMatchObject({ mechanism: 'oauthbearer', clientId: 'connector', scope: 'kafka' });
+  });
+
+  it('needs a client secret, from the environment or a file', () => {
+    const { clientSecret: _omitted, ...noSecret } = oauth;
+    expect(configError(withSasl(noSecret)).message).toContain('kafka.sasl.clientSecretFile');
+    const fromFile = parseConfig(withSasl({ ...noSecret, clientSecretFile: '/run/secret' }), {});
+    expect(fromFile.kafka.sasl).toMatchObject({ clientSecretFile: '/run/secret' });
+  });
+
+  it('refuses an http:// token endpoint off this machine unless security.allowInsecureKafka accepts it', () => {
+    const remote = { ...oauth, tokenEndpointUrl: 'http://idp.example.com/token' };
+    expect(configError(withSasl(remote)).message).toContain('kafka.sasl.tokenEndpointUrl');
+    expect(() => parseConfig(withSasl(remote, { allowInsecureKafka: true }), {})).not.toThrow();
+    expect(() =>
+      parseConfig(withSasl({ ...oauth, tokenEndpointUrl: 'http://127.0.0.1:9/t' }), {}),
+    ).not.toThrow();
+  });
+
+  it('keeps username/password mechanisms as they were, and refuses a mechanism it does not have', () => {
+    const scram = parseConfig(withSasl({ mechanism: 'SCRAM-SHA-256', username: 'u', password: 'p' }), {});
+    expect(scram.kafka.sasl).toEqual({ mechanism: 'scram-sha-256', username: 'u', password: 'p' });
+    expect(configError(withSasl({ mechanism: 'gssapi' })).message).toContain('kafka.sasl.mechanism');
+  });
+});
