@@ -14,6 +14,7 @@ export async function missingFromEnvironment(
 ): Promise<string[]> {
   const files: Array<[string, string | undefined]> = [
     ['api.caFile', config.api.caFile],
+    ['schemaRegistry.caFile', config.schemaRegistry.caFile],
     ['oauth.clientSecretFile', config.oauth?.clientSecretFile],
     ['oauth.keyFile', config.oauth?.keyFile],
   ];

@@ -1,6 +1,7 @@
 /** Config keys of issue 24 (what a Connect/Confluent user expects): compression, registry CA, OAUTHBEARER. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { missingFromEnvironment } from '../../../src/config/environment-check.js';
 import { thrown } from '../../support/auth/thrown.js';
 
 const minimal = {
@@ -83,5 +84,34 @@ describe('kafka.sasl with mechanism oauthbearer', () => {
     const scram = parseConfig(withSasl({ mechanism: 'SCRAM-SHA-256', username: 'u', password: 'p' }), {});
     expect(scram.kafka.sasl).toEqual({ mechanism: 'scram-sha-256', username: 'u', password: 'p' });
     expect(configError(withSasl({ mechanism: 'gssapi' })).message).toContain('kafka.sasl.mechanism');
+  });
+});
+
+describe('missingFromEnvironment', () => {
+  it('names the registry CA file and the Kafka OAuth secret and CA files it cannot read', async () => {
+    const config = parseConfig(
+      {
+        ...minimal,
+        kafka: {
+          ...minimal.kafka,
+          ssl: true,
+          sasl: {
+            mechanism: 'oauthbearer',
+            tokenEndpointUrl: 'https://idp.example.com/token',
+            clientId: 'c',
+            clientSecretFile: '/nonexistent/kafka-secret',
+            caFile: '/nonexistent/idp-ca.pem',
+          },
+        },
+        schemaRegistry: { url: 'https://registry:8081', caFile: '/nonexistent/registry-ca.pem' },
+      },
+      {},
+    );
+    const problems = await missingFromEnvironment(config, {});
+    expect(problems.map((p) => p.split(':')[0])).toEqual([
+      'schemaRegistry.caFile',
+      'kafka.sasl.clientSecretFile',
+      'kafka.sasl.caFile',
+    ]);
   });
 });
