@@ -227,7 +227,13 @@ const oauthBearerSaslSchema = z
     /** Sent as `scope` when set (space-separated, as the provider expects). */
     scope: z.string().min(1).optional(),
     /** SASL extensions sent with the token, e.g. Confluent Cloud's logicalCluster and identityPoolId. */
-    extensions: z.record(z.string().regex(/^[A-Za-z]+$/), z.string()).optional(),
+    extensions: z
+      .record(
+        z.string().regex(/^[A-Za-z]+$/, 'an extension name is letters only (RFC 7628)'),
+        z.string().regex(/^[\x20-\x7E\t\r\n]*$/, 'an extension value is printable ASCII (RFC 7628)'),
+      )
+      .refine((extensions) => !('auth' in extensions), 'the extension name `auth` is reserved (RFC 7628)')
+      .optional(),
     /** Extra CA bundle (PEM) trusted for an https:// token endpoint, besides the system's. */
     caFile: z.string().min(1).optional(),
     /** One token request must answer within this time. */

@@ -115,3 +115,30 @@ describe('missingFromEnvironment', () => {
     ]);
   });
 });
+
+describe('kafka.sasl.extensions', () => {
+  it('refuses what would break the SASL message: a reserved or non-letter name (named by its path), a control character', () => {
+    const sasl = (extensions: object) => ({
+      ...minimal,
+      kafka: {
+        ...minimal.kafka,
+        ssl: true,
+        sasl: {
+          mechanism: 'oauthbearer',
+          tokenEndpointUrl: 'https://idp.example.com/token',
+          clientId: 'c',
+          clientSecret: 's',
+          extensions,
+        },
+      },
+    });
+    expect(parseConfig(sasl({ logicalCluster: 'lkc-1' }), {}).kafka.sasl).toMatchObject({
+      extensions: { logicalCluster: 'lkc-1' },
+    });
+    expect(configError(sasl({ auth: 'x' })).message).toContain('reserved');
+    expect(configError(sasl({ 'logical-cluster': 'x' })).message).toContain(
+      'kafka.sasl.extensions.logical-cluster',
+    );
+    expect(configError(sasl({ pool: 'a\u0001b' })).message).toContain('printable ASCII');
+  });
+});
