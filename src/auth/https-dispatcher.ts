@@ -23,3 +23,26 @@ export function createHttpsDispatcher(options: HttpsDispatcherOptions = {}): Age
     connections: 4,
   });
 }
+
+/** Node's codes for a certificate that does not verify (not transient: retrying cannot help). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The TLS code of an error (or its causes) saying the server's certificate is not trusted; else undefined. */
+export function untrustedCertificateCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && UNTRUSTED_CERTIFICATE.has(code)) return code;
+  }
+  return undefined;
+}

@@ -21,6 +21,7 @@ import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
+import { untrustedCertificateCode } from './https-dispatcher.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 
 export interface TokenResponse {
@@ -306,7 +307,8 @@ export function scrub(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-function parseJson(text: string): Record<string, unknown> | undefined {
+/** The JSON object in `text`; undefined when it is not JSON or not an object. */
+export function parseJson(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -320,28 +322,6 @@ function parseJson(text: string): Record<string, unknown> | undefined {
 function stringField(json: Record<string, unknown> | undefined, name: string): string | undefined {
   const value = json?.[name];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
-}
-
-/** Node's codes for a certificate that does not verify (not transient: retrying cannot help). */
-const UNTRUSTED_CERTIFICATE = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
-function untrustedCertificateCode(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== undefined && UNTRUSTED_CERTIFICATE.has(code)) return code;
-  }
-  return undefined;
 }
 
 function errorSummary(error: unknown): string {

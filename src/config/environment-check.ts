@@ -14,9 +14,13 @@ export async function missingFromEnvironment(
 ): Promise<string[]> {
   const files: Array<[string, string | undefined]> = [
     ['api.caFile', config.api.caFile],
+    ['schemaRegistry.caFile', config.schemaRegistry.caFile],
     ['oauth.clientSecretFile', config.oauth?.clientSecretFile],
     ['oauth.keyFile', config.oauth?.keyFile],
   ];
+  const sasl = config.kafka.sasl;
+  if (sasl?.mechanism === 'oauthbearer')
+    files.push(['kafka.sasl.clientSecretFile', sasl.clientSecretFile], ['kafka.sasl.caFile', sasl.caFile]);
   const ssl = config.kafka.ssl;
   if (typeof ssl === 'object') {
     files.push(

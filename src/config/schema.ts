@@ -195,17 +195,71 @@ const sslSchema = z.union(
   { error: 'expected true, false, or { caFile, certFile, keyFile, rejectUnauthorized }' },
 );
 
-const saslSchema = z
+/** Values of kafka.compression (src/kafka/compression.ts registers the codecs). */
+export const KAFKA_COMPRESSIONS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+
+/** SASL/PLAIN and SCRAM: a username and password the brokers know. */
+const passwordSaslSchema = z
   .object({
-    // Case-insensitive: `PLAIN` and `SCRAM-SHA-512` are how Kafka's own configs spell them.
-    mechanism: z.preprocess(
-      (value) => (typeof value === 'string' ? value.toLowerCase() : value),
-      z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
-    ),
+    mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
     username: z.string().min(1),
     password: z.string().min(1),
   })
   .strict();
+
+/**
+ * SASL/OAUTHBEARER with tokens from an OAuth 2.0 token endpoint, client credentials grant (the OIDC login of
+ * KIP-768, as managed Kafka services offer it; Kafka's sasl.oauthbearer.token.endpoint.url). Tokens are
+ * cached and fetched again once 80 % of their lifetime has passed. See docs/kafka-security.md.
+ */
+const oauthBearerSaslSchema = z
+  .object({
+    mechanism: z.literal('oauthbearer'),
+    /** The identity provider's token endpoint, e.g. https://login.example.com/oauth2/token. */
+    tokenEndpointUrl: z.url({
+      protocol: /^https?$/,
+      error:
+        'expected the https:// URL of the OAuth token endpoint, e.g. https://idp.example.com/oauth2/token',
+    }),
+    clientId: z.string().min(1),
+    /** Use `${ENV}` interpolation or clientSecretFile; never put the secret itself in a committed file. */
+    clientSecret: z.string().min(1).optional(),
+    clientSecretFile: z.string().min(1).optional(),
+    /** Sent as `scope` when set (space-separated, as the provider expects). */
+    scope: z.string().min(1).optional(),
+    /** SASL extensions sent with the token, e.g. Confluent Cloud's logicalCluster and identityPoolId. */
+    extensions: z
+      .record(
+        z.string().regex(/^[A-Za-z]+$/, 'an extension name is letters only (RFC 7628)'),
+        z.string().regex(/^[\x20-\x7E\t\r\n]*$/, 'an extension value is printable ASCII (RFC 7628)'),
+      )
+      .refine((extensions) => !('auth' in extensions), 'the extension name `auth` is reserved (RFC 7628)')
+      .optional(),
+    /** Extra CA bundle (PEM) trusted for an https:// token endpoint, besides the system's. */
+    caFile: z.string().min(1).optional(),
+    /** One token request must answer within this time. */
+    requestTimeoutMs: durationMs(100).default(10_000),
+  })
+  .strict()
+  .refine((o) => o.clientSecret !== undefined || o.clientSecretFile !== undefined, {
+    message: 'set kafka.sasl.clientSecret (from ${ENV}) or kafka.sasl.clientSecretFile',
+    path: ['clientSecret'],
+  });
+
+/**
+ * `mechanism` is case-insensitive: `PLAIN`, `SCRAM-SHA-512` and `OAUTHBEARER` are how Kafka's own configs
+ * spell them.
+ */
+const saslSchema = z.preprocess(
+  (value) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) && 'mechanism' in value
+      ? {
+          ...value,
+          mechanism: typeof value.mechanism === 'string' ? value.mechanism.toLowerCase() : value.mechanism,
+        }
+      : value,
+  z.discriminatedUnion('mechanism', [passwordSaslSchema, oauthBearerSaslSchema]),
+);
 
 export const kafkaSchema = z
   .object({
@@ -270,6 +324,18 @@ export const kafkaSchema = z
      * of calls that later turned private, are compacted away). delete: a time-limited change log.
      */
     topicCleanupPolicy: z.enum(['compact', 'delete', 'compact,delete']).default('compact'),
+    // ---- issue 24: what a Connect/Confluent user expects ----
+    /**
+     * Compression of the record batches the connector writes (Kafka's compression.type of a producer):
+     * none, gzip, snappy, lz4 or zstd (zstd needs Node >= 22.15). Case-insensitive. The topics keep the
+     * producer's codec unless their own compression.type says otherwise. See docs/kafka-security.md.
+     */
+    compression: z
+      .preprocess(
+        (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+        z.enum(KAFKA_COMPRESSIONS, { error: `expected one of ${KAFKA_COMPRESSIONS.join(', ')}` }),
+      )
+      .default('none'),
   })
   .strict();
 
@@ -281,6 +347,11 @@ export const schemaRegistrySchema = z
     }),
     username: z.string().optional(),
     password: z.string().optional(),
+    /**
+     * Extra CA bundle (PEM) trusted in addition to the system's for an https:// registry, e.g. a private
+     * CA's (like api.caFile). Verification cannot be turned off. See docs/kafka-security.md.
+     */
+    caFile: z.string().min(1).optional(),
     /**
      * Compatibility level set on a subject the connector registers first. An existing subject must have
      * this level (the registry client checks it before registering a new schema version).
@@ -301,6 +372,11 @@ export const schemaRegistrySchema = z
   .refine((r) => (r.username === undefined) === (r.password === undefined), {
     message: 'set both schemaRegistry.username and schemaRegistry.password, or neither',
     path: ['username'],
+  })
+  .refine((r) => r.caFile === undefined || r.url.toLowerCase().startsWith('https:'), {
+    message:
+      'schemaRegistry.caFile applies to an https:// registry: use https:// in schemaRegistry.url, or drop caFile',
+    path: ['caFile'],
   });
 
 export const configSchema = z
@@ -474,10 +550,19 @@ export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegis
       consent: 'allowInsecureKafka',
     });
   }
+  const sasl = c.kafka.sasl;
+  const tokenUrl = sasl?.mechanism === 'oauthbearer' ? URL.parse(sasl.tokenEndpointUrl) : null;
+  if (tokenUrl?.protocol === 'http:' && !isLoopback(tokenUrl.hostname)) {
+    found.push({
+      path: ['kafka', 'sasl', 'tokenEndpointUrl'],
+      problem: 'kafka.sasl.tokenEndpointUrl over http:// sends the client secret and the tokens unencrypted',
+      consent: 'allowInsecureKafka',
+    });
+  }
   const registryUrl = URL.parse(c.schemaRegistry.url);
   const basicAuth = c.schemaRegistry.username !== undefined || (registryUrl?.username ?? '') !== '';
   // Over loopback the credentials never leave the host (the demo, a local registry): not refused.
-  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(registryUrl?.hostname ?? '');
+  const loopback = isLoopback(registryUrl?.hostname ?? '');
   if (basicAuth && registryUrl?.protocol === 'http:' && !loopback) {
     found.push({
       path: ['schemaRegistry', 'url'],
@@ -487,6 +572,11 @@ export function insecureSettings(c: Pick<ConnectorConfig, 'kafka' | 'schemaRegis
     });
   }
   return found;
+}
+
+/** Whether a URL's hostname is this machine: credentials sent there never leave the host. */
+function isLoopback(hostname: string): boolean {
+  return /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(hostname);
 }
 export type ApiConfig = z.infer<typeof apiSchema>;
 export type RetryConfig = ApiConfig['retry'];

@@ -129,6 +129,7 @@ export const ERROR_CODES = {
   ITEM_TOO_LARGE: { class: 'skippable', exit: ExitCode.FAILURE },
   ITEM_UID_TOO_LONG: { class: 'skippable', exit: ExitCode.FAILURE },
   KAFKA_COMMIT_OUTCOME_UNKNOWN: { class: 'retriable', exit: ExitCode.FAILURE },
+  KAFKA_COMPRESSION_UNAVAILABLE: { class: 'fatal', exit: ExitCode.USAGE },
   KAFKA_FENCED_BY_ANOTHER_INSTANCE: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_GROUP_MEMBERSHIP_LOST: {
     class: 'fatal',
@@ -145,6 +146,13 @@ export const ERROR_CODES = {
       "grant the connector's principal Describe, Create, DescribeConfigs, Read and Write on the three topics and " +
       'Write and Describe on the transactional id calls-connector.<connector.name>',
   },
+  KAFKA_OAUTH_CLIENT_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_SECRET_FILE: { class: 'fatal', exit: ExitCode.USAGE },
+  KAFKA_OAUTH_TLS_UNTRUSTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_INVALID: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_REFUSED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OAUTH_TOKEN_UNAVAILABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_OFFSETS_TOPIC_REPARTITIONED: { class: 'fatal', exit: ExitCode.FAILURE },
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
   KAFKA_PARTITION_TAKEN_OVER: { class: ['retriable', 'fatal'], exit: ExitCode.FAILURE },
@@ -169,12 +177,14 @@ export const ERROR_CODES = {
   OFFSET_UNREADABLE: { class: 'fatal', exit: ExitCode.FAILURE },
   SANDBOX_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_AUTH_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
+  SCHEMA_REGISTRY_CA_FILE: { class: 'fatal', exit: ExitCode.USAGE },
   SCHEMA_REGISTRY_REFUSED: { class: 'fatal', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_UNAVAILABLE: {
     class: 'retriable',
     exit: ExitCode.FAILURE,
     hint: 'check schemaRegistry.url and that the registry is running; the connector retries',
   },
+  SCHEMA_REGISTRY_TLS_UNTRUSTED: { class: 'fatal', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_UNREACHABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_URL_WRONG: { class: 'fatal', exit: ExitCode.FAILURE },
   SECRET_FILE_TOO_OPEN: { class: 'fatal', exit: ExitCode.FAILURE },

@@ -1,5 +1,5 @@
 /**
- * Builds the kafkajs client from the `kafka` config section: brokers, TLS, SASL, client id, and a
+ * Builds the kafkajs client from the `kafka` config section: brokers, TLS, SASL, compression codecs, client id, and a
  * logCreator that sends kafkajs' own log lines to our pino logger.
  *
  * Contract: called once at start-up (and by one-shot CLI commands). Reads TLS files synchronously so
@@ -19,9 +19,12 @@
 import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
+import { Kafka, logLevel, type LogEntry, type Mechanism, type SASLOptions } from 'kafkajs';
 import { FatalError } from '../errors/index.js';
 import { applyKafkajsIdleTimerFix } from './kafkajs-idle-timer-fix.js';
+import { compressionAvailable, registerCompressionCodecs } from './compression.js';
+import { ClientCredentialsTokens, oauthBearerMechanism } from './oauthbearer.js';
+import { createHttpsDispatcher } from '../auth/https-dispatcher.js';
 import type { Logger } from '../logging/logger.js';
 import type { KafkaConfig } from '../config/schema.js';
 
@@ -41,6 +44,12 @@ export function createKafka({ config, connectorName, logger }: KafkaClientOption
     logger.warn(
       'kafkajs was loaded before its read_committed fix, or its internals changed: reads of a partition with aborted transactions of several producers may see aborted records (see src/kafka/kafkajs-read-committed-fix.ts)',
     );
+  registerCompressionCodecs();
+  if (!compressionAvailable(config.compression))
+    throw new FatalError(
+      'KAFKA_COMPRESSION_UNAVAILABLE',
+      `kafka.compression: ${config.compression} needs Zstandard in node:zlib (Node >= 22.15; this is ${process.version}): upgrade Node or choose gzip, snappy or lz4`,
+    );
   const ssl = tlsOptions(config.ssl);
   return new Kafka({
     brokers: config.brokers,
@@ -54,20 +63,8 @@ export function createKafka({ config, connectorName, logger }: KafkaClientOption
 
 function tlsOptions(ssl: KafkaConfig['ssl']): boolean | ConnectionOptions | undefined {
   if (ssl === undefined || typeof ssl === 'boolean') return ssl;
-  const read = (key: string, file: string | undefined): Buffer | undefined => {
-    if (file === undefined) return undefined;
-    try {
-      return readFileSync(file);
-    } catch (error) {
-      throw new FatalError(
-        'KAFKA_TLS_FILE_UNREADABLE',
-        `cannot read kafka.ssl.${key} (${file}): fix the path or permissions`,
-        {
-          cause: error,
-        },
-      );
-    }
-  };
+  const read = (key: string, file: string | undefined): Buffer | undefined =>
+    file === undefined ? undefined : readTlsFile(`kafka.ssl.${key}`, file);
   const ca = read('caFile', ssl.caFile);
   const cert = read('certFile', ssl.certFile);
   const key = read('keyFile', ssl.keyFile);
@@ -79,8 +76,34 @@ function tlsOptions(ssl: KafkaConfig['ssl']): boolean | ConnectionOptions | unde
   };
 }
 
-function saslOptions(sasl: NonNullable<KafkaConfig['sasl']>): SASLOptions {
-  return { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
+function readTlsFile(key: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new FatalError(
+      'KAFKA_TLS_FILE_UNREADABLE',
+      `cannot read ${key} (${file}): fix the path or permissions`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+function saslOptions(sasl: NonNullable<KafkaConfig['sasl']>): SASLOptions | Mechanism {
+  if (sasl.mechanism !== 'oauthbearer') {
+    const { mechanism, username, password } = sasl;
+    return { mechanism, username, password } as SASLOptions;
+  }
+  const extraCaPem = sasl.caFile === undefined ? undefined : readTlsFile('kafka.sasl.caFile', sasl.caFile);
+  const tokens = new ClientCredentialsTokens(
+    sasl,
+    createHttpsDispatcher({
+      extraCaPem: extraCaPem?.toString('utf8'),
+      connectTimeoutMs: sasl.requestTimeoutMs,
+    }),
+  );
+  return oauthBearerMechanism(tokens);
 }
 
 /** kafkajs formats every line it logs, so ask it only for what pino will keep. */

@@ -25,6 +25,7 @@ import { createKafka } from './client.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { createSchemaRegistry } from './registry.js';
+import { compressionType } from './compression.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
@@ -144,6 +145,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           transactionTimeoutMs: config.kafka.transactionTimeoutMs,
           maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
           maxBytesPerTransaction: maxSendBytes,
+          compression: compressionType(config.kafka.compression),
           fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
           offsetStore,
           metrics,
@@ -158,6 +160,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           topics,
           connectorName,
           maxBytesPerSend: maxSendBytes,
+          compression: compressionType(config.kafka.compression),
           metrics,
           logger,
           clock,

@@ -5,7 +5,7 @@
  *
  * Details name what failed but never carry a secret (no tokens, no registry password, no URL userinfo).
  */
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { TokenProvider } from '../auth/token-provider.js';
 import type { LocationStatus } from '../sync/scheduler.js';
 import type { NamedReadinessCheck } from './readiness.js';
@@ -36,6 +36,8 @@ export interface SchemaRegistryProbe {
   url: string;
   username?: string;
   password?: string;
+  /** Verifies an https:// registry with schemaRegistry.caFile (createHttpsDispatcher); default: undici's global one. */
+  dispatcher?: Dispatcher;
   /** Per-probe timeout; the readiness timeout bounds it as well. Default 2,000 ms. */
   timeoutMs?: number;
   /** Where the timeout runs (default: the system clock). */
@@ -52,7 +54,12 @@ export async function probeSchemaRegistry(
   const { shown, subjects, headers } = registryRequest(probe);
   const timeout = timeoutSignal(probe.clock ?? systemClock, probe.timeoutMs ?? 2_000);
   try {
-    const response = await request(subjects, { method: 'GET', headers, signal: timeout.signal });
+    const response = await request(subjects, {
+      method: 'GET',
+      headers,
+      signal: timeout.signal,
+      ...(probe.dispatcher === undefined ? {} : { dispatcher: probe.dispatcher }),
+    });
     await response.body.dump();
     return { shown, statusCode: response.statusCode };
   } finally {

@@ -44,6 +44,8 @@ import { locationsByPartition, locationPartition } from '../kafka/group/location
 import { PartitionOwnership } from '../kafka/group/partition-ownership.js';
 import { InstancePresence } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
+import { readRegistryCaFile } from '../kafka/registry.js';
+import { createHttpsDispatcher } from '../auth/https-dispatcher.js';
 import type { RecordSink } from '../sync/ports.js';
 import type { LocationOffset } from '../sync/model.js';
 import { PartitionHandover } from './partition-handover.js';
@@ -140,8 +142,13 @@ export class ConnectorRuntime {
         logger.info({ url: metricsAddress.url }, 'metrics, /healthz and /readyz listening');
       }
 
+      const registryCa = readRegistryCaFile(config.schemaRegistry);
+      const registryDispatcher =
+        registryCa === undefined ? undefined : createHttpsDispatcher({ extraCaPem: registryCa });
+      if (registryDispatcher !== undefined) opened.push(() => registryDispatcher.close());
       const registryProbe = {
         url: config.schemaRegistry.url,
+        ...(registryDispatcher !== undefined && { dispatcher: registryDispatcher }),
         ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
         ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
       };

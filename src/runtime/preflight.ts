@@ -4,6 +4,7 @@
  * credentials and an unreachable host all alike ("HTTP 400"/"404: [object Object]"), so the connector asks
  * the registry itself first. Called once by ConnectorRuntime.start.
  */
+import { untrustedCertificateCode } from '../auth/https-dispatcher.js';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../ops/checks.js';
 import { waitUntilAvailable, type AvailabilityWait } from './wait-until-available.js';
@@ -17,6 +18,15 @@ export async function verifySchemaRegistry(probe: SchemaRegistryProbe): Promise<
     answer = await probeSchemaRegistry({ timeoutMs: REGISTRY_TIMEOUT_MS, ...probe });
   } catch (error) {
     const shown = shownRegistryUrl(probe.url);
+    const tlsCode = untrustedCertificateCode(error);
+    if (tlsCode !== undefined) {
+      throw new FatalError(
+        'SCHEMA_REGISTRY_TLS_UNTRUSTED',
+        `the certificate of the schema registry at ${shown} is not trusted (${tlsCode}): if it is signed by a ` +
+          'private CA, set schemaRegistry.caFile to that CA certificate (PEM). Verification cannot be turned off',
+        { cause: error },
+      );
+    }
     const reason =
       (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.name : String(error));
     throw new RetriableError(

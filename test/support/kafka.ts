@@ -12,8 +12,9 @@ import { KafkaSession } from '../../src/kafka/session.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.js';
-import type { LocationOffset } from '../../src/sync/model.js';
-import type { OffsetStore } from '../../src/sync/ports.js';
+import type { Call, LocationOffset } from '../../src/sync/model.js';
+import type { OffsetStore, RecordSink } from '../../src/sync/ports.js';
+import { sampleCall } from './calls.js';
 import { stackEndpoints, uniqueName } from './stack.js';
 
 export { counterValue } from './counters.js';
@@ -149,4 +150,16 @@ export async function loadOffsetsWhen(
     'the expected offsets',
   );
   return offsets;
+}
+
+/** Commits one page of two sample calls of `locationUid` (no dead letters, a first offset); returns the calls. */
+export async function commitTwoCalls(sink: RecordSink, locationUid: string): Promise<Call[]> {
+  const calls = [sampleCall({ locationUid }), sampleCall({ locationUid })];
+  await sink.commitPage({
+    locationUid,
+    calls,
+    deadLetters: [],
+    offset: { since: null, cursor: 'c1', watermark: calls[0]?.updatedAt ?? null, boundary: [] },
+  });
+  return calls;
 }

@@ -30,7 +30,7 @@
  * The producer's build, discard and close are the shared ProducerLifecycle's (producer-lifecycle.ts);
  * this file is how a page is written.
  */
-import { Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
+import { Partitioners, type CompressionTypes, type Producer, type ProducerConfig } from 'kafkajs';
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
@@ -67,6 +67,8 @@ export interface AtLeastOnceSinkOptions {
    * (chunkTopicMessages). Unset: every queued page in one call.
    */
   maxBytesPerSend?: number;
+  /** Codec of the record batches (kafka.compression); default none. */
+  compression?: CompressionTypes;
   metrics: ConnectorMetrics;
   logger: Logger;
   clock?: Clock;
@@ -198,7 +200,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
         messages,
         this.options.maxBytesPerSend ?? Number.POSITIVE_INFINITY,
       ))
-        await producer.sendBatch({ topicMessages: part, acks: -1 });
+        await producer.sendBatch({ topicMessages: part, acks: -1, compression: this.options.compression });
     } catch (error) {
       // The next request builds a new producer (see the module comment).
       void this.producers.discard(kafkaErrorTypes(error)[0] ?? 'SEND_FAILED', producer);

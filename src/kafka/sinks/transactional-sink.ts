@@ -37,7 +37,7 @@
  * The producer's build, discard, standing down and close are the shared ProducerLifecycle's
  * (producer-lifecycle.ts); this file is how a page is written.
  */
-import { Partitioners, type ProducerConfig, type Transaction } from 'kafkajs';
+import { Partitioners, type CompressionTypes, type ProducerConfig, type Transaction } from 'kafkajs';
 import { FatalError, RetriableError, type ConnectorError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
@@ -85,6 +85,8 @@ export interface TransactionalSinkOptions {
   maxPagesPerTransaction: number;
   /** A transaction takes further pages only while its messages stay under this many bytes. */
   maxBytesPerTransaction: number;
+  /** Codec of the record batches (kafka.compression); default none. */
+  compression?: CompressionTypes;
   fencing: FencingBudgetOptions;
   /** Reads the stored offsets, to learn whether a commit that reported failure took effect. */
   offsetStore: OffsetStore;
@@ -252,7 +254,8 @@ export class TransactionalRecordSink implements RecordSink {
         topicMessages(pages, this.options.topics),
         this.options.maxBytesPerTransaction,
       );
-      for (const part of parts) await transaction.sendBatch({ topicMessages: part, acks: -1 });
+      for (const part of parts)
+        await transaction.sendBatch({ topicMessages: part, acks: -1, compression: this.options.compression });
     } catch (error) {
       // Best effort: the rebuild that follows aborts it anyway, this just releases it sooner.
       await this.tryAbort(transaction);

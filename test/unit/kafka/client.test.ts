@@ -40,6 +40,24 @@ describe('createKafka', () => {
   });
 });
 
+describe('createKafka with kafka.sasl.mechanism oauthbearer', () => {
+  it('fails at construction, naming the key, when kafka.sasl.caFile cannot be read', () => {
+    const config = kafkaSchema.parse({
+      brokers: ['127.0.0.1:9093'],
+      sasl: {
+        mechanism: 'oauthbearer',
+        tokenEndpointUrl: 'https://idp.example.com/token',
+        clientId: 'c',
+        clientSecret: 's',
+        caFile: '/nonexistent/idp-ca.pem',
+      },
+    });
+    const error = thrown(() => createKafka({ config, connectorName: 'c', logger: silentLogger() }));
+    expect((error as FatalError).code).toBe('KAFKA_TLS_FILE_UNREADABLE');
+    expect((error as FatalError).message).toContain('kafka.sasl.caFile');
+  });
+});
+
 describe('pinoLogCreator', () => {
   it('sends kafkajs errors and warnings as warnings and its info chatter as debug, with the namespace, never the password', () => {
     const { logger, lines } = capturingLogger();

@@ -18,7 +18,7 @@ describe('config/examples/connector.yaml', () => {
   it('validates once its secrets are in the environment, and takes them from there', () => {
     const config = parseConfig(example, env);
     expect(config.oauth?.clientSecret).toBe('client-secret');
-    expect(config.kafka.sasl?.password).toBe('kafka-password');
+    expect(config.kafka.sasl).toMatchObject({ password: 'kafka-password' });
     expect(config.schemaRegistry.password).toBe('registry-password');
   });
 
