@@ -109,6 +109,16 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     '`plain`, `scram-sha-256` or `scram-sha-512` (any case: `SCRAM-SHA-512` too), with `kafka.sasl.username` and `kafka.sasl.password` (`${ENV}`).',
   'kafka.sasl.username': '',
   'kafka.sasl.password': '',
+  'kafka.sasl.tokenEndpointUrl':
+    '`oauthbearer` only (the OIDC login of KIP-768): the token endpoint the client-credentials grant is sent to ([kafka-security.md](kafka-security.md)).',
+  'kafka.sasl.clientId': '`oauthbearer`: the client id, sent in HTTP Basic as Kafka\'s Java client does.',
+  'kafka.sasl.clientSecret': '`oauthbearer`: the client secret (`${ENV}`), or `kafka.sasl.clientSecretFile`.',
+  'kafka.sasl.clientSecretFile': '`oauthbearer`: a file holding the client secret (trailing newline trimmed).',
+  'kafka.sasl.scope': '`oauthbearer`: the `scope` sent to the token endpoint (space-separated), when set.',
+  'kafka.sasl.extensions':
+    '`oauthbearer`: SASL extensions sent with the token (e.g. `logicalCluster`, `identityPoolId`); `auth` is reserved.',
+  'kafka.sasl.caFile': "`oauthbearer`: extra CA (PEM) for the token endpoint's certificate.",
+  'kafka.sasl.requestTimeoutMs': '`oauthbearer`: deadline of one token request.',
   'kafka.topic': 'The calls topic.',
   'kafka.offsetsTopic':
     'Compacted topic of per-location offsets (one per connector recommended). Must be compacted: checked at start.',
@@ -121,6 +131,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'kafka.keyFormat': 'Record key: the uid as UTF-8, or `avro` (record `CallKey{uid}` under `<topic>-key`).',
   'kafka.transactionTimeoutMs':
     'The broker aborts a transaction not committed in time (≤ broker `transaction.max.timeout.ms`).',
+  'kafka.compression':
+    'Codec of the record batches the connector writes: `none`, `gzip`, `snappy`, `lz4` or `zstd` ([kafka-security.md](kafka-security.md)).',
   'kafka.maxPagesPerTransaction':
     'Group commit: pages queued while a transaction is in flight share the next one, at most this many.',
   'kafka.maxBytesPerTransaction':
@@ -146,6 +158,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'kafka.heartbeatTopic': 'Where heartbeats go (compacted, created like the other topics).',
   'schemaRegistry.url':
     "Confluent-compatible API base, e.g. `http://registry:8081` or Apicurio's `…/apis/ccompat/v7`.",
+  'schemaRegistry.caFile':
+    "Extra CA (PEM) trusted for an `https://` registry's certificate, beside the system's ([kafka-security.md](kafka-security.md)).",
   'schemaRegistry.username': 'Basic auth, with `schemaRegistry.password` (`${ENV}`).',
   'schemaRegistry.password': '',
   'schemaRegistry.compatibility':
