@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mapSingleCall } from '../../../src/api/call-mapper.js';
-import { RetriableError, SkippableError } from '../../../src/errors/index.js';
+import { FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { Enricher, sameVersion } from '../../../src/sync/enricher.js';
 import type { ListedCall } from '../../../src/sync/model.js';
 
@@ -108,12 +108,12 @@ describe('Enricher', () => {
     expect(result).toMatchObject({ enrichment: { isPrivate: false }, unenriched: null });
   });
 
-  it('fails the whole page on any other error and cancels the remaining requests', async () => {
+  it('fails the whole page at once on a fatal error and cancels the remaining requests', async () => {
     const started: string[] = [];
     const api = {
       getCall: async (uid: string, signal?: AbortSignal) => {
         started.push(uid);
-        if (uid === 'c0') throw new RetriableError('API_UNAVAILABLE', 'down');
+        if (uid === 'c0') throw new FatalError('API_TLS', 'untrusted');
         await new Promise((_, reject) =>
           signal?.addEventListener('abort', () => reject(signal.reason as Error)),
         );
@@ -122,7 +122,7 @@ describe('Enricher', () => {
     };
     const enricher = new Enricher({ api, enabled: true, concurrency: 2 });
     await expect(enricher.enrich(Array.from({ length: 6 }, (_, i) => listed(`c${i}`)))).rejects.toMatchObject(
-      { code: 'API_UNAVAILABLE' },
+      { code: 'API_TLS' },
     );
     expect(started.length).toBeLessThan(6);
   });
