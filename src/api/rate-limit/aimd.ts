@@ -35,7 +35,7 @@ export interface AimdSettings {
 }
 
 export const DEFAULT_AIMD: Omit<AimdSettings, 'initialRate' | 'floor' | 'ceiling'> = Object.freeze({
-  decrease: 0.8,
+  decrease: 0.75,
   increasePerSecond: 0.01,
   slowStartGrowth: 0.15,
   announcedShare: 0.95,
