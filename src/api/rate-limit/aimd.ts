@@ -6,7 +6,8 @@
  * - Start at api.requestsPerSecond in "slow start": while nothing was ever refused, each request sent at
  *   full pace adds `slowStartGrowth` of a request per second (the rate grows by that fraction each second),
  *   so a limit far above the configured rate is found in seconds, not minutes.
- * - A refusal (429, or 503 with Retry-After) multiplies the rate by `decrease` (below 1), once per round:
+ * - A refusal (429, or 503 with Retry-After) multiplies the rate by `decrease` (below 1), or by
+ *   `deepDecrease` when it came within a second of the end of the last hold (still far above the limit), once per round:
  *   refusals of requests sent before the last decrease were caused by the old rate and are not counted again.
  *   Slow start ends; the rate where it was refused is remembered as the peak.
  * - After that, each request sent at full pace adds `increasePerSecond × peak / rate`, i.e. the rate grows by
@@ -26,6 +27,11 @@ export interface AimdSettings {
   ceiling: number;
   /** Multiplier on a refusal, in (0, 1). */
   decrease: number;
+  /**
+   * Multiplier on a refusal that came right after a hold ended (the rate is still far above the limit: the
+   * bucket the hold refilled is already spent), in (0, decrease].
+   */
+  deepDecrease: number;
   /** Additive increase per second, as a fraction of the rate last refused. */
   increasePerSecond: number;
   /** Growth per second before the first refusal, as a fraction of the rate. */
@@ -36,6 +42,7 @@ export interface AimdSettings {
 
 export const DEFAULT_AIMD: Omit<AimdSettings, 'initialRate' | 'floor' | 'ceiling'> = Object.freeze({
   decrease: 0.75,
+  deepDecrease: 0.5,
   increasePerSecond: 0.01,
   slowStartGrowth: 0.15,
   announcedShare: 0.95,
@@ -64,6 +71,8 @@ export function checkAimdSettings(settings: AimdSettings): void {
   if (!(floor > 0 && floor <= ceiling)) throw new RangeError('the rate floor must be > 0 and <= the ceiling');
   if (!(initialRate > 0)) throw new RangeError('the initial rate must be > 0');
   if (!(decrease > 0 && decrease < 1)) throw new RangeError('decrease must be in (0, 1)');
+  if (!(settings.deepDecrease > 0 && settings.deepDecrease <= decrease))
+    throw new RangeError('deepDecrease must be in (0, decrease]');
   if (!(increasePerSecond >= 0 && slowStartGrowth >= 0)) throw new RangeError('increases must be >= 0');
   if (!(announcedShare > 0 && announcedShare <= 1)) throw new RangeError('announcedShare must be in (0, 1]');
 }
@@ -98,11 +107,13 @@ export function onRefused(
   settings: AimdSettings,
   sentAtMs: number,
   nowMs: number,
+  deep = false,
 ): AimdState {
   if (sentAtMs < state.decreasedAtMs) return state;
+  const factor = deep ? settings.deepDecrease : settings.decrease;
   return {
     ...state,
-    rate: clamp(state.rate * settings.decrease, settings, announcedLimit(state, settings)),
+    rate: clamp(state.rate * factor, settings, announcedLimit(state, settings)),
     slowStart: false,
     peak: state.rate,
     decreasedAtMs: nowMs,

@@ -26,6 +26,9 @@ import {
 
 export type RequestPriority = 'live' | 'backfill';
 
+/** A refusal this soon after a hold ended decreases the rate deeper (aimd.ts deepDecrease). */
+const DEEP_WINDOW_MS = 1_000;
+
 /** What a granted start carries back to `answered` / `refused`. */
 export interface Grant {
   /** When the start was granted (the scope's clock). */
@@ -119,7 +122,10 @@ export class ScopeLimiter {
   refused(grant: Grant, retryAfterMs: number | null): void {
     const now = this.clock.now();
     this.observer.refused();
-    this.state = onRefused(this.state, this.settings, grant.sentAtMs, now);
+    // Refused within a second of the last hold's end: the bucket that hold refilled is spent already.
+    const sinceHold = grant.sentAtMs - this.heldUntilMs;
+    const deep = sinceHold >= 0 && sinceHold < DEEP_WINDOW_MS;
+    this.state = onRefused(this.state, this.settings, grant.sentAtMs, now, deep);
     this.refusalsInRow += 1;
     const backoff = Math.min(
       this.settings.maxHoldBackoffMs,

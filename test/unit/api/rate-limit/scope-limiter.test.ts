@@ -93,6 +93,18 @@ describe('ScopeLimiter', () => {
     expect(limiter.snapshot().heldUntilMs).toBe(3_000);
   });
 
+  it('decreases deeper on a refusal within a second of the end of a hold (the refilled bucket is spent already)', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(20));
+    limiter.refused(await limiter.acquire('live'), 1_000);
+    expect(limiter.snapshot().ratePerSecond).toBeCloseTo(20 * 0.75);
+    clock.advance(1_000);
+    const soon = await limiter.acquire('live');
+    clock.advance(300);
+    limiter.refused(soon, 1_000);
+    expect(limiter.snapshot().ratePerSecond).toBeCloseTo(20 * 0.75 * 0.5);
+  });
+
   it('reports a hold of at least parkAfterMs as throttled, and reports time held to its observer', () => {
     const clock = new ManualClock(0);
     const held: number[] = [];
