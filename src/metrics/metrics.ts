@@ -42,11 +42,20 @@ export function statusClass(status: number | undefined): StatusClass {
   return `${Math.floor(status / 100)}xx` as StatusClass;
 }
 
+/** What the metrics read of one rate-limit scope at scrape time. */
+export interface RateLimitScopeFigures {
+  scope: string;
+  ratePerSecond: number;
+  heldSeconds: number;
+  throttled: boolean;
+}
+
 export class ConnectorMetrics {
   readonly registry = new Registry();
   readonly perLocationLabels: boolean;
-  private rateLimitSource: () => readonly { scope: string; ratePerSecond: number; throttled: boolean }[] =
-    () => [];
+  private rateLimitSource: () => readonly RateLimitScopeFigures[] = () => [];
+  /** Held seconds already added to calls_connector_api_throttled_seconds_total, per scope. */
+  private readonly throttledReported = new Map<string, number>();
   /** api.requestsPerSecond, for calls_connector_poll_round_seconds (undefined: the gauge stays 0). */
   private readonly requestsPerSecond: number | undefined;
 
@@ -105,11 +114,21 @@ export class ConnectorMetrics {
     labelNames: ['scope'] as const,
     registers: [this.registry],
   });
+  /** Brought up to date at scrape time from the rate limiters (setRateLimitSource): a long hold counts as it goes. */
   readonly apiThrottledSeconds = new Counter({
     name: 'calls_connector_api_throttled_seconds_total',
-    help: 'Time a limiter scope was held because the API asked to wait (Retry-After, a backoff after a 429, a quota announced as spent): no request of the scope started meanwhile. Its rate over a window is the share of that window spent throttled.',
+    help: 'Time a limiter scope was held because the API asked to wait (Retry-After, a backoff after a 429, a quota announced as spent): no request of the scope started meanwhile. Its rate over a window is the share of that window spent held.',
     labelNames: ['scope'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const scope of this.rateLimitSource()) {
+        const reported = this.throttledReported.get(scope.scope) ?? 0;
+        if (scope.heldSeconds > reported) {
+          this.apiThrottledSeconds.inc({ scope: scope.scope }, scope.heldSeconds - reported);
+          this.throttledReported.set(scope.scope, scope.heldSeconds);
+        }
+      }
+    },
   });
   /** Set at scrape time from the rate limiters (setRateLimitSource). */
   readonly apiRateLimitRate = new Gauge({
@@ -357,9 +376,7 @@ export class ConnectorMetrics {
   }
 
   /** The rate limiters' scopes, read at scrape time (api/rate-limit/registry.ts registers itself). */
-  setRateLimitSource(
-    source: () => readonly { scope: string; ratePerSecond: number; throttled: boolean }[],
-  ): void {
+  setRateLimitSource(source: () => readonly RateLimitScopeFigures[]): void {
     this.rateLimitSource = source;
   }
 

@@ -59,7 +59,6 @@ export class RateLimiters {
     let limiter = this.scopes.get(name);
     if (limiter === undefined) {
       limiter = new ScopeLimiter(this.clock, this.settings, {
-        held: (ms) => this.metrics?.apiThrottledSeconds.inc({ scope: name }, ms / 1000),
         refused: () => this.metrics?.apiRateLimitRefusals.inc({ scope: name }),
       });
       this.scopes.set(name, limiter);

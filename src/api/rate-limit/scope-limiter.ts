@@ -46,8 +46,6 @@ export interface ScopeLimiterSettings extends AimdSettings {
 }
 
 export interface ScopeObserver {
-  /** The scope was held `ms` more (the time the hold was extended by). */
-  held(ms: number): void;
   refused(): void;
 }
 
@@ -63,6 +61,8 @@ export interface ScopeSnapshot {
   announcedPerSecond: number | null;
   /** Held (flow control) until then; null when not held. */
   heldUntilMs: number | null;
+  /** Time held so far, all holds together, up to now (the throttled-seconds counter). */
+  heldSeconds: number;
   /** Held for longer than parkAfterMs: the scope's locations wait (throttled) until heldUntilMs. */
   throttled: boolean;
   waiting: { live: number; backfill: number };
@@ -73,6 +73,8 @@ export class ScopeLimiter {
   private nextStartMs = Number.NEGATIVE_INFINITY;
   private heldUntilMs = Number.NEGATIVE_INFINITY;
   private holdStartedMs = Number.NEGATIVE_INFINITY;
+  /** Length of the holds that ended before the current one began. */
+  private pastHoldsMs = 0;
   private refusalsInRow = 0;
   private readonly waiters: Record<RequestPriority, Waiter[]> = { live: [], backfill: [] };
   private timer: Timer | null = null;
@@ -81,7 +83,7 @@ export class ScopeLimiter {
   constructor(
     private readonly clock: Clock,
     private readonly settings: ScopeLimiterSettings,
-    private readonly observer: ScopeObserver = { held: () => undefined, refused: () => undefined },
+    private readonly observer: ScopeObserver = { refused: () => undefined },
   ) {
     this.state = initialAimd(settings);
   }
@@ -141,6 +143,8 @@ export class ScopeLimiter {
       ratePerSecond: this.state.rate,
       announcedPerSecond: this.state.announced,
       heldUntilMs: held ? this.heldUntilMs : null,
+      heldSeconds:
+        (this.pastHoldsMs + Math.max(0, Math.min(now, this.heldUntilMs) - this.holdStartedMs)) / 1000,
       throttled: held && this.heldUntilMs - this.holdStartedMs >= this.settings.parkAfterMs,
       waiting: { live: this.waiters.live.length, backfill: this.waiters.backfill.length },
     };
@@ -161,8 +165,11 @@ export class ScopeLimiter {
   private holdUntil(untilMs: number): void {
     const now = this.clock.now();
     if (untilMs <= this.heldUntilMs || untilMs <= now) return;
-    if (this.heldUntilMs <= now) this.holdStartedMs = now;
-    this.observer.held(untilMs - Math.max(now, this.heldUntilMs));
+    if (this.heldUntilMs <= now) {
+      // A new hold: the last one is over, its whole length counted.
+      if (this.heldUntilMs > this.holdStartedMs) this.pastHoldsMs += this.heldUntilMs - this.holdStartedMs;
+      this.holdStartedMs = now;
+    }
     this.heldUntilMs = untilMs;
     this.schedule();
   }

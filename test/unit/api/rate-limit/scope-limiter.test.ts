@@ -105,15 +105,17 @@ describe('ScopeLimiter', () => {
     expect(limiter.snapshot().ratePerSecond).toBeCloseTo(20 * 0.75 * 0.5);
   });
 
-  it('reports a hold of at least parkAfterMs as throttled, and reports time held to its observer', () => {
+  it('reports a hold of at least parkAfterMs as throttled, and counts held time as it goes', () => {
     const clock = new ManualClock(0);
-    const held: number[] = [];
-    const limiter = new ScopeLimiter(clock, settings(10), { held: (ms) => held.push(ms), refused: () => {} });
-    limiter.refused({ sentAtMs: 0, paced: false }, 3_600_000);
-    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 3_600_000 });
-    expect(held).toEqual([3_600_000]);
-    clock.advance(3_600_000);
-    expect(limiter.snapshot()).toMatchObject({ throttled: false, heldUntilMs: null });
+    const limiter = new ScopeLimiter(clock, settings(10));
+    limiter.refused({ sentAtMs: 0, paced: false }, 2_000);
+    clock.advance(5_000);
+    limiter.refused({ sentAtMs: 5_000, paced: false }, 3_600_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 3_605_000, heldSeconds: 2 });
+    clock.advance(600_000);
+    expect(limiter.snapshot().heldSeconds).toBe(602);
+    clock.advance(3_000_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: false, heldUntilMs: null, heldSeconds: 3_602 });
   });
 
   it('holds until the reset of a quota announced as spent', () => {
