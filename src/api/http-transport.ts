@@ -227,7 +227,11 @@ export class HttpTransport implements HttpClient {
     const retryAfter = response.header('retry-after');
     const now = this.clock.now();
     if (isRateRefusal(response.status, retryAfter)) scope.refused(grant, parseRetryAfterMs(retryAfter, now));
-    else scope.answered(grant, readAnnounced(response.header, now));
+    else
+      scope.answered(
+        grant,
+        readAnnounced((name) => response.header(name), now),
+      );
     return response;
   }
 

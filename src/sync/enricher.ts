@@ -187,7 +187,6 @@ export class Enricher {
     // A strike counts only while the API answers other calls (of this page now or before, or of any page
     // during this attempt): an outage of the single-call endpoint strikes no call.
     const apiAnswers = reused > 0 || this.answered > answeredBefore;
-    let poisoned = 0;
     for (const { listed, error } of failed) {
       if (!apiAnswers) continue;
       const key = versionKey(listed);
@@ -207,10 +206,10 @@ export class Enricher {
       };
       this.answers.set(key, { enrichment: null, unenriched });
       results[calls.indexOf(listed)] = { listed, enrichment: null, unenriched };
-      poisoned += 1;
     }
-    if (poisoned === failed.length) return results;
-    throw failed.find(({ listed }) => results[calls.indexOf(listed)] === undefined)?.error;
+    const unanswered = failed.find(({ listed }) => results[calls.indexOf(listed)] === undefined);
+    if (unanswered === undefined) return results;
+    throw unanswered.error;
   }
 
   private async enrichOne(

@@ -101,7 +101,7 @@ export class ScopeLimiter {
           const queue = this.waiters[priority];
           const at = queue.indexOf(waiter);
           if (at >= 0) queue.splice(at, 1);
-          reject(signal.reason);
+          reject(signal.reason as Error);
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
