@@ -18,7 +18,8 @@
  *   page, once the page's other calls are done: the orchestrator does not commit a page with holes (the
  *   watermark does not move past the call, nothing is dead-lettered), and the answers the others got are
  *   kept for the page's next attempt.
- * - Finished work is kept: the answer of each (uid, updatedAt) is remembered (the last `reuseCapacity`),
+ * - Finished work is kept: the answer of each call version (uid, updatedAt and the listed fields) is
+ *   remembered (the last `reuseCapacity`),
  *   so a page retried after any failure (a poison strike, a commit that failed, a restart of the traversal)
  *   requests only the calls it has no answer for: progress under throttling or faults is monotonic.
  * - A fatal error or an abort fails the page at once and cancels its other requests.
@@ -45,7 +46,7 @@ export interface EnricherOptions {
   concurrency: number;
   /** Page attempts with a transient failure of one call after which it is published unenriched (default 5). */
   poisonPageAttempts?: number;
-  /** How many (uid, updatedAt) answers are remembered for retried pages (default 10,000). */
+  /** How many call versions' answers are remembered for retried pages (default 10,000). */
   reuseCapacity?: number;
 }
 
@@ -80,9 +81,14 @@ class Recent<V> {
   }
 }
 
-/** A call version: answers and strikes are kept per version, a newer one is asked again. */
+/**
+ * A call version: answers and strikes are kept per version, a newer one is asked again. updatedAt is not
+ * unique (spec 4.3 rule 5): a call changed again within one instant keeps it, so the listed fields are part
+ * of the key too; its new listing then asks again rather than reuse what the old version answered (its
+ * isPrivate may have changed).
+ */
 function versionKey(listed: ListedCall): string {
-  return `${listed.uid}\u0000${listed.updatedAt}`;
+  return JSON.stringify(listed);
 }
 
 /** A transient failure of one call's GET: a strike towards publishing it unenriched (not the token's 401). */
