@@ -13,6 +13,7 @@
  * - After that, each request sent at full pace adds `increasePerSecond × peak / rate`, i.e. the rate grows by
  *   `increasePerSecond × peak` per second: gently, so the probing above a limit costs a few refusals per
  *   cycle (about 1 % of requests), and alike at 5 and 200 requests/s.
+ * - After `slowStartAfterMs` at full pace without a refusal, slow start again (recovery after a storm).
  * - Requests sent below the pace (the scope was not the bottleneck) change nothing: a rate never used is not
  *   trusted (as TCP's congestion-window validation), so an idle scope does not come back with a burst.
  * - An announced policy (RateLimit-Policy q/w) replaces probing: the rate is set just under what it allows
@@ -38,6 +39,13 @@ export interface AimdSettings {
   slowStartGrowth: number;
   /** Share of an announced rate to use, in (0, 1]: a margin for clocks and latency jitter. */
   announcedShare: number;
+  /**
+   * Slow start again after this long at full pace without a refusal: after a storm of refusals that had
+   * nothing to do with our rate (an API answering 429 to everyone for a while) the rate sits near the floor,
+   * where additive steps (a share of a tiny last peak) would take hours to climb back. Longer than an AIMD
+   * cycle at the limit (about 40 s), so a steady probe does not restart it.
+   */
+  slowStartAfterMs: number;
 }
 
 export const DEFAULT_AIMD: Omit<AimdSettings, 'initialRate' | 'floor' | 'ceiling'> = Object.freeze({
@@ -46,6 +54,7 @@ export const DEFAULT_AIMD: Omit<AimdSettings, 'initialRate' | 'floor' | 'ceiling
   increasePerSecond: 0.01,
   slowStartGrowth: 0.15,
   announcedShare: 0.95,
+  slowStartAfterMs: 60_000,
 });
 
 export interface AimdState {
@@ -91,8 +100,19 @@ export function initialAimd(settings: AimdSettings): AimdState {
  * A request was answered (not refused). `paced`: it had waited for the pace, so the rate was the
  * bottleneck; only then does the rate grow.
  */
-export function onAnswered(state: AimdState, settings: AimdSettings, paced: boolean): AimdState {
+export function onAnswered(
+  state: AimdState,
+  settings: AimdSettings,
+  paced: boolean,
+  nowMs: number,
+): AimdState {
   if (!paced) return state;
+  if (
+    !state.slowStart &&
+    state.announced === null &&
+    nowMs - state.decreasedAtMs >= settings.slowStartAfterMs
+  )
+    state = { ...state, slowStart: true };
   if (state.announced !== null && state.rate >= state.announced * settings.announcedShare) return state;
   const step = state.slowStart
     ? settings.slowStartGrowth

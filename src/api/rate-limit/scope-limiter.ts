@@ -115,7 +115,7 @@ export class ScopeLimiter {
     this.refusalsInRow = 0;
     if (announced.ratePerSecond !== null)
       this.state = onAnnounced(this.state, this.settings, announced.ratePerSecond);
-    this.state = onAnswered(this.state, this.settings, grant.paced);
+    this.state = onAnswered(this.state, this.settings, grant.paced, this.clock.now());
     // A quota announced as spent: nothing more goes until it resets.
     if (announced.remaining === 0 && announced.resetAtMs !== null) this.holdUntil(announced.resetAtMs);
   }

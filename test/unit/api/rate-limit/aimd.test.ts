@@ -14,12 +14,12 @@ describe('AIMD rate', () => {
   it('starts at the configured rate and grows by the slow-start share per request sent at full pace', () => {
     const start = initialAimd(settings);
     expect(start.rate).toBe(20);
-    expect(onAnswered(start, settings, true).rate).toBeCloseTo(20 + DEFAULT_AIMD.slowStartGrowth);
+    expect(onAnswered(start, settings, true, 0).rate).toBeCloseTo(20 + DEFAULT_AIMD.slowStartGrowth);
   });
 
   it('does not grow on requests sent below the pace (a rate never used is not trusted)', () => {
     const start = initialAimd(settings);
-    expect(onAnswered(start, settings, false)).toBe(start);
+    expect(onAnswered(start, settings, false, 0)).toBe(start);
   });
 
   it('decreases multiplicatively on a refusal, once for the requests sent before the decrease', () => {
@@ -36,8 +36,19 @@ describe('AIMD rate', () => {
     let state = onRefused(initialAimd({ ...settings, initialRate: 100 }), settings, 0, 0);
     // One second at full pace is `rate` requests.
     const before = state.rate;
-    for (let i = 0; i < Math.round(before); i++) state = onAnswered(state, settings, true);
+    for (let i = 0; i < Math.round(before); i++) state = onAnswered(state, settings, true, 1);
     expect(state.rate - before).toBeCloseTo(DEFAULT_AIMD.increasePerSecond * 100, 1);
+  });
+
+  it('slow-starts again after slowStartAfterMs at full pace without a refusal (recovery after a 429 storm)', () => {
+    let state = initialAimd(settings);
+    for (let i = 0; i < 30; i++) state = onRefused(state, settings, i, i);
+    expect(state.rate).toBe(0.5);
+    const sunk = onAnswered(state, settings, true, 30_000);
+    expect(sunk.slowStart).toBe(false);
+    const recovering = onAnswered(state, settings, true, 29 + DEFAULT_AIMD.slowStartAfterMs);
+    expect(recovering.slowStart).toBe(true);
+    expect(recovering.rate).toBeCloseTo(0.5 + DEFAULT_AIMD.slowStartGrowth);
   });
 
   it('stays within the floor and the ceiling', () => {
@@ -45,14 +56,14 @@ describe('AIMD rate', () => {
     for (let i = 0; i < 100; i++) state = onRefused(state, settings, i + 1, i + 1);
     expect(state.rate).toBe(0.5);
     state = initialAimd({ ...settings, ceiling: 25 });
-    for (let i = 0; i < 1000; i++) state = onAnswered(state, { ...settings, ceiling: 25 }, true);
+    for (let i = 0; i < 1000; i++) state = onAnswered(state, { ...settings, ceiling: 25 }, true, 0);
     expect(state.rate).toBe(25);
   });
 
   it('goes just under an announced policy at once and never probes above it', () => {
     let state = onAnnounced(initialAimd(settings), settings, 60);
     expect(state.rate).toBeCloseTo(60 * DEFAULT_AIMD.announcedShare);
-    for (let i = 0; i < 1000; i++) state = onAnswered(state, settings, true);
+    for (let i = 0; i < 1000; i++) state = onAnswered(state, settings, true, 1);
     expect(state.rate).toBeCloseTo(60 * DEFAULT_AIMD.announcedShare);
   });
 
