@@ -29,7 +29,13 @@ import type { TokenProvider } from '../auth/token-provider.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
-import { InvalidCursorError, type CallsApi, type ListedPage, type PageRequest } from '../sync/ports.js';
+import {
+  InvalidCursorError,
+  type CallsApi,
+  type ListedPage,
+  type PageRequest,
+  type RequestHint,
+} from '../sync/ports.js';
 import type { SingleCall } from '../sync/model.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import type { HttpClient, HttpResponse } from './http-transport.js';
@@ -62,6 +68,8 @@ export type ClientSettings = Pick<
 
 export interface CallsApiClientOptions {
   http: HttpClient;
+  /** The grant whose limiter scope this client's requests use (api.rateLimit.scope `grant`). */
+  grant?: string;
   tokens: TokenProvider;
   settings: ClientSettings;
   metrics: ConnectorMetrics;
@@ -115,6 +123,7 @@ export class CallsApiClient implements CallsApi {
   private readonly metrics: ConnectorMetrics;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly grant: string | undefined;
 
   constructor(options: CallsApiClientOptions) {
     if (!options.settings.callPath.includes('{uid}')) throw new TypeError('api.callPath must contain {uid}');
@@ -124,9 +133,10 @@ export class CallsApiClient implements CallsApi {
     this.metrics = options.metrics;
     this.logger = options.logger ?? silentLogger();
     this.clock = options.clock ?? systemClock;
+    this.grant = options.grant;
   }
 
-  async listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage> {
+  async listPage(request: PageRequest, signal?: AbortSignal, hint?: RequestHint): Promise<ListedPage> {
     const result = await this.execute(
       'list',
       this.settings.listPath,
@@ -134,6 +144,7 @@ export class CallsApiClient implements CallsApi {
       request.kind === 'next',
       (body) => decodeListPage(body, this.settings),
       signal,
+      hint,
     );
     if (result === NOT_FOUND) throw new FatalError('API_NOT_FOUND', 'the listing answered 404');
     return {
@@ -142,7 +153,7 @@ export class CallsApiClient implements CallsApi {
     };
   }
 
-  async getCall(uid: string, signal?: AbortSignal): Promise<SingleCall | null> {
+  async getCall(uid: string, signal?: AbortSignal, hint?: RequestHint): Promise<SingleCall | null> {
     const path = this.settings.callPath.replace('{uid}', encodeURIComponent(uid));
     const result = await this.execute(
       'get_call',
@@ -151,6 +162,7 @@ export class CallsApiClient implements CallsApi {
       false,
       (body) => decodeCallBody(body, this.settings.callField),
       signal,
+      hint,
     );
     return result === NOT_FOUND ? null : mapSingleCall(result, uid);
   }
@@ -162,11 +174,17 @@ export class CallsApiClient implements CallsApi {
     cursorSent: boolean,
     decode: (body: unknown) => Decoded<T>,
     signal: AbortSignal | undefined,
+    hint: RequestHint | undefined,
   ): Promise<T | typeof NOT_FOUND> {
     const policy = this.settings.retry;
     let token = await this.tokens.accessToken(signal);
     let refreshed = false;
     let attempts = 0;
+    let throttles = 0;
+    const routing = {
+      ...(this.grant === undefined ? {} : { grant: this.grant }),
+      ...(hint === undefined ? {} : { priority: hint.priority }),
+    };
     let lastProblem = '';
 
     const retryAfter = async (reason: string, delayMs: number | null): Promise<boolean> => {
@@ -191,7 +209,7 @@ export class CallsApiClient implements CallsApi {
       let response: HttpResponse;
       try {
         // The transport times the exchange (api_request_duration_seconds) apart from its limiter's wait.
-        response = await this.http.send({ endpoint, path, query, headers }, signal);
+        response = await this.http.send({ endpoint, path, query, headers, ...routing }, signal);
       } catch (error) {
         if (signal?.aborted === true) throw signal.reason;
         if (!(error instanceof ConnectorError) || !error.retriable) throw error;
@@ -228,6 +246,23 @@ export class CallsApiClient implements CallsApi {
         { ...this.settings, endpoint, cursorSent, nowMs: this.clock.now(), policy },
       );
       switch (verdict.kind) {
+        case 'throttled': {
+          // Flow control, not a failure: sent again, never using up an attempt. The transport's limiter
+          // holds the whole scope until Retry-After (or a backoff), so the request waits there; a client
+          // without such a limiter (tests, tools) waits here instead.
+          if (response.status === 429) this.metrics.apiRateLimited.inc({ endpoint });
+          this.metrics.apiRetries.inc({ endpoint, reason: 'rate_limited' });
+          attempts -= 1;
+          throttles += 1;
+          if (this.http.pacesRefusals !== true) {
+            signal?.throwIfAborted();
+            await this.clock.sleep(
+              verdict.delayMs ?? backoffDelayMs(policy, Math.min(throttles, 30), this.clock.random()),
+              signal,
+            );
+          }
+          continue;
+        }
         case 'ok': {
           const decoded = decode(body);
           if (decoded.ok) return decoded.value;
@@ -236,7 +271,6 @@ export class CallsApiClient implements CallsApi {
           throw malformed(endpoint, attempts, lastProblem);
         }
         case 'retry': {
-          if (response.status === 429) this.metrics.apiRateLimited.inc({ endpoint });
           lastProblem =
             verdict.reason === 'malformed_body'
               ? `the body is not JSON (${describeAnswer(response.status, excerptNow())})`

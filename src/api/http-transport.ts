@@ -1,10 +1,10 @@
 /**
  * The HTTP layer under the calls API client: one undici Agent (a keep-alive connection pool per origin),
  * TLS verification always on (an extra CA can be trusted, e.g. the sandbox's), request timeouts, a bounded
- * response size, and the global limits: at most `requestsPerSecond` request starts per second, spaced
- * evenly (a sliding window of a few ms, see rateWindow) and at most `maxConcurrency` requests in flight,
- * across every location and grant.
- * The limits use p-queue (a well-kept library) rather than a hand-rolled token bucket.
+ * response size, and the limits: request starts paced per limiter scope (a grant, or global) at a rate
+ * learned from the API's answers (rate-limit/: AIMD from `requestsPerSecond`, RateLimit headers, the whole
+ * scope held on a 429's Retry-After; live requests before backfill ones), and at most `maxConcurrency`
+ * requests in flight across every scope (p-queue, live first).
  *
  * One attempt per call: retries are the client's business (calls-api-client.ts). Failures come out as
  * ConnectorErrors: RetriableError API_NETWORK / API_TIMEOUT for transient faults, FatalError API_TLS when
@@ -18,6 +18,12 @@ import PQueue from 'p-queue';
 import { Agent, request as undiciRequest } from 'undici';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { readAnnounced } from './rate-limit/headers.js';
+import { RateLimiters, type RateLimitConfig } from './rate-limit/registry.js';
+import type { RequestPriority } from './rate-limit/scope-limiter.js';
+import { isRateRefusal } from './response-classifier.js';
+import { parseRetryAfterMs } from './retry-policy.js';
 
 export interface HttpRequest {
   /** The `endpoint` label of the request metrics (list, get_call); 'other' when absent. */
@@ -26,6 +32,10 @@ export interface HttpRequest {
   path: string;
   query: Record<string, string>;
   headers: Record<string, string>;
+  /** The limiter scope's grant (api.rateLimit.scope `grant`); the global scope when absent. */
+  grant?: string;
+  /** Polls of caught-up locations and their single calls are `live` and go first; `live` when absent. */
+  priority?: RequestPriority;
 }
 
 export interface HttpResponse {
@@ -40,6 +50,12 @@ export interface HttpResponse {
 export interface HttpClient {
   send(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse>;
   close(): Promise<void>;
+  /**
+   * True when the client itself holds the request's scope on a refusal for rate (429, or 503 with
+   * Retry-After) until its Retry-After or a backoff: a re-sent request then waits in its limiter, and the
+   * caller must not wait again.
+   */
+  readonly pacesRefusals?: boolean;
 }
 
 export interface HttpTransportOptions {
@@ -52,7 +68,13 @@ export interface HttpTransportOptions {
   requestsPerSecond: number;
   maxConcurrency: number;
   metrics: ConnectorMetrics;
+  rateLimit?: RateLimitConfig;
+  retry?: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
+  clock?: Clock;
 }
+
+const DEFAULT_RATE_LIMIT: RateLimitConfig = { scope: 'grant', floorPerSecond: 0.5, ceilingPerSecond: 1000 };
+const DEFAULT_HOLDS = { initialDelayMs: 250, maxDelayMs: 30_000, maxRetryAfterMs: 300_000 };
 
 /** A histogram of one set of label values. */
 interface Observer {
@@ -109,24 +131,11 @@ export async function readCaFile(path: string): Promise<string> {
   }
 }
 
-/** The shortest window of the limiter: below it, timers are too coarse to space starts evenly. */
-const MIN_WINDOW_MS = 20;
-
-/**
- * Sliding-window settings that allow `perSecond` starts per second, fractions included (0.5 = one per 2 s),
- * spread evenly: the smallest window of at least MIN_WINDOW_MS that holds a whole number of starts (20/s is
- * one start per 50 ms, not 20 at once each second). An API's own limiter (often a token bucket with a small
- * burst) then never sees a burst from us: a one-second window let 20 requests go at once, which a bucket of
- * 2 answered with 429s. The window is rounded up, so the rate is never exceeded.
- */
-export function rateWindow(perSecond: number): { intervalCap: number; interval: number } {
-  if (!(perSecond > 0) || !Number.isFinite(perSecond))
-    throw new RangeError('requestsPerSecond must be a positive number');
-  const intervalCap = Math.max(1, Math.ceil((perSecond * MIN_WINDOW_MS) / 1000));
-  return { intervalCap, interval: Math.ceil((1000 * intervalCap) / perSecond) };
-}
-
 export class HttpTransport implements HttpClient {
+  readonly pacesRefusals = true;
+  /** The limiter scopes (status, tests). */
+  readonly limiters: RateLimiters;
+  private readonly clock: Clock;
   private readonly origin: string;
   private readonly agent: Agent;
   private readonly queue: PQueue;
@@ -159,10 +168,13 @@ export class HttpTransport implements HttpClient {
           : { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) }),
       },
     });
-    this.queue = new PQueue({
-      concurrency: options.maxConcurrency,
-      strict: true,
-      ...rateWindow(options.requestsPerSecond),
+    this.queue = new PQueue({ concurrency: options.maxConcurrency });
+    this.clock = options.clock ?? systemClock;
+    this.limiters = new RateLimiters(this.clock, {
+      requestsPerSecond: options.requestsPerSecond,
+      rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+      retry: options.retry ?? DEFAULT_HOLDS,
+      metrics: options.metrics,
     });
   }
 
@@ -176,29 +188,51 @@ export class HttpTransport implements HttpClient {
       maxResponseBytes: number;
       requestsPerSecond: number;
       maxConcurrency: number;
+      rateLimit: RateLimitConfig;
+      retry: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
     },
     metrics: ConnectorMetrics,
+    clock?: Clock,
   ): Promise<HttpTransport> {
     const extraCaPem = api.caFile === undefined ? undefined : await readCaFile(api.caFile);
-    return new HttpTransport({ ...api, ...(extraCaPem === undefined ? {} : { extraCaPem }), metrics });
+    return new HttpTransport({
+      ...api,
+      ...(extraCaPem === undefined ? {} : { extraCaPem }),
+      ...(clock === undefined ? {} : { clock }),
+      metrics,
+    });
   }
 
   /**
-   * Waits for the global limits, then makes the exchange. The two are timed apart: the wait on our own limiter
-   * is `api_rate_limiter_wait_seconds`, the exchange alone (request sent to body read) is
-   * `api_request_duration_seconds`, so a slow API and a tight `requestsPerSecond` are told apart.
+   * Waits for the scope's pace and the concurrency cap, then makes the exchange, and tells the scope how
+   * the API answered (a refusal for rate holds the scope; rate-limit headers set its pace). The wait and the
+   * exchange are timed apart: the wait on our own limiters is `api_rate_limiter_wait_seconds`, the exchange
+   * alone (request sent to body read) is `api_request_duration_seconds`, so a slow API and a tight rate
+   * are told apart.
    */
   async send(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
     const endpoint = request.endpoint ?? 'other';
+    const priority = request.priority ?? 'live';
     const queuedAt = performance.now();
-    return this.queue.add(
+    const scope = this.limiters.scope(request.grant);
+    const grant = await scope.acquire(priority, signal);
+    const response = await this.queue.add(
       () => {
         const wait = (performance.now() - queuedAt) / 1000;
         this.limiterWait(endpoint).observe(wait);
         return this.timedExchange(endpoint, request, signal);
       },
-      signal === undefined ? {} : { signal },
+      { priority: priority === 'live' ? 1 : 0, ...(signal === undefined ? {} : { signal }) },
     );
+    const retryAfter = response.header('retry-after');
+    const now = this.clock.now();
+    if (isRateRefusal(response.status, retryAfter)) scope.refused(grant, parseRetryAfterMs(retryAfter, now));
+    else
+      scope.answered(
+        grant,
+        readAnnounced((name) => response.header(name), now),
+      );
+    return response;
   }
 
   private async timedExchange(
@@ -328,6 +362,7 @@ export class HttpTransport implements HttpClient {
   }
 
   async close(): Promise<void> {
+    this.limiters.close(new DOMException('the HTTP transport closed', 'AbortError'));
     this.queue.clear();
     await this.agent.close();
   }

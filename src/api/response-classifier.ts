@@ -4,6 +4,9 @@
  *
  * Verdicts:
  * - ok: use the body.
+ * - throttled: a refusal for rate (429, or a 503 with Retry-After): flow control, not a failure. The request
+ *   is sent again after `delayMs` (Retry-After, however long: a long one parks the limiter scope) or a
+ *   backoff when null, and never uses up an attempt of api.retry.maxAttempts.
  * - retry: try again after `delayMs` (from Retry-After) or after backoff when `delayMs` is null.
  * - refresh-auth: 401; refresh the token once and try once more.
  * - invalid-cursor: a listing request that carried a cursor got a 4xx other than 401, 403 and 429. Whatever
@@ -70,10 +73,16 @@ export interface ClassifierContext {
   errorMessageField: string;
 }
 
-export type RetryReason = 'rate_limited' | 'status' | 'malformed_body';
+export type RetryReason = 'status' | 'malformed_body';
+
+/** A refusal for rate: flow control, not a failure (429, or a 503 that says when to come back). */
+export function isRateRefusal(status: number, retryAfter: string | null): boolean {
+  return status === 429 || (status === 503 && retryAfter !== null);
+}
 
 export type Verdict =
   | { kind: 'ok' }
+  | { kind: 'throttled'; status: number; delayMs: number | null }
   | { kind: 'retry'; reason: RetryReason; status: number; delayMs: number | null }
   | { kind: 'refresh-auth' }
   | { kind: 'invalid-cursor'; errorCode: string | null; status: number; recognised: boolean; detail: string }
@@ -131,6 +140,8 @@ export function classifyAnswer(answer: ApiAnswer, ctx: ClassifierContext): Verdi
       message: `the calls API refused access (${detail}): the grant needs scope read_phones and access to this location`,
     };
   }
+  if (isRateRefusal(status, answer.retryAfter))
+    return { kind: 'throttled', status, delayMs: parseRetryAfterMs(answer.retryAfter, ctx.nowMs) };
   if (ctx.policy.statuses.includes(status)) {
     const retryAfterMs = parseRetryAfterMs(answer.retryAfter, ctx.nowMs);
     if (retryAfterMs !== null && retryAfterMs > ctx.policy.maxRetryAfterMs) {
@@ -142,7 +153,7 @@ export function classifyAnswer(answer: ApiAnswer, ctx: ClassifierContext): Verdi
     }
     return {
       kind: 'retry',
-      reason: status === 429 ? 'rate_limited' : 'status',
+      reason: 'status',
       status,
       delayMs: retryAfterMs,
     };

@@ -36,8 +36,25 @@ const retrySchema = z
     multiplier: z.number().min(1).max(10).default(2),
     /** Statuses worth another try. 401 is handled apart (one refresh, then retry once). */
     statuses: z.array(z.number().int().min(400).max(599)).default([408, 425, 429, 500, 502, 503, 504]),
-    /** A Retry-After longer than this is treated as a failure rather than waited out. */
+    /**
+     * A Retry-After longer than this: a 429 (or a 503 with Retry-After) parks the limiter scope as throttled
+     * until then (status, metric, alert; it resumes by itself); any other status gives up the request.
+     */
     maxRetryAfterMs: durationMs().default(300_000),
+  })
+  .strict()
+  .prefault({});
+
+/**
+ * The learned rate limit (api/rate-limit/): each scope starts at api.requestsPerSecond and adapts (AIMD)
+ * within [floorPerSecond, ceilingPerSecond], or stays just under a rate the API announces in its headers.
+ */
+const rateLimitSchema = z
+  .object({
+    /** One limiter per OAuth grant (APIs usually limit per access token), or one for the whole process. */
+    scope: z.enum(['grant', 'global']).default('grant'),
+    floorPerSecond: z.number().positive().default(0.5),
+    ceilingPerSecond: z.number().positive().default(1000),
   })
   .strict()
   .prefault({});
@@ -90,6 +107,13 @@ export const apiSchema = z
       .min(1024)
       .default(16 * 1024 * 1024),
     retry: retrySchema,
+    rateLimit: rateLimitSchema,
+    /**
+     * Page attempts after which a call whose GET {callPath} keeps failing transiently (5xx, timeouts) is
+     * published unenriched and redacted (reason `unavailable`) instead of failing its page again: one
+     * poison call never stalls its location.
+     */
+    poisonCallPageAttempts: z.number().int().min(1).max(1000).default(5),
   })
   .strict();
 

@@ -42,9 +42,20 @@ export function statusClass(status: number | undefined): StatusClass {
   return `${Math.floor(status / 100)}xx` as StatusClass;
 }
 
+/** What the metrics read of one rate-limit scope at scrape time. */
+export interface RateLimitScopeFigures {
+  scope: string;
+  ratePerSecond: number;
+  heldSeconds: number;
+  throttled: boolean;
+}
+
 export class ConnectorMetrics {
   readonly registry = new Registry();
   readonly perLocationLabels: boolean;
+  private rateLimitSource: () => readonly RateLimitScopeFigures[] = () => [];
+  /** Held seconds already added to calls_connector_api_throttled_seconds_total, per scope. */
+  private readonly throttledReported = new Map<string, number>();
   /** api.requestsPerSecond, for calls_connector_poll_round_seconds (undefined: the gauge stays 0). */
   private readonly requestsPerSecond: number | undefined;
 
@@ -96,6 +107,50 @@ export class ConnectorMetrics {
     help: 'HTTP 429 responses from the calls API.',
     labelNames: ['endpoint'] as const,
     registers: [this.registry],
+  });
+  readonly apiRateLimitRefusals = new Counter({
+    name: 'calls_connector_api_rate_limit_refusals_total',
+    help: 'Requests the calls API refused for rate (429, or 503 with Retry-After), by limiter scope (a grant, or global). Flow control: they are retried without using up api.retry.maxAttempts.',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+  });
+  /** Brought up to date at scrape time from the rate limiters (setRateLimitSource): a long hold counts as it goes. */
+  readonly apiThrottledSeconds = new Counter({
+    name: 'calls_connector_api_throttled_seconds_total',
+    help: 'Time a limiter scope was held because the API asked to wait (Retry-After, a backoff after a 429, a quota announced as spent): no request of the scope started meanwhile. Its rate over a window is the share of that window spent held.',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const scope of this.rateLimitSource()) {
+        const reported = this.throttledReported.get(scope.scope) ?? 0;
+        if (scope.heldSeconds > reported) {
+          this.apiThrottledSeconds.inc({ scope: scope.scope }, scope.heldSeconds - reported);
+          this.throttledReported.set(scope.scope, scope.heldSeconds);
+        }
+      }
+    },
+  });
+  /** Set at scrape time from the rate limiters (setRateLimitSource). */
+  readonly apiRateLimitRate = new Gauge({
+    name: 'calls_connector_api_rate_limit_requests_per_second',
+    help: 'Request rate a limiter scope allows now, learned from the API (AIMD from api.requestsPerSecond, or just under an announced RateLimit-Policy).',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const scope of this.rateLimitSource())
+        this.apiRateLimitRate.set({ scope: scope.scope }, scope.ratePerSecond);
+    },
+  });
+  /** Set at scrape time from the rate limiters (setRateLimitSource). */
+  readonly apiThrottled = new Gauge({
+    name: 'calls_connector_api_throttled',
+    help: 'Whether a limiter scope is parked: held longer than api.rateLimit.parkAfterMs (a long Retry-After, an exhausted quota). Its locations resume by themselves when the hold ends.',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const scope of this.rateLimitSource())
+        this.apiThrottled.set({ scope: scope.scope }, scope.throttled ? 1 : 0);
+    },
   });
   readonly apiInFlight = new Gauge({
     name: 'calls_connector_api_requests_in_flight',
@@ -318,6 +373,11 @@ export class ConnectorMetrics {
       collectDefaultMetrics({ register: this.registry });
       for (const name of MISNAMED_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
     }
+  }
+
+  /** The rate limiters' scopes, read at scrape time (api/rate-limit/registry.ts registers itself). */
+  setRateLimitSource(source: () => readonly RateLimitScopeFigures[]): void {
+    this.rateLimitSource = source;
   }
 
   /** The `location` label value for a location uid, honouring `perLocationLabels`. */

@@ -200,7 +200,7 @@ export class ConnectorRuntime {
         return new StaticTokenProvider(token);
       };
 
-      const transport = await HttpTransport.fromConfig(config.api, metrics);
+      const transport = await HttpTransport.fromConfig(config.api, metrics, clock);
       opened.push(() => transport.close());
 
       // One API client and one enricher per grant: each grant has its own token, all share the transport's
@@ -213,6 +213,7 @@ export class ConnectorRuntime {
         const tokens = tokensFor(grant);
         const api = new CallsApiClient({
           http: transport,
+          grant,
           tokens,
           settings: config.api,
           metrics,
@@ -226,6 +227,7 @@ export class ConnectorRuntime {
             api,
             enabled: config.api.enrich,
             concurrency: config.api.enrichConcurrency,
+            poisonPageAttempts: config.api.poisonCallPageAttempts,
           }),
         });
       }
@@ -441,6 +443,13 @@ export class ConnectorRuntime {
           runtime.status(),
           runtime.fatalError,
           assignmentOf(),
+          {
+            scopes: transport.limiters.status(),
+            scopeOf: (uid) => {
+              const source = sourceOf.get(uid);
+              return transport.limiters.scopeName(source === undefined ? undefined : grantOf(source));
+            },
+          },
         );
       readiness.add({
         name: 'writer',

@@ -10,6 +10,7 @@
  * Pure: the caller passes the scheduler's snapshot. Holds no secrets (error messages are the scrubbed ones
  * the logs carry; cursors are the API's opaque page positions).
  */
+import type { ScopeStatus } from '../api/rate-limit/registry.js';
 import type { LocationStatus } from '../sync/scheduler.js';
 
 export type ConnectState = 'UNASSIGNED' | 'RUNNING' | 'RESTARTING' | 'FAILED';
@@ -28,6 +29,28 @@ export interface LocationTaskStatus {
   last_success_at: string | null;
   next_run_at: string | null;
   consecutive_failures: number;
+  /**
+   * Present while the location's rate-limit scope is parked (a Retry-After beyond api.retry.maxRetryAfterMs,
+   * a quota announced as spent): its requests wait until then, and it resumes by itself. Not an error.
+   */
+  throttled_until?: string;
+}
+
+/** One limiter scope (a grant, or global) as /status shows it. */
+export interface RateLimitScopeStatus {
+  scope: string;
+  /** flowing; held (a short Retry-After: flow control); throttled (parked until held_until). */
+  state: 'flowing' | 'held' | 'throttled';
+  rate_per_second: number;
+  announced_per_second: number | null;
+  held_until: string | null;
+  waiting: { live: number; backfill: number };
+}
+
+/** The rate limiters and which scope each location's requests use. */
+export interface RateLimitView {
+  scopes: readonly ScopeStatus[];
+  scopeOf(locationUid: string): string;
 }
 
 /** The offsets-topic partitions this instance owns (distributed mode: its group assignment). */
@@ -45,6 +68,8 @@ export interface ConnectorStatus {
   type: 'source';
   /** Present once known: what this instance owns. */
   assignment?: AssignmentStatus;
+  /** The API rate limiters (docs/rate-limits.md), once the connector runs. */
+  rate_limits?: RateLimitScopeStatus[];
 }
 
 const STATE_OF: Record<LocationStatus['state'], ConnectState> = {
@@ -68,10 +93,18 @@ export function connectorStatus(
   locations: readonly LocationStatus[] | null,
   fatal: { code: string; message: string } | null = null,
   assignment: AssignmentStatus | null = null,
+  rateLimits: RateLimitView | null = null,
 ): ConnectorStatus {
+  const parked = new Map(
+    (rateLimits?.scopes ?? []).flatMap((s) =>
+      s.throttled && s.heldUntilMs !== null ? [[s.scope, s.heldUntilMs] as const] : [],
+    ),
+  );
   const tasks = (locations ?? []).map((location): LocationTaskStatus => {
     const state = STATE_OF[location.state];
     const error = location.lastError;
+    const throttledUntil =
+      rateLimits === null ? undefined : parked.get(rateLimits.scopeOf(location.locationUid));
     return {
       id: location.locationUid,
       state,
@@ -87,6 +120,7 @@ export function connectorStatus(
       last_success_at: isoOrNull(location.lastSuccessAt),
       next_run_at: isoOrNull(location.nextRunAt),
       consecutive_failures: location.consecutiveFailures,
+      ...(throttledUntil !== undefined && { throttled_until: new Date(throttledUntil).toISOString() }),
     };
   });
   const allStopped = tasks.length > 0 && tasks.every((t) => t.state === 'FAILED');
@@ -98,5 +132,23 @@ export function connectorStatus(
         : allStopped
           ? { state: 'FAILED', worker_id: workerId, trace: 'every location is stopped: see each task' }
           : { state: 'RUNNING', worker_id: workerId };
-  return { name, connector, tasks, type: 'source', ...(assignment !== null && { assignment }) };
+  return {
+    name,
+    connector,
+    tasks,
+    type: 'source',
+    ...(assignment !== null && { assignment }),
+    ...(rateLimits !== null && { rate_limits: rateLimits.scopes.map(scopeStatus) }),
+  };
+}
+
+function scopeStatus(scope: ScopeStatus): RateLimitScopeStatus {
+  return {
+    scope: scope.scope,
+    state: scope.throttled ? 'throttled' : scope.heldUntilMs !== null ? 'held' : 'flowing',
+    rate_per_second: Math.round(scope.ratePerSecond * 100) / 100,
+    announced_per_second: scope.announcedPerSecond,
+    held_until: isoOrNull(scope.heldUntilMs),
+    waiting: scope.waiting,
+  };
 }

@@ -11,17 +11,26 @@
  *     fine), or a body larger than api.maxResponseBytes (API_CALL_TOO_LARGE from the client).
  *   - version_mismatch: the single call's updatedAt is not the listed one, so its fields describe another
  *     version; a record never mixes two versions. The newer version is listed later and enriched then.
- * - Any other failure (retriable after retries: timeouts, 5xx, bodies still malformed; fatal; abort)
- *   fails the whole page: the orchestrator does not commit a page with holes (the watermark does not move
- *   past the call, nothing is dead-lettered) and the other requests of the page are cancelled.
+ *   - unavailable: a poison call. Its GET failed transiently (after the client's retries) on
+ *     `poisonPageAttempts` attempts of its page while the API answered others: waiting for it stalls the
+ *     whole location for ever.
+ * - A transient failure (retriable after retries: timeouts, 5xx, bodies still malformed) fails the whole
+ *   page, once the page's other calls are done: the orchestrator does not commit a page with holes (the
+ *   watermark does not move past the call, nothing is dead-lettered), and the answers the others got are
+ *   kept for the page's next attempt.
+ * - Finished work is kept: the answer of each call version (uid, updatedAt and the listed fields) is
+ *   remembered (the last `reuseCapacity`),
+ *   so a page retried after any failure (a poison strike, a commit that failed, a restart of the traversal)
+ *   requests only the calls it has no answer for: progress under throttling or faults is monotonic.
+ * - A fatal error or an abort fails the page at once and cancels its other requests.
  * - With enrichment off, nothing is requested and every call is unenriched (hence redacted), no reason.
  */
-import { SkippableError } from '../errors/index.js';
+import { ConnectorError, SkippableError } from '../errors/index.js';
 import { compareInstants, parseInstant } from '../time/instant.js';
 import type { Enrichment, ListedCall, SingleCall, SingleCallVersion } from './model.js';
-import type { CallsApi } from './ports.js';
+import type { CallsApi, RequestHint } from './ports.js';
 
-export type UnenrichedReason = 'gone' | 'refused' | 'invalid' | 'version_mismatch';
+export type UnenrichedReason = 'gone' | 'refused' | 'invalid' | 'version_mismatch' | 'unavailable';
 
 export interface EnrichedItem {
   listed: ListedCall;
@@ -35,7 +44,60 @@ export interface EnricherOptions {
   api: Pick<CallsApi, 'getCall'>;
   enabled: boolean;
   concurrency: number;
+  /** Page attempts with a transient failure of one call after which it is published unenriched (default 5). */
+  poisonPageAttempts?: number;
+  /** How many call versions' answers are remembered for retried pages (default 10,000). */
+  reuseCapacity?: number;
 }
+
+/** What a page retried for one call's failure must not ask again: one call version's outcome. */
+type Answer = Pick<EnrichedItem, 'enrichment' | 'unenriched'>;
+
+/**
+ * A Map that forgets its oldest entries beyond `capacity` (insertion order; a hit moves the key last).
+ * Bounded memory: an entry is a call's enrichment, a few hundred bytes.
+ */
+class Recent<V> {
+  private readonly entries = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+  }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * A call version: answers and strikes are kept per version, a newer one is asked again. updatedAt is not
+ * unique (spec 4.3 rule 5): a call changed again within one instant keeps it, so the listed fields are part
+ * of the key too; its new listing then asks again rather than reuse what the old version answered (its
+ * isPrivate may have changed).
+ */
+function versionKey(listed: ListedCall): string {
+  return JSON.stringify(listed);
+}
+
+/** A transient failure of one call's GET: a strike towards publishing it unenriched (not the token's 401). */
+function isTransient(error: unknown): error is ConnectorError {
+  return error instanceof ConnectorError && error.retriable && error.code !== 'API_UNAUTHORIZED';
+}
+
+export const DEFAULT_POISON_PAGE_ATTEMPTS = 5;
+const DEFAULT_REUSE_CAPACITY = 10_000;
 
 /**
  * Whether a single-call body describes the listed version. A body without updatedAt cannot tell, and is
@@ -51,31 +113,68 @@ export function sameVersion(listedUpdatedAt: string, version: SingleCallVersion)
 }
 
 export class Enricher {
+  private readonly answers: Recent<Answer>;
+  /** Page attempts on which a call version's GET failed transiently. */
+  private readonly strikes: Recent<number>;
+  private readonly poisonPageAttempts: number;
+  /** Single-call answers received, all pages: evidence the API answers while one call keeps failing. */
+  private answered = 0;
+
   constructor(private readonly options: EnricherOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
       throw new RangeError('enrichConcurrency must be an integer >= 1');
+    this.poisonPageAttempts = options.poisonPageAttempts ?? DEFAULT_POISON_PAGE_ATTEMPTS;
+    if (!Number.isInteger(this.poisonPageAttempts) || this.poisonPageAttempts < 1)
+      throw new RangeError('poisonCallPageAttempts must be an integer >= 1');
+    const capacity = options.reuseCapacity ?? DEFAULT_REUSE_CAPACITY;
+    this.answers = new Recent(capacity);
+    this.strikes = new Recent(capacity);
   }
 
   /**
-   * Enriches the calls of one page, in their order: `concurrency` workers take the next call in turn.
+   * Enriches the calls of one page, in their order: `concurrency` workers take the next call in turn;
+   * calls answered before (same uid and updatedAt) are not requested again.
    * (A p-queue and a composite AbortSignal per page cost about 5% of an enriched backfill's CPU in the
    * profile, bench/profile.ts; the requests below see one plain signal.)
    */
-  async enrich(calls: readonly ListedCall[], signal?: AbortSignal): Promise<EnrichedItem[]> {
+  async enrich(
+    calls: readonly ListedCall[],
+    signal?: AbortSignal,
+    hint?: RequestHint,
+  ): Promise<EnrichedItem[]> {
     if (!this.options.enabled || calls.length === 0)
       return calls.map((listed) => ({ listed, enrichment: null, unenriched: null }));
+    const answeredBefore = this.answered;
     // Aborted by the caller's signal or by the first failure: the page's other requests are cancelled.
     const failFast = new AbortController();
     const forward = (): void => failFast.abort(signal?.reason);
     if (signal?.aborted === true) forward();
     else signal?.addEventListener('abort', forward, { once: true });
     const results: EnrichedItem[] = [];
+    // Transient failures wait for the page's other calls, whose answers are kept for its next attempt.
+    const failed: { listed: ListedCall; error: ConnectorError }[] = [];
+    let reused = 0;
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < calls.length) {
         failFast.signal.throwIfAborted();
         const index = next++;
-        results[index] = await this.enrichOne(calls[index] as ListedCall, failFast.signal);
+        const listed = calls[index] as ListedCall;
+        const known = this.answers.get(versionKey(listed));
+        if (known !== undefined) {
+          reused += 1;
+          results[index] = { listed, ...known };
+          continue;
+        }
+        try {
+          const item = await this.enrichOne(listed, failFast.signal, hint);
+          this.answers.set(versionKey(listed), { enrichment: item.enrichment, unenriched: item.unenriched });
+          this.strikes.delete(versionKey(listed));
+          results[index] = item;
+        } catch (error) {
+          if (failFast.signal.aborted || !isTransient(error)) throw error;
+          failed.push({ listed, error });
+        }
       }
     };
     try {
@@ -87,13 +186,43 @@ export class Enricher {
           }),
         ),
       );
-      return results;
     } finally {
       signal?.removeEventListener('abort', forward);
     }
+    if (failed.length === 0) return results;
+    // A strike counts only while the API answers other calls (of this page now or before, or of any page
+    // during this attempt): an outage of the single-call endpoint strikes no call.
+    const apiAnswers = reused > 0 || this.answered > answeredBefore;
+    for (const { listed, error } of failed) {
+      if (!apiAnswers) continue;
+      const key = versionKey(listed);
+      const strikes = (this.strikes.get(key) ?? 0) + 1;
+      if (strikes < this.poisonPageAttempts) {
+        this.strikes.set(key, strikes);
+        continue;
+      }
+      this.strikes.delete(key);
+      const unenriched = {
+        reason: 'unavailable' as const,
+        detail:
+          `GET failed on ${strikes} page attempts while the API answered other calls: ${error.message}`.slice(
+            0,
+            500,
+          ),
+      };
+      this.answers.set(key, { enrichment: null, unenriched });
+      results[calls.indexOf(listed)] = { listed, enrichment: null, unenriched };
+    }
+    const unanswered = failed.find(({ listed }) => results[calls.indexOf(listed)] === undefined);
+    if (unanswered === undefined) return results;
+    throw unanswered.error;
   }
 
-  private async enrichOne(listed: ListedCall, signal: AbortSignal): Promise<EnrichedItem> {
+  private async enrichOne(
+    listed: ListedCall,
+    signal: AbortSignal,
+    hint?: RequestHint,
+  ): Promise<EnrichedItem> {
     const without = (reason: UnenrichedReason, detail: string): EnrichedItem => ({
       listed,
       enrichment: null,
@@ -101,7 +230,8 @@ export class Enricher {
     });
     let single: SingleCall | null;
     try {
-      single = await this.options.api.getCall(listed.uid, signal);
+      single = await this.options.api.getCall(listed.uid, signal, hint);
+      this.answered += 1;
     } catch (error) {
       if (error instanceof SkippableError)
         return without(error.code === 'API_CALL_TOO_LARGE' ? 'invalid' : 'refused', error.message);

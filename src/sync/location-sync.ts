@@ -57,8 +57,10 @@ import {
   type PageCommit,
   type PageRequest,
   type RecordSink,
+  type RequestHint,
   type SyncMetrics,
 } from './ports.js';
+import { requestHint } from './priority.js';
 import { applyPrivacy, completeCall } from './privacy.js';
 import {
   applyPage,
@@ -270,9 +272,10 @@ export class LocationSync {
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
 
     const ahead = this.takeReadAhead(request);
+    const hint = this.requestHint();
     let page;
     try {
-      page = await (ahead?.listed ?? this.options.api.listPage(request, signal));
+      page = await (ahead?.listed ?? this.options.api.listPage(request, signal, hint));
     } catch (error) {
       if (error instanceof InvalidCursorError && request.kind === 'next')
         return this.restart(traversal, error);
@@ -291,7 +294,7 @@ export class LocationSync {
     }
 
     const { unpositioned, outcome, enriched } = await (ahead?.prepared ??
-      this.prepare(this.position, page, signal));
+      this.prepare(this.position, page, signal, hint));
     if (outcome.belowWatermark.length > 0) {
       traversal.log.warn(
         {
@@ -373,7 +376,12 @@ export class LocationSync {
   }
 
   /** Maps, deduplicates (from `from`) and enriches a listed page: the work before its commit. */
-  private async prepare(from: LocationOffset, page: ListedPage, signal?: AbortSignal): Promise<PreparedPage> {
+  private async prepare(
+    from: LocationOffset,
+    page: ListedPage,
+    signal?: AbortSignal,
+    hint?: RequestHint,
+  ): Promise<PreparedPage> {
     const { entries, unpositioned } = this.mapPage(page.items);
     const outcome = applyPage(
       from,
@@ -383,7 +391,7 @@ export class LocationSync {
       this.options.settings.boundaryMaxBytes,
     );
     const acceptedCalls = outcome.accepted.flatMap((e) => (e.call === null ? [] : [e.call]));
-    const enriched = await this.options.enricher.enrich(acceptedCalls, signal);
+    const enriched = await this.options.enricher.enrich(acceptedCalls, signal, hint);
     return { unpositioned, outcome, enriched };
   }
 
@@ -393,8 +401,9 @@ export class LocationSync {
     const request = nextPageRequest(from, this.traversalSettings);
     const cancel = new AbortController();
     const combined = signal === undefined ? cancel.signal : AbortSignal.any([signal, cancel.signal]);
-    const listed = this.options.api.listPage(request, combined);
-    const prepared = listed.then((page) => this.prepare(from, page, combined));
+    const hint = this.requestHint();
+    const listed = this.options.api.listPage(request, combined, hint);
+    const prepared = listed.then((page) => this.prepare(from, page, combined, hint));
     // Its failures surface when the page's turn comes (or never, if it is dropped).
     prepared.catch(() => undefined);
     this.readAhead = { from, request, signal: combined, cancel, listed, prepared };
@@ -412,6 +421,11 @@ export class LocationSync {
     if (usable) return ahead;
     ahead.cancel.abort();
     return null;
+  }
+
+  /** The rate limiter's priority of this location's requests (priority.ts). */
+  private requestHint(): RequestHint {
+    return requestHint(this.totals.traversalsCompleted, this.position.since, this.options.clock.now());
   }
 
   private dropReadAhead(): void {

@@ -22,9 +22,18 @@ export interface ListedPage {
  * RetriableError / FatalError otherwise; the signal's reason when it aborts.
  */
 export interface CallsApi {
-  listPage(request: PageRequest, signal?: AbortSignal): Promise<ListedPage>;
+  listPage(request: PageRequest, signal?: AbortSignal, hint?: RequestHint): Promise<ListedPage>;
   /** GET {callPath} mapped, or null when the API answers 404 or 410 (deleted since it was listed). */
-  getCall(uid: string, signal?: AbortSignal): Promise<SingleCall | null>;
+  getCall(uid: string, signal?: AbortSignal, hint?: RequestHint): Promise<SingleCall | null>;
+}
+
+/**
+ * How urgent a request is, for the API adapter's rate limiter: `live` (the polls of caught-up locations
+ * and their single calls) goes before `backfill` (history), so a tight budget delays history, not the
+ * present.
+ */
+export interface RequestHint {
+  priority: 'live' | 'backfill';
 }
 
 /** How the listing refused a cursor: the error code read at api.errorCodeField, if any, and the answer. */

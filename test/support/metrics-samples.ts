@@ -22,6 +22,11 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.apiRequestDuration.observe({ endpoint: 'get_call', status_class: '5xx' }, 0.4);
   metrics.apiRetries.inc({ endpoint: 'list', reason: '5xx' });
   metrics.apiRateLimited.inc({ endpoint: 'list' });
+  metrics.apiRateLimitRefusals.inc({ scope: 'default' });
+  // The rate-limit gauges and the held-time counter are read from the limiters at scrape time.
+  metrics.setRateLimitSource(() => [
+    { scope: 'default', ratePerSecond: 20, heldSeconds: 1.5, throttled: false },
+  ]);
   metrics.apiInFlight.set(2);
   metrics.tokenRefreshes.inc({ grant: 'default', result: 'success' });
   metrics.tokenExpiry.set({ grant: 'default' }, Date.now() / 1000 + 36_000);

@@ -47,7 +47,13 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'api.tokenPrefix': 'Prefix before the token in that header.',
   'api.pageSize': '`limit` per page, 1–100 (spec: 0–100; 0 never advances).',
   'api.requestsPerSecond':
-    'Global request rate limit (all locations, listing and single-call requests). Fractions allowed.',
+    'Starting rate of each rate-limit scope (listing and single-call requests); the rate then adapts to the API ([rate-limits.md](rate-limits.md)). Fractions allowed.',
+  'api.rateLimit.scope':
+    '`grant`: one learned limit per OAuth grant (limits are usually per access token), or `global`.',
+  'api.rateLimit.floorPerSecond': 'Lowest rate a scope learns down to.',
+  'api.rateLimit.ceilingPerSecond': 'Highest rate a scope learns up to.',
+  'api.poisonCallPageAttempts':
+    'Page attempts after which a call whose single-call GET keeps failing (while the API answers others) is published unenriched and redacted.',
   'api.maxConcurrency': 'Requests in flight at most.',
   'api.requestTimeoutMs': 'Timeout of one request (headers and body).',
   'api.enrich':
@@ -66,7 +72,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'api.retry.multiplier': 'Backoff growth.',
   'api.retry.statuses':
     'Statuses retried (network errors and timeouts are retried too). 401 refreshes the token once; 403 is never retried.',
-  'api.retry.maxRetryAfterMs': 'A longer `Retry-After` is a failure rather than a wait.',
+  'api.retry.maxRetryAfterMs':
+    'A longer `Retry-After` parks the scope as throttled until then (429, or 503 with `Retry-After`), or is a failure (other statuses).',
   'oauth.baseUrl': {
     default: '`api.baseUrl`',
     meaning: 'Base of `/oauth/authorize` and `/oauth/token` (https only).',
@@ -111,9 +118,10 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'kafka.sasl.password': '',
   'kafka.sasl.tokenEndpointUrl':
     '`oauthbearer` only (the OIDC login of KIP-768): the token endpoint the client-credentials grant is sent to ([kafka-security.md](kafka-security.md)).',
-  'kafka.sasl.clientId': '`oauthbearer`: the client id, sent in HTTP Basic as Kafka\'s Java client does.',
+  'kafka.sasl.clientId': "`oauthbearer`: the client id, sent in HTTP Basic as Kafka's Java client does.",
   'kafka.sasl.clientSecret': '`oauthbearer`: the client secret (`${ENV}`), or `kafka.sasl.clientSecretFile`.',
-  'kafka.sasl.clientSecretFile': '`oauthbearer`: a file holding the client secret (trailing newline trimmed).',
+  'kafka.sasl.clientSecretFile':
+    '`oauthbearer`: a file holding the client secret (trailing newline trimmed).',
   'kafka.sasl.scope': '`oauthbearer`: the `scope` sent to the token endpoint (space-separated), when set.',
   'kafka.sasl.extensions':
     '`oauthbearer`: SASL extensions sent with the token (e.g. `logicalCluster`, `identityPoolId`); `auth` is reserved.',

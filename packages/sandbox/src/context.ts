@@ -5,7 +5,7 @@
 import type { SandboxClock } from './clock.js';
 import type { CallStore } from './data/store.js';
 import type { FaultSettings } from './faults/faults.js';
-import type { TokenBucket } from './faults/rate-limit.js';
+import type { LimitState } from './faults/rate-limit.js';
 import type { Responder } from './http/respond.js';
 import type { GrantStore } from './oauth/grants.js';
 
@@ -34,6 +34,8 @@ export interface SandboxStats {
   faults: {
     delayed: number;
     rateLimited: number;
+    /** Of rateLimited: refused because the quota (faults.rateLimit.quota) was used up. */
+    quotaExhausted: number;
     serverErrors: number;
     dropped: number;
     malformed: number;
@@ -58,6 +60,7 @@ export function emptyStats(): SandboxStats {
     faults: {
       delayed: 0,
       rateLimited: 0,
+      quotaExhausted: 0,
       serverErrors: 0,
       dropped: 0,
       malformed: 0,
@@ -89,8 +92,8 @@ export interface SandboxContext {
   faults: FaultSettings;
   /** Sequence number of the next faultable request. */
   faultSeq: number;
-  /** State of faults.rateLimit's bucket; null until the first request under a limit. */
-  rateBucket?: TokenBucket | null;
+  /** State of faults.rateLimit per key (the sandbox, a token or a client); cleared when the limit changes. */
+  rateLimits: Map<string, LimitState>;
   /** Single-call requests seen per uid (singleCallFailures count attempts per call). */
   readonly singleCallAttempts: Map<string, number>;
 }

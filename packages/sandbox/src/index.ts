@@ -147,6 +147,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     faults: mergeFaults(DEFAULT_FAULTS, options.faults ?? {}),
     faultSeq: 0,
     singleCallAttempts: new Map(),
+    rateLimits: new Map(),
   };
 
   // Live mode draws from its own seeded generator, kept across stop/start so a run stays reproducible.
@@ -175,7 +176,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     setFaults: (faults) => {
       ctx.faults = mergeFaults(ctx.faults, faults);
       // A new enforced rate starts with a full bucket.
-      if (faults.rateLimit !== undefined) ctx.rateBucket = null;
+      if (faults.rateLimit !== undefined) ctx.rateLimits.clear();
     },
     faults: () => structuredClone(ctx.faults),
     stats: () => structuredClone(stats),

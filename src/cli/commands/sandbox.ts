@@ -79,6 +79,12 @@ export interface SandboxFlags {
   faultTokenExpiry?: number;
   faultRefreshRevoke?: number;
   faultTokenEndpoint?: boolean;
+  limitRps?: number;
+  limitBurst?: number;
+  limitPer?: 'sandbox' | 'token' | 'client';
+  limitHeaders?: boolean;
+  limitQuota?: number;
+  limitQuotaWindow?: number;
 }
 
 /** A client file: JSON `{"clientId", "redirectUri", "clientSecret"?}` (the secret may stay in the env). */
@@ -118,6 +124,16 @@ function faultsFrom(f: SandboxFlags): Partial<FaultSettings> {
   if (f.faultTokenExpiry !== undefined) faults.accessTokenEarlyExpiryRate = f.faultTokenExpiry;
   if (f.faultRefreshRevoke !== undefined) faults.refreshTokenRevocationRate = f.faultRefreshRevoke;
   if (f.faultTokenEndpoint) faults.includeTokenEndpoint = true;
+  if (f.limitRps !== undefined) {
+    faults.rateLimit = {
+      requestsPerSecond: f.limitRps,
+      burst: f.limitBurst ?? Math.max(1, f.limitRps),
+      per: f.limitPer ?? 'token',
+      headers: f.limitHeaders === true,
+      quota: f.limitQuota ?? null,
+      ...(f.limitQuotaWindow === undefined ? {} : { quotaWindowSeconds: f.limitQuotaWindow }),
+    };
+  }
   return faults;
 }
 
@@ -301,6 +317,36 @@ export function register(program: Command): void {
     .option('--fault-latency-p99 <ms>', 'added latency, 99th percentile', num('--fault-latency-p99', 0))
     .option('--fault-rate-limit <r>', 'share of requests answered 429', rate('--fault-rate-limit'))
     .option('--fault-retry-after <s>', 'Retry-After seconds on 429', num('--fault-retry-after', 0))
+    .option(
+      '--limit-rps <r>',
+      'enforce a request rate (token bucket, 429 with Retry-After beyond it), hidden unless --limit-headers',
+      num('--limit-rps', 0.001),
+    )
+    .option(
+      '--limit-burst <n>',
+      'token bucket size (default: one second of --limit-rps)',
+      num('--limit-burst', 1),
+    )
+    .option(
+      '--limit-per <who>',
+      'whose requests share a bucket: sandbox, token (default) or client',
+      (v: string) => {
+        if (v !== 'sandbox' && v !== 'token' && v !== 'client')
+          throw new InvalidArgumentError('--limit-per must be sandbox, token or client');
+        return v;
+      },
+    )
+    .option('--limit-headers', 'announce the limit in RateLimit-Policy / RateLimit headers')
+    .option(
+      '--limit-quota <n>',
+      'requests allowed per quota window (429 quota_exhausted beyond)',
+      int('--limit-quota', 0),
+    )
+    .option(
+      '--limit-quota-window <s>',
+      'quota window in seconds (default one day)',
+      num('--limit-quota-window', 1),
+    )
     .option(
       '--fault-server-error <r>',
       'share of requests answered 500/502/503',

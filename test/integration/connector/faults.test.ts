@@ -59,7 +59,12 @@ describe('the connector against a faulty API, with OAuth', () => {
     });
     const dir = await mkdtemp(join(tmpdir(), 'calls-faults-'));
     const { auth: _static, ...document } = connectorDocument(sandbox, {
-      api: { retry: { initialDelayMs: 10, maxDelayMs: 200 } },
+      api: {
+        retry: { initialDelayMs: 10, maxDelayMs: 200 },
+        // The injected 429s are drawn at random, not caused by our rate: left to learn from them, the rate
+        // would sink towards the default floor (docs/rate-limits.md); the floor keeps this test's pace.
+        rateLimit: { floorPerSecond: 200 },
+      },
     });
     config = parseConfig(
       {

@@ -125,6 +125,42 @@ describe('CallsApiClient', () => {
     expect(await counter(metrics, 'calls_connector_api_rate_limited_total')).toBe(1);
   });
 
+  it('never spends an attempt on 429s: more refusals than api.retry.maxAttempts, then the answer', async () => {
+    // maxAttempts is 3: five 429s (flow control), one 500 (an attempt), then the page.
+    const refusals = Array.from({ length: 5 }, () => ({ status: 429, body: '', retryAfter: '1' }));
+    const { client, waits, metrics } = setup([...refusals, { status: 500, body: '' }, page(null)]);
+    await expect(client.listPage(first)).resolves.toMatchObject({ nextCursor: null });
+    expect(waits.slice(0, 5)).toEqual([1_000, 1_000, 1_000, 1_000, 1_000]);
+    expect(await counter(metrics, 'calls_connector_api_rate_limited_total')).toBe(5);
+  });
+
+  it('does not wait itself after a refusal when the transport holds the scope, and routes grant and priority', async () => {
+    const http = Object.assign(
+      scripted([
+        { status: 429, body: '', retryAfter: '30' },
+        { status: 503, body: '', retryAfter: '5' },
+        page(null),
+      ]),
+      { pacesRefusals: true },
+    );
+    const waits: number[] = [];
+    const client = new CallsApiClient({
+      http,
+      grant: 'acme',
+      tokens: tokens(),
+      settings: { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry: DEFAULT_RETRY_POLICY },
+      metrics: new ConnectorMetrics(),
+      clock: { now: () => 0, random: () => 0.5, sleep: async (ms) => void waits.push(ms) },
+    });
+    await client.listPage(first, undefined, { priority: 'backfill' });
+    expect(waits).toEqual([]);
+    expect(http.sent.map((r) => [r.grant, r.priority])).toEqual([
+      ['acme', 'backfill'],
+      ['acme', 'backfill'],
+      ['acme', 'backfill'],
+    ]);
+  });
+
   it('gives up with a retriable error after maxAttempts', async () => {
     const { client, http } = setup([
       { status: 500, body: '' },
@@ -297,7 +333,7 @@ describe('CallsApiClient', () => {
       retryAfter: '999999',
     });
     const client = new CallsApiClient({
-      http: scripted([echo(400), echo(429)]),
+      http: scripted([echo(400), echo(502)]),
       tokens: { accessToken: async () => token, refreshAfterRejection: async () => token },
       settings: { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry: DEFAULT_RETRY_POLICY },
       metrics: new ConnectorMetrics(),

@@ -1,12 +1,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import {
-  HttpTransport,
-  rateWindow,
-  readCaFile,
-  type HttpTransportOptions,
-} from '../../../src/api/http-transport.js';
+import { HttpTransport, readCaFile, type HttpTransportOptions } from '../../../src/api/http-transport.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { eventually } from '../../support/kafka.js';
 
@@ -18,31 +13,6 @@ const options = {
   maxConcurrency: 2,
   metrics: new ConnectorMetrics(),
 };
-
-describe('rateWindow', () => {
-  it('spaces starts evenly: 20 requests per second is one start per 50 ms, never 20 at once', () => {
-    expect(rateWindow(20)).toEqual({ intervalCap: 1, interval: 50 });
-  });
-
-  it('keeps windows of at least 20 ms for high rates, never above the rate', () => {
-    expect(rateWindow(167)).toEqual({ intervalCap: 4, interval: 24 });
-    expect(rateWindow(100_000)).toEqual({ intervalCap: 2_000, interval: 20 });
-    for (const rate of [1, 3, 7, 20, 50, 51, 167, 999, 100_000]) {
-      const { intervalCap, interval } = rateWindow(rate);
-      expect((intervalCap * 1000) / interval).toBeLessThanOrEqual(rate);
-      expect((intervalCap * 1000) / interval).toBeGreaterThan(rate * 0.95);
-    }
-  });
-
-  it('stretches the window for fractional rates', () => {
-    expect(rateWindow(0.5)).toEqual({ intervalCap: 1, interval: 2000 });
-    expect(rateWindow(2.5)).toEqual({ intervalCap: 1, interval: 400 });
-  });
-
-  it('refuses a rate that is not positive', () => {
-    expect(() => rateWindow(0)).toThrow(RangeError);
-  });
-});
 
 /** A plain-HTTP server on an ephemeral port, and a transport to it (with `extra` options). */
 async function transportTo(

@@ -55,28 +55,42 @@ describe('classifyAnswer', () => {
     expect(verdict.kind === 'fatal' && verdict.message).toContain('read_phones');
   });
 
-  it('honours Retry-After on 429 and names it rate limiting', () => {
+  it('reads 429 as flow control (throttled), honouring its Retry-After', () => {
     expect(classifyAnswer(answer(429, null, '3'), ctx)).toEqual({
-      kind: 'retry',
-      reason: 'rate_limited',
+      kind: 'throttled',
       status: 429,
       delayMs: 3_000,
     });
   });
 
   it('falls back to backoff on 429 without Retry-After', () => {
-    expect(classifyAnswer(answer(429, null, null), ctx)).toMatchObject({
-      kind: 'retry',
+    expect(classifyAnswer(answer(429, null, null), ctx)).toEqual({
+      kind: 'throttled',
+      status: 429,
       delayMs: null,
     });
   });
 
-  it('gives up for now when Retry-After exceeds the cap', () => {
-    const verdict = classifyAnswer(answer(429, null, '3600'), {
-      ...ctx,
-      policy: { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 60_000 },
+  it('reads a 503 with Retry-After as flow control, one without as a server error to retry', () => {
+    expect(classifyAnswer(answer(503, UNPARSABLE_BODY, '2'), ctx)).toEqual({
+      kind: 'throttled',
+      status: 503,
+      delayMs: 2_000,
     });
-    expect(verdict).toMatchObject({ kind: 'give-up', code: 'API_RETRY_AFTER_TOO_LONG' });
+    expect(classifyAnswer(answer(503, UNPARSABLE_BODY, null), ctx)).toMatchObject({ kind: 'retry' });
+  });
+
+  it('waits out a 429 whose Retry-After exceeds the cap (the scope parks), and gives up on another status', () => {
+    const capped = { ...ctx, policy: { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 60_000 } };
+    expect(classifyAnswer(answer(429, null, '3600'), capped)).toEqual({
+      kind: 'throttled',
+      status: 429,
+      delayMs: 3_600_000,
+    });
+    expect(classifyAnswer(answer(502, null, '3600'), capped)).toMatchObject({
+      kind: 'give-up',
+      code: 'API_RETRY_AFTER_TOO_LONG',
+    });
   });
 
   it('retries the configured server errors', () => {
@@ -129,10 +143,7 @@ describe('classifyAnswer', () => {
       kind: 'fatal',
       code: 'API_FORBIDDEN',
     });
-    expect(classifyAnswer(answer(429, { odd: true }), ctx)).toMatchObject({
-      kind: 'retry',
-      reason: 'rate_limited',
-    });
+    expect(classifyAnswer(answer(429, { odd: true }), ctx)).toMatchObject({ kind: 'throttled' });
   });
 
   it('keeps a 400 of a first page (no cursor sent) fatal, naming the status and what the API said', () => {
@@ -155,7 +166,7 @@ describe('classifyAnswer', () => {
       expect(verdict).toMatchObject({ kind: 'skip', code: 'API_CALL_REFUSED' });
       expect(verdict.kind === 'skip' && verdict.message).toContain(`HTTP ${status}: "no such thing"`);
     }
-    expect(classifyAnswer(answer(429, null), single)).toMatchObject({ kind: 'retry' });
+    expect(classifyAnswer(answer(429, null), single)).toMatchObject({ kind: 'throttled' });
     expect(classifyAnswer(answer(401, null), single)).toEqual({ kind: 'refresh-auth' });
   });
 

@@ -84,4 +84,52 @@ describe('connectorStatus', () => {
     expect(status.assignment).toEqual({ partitions: [0, 3], generationId: 7 });
     expect(connectorStatus('calls', 'host:1', null).assignment).toBeUndefined();
   });
+
+  it('shows each rate-limit scope, and the locations of a parked scope as throttled until the hold ends (not failed)', () => {
+    const status = connectorStatus('calls', 'host:1', [location('a'), location('b')], null, null, {
+      scopes: [
+        {
+          scope: 'acme',
+          ratePerSecond: 7.123,
+          announcedPerSecond: null,
+          heldUntilMs: Date.parse('2026-11-25T00:00:00Z'),
+          heldSeconds: 60,
+          throttled: true,
+          waiting: { live: 1, backfill: 2 },
+        },
+        {
+          scope: 'other',
+          ratePerSecond: 20,
+          announcedPerSecond: 25,
+          heldUntilMs: null,
+          heldSeconds: 0,
+          throttled: false,
+          waiting: { live: 0, backfill: 0 },
+        },
+      ],
+      scopeOf: (uid) => (uid === 'a' ? 'acme' : 'other'),
+    });
+    expect(status.rate_limits).toEqual([
+      {
+        scope: 'acme',
+        state: 'throttled',
+        rate_per_second: 7.12,
+        announced_per_second: null,
+        held_until: '2026-11-25T00:00:00.000Z',
+        waiting: { live: 1, backfill: 2 },
+      },
+      {
+        scope: 'other',
+        state: 'flowing',
+        rate_per_second: 20,
+        announced_per_second: 25,
+        held_until: null,
+        waiting: { live: 0, backfill: 0 },
+      },
+    ]);
+    expect(status.tasks.map((t) => [t.id, t.state, t.throttled_until])).toEqual([
+      ['a', 'RUNNING', '2026-11-25T00:00:00.000Z'],
+      ['b', 'RUNNING', undefined],
+    ]);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mapSingleCall } from '../../../src/api/call-mapper.js';
-import { RetriableError, SkippableError } from '../../../src/errors/index.js';
+import { FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { Enricher, sameVersion } from '../../../src/sync/enricher.js';
 import type { ListedCall } from '../../../src/sync/model.js';
 
@@ -108,12 +108,12 @@ describe('Enricher', () => {
     expect(result).toMatchObject({ enrichment: { isPrivate: false }, unenriched: null });
   });
 
-  it('fails the whole page on any other error and cancels the remaining requests', async () => {
+  it('fails the whole page at once on a fatal error and cancels the remaining requests', async () => {
     const started: string[] = [];
     const api = {
       getCall: async (uid: string, signal?: AbortSignal) => {
         started.push(uid);
-        if (uid === 'c0') throw new RetriableError('API_UNAVAILABLE', 'down');
+        if (uid === 'c0') throw new FatalError('API_TLS', 'untrusted');
         await new Promise((_, reject) =>
           signal?.addEventListener('abort', () => reject(signal.reason as Error)),
         );
@@ -122,9 +122,117 @@ describe('Enricher', () => {
     };
     const enricher = new Enricher({ api, enabled: true, concurrency: 2 });
     await expect(enricher.enrich(Array.from({ length: 6 }, (_, i) => listed(`c${i}`)))).rejects.toMatchObject(
-      { code: 'API_UNAVAILABLE' },
+      { code: 'API_TLS' },
     );
     expect(started.length).toBeLessThan(6);
+  });
+
+  it("fails the page on a transient failure once the other calls are done, and reuses their answers on the page's next attempt", async () => {
+    const requested: string[] = [];
+    let c2Fails = true;
+    const api = {
+      getCall: async (uid: string) => {
+        requested.push(uid);
+        if (uid === 'c2' && c2Fails)
+          throw new RetriableError('API_UNAVAILABLE', 'the calls API failed 8 times');
+        return answer({ ...body, conversationUid: uid });
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 2 });
+    const page = Array.from({ length: 6 }, (_, i) => listed(`c${i}`));
+    await expect(enricher.enrich(page)).rejects.toMatchObject({ code: 'API_UNAVAILABLE' });
+    expect([...requested].sort()).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+
+    requested.length = 0;
+    c2Fails = false;
+    const result = await enricher.enrich(page);
+    expect(requested).toEqual(['c2']);
+    expect(result.map((r) => r.enrichment?.conversationUid)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+  });
+
+  it('asks again for a call listed with another updatedAt (a newer version), not for the same one', async () => {
+    const requested: string[] = [];
+    const api = {
+      getCall: async (uid: string) => {
+        requested.push(uid);
+        return answer(body);
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 1 });
+    await enricher.enrich([listed('a')]);
+    await enricher.enrich([listed('a')]);
+    await enricher.enrich([{ ...listed('a'), updatedAt: '2024-03-01T12:00:01Z' }]);
+    expect(requested).toEqual(['a', 'a']);
+  });
+
+  it('asks again for a call changed within the same instant (same updatedAt, other listed fields): its privacy may have changed', async () => {
+    const requested: string[] = [];
+    const api = {
+      getCall: async (uid: string) => {
+        requested.push(uid);
+        return answer(body);
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 1 });
+    await enricher.enrich([listed('a')]);
+    await enricher.enrich([{ ...listed('a'), customerPhoneNumber: '+3' }]);
+    expect(requested).toEqual(['a', 'a']);
+  });
+
+  it('publishes a poison call unenriched after poisonPageAttempts page attempts, the rest of its page enriched', async () => {
+    const api = {
+      getCall: async (uid: string) => {
+        if (uid === 'poison')
+          throw new RetriableError('API_UNAVAILABLE', 'the calls API failed 8 times: HTTP 503');
+        return answer({ ...body, conversationUid: uid });
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 2, poisonPageAttempts: 3 });
+    const page = [listed('a'), listed('poison'), listed('b')];
+    await expect(enricher.enrich(page)).rejects.toMatchObject({ code: 'API_UNAVAILABLE' });
+    await expect(enricher.enrich(page)).rejects.toMatchObject({ code: 'API_UNAVAILABLE' });
+    const result = await enricher.enrich(page);
+    expect(result.map((r) => r.enrichment?.conversationUid ?? null)).toEqual(['a', null, 'b']);
+    expect(result[1]?.unenriched).toMatchObject({ reason: 'unavailable' });
+    expect(result[1]?.unenriched?.detail).toContain('HTTP 503');
+  });
+
+  it('strikes no call while the single-call endpoint answers nothing at all (an outage, not a poison call)', async () => {
+    const api = {
+      getCall: async () => Promise.reject(new RetriableError('API_UNAVAILABLE', 'down')),
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 2, poisonPageAttempts: 1 });
+    for (let attempt = 0; attempt < 3; attempt++)
+      await expect(enricher.enrich([listed('a'), listed('b')])).rejects.toMatchObject({
+        code: 'API_UNAVAILABLE',
+      });
+  });
+
+  it('does not count a refused token (API_UNAUTHORIZED) as a strike against the call', async () => {
+    const api = {
+      getCall: async (uid: string) => {
+        if (uid === 'x') throw new RetriableError('API_UNAUTHORIZED', 'token refused after refresh');
+        return answer(body);
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 2, poisonPageAttempts: 1 });
+    await expect(enricher.enrich([listed('a'), listed('x')])).rejects.toMatchObject({
+      code: 'API_UNAUTHORIZED',
+    });
+  });
+
+  it('forgets the oldest answers beyond reuseCapacity', async () => {
+    const requested: string[] = [];
+    const api = {
+      getCall: async (uid: string) => {
+        requested.push(uid);
+        return answer(body);
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 1, reuseCapacity: 2 });
+    await enricher.enrich([listed('a'), listed('b'), listed('c')]);
+    await enricher.enrich([listed('a'), listed('c')]);
+    expect(requested).toEqual(['a', 'b', 'c', 'a']);
   });
 
   it('requests nothing when enrichment is off', async () => {

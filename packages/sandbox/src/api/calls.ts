@@ -80,7 +80,7 @@ export async function handleListCalls(
   query: URLSearchParams,
 ): Promise<void> {
   ctx.stats.listRequests++;
-  const plan = await enterFaultGate(ctx, res);
+  const plan = await enterFaultGate(ctx, res, req);
   if (plan === null) return;
   const token = authenticate(ctx, req, res, plan);
   if (token === null) return;
@@ -156,7 +156,7 @@ export async function handleGetCall(
   uid: string,
 ): Promise<void> {
   ctx.stats.getRequests++;
-  const plan = await enterFaultGate(ctx, res);
+  const plan = await enterFaultGate(ctx, res, req);
   if (plan === null) return;
   const token = authenticate(ctx, req, res, plan);
   if (token === null) return;

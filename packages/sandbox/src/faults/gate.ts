@@ -6,25 +6,60 @@
  * or null when a response was already sent.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from '../context.js';
 import { planFaults, type FaultPlan } from './faults.js';
-import { fullBucket, takeToken } from './rate-limit.js';
+import { admit, freshLimitState, rateLimitHeaders, type RateLimitSettings } from './rate-limit.js';
 import type { BodyFaults } from '../http/respond.js';
 
-export async function enterFaultGate(ctx: SandboxContext, res: ServerResponse): Promise<FaultPlan | null> {
+/**
+ * The key of a request's rate-limit state: the whole sandbox, its bearer token, or the token's client.
+ * An unknown token shares one key (it is refused by authentication after the limit, as a gateway would).
+ */
+function limitKey(
+  ctx: SandboxContext,
+  req: IncomingMessage | undefined,
+  per: RateLimitSettings['per'],
+): string {
+  if (per === undefined || per === 'sandbox' || req === undefined) return 'sandbox';
+  const token = /^bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  if (token === undefined) return 'anonymous';
+  if (per === 'token') return `token:${token}`;
+  const check = ctx.grants.checkAccessToken(token);
+  return check.ok ? `client:${check.entry.clientId}` : 'anonymous';
+}
+
+export async function enterFaultGate(
+  ctx: SandboxContext,
+  res: ServerResponse,
+  req?: IncomingMessage,
+): Promise<FaultPlan | null> {
   const limit = ctx.faults.rateLimit;
   if (limit !== null) {
     const now = performance.now();
-    ctx.rateBucket ??= fullBucket(limit, now);
-    const retryAfterSeconds = takeToken(ctx.rateBucket, limit, now);
-    if (retryAfterSeconds !== null) {
+    const key = limitKey(ctx, req, limit.per);
+    let state = ctx.rateLimits.get(key);
+    if (state === undefined) {
+      state = freshLimitState(limit, now);
+      ctx.rateLimits.set(key, state);
+    }
+    const admission = admit(state, limit, now);
+    const announced = limit.headers === true ? rateLimitHeaders(limit, admission) : {};
+    if (!admission.ok) {
       ctx.stats.faults.rateLimited++;
-      ctx.respond.apiError(res, 429, 'rate_limited', 'rate limit exceeded; retry after the given delay', {
-        'retry-after': String(retryAfterSeconds),
-      });
+      if (admission.reason === 'quota') ctx.stats.faults.quotaExhausted++;
+      ctx.respond.apiError(
+        res,
+        429,
+        admission.reason === 'quota' ? 'quota_exhausted' : 'rate_limited',
+        admission.reason === 'quota'
+          ? 'request quota exhausted; retry after the given delay'
+          : 'rate limit exceeded; retry after the given delay',
+        { 'retry-after': String(admission.retryAfterSeconds), ...announced },
+      );
       return null;
     }
+    for (const [name, value] of Object.entries(announced)) res.setHeader(name, value);
   }
   const plan = planFaults(ctx.faults, ctx.faultSeq++);
   if (plan.delayMs > 0) {

@@ -46,6 +46,43 @@ describe('fault injection', () => {
     expect(sandbox.admin.stats().faults.rateLimited - before).toBe(2);
   });
 
+  it('limits each access token on its own with `per: token`, and announces the limit when `headers` is on', async () => {
+    sandbox.admin.setFaults({
+      rateLimit: { requestsPerSecond: 0.01, burst: 1, per: 'token', headers: true },
+    });
+    const other = sandbox.issueTokens().accessToken;
+    const first = await client.list(token, { limit: 1 });
+    expect(first.status).toBe(200);
+    expect(first.headers['ratelimit-policy']).toBe('"default";q=0.01;w=1');
+    expect(first.headers['ratelimit']).toBe('"default";r=0;t=100');
+    expect((await client.list(token, { limit: 1 })).status).toBe(429);
+    // Another token has a bucket of its own.
+    expect((await client.list(other, { limit: 1 })).status).toBe(200);
+  });
+
+  it('limits all the tokens of one client together with `per: client`', async () => {
+    sandbox.admin.setFaults({ rateLimit: { requestsPerSecond: 0.01, burst: 1, per: 'client' } });
+    const other = sandbox.issueTokens().accessToken;
+    expect((await client.list(token, { limit: 1 })).status).toBe(200);
+    const refused = await client.list(other, { limit: 1 });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['ratelimit']).toBeUndefined();
+  });
+
+  it('answers 429 quota_exhausted with the Retry-After of the window once the quota is used up', async () => {
+    sandbox.admin.setFaults({
+      rateLimit: { requestsPerSecond: 100, burst: 100, quota: 2, quotaWindowSeconds: 3600 },
+    });
+    const before = sandbox.admin.stats().faults.quotaExhausted;
+    expect((await client.list(token, { limit: 1 })).status).toBe(200);
+    expect((await client.list(token, { limit: 1 })).status).toBe(200);
+    const exhausted = await client.list(token, { limit: 1 });
+    expect(exhausted.status).toBe(429);
+    expect(exhausted.json).toMatchObject({ error: { code: 'quota_exhausted' } });
+    expect(Number(exhausted.headers['retry-after'])).toBeGreaterThan(3590);
+    expect(sandbox.admin.stats().faults.quotaExhausted - before).toBe(1);
+  });
+
   it('answers 500, 502 and 503 server_error at the configured rate', async () => {
     sandbox.admin.setFaults({ serverErrorRate: 1 });
     const statuses = new Set<number>();

@@ -96,6 +96,24 @@ describe('calls-connector sandbox options', () => {
     });
   });
 
+  it('maps the enforced limit flags: per token by default, headers, quota', async () => {
+    const options = await sandboxOptionsFrom(
+      parse(['--limit-rps', '8', '--limit-headers', '--limit-quota', '5000', '--limit-quota-window', '3600']),
+      {},
+    );
+    expect(options.faults).toEqual({
+      rateLimit: {
+        requestsPerSecond: 8,
+        burst: 8,
+        per: 'token',
+        headers: true,
+        quota: 5000,
+        quotaWindowSeconds: 3600,
+      },
+    });
+    expect(() => parse(['--limit-per', 'user'])).toThrow();
+  });
+
   it('rejects rates outside 0..1 and ports out of range', () => {
     expect(() => parse(['--fault-drop', '2'])).toThrow();
     expect(() => parse(['--port', '70000'])).toThrow();

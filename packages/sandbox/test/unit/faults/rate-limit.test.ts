@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkRateLimit, fullBucket, takeToken } from '../../../src/faults/rate-limit.js';
+import {
+  admit,
+  checkRateLimit,
+  freshLimitState,
+  fullBucket,
+  rateLimitHeaders,
+  takeToken,
+} from '../../../src/faults/rate-limit.js';
 import { mergeFaults, DEFAULT_FAULTS } from '../../../src/faults/faults.js';
 
 const limit = { requestsPerSecond: 20, burst: 20 };
@@ -25,9 +32,36 @@ describe('takeToken', () => {
   });
 });
 
+describe('admit', () => {
+  it('counts a quota per window, refusing with the seconds to the window end, and starts again after it', () => {
+    const settings = { requestsPerSecond: 100, burst: 100, quota: 2, quotaWindowSeconds: 60 };
+    const state = freshLimitState(settings, 0);
+    expect(admit(state, settings, 0)).toMatchObject({ ok: true });
+    expect(admit(state, settings, 1_000)).toMatchObject({ ok: true });
+    expect(admit(state, settings, 10_000)).toEqual({ ok: false, retryAfterSeconds: 50, reason: 'quota' });
+    expect(admit(state, settings, 60_000)).toMatchObject({ ok: true });
+  });
+
+  it('announces the sustained rate, what is left and when the bucket is full again', () => {
+    const settings = { requestsPerSecond: 10, burst: 10 };
+    const state = freshLimitState(settings, 0);
+    const admission = admit(state, settings, 0);
+    expect(admission).toEqual({ ok: true, remaining: 9, resetSeconds: 1 });
+    expect(rateLimitHeaders(settings, admission)).toEqual({
+      'ratelimit-policy': '"default";q=10;w=1',
+      ratelimit: '"default";r=9;t=1',
+    });
+  });
+});
+
 describe('checkRateLimit', () => {
   it('accepts a positive rate and a burst of at least one, and refuses the rest', () => {
     expect(() => checkRateLimit(limit)).not.toThrow();
+    expect(() =>
+      checkRateLimit({ ...limit, per: 'client', headers: true, quota: 1000, quotaWindowSeconds: 86_400 }),
+    ).not.toThrow();
+    expect(() => checkRateLimit({ ...limit, per: 'user' })).toThrow(RangeError);
+    expect(() => checkRateLimit({ ...limit, quota: -1 })).toThrow(RangeError);
     expect(() => checkRateLimit({ requestsPerSecond: 0, burst: 1 })).toThrow(RangeError);
     expect(() => checkRateLimit({ requestsPerSecond: 5, burst: 0 })).toThrow(RangeError);
     expect(() => mergeFaults(DEFAULT_FAULTS, { rateLimit: { requestsPerSecond: -1, burst: 2 } })).toThrow(

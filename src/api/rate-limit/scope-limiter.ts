@@ -1,0 +1,218 @@
+/**
+ * One limiter scope (a grant, or the whole process): request starts spaced evenly at the scope's learned
+ * rate (aimd.ts), live requests before backfill ones, and the whole scope held while the API asked to wait.
+ *
+ * - Pace: starts are 1/rate apart, never in bursts (an API's token bucket with a small burst would refuse
+ *   them); a start a timer fired late for may catch up one interval, no more.
+ * - Priority: the waiters of `live` go first (polls of caught-up locations and their single calls), then
+ *   `backfill`, each in arrival order: a tight budget delays history, not the present.
+ * - Hold: a refusal's Retry-After (or a backoff when it has none) holds every start of the scope until
+ *   then, not the one request: the others would be refused too. A quota announced as exhausted
+ *   (remaining 0 until its reset) holds it the same way. A hold longer than `parkAfterMs` is reported as
+ *   throttled (status, metrics); either way it ends by itself.
+ *
+ * Time comes from the injected Clock; the only timer is the one that wakes the next waiter.
+ */
+import { startTimer, type Clock, type Timer } from '../../time/clock.js';
+import type { Announced } from './headers.js';
+import {
+  initialAimd,
+  onAnnounced,
+  onAnswered,
+  onRefused,
+  type AimdSettings,
+  type AimdState,
+} from './aimd.js';
+
+export type RequestPriority = 'live' | 'backfill';
+
+/** A refusal this soon after a hold ended decreases the rate deeper (aimd.ts deepDecrease). */
+const DEEP_WINDOW_MS = 1_000;
+
+/** What a granted start carries back to `answered` / `refused`. */
+export interface Grant {
+  /** When the start was granted (the scope's clock). */
+  sentAtMs: number;
+  /** It waited for the pace: the rate was the bottleneck (the rate may grow). */
+  paced: boolean;
+}
+
+export interface ScopeLimiterSettings extends AimdSettings {
+  /** A hold at least this long is "throttled" (a parked scope), shorter ones are plain flow control. */
+  parkAfterMs: number;
+  /** Hold after a refusal without Retry-After: this, doubled per refusal in a row, up to maxHoldBackoffMs. */
+  holdBackoffMs: number;
+  maxHoldBackoffMs: number;
+}
+
+export interface ScopeObserver {
+  refused(): void;
+}
+
+interface Waiter {
+  resolve(grant: Grant): void;
+  reject(reason: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+export interface ScopeSnapshot {
+  ratePerSecond: number;
+  announcedPerSecond: number | null;
+  /** Held (flow control) until then; null when not held. */
+  heldUntilMs: number | null;
+  /** Time held so far, all holds together, up to now (the throttled-seconds counter). */
+  heldSeconds: number;
+  /** Held for longer than parkAfterMs: the scope's locations wait (throttled) until heldUntilMs. */
+  throttled: boolean;
+  waiting: { live: number; backfill: number };
+}
+
+export class ScopeLimiter {
+  private state: AimdState;
+  private nextStartMs = Number.NEGATIVE_INFINITY;
+  private heldUntilMs = Number.NEGATIVE_INFINITY;
+  private holdStartedMs = Number.NEGATIVE_INFINITY;
+  /** Length of the holds that ended before the current one began. */
+  private pastHoldsMs = 0;
+  private refusalsInRow = 0;
+  private readonly waiters: Record<RequestPriority, Waiter[]> = { live: [], backfill: [] };
+  private timer: Timer | null = null;
+  private timerAtMs = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly settings: ScopeLimiterSettings,
+    private readonly observer: ScopeObserver = { refused: () => undefined },
+  ) {
+    this.state = initialAimd(settings);
+  }
+
+  /** Resolves when a request of `priority` may start; rejects with the signal's reason on abort. */
+  acquire(priority: RequestPriority, signal?: AbortSignal): Promise<Grant> {
+    signal?.throwIfAborted();
+    const now = this.clock.now();
+    if (this.waiting() === 0 && now >= this.startAllowedAtMs())
+      return Promise.resolve(this.grant(now, false));
+    return new Promise<Grant>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
+      if (signal !== undefined) {
+        waiter.onAbort = () => {
+          const queue = this.waiters[priority];
+          const at = queue.indexOf(waiter);
+          if (at >= 0) queue.splice(at, 1);
+          reject(signal.reason as Error);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.waiters[priority].push(waiter);
+      this.schedule();
+    });
+  }
+
+  /** The API answered a request of this scope (not a refusal); `announced` is what its headers said. */
+  answered(grant: Grant, announced: Announced): void {
+    this.refusalsInRow = 0;
+    if (announced.ratePerSecond !== null)
+      this.state = onAnnounced(this.state, this.settings, announced.ratePerSecond);
+    this.state = onAnswered(this.state, this.settings, grant.paced, this.clock.now());
+    // A quota announced as spent: nothing more goes until it resets.
+    if (announced.remaining === 0 && announced.resetAtMs !== null) this.holdUntil(announced.resetAtMs);
+  }
+
+  /** The API refused a request of this scope (429, or 503 with Retry-After); `retryAfterMs` null when absent. */
+  refused(grant: Grant, retryAfterMs: number | null): void {
+    const now = this.clock.now();
+    this.observer.refused();
+    // Refused within a second of the last hold's end: the bucket that hold refilled is spent already.
+    const sinceHold = grant.sentAtMs - this.heldUntilMs;
+    const deep = sinceHold >= 0 && sinceHold < DEEP_WINDOW_MS;
+    this.state = onRefused(this.state, this.settings, grant.sentAtMs, now, deep);
+    this.refusalsInRow += 1;
+    const backoff = Math.min(
+      this.settings.maxHoldBackoffMs,
+      this.settings.holdBackoffMs * 2 ** Math.min(20, this.refusalsInRow - 1),
+    );
+    this.holdUntil(now + (retryAfterMs ?? backoff));
+  }
+
+  snapshot(): ScopeSnapshot {
+    const now = this.clock.now();
+    const held = this.heldUntilMs > now;
+    return {
+      ratePerSecond: this.state.rate,
+      announcedPerSecond: this.state.announced,
+      heldUntilMs: held ? this.heldUntilMs : null,
+      heldSeconds:
+        (this.pastHoldsMs + Math.max(0, Math.min(now, this.heldUntilMs) - this.holdStartedMs)) / 1000,
+      throttled: held && this.heldUntilMs - this.holdStartedMs >= this.settings.parkAfterMs,
+      waiting: { live: this.waiters.live.length, backfill: this.waiters.backfill.length },
+    };
+  }
+
+  /** Rejects every waiter (shutdown). */
+  close(reason: unknown): void {
+    this.timer?.cancel();
+    this.timer = null;
+    for (const queue of [this.waiters.live, this.waiters.backfill]) {
+      for (const waiter of queue.splice(0)) {
+        if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+        waiter.reject(reason);
+      }
+    }
+  }
+
+  private holdUntil(untilMs: number): void {
+    const now = this.clock.now();
+    if (untilMs <= this.heldUntilMs || untilMs <= now) return;
+    if (this.heldUntilMs <= now) {
+      // A new hold: the last one is over, its whole length counted.
+      if (this.heldUntilMs > this.holdStartedMs) this.pastHoldsMs += this.heldUntilMs - this.holdStartedMs;
+      this.holdStartedMs = now;
+    }
+    this.heldUntilMs = untilMs;
+    this.schedule();
+  }
+
+  private waiting(): number {
+    return this.waiters.live.length + this.waiters.backfill.length;
+  }
+
+  private startAllowedAtMs(): number {
+    return Math.max(this.nextStartMs, this.heldUntilMs);
+  }
+
+  private grant(now: number, paced: boolean): Grant {
+    const interval = 1000 / this.state.rate;
+    // A paced start a timer fired late for (by up to one interval) keeps the pace's own schedule, so the
+    // next one may catch up; an idle scope, or one coming out of a hold, banks nothing.
+    const late = now - this.nextStartMs;
+    const base = paced && late >= 0 && late <= interval ? this.nextStartMs : now;
+    this.nextStartMs = base + interval;
+    return { sentAtMs: now, paced };
+  }
+
+  /** Arms the timer for the next start, when someone waits. */
+  private schedule(): void {
+    if (this.waiting() === 0) return;
+    const at = this.startAllowedAtMs();
+    if (this.timer !== null && this.timerAtMs === at) return;
+    this.timer?.cancel();
+    this.timerAtMs = at;
+    this.timer = startTimer(this.clock, Math.max(0, at - this.clock.now()), () => {
+      this.timer = null;
+      this.timerAtMs = Number.POSITIVE_INFINITY;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    const now = this.clock.now();
+    while (this.waiting() > 0 && now >= this.startAllowedAtMs()) {
+      const waiter = (this.waiters.live.shift() ?? this.waiters.backfill.shift()) as Waiter;
+      if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve(this.grant(now, true));
+    }
+    this.schedule();
+  }
+}

@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_AIMD } from '../../../../src/api/rate-limit/aimd.js';
+import type { Announced } from '../../../../src/api/rate-limit/headers.js';
+import {
+  ScopeLimiter,
+  type Grant,
+  type ScopeLimiterSettings,
+} from '../../../../src/api/rate-limit/scope-limiter.js';
+import { ManualClock } from '../../../support/clock.js';
+
+const settings = (initialRate: number): ScopeLimiterSettings => ({
+  ...DEFAULT_AIMD,
+  initialRate,
+  floor: 0.5,
+  ceiling: 1000,
+  parkAfterMs: 60_000,
+  holdBackoffMs: 1_000,
+  maxHoldBackoffMs: 30_000,
+});
+const NOTHING: Announced = { ratePerSecond: null, remaining: null, resetAtMs: null };
+
+/** Lets promise continuations run (grants resolved by a timer). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+}
+
+/** Starts `count` acquisitions and records when each is granted. */
+function acquireAll(
+  limiter: ScopeLimiter,
+  clock: ManualClock,
+  labels: string[],
+  priority: 'live' | 'backfill',
+) {
+  const granted: { label: string; at: number }[] = [];
+  for (const label of labels)
+    void limiter.acquire(priority).then(() => granted.push({ label, at: clock.now() }));
+  return granted;
+}
+
+describe('ScopeLimiter', () => {
+  it('spaces starts evenly at the rate, never in a burst', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const granted = acquireAll(limiter, clock, ['a', 'b', 'c', 'd'], 'backfill');
+    await settle();
+    for (let t = 0; t < 400; t += 10) {
+      clock.advance(10);
+      await settle();
+    }
+    expect(granted.map((g) => g.at)).toEqual([0, 100, 200, 300]);
+  });
+
+  it('grants live requests before backfill ones waiting longer', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const order: string[] = [];
+    for (const label of ['b1', 'b2', 'b3']) void limiter.acquire('backfill').then(() => order.push(label));
+    void limiter.acquire('live').then(() => order.push('live'));
+    for (let t = 0; t < 400; t += 10) {
+      await settle();
+      clock.advance(10);
+    }
+    await settle();
+    expect(order).toEqual(['b1', 'live', 'b2', 'b3']);
+  });
+
+  it("holds the whole scope for a refusal's Retry-After, then resumes by itself", async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const first = await limiter.acquire('live');
+    limiter.refused(first, 2_000);
+    expect(limiter.snapshot()).toMatchObject({ heldUntilMs: 2_000, throttled: false });
+    const granted = acquireAll(limiter, clock, ['a', 'b'], 'live');
+    for (let t = 0; t < 1_990; t += 10) {
+      clock.advance(10);
+      await settle();
+    }
+    expect(granted).toEqual([]);
+    clock.advance(10);
+    await settle();
+    expect(granted.map((g) => g.at)).toEqual([2_000]);
+    expect(limiter.snapshot().heldUntilMs).toBeNull();
+  });
+
+  it('holds for a doubling backoff on refusals without Retry-After', () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const grant: Grant = { sentAtMs: 0, paced: false };
+    limiter.refused(grant, null);
+    expect(limiter.snapshot().heldUntilMs).toBe(1_000);
+    clock.advance(1_000);
+    limiter.refused(grant, null);
+    expect(limiter.snapshot().heldUntilMs).toBe(3_000);
+  });
+
+  it('decreases deeper on a refusal within a second of the end of a hold (the refilled bucket is spent already)', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(20));
+    limiter.refused(await limiter.acquire('live'), 1_000);
+    expect(limiter.snapshot().ratePerSecond).toBeCloseTo(20 * 0.75);
+    clock.advance(1_000);
+    const soon = await limiter.acquire('live');
+    clock.advance(300);
+    limiter.refused(soon, 1_000);
+    expect(limiter.snapshot().ratePerSecond).toBeCloseTo(20 * 0.75 * 0.5);
+  });
+
+  it('reports a hold of at least parkAfterMs as throttled, and counts held time as it goes', () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    limiter.refused({ sentAtMs: 0, paced: false }, 2_000);
+    clock.advance(5_000);
+    limiter.refused({ sentAtMs: 5_000, paced: false }, 3_600_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 3_605_000, heldSeconds: 2 });
+    clock.advance(600_000);
+    expect(limiter.snapshot().heldSeconds).toBe(602);
+    clock.advance(3_000_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: false, heldUntilMs: null, heldSeconds: 3_602 });
+  });
+
+  it('holds until the reset of a quota announced as spent', () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    limiter.answered({ sentAtMs: 0, paced: false }, { ratePerSecond: null, remaining: 0, resetAtMs: 90_000 });
+    expect(limiter.snapshot()).toMatchObject({ heldUntilMs: 90_000, throttled: true });
+  });
+
+  it("paces just under an announced policy's rate", () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(20));
+    limiter.answered({ sentAtMs: 0, paced: true }, { ratePerSecond: 8, remaining: 5, resetAtMs: 1_000 });
+    expect(limiter.snapshot()).toMatchObject({ ratePerSecond: 8 * 0.95, announcedPerSecond: 8 });
+  });
+
+  it("rejects a waiter with its signal's reason when it aborts, and the others still go", async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    await limiter.acquire('live');
+    const controller = new AbortController();
+    const aborted = limiter.acquire('live', controller.signal);
+    const next = limiter.acquire('live');
+    controller.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
+    clock.advance(100);
+    await expect(next).resolves.toMatchObject({ sentAtMs: 100, paced: true });
+  });
+});
+
+/**
+ * Instances against an API that enforces a limit it does not announce: a token bucket of one second's
+ * requests answering 429 with the whole seconds to the next token, as the sandbox does. Each instance
+ * keeps `workers` requests going (20 ms of latency each), all in one scope.
+ */
+async function simulate(limit: number, instances: number, seconds: number) {
+  const clock = new ManualClock(0);
+  const bucket = { tokens: limit, at: 0 };
+  const take = (now: number): number | null => {
+    bucket.tokens = Math.min(limit, bucket.tokens + ((now - bucket.at) * limit) / 1000);
+    bucket.at = now;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return null;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / limit)) * 1000;
+  };
+  const served: number[] = [];
+  let refused = 0;
+  let running = true;
+  const limiters = Array.from({ length: instances }, () => new ScopeLimiter(clock, settings(20)));
+  const workers = limiters.flatMap((limiter) =>
+    Array.from({ length: 8 }, async () => {
+      while (running) {
+        const grant = await limiter.acquire('backfill').catch(() => null);
+        if (grant === null) return;
+        const retryAfter = take(clock.now());
+        await clock.sleep(20);
+        if (retryAfter === null) {
+          served.push(grant.sentAtMs);
+          limiter.answered(grant, NOTHING);
+        } else {
+          refused += 1;
+          limiter.refused(grant, retryAfter);
+        }
+      }
+    }),
+  );
+  for (let t = 0; t < seconds * 1000; t++) {
+    clock.advance(1);
+    await settle();
+  }
+  running = false;
+  for (const limiter of limiters) limiter.close(new Error('done'));
+  clock.advance(1_000_000);
+  await Promise.all(workers);
+  return { served, refused };
+}
+
+describe('learning a limit the API does not announce', () => {
+  it.each([5, 20, 60, 200])(
+    'serves at least 0.9 of %i requests/s after 30 s of warm-up, with at most 2 %% refused',
+    async (limit) => {
+      const { served, refused } = await simulate(limit, 1, 90);
+      const afterWarmUp = served.filter((at) => at >= 30_000).length / 60;
+      expect(afterWarmUp).toBeGreaterThanOrEqual(0.9 * limit);
+      expect(refused / (served.length + refused)).toBeLessThanOrEqual(0.02);
+    },
+  );
+
+  it('converges with two instances sharing one grant, each backing off on its own refusals', async () => {
+    const { served, refused } = await simulate(20, 2, 90);
+    const afterWarmUp = served.filter((at) => at >= 30_000).length / 60;
+    expect(afterWarmUp).toBeGreaterThanOrEqual(0.9 * 20);
+    expect(refused / (served.length + refused)).toBeLessThanOrEqual(0.02);
+  });
+});
