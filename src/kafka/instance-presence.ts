@@ -12,8 +12,13 @@
  * refused by the broker (INCONSISTENT_GROUP_PROTOCOL); it would otherwise write their locations under another
  * transactional id, unfenced. `onRefused` is then called (the runtime stops with KAFKA_GROUP_MEMBERSHIP_LOST).
  *
- * Contract: `InstancePresence.join()` once at start (it does not wait for the group to form: a slow join delays
- * nothing), `leave()` at shutdown; `runningInstances()` is for the CLI.
+ * Who may initialise the transactional id (single mode): an instance joins this group before its producer's first
+ * initialisation (`joined()`, bounded), so an older instance that was paused or cut off, and would rebuild its
+ * producer, sees the newer one in the group (`alone()` false) and stands by instead of fencing it back
+ * (kafka/sinks/transactional-sink.ts). Kafka's own membership decides; no lease or lock of ours.
+ *
+ * Contract: `InstancePresence.join()` once at start (it does not wait for the group to form), then `joined()` before
+ * the producer is initialised, `leave()` at shutdown; `runningInstances()` is for the CLI.
  */
 import type { Consumer, Kafka } from 'kafkajs';
 
@@ -35,11 +40,70 @@ export interface RunningInstance {
   clientHost: string;
 }
 
+/** How often `alone()` describes the group while it rebalances. */
+const DESCRIBE_INTERVAL_MS = 500;
+
+/** The membership the consumer last joined with (kafkajs's GROUP_JOIN event), and its waiters. */
+interface PresenceState {
+  leaving: boolean;
+  memberId: string | null;
+  onJoin: Array<() => void>;
+}
+
 export class InstancePresence {
   private constructor(
+    private readonly kafka: Kafka,
+    private readonly connectorName: string,
     private readonly consumer: Consumer,
-    private readonly state: { leaving: boolean },
+    private readonly state: PresenceState,
   ) {}
+
+  /**
+   * Resolves true once this instance is a member of the group (its first join completed), false after
+   * `timeoutMs` without. A join waits for a predecessor's member that was killed or paused to expire (up to
+   * PRESENCE_SESSION_TIMEOUT_MS), which is what makes this instance visible to it before it fences it.
+   */
+  joined(timeoutMs: number): Promise<boolean> {
+    if (this.state.memberId !== null) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+      this.state.onJoin.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /**
+   * Whether no other instance of the connector runs, as the group says once it is stable with this instance's
+   * current member in it: true when that member is the only one, false when there is another. Rejects when the
+   * group has not settled within `timeoutMs` (this instance's own rejoin after a pause takes up to a session
+   * timeout), or cannot be described.
+   */
+  async alone(timeoutMs = 2 * PRESENCE_SESSION_TIMEOUT_MS + 10_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      for (;;) {
+        const { groups } = await admin.describeGroups([presenceGroupId(this.connectorName)]);
+        const group = groups[0];
+        const me = this.state.memberId;
+        if (group !== undefined && group.state === 'Stable' && me !== null) {
+          if (group.members.some((m) => m.memberId !== me)) return false;
+          if (group.members.some((m) => m.memberId === me)) return true;
+        }
+        if (Date.now() >= deadline)
+          throw new Error(
+            `the group ${presenceGroupId(this.connectorName)} did not settle with this instance in it within ${timeoutMs} ms (state ${group?.state ?? 'unknown'}, ${group?.members.length ?? 0} members)`,
+          );
+        await new Promise((r) => setTimeout(r, DESCRIBE_INTERVAL_MS));
+      }
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
 
   /** Joins the connector's presence group, subscribed to `offsetsTopic` (the connector's own, always there). */
   static async join(
@@ -48,7 +112,7 @@ export class InstancePresence {
     offsetsTopic: string,
     onRefused: (error: Error) => void = () => {},
   ): Promise<InstancePresence> {
-    const state = { leaving: false };
+    const state: PresenceState = { leaving: false, memberId: null, onJoin: [] };
     const consumer = kafka.consumer({
       groupId: presenceGroupId(connectorName),
       sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
@@ -56,6 +120,10 @@ export class InstancePresence {
       readUncommitted: false,
       // A join cut short by leave() crashes the consumer; kafkajs would then restart it and join again.
       retry: { restartOnFailure: () => Promise.resolve(!state.leaving) },
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      state.memberId = payload.memberId;
+      for (const waiter of state.onJoin.splice(0)) waiter();
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart && originalErrorType(payload.error) === 'INCONSISTENT_GROUP_PROTOCOL')
@@ -77,7 +145,7 @@ export class InstancePresence {
     consumer.run({ autoCommit: false, eachMessage: async () => {} }).catch((error: unknown) => {
       if (!state.leaving) onRefused(error instanceof Error ? error : new Error(String(error)));
     });
-    return new InstancePresence(consumer, state);
+    return new InstancePresence(kafka, connectorName, consumer, state);
   }
 
   async leave(): Promise<void> {

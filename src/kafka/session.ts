@@ -6,7 +6,8 @@
  * 2. schemas: `<topic>-value` (and `<topic>-key`) looked up or registered, ids cached;
  * 3. the sink: in exactly-once mode the transactional producer is initialised FIRST: that fences an
  *    older instance and aborts a transaction it left open, which would otherwise hold back the last
- *    stable offset of the offsets topic and so what step 4 can read;
+ *    stable offset of the offsets topic and so what step 4 can read (single mode: after `beforeProducer`,
+ *    where the runtime joins the instances group, so the older instance sees this one and stands by);
  * 4. offsets: the offsets topic is read to its end (read_committed).
  *
  * Contract: `run` calls `KafkaSession.start()` once, hands `sink`, `offsetStore` and `initialOffsets` to
@@ -26,7 +27,11 @@ import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { createSchemaRegistry } from './registry.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
-import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
+import {
+  TransactionalRecordSink,
+  transactionalIdFor,
+  type InstanceCheck,
+} from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
 import { ensureConnectorTopics } from './topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -43,6 +48,13 @@ export interface KafkaSessionOptions {
   kafka?: Kafka;
   /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
   clock?: Clock;
+  /**
+   * Single mode: run after topics and schemas are ready and before the producer's first initialisation (the
+   * runtime joins the instances group there, so that an older instance sees this one before it is fenced).
+   */
+  beforeProducer?: (kafka: Kafka) => Promise<void>;
+  /** Single mode: Kafka's word on other running instances, asked before any re-initialisation of the producer. */
+  instances?: InstanceCheck;
 }
 
 /** A RecordSink the session starts and closes. */
@@ -151,6 +163,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           clock,
           ...(onFatal === undefined ? {} : { onFatal }),
           ...(onTakenOver === undefined ? {} : { onTakenOver }),
+          ...(options.instances === undefined ? {} : { instances: options.instances }),
         })
       : new AtLeastOnceRecordSink({
           kafka,
@@ -187,6 +200,7 @@ export class KafkaSession {
     const { config, logger } = options;
     const log = logger.child({ component: 'kafka-session' });
     const ground = await prepareKafka(options);
+    await options.beforeProducer?.(ground.kafka);
     const sink = ground.buildSink(transactionalIdFor(config.connector.name), options.onFatal);
     await sink.start(); // before loading offsets: see the module comment
     log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
