@@ -37,18 +37,10 @@ export function createKafka({ config, connectorName, logger }: KafkaClientOption
     logger.warn(
       'kafkajs internals changed: the idle timer fix was not applied (see src/kafka/kafkajs-idle-timer-fix.ts)',
     );
-  if (!readCommittedFixInstalled()) {
-    const problem =
-      'kafkajs was loaded before its read_committed fix, or its internals changed: reads of a partition with aborted transactions of several producers may see aborted records (see src/kafka/kafkajs-read-committed-fix.ts)';
-    // Exactly-once reads its offsets back read_committed: an aborted offset record taken for committed
-    // would move a location past pages never published (loss). Refused rather than warned.
-    if (config.exactlyOnce)
-      throw new FatalError(
-        'KAFKA_READ_COMMITTED_FIX_MISSING',
-        `${problem}; kafka.exactlyOnce cannot be guaranteed, so the connector does not start`,
-      );
-    logger.warn(problem);
-  }
+  if (!readCommittedFixInstalled())
+    logger.warn(
+      'kafkajs was loaded before its read_committed fix, or its internals changed: reads of a partition with aborted transactions of several producers may see aborted records (see src/kafka/kafkajs-read-committed-fix.ts)',
+    );
   const ssl = tlsOptions(config.ssl);
   return new Kafka({
     brokers: config.brokers,

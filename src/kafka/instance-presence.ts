@@ -21,6 +21,7 @@
  * the producer is initialised, `leave()` at shutdown; `runningInstances()` is for the CLI.
  */
 import type { Consumer, Kafka } from 'kafkajs';
+import { systemClock, TIMED_OUT, withTimeout, type Clock } from '../time/clock.js';
 
 export const PRESENCE_SESSION_TIMEOUT_MS = 15_000;
 
@@ -56,6 +57,7 @@ export class InstancePresence {
     private readonly connectorName: string,
     private readonly consumer: Consumer,
     private readonly state: PresenceState,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -63,16 +65,10 @@ export class InstancePresence {
    * `timeoutMs` without. A join waits for a predecessor's member that was killed or paused to expire (up to
    * PRESENCE_SESSION_TIMEOUT_MS), which is what makes this instance visible to it before it fences it.
    */
-  joined(timeoutMs: number): Promise<boolean> {
-    if (this.state.memberId !== null) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref();
-      this.state.onJoin.push(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
+  async joined(timeoutMs: number): Promise<boolean> {
+    if (this.state.memberId !== null) return true;
+    const join = new Promise<void>((resolve) => this.state.onJoin.push(resolve));
+    return (await withTimeout(this.clock, join, timeoutMs)) !== TIMED_OUT;
   }
 
   /**
@@ -82,7 +78,7 @@ export class InstancePresence {
    * timeout), or cannot be described.
    */
   async alone(timeoutMs = 2 * PRESENCE_SESSION_TIMEOUT_MS + 10_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = this.clock.now() + timeoutMs;
     const admin = this.kafka.admin();
     await admin.connect();
     try {
@@ -94,11 +90,11 @@ export class InstancePresence {
           if (group.members.some((m) => m.memberId !== me)) return false;
           if (group.members.some((m) => m.memberId === me)) return true;
         }
-        if (Date.now() >= deadline)
+        if (this.clock.now() >= deadline)
           throw new Error(
             `the group ${presenceGroupId(this.connectorName)} did not settle with this instance in it within ${timeoutMs} ms (state ${group?.state ?? 'unknown'}, ${group?.members.length ?? 0} members)`,
           );
-        await new Promise((r) => setTimeout(r, DESCRIBE_INTERVAL_MS));
+        await this.clock.sleep(DESCRIBE_INTERVAL_MS);
       }
     } finally {
       await admin.disconnect().catch(() => undefined);
@@ -111,6 +107,7 @@ export class InstancePresence {
     connectorName: string,
     offsetsTopic: string,
     onRefused: (error: Error) => void = () => {},
+    clock: Clock = systemClock,
   ): Promise<InstancePresence> {
     const state: PresenceState = { leaving: false, memberId: null, onJoin: [] };
     const consumer = kafka.consumer({
@@ -145,7 +142,7 @@ export class InstancePresence {
     consumer.run({ autoCommit: false, eachMessage: async () => {} }).catch((error: unknown) => {
       if (!state.leaving) onRefused(error instanceof Error ? error : new Error(String(error)));
     });
-    return new InstancePresence(kafka, connectorName, consumer, state);
+    return new InstancePresence(kafka, connectorName, consumer, state, clock);
   }
 
   async leave(): Promise<void> {

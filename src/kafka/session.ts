@@ -16,13 +16,14 @@
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import type { ConnectorConfig } from '../config/schema.js';
-import type { FatalError } from '../errors/index.js';
+import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
 import type { OffsetStore, RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client.js';
+import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { createSchemaRegistry } from './registry.js';
@@ -88,6 +89,13 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
   const connectorName = config.connector.name;
   const clientId = config.kafka.clientId ?? connectorName;
   const log = logger.child({ component: 'kafka-session' });
+  // Exactly-once reads its offsets back read_committed: without the fix an aborted offset record taken for
+  // committed would move a location past pages never published (loss). Refused, not warned (createKafka warns).
+  if (config.kafka.exactlyOnce && !readCommittedFixInstalled())
+    throw new FatalError(
+      'KAFKA_READ_COMMITTED_FIX_MISSING',
+      'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
+    );
   const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
 
   await ensureConnectorTopics(kafka, config.kafka);

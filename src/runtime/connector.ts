@@ -181,6 +181,7 @@ export class ConnectorRuntime {
                 config.connector.name,
                 config.kafka.offsetsTopic,
                 (error) => onLost(error),
+                clock,
               );
               singlePresence = joined;
               opened.push(() => joined.leave());
