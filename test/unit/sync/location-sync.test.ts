@@ -599,6 +599,7 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
     await sync.runPage();
+    await sync.runPage();
     sink.failNext(1);
     sink.readStaleNext(5);
     await sync.runTraversal();
