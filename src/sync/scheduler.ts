@@ -420,7 +420,9 @@ export class Scheduler {
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
         const report = await slot.sync.runPage(pageSignal);
-        slot.consecutiveFailures = 0;
+        // Only progress clears the failure count: a restarted cursor, or a page that publishes nothing between
+        // restarts, would otherwise retry a failing location 1-250 ms later, cycle after cycle (issue 20).
+        if (report.complete || report.published > 0) slot.consecutiveFailures = 0;
         if (slot.stops > 0) this.resumed(slot);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();

@@ -161,6 +161,52 @@ describe('Scheduler', () => {
     expect((requestedAt[1] ?? 0) - (requestedAt[0] ?? 0)).toBeLessThanOrEqual(60_000);
   });
 
+  it('keeps backing off a location whose cursor restarts keep failing: a restart in between is no progress', async () => {
+    // Issue 20, point 6: a restarted page reset the failure count, so the retry after each
+    // CURSOR_RESTARTS_EXHAUSTED came 1-250 ms later, cycle after cycle.
+    const clock = { ...virtualClock(), random: () => 0.999 };
+    const base = virtualClock();
+    clock.now = () => base.now();
+    clock.sleep = (ms, signal) => base.sleep(ms, signal);
+    const api = new FakeCallsApi([]);
+    const { syncFor } = setup(api, [], {}, clock);
+    const sync = syncFor(loc(1));
+    const pagesAt: number[] = [];
+    let page = 0;
+    sync.runPage = () => {
+      pagesAt.push(clock.now());
+      page += 1;
+      if (page % 2 === 1)
+        return Promise.reject(new RetriableError('CURSOR_RESTARTS_EXHAUSTED', 'cursors rejected'));
+      return Promise.resolve({ complete: false, restarted: true, published: 0 });
+    };
+    const scheduler = new Scheduler({
+      locations: [sync],
+      dynamic: false,
+      settings: {
+        maxLocationsInFlight: 1,
+        intervalMs: 60_000,
+        pagesPerTurn: 1,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2 },
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics: new ConnectorMetrics(),
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => pagesAt.length >= 7, 4_000, 'seven pages');
+    stop.abort();
+    await running;
+    // Failures at pages 1, 3, 5: each retry waits longer than the one before (1 s, 2 s, 4 s ceilings).
+    const waits = [1, 3, 5].map((i) => (pagesAt[i] ?? 0) - (pagesAt[i - 1] ?? 0));
+    expect(waits[1]).toBeGreaterThan(waits[0] ?? 0);
+    expect(waits[2]).toBeGreaterThan(waits[1] ?? 0);
+    expect(waits[2]).toBeGreaterThanOrEqual(3_000);
+  });
+
   it('keeps one timer for all its idle workers and wakes one worker per location due', async () => {
     const clock = new ManualClock();
     const locations = [loc(1), loc(2), loc(3)];
