@@ -482,6 +482,29 @@ describe('Scheduler membership (distributed mode)', () => {
     await running;
   });
 
+  it('cancels the read-ahead a removed location started during its last page, so it spends no more requests', async () => {
+    const api = new FakeCallsApi([...calls(loc(1), 6), ...calls(loc(2), 6)]);
+    const signals: AbortSignal[] = [];
+    const original = api.listPage.bind(api);
+    api.listPage = (request, signal) => {
+      if (request.locationUid === loc(1) && signal !== undefined) signals.push(signal);
+      return original(request, signal);
+    };
+    const held = holdListing(api, loc(1));
+    const { scheduler } = setup(api, [loc(1), loc(2)], { intervalMs: 10 }, systemClock, true);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await held.inFlight;
+    const removal = scheduler.remove([loc(1)], 60_000);
+    held.release();
+    await removal;
+    // The page in flight committed and listed the next page ahead (the read-ahead), which removal cancelled.
+    expect(signals.length).toBeGreaterThanOrEqual(2);
+    expect(signals.at(-1)?.aborted).toBe(true);
+    stop.abort();
+    await running;
+  });
+
   it('aborts the page of a removed location still in flight after the bound, committing nothing of it', async () => {
     const clock = virtualClock();
     const api = new FakeCallsApi(calls(loc(1), 4));
