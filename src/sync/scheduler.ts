@@ -425,8 +425,11 @@ export class Scheduler {
         const report = await slot.sync.runPage(pageSignal);
         // Only progress clears the failure count: a restarted cursor, or a page that publishes nothing between
         // restarts, would otherwise retry a failing location 1-250 ms later, cycle after cycle (issue 20).
-        if (report.complete || report.published > 0) slot.consecutiveFailures = 0;
-        if (slot.stops > 0) this.resumed(slot);
+        const progressed = report.complete || report.published > 0;
+        if (progressed) slot.consecutiveFailures = 0;
+        // Likewise a stopped location counts as resumed only on progress: a restart right before the same
+        // fatal error would otherwise clear its stops, and its stopped-retry backoff would never grow.
+        if (slot.stops > 0 && progressed) this.resumed(slot);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
           // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).

@@ -207,6 +207,45 @@ describe('Scheduler', () => {
     expect(waits[2]).toBeGreaterThanOrEqual(3_000);
   });
 
+  it('keeps growing the stopped-location backoff when a cursor restart comes before each repeat of the error', async () => {
+    // Issue 20, point 6: the restarted page counted as the location resuming, so its backoff stayed at a minute.
+    const base = virtualClock();
+    const clock = { ...base, now: () => base.now(), sleep: base.sleep, random: () => 0.999 };
+    const { syncFor } = setup(new FakeCallsApi([]), [], {}, clock);
+    const sync = syncFor(loc(1));
+    const failedAt: number[] = [];
+    let page = 0;
+    sync.runPage = () => {
+      page += 1;
+      if (page % 2 === 0) return Promise.resolve({ complete: false, restarted: true, published: 0 });
+      failedAt.push(clock.now());
+      return Promise.reject(new FatalError('API_BAD_REQUEST', 'the API refused the listing'));
+    };
+    const scheduler = new Scheduler({
+      locations: [sync],
+      dynamic: true,
+      settings: {
+        maxLocationsInFlight: 1,
+        intervalMs: 60_000,
+        pagesPerTurn: 1,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: DEFAULT_RETRY_POLICY,
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics: new ConnectorMetrics(),
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => failedAt.length >= 4, 4_000, 'four failures');
+    stop.abort();
+    await running;
+    const gaps = failedAt.slice(1).map((at, i) => at - (failedAt[i] ?? 0));
+    expect(gaps[1]).toBeGreaterThan(gaps[0] ?? 0);
+    expect(gaps[2]).toBeGreaterThan(gaps[1] ?? 0);
+  });
+
   it('keeps one timer for all its idle workers and wakes one worker per location due', async () => {
     const clock = new ManualClock();
     const locations = [loc(1), loc(2), loc(3)];
