@@ -210,7 +210,11 @@ describe('Scheduler', () => {
   it('keeps growing the stopped-location backoff when a cursor restart comes before each repeat of the error', async () => {
     // Issue 20, point 6: the restarted page counted as the location resuming, so its backoff stayed at a minute.
     const base = virtualClock();
-    const clock = { ...base, now: () => base.now(), sleep: base.sleep, random: () => 0.999 };
+    const clock: Clock = {
+      now: () => base.now(),
+      sleep: (ms, signal) => base.sleep(ms, signal),
+      random: () => 0.999,
+    };
     const { syncFor } = setup(new FakeCallsApi([]), [], {}, clock);
     const sync = syncFor(loc(1));
     const failedAt: number[] = [];
