@@ -23,7 +23,11 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { systemClock, TIMED_OUT, withTimeout, type Clock } from '../time/clock.js';
 
-export const PRESENCE_SESSION_TIMEOUT_MS = 15_000;
+/**
+ * Short (the broker's minimum by default): a single-mode start waits for a killed or paused predecessor's member to
+ * expire before it initialises its producer (see `joined`), so this is what a restart after kill -9 costs.
+ */
+export const PRESENCE_SESSION_TIMEOUT_MS = 6_000;
 
 /**
  * The distributed mode's assignor protocol (group/partition-ownership.ts): instances of one connector must all
@@ -113,7 +117,7 @@ export class InstancePresence {
     const consumer = kafka.consumer({
       groupId: presenceGroupId(connectorName),
       sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
-      heartbeatInterval: 3_000,
+      heartbeatInterval: 2_000,
       readUncommitted: false,
       // A join cut short by leave() crashes the consumer; kafkajs would then restart it and join again.
       retry: { restartOnFailure: () => Promise.resolve(!state.leaving) },
@@ -136,9 +140,9 @@ export class InstancePresence {
       );
     await consumer.connect();
     await consumer.subscribe({ topic: offsetsTopic, fromBeginning: false });
-    // Not awaited: kafkajs's run() resolves only once the group is joined, and a join waits for the member of
-    // a killed predecessor to expire (up to PRESENCE_SESSION_TIMEOUT_MS). A restart after kill -9 must not wait
-    // for that (it did: about 12 s before the first poll). A failure to start is reported like a refusal.
+    // Not awaited here: kafkajs's run() resolves only once the group is joined, and a join waits for the member of
+    // a killed predecessor to expire (up to PRESENCE_SESSION_TIMEOUT_MS). A single-mode start waits for it through
+    // `joined` (bounded) before its producer fences anyone. A failure to start is reported like a refusal.
     consumer.run({ autoCommit: false, eachMessage: async () => {} }).catch((error: unknown) => {
       if (!state.leaving) onRefused(error instanceof Error ? error : new Error(String(error)));
     });
