@@ -179,6 +179,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           topics,
           connectorName,
           maxBytesPerSend: maxSendBytes,
+          ...(onFatal === undefined ? {} : { onFatal }),
           metrics,
           logger,
           clock,
