@@ -7,7 +7,8 @@
  * is in flight wait in a queue and all go into the next transaction (at most
  * `maxPagesPerTransaction` pages and about `maxBytesPerTransaction` bytes), so many locations pipeline
  * through one producer. Each caller's promise
- * settles with the transaction its page was in.
+ * settles with the transaction its page was in. The pages of a group that failed are committed alone until
+ * each commits once, so a page that can never commit aborts only its own transactions, not every group it joins.
  *
  * Failures (each rejects every page of the affected transaction; nothing of it is visible):
  * - a send fails: the transaction is aborted, RetriableError KAFKA_TRANSACTION_ABORTED, and the producer
@@ -147,7 +148,9 @@ export class TransactionalRecordSink implements RecordSink {
   /** Distributed mode: set once the partition was taken over (see the module comment). */
   private takenOverError: RetriableError | undefined;
   private readonly fencing: FencingBudget;
-  /** When the transaction in flight began (epoch ms), to tell a timed-out transaction from a newer instance. */
+  /** Locations whose last group failed: their pages are committed alone until one commits (nextGroupSize). */
+  private readonly suspects = new Set<string>();
+  /** When the transaction in flight began (epoch ms), reported with a fencing. */
   private transactionStartedAt = 0;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -281,10 +284,7 @@ export class TransactionalRecordSink implements RecordSink {
 
   private async drain(queue: PendingPage[]): Promise<void> {
     while (queue.length > 0 && this.fatal === undefined) {
-      const taken = queue.splice(
-        0,
-        groupSize(queue, this.options.maxBytesPerTransaction, this.options.maxPagesPerTransaction),
-      );
+      const taken = queue.splice(0, this.nextGroupSize(queue));
       let group: PendingPage[];
       try {
         group = await this.admit(taken);
@@ -304,15 +304,33 @@ export class TransactionalRecordSink implements RecordSink {
         const failure = await this.recover(error, pages);
         if (failure !== 'committed') {
           this.options.metrics.transactions.inc({ result: 'abort' });
+          // Until each of them commits, these locations' pages go alone: a page that can never commit
+          // (say, an offset record over the broker's limit) then aborts only its own transactions.
+          if (group.length > 1) for (const page of group) this.suspects.add(page.messages.locationUid);
           for (const page of group) page.reject(failure);
           continue;
         }
       }
       this.options.metrics.transactions.inc({ result: 'commit' });
       countDiverted(this.options.metrics, pages);
-      for (const page of group) page.resolve();
+      for (const page of group) {
+        this.suspects.delete(page.messages.locationUid);
+        page.resolve();
+      }
     }
     if (this.fatal !== undefined) for (const page of queue.splice(0)) page.reject(this.fatal);
+  }
+
+  /**
+   * How many pages from the head of the queue the next transaction takes (groupSize), except that a page
+   * of a suspect location (one whose group failed) goes alone, and a group stops before one.
+   */
+  private nextGroupSize(queue: readonly PendingPage[]): number {
+    const size = groupSize(queue, this.options.maxBytesPerTransaction, this.options.maxPagesPerTransaction);
+    if (this.suspects.size === 0) return size;
+    const first = queue.findIndex((p, i) => i < size && this.suspects.has(p.messages.locationUid));
+    if (first === -1) return size;
+    return first === 0 ? 1 : first;
   }
 
   /**

@@ -38,7 +38,7 @@ function protocolError(type: string): Error {
 /** What the scripted producers do; every hook may be changed between steps of a test. */
 interface Script {
   /** Awaited by every sendBatch before it records the batch. */
-  beforeSend: () => Promise<void>;
+  beforeSend: (batch: ProducerBatch) => Promise<void>;
   commit: () => Promise<void>;
   connect: () => Promise<void>;
 }
@@ -62,7 +62,7 @@ class ScriptedKafka {
         const batches: ProducerBatch[] = [];
         return {
           sendBatch: async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
-            await this.script.beforeSend();
+            await this.script.beforeSend(batch);
             batches.push(batch);
             return [];
           },
@@ -164,6 +164,44 @@ describe('TransactionalRecordSink (scripted producer)', () => {
 
     expect(pagesPerTransaction(kafka)).toEqual([1, 3]);
     expect(await counterValue(metrics.transactions, { result: 'commit' })).toBe(2);
+  });
+
+  it('commits the pages of a failed group alone until each commits, so a page that can never commit aborts only its own transactions', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka);
+    await sink.start();
+    const hasBad = (batch: ProducerBatch) =>
+      (batch.topicMessages ?? []).some((t) => t.messages.some((m) => String(m.key).startsWith('bad-')));
+    const gate = deferred();
+    kafka.script.beforeSend = async (batch) => {
+      await gate.promise;
+      if (hasBad(batch)) throw protocolError('MESSAGE_TOO_LARGE');
+    };
+    const first = outcome(sink.commitPage(page('x', '1')));
+    const group = [page('bad', '1'), page('a', '1'), page('b', '1')].map((p) => outcome(sink.commitPage(p)));
+    gate.resolve();
+    expect(await first).toBe('resolved');
+    expect((await Promise.all(group)).map((o) => (o === 'resolved' ? o : o.code))).toEqual([
+      'KAFKA_TRANSACTION_ABORTED',
+      'KAFKA_TRANSACTION_ABORTED',
+      'KAFKA_TRANSACTION_ABORTED',
+    ]);
+
+    // Offered again together: the bad page goes alone and fails; the others commit.
+    const hold = deferred();
+    kafka.script.beforeSend = async (batch) => {
+      await hold.promise;
+      if (hasBad(batch)) throw protocolError('MESSAGE_TOO_LARGE');
+    };
+    const blocker = outcome(sink.commitPage(page('y', '1')));
+    const again = [page('bad', '1'), page('a', '2'), page('b', '2')].map((p) => outcome(sink.commitPage(p)));
+    hold.resolve();
+    await blocker;
+    expect((await Promise.all(again)).map((o) => (o === 'resolved' ? o : o.code))).toEqual([
+      'KAFKA_TRANSACTION_ABORTED',
+      'resolved',
+      'resolved',
+    ]);
   });
 
   it('caps a transaction at maxPagesPerTransaction pages', async () => {
