@@ -52,7 +52,7 @@
  * (producer-lifecycle.ts); this file is how a page is written.
  */
 import { Partitioners, type ProducerConfig, type Transaction } from 'kafkajs';
-import { FatalError, RetriableError, type ConnectorError } from '../../errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
@@ -289,8 +289,13 @@ export class TransactionalRecordSink implements RecordSink {
       try {
         group = await this.admit(taken);
       } catch (error) {
-        // Nothing was sent: the failure cannot be a commit ('committed' is a commit stage's answer only).
-        const failure = await this.recover(new TransactionFailure('begin', error), []);
+        // Nothing was sent: the failure cannot be a commit ('committed' is a commit stage's answer only). The
+        // rebuild rule's own answer (stood down, or cannot tell yet) is final for this group: asking again
+        // at once would only wait again.
+        const failure =
+          error instanceof ConnectorError
+            ? (this.fatal ?? error)
+            : await this.recover(new TransactionFailure('begin', error), []);
         this.options.metrics.transactions.inc({ result: 'abort' });
         for (const page of taken)
           page.reject(failure === 'committed' ? new TransactionFailure('begin', error) : failure);
@@ -439,7 +444,7 @@ export class TransactionalRecordSink implements RecordSink {
       if (this.fatal !== undefined) return this.fatal;
       return new RetriableError(
         'KAFKA_PRODUCER_FENCED',
-        `the producer was fenced and no other instance runs (the transaction outlived kafka.transactionTimeoutMs); nothing of the transaction is visible: ${failure.message}`,
+        `the producer was fenced; it is initialised again only while Kafka shows no other instance running (the transaction outlived kafka.transactionTimeoutMs); nothing of the transaction is visible: ${failure.message}`,
         {
           cause: original,
         },
