@@ -123,10 +123,10 @@ export class ConnectorMetrics {
     collect: () => {
       for (const scope of this.rateLimitSource()) {
         const reported = this.throttledReported.get(scope.scope) ?? 0;
-        if (scope.heldSeconds > reported) {
-          this.apiThrottledSeconds.inc({ scope: scope.scope }, scope.heldSeconds - reported);
-          this.throttledReported.set(scope.scope, scope.heldSeconds);
-        }
+        // inc by 0 too: a scope that was never held still has its series (0), so rate() and the dashboard
+        // panel show 0 rather than no data.
+        this.apiThrottledSeconds.inc({ scope: scope.scope }, Math.max(0, scope.heldSeconds - reported));
+        if (scope.heldSeconds > reported) this.throttledReported.set(scope.scope, scope.heldSeconds);
       }
     },
   });
@@ -144,7 +144,7 @@ export class ConnectorMetrics {
   /** Set at scrape time from the rate limiters (setRateLimitSource). */
   readonly apiThrottled = new Gauge({
     name: 'calls_connector_api_throttled',
-    help: 'Whether a limiter scope is parked: held longer than api.rateLimit.parkAfterMs (a long Retry-After, an exhausted quota). Its locations resume by themselves when the hold ends.',
+    help: 'Whether a limiter scope is parked: held longer than api.retry.maxRetryAfterMs (a long Retry-After, an exhausted quota). Its locations resume by themselves when the hold ends.',
     labelNames: ['scope'] as const,
     registers: [this.registry],
     collect: () => {
@@ -183,7 +183,7 @@ export class ConnectorMetrics {
   });
   readonly producerRecreated = new Counter({
     name: 'calls_connector_kafka_producer_recreated_total',
-    help: 'Producers discarded and rebuilt after a fenced or stuck transaction, by error code.',
+    help: 'Producers discarded after a fenced or stuck transaction, by error code; a new one is built only when the sink may initialise its transactional id again (otherwise it stands by).',
     labelNames: ['code'] as const,
     registers: [this.registry],
   });

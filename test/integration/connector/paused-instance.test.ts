@@ -105,7 +105,12 @@ describe('a single-mode instance paused past its transaction timeout while its r
       () => old.output().includes('KAFKA_FENCED_BY_ANOTHER_INSTANCE'),
       60_000,
       'the old instance stood by',
-    );
+    ).catch((error: unknown) => {
+      // What the old instance did instead is the diagnosis: its last log lines go with the failure.
+      throw new Error(
+        `${String(error)}; its last log lines:\n${old.output().split('\n').slice(-30).join('\n')}`,
+      );
+    });
     await progress(60, 'the replacement still at work after the old one woke up');
     old.child.kill('SIGTERM');
     expect(await old.exited, old.output()).toBe(0);
