@@ -5,8 +5,8 @@
  * Failures are classified by what happens next:
  * - the service refused the grant (`invalid_grant`): TokenRequestRefused, code AUTH_INVALID_GRANT (fatal for the
  *   grant; the token manager decides whether it means "revoked" or "rotated by another instance");
- * - the service refused the client (`invalid_client`, or a 401): AUTH_CLIENT_REJECTED (fatal: fix the secret);
- * - any other 4xx OAuth error: AUTH_TOKEN_REQUEST_REFUSED (fatal);
+ * - the service refused the client (`invalid_client`): AUTH_CLIENT_REJECTED (fatal, never heals: fix the secret);
+ * - any other 4xx, a bare 401 included: AUTH_TOKEN_REQUEST_REFUSED (fatal; a location it stopped heals by backoff);
  * - network errors, timeouts, 408/429/5xx: retried per `retry`, then RetriableError AUTH_TOKEN_ENDPOINT_UNAVAILABLE;
  * - a 2xx body without an access token: AUTH_TOKEN_RESPONSE_INVALID (fatal);
  * - a server certificate that does not verify: AUTH_ENDPOINT_TLS_UNTRUSTED (fatal: configure api.caFile).
@@ -275,7 +275,10 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     const said = `${status}${oauthError === undefined ? '' : ` ${serverText(oauthError, 64)}`}${
       description === undefined ? '' : `: ${serverText(description, 300)}`
     }`;
-    if (oauthError === 'invalid_client' || (status === 401 && oauthError !== 'invalid_grant')) {
+    // Only the service's own word (invalid_client) names the credentials: a bare 401 (a gateway, a proxy, an
+    // identity provider hiccup) falls through to AUTH_TOKEN_REQUEST_REFUSED, which heals with a growing
+    // backoff instead of stopping the grant until a restart (issue 20).
+    if (oauthError === 'invalid_client') {
       throw new TokenRequestRefused(
         'AUTH_CLIENT_REJECTED',
         `the token endpoint refused the client credentials of client_id "${this.options.clientId}" (${said}); ` +

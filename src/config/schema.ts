@@ -324,9 +324,9 @@ export const kafkaSchema = z
      */
     maxBytesPerTransaction: z.number().int().min(10_000).default(800_000),
     /**
-     * A producer fenced because its own transaction outlived transactionTimeoutMs is rebuilt this many
-     * times within fencedWindowMs; once more, it stands by. Fenced by a newer instance with this
-     * connector.name, it always stands by (the newest instance wins; it is never fenced back).
+     * A fenced producer is rebuilt (single mode) only when the group `<name>-instances` shows no other
+     * instance, and at most this many times within fencedWindowMs; once more, it stands by. With another
+     * instance of this connector.name running, it always stands by (the newest wins; never fenced back).
      */
     fencedRebuildLimit: z.number().int().min(0).max(100).default(3),
     fencedWindowMs: durationMs(1000).default(600_000),

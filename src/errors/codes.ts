@@ -138,6 +138,8 @@ export const ERROR_CODES = {
       'every instance of one connector.name must run the same connector.mode (the broker refuses a mix with ' +
       'INCONSISTENT_GROUP_PROTOCOL); check the ACLs (Read on the group <connector.name>-instances) and restart',
   },
+  // The instances group could not be read: the producer is not initialised again until it can.
+  KAFKA_INSTANCES_UNKNOWN: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_NOT_PERMITTED: {
     class: 'fatal',
     exit: ExitCode.FAILURE,
@@ -154,9 +156,17 @@ export const ERROR_CODES = {
   KAFKA_OAUTH_TOKEN_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_OAUTH_TOKEN_UNAVAILABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_OFFSETS_TOPIC_REPARTITIONED: { class: 'fatal', exit: ExitCode.FAILURE },
+  // A page prepared before the sink's producer was initialised again: nothing written, its location reloads.
+  KAFKA_PAGE_FROM_OLD_PRODUCER: { class: 'retriable', exit: ExitCode.FAILURE },
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
   KAFKA_PARTITION_TAKEN_OVER: { class: ['retriable', 'fatal'], exit: ExitCode.FAILURE },
   KAFKA_PRODUCER_FENCED: { class: 'retriable', exit: ExitCode.FAILURE },
+  // exactly-once needs the kafkajs read_committed fix (kafka/kafkajs-read-committed-fix.ts).
+  KAFKA_READ_COMMITTED_FIX_MISSING: {
+    class: 'fatal',
+    exit: ExitCode.FAILURE,
+    hint: 'install kafkajs 2.2.4 exactly and import src/cli/main.ts (or kafka/kafkajs-read-committed-fix.ts) before kafkajs',
+  },
   KAFKA_READ_FAILED: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_READ_TIMEOUT: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_SEND_FAILED: { class: 'retriable', exit: ExitCode.FAILURE },
@@ -174,6 +184,8 @@ export const ERROR_CODES = {
       'kafka.sasl.username/password)',
   },
   METRICS_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
+  // A stored offset read back is neither the last committed one nor the page's: a stale read, never adopted.
+  OFFSET_READ_UNRECOGNISED: { class: 'retriable', exit: ExitCode.FAILURE },
   OFFSET_UNREADABLE: { class: 'fatal', exit: ExitCode.FAILURE },
   SANDBOX_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_AUTH_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
@@ -188,6 +200,8 @@ export const ERROR_CODES = {
   SCHEMA_REGISTRY_UNREACHABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_URL_WRONG: { class: 'fatal', exit: ExitCode.FAILURE },
   SECRET_FILE_TOO_OPEN: { class: 'fatal', exit: ExitCode.FAILURE },
+  // A bug inside a sink: the process exits (a supervisor restarts it; distributed partitions move).
+  SINK_PROGRAMMER_ERROR: { class: 'fatal', exit: ExitCode.FAILURE },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

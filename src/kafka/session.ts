@@ -6,7 +6,8 @@
  * 2. schemas: `<topic>-value` (and `<topic>-key`) looked up or registered, ids cached;
  * 3. the sink: in exactly-once mode the transactional producer is initialised FIRST: that fences an
  *    older instance and aborts a transaction it left open, which would otherwise hold back the last
- *    stable offset of the offsets topic and so what step 4 can read;
+ *    stable offset of the offsets topic and so what step 4 can read (single mode: after `beforeProducer`,
+ *    where the runtime joins the instances group, so the older instance sees this one and stands by);
  * 4. offsets: the offsets topic is read to its end (read_committed).
  *
  * Contract: `run` calls `KafkaSession.start()` once, hands `sink`, `offsetStore` and `initialOffsets` to
@@ -15,19 +16,24 @@
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import type { ConnectorConfig } from '../config/schema.js';
-import type { FatalError } from '../errors/index.js';
+import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
 import type { OffsetStore, RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client.js';
+import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { createSchemaRegistry } from './registry.js';
 import { compressionType } from './compression.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
-import { TransactionalRecordSink, transactionalIdFor } from './sinks/transactional-sink.js';
+import {
+  TransactionalRecordSink,
+  transactionalIdFor,
+  type InstanceCheck,
+} from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
 import { ensureConnectorTopics } from './topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -44,6 +50,13 @@ export interface KafkaSessionOptions {
   kafka?: Kafka;
   /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
   clock?: Clock;
+  /**
+   * Single mode: run after topics and schemas are ready and before the producer's first initialisation (the
+   * runtime joins the instances group there, so that an older instance sees this one before it is fenced).
+   */
+  beforeProducer?: (kafka: Kafka) => Promise<void>;
+  /** Single mode: Kafka's word on other running instances, asked before any re-initialisation of the producer. */
+  instances?: InstanceCheck;
 }
 
 /** A RecordSink the session starts and closes. */
@@ -77,6 +90,13 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
   const connectorName = config.connector.name;
   const clientId = config.kafka.clientId ?? connectorName;
   const log = logger.child({ component: 'kafka-session' });
+  // Exactly-once reads its offsets back read_committed: without the fix an aborted offset record taken for
+  // committed would move a location past pages never published (loss). Refused, not warned (createKafka warns).
+  if (config.kafka.exactlyOnce && !readCommittedFixInstalled())
+    throw new FatalError(
+      'KAFKA_READ_COMMITTED_FIX_MISSING',
+      'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
+    );
   const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
 
   await ensureConnectorTopics(kafka, config.kafka);
@@ -153,6 +173,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           clock,
           ...(onFatal === undefined ? {} : { onFatal }),
           ...(onTakenOver === undefined ? {} : { onTakenOver }),
+          ...(options.instances === undefined ? {} : { instances: options.instances }),
         })
       : new AtLeastOnceRecordSink({
           kafka,
@@ -161,6 +182,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           connectorName,
           maxBytesPerSend: maxSendBytes,
           compression: compressionType(config.kafka.compression),
+          ...(onFatal === undefined ? {} : { onFatal }),
           metrics,
           logger,
           clock,
@@ -190,6 +212,7 @@ export class KafkaSession {
     const { config, logger } = options;
     const log = logger.child({ component: 'kafka-session' });
     const ground = await prepareKafka(options);
+    await options.beforeProducer?.(ground.kafka);
     const sink = ground.buildSink(transactionalIdFor(config.connector.name), options.onFatal);
     await sink.start(); // before loading offsets: see the module comment
     log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');

@@ -23,6 +23,7 @@
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
 import { hostname } from 'node:os';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from '../logging/logger.js';
 import { CallsApiClient } from '../api/calls-api-client.js';
 import { HttpTransport } from '../api/http-transport.js';
@@ -42,7 +43,7 @@ import { ensureHeartbeatTopic, HeartbeatPublisher } from '../kafka/heartbeats.js
 import { DistributedKafkaSession } from '../kafka/group/distributed-session.js';
 import { locationsByPartition, locationPartition } from '../kafka/group/location-partition.js';
 import { PartitionOwnership } from '../kafka/group/partition-ownership.js';
-import { InstancePresence } from '../kafka/instance-presence.js';
+import { InstancePresence, PRESENCE_SESSION_TIMEOUT_MS } from '../kafka/instance-presence.js';
 import { KafkaSession } from '../kafka/session.js';
 import { readRegistryCaFile } from '../kafka/registry.js';
 import { createHttpsDispatcher } from '../auth/https-dispatcher.js';
@@ -64,6 +65,12 @@ import { connectorStatus, type AssignmentStatus } from './status.js';
 
 /** The sink's fatal error when a newer instance took over the transactional id (see run()). */
 const FENCED_BY_NEWER_INSTANCE = 'KAFKA_FENCED_BY_ANOTHER_INSTANCE';
+
+/**
+ * How long a single-mode start waits to become a member of the instances group before it initialises its
+ * producer: a predecessor's member that was killed or paused has to expire first (its session timeout).
+ */
+const PRESENCE_JOIN_WAIT_MS = PRESENCE_SESSION_TIMEOUT_MS + 10_000;
 
 /** Grant name used with a static development token. */
 const STATIC_GRANT = 'static';
@@ -156,8 +163,16 @@ export class ConnectorRuntime {
       await waitForSchemaRegistry(registryProbe, waitOptions);
 
       let onFatal: (error: FatalError) => void = () => {};
+      // A membership refused before the runtime exists (a fast INCONSISTENT_GROUP_PROTOCOL) is kept for it.
+      let lostEarly: Error | null = null;
+      let onLost: (error: Error) => void = (error) => {
+        lostEarly ??= error;
+      };
       // A cluster that is down at start is waited for (KAFKA_UNAVAILABLE is retriable), like the registry.
       const distributed = config.connector.mode === 'distributed';
+      // Single mode: membership in `<name>-instances` is taken before the producer's first initialisation, so an
+      // older instance that wakes up sees this one and stands by rather than fence it back (instance-presence.ts).
+      let singlePresence: InstancePresence | null = null;
       const sessionOptions = {
         config,
         boundaryCap: config.poll.boundaryCap,
@@ -165,6 +180,32 @@ export class ConnectorRuntime {
         metrics,
         clock,
         onFatal: (error: FatalError) => onFatal(error),
+        ...(!distributed && {
+          beforeProducer: async (kafka: Kafka) => {
+            if (singlePresence === null) {
+              const joined = await InstancePresence.join(
+                kafka,
+                config.connector.name,
+                config.kafka.offsetsTopic,
+                (error) => onLost(error),
+                clock,
+              );
+              singlePresence = joined;
+              opened.push(() => joined.leave());
+            }
+            if (!(await singlePresence.joined(PRESENCE_JOIN_WAIT_MS)))
+              logger.warn(
+                { waitedMs: PRESENCE_JOIN_WAIT_MS },
+                'not yet a member of the instances group: initialising the producer anyway (an older instance that wakes up now may not see this one)',
+              );
+          },
+          instances: {
+            alone: () =>
+              singlePresence === null
+                ? Promise.reject(new Error('not a member of the instances group'))
+                : singlePresence.alone(),
+          },
+        }),
       };
       const session = await waitUntilAvailable<KafkaSession | DistributedKafkaSession>(
         () =>
@@ -307,11 +348,6 @@ export class ConnectorRuntime {
       let presence: { leave(): Promise<void> };
       let handover: PartitionHandover | null = null;
       let assignmentOf: () => AssignmentStatus | null;
-      // A membership refused before the runtime exists (a fast INCONSISTENT_GROUP_PROTOCOL) is kept for it.
-      let lostEarly: Error | null = null;
-      let onLost: (error: Error) => void = (error) => {
-        lostEarly ??= error;
-      };
       if (session instanceof DistributedKafkaSession) {
         const { partitionCount } = session;
         const byPartition = locationsByPartition(config.connector.name, configured, partitionCount);
@@ -359,13 +395,11 @@ export class ConnectorRuntime {
           signal: stopBackground.signal,
         });
       } else {
-        // Membership in `<name>-instances` tells `offsets reset` (and people) that this connector is running.
-        presence = await InstancePresence.join(
-          session.kafka,
-          config.connector.name,
-          config.kafka.offsetsTopic,
-          (error) => onLost(error),
-        );
+        // Membership in `<name>-instances` (taken before the producer, see sessionOptions) tells `offsets reset`
+        // (and people) that this connector is running, and an older instance that this one is newer.
+        const joined: InstancePresence | null = singlePresence;
+        if (joined === null) throw new Error('single mode starts its session through beforeProducer');
+        presence = joined;
         const all = await offsetsTopicPartitions(admin, config.kafka.offsetsTopic);
         metrics.ownedLocations.set(configured.length);
         metrics.ownedPartitions.set(all.length);
@@ -373,7 +407,7 @@ export class ConnectorRuntime {
         assignmentOf = () => ({ partitions: all, generationId: null });
       }
       const leavePresence = presence;
-      opened.push(() => leavePresence.leave());
+      if (distributed) opened.push(() => leavePresence.leave());
       // On a failed start, before leaving the group (closed in reverse order): the partitions' producers.
       const heldPartitions = handover;
       opened.push(async () => {

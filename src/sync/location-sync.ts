@@ -20,15 +20,17 @@
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
- * - A retriable sink failure: back off, then ask `reloadOffset` what is really stored (the sink may have
- *   rebuilt its producer, and a failed commit can be ambiguous): if it is this page's offset the commit
- *   went through; if it is the page's starting offset the same page is committed again; otherwise the
- *   traversal continues from what is stored. Without `reloadOffset` the same page is committed again,
- *   which relies on the sink's contract that a rejected commit left nothing visible. When the commit
- *   finally fails (retries spent, or the read-back failed), its outcome is unknown: the next page first
- *   reloads the stored offset, so a page that did go through is not published again.
- * - After the sink (re)initialised its producer (`RecordSink.generation` changed), the next page first
- *   reloads the stored offset, whatever the reason for the new producer.
+ * - A retriable sink failure: the sink's word decides (RecordSink contract): nothing of the page is visible,
+ *   so after a backoff the same page is committed again. Only when the sink could not settle the outcome
+ *   (outcomeUnknown) is the store asked (`reloadOffset`), and read by the one rule of commit-outcome.ts:
+ *   the page's offset means it went through, the last committed one means it did not, and anything else
+ *   (a read behind pending transaction markers) is never adopted: the page fails (retriable) and the next
+ *   one reads again. When the commit finally fails (retries spent, or the read-back failed), its outcome
+ *   is unknown: the next page first reloads the stored offset by the same rule, so a page that did go
+ *   through is not published again, and a location never moves behind what it committed.
+ * - Pages carry the sink generation their starting offset was read under (PageCommit.generation). After
+ *   the sink (re)initialised its producer (`RecordSink.generation` changed) a page of the old generation is
+ *   refused by the sink; the location then reloads the stored offset (same rule) before its next page.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
  *
@@ -62,6 +64,7 @@ import {
 } from './ports.js';
 import { requestHint } from './priority.js';
 import { applyPrivacy, completeCall } from './privacy.js';
+import { outcomeUnknown, readBack, unrecognisedReadBack } from './commit-outcome.js';
 import {
   applyPage,
   nextPageRequest,
@@ -189,6 +192,8 @@ export class LocationSync {
    * says is stored: resuming from the in-memory position would publish that page a second time.
    */
   private storedUnknown = false;
+  /** With storedUnknown: the offset of the page whose commit may have gone through (commit-outcome.ts). */
+  private pending: LocationOffset | null = null;
   /** The sink's producer generation the offsets in memory were read or written under (RecordSink.generation). */
   private sinkGeneration: number | undefined;
   private readonly traversalSettings: TraversalSettings;
@@ -257,16 +262,26 @@ export class LocationSync {
       this.options.reloadOffset !== undefined
     ) {
       // A reload that fails leaves the flags as they were; the scheduler retries the location later.
-      // After a producer (re)initialisation the store is the truth: it may hold what another writer (or a
-      // settled transaction) stored since, and resuming from memory would publish a page again.
+      // After a producer (re)initialisation the store is the truth (a settled transaction may have stored
+      // the pending page), read by the one rule: only `committed` or the pending page's offset is adopted.
       this.dropReadAhead();
       const stored = await this.options.reloadOffset(signal);
-      this.committed = stored;
-      this.position = stored;
+      const reading = readBack(
+        stored,
+        this.committed,
+        this.storedUnknown ? this.pending : null,
+        generation !== this.sinkGeneration,
+      );
+      if (reading === 'unrecognised') throw unrecognisedReadBack(this.locationUid, stored);
+      if (reading !== 'rejected') this.committed = stored;
+      this.position = this.committed;
       this.storedUnknown = false;
+      this.pending = null;
       this.sinkGeneration = generation;
       this.traversal?.detector.reset();
     }
+    // Nothing to reload from (tests without a store): the sink's word is all there is.
+    if (this.options.reloadOffset === undefined) this.sinkGeneration = generation;
     const traversal = this.traversal ?? this.beginTraversal();
     const request = nextPageRequest(this.position, this.traversalSettings);
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
@@ -333,6 +348,7 @@ export class LocationSync {
       offset: outcome.offset,
       startOffset: this.position,
       ...(tombstones.length > 0 && { tombstones }),
+      ...(this.sinkGeneration !== undefined && { generation: this.sinkGeneration }),
       source: {
         traversalId: traversal.id,
         page: traversal.pages,
@@ -340,7 +356,7 @@ export class LocationSync {
         cursor: request.kind === 'next' ? request.cursor : null,
       },
     };
-    let committedAs: 'this-page' | 'other';
+    let committedAs: 'this-page' | 'reload';
     try {
       if (this.isIdle(commit)) committedAs = 'this-page';
       else {
@@ -350,11 +366,12 @@ export class LocationSync {
     } catch (error) {
       this.dropReadAhead();
       this.storedUnknown = true;
+      this.pending = commit.offset;
       throw error;
     }
     if (committedAs !== 'this-page') {
       this.dropReadAhead();
-      // The store holds something else: continue from it (the page will be fetched again if needed).
+      // The sink's producer changed: the next page reloads the store first (the page is listed again).
       traversal.detector.reset();
       return { complete: false, restarted: false, published: 0 };
     }
@@ -592,9 +609,10 @@ export class LocationSync {
 
   /**
    * Commits, retrying retriable sink failures with backoff. Returns 'this-page' when the page's offset is
-   * durably stored, 'other' when the store turned out to hold a different offset (position is reset to it).
+   * durably stored, 'reload' when the sink's producer was initialised again since the page's starting offset
+   * was read (the next page reloads first). Throws when the outcome stays unknown (see the module comment).
    */
-  private async commitWithRetry(commit: PageCommit, signal?: AbortSignal): Promise<'this-page' | 'other'> {
+  private async commitWithRetry(commit: PageCommit, signal?: AbortSignal): Promise<'this-page' | 'reload'> {
     const policy = this.options.settings.commitRetry;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -602,20 +620,23 @@ export class LocationSync {
         return 'this-page';
       } catch (error) {
         if (!(error instanceof ConnectorError) || !error.retriable || !mayRetry(policy, attempt)) throw error;
+        if (this.options.sink.generation?.() !== this.sinkGeneration) {
+          if (outcomeUnknown(error)) {
+            this.storedUnknown = true;
+            this.pending = commit.offset;
+          }
+          return 'reload';
+        }
         const wait = backoffDelayMs(policy, attempt, this.options.clock.random());
         this.traversal?.log.warn({ code: error.code, attempt, waitMs: wait }, 'page commit failed; retrying');
         signal?.throwIfAborted();
         await this.options.clock.sleep(wait, signal);
-        if (this.options.reloadOffset === undefined) continue;
+        // Nothing of the page is visible (the sink's word): commit it again. Only an unknown outcome is read.
+        if (!outcomeUnknown(error) || this.options.reloadOffset === undefined) continue;
         const stored = await this.options.reloadOffset(signal);
-        // The starting offset first: a page that leaves the offset unchanged (say, only an item without
-        // a uid, dead-lettered) cannot be recognised in the store, so the sink's word (rejected: nothing
-        // visible) decides and the page is committed again rather than lost.
-        if (sameOffset(stored, this.position)) continue;
-        if (sameOffset(stored, commit.offset)) return 'this-page';
-        this.committed = stored;
-        this.position = stored;
-        return 'other';
+        const reading = readBack(stored, this.committed, commit.offset, false);
+        if (reading === 'stored') return 'this-page';
+        if (reading !== 'rejected') throw unrecognisedReadBack(this.locationUid, stored);
       }
     }
   }

@@ -74,6 +74,13 @@ export interface PageCommit {
   tombstones?: readonly string[];
   /** Where the page came from, for the records' source-metadata headers. */
   source?: PageSource;
+  /**
+   * The sink generation (RecordSink.generation) under which `startOffset` was read or last committed. A
+   * sink whose producer was initialised again since refuses the page (retriable, nothing visible): the
+   * new initialisation may have settled a transaction or another writer may have written, so the page's
+   * base may be stale and its location reloads instead of committing it under the new epoch.
+   */
+  generation?: number;
 }
 
 /** The position a page was listed at: its traversal, the page number in it, and the request's since/cursor. */

@@ -239,6 +239,9 @@ export class Scheduler {
 
   private detach(slot: Slot): void {
     slot.detached = true;
+    // A read-ahead its last page started (listing and GETs, on the page signal) must not outlive the
+    // location's removal: it would spend API quota at every rebalance for nothing (issue 20).
+    if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
   }
@@ -420,8 +423,13 @@ export class Scheduler {
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
         const report = await slot.sync.runPage(pageSignal);
-        slot.consecutiveFailures = 0;
-        if (slot.stops > 0) this.resumed(slot);
+        // Only progress clears the failure count: a restarted cursor, or a page that publishes nothing between
+        // restarts, would otherwise retry a failing location 1-250 ms later, cycle after cycle (issue 20).
+        const progressed = report.complete || report.published > 0;
+        if (progressed) slot.consecutiveFailures = 0;
+        // Likewise a stopped location counts as resumed only on progress: a restart right before the same
+        // fatal error would otherwise clear its stops, and its stopped-retry backoff would never grow.
+        if (slot.stops > 0 && progressed) this.resumed(slot);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
           // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).

@@ -153,11 +153,19 @@ export function applyPage<T extends Positioned>(
       accepted.push(entry);
     } else if (order === 0) {
       if (boundary.has(entry.uid)) {
-        if (fingerprints.get(entry.uid) === entry.fingerprint) {
+        const known = fingerprints.get(entry.uid);
+        if (known === entry.fingerprint) {
           duplicates.push(entry);
           continue;
         }
-        remember(entry);
+        // A new version at the same instant (or a version-1 entry gaining its fingerprint): its bytes count
+        // like a new entry's. Past the budget the old fingerprint stays: this version is published again
+        // later (doubling), never lost.
+        const grown = boundaryEntryBytes(entry.uid, entry.fingerprint) - boundaryEntryBytes(entry.uid, known);
+        if (boundaryBytes + grown <= boundaryMaxBytes) {
+          remember(entry);
+          boundaryBytes += grown;
+        } else overflow = true;
       } else if (
         boundary.size < boundaryCap &&
         boundaryBytes + boundaryEntryBytes(entry.uid, entry.fingerprint) <= boundaryMaxBytes

@@ -747,6 +747,7 @@ export class ChaosRun {
       case 'rolling-restart':
         return this.rollingRestart(outcome);
       case 'sigstop':
+      case 'sigstop-long':
         return this.sigstop(fault, outcome);
       default: {
         const settings = apiFaultSettings(fault.kind, random);
@@ -833,9 +834,13 @@ export class ChaosRun {
       if (late === null) await this.kill9(frozen);
       fate = `stood by after SIGCONT; SIGTERM → ${late === null ? 'killed' : `exit ${late.code ?? late.signal}`}`;
     }
-    const text = `${frozen.name} stopped, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}`;
+    // The replacement must still be the writer once the old one woke up and was stopped (issue 20: a paused
+    // instance used to fence its replacement back, leaving nothing writing once it was stopped).
+    const stillWriting = await until(() => this.ready(next).catch(() => false), 60_000, 500);
+    const text = `${frozen.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}, ${next.name} ${stillWriting ? 'still writing' : 'NOT writing'}`;
     this.summary.fencedInstanceOutcomes.push(text);
     outcome.detail = `SIGSTOP: ${text}`;
+    if (!stillWriting) this.summary.violations.push(`SIGSTOP: ${text}`);
     return Date.now();
   }
 

@@ -12,6 +12,9 @@ export const PROCESS_FAULTS = [
   'registry-stop',
   'rolling-restart',
   'sigstop',
+  // Past kafka.transactionTimeoutMs and kafkajs's 30 s request timeout (issue 20): the woken instance's open
+  // transaction fails fenced or timed out, and it must stand by, never fence its replacement back.
+  'sigstop-long',
 ] as const;
 
 export const API_FAULTS = [
@@ -69,6 +72,7 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
         'registry-stop': 1,
         'rolling-restart': 1,
         sigstop: 1,
+        'sigstop-long': 1,
         ...Object.fromEntries(API_FAULTS.map((k) => [k, 1])),
       } as Record<FaultKind, number>,
       liveUpdatesPerSecond: 3,
@@ -93,6 +97,7 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
       'registry-stop': Math.ceil(2 * scale),
       'rolling-restart': Math.ceil(3 * scale),
       sigstop: Math.ceil(2 * scale),
+      'sigstop-long': Math.ceil(1 * scale),
       ...Object.fromEntries(API_FAULTS.map((k) => [k, Math.ceil(1 * scale)])),
     } as Record<FaultKind, number>,
     liveUpdatesPerSecond: 20,
@@ -117,6 +122,9 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
       return 0;
     case 'sigstop':
       return random.int(5000, 15_000);
+    case 'sigstop-long':
+      // The chaos config's kafka.transactionTimeoutMs is 30 s, as is kafkajs's request timeout.
+      return random.int(35_000, short ? 40_000 : 60_000);
     default:
       return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
   }

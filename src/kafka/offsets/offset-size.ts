@@ -19,13 +19,18 @@ export const ASSUMED_MAX_CURSOR_BYTES = 2_048;
 const RECORD_OVERHEAD_BYTES = 256;
 
 const TIMESTAMP = '2024-01-01T00:00:00.000000000+00:00';
+/** A boundary fingerprint as sync/fingerprint.ts writes it: 96 bits, base64url. */
+const FINGERPRINT = 'f'.repeat(16);
 
 function encodedBytes(entries: number, connectorName: string): number {
+  // Distinct uids: each boundary entry also has its fingerprint, keyed by the uid (traversal.ts).
+  const uids = Array.from({ length: entries }, (_, i) => `${i}`.padStart(ASSUMED_MAX_UID_BYTES, 'u'));
   const value = encodeOffsetValue({
     since: TIMESTAMP,
     cursor: 'c'.repeat(ASSUMED_MAX_CURSOR_BYTES),
     watermark: TIMESTAMP,
-    boundary: Array.from({ length: entries }, () => 'u'.repeat(ASSUMED_MAX_UID_BYTES)),
+    boundary: uids,
+    boundaryFingerprints: Object.fromEntries(uids.map((uid) => [uid, FINGERPRINT])),
     boundaryOverflow: true,
   });
   const key = offsetKey(connectorName, 'l'.repeat(ASSUMED_MAX_UID_BYTES));

@@ -72,6 +72,11 @@ export interface AtLeastOnceSinkOptions {
   metrics: ConnectorMetrics;
   logger: Logger;
   clock?: Clock;
+  /**
+   * Called once on a programmer error inside the sink (SINK_PROGRAMMER_ERROR): the process should stop, so a
+   * supervisor restarts it (retrying a bug repeats it; stopping the pages' locations would stop them for good).
+   */
+  onFatal?: (error: FatalError) => void;
 }
 
 export class AtLeastOnceRecordSink implements RecordSink {
@@ -204,7 +209,16 @@ export class AtLeastOnceRecordSink implements RecordSink {
     } catch (error) {
       // The next request builds a new producer (see the module comment).
       void this.producers.discard(kafkaErrorTypes(error)[0] ?? 'SEND_FAILED', producer);
-      if (isProgrammerError(error)) throw error; // a bug, never retried as a failed send
+      if (isProgrammerError(error)) {
+        // A bug, never retried as a failed send: the process stops (see onFatal).
+        const fatal = new FatalError(
+          'SINK_PROGRAMMER_ERROR',
+          `the Kafka sink hit a programmer error; the process stops so that a supervisor restarts it: ${error.message}`,
+          { cause: error },
+        );
+        this.options.onFatal?.(fatal);
+        throw fatal;
+      }
       const fatalType = fatalKafkaErrorType(error);
       if (fatalType !== undefined) {
         throw new FatalError(

@@ -1,13 +1,13 @@
 /**
- * How many times a transactional producer whose transaction timed out may be rebuilt before the process
- * gives up.
+ * How many times a transactional producer that was fenced may be rebuilt before the process gives up.
  *
- * INVALID_PRODUCER_EPOCH has two causes: another live instance with the same connector name (hence the
- * same transactionalId) initialised its producer, or the coordinator aborted our transaction after
- * `kafka.transactionTimeoutMs`. The sink tells them apart by the age of its transaction: only the second
- * is rebuilt (the first never is: the newest instance wins). This budget bounds the second, so a
- * misjudged fencing (say, a clock jump) cannot make two instances take turns for long: rebuilds are
- * allowed while fewer than `limit` fencings happened within `windowMs`; the next one is fatal.
+ * INVALID_PRODUCER_EPOCH has two causes: another instance with the same connector name (hence the same
+ * transactionalId) initialised its producer, or the coordinator aborted our transaction after
+ * `kafka.transactionTimeoutMs`. The sink tells them apart by Kafka's group membership, never by the age of its
+ * transaction (a paused instance's transaction is as old as the pause): it rebuilds only when the group
+ * `<name>-instances` shows no other instance (transactional-sink.ts). This budget bounds those rebuilds, so a
+ * misjudged fencing cannot make two instances take turns for long: rebuilds are allowed while fewer than
+ * `limit` fencings happened within `windowMs`; the next one is fatal.
  */
 export interface FencingBudgetOptions {
   /** Fencings tolerated within the window; the next is fatal. */

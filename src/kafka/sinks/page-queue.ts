@@ -9,6 +9,8 @@ import { pageMessages, type CallEncoder, type PageMessages } from '../page-messa
 
 export interface PendingPage {
   messages: PageMessages;
+  /** PageCommit.generation: the producer generation the page's starting offset was read under. */
+  generation: number | undefined;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -57,7 +59,7 @@ export class PageQueue {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return new Promise<void>((resolve, reject) => {
-      this.pages.push({ messages, resolve, reject });
+      this.pages.push({ messages, generation: commit.generation, resolve, reject });
       this.kick();
     });
   }

@@ -12,7 +12,8 @@
  *   idle, starting, ready, broken, rebuilding ─beginClose─► closing ─close─► closed ◄─close─ any
  *
  * While `closing` the sink finishes what it holds: a producer is still handed out, and built on demand
- * when there is none (the state stays `closing`). Once `closed` none is built: a build still under way
+ * when there is none (the state stays `closing`). Every build after the first, in any state, first passes
+ * `beforeRebuild` (the transactional sink's rule: never re-initialise an id that may have been lost). Once `closed` none is built: a build still under way
  * is disconnected when it ends, so no producer outlives the sink.
  *
  * An event the table does not list for the current state (say, discarding a producer while it is still
@@ -85,6 +86,14 @@ export interface ProducerLifecycleOptions<P extends LifecycleProducer> {
    * transactions here. On failure the producer is disconnected and the error passed on as it is.
    */
   prepare?: (producer: P) => Promise<void>;
+  /**
+   * Awaited before every build after the first producer was made ready (a re-initialisation). It throws to
+   * refuse: the build fails with that error and builds nothing. The transactional sink decides here whether
+   * it may initialise its transactional id again (it may have lost it to a newer writer: doing so would
+   * fence that writer back). Unset: every rebuild is allowed (the at-least-once sink's idempotent producer
+   * fences no one).
+   */
+  beforeRebuild?: () => Promise<void>;
   metrics: Pick<ConnectorMetrics, 'producerRecreated'>;
   logger: Logger;
   clock: Clock;
@@ -155,6 +164,14 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
   }
 
   private async buildProducer(): Promise<P> {
+    if (this.generations > 0 && this.options.beforeRebuild !== undefined) {
+      try {
+        await this.options.beforeRebuild();
+      } catch (error) {
+        if (this.current !== 'failed') this.apply('buildFailed');
+        throw error;
+      }
+    }
     const producer = this.options.build();
     try {
       await (this.options.prepare ?? ((p: P) => p.connect()))(producer);

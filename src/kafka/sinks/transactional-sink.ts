@@ -7,7 +7,8 @@
  * is in flight wait in a queue and all go into the next transaction (at most
  * `maxPagesPerTransaction` pages and about `maxBytesPerTransaction` bytes), so many locations pipeline
  * through one producer. Each caller's promise
- * settles with the transaction its page was in.
+ * settles with the transaction its page was in. The pages of a group that failed are committed alone until
+ * each commits once, so a page that can never commit aborts only its own transactions, not every group it joins.
  *
  * Failures (each rejects every page of the affected transaction; nothing of it is visible):
  * - a send fails: the transaction is aborted, RetriableError KAFKA_TRANSACTION_ABORTED, and the producer
@@ -17,28 +18,41 @@
  *   which settles the transaction, and the offsets topic then says which happened: the pages resolve
  *   (committed) or reject with KAFKA_TRANSACTION_ABORTED, so the RecordSink contract holds, or with
  *   KAFKA_COMMIT_OUTCOME_UNKNOWN when the offsets cannot tell (see settleUnknownCommit);
- * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED) while the transaction was
- *   younger than `transactionTimeoutMs`: a newer instance with the same connector name initialised the
- *   transactional id. The newest instance wins: this sink never builds a producer again (that would fence
- *   the newer one back, and the two would take turns fencing each other), FatalError
- *   KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal` is called (the runtime then stands by, not ready), and
- *   every later commitPage rejects with it;
- * - fenced after the transaction was open for `transactionTimeoutMs` or more: the coordinator aborted it
- *   for its age. The producer is discarded and rebuilt the same way, RetriableError KAFKA_PRODUCER_FENCED,
- *   unless the fencing budget is spent (see FencingBudget): then the fatal error above;
- * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal likewise.
+ * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): either the coordinator aborted
+ *   our transaction for its age, or another instance with the same connector name initialised the id;
+ * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal
+ *   (KAFKA_NOT_PERMITTED), `onFatal` is called;
+ * - a programmer error (TypeError, RangeError, an illegal producer transition): fatal (SINK_PROGRAMMER_ERROR),
+ *   `onFatal` is called and the process exits, so a supervisor restarts it (distributed mode: the group
+ *   moves its partitions). Retrying a bug would only repeat it, and standing still would stop every location
+ *   of the group for good.
  *
- * In `connector.mode: distributed` (option `onTakenOver`) the transactional id is one partition's of the
- * offsets topic, and any fencing means the partition now has another owner (a rebalance this instance has
- * not seen yet, or it was paused past its session). The sink then ends like a fenced single-mode sink (no
- * producer is ever built again, nothing more is written) but with the RetriableError
- * KAFKA_PARTITION_TAKEN_OVER, so its locations are not stopped, and it calls `onTakenOver` instead of
- * `onFatal`: the instance drops that partition, never the whole process.
+ * Never re-initialising an id this sink may have lost: every producer initialisation after the first
+ * (any rebuild above, a settle, an on-demand build while closing) runs InitProducerId, which fences whoever
+ * holds the id. A sink that was paused or cut off cannot know whether a newer writer took the id meanwhile,
+ * and the transaction's age cannot tell it either (a pause outlasts any timeout). So every re-initialisation
+ * first passes `beforeRebuild`:
+ * - single mode: `instances.alone()` must show, from Kafka's own membership of `<name>-instances`, that no
+ *   other instance is running (a newer instance joins that group before it initialises its producer). If
+ *   another one is, this sink stands down for good: FatalError KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal`
+ *   (the runtime then stands by, not ready), and every later commitPage rejects with it. The newest instance
+ *   wins and is never fenced back. When the membership cannot be read, nothing is built now (retriable) and
+ *   the next transaction asks again. A FencingBudget still bounds rebuilds after fencings.
+ * - distributed mode (option `onTakenOver`): never. Any loss of the producer (a fencing, an unknown commit
+ *   outcome, a failed send) ends the sink like a fencing: no producer is built again, the pages reject with
+ *   the RetriableError KAFKA_PARTITION_TAKEN_OVER (their locations are not stopped), and `onTakenOver` is
+ *   called: the instance drops that partition, and takes it again only through the group (a fresh sink
+ *   whose initialisation fences no newer owner, since the group gave the partition to this instance).
+ *
+ * Pages of an older producer: a page carries the sink generation its starting offset was read under
+ * (PageCommit.generation). A page queued before a re-initialisation is refused (RetriableError
+ * KAFKA_PAGE_FROM_OLD_PRODUCER, nothing visible) instead of being committed under the new epoch: its
+ * location reloads what is stored and prepares the page again.
  * The producer's build, discard, standing down and close are the shared ProducerLifecycle's
  * (producer-lifecycle.ts); this file is how a page is written.
  */
 import { Partitioners, type CompressionTypes, type ProducerConfig, type Transaction } from 'kafkajs';
-import { FatalError, RetriableError, type ConnectorError } from '../../errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
@@ -94,6 +108,11 @@ export interface TransactionalSinkOptions {
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
   onFatal?: (error: FatalError) => void;
+  /**
+   * Single mode: whether this instance is the only one running (see the module comment). Unset in single
+   * mode: the sink never re-initialises its producer; after any loss it stands down.
+   */
+  instances?: InstanceCheck;
   /** Distributed mode: fencing means the partition was taken over; called once (see the module comment). */
   onTakenOver?: () => void;
   /** Where transaction ages and record timestamps are read (default: the system clock). */
@@ -103,6 +122,15 @@ export interface TransactionalSinkOptions {
 /** The transactional id of a connector: one per connector name, so two instances of one name fence each other. */
 export function transactionalIdFor(connectorName: string): string {
   return `calls-connector.${connectorName}`;
+}
+
+/** Kafka's word on which instances of a connector run (kafka/instance-presence.ts implements it). */
+export interface InstanceCheck {
+  /**
+   * Resolves true when Kafka's group membership shows that no other instance of this connector runs, false
+   * when another one does; rejects when it cannot tell now (Kafka unavailable, the group rebalancing too long).
+   */
+  alone(): Promise<boolean>;
 }
 
 type Stage = 'begin' | 'send' | 'commit';
@@ -122,7 +150,9 @@ export class TransactionalRecordSink implements RecordSink {
   /** Distributed mode: set once the partition was taken over (see the module comment). */
   private takenOverError: RetriableError | undefined;
   private readonly fencing: FencingBudget;
-  /** When the transaction in flight began (epoch ms), to tell a timed-out transaction from a newer instance. */
+  /** Locations whose last group failed: their pages are committed alone until one commits (nextGroupSize). */
+  private readonly suspects = new Set<string>();
+  /** When the transaction in flight began (epoch ms), reported with a fencing. */
   private transactionStartedAt = 0;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -160,10 +190,49 @@ export class TransactionalRecordSink implements RecordSink {
         const init = await producer.transaction();
         await init.abort();
       },
+      beforeRebuild: () => this.mayReinitialise(),
       metrics: options.metrics,
       logger: this.log,
       clock: this.clock,
     });
+  }
+
+  /**
+   * The rule of the module comment, run before every producer initialisation but the first: resolves when
+   * this sink may initialise its transactional id again; otherwise stands down (throwing that error), or
+   * throws a retriable error when it cannot tell yet.
+   */
+  private async mayReinitialise(): Promise<void> {
+    if (this.options.onTakenOver !== undefined)
+      throw this.takenOver(
+        new Error('the producer was lost; the partition is taken again only through the group'),
+      );
+    let alone = false;
+    if (this.options.instances !== undefined) {
+      try {
+        alone = await this.options.instances.alone();
+      } catch (error) {
+        throw new RetriableError(
+          'KAFKA_INSTANCES_UNKNOWN',
+          `cannot tell whether another instance of connector.name "${this.options.connectorName}" runs, so the producer is not initialised again yet: ${describeKafkaError(error)}`,
+          { cause: error },
+        );
+      }
+    }
+    if (!alone)
+      throw this.fencedByAnotherInstance(undefined, 'another instance is a member of the instances group');
+  }
+
+  private fencedByAnotherInstance(cause: unknown, why: string): FatalError {
+    return this.fail(
+      new FatalError(
+        'KAFKA_FENCED_BY_ANOTHER_INSTANCE',
+        `another instance with connector.name "${this.options.connectorName}" (transactional id ${this.options.transactionalId}) ` +
+          `may hold the transactional id (${why}): the newest instance writes, this one stands by and writes nothing more. ` +
+          `Stop this instance (a rolling restart does); to run both, give them different connector names.`,
+        { cause, details: { transactionOpenMs: this.clock.now() - this.transactionStartedAt } },
+      ),
+    );
   }
 
   private get fatal(): ConnectorError | undefined {
@@ -217,10 +286,24 @@ export class TransactionalRecordSink implements RecordSink {
 
   private async drain(queue: PendingPage[]): Promise<void> {
     while (queue.length > 0 && this.fatal === undefined) {
-      const group = queue.splice(
-        0,
-        groupSize(queue, this.options.maxBytesPerTransaction, this.options.maxPagesPerTransaction),
-      );
+      const taken = queue.splice(0, this.nextGroupSize(queue));
+      let group: PendingPage[];
+      try {
+        group = await this.admit(taken);
+      } catch (error) {
+        // Nothing was sent: the failure cannot be a commit ('committed' is a commit stage's answer only). The
+        // rebuild rule's own answer (stood down, or cannot tell yet) is final for this group: asking again
+        // at once would only wait again.
+        const failure =
+          error instanceof ConnectorError
+            ? (this.fatal ?? error)
+            : await this.recover(new TransactionFailure('begin', error), []);
+        this.options.metrics.transactions.inc({ result: 'abort' });
+        for (const page of taken)
+          page.reject(failure === 'committed' ? new TransactionFailure('begin', error) : failure);
+        continue;
+      }
+      if (group.length === 0) continue;
       const pages = group.map((p) => p.messages);
       try {
         await this.commitGroup(pages);
@@ -228,15 +311,58 @@ export class TransactionalRecordSink implements RecordSink {
         const failure = await this.recover(error, pages);
         if (failure !== 'committed') {
           this.options.metrics.transactions.inc({ result: 'abort' });
+          // Until each of them commits, these locations' pages go alone: a page that can never commit
+          // (say, an offset record over the broker's limit) then aborts only its own transactions.
+          if (group.length > 1) for (const page of group) this.suspects.add(page.messages.locationUid);
           for (const page of group) page.reject(failure);
           continue;
         }
       }
       this.options.metrics.transactions.inc({ result: 'commit' });
       countDiverted(this.options.metrics, pages);
-      for (const page of group) page.resolve();
+      for (const page of group) {
+        this.suspects.delete(page.messages.locationUid);
+        page.resolve();
+      }
     }
     if (this.fatal !== undefined) for (const page of queue.splice(0)) page.reject(this.fatal);
+  }
+
+  /**
+   * How many pages from the head of the queue the next transaction takes (groupSize), except that a page
+   * of a suspect location (one whose group failed) goes alone, and a group stops before one.
+   */
+  private nextGroupSize(queue: readonly PendingPage[]): number {
+    const size = groupSize(queue, this.options.maxBytesPerTransaction, this.options.maxPagesPerTransaction);
+    if (this.suspects.size === 0) return size;
+    const first = queue.findIndex((p, i) => i < size && this.suspects.has(p.messages.locationUid));
+    if (first === -1) return size;
+    return first === 0 ? 1 : first;
+  }
+
+  /**
+   * Makes sure a producer is ready, then refuses the pages prepared under an older one (see the module
+   * comment) and returns the rest, in order.
+   */
+  private async admit(pages: PendingPage[]): Promise<PendingPage[]> {
+    await this.producers.acquire();
+    const current = this.producers.generation;
+    const admitted: PendingPage[] = [];
+    for (const page of pages) {
+      if (page.generation === undefined || page.generation === current) {
+        admitted.push(page);
+        continue;
+      }
+      this.options.metrics.transactions.inc({ result: 'abort' });
+      page.reject(
+        new RetriableError(
+          'KAFKA_PAGE_FROM_OLD_PRODUCER',
+          `the page was prepared under producer generation ${page.generation}, and the producer was initialised again since (generation ${current}): nothing of it was written; its location reloads its stored offset`,
+          { details: { pageGeneration: page.generation, generation: current } },
+        ),
+      );
+    }
+    return admitted;
   }
 
   private async commitGroup(pages: readonly PageMessages[]): Promise<void> {
@@ -287,10 +413,14 @@ export class TransactionalRecordSink implements RecordSink {
     const original = failure.original;
 
     if (isProgrammerError(original)) {
-      // A bug, not Kafka's answer: never retried as an aborted transaction. The producer is rebuilt all
-      // the same, since the transaction was left in an unknown state.
-      await this.rebuildProducer('PROGRAMMER_ERROR');
-      return original;
+      // A bug, not Kafka's answer: retrying would repeat it, and the transaction's state is unknown.
+      return this.fail(
+        new FatalError(
+          'SINK_PROGRAMMER_ERROR',
+          `the Kafka sink hit a programmer error; the process stops so that a supervisor restarts it: ${failure.message}`,
+          { cause: original },
+        ),
+      );
     }
 
     const fatalType = fatalKafkaErrorType(original);
@@ -306,25 +436,18 @@ export class TransactionalRecordSink implements RecordSink {
       );
     }
 
-    if (isFencedError(original) && this.options.onTakenOver !== undefined) return this.takenOver(original);
+    // Distributed mode: any loss of the producer hands the partition back (see the module comment).
+    if (this.options.onTakenOver !== undefined) return this.takenOver(original);
+    if (this.fatal !== undefined) return this.fatal;
     if (isFencedError(original)) {
-      const openMs = this.clock.now() - this.transactionStartedAt;
-      if (openMs < this.options.transactionTimeoutMs || !this.fencing.allowRebuild(this.clock.now())) {
-        return this.fail(
-          new FatalError(
-            'KAFKA_FENCED_BY_ANOTHER_INSTANCE',
-            `another instance with connector.name "${this.options.connectorName}" (transactional id ${this.options.transactionalId}) ` +
-              `started and took over: the newest instance writes, this one stands by and writes nothing more. ` +
-              `Stop this instance (a rolling restart does); to run both, give them different connector names.`,
-            { cause: original, details: { transactionOpenMs: openMs } },
-          ),
-        );
-      }
-      // The coordinator aborted a transaction older than transactionTimeoutMs: ours to rebuild.
+      if (!this.fencing.allowRebuild(this.clock.now()))
+        return this.fencedByAnotherInstance(original, 'fenced too often within kafka.fencedWindowMs');
+      // Our own transaction timed out, or a newer instance took the id: mayReinitialise tells which.
       await this.rebuildProducer('INVALID_PRODUCER_EPOCH');
+      if (this.fatal !== undefined) return this.fatal;
       return new RetriableError(
         'KAFKA_PRODUCER_FENCED',
-        `the transaction outlived kafka.transactionTimeoutMs and was aborted; the producer has been rebuilt and nothing of the transaction is visible: ${failure.message}`,
+        `the producer was fenced; it is initialised again only while Kafka shows no other instance running (the transaction outlived kafka.transactionTimeoutMs); nothing of the transaction is visible: ${failure.message}`,
         {
           cause: original,
         },
@@ -339,6 +462,7 @@ export class TransactionalRecordSink implements RecordSink {
     await this.rebuildProducer(
       kafkaErrorTypes(original)[0] ?? (failure.stage === 'begin' ? 'BEGIN_FAILED' : 'SEND_FAILED'),
     );
+    if (this.fatal !== undefined) return this.fatal;
     return new RetriableError(
       'KAFKA_TRANSACTION_ABORTED',
       `the transaction was not committed; nothing of it is visible: ${failure.message}`,

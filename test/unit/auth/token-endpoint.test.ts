@@ -1,3 +1,4 @@
+import { healingOf } from '../../../src/sync/healing.js';
 import { describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { HttpTokenEndpoint, scrub, type HttpTokenEndpointOptions } from '../../../src/auth/token-endpoint.js';
@@ -46,6 +47,35 @@ describe('HttpTokenEndpoint error text', () => {
       expect(message).not.toContain(leaked);
     expect(message.length).toBeLessThan(700);
     await agent.close();
+  });
+});
+
+describe('HttpTokenEndpoint refusals', () => {
+  it('names the client credentials only when the service says invalid_client; a bare 401 is a refusal that heals', async () => {
+    const answer = async (body: string) => {
+      const agent = new MockAgent();
+      agent.disableNetConnect();
+      agent
+        .get('https://auth.test')
+        .intercept({ path: '/oauth/token', method: 'POST' })
+        .reply(401, body, { headers: { 'content-type': 'application/json' } });
+      const endpoint = new HttpTokenEndpoint({
+        baseUrl: 'https://auth.test',
+        clientId: 'client',
+        clientSecret: 'client-secret',
+        dispatcher: agent,
+        retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      });
+      const error = await endpoint.refresh('rt').catch((e: unknown) => e);
+      await agent.close();
+      return error;
+    };
+    expect(await answer(JSON.stringify({ error: 'invalid_client' }))).toMatchObject({
+      code: 'AUTH_CLIENT_REJECTED',
+    });
+    const bare = await answer('{}');
+    expect(bare).toMatchObject({ code: 'AUTH_TOKEN_REQUEST_REFUSED' });
+    expect(healingOf(bare)).not.toBe('never');
   });
 });
 

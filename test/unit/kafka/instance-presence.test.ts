@@ -85,3 +85,80 @@ describe('InstancePresence.join', () => {
     expect(refusals).toEqual([]);
   });
 });
+
+/** A kafkajs stand-in whose consumer joins as `me` when `join()` is called, and whose group reads as scripted. */
+function kafkaWithGroup(states: Array<{ state: string; members: string[] }>) {
+  let onJoin: ((event: { payload: { memberId: string } }) => void) | undefined;
+  const consumer = {
+    events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
+    on: (event: string, listener: (event: { payload: { memberId: string } }) => void) => {
+      if (event === 'consumer.group_join') onJoin = listener;
+      return () => {};
+    },
+    connect: () => Promise.resolve(),
+    subscribe: () => Promise.resolve(),
+    run: () => new Promise<void>(() => {}),
+    disconnect: () => Promise.resolve(),
+  };
+  let reads = 0;
+  const admin = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    describeGroups: () => {
+      const current = states[Math.min(reads, states.length - 1)] ?? { state: 'Empty', members: [] };
+      reads += 1;
+      return Promise.resolve({
+        groups: [
+          {
+            protocol: 'RoundRobinAssigner',
+            state: current.state,
+            members: current.members.map((memberId) => ({ memberId })),
+          },
+        ],
+      });
+    },
+  };
+  const kafka = { consumer: () => consumer, admin: () => admin } as unknown as Kafka;
+  return { kafka, join: (memberId: string) => onJoin?.({ payload: { memberId } }), reads: () => reads };
+}
+
+const instantClock = { now: () => 0, random: () => 0, sleep: () => Promise.resolve() };
+
+describe('InstancePresence.alone', () => {
+  it('answers true only when the stable group holds this instance alone, false when another member is in it', async () => {
+    const lone = kafkaWithGroup([{ state: 'Stable', members: ['me'] }]);
+    const presence = await InstancePresence.join(lone.kafka, 'orders', 'offsets', () => {}, instantClock);
+    lone.join('me');
+    expect(await presence.joined(1000)).toBe(true);
+    expect(await presence.alone()).toBe(true);
+
+    const shared = kafkaWithGroup([{ state: 'Stable', members: ['me', 'newer'] }]);
+    const older = await InstancePresence.join(shared.kafka, 'orders', 'offsets', () => {}, instantClock);
+    shared.join('me');
+    expect(await older.alone()).toBe(false);
+  });
+
+  it('waits while the group rebalances or this instance has not rejoined yet, then decides', async () => {
+    const group = kafkaWithGroup([
+      { state: 'PreparingRebalance', members: ['old-me', 'newer'] },
+      { state: 'Stable', members: ['newer'] },
+      { state: 'Stable', members: ['me', 'newer'] },
+    ]);
+    const presence = await InstancePresence.join(group.kafka, 'orders', 'offsets', () => {}, instantClock);
+    group.join('me');
+    expect(await presence.alone()).toBe(false);
+    expect(group.reads()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('cannot tell (rejects) when the group never settles with this instance in it', async () => {
+    const group = kafkaWithGroup([{ state: 'PreparingRebalance', members: [] }]);
+    let now = 0;
+    const clock = {
+      now: () => now,
+      random: () => 0,
+      sleep: (ms: number) => Promise.resolve(void (now += ms)),
+    };
+    const presence = await InstancePresence.join(group.kafka, 'orders', 'offsets', () => {}, clock);
+    await expect(presence.alone(5_000)).rejects.toThrow(/did not settle/);
+  });
+});

@@ -514,7 +514,7 @@ describe('LocationSync', () => {
       reload: true,
       settings: { commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 } },
     });
-    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_SEND_FAILED' });
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_COMMIT_OUTCOME_UNKNOWN' });
     await sync.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
@@ -590,6 +590,49 @@ describe('LocationSync', () => {
 
     await old.runTraversal();
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+  });
+
+  it('does not move back to a stale read of the store after a failed commit (a read behind pending transaction markers)', async () => {
+    // Issue 20, point 3: the page after p1 fails (nothing visible, the sink says so) while the offsets topic
+    // still reads as before p1; adopting that read republished p1.
+    const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
+    const sink = new InMemorySink();
+    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    await sync.runPage();
+    await sync.runPage();
+    sink.failNext(1);
+    sink.readStaleNext(5);
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+  });
+
+  it('never adopts a stale read after a commit of unknown outcome: it fails the page and reads again later', async () => {
+    const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
+    const sink = new InMemorySink();
+    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    await sync.runPage();
+    await sync.runPage();
+    sink.failNext(1, { ambiguous: true });
+    sink.readStaleNext(2, 2); // reads the offset before the committed one
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'OFFSET_READ_UNRECOGNISED' });
+    await expect(sync.runPage()).rejects.toMatchObject({ code: 'OFFSET_READ_UNRECOGNISED' });
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+  });
+
+  it('reloads instead of committing a page the sink refused as prepared under an older producer generation', async () => {
+    const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
+    const sink = new InMemorySink();
+    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    await sync.runPage();
+    let bumped = false;
+    sink.beforeCommit = () => {
+      if (!bumped) sink.producerGeneration += 1; // re-initialised while the page was being prepared
+      bumped = true;
+    };
+    await sync.runTraversal();
+    expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
+    expect(sink.commits).toBe(3);
   });
 
   it('counts pages, publications and completed traversals', async () => {

@@ -142,6 +142,95 @@ describe('Scheduler', () => {
     expect((requestedAt[1] ?? 0) - (requestedAt[0] ?? 0)).toBeLessThanOrEqual(60_000);
   });
 
+  it('keeps backing off a location whose cursor restarts keep failing: a restart in between is no progress', async () => {
+    // Issue 20, point 6: a restarted page reset the failure count, so the retry after each
+    // CURSOR_RESTARTS_EXHAUSTED came 1-250 ms later, cycle after cycle.
+    const clock = { ...virtualClock(), random: () => 0.999 };
+    const base = virtualClock();
+    clock.now = () => base.now();
+    clock.sleep = (ms, signal) => base.sleep(ms, signal);
+    const api = new FakeCallsApi([]);
+    const { syncFor } = setup(api, [], {}, clock);
+    const sync = syncFor(loc(1));
+    const pagesAt: number[] = [];
+    let page = 0;
+    sync.runPage = () => {
+      pagesAt.push(clock.now());
+      page += 1;
+      if (page % 2 === 1)
+        return Promise.reject(new RetriableError('CURSOR_RESTARTS_EXHAUSTED', 'cursors rejected'));
+      return Promise.resolve({ complete: false, restarted: true, published: 0 });
+    };
+    const scheduler = new Scheduler({
+      locations: [sync],
+      dynamic: false,
+      settings: {
+        maxLocationsInFlight: 1,
+        intervalMs: 60_000,
+        pagesPerTurn: 1,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2 },
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics: new ConnectorMetrics(),
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => pagesAt.length >= 7, 4_000, 'seven pages');
+    stop.abort();
+    await running;
+    // Failures at pages 1, 3, 5: each retry waits longer than the one before (1 s, 2 s, 4 s ceilings).
+    const waits = [1, 3, 5].map((i) => (pagesAt[i] ?? 0) - (pagesAt[i - 1] ?? 0));
+    expect(waits[1]).toBeGreaterThan(waits[0] ?? 0);
+    expect(waits[2]).toBeGreaterThan(waits[1] ?? 0);
+    expect(waits[2]).toBeGreaterThanOrEqual(3_000);
+  });
+
+  it('keeps growing the stopped-location backoff when a cursor restart comes before each repeat of the error', async () => {
+    // Issue 20, point 6: the restarted page counted as the location resuming, so its backoff stayed at a minute.
+    const base = virtualClock();
+    const clock: Clock = {
+      now: () => base.now(),
+      sleep: (ms, signal) => base.sleep(ms, signal),
+      random: () => 0.999,
+    };
+    const { syncFor } = setup(new FakeCallsApi([]), [], {}, clock);
+    const sync = syncFor(loc(1));
+    const failedAt: number[] = [];
+    let page = 0;
+    sync.runPage = () => {
+      page += 1;
+      if (page % 2 === 0) return Promise.resolve({ complete: false, restarted: true, published: 0 });
+      failedAt.push(clock.now());
+      return Promise.reject(new FatalError('API_BAD_REQUEST', 'the API refused the listing'));
+    };
+    const scheduler = new Scheduler({
+      locations: [sync],
+      dynamic: true,
+      settings: {
+        maxLocationsInFlight: 1,
+        intervalMs: 60_000,
+        pagesPerTurn: 1,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: DEFAULT_RETRY_POLICY,
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics: new ConnectorMetrics(),
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(() => failedAt.length >= 4, 4_000, 'four failures');
+    stop.abort();
+    await running;
+    const gaps = failedAt.slice(1).map((at, i) => at - (failedAt[i] ?? 0));
+    expect(gaps[1]).toBeGreaterThan(gaps[0] ?? 0);
+    expect(gaps[2]).toBeGreaterThan(gaps[1] ?? 0);
+  });
+
   it('keeps one timer for all its idle workers and wakes one worker per location due', async () => {
     const clock = new ManualClock();
     const locations = [loc(1), loc(2), loc(3)];
@@ -413,6 +502,29 @@ describe('Scheduler membership (distributed mode)', () => {
     const othersBefore = requestsOf(loc(2));
     await eventually(() => requestsOf(loc(2)) > othersBefore + 2, 5_000);
     expect(requestsOf(loc(1))).toBe(listedAfter);
+    stop.abort();
+    await running;
+  });
+
+  it('cancels the read-ahead a removed location started during its last page, so it spends no more requests', async () => {
+    const api = new FakeCallsApi([...calls(loc(1), 6), ...calls(loc(2), 6)]);
+    const signals: AbortSignal[] = [];
+    const original = api.listPage.bind(api);
+    api.listPage = (request, signal) => {
+      if (request.locationUid === loc(1) && signal !== undefined) signals.push(signal);
+      return original(request, signal);
+    };
+    const held = holdListing(api, loc(1));
+    const { scheduler } = setup(api, [loc(1), loc(2)], { intervalMs: 10 }, systemClock, true);
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await held.inFlight;
+    const removal = scheduler.remove([loc(1)], 60_000);
+    held.release();
+    await removal;
+    // The page in flight committed and listed the next page ahead (the read-ahead), which removal cancelled.
+    expect(signals.length).toBeGreaterThanOrEqual(2);
+    expect(signals.at(-1)?.aborted).toBe(true);
     stop.abort();
     await running;
   });

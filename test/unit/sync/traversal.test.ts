@@ -189,6 +189,23 @@ describe('applyPage', () => {
     expect(again.duplicates).toHaveLength(2);
   });
 
+  it('counts the bytes of a fingerprint a boundary uid gains against the budget, and overflows rather than outgrow it', () => {
+    // A version-1 boundary (uids without fingerprints) at its budget: the fingerprints the next page brings
+    // used to be added unchecked, and the offset record could outgrow max.message.bytes.
+    const start = { ...EMPTY_OFFSET, watermark: t(1), boundary: ['aaaa', 'bbbb'] };
+    const full = boundaryEntryBytes('aaaa', undefined) * 2;
+    const page = [
+      { ...rec('aaaa', t(1)), fingerprint: 'f'.repeat(16) },
+      { ...rec('bbbb', t(1)), fingerprint: 'g'.repeat(16) },
+    ];
+    const outcome = applyPage(start, page, null, 100, full);
+    expect(outcome.accepted).toHaveLength(2);
+    expect(outcome.offset.boundaryFingerprints ?? {}).toEqual({});
+    expect(outcome.offset.boundaryOverflow).toBe(true);
+    const roomy = applyPage(start, page, null, 100, full * 10);
+    expect(roomy.offset.boundaryFingerprints).toEqual({ aaaa: 'f'.repeat(16), bbbb: 'g'.repeat(16) });
+  });
+
   it('counts a stored boundary against the byte budget of the next page', () => {
     const start = { ...EMPTY_OFFSET, watermark: t(1), boundary: ['aaaa', 'bbbb'] };
     const full = boundaryEntryBytes('aaaa', undefined) * 2;

@@ -53,6 +53,12 @@ describe('worstCaseOffsetRecordBytes', () => {
     expect(worstCaseOffsetRecordBytes(1_000, 'conn')).toBeGreaterThan(encoded.length + key.length);
   });
 
+  it('sizes each boundary entry with its fingerprint, as the connector writes it', () => {
+    // A 64-byte uid takes about 67 bytes in the boundary and about 86 more in boundaryFingerprints.
+    const perEntry = worstCaseOffsetRecordBytes(2, 'c') - worstCaseOffsetRecordBytes(1, 'c');
+    expect(perEntry).toBeGreaterThanOrEqual(2 * (ASSUMED_MAX_UID_BYTES + 3) + 16);
+  });
+
   it('grows with the cap, and the largest fitting cap is the last one under the limit', () => {
     const cap = largestBoundaryCapFor(1_048_588, 'conn');
     expect(worstCaseOffsetRecordBytes(cap, 'conn')).toBeLessThanOrEqual(1_048_588);

@@ -101,9 +101,14 @@ async function until(condition: () => boolean): Promise<void> {
   expect(condition()).toBe(true);
 }
 
-async function started(kafka: RecordingKafka, clock?: ManualClock): Promise<AtLeastOnceRecordSink> {
+async function started(
+  kafka: RecordingKafka,
+  clock?: ManualClock,
+  onFatal?: (error: FatalError) => void,
+): Promise<AtLeastOnceRecordSink> {
   const sink = new AtLeastOnceRecordSink({
     ...(clock === undefined ? {} : { clock }),
+    ...(onFatal === undefined ? {} : { onFatal }),
     kafka,
     encoder,
     topics: { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' },
@@ -149,12 +154,15 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     expect(kafka.disconnected).toEqual([1]);
   });
 
-  it('passes a programmer error on as it is instead of retrying it as a failed send', async () => {
+  it('stops the process on a programmer error instead of retrying it as a failed send', async () => {
     const kafka = new RecordingKafka();
-    const sink = await started(kafka);
+    const fatal: FatalError[] = [];
+    const sink = await started(kafka, undefined, (e) => fatal.push(e));
     const bug = new TypeError('Cannot read properties of undefined');
     kafka.failOn = { topic: 'calls', error: bug };
-    expect(await rejectionOf(sink.commitPage(page()))).toBe(bug);
+    const error = await rejectionOf(sink.commitPage(page()));
+    expect(error).toMatchObject({ code: 'SINK_PROGRAMMER_ERROR', cause: bug });
+    expect(fatal).toEqual([error]);
   });
 
   it('rejects with a fatal error when Kafka refuses the write for authorization', async () => {

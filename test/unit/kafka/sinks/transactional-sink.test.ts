@@ -38,7 +38,7 @@ function protocolError(type: string): Error {
 /** What the scripted producers do; every hook may be changed between steps of a test. */
 interface Script {
   /** Awaited by every sendBatch before it records the batch. */
-  beforeSend: () => Promise<void>;
+  beforeSend: (batch: ProducerBatch) => Promise<void>;
   commit: () => Promise<void>;
   connect: () => Promise<void>;
 }
@@ -62,7 +62,7 @@ class ScriptedKafka {
         const batches: ProducerBatch[] = [];
         return {
           sendBatch: async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
-            await this.script.beforeSend();
+            await this.script.beforeSend(batch);
             batches.push(batch);
             return [];
           },
@@ -93,6 +93,9 @@ function sinkWith(
     maxBytesPerTransaction?: number;
     stored?: () => Map<string, LocationOffset>;
     onFatal?: (e: FatalError) => void;
+    onTakenOver?: () => void;
+    /** What the instances group says (default: no other instance runs). */
+    alone?: () => Promise<boolean>;
     clock?: Clock;
   } = {},
 ) {
@@ -111,6 +114,8 @@ function sinkWith(
     metrics,
     logger: silentLogger(),
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+    ...(options.onTakenOver === undefined ? {} : { onTakenOver: options.onTakenOver }),
+    instances: { alone: options.alone ?? (async () => true) },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   return { sink, metrics };
@@ -159,6 +164,44 @@ describe('TransactionalRecordSink (scripted producer)', () => {
 
     expect(pagesPerTransaction(kafka)).toEqual([1, 3]);
     expect(await counterValue(metrics.transactions, { result: 'commit' })).toBe(2);
+  });
+
+  it('commits the pages of a failed group alone until each commits, so a page that can never commit aborts only its own transactions', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka);
+    await sink.start();
+    const hasBad = (batch: ProducerBatch) =>
+      (batch.topicMessages ?? []).some((t) => t.messages.some((m) => String(m.key).startsWith('bad-')));
+    const gate = deferred();
+    kafka.script.beforeSend = async (batch) => {
+      await gate.promise;
+      if (hasBad(batch)) throw protocolError('MESSAGE_TOO_LARGE');
+    };
+    const first = outcome(sink.commitPage(page('x', '1')));
+    const group = [page('bad', '1'), page('a', '1'), page('b', '1')].map((p) => outcome(sink.commitPage(p)));
+    gate.resolve();
+    expect(await first).toBe('resolved');
+    expect((await Promise.all(group)).map((o) => (o === 'resolved' ? o : o.code))).toEqual([
+      'KAFKA_TRANSACTION_ABORTED',
+      'KAFKA_TRANSACTION_ABORTED',
+      'KAFKA_TRANSACTION_ABORTED',
+    ]);
+
+    // Offered again together: the bad page goes alone and fails; the others commit.
+    const hold = deferred();
+    kafka.script.beforeSend = async (batch) => {
+      await hold.promise;
+      if (hasBad(batch)) throw protocolError('MESSAGE_TOO_LARGE');
+    };
+    const blocker = outcome(sink.commitPage(page('y', '1')));
+    const again = [page('bad', '1'), page('a', '2'), page('b', '2')].map((p) => outcome(sink.commitPage(p)));
+    hold.resolve();
+    await blocker;
+    expect((await Promise.all(again)).map((o) => (o === 'resolved' ? o : o.code))).toEqual([
+      'KAFKA_TRANSACTION_ABORTED',
+      'resolved',
+      'resolved',
+    ]);
   });
 
   it('caps a transaction at maxPagesPerTransaction pages', async () => {
@@ -352,10 +395,10 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(clock.pending).toBe(0);
   });
 
-  it('stands down for good when a newer instance fenced it, building no producer that would fence it back', async () => {
+  it('stands down for good when fenced while another instance is in the instances group, building no producer that would fence it back', async () => {
     const kafka = new ScriptedKafka();
     const fatal: FatalError[] = [];
-    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e) });
+    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e), alone: async () => false });
     await sink.start();
     const generation = sink.generation();
     kafka.script.beforeSend = async () => {
@@ -373,7 +416,64 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(sink.generation()).toBe(generation);
   });
 
-  it('rebuilds the producer when the fencing came from its own transaction timing out, and counts a new generation', async () => {
+  it('stands down when a paused instance finds its old transaction fenced while a newer instance runs, whatever the transaction age', async () => {
+    // Issue 20: paused past transactionTimeoutMs, the age rule took the fencing for its own timeout and
+    // rebuilt, fencing the replacement back.
+    const kafka = new ScriptedKafka();
+    let now = 1_000_000;
+    const { sink } = sinkWith(kafka, { clock: clockReading(() => now), alone: async () => false });
+    await sink.start();
+    kafka.script.beforeSend = async () => {
+      now += 75_000; // SIGSTOP for 75 s, longer than transactionTimeoutMs (60 s)
+      throw protocolError('INVALID_PRODUCER_EPOCH');
+    };
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error.code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    expect(kafka.producersBuilt).toBe(1);
+  });
+
+  it('does not re-initialise after a failure that is not a fencing while another instance runs: it stands down', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka, { alone: async () => false });
+    await sink.start();
+    kafka.script.beforeSend = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error.code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    expect(kafka.producersBuilt).toBe(1);
+  });
+
+  it('does not re-initialise to settle a failed commit while another instance runs', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka, { alone: async () => false });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('NOT_COORDINATOR');
+    };
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error.code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    expect(kafka.producersBuilt).toBe(1);
+  });
+
+  it('builds no producer while the instances group cannot be read, and rebuilds once it shows no other instance', async () => {
+    const kafka = new ScriptedKafka();
+    let answer: () => Promise<boolean> = () => Promise.reject(new Error('coordinator loading'));
+    const { sink } = sinkWith(kafka, { alone: () => answer() });
+    await sink.start();
+    kafka.script.beforeSend = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    const first = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(first.disposition).toBe('retriable');
+    expect(kafka.producersBuilt).toBe(1);
+    kafka.script.beforeSend = async () => undefined;
+    answer = async () => true;
+    expect(await outcome(sink.commitPage(page('a', '1')))).toBe('resolved');
+    expect(kafka.producersBuilt).toBe(2);
+  });
+
+  it('rebuilds the producer after a fencing when the instances group shows no other instance, and counts a new generation', async () => {
     const kafka = new ScriptedKafka();
     let now = 1_000_000;
     const { sink } = sinkWith(kafka, { clock: clockReading(() => now) });
@@ -393,15 +493,65 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(await outcome(sink.commitPage(page('a', '1')))).toBe('resolved');
   });
 
-  it('passes a programmer error on as it is instead of retrying it as an aborted transaction', async () => {
+  it('refuses a page prepared under an older producer generation instead of committing it under the new one', async () => {
     const kafka = new ScriptedKafka();
     const { sink } = sinkWith(kafka);
+    await sink.start();
+    const before = sink.generation();
+    kafka.script.beforeSend = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    await outcome(sink.commitPage({ ...page('a', '1'), generation: before }));
+    expect(sink.generation()).toBe(before + 1);
+    kafka.script.beforeSend = async () => undefined;
+
+    const stale = (await outcome(
+      sink.commitPage({ ...page('a', '1'), generation: before }),
+    )) as ConnectorError;
+    expect(stale.code).toBe('KAFKA_PAGE_FROM_OLD_PRODUCER');
+    expect(stale.disposition).toBe('retriable');
+    expect(kafka.committed).toEqual([]);
+    expect(await outcome(sink.commitPage({ ...page('a', '1'), generation: before + 1 }))).toBe('resolved');
+    expect(kafka.committed).toHaveLength(1);
+  });
+
+  it('distributed mode: any loss of the producer, not only a fencing, hands the partition back without re-initialising', async () => {
+    for (const failure of ['send', 'commit'] as const) {
+      const kafka = new ScriptedKafka();
+      let takenOver = 0;
+      const { sink } = sinkWith(kafka, { onTakenOver: () => (takenOver += 1) });
+      await sink.start();
+      if (failure === 'send')
+        kafka.script.beforeSend = async () => {
+          throw protocolError('REQUEST_TIMED_OUT');
+        };
+      else
+        kafka.script.commit = async () => {
+          throw protocolError('NOT_COORDINATOR');
+        };
+      const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+      expect(error.code).toBe('KAFKA_PARTITION_TAKEN_OVER');
+      expect(error.disposition).toBe('retriable');
+      expect(takenOver).toBe(1);
+      expect(kafka.producersBuilt).toBe(1);
+      await sink.close();
+      expect(kafka.producersBuilt).toBe(1);
+    }
+  });
+
+  it('stops the process on a programmer error instead of retrying it or leaving the group stopped', async () => {
+    const kafka = new ScriptedKafka();
+    const fatal: FatalError[] = [];
+    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e) });
     await sink.start();
     const bug = new TypeError('Cannot read properties of undefined');
     kafka.script.beforeSend = async () => {
       throw bug;
     };
-    expect(await rejectionOf(sink.commitPage(page('a', '1')))).toBe(bug);
+    const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+    expect(error.code).toBe('SINK_PROGRAMMER_ERROR');
+    expect(error.cause).toBe(bug);
+    expect(fatal).toEqual([error]);
   });
 
   it('fails to start with a fatal error when the transactional id is not permitted, and a retriable one otherwise', async () => {

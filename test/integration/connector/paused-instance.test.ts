@@ -1,0 +1,128 @@
+/**
+ * Issue 20: an instance paused (SIGSTOP) for longer than kafka.transactionTimeoutMs mid-backfill, while a
+ * supervisor starts its replacement. When the old one wakes up it must not fence the replacement back (it
+ * used to take the fencing for its own transaction's timeout and rebuild its producer): the replacement is
+ * still writing at the end, after the old one was resumed and then stopped, and a read_committed reader finds
+ * every call version of the sandbox exactly once.
+ *
+ * Phases wait for observable conditions (requests served, log lines, offsets caught up), never for time alone;
+ * the one wait on elapsed time is the pause itself, which must outlast the transaction timeout.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kafka } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { parseConfig } from '../../../src/config/load.js';
+import type { ConnectorConfig } from '../../../src/config/schema.js';
+import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { connectorDocument, publishedCalls, startTestSandbox } from '../../support/connector.js';
+import {
+  caughtUpCheck,
+  doubledAndMissing,
+  startConnectorProcess,
+  type ConnectorProcess,
+} from '../../support/connector-process.js';
+import { eventually, testKafka } from '../../support/kafka.js';
+
+const TRANSACTION_TIMEOUT_MS = 10_000;
+
+describe('a single-mode instance paused past its transaction timeout while its replacement runs', () => {
+  let sandbox: RunningSandbox;
+  let kafka: Kafka;
+  let config: ConnectorConfig;
+  let configFile: string;
+  const running: ConnectorProcess[] = [];
+
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({
+      data: { seed: 31, locations: 4, callsPerLocation: 2_500, privateRatio: 0.3 },
+    });
+    kafka = testKafka();
+    const document = connectorDocument(sandbox, {
+      // Kafka is the bottleneck (no enrichment, no rate limit, one page per transaction): the sink always has
+      // pages queued and is inside a transaction nearly all the time, so the pause catches one open, with
+      // pages prepared from offsets the replacement will move past. That is the case the age rule got wrong.
+      api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
+      poll: { intervalMs: 60_000, maxLocationsInFlight: 4, pagesPerTurn: 2 },
+      kafka: { transactionTimeoutMs: TRANSACTION_TIMEOUT_MS, maxPagesPerTransaction: 1 },
+    });
+    config = parseConfig(document, {});
+    const dir = await mkdtemp(join(tmpdir(), 'calls-paused-'));
+    configFile = join(dir, 'config.yaml');
+    await writeFile(configFile, stringify({ ...document, logging: { level: 'info', format: 'json' } }));
+  });
+
+  afterAll(async () => {
+    for (const connector of running) {
+      if (connector.child.exitCode !== null) continue;
+      connector.child.kill('SIGCONT');
+      connector.child.kill('SIGKILL');
+    }
+    await sandbox.close();
+  });
+
+  it('leaves the replacement writing after the old one wakes up and is stopped, nothing doubled or lost', async () => {
+    const store = new KafkaOffsetStore({
+      kafka,
+      topic: config.kafka.offsetsTopic,
+      connectorName: config.connector.name,
+      groupIdPrefix: 'paused-test-offsets',
+      loadTimeoutMs: 30_000,
+    });
+    const caughtUp = caughtUpCheck(sandbox, store);
+    const progress = (more: number, what: string) => {
+      const target = sandbox.admin.stats().requests + more;
+      return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
+    };
+
+    const old = startConnectorProcess(configFile);
+    running.push(old);
+    await progress(100, 'the first instance at work');
+    old.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    expect(await caughtUp()).toBe(false); // paused mid-backfill, or the pause proved little
+
+    const replacement = startConnectorProcess(configFile);
+    running.push(replacement);
+    await eventually(
+      () => replacement.output().includes('"connector started"'),
+      60_000,
+      'the replacement started',
+    );
+    await progress(60, 'the replacement at work while the old one is paused');
+    await eventually(
+      () => Date.now() - stoppedAt > TRANSACTION_TIMEOUT_MS + 2_000,
+      60_000,
+      'the pause outlasted kafka.transactionTimeoutMs',
+    );
+
+    old.child.kill('SIGCONT');
+    // The old instance meets the fencing on its next request and stands by (it must not fence back).
+    await eventually(
+      () => old.output().includes('KAFKA_FENCED_BY_ANOTHER_INSTANCE'),
+      60_000,
+      'the old instance stood by',
+    ).catch((error: unknown) => {
+      // What the old instance did instead is the diagnosis: its last log lines go with the failure.
+      throw new Error(
+        `${String(error)}; its last log lines:\n${old.output().split('\n').slice(-30).join('\n')}`,
+      );
+    });
+    await progress(60, 'the replacement still at work after the old one woke up');
+    old.child.kill('SIGTERM');
+    expect(await old.exited, old.output()).toBe(0);
+
+    await eventually(caughtUp, 120_000, 'every location caught up by the replacement alone');
+    expect(replacement.child.exitCode).toBeNull();
+    expect(replacement.output()).not.toContain('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    replacement.child.kill('SIGTERM');
+    expect(await replacement.exited, replacement.output()).toBe(0);
+
+    const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
+    const published = await publishedCalls(kafka, config, truth);
+    expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
+  }, 240_000);
+});
