@@ -5,6 +5,11 @@
  * still writing at the end, after the old one was resumed and then stopped, and a read_committed reader finds
  * every call version of the sandbox exactly once.
  *
+ * The sandbox keeps changing calls (live mode) and both instances poll every second, so the old instance has
+ * pages to write after it wakes up whatever the replacement did meanwhile: it must meet the fencing and stand
+ * by. (Without live changes an old instance that woke after the replacement had caught up reloaded the
+ * replacement's offsets, found nothing to do and never wrote again, so the test proved nothing.)
+ *
  * Phases wait for observable conditions (requests served, log lines, offsets caught up), never for time alone;
  * the one wait on elapsed time is the pause itself, which must outlast the transaction timeout.
  */
@@ -46,7 +51,8 @@ describe('a single-mode instance paused past its transaction timeout while its r
       // pages queued and is inside a transaction nearly all the time, so the pause catches one open, with
       // pages prepared from offsets the replacement will move past. That is the case the age rule got wrong.
       api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
-      poll: { intervalMs: 60_000, maxLocationsInFlight: 4, pagesPerTurn: 2 },
+      // Polled every second: once caught up, each instance lists the live changes at once (see above).
+      poll: { intervalMs: 1_000, maxLocationsInFlight: 4, pagesPerTurn: 2 },
       kafka: { transactionTimeoutMs: TRANSACTION_TIMEOUT_MS, maxPagesPerTransaction: 1 },
     });
     config = parseConfig(document, {});
@@ -65,6 +71,7 @@ describe('a single-mode instance paused past its transaction timeout while its r
   });
 
   it('leaves the replacement writing after the old one wakes up and is stopped, nothing doubled or lost', async () => {
+    sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 2 });
     const store = new KafkaOffsetStore({
       kafka,
       topic: config.kafka.offsetsTopic,
@@ -72,7 +79,7 @@ describe('a single-mode instance paused past its transaction timeout while its r
       groupIdPrefix: 'paused-test-offsets',
       loadTimeoutMs: 30_000,
     });
-    const caughtUp = caughtUpCheck(sandbox, store);
+    const caughtUpNow = () => caughtUpCheck(sandbox, store)(); // the truth grows while live mode runs
     const progress = (more: number, what: string) => {
       const target = sandbox.admin.stats().requests + more;
       return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
@@ -83,7 +90,7 @@ describe('a single-mode instance paused past its transaction timeout while its r
     await progress(100, 'the first instance at work');
     old.child.kill('SIGSTOP');
     const stoppedAt = Date.now();
-    expect(await caughtUp()).toBe(false); // paused mid-backfill, or the pause proved little
+    expect(await caughtUpNow()).toBe(false); // paused mid-backfill, or the pause proved little
 
     const replacement = startConnectorProcess(configFile);
     running.push(replacement);
@@ -115,6 +122,16 @@ describe('a single-mode instance paused past its transaction timeout while its r
     old.child.kill('SIGTERM');
     expect(await old.exited, old.output()).toBe(0);
 
+    // Changes made after the old instance stopped can only be written by the replacement.
+    const versions = () => sandbox.locations.reduce((n, l) => n + sandbox.admin.truth(l).length, 0);
+    const versionsAtStop = versions();
+    await eventually(
+      () => versions() >= versionsAtStop + 10,
+      60_000,
+      'changes made after the old one stopped',
+    );
+    sandbox.admin.setLive(false);
+    const caughtUp = caughtUpCheck(sandbox, store);
     await eventually(caughtUp, 120_000, 'every location caught up by the replacement alone');
     expect(replacement.child.exitCode).toBeNull();
     expect(replacement.output()).not.toContain('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
