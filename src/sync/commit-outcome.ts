@@ -69,6 +69,16 @@ export function unrecognisedReadBack(locationUid: string, stored: LocationOffset
 }
 
 /**
+ * Whether the sink that rejected the page will never commit again (closing, or its partition taken over by
+ * another instance): nothing of the page is visible, and retrying on this sink would only hold the location
+ * until its removal's bound (a handover would wait for it: issue 20). The page is retried by whoever writes
+ * the location next. Sinks mark such rejections with `details.sinkEnded`.
+ */
+export function sinkEnded(error: unknown): boolean {
+  return error instanceof ConnectorError && error.details?.['sinkEnded'] === true;
+}
+
+/**
  * Whether a sink's rejection leaves the page's outcome unknown (the sink could not settle a failed commit).
  * Every other rejection means nothing of the page is visible (RecordSink contract).
  */

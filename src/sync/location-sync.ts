@@ -64,7 +64,7 @@ import {
 } from './ports.js';
 import { requestHint } from './priority.js';
 import { applyPrivacy, completeCall } from './privacy.js';
-import { outcomeUnknown, readBack, unrecognisedReadBack } from './commit-outcome.js';
+import { outcomeUnknown, readBack, sinkEnded, unrecognisedReadBack } from './commit-outcome.js';
 import {
   applyPage,
   nextPageRequest,
@@ -620,6 +620,7 @@ export class LocationSync {
         return 'this-page';
       } catch (error) {
         if (!(error instanceof ConnectorError) || !error.retriable || !mayRetry(policy, attempt)) throw error;
+        if (sinkEnded(error)) throw error; // this sink commits nothing more: the location's next writer retries
         if (this.options.sink.generation?.() !== this.sinkGeneration) {
           if (outcomeUnknown(error)) {
             this.storedUnknown = true;

@@ -123,6 +123,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
         new RetriableError(
           'KAFKA_SINK_CLOSED',
           'the Kafka sink is not started or is closing; the page was not committed',
+          { details: { sinkEnded: true } },
         ),
       );
     }
@@ -153,6 +154,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
       const error = new RetriableError(
         'KAFKA_SINK_CLOSED',
         `the Kafka sink closed after ${timeoutMs} ms before this page's offset was written`,
+        { details: { sinkEnded: true } },
       );
       const unsettled = [...this.sending, ...this.acknowledged.splice(0), ...this.queue.pages.splice(0)];
       for (const page of unsettled) page.reject(error); // a request still in flight settles them no more

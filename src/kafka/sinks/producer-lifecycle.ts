@@ -147,7 +147,9 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.current === 'closed') {
       return Promise.reject(
-        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closed; no producer is built'),
+        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closed; no producer is built', {
+          details: { sinkEnded: true },
+        }),
       );
     }
     if (this.producer !== undefined) return Promise.resolve(this.producer);
@@ -184,7 +186,13 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
       // close() or fail() came while this one was connecting: it must not outlive the sink.
       await this.disconnect(producer);
       if (this.failure !== undefined) throw this.failure;
-      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
+      throw new RetriableError(
+        'KAFKA_SINK_CLOSED',
+        'the Kafka sink closed while a producer was being built',
+        {
+          details: { sinkEnded: true },
+        },
+      );
     }
     this.apply('built');
     this.producer = producer;

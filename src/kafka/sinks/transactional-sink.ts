@@ -260,7 +260,9 @@ export class TransactionalRecordSink implements RecordSink {
     if (this.fatal !== undefined) return Promise.reject(this.fatal);
     if (this.producers.isClosing)
       return Promise.reject(
-        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closing; the page was not committed'),
+        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closing; the page was not committed', {
+          details: { sinkEnded: true },
+        }),
       );
     return this.queue.offer(commit, new Date(this.clock.now()));
   }
@@ -277,6 +279,7 @@ export class TransactionalRecordSink implements RecordSink {
       const error = new RetriableError(
         'KAFKA_SINK_CLOSED',
         `the Kafka sink closed after ${timeoutMs} ms before this page was committed`,
+        { details: { sinkEnded: true } },
       );
       for (const page of this.queue.pages.splice(0)) page.reject(error);
       this.log.warn({ timeoutMs }, 'closing the sink timed out; the open transaction is left to be aborted');
@@ -562,7 +565,10 @@ export class TransactionalRecordSink implements RecordSink {
       const message =
         `another instance took over transactional id ${this.options.transactionalId}: its partition has a new owner, ` +
         `which writes its locations from now on; nothing of this transaction is visible`;
-      this.takenOverError = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', message, { cause });
+      this.takenOverError = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', message, {
+        cause,
+        details: { sinkEnded: true },
+      });
       // The lifecycle stands down for good (no producer is built again); the pages see the retriable error.
       this.producers.fail(new FatalError('KAFKA_PARTITION_TAKEN_OVER', message, { cause }));
       this.log.warn(

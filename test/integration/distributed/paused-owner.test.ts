@@ -6,6 +6,9 @@
  * a failure, fencing the new owner and committing pages it had prepared before the pause (published twice). It
  * must drop the partition instead and take it again only through the group. After it is stopped, the other
  * instance finishes alone, and a read_committed reader finds every call version exactly once.
+ *
+ * The sandbox keeps changing calls (live mode) and both instances poll every second, so the paused one has
+ * pages to write when it wakes up even if the other finished the backfill meanwhile.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,7 +45,7 @@ describe('a distributed owner paused past its session and request timeouts', () 
       // Kafka is the bottleneck (no enrichment, no rate limit, one page per transaction): each partition's
       // sink nearly always has a request in flight and pages queued.
       api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
-      poll: { intervalMs: 60_000, maxLocationsInFlight: 8, pagesPerTurn: 2, shutdownTimeoutMs: 10_000 },
+      poll: { intervalMs: 1_000, maxLocationsInFlight: 8, pagesPerTurn: 2, shutdownTimeoutMs: 10_000 },
       kafka: {
         offsetsTopicPartitions: 4,
         groupSessionTimeoutMs: SESSION_TIMEOUT_MS,
@@ -74,6 +77,7 @@ describe('a distributed owner paused past its session and request timeouts', () 
   });
 
   it('leaves the other instance writing every partition after the paused one wakes up and is stopped, nothing doubled or lost', async () => {
+    sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 2 });
     const store = new KafkaOffsetStore({
       kafka,
       topic: config.kafka.offsetsTopic,
@@ -81,7 +85,7 @@ describe('a distributed owner paused past its session and request timeouts', () 
       groupIdPrefix: 'paused-owner-test-offsets',
       loadTimeoutMs: 30_000,
     });
-    const caughtUp = caughtUpCheck(sandbox, store);
+    const caughtUpNow = () => caughtUpCheck(sandbox, store)(); // the truth grows while live mode runs
     const progress = (more: number, what: string) => {
       const target = sandbox.admin.stats().requests + more;
       return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
@@ -100,7 +104,7 @@ describe('a distributed owner paused past its session and request timeouts', () 
     i2.paused = true;
     i2.child.kill('SIGSTOP');
     const pausedAt = Date.now();
-    expect(await caughtUp()).toBe(false); // paused mid-backfill, or the pause proved little
+    expect(await caughtUpNow()).toBe(false); // paused mid-backfill, or the pause proved little
     await progress(200, 'i1 at work on every partition while i2 is paused');
     await eventually(
       () => Date.now() - pausedAt > KAFKAJS_REQUEST_TIMEOUT_MS + 3_000,
@@ -109,16 +113,18 @@ describe('a distributed owner paused past its session and request timeouts', () 
     );
     i2.child.kill('SIGCONT');
     i2.paused = false;
-    // Awake: it rejoins the group (and may be given partitions again, through the group). The backfill may
-    // have ended meanwhile; otherwise pages must keep flowing.
-    const target = sandbox.admin.stats().requests + 100;
-    await eventually(
-      async () => sandbox.admin.stats().requests >= target || (await caughtUp()),
-      60_000,
-      'pages still flowing after i2 woke up, or the backfill done',
-    );
+    // Awake: it rejoins the group (and may be given partitions again, through the group); live changes keep
+    // pages flowing.
+    await progress(100, 'pages still flowing after i2 woke up');
     i2.child.kill('SIGTERM');
     expect(await i2.exited, i2.output()).toBe(0);
+
+    // Changes made after i2 stopped can only be written by i1.
+    const versions = () => sandbox.locations.reduce((n, l) => n + sandbox.admin.truth(l).length, 0);
+    const versionsAtStop = versions();
+    await eventually(() => versions() >= versionsAtStop + 10, 60_000, 'changes made after i2 stopped');
+    sandbox.admin.setLive(false);
+    const caughtUp = caughtUpCheck(sandbox, store);
 
     await eventually(caughtUp, 120_000, 'every location caught up by i1 alone');
     expect(alive(i1), diagnostics(instances)).toBe(true);

@@ -532,6 +532,8 @@ describe('TransactionalRecordSink (scripted producer)', () => {
       const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
       expect(error.code).toBe('KAFKA_PARTITION_TAKEN_OVER');
       expect(error.disposition).toBe('retriable');
+      // Retriable by the partition's next owner, never on this sink (location-sync.ts does not retry it here).
+      expect(error.details?.['sinkEnded']).toBe(true);
       expect(takenOver).toBe(1);
       expect(kafka.producersBuilt).toBe(1);
       await sink.close();
