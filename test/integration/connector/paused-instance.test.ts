@@ -31,6 +31,7 @@ import {
   type ConnectorProcess,
 } from '../../support/connector-process.js';
 import { eventually, testKafka } from '../../support/kafka.js';
+import { pauseInsideTransaction } from '../../support/pause.js';
 
 const TRANSACTION_TIMEOUT_MS = 10_000;
 
@@ -85,10 +86,18 @@ describe('a single-mode instance paused past its transaction timeout while its r
       return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
     };
 
+    const admin = kafka.admin();
+    await admin.connect();
     const old = startConnectorProcess(configFile);
     running.push(old);
     await progress(100, 'the first instance at work');
-    old.child.kill('SIGSTOP');
+    // Inside a transaction: the case the age rule got wrong (between two transactions the old code stood by).
+    const topicPartitions = (await admin.fetchTopicMetadata({ topics: [config.kafka.topic] })).topics[0];
+    await pauseInsideTransaction(
+      old.child,
+      config.kafka.topic,
+      (topicPartitions?.partitions ?? []).map((p) => p.partitionId),
+    );
     const stoppedAt = Date.now();
     expect(await caughtUpNow()).toBe(false); // paused mid-backfill, or the pause proved little
 
@@ -138,6 +147,7 @@ describe('a single-mode instance paused past its transaction timeout while its r
     replacement.child.kill('SIGTERM');
     expect(await replacement.exited, replacement.output()).toBe(0);
 
+    await admin.disconnect();
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
     const published = await publishedCalls(kafka, config, truth);
     expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });

@@ -1,7 +1,7 @@
 /**
  * Issue 20, distributed mode: an owner paused (SIGSTOP) longer than the group session timeout AND kafkajs's
- * 30 s request timeout, while Kafka is the bottleneck so that it is paused with a transaction's request in
- * flight. The other instance takes its partitions (fencing their producers). When the paused one wakes up, its
+ * 30 s request timeout, inside a transaction (Kafka is the bottleneck, so a request of it is nearly always in
+ * flight). The other instance takes its partitions (fencing their producers). When the paused one wakes up, its
  * request fails, often timed out rather than fenced; it used to re-initialise the partition's producer on such
  * a failure, fencing the new owner and committing pages it had prepared before the pause (published twice). It
  * must drop the partition instead and take it again only through the group. After it is stopped, the other
@@ -24,6 +24,7 @@ import { connectorDocument, publishedCalls, startTestSandbox } from '../../suppo
 import { caughtUpCheck, doubledAndMissing } from '../../support/connector-process.js';
 import { alive, diagnostics, startInstance, type Instance } from '../../support/distributed.js';
 import { eventually, testKafka } from '../../support/kafka.js';
+import { pauseInsideTransaction } from '../../support/pause.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
 /** kafkajs's request timeout (the connector keeps its default): the pause must outlast it too. */
@@ -91,20 +92,29 @@ describe('a distributed owner paused past its session and request timeouts', () 
       return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
     };
 
-    const [i1, i2] = [startInstance('i1', configFile), startInstance('i2', configFile)];
-    instances.push(i1, i2);
-    // Both own partitions once each has committed (the group assigns as they join).
-    await eventually(
-      () => [i1, i2].every((i) => i.output().includes('"connector started"')),
-      60_000,
-      'both instances started',
-    );
-    await progress(300, 'both instances at work');
-
+    // i2 starts alone and owns every partition, so that it is the only writer when it is paused: the pause is
+    // taken inside one of its transactions (pauseInsideTransaction reads the broker's last stable offsets).
+    const i2 = startInstance('i2', configFile);
+    instances.push(i2);
+    await eventually(() => i2.output().includes('"connector started"'), 60_000, 'i2 started');
+    await progress(300, 'i2 at work');
+    const admin = kafka.admin();
+    await admin.connect();
+    const calls = (await admin.fetchTopicMetadata({ topics: [config.kafka.topic] })).topics[0];
+    await admin.disconnect();
     i2.paused = true;
-    i2.child.kill('SIGSTOP');
+    await pauseInsideTransaction(
+      i2.child,
+      config.kafka.topic,
+      (calls?.partitions ?? []).map((p) => p.partitionId),
+    );
     const pausedAt = Date.now();
     expect(await caughtUpNow()).toBe(false); // paused mid-backfill, or the pause proved little
+
+    // i1 joins; once i2's session has expired the group gives i1 every partition (fencing i2's producers).
+    const i1 = startInstance('i1', configFile);
+    instances.push(i1);
+    await eventually(() => i1.output().includes('"connector started"'), 60_000, 'i1 started');
     await progress(200, 'i1 at work on every partition while i2 is paused');
     await eventually(
       () => Date.now() - pausedAt > KAFKAJS_REQUEST_TIMEOUT_MS + 3_000,
