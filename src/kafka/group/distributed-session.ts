@@ -10,7 +10,8 @@
  * idempotent producer for every partition; nothing fences a paused instance then, so a zombie may publish a
  * page the new owner publishes too: duplicates, which at-least-once allows, never loss.
  *
- * Contract: `start()` once; `close()` at shutdown after every partition sink was closed.
+ * Contract: `start()` once (it opens nothing: the shared at-least-once sink starts with the first partition
+ * sink); `close()` at shutdown after every partition sink was closed, and before the group is left.
  */
 import type { Kafka } from 'kafkajs';
 import { FatalError } from '../../errors/index.js';
@@ -31,8 +32,10 @@ export class DistributedKafkaSession {
     private readonly options: KafkaSessionOptions,
     /** Partitions of the offsets topic: the most instances that can share the work. */
     readonly partitionCount: number,
-    private readonly shared: SessionSink | null,
   ) {}
+
+  /** At least once: the one idempotent producer of every partition, started with the first partition's sink. */
+  private shared: Promise<SessionSink> | null = null;
 
   static async start(options: KafkaSessionOptions): Promise<DistributedKafkaSession> {
     const ground = await prepareKafka(options);
@@ -56,12 +59,7 @@ export class DistributedKafkaSession {
         { offsetsTopic: config.kafka.offsetsTopic },
         'the offsets topic has 1 partition: in distributed mode only one instance at a time does work (parallelism 1); a topic created with kafka.offsetsTopicPartitions spreads the locations, but an existing topic keeps its count',
       );
-    let shared: SessionSink | null = null;
-    if (!config.kafka.exactlyOnce) {
-      shared = ground.buildSink(transactionalIdFor(config.connector.name), options.onFatal);
-      await shared.start();
-    }
-    return new DistributedKafkaSession(ground, options, partitionCount, shared);
+    return new DistributedKafkaSession(ground, options, partitionCount);
   }
 
   get kafka(): Kafka {
@@ -85,9 +83,10 @@ export class DistributedKafkaSession {
     generation?: () => number;
     close(timeoutMs?: number): Promise<void>;
   }> {
-    const shared = this.shared;
-    if (shared !== null)
+    if (!this.options.config.kafka.exactlyOnce) {
+      const shared = await this.sharedSink();
       return { commitPage: (commit) => shared.commitPage(commit), close: () => Promise.resolve() };
+    }
     const sink = this.ground.buildSink(
       partitionTransactionalId(this.options.config.connector.name, partition),
       this.options.onFatal,
@@ -115,6 +114,22 @@ export class DistributedKafkaSession {
   }
 
   async close(timeoutMs?: number): Promise<void> {
-    await this.shared?.close(timeoutMs);
+    const shared = await this.shared?.catch(() => null);
+    await shared?.close(timeoutMs);
+  }
+
+  private sharedSink(): Promise<SessionSink> {
+    this.shared ??= (async () => {
+      const sink = this.ground.buildSink(
+        transactionalIdFor(this.options.config.connector.name),
+        this.options.onFatal,
+      );
+      await sink.start();
+      return sink;
+    })().catch((error: unknown) => {
+      this.shared = null; // the next partition taken over tries again
+      throw error;
+    });
+    return this.shared;
   }
 }
