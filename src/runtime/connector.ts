@@ -109,15 +109,15 @@ export class ConnectorRuntime {
     try {
       const ops = await openOps(ctx, () => connectorStatus(config.connector.name, workerId, null));
       const kafka = await openKafka(ctx);
-      const api = await openApi(ctx, kafka.kafka, options.env);
+      const api = await openApi(ctx, kafka.session.kafka, options.env);
       const locations = buildLocations(ctx, api, {
         boundaryMaxBytes: kafka.session.boundaryMaxBytes,
-        dynamic: kafka.mode === 'distributed',
+        dynamic: config.connector.mode === 'distributed',
       });
       const { scheduler, configured, sourceOf } = locations;
       const ownership = await takeOwnership(ctx, kafka, locations);
 
-      await startHeartbeats(ctx, kafka.kafka, scheduler);
+      await startHeartbeats(ctx, kafka.session.kafka, scheduler);
 
       const runtime = new ConnectorRuntime({
         config,
@@ -134,7 +134,7 @@ export class ConnectorRuntime {
         schemaRegistryCheck(ops.registryProbe),
         ...[...api.grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
         locationsCheck(() => scheduler.status()),
-        ...(kafka.mode === 'distributed' ? [assignmentCheck(() => ownership.assignment())] : []),
+        ...(config.connector.mode === 'distributed' ? [assignmentCheck(() => ownership.assignment())] : []),
       ];
       for (const check of checks) ops.readiness.add(check);
       ops.readiness.add({
