@@ -27,13 +27,6 @@ import type { ConnectorConfig } from '../config/schema.js';
 import type { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
-import {
-  assignmentCheck,
-  grantCheck,
-  kafkaCheck,
-  locationsCheck,
-  schemaRegistryCheck,
-} from '../ops/checks.js';
 import type { MetricsServerAddress } from '../ops/server.js';
 import { packageVersion } from '../package-info.js';
 import { minimumRoundMs, type LocationStatus, type Scheduler } from '../sync/scheduler.js';
@@ -45,7 +38,7 @@ import { Failures, FENCED_BY_NEWER_INSTANCE, type StartContext } from './steps/c
 import { startHeartbeats } from './steps/heartbeats.js';
 import { openKafka } from './steps/kafka.js';
 import { buildLocations } from './steps/locations.js';
-import { openOps } from './steps/ops.js';
+import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
 
 export interface ConnectorRuntimeOptions {
@@ -129,61 +122,15 @@ export class ConnectorRuntime {
         failures: ctx.failures,
         assignment: () => ownership.assignment(),
       });
-      const checks = [
-        kafkaCheck(kafka.admin),
-        schemaRegistryCheck(ops.registryProbe),
-        ...[...api.grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
-        locationsCheck(() => scheduler.status()),
-        ...(config.connector.mode === 'distributed' ? [assignmentCheck(() => ownership.assignment())] : []),
-      ];
-      for (const check of checks) ops.readiness.add(check);
-      ops.readiness.add({
-        name: 'writer',
-        check: () => {
-          const fatal = runtime.fatalError;
-          return Promise.resolve(
-            fatal === null
-              ? { name: 'writer', ok: true }
-              : { name: 'writer', ok: false, detail: `${fatal.code}: ${fatal.message}` },
-          );
-        },
+      serveRunning(ctx, ops, {
+        workerId,
+        admin: kafka.admin,
+        api,
+        sourceOf,
+        scheduler,
+        assignment: () => ownership.assignment(),
       });
-      ops.setStatus(() =>
-        connectorStatus(
-          config.connector.name,
-          workerId,
-          runtime.status(),
-          runtime.fatalError,
-          ownership.assignment(),
-          {
-            scopes: api.transport.limiters.status(),
-            scopeOf: (uid) => {
-              const source = sourceOf.get(uid);
-              return api.transport.limiters.scopeName(source === undefined ? undefined : api.grantOf(source));
-            },
-          },
-        ),
-      );
-      logger.info(
-        {
-          connector: config.connector.name,
-          mode: config.connector.mode,
-          locations: configured.length,
-          exactlyOnce: config.kafka.exactlyOnce,
-        },
-        'connector started',
-      );
-      const roundMs = minimumRoundMs(configured.length, config.api.requestsPerSecond);
-      if (roundMs > config.poll.intervalMs)
-        logger.warn(
-          {
-            locations: configured.length,
-            requestsPerSecond: config.api.requestsPerSecond,
-            roundMs: Math.round(roundMs),
-            intervalMs: config.poll.intervalMs,
-          },
-          'api.requestsPerSecond cannot poll every location once per poll.intervalMs: a round of idle polls takes at least roundMs, so each location is polled that often, not every interval (raise api.requestsPerSecond if the API allows it)',
-        );
+      logStarted(ctx, configured.length);
       return runtime;
     } catch (error) {
       await lifecycle.close();
@@ -238,4 +185,28 @@ export class ConnectorRuntime {
   async close(): Promise<void> {
     await this.parts.lifecycle.close();
   }
+}
+
+/** The start-up's last word: started, and whether the request rate can poll every location once per interval. */
+function logStarted({ config, logger }: StartContext, locations: number): void {
+  logger.info(
+    {
+      connector: config.connector.name,
+      mode: config.connector.mode,
+      locations,
+      exactlyOnce: config.kafka.exactlyOnce,
+    },
+    'connector started',
+  );
+  const roundMs = minimumRoundMs(locations, config.api.requestsPerSecond);
+  if (roundMs > config.poll.intervalMs)
+    logger.warn(
+      {
+        locations,
+        requestsPerSecond: config.api.requestsPerSecond,
+        roundMs: Math.round(roundMs),
+        intervalMs: config.poll.intervalMs,
+      },
+      'api.requestsPerSecond cannot poll every location once per poll.intervalMs: a round of idle polls takes at least roundMs, so each location is polled that often, not every interval (raise api.requestsPerSecond if the API allows it)',
+    );
 }
