@@ -4,14 +4,24 @@
  * 1. topics: created when missing; the offsets topic must be compacted, and accept an offset with a
  *    full boundary (checked before the producer fences anyone: a bad setting must not take over);
  * 2. schemas: `<topic>-value` (and `<topic>-key`) looked up or registered, ids cached;
- * 3. the sink: in exactly-once mode the transactional producer is initialised FIRST: that fences an
- *    older instance and aborts a transaction it left open, which would otherwise hold back the last
- *    stable offset of the offsets topic and so what step 4 can read (single mode: after `beforeProducer`,
- *    where the runtime joins the instances group, so the older instance sees this one and stands by);
- * 4. offsets: the offsets topic is read to its end (read_committed).
+ * 3. a sink per producer scope, opened as the partitions of the offsets topic are taken over
+ *    (runtime/partition-handover.ts): in exactly-once mode its transactional producer is initialised FIRST:
+ *    that fences the scope's previous writer and aborts a transaction it left open, which would otherwise hold
+ *    back the last stable offset of the offsets topic and so what step 4 can read;
+ * 4. offsets: the scope's partitions of the offsets topic are read to their end (read_committed).
  *
- * Contract: `run` calls `KafkaSession.start()` once, hands `sink`, `offsetStore` and `initialOffsets` to
- * the sync engine, and calls `close()` on shutdown (after the engine stopped offering pages).
+ * Producer scopes (`ScopedKafkaSession`): single mode has one, the connector (`openConnectorSink`, transactional
+ * id `transactionalIdFor(connector.name)`, every partition, re-initialised only when the instances group shows no
+ * other instance: option `instances`); distributed mode one per partition P taken over (`openPartitionSink`,
+ * `<transactionalIdFor(connector.name)>-p<P>`; any producer loss drops P, `takenOver`). At least once
+ * (`kafka.exactlyOnce: false`), one idempotent producer serves every scope; nothing fences a paused instance
+ * then, so a zombie may publish a page the new owner publishes too: duplicates, which at-least-once allows,
+ * never loss.
+ *
+ * Contract: `ScopedKafkaSession.start()` once (it opens no producer); a scope's sink before its offsets are read;
+ * `close()` at shutdown after every scope's sink was closed (it closes the shared at-least-once sink).
+ * `KafkaSession.start()` is the one-scope form (the connector scope, its offsets read at once) that tests and
+ * tools use.
  */
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
@@ -26,6 +36,7 @@ import { createKafka } from './client.js';
 import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
+import { locationPartition } from './group/location-partition.js';
 import { createSchemaRegistry } from './registry.js';
 import { compressionType } from './compression.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
@@ -39,7 +50,9 @@ import { ensureConnectorTopics } from './topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface KafkaSessionOptions {
-  config: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'> & { connector: { name: string } };
+  config: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'> & {
+    connector: { name: string; mode?: ConnectorConfig['connector']['mode'] };
+  };
   /** poll.boundaryCap, checked against the offsets topic's max.message.bytes (see offset-size.ts). */
   boundaryCap?: number;
   logger: Logger;
@@ -50,19 +63,12 @@ export interface KafkaSessionOptions {
   kafka?: Kafka;
   /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
   clock?: Clock;
-  /**
-   * Single mode: run after topics and schemas are ready and before the producer's first initialisation (the
-   * runtime joins the instances group there, so that an older instance sees this one before it is fenced).
-   */
-  beforeProducer?: (kafka: Kafka) => Promise<void>;
-  /** Single mode: Kafka's word on other running instances, asked before any re-initialisation of the producer. */
-  instances?: InstanceCheck;
 }
 
 /** A RecordSink the session starts and closes. */
 export type SessionSink = RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> };
 
-/** What both sessions (single and distributed, see group/distributed-session.ts) share: topics, codec, store. */
+/** What prepareKafka readies: topics, codec, offset store and a sink factory. */
 export interface KafkaGround {
   kafka: Kafka;
   codec: CallCodec;
@@ -71,12 +77,14 @@ export interface KafkaGround {
   boundaryMaxBytes: number;
   /**
    * Builds a sink (not started); `transactionalId` is used in exactly-once mode only. `onTakenOver` (distributed
-   * mode): a fencing means the transactional id's partition was taken over (see TransactionalRecordSink).
+   * mode): a fencing means the transactional id's partition was taken over; `instances` (single mode): Kafka's
+   * word on other running instances, asked before any re-initialisation (see TransactionalRecordSink).
    */
   buildSink(
     transactionalId: string,
     onFatal?: (error: FatalError) => void,
     onTakenOver?: () => void,
+    instances?: InstanceCheck,
   ): SessionSink;
 }
 
@@ -154,6 +162,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     transactionalId: string,
     onFatal?: (error: FatalError) => void,
     onTakenOver?: () => void,
+    instances?: InstanceCheck,
   ): SessionSink =>
     config.kafka.exactlyOnce
       ? new TransactionalRecordSink({
@@ -173,7 +182,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           clock,
           ...(onFatal === undefined ? {} : { onFatal }),
           ...(onTakenOver === undefined ? {} : { onTakenOver }),
-          ...(options.instances === undefined ? {} : { instances: options.instances }),
+          ...(instances === undefined ? {} : { instances }),
         })
       : new AtLeastOnceRecordSink({
           kafka,
@@ -196,47 +205,217 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
   };
 }
 
+/** The transactional id of one partition's producer in distributed mode. */
+export function partitionTransactionalId(connectorName: string, partition: number): string {
+  return `${transactionalIdFor(connectorName)}-p${partition}`;
+}
+
+/** Where a scope's offsets are read from (see ScopedKafkaSession.loadOffsets). */
+export type OffsetScope = 'connector' | readonly number[];
+
+export class ScopedKafkaSession {
+  /** At least once: the one idempotent producer of every scope, started with the first scope's sink. */
+  private shared: Promise<SessionSink> | null = null;
+
+  private constructor(
+    private readonly ground: KafkaGround,
+    private readonly options: KafkaSessionOptions,
+    /** Partitions of the offsets topic: the most instances that can share the work. */
+    readonly partitionCount: number,
+  ) {}
+
+  static async start(options: KafkaSessionOptions): Promise<ScopedKafkaSession> {
+    const ground = await prepareKafka(options);
+    const { config, logger } = options;
+    const admin = ground.kafka.admin();
+    await admin.connect();
+    let partitionCount: number;
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [config.kafka.offsetsTopic] });
+      partitionCount = topics[0]?.partitions.length ?? 0;
+    } finally {
+      await admin.disconnect();
+    }
+    if (partitionCount < 1)
+      throw new FatalError(
+        'KAFKA_TOPIC_MISSING',
+        `the offsets topic ${config.kafka.offsetsTopic} has no partitions`,
+      );
+    if (partitionCount === 1 && config.connector.mode === 'distributed')
+      logger.warn(
+        { offsetsTopic: config.kafka.offsetsTopic },
+        'the offsets topic has 1 partition: in distributed mode only one instance at a time does work (parallelism 1); a topic created with kafka.offsetsTopicPartitions spreads the locations, but an existing topic keeps its count',
+      );
+    return new ScopedKafkaSession(ground, options, partitionCount);
+  }
+
+  get kafka(): Kafka {
+    return this.ground.kafka;
+  }
+
+  get offsetStore(): KafkaOffsetStore {
+    return this.ground.offsetStore;
+  }
+
+  get codec(): CallCodec {
+    return this.ground.codec;
+  }
+
+  /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
+  get boundaryMaxBytes(): number {
+    return this.ground.boundaryMaxBytes;
+  }
+
+  /** Every partition of the offsets topic (single mode owns them all). */
+  get partitions(): number[] {
+    return Array.from({ length: this.partitionCount }, (_, partition) => partition);
+  }
+
+  /**
+   * Builds and starts the connector scope's sink (single mode): exactly-once, initialising it fences an older
+   * instance of the same connector name and settles its open transaction. `instances`: asked before any
+   * re-initialisation (single mode passes its membership of the instances group, joined before this call).
+   */
+  async openConnectorSink(instances?: InstanceCheck): Promise<SessionSink> {
+    const { config } = this.options;
+    let sink: SessionSink;
+    if (config.kafka.exactlyOnce) {
+      sink = this.ground.buildSink(
+        transactionalIdFor(config.connector.name),
+        this.options.onFatal,
+        undefined,
+        instances,
+      );
+      await sink.start();
+    } else sink = sharedScope(await this.sharedSink());
+    this.options.logger
+      .child({ component: 'kafka-session' })
+      .info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
+    return sink;
+  }
+
+  /** Builds and starts partition P's sink (exactly-once: initialising it fences P's previous owner). */
+  async openPartitionSink(
+    partition: number,
+    takenOver: () => void,
+  ): Promise<{
+    commitPage: SessionSink['commitPage'];
+    generation?: () => number;
+    close(timeoutMs?: number): Promise<void>;
+  }> {
+    if (!this.options.config.kafka.exactlyOnce) return sharedScope(await this.sharedSink());
+    const sink = this.ground.buildSink(
+      partitionTransactionalId(this.options.config.connector.name, partition),
+      this.options.onFatal,
+      takenOver,
+    );
+    await sink.start();
+    return sink;
+  }
+
+  /**
+   * Reads a scope's offsets to the end of the offsets topic (read_committed), after its sink was opened.
+   * The connector scope reads the whole topic, one read shared by concurrent callers (KafkaOffsetStore.loadAll,
+   * which the sink's own settling uses too). Partitions: only those, and a location's offset found outside its
+   * partition (the topic's partition count changed) is fatal for the whole process (`onFatal`): no owner could
+   * see its history.
+   */
+  async loadOffsets(scope: OffsetScope): Promise<Map<string, LocationOffset>> {
+    if (scope === 'connector') return this.ground.offsetStore.loadAll();
+    const name = this.options.config.connector.name;
+    try {
+      return await this.ground.offsetStore.loadPartitions(scope, (uid) =>
+        locationPartition(name, uid, this.partitionCount),
+      );
+    } catch (error) {
+      if (error instanceof FatalError && error.code === 'KAFKA_OFFSETS_TOPIC_REPARTITIONED')
+        this.options.onFatal?.(error);
+      throw error;
+    }
+  }
+
+  /** Distributed mode's name for reading partitions (see loadOffsets). */
+  loadPartitions(partitions: readonly number[]): Promise<Map<string, LocationOffset>> {
+    return this.loadOffsets(partitions);
+  }
+
+  /** Closes the shared at-least-once sink, if one was started. */
+  async close(timeoutMs?: number): Promise<void> {
+    const shared = await this.shared?.catch(() => null);
+    await shared?.close(timeoutMs);
+  }
+
+  private sharedSink(): Promise<SessionSink> {
+    this.shared ??= (async () => {
+      const sink = this.ground.buildSink(
+        transactionalIdFor(this.options.config.connector.name),
+        this.options.onFatal,
+      );
+      await sink.start();
+      return sink;
+    })().catch((error: unknown) => {
+      this.shared = null; // the next scope taken over tries again
+      throw error;
+    });
+    return this.shared;
+  }
+}
+
+/** The connector scope opened at once, and its offsets read (tests and tools; the runtime goes through the handover). */
 export class KafkaSession {
   private constructor(
-    readonly kafka: Kafka,
+    private readonly scoped: ScopedKafkaSession,
     readonly sink: SessionSink,
-    readonly offsetStore: OffsetStore,
     /** Offsets as loaded at start, by location uid. */
     readonly initialOffsets: Map<string, LocationOffset>,
-    readonly codec: CallCodec,
-    /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
-    readonly boundaryMaxBytes: number,
   ) {}
 
   static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
-    const { config, logger } = options;
-    const log = logger.child({ component: 'kafka-session' });
-    const ground = await prepareKafka(options);
-    await options.beforeProducer?.(ground.kafka);
-    const sink = ground.buildSink(transactionalIdFor(config.connector.name), options.onFatal);
-    await sink.start(); // before loading offsets: see the module comment
-    log.info({ exactlyOnce: config.kafka.exactlyOnce }, 'producer ready');
-
+    const scoped = await ScopedKafkaSession.start(options);
+    const sink = await scoped.openConnectorSink();
     let initialOffsets: Map<string, LocationOffset>;
     try {
-      initialOffsets = await ground.offsetStore.loadAll();
+      initialOffsets = await scoped.loadOffsets('connector'); // after the producer: see the module comment
     } catch (error) {
       await sink.close();
+      await scoped.close();
       throw error;
     }
-    log.info({ locations: initialOffsets.size }, 'offsets loaded');
-    return new KafkaSession(
-      ground.kafka,
-      sink,
-      ground.offsetStore,
-      initialOffsets,
-      ground.codec,
-      ground.boundaryMaxBytes,
-    );
+    options.logger
+      .child({ component: 'kafka-session' })
+      .info({ locations: initialOffsets.size }, 'offsets loaded');
+    return new KafkaSession(scoped, sink, initialOffsets);
+  }
+
+  get kafka(): Kafka {
+    return this.scoped.kafka;
+  }
+
+  get offsetStore(): OffsetStore {
+    return this.scoped.offsetStore;
+  }
+
+  get codec(): CallCodec {
+    return this.scoped.codec;
+  }
+
+  /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
+  get boundaryMaxBytes(): number {
+    return this.scoped.boundaryMaxBytes;
   }
 
   /** Closes the sink: commits what is queued, within `timeoutMs` when given (see TransactionalRecordSink.close). */
   async close(timeoutMs?: number): Promise<void> {
     await this.sink.close(timeoutMs);
+    await this.scoped.close(timeoutMs);
   }
+}
+
+/** A scope's view of the shared at-least-once sink: closing the scope leaves it open (the session closes it). */
+function sharedScope(shared: SessionSink): SessionSink {
+  return {
+    commitPage: (commit) => shared.commitPage(commit),
+    start: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
 }

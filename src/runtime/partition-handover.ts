@@ -1,31 +1,40 @@
 /**
- * Distributed mode's handover: turns the group's assignments (kafka/group/partition-ownership.ts) into work.
- * For each partition of the offsets topic this instance holds, a sink and the scheduled locations whose
- * offset keys hash there; this module takes partitions over and lets them go, one step at a time.
+ * The one ownership seam of both modes: turns assignments of offsets-topic partitions into work. For each
+ * partition this instance holds, a sink and the scheduled locations whose offset keys hash there; this module
+ * takes partitions over and lets them go, one step at a time. Distributed mode feeds it the instances group's
+ * assignments (kafka/instance-presence.ts); single mode one fixed assignment of every partition at start
+ * (runtime/steps/ownership.ts).
  *
- * Taking over partition P (assigned, or still assigned after being dropped): open P's sink (exactly-once:
- * a transactional producer with P's own transactional id, whose initialisation fences the previous owner and
- * settles its open transaction), THEN read P of the offsets topic to its end (read_committed), then hand
- * P's locations to the scheduler with those offsets, due at once. A partition holding none of the
- * configured locations costs nothing (no producer, no read). A takeover that fails (Kafka unavailable) is
- * tried again after `retryDelayMs` while P stays assigned.
+ * Producer scopes: the partitions taken over are grouped into scopes (`scopesOf`), one sink each: distributed
+ * exactly-once, one per partition (transactional id `…-p<P>`); single mode, one for all of them (the connector's
+ * transactional id). A scope is taken over and let go as a whole.
  *
- * Letting P go (revoked): the scheduler stops taking pages of P's locations; a page in flight may finish for
- * up to `revokeBoundMs`, then it is aborted; then P's sink is closed within the same bound (what it has not
- * committed is aborted, at the latest by the next owner's initialisation).
+ * Taking over a scope (assigned, or still assigned after being dropped): open its sink (exactly-once: a
+ * transactional producer whose initialisation fences the previous owner and settles its open transaction), THEN
+ * read its partitions of the offsets topic to their end (read_committed), then hand its locations to the
+ * scheduler with those offsets, due at once. A scope holding none of the configured locations costs nothing (no
+ * producer, no read). A takeover from the group that fails (Kafka unavailable) is tried again after
+ * `retryDelayMs` while the partitions stay assigned; the fixed takeover (`assignFixed`) fails instead, for the
+ * start-up to wait or stop.
  *
- * Fenced (taken over): P's sink was fenced by a new owner whose assignment this instance has not seen yet
- * (a rebalance in progress, or it was paused past its session timeout). P is dropped at once, with a warning
- * and calls_connector_partitions_taken_over_total, never with a write after it. Should P still be assigned
- * here once two heartbeats succeeded after the drop (the group is stable in a generation that gives P to this
- * instance: the fencing came from a member of an older generation), P is taken over again.
+ * Letting go (revoked): the scheduler stops taking pages of the scope's locations; a page in flight may finish for
+ * up to `revokeBoundMs`, then it is aborted; then the scope's sink is closed within the same bound (what it has
+ * not committed is aborted, at the latest by the next owner's initialisation).
  *
- * Contract: the ownership module calls `onAssignment` / `onHeartbeat`, the sinks `takenOver`; all the work is
- * queued and runs one step at a time (an assignment superseded while queued is skipped: the newer one decides).
- * `close()` at shutdown, after the scheduler stopped: closes the sinks within the bound.
+ * Fenced (taken over, distributed mode): a sink was fenced by a new owner whose assignment this instance has not
+ * seen yet (a rebalance in progress, or it was paused past its session timeout). Its partitions are dropped at
+ * once, with a warning and calls_connector_partitions_taken_over_total, never with a write after it. Should a
+ * partition still be assigned here once two heartbeats succeeded after the drop (the group is stable in a
+ * generation that gives it to this instance: the fencing came from a member of an older generation), it is taken
+ * over again.
+ *
+ * Contract: the group membership calls `onAssignment` / `onHeartbeat`, or the start-up `assignFixed` once; the
+ * sinks call `takenOver`; all the work is queued and runs one step at a time (an assignment superseded while
+ * queued is skipped: the newer one decides). `close()` at shutdown, after the scheduler stopped: closes the sinks
+ * within the bound.
  */
 import { diffAssignment } from '../kafka/group/assignment.js';
-import type { Assignment } from '../kafka/group/partition-ownership.js';
+import type { Assignment } from '../kafka/instance-presence.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationSync } from '../sync/location-sync.js';
@@ -36,16 +45,21 @@ import type { Clock } from '../time/clock.js';
 
 export type PartitionSink = RecordSink & { close(timeoutMs?: number): Promise<void> };
 
-/** What the handover needs from Kafka and the sync core, wired by runtime/connector.ts. */
-export interface PartitionWork {
-  /** Builds and starts P's sink; `takenOver` is called if it is fenced later. */
-  openSink(partition: number, takenOver: () => void): Promise<PartitionSink>;
+/** What the handover needs from Kafka and the sync core, wired by runtime/steps/ownership.ts. */
+export interface HandoverPorts {
+  /** `partitions` grouped into producer scopes, one sink each (every partition in exactly one scope). */
+  scopesOf(partitions: readonly number[]): number[][];
+  /** Builds and starts a scope's sink; `takenOver` is called if it is fenced later (distributed mode). */
+  openSink(scope: readonly number[], takenOver: () => void): Promise<PartitionSink>;
   /** Reads the partitions of the offsets topic to their end (read_committed): stored offsets by location. */
   loadOffsets(partitions: readonly number[]): Promise<Map<string, LocationOffset>>;
-  /** A LocationSync for a location taken over, starting from its stored offset (undefined: none stored). */
+  /**
+   * A LocationSync for a location taken over, starting from its stored offset (undefined: none stored); it
+   * reloads its offset from its scope's partitions.
+   */
   syncFor(
     locationUid: string,
-    partition: number,
+    scope: readonly number[],
     offset: LocationOffset | undefined,
     sink: RecordSink,
   ): LocationSync;
@@ -54,7 +68,7 @@ export interface PartitionWork {
 export interface PartitionHandoverOptions {
   /** The configured locations by offsets-topic partition (group/location-partition.ts). */
   locationsByPartition: ReadonlyMap<number, readonly string[]>;
-  work: PartitionWork;
+  ports: HandoverPorts;
   scheduler: Pick<Scheduler, 'add' | 'remove'>;
   metrics: ConnectorMetrics;
   logger: Logger;
@@ -64,20 +78,20 @@ export interface PartitionHandoverOptions {
   retryDelayMs: number;
 }
 
-interface Held {
-  /** null: the partition holds no configured location. */
+interface HeldPartition {
+  /** null: the partition's scope holds no configured location. Shared by every partition of the scope. */
   sink: PartitionSink | null;
   uids: readonly string[];
 }
 
 export class PartitionHandover {
-  private readonly held = new Map<number, Held>();
+  private readonly held = new Map<number, HeldPartition>();
   private queue: Promise<void> = Promise.resolve();
   private latest: Assignment | null = null;
   /** The next step must let go of everything first (joined as a new member). */
-  private renew = false;
+  private mustRevokeAll = false;
   /** Partitions dropped as taken over while still assigned: heartbeats seen since, and when. */
-  private readonly dropped = new Map<number, { heartbeats: number; at: number }>();
+  private readonly droppedAsTakenOver = new Map<number, { heartbeats: number; at: number }>();
   private closed = false;
   private readonly log: Logger;
 
@@ -97,30 +111,50 @@ export class PartitionHandover {
     return count;
   }
 
+  /** An assignment of the instances group (distributed mode). */
   onAssignment(assignment: Assignment): void {
     this.latest = assignment;
-    if (assignment.fresh) this.renew = true;
-    this.dropped.clear();
+    if (assignment.fresh) this.mustRevokeAll = true;
+    this.droppedAsTakenOver.clear();
     this.options.metrics.rebalances.inc();
-    this.enqueue(() => this.apply(assignment, assignment.rebalanceStartedAt));
+    void this.enqueue(() => this.apply(assignment, assignment.rebalanceStartedAt));
   }
 
   onHeartbeat(): void {
     const latest = this.latest;
-    for (const [partition, drop] of this.dropped) {
+    for (const [partition, drop] of this.droppedAsTakenOver) {
       if (latest === null || !latest.partitions.includes(partition)) {
-        this.dropped.delete(partition);
+        this.droppedAsTakenOver.delete(partition);
         continue;
       }
       drop.heartbeats += 1;
       if (drop.heartbeats < 2) continue;
-      this.dropped.delete(partition);
+      this.droppedAsTakenOver.delete(partition);
       this.log.warn(
         { partition, generationId: latest.generationId },
         'a partition dropped as taken over is still assigned to this instance: taking it over again',
       );
-      this.enqueue(() => this.apply(latest, drop.at));
+      void this.enqueue(() => this.apply(latest, drop.at));
     }
+  }
+
+  /**
+   * Single mode: takes over the one fixed assignment (`partitions`: all of them) now. Rejects with what failed,
+   * holding nothing, when a sink cannot be opened or the offsets cannot be read; may be called again then.
+   */
+  assignFixed(partitions: readonly number[]): Promise<void> {
+    const assignment: Assignment = {
+      partitions: [...partitions].sort((a, b) => a - b),
+      generationId: null,
+      fresh: false,
+      rebalanceStartedAt: this.options.clock.now(),
+    };
+    this.latest = assignment;
+    return this.enqueue(async () => {
+      const { assigned } = diffAssignment(this.partitions, assignment.partitions);
+      await this.takeOver(assigned, assignment, null, 'throw');
+      this.updateOwnershipGauges();
+    });
   }
 
   /** Resolves once every step queued so far has run (tests; shutdown). */
@@ -139,69 +173,97 @@ export class PartitionHandover {
     await this.revoke(this.partitions, 'shutdown');
   }
 
-  private enqueue(step: () => Promise<void>): void {
-    this.queue = this.queue
-      .then(() => (this.closed ? undefined : step()))
-      .catch((error: unknown) => this.log.error({ err: error }, 'partition handover step failed'));
+  /** Queues a step; the promise returned rejects with its error (the queue goes on: the error is logged). */
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(() => (this.closed ? undefined : step()));
+    this.queue = run.catch((error: unknown) =>
+      this.log.error({ err: error }, 'partition handover step failed'),
+    );
+    return run;
   }
 
   private async apply(assignment: Assignment, since: number): Promise<void> {
     if (assignment !== this.latest) return; // a newer assignment is queued: it decides
-    if (this.renew) {
-      this.renew = false;
+    if (this.mustRevokeAll) {
+      this.mustRevokeAll = false;
       await this.revoke(this.partitions, 'rejoined');
     }
     const { assigned, revoked } = diffAssignment(this.partitions, assignment.partitions);
     if (revoked.length > 0) await this.revoke(revoked, 'revoked');
-    if (assigned.length > 0) await this.takeOver(assigned, assignment, since);
-    this.publish();
+    if (assigned.length > 0) await this.takeOver(assigned, assignment, since, 'retry');
+    this.updateOwnershipGauges();
   }
 
+  /**
+   * `since`: when the partitions lost their previous owner (calls_connector_location_handover_seconds), null for
+   * the fixed assignment. `onFailure`: retry later (the group's assignment stays), or throw holding nothing.
+   */
   private async takeOver(
     partitions: readonly number[],
     assignment: Assignment,
-    since: number,
+    since: number | null,
+    onFailure: 'retry' | 'throw',
   ): Promise<void> {
-    const { work, locationsByPartition, metrics, clock, scheduler } = this.options;
-    const busy = partitions.filter((p) => (locationsByPartition.get(p) ?? []).length > 0);
-    for (const p of partitions) if (!busy.includes(p)) this.held.set(p, { sink: null, uids: [] });
-    const sinks = new Map<number, PartitionSink>();
+    const { ports, locationsByPartition, metrics, clock, scheduler } = this.options;
+    const holdsLocations = (p: number) => (locationsByPartition.get(p) ?? []).length > 0;
+    const scopes = ports.scopesOf(partitions);
+    const empty = scopes.filter((scope) => !scope.some(holdsLocations)).flat();
+    for (const p of empty) this.held.set(p, { sink: null, uids: [] });
+    const sinks = new Map<readonly number[], PartitionSink>();
     const failed: number[] = [];
+    let failure: unknown;
     await Promise.all(
-      busy.map(async (partition) => {
-        try {
-          const opened: { sink?: PartitionSink } = {};
-          const sink = await work.openSink(partition, () => this.takenOver(partition, opened.sink));
-          opened.sink = sink;
-          sinks.set(partition, sink);
-        } catch (error) {
-          failed.push(partition);
-          this.log.warn({ err: error, partition }, 'cannot take the partition over yet; trying again');
-        }
-      }),
+      scopes
+        .filter((scope) => scope.some(holdsLocations))
+        .map(async (scope) => {
+          try {
+            const opened: { sink?: PartitionSink } = {};
+            const sink = await ports.openSink(scope, () => this.takenOver(opened.sink));
+            opened.sink = sink;
+            sinks.set(scope, sink);
+          } catch (error) {
+            failed.push(...scope);
+            failure ??= error;
+            if (onFailure === 'retry')
+              this.log.warn(
+                { err: error, partitions: scope },
+                'cannot take the partition over yet; trying again',
+              );
+          }
+        }),
     );
-    let offsets: Map<string, LocationOffset>;
-    try {
-      offsets = await work.loadOffsets([...sinks.keys()]);
-    } catch (error) {
-      this.log.warn(
-        { err: error, partitions: [...sinks.keys()] },
-        'cannot read the partitions taken over yet; trying again',
-      );
+    const giveUp = async (error: unknown) => {
       await Promise.all(
         [...sinks.values()].map((sink) => sink.close(this.options.revokeBoundMs).catch(() => undefined)),
       );
-      this.retryLater(assignment, since);
-      return;
+      if (onFailure === 'retry') return this.retryLater(assignment, since ?? clock.now());
+      for (const p of empty) this.held.delete(p);
+      throw error;
+    };
+    if (onFailure === 'throw' && failed.length > 0) return giveUp(failure);
+    const read = [...sinks.keys()].flat().sort((a, b) => a - b);
+    let offsets: Map<string, LocationOffset>;
+    try {
+      offsets = await ports.loadOffsets(read);
+    } catch (error) {
+      if (onFailure === 'retry')
+        this.log.warn(
+          { err: error, partitions: read },
+          'cannot read the partitions taken over yet; trying again',
+        );
+      return giveUp(error);
     }
     const now = clock.now();
     let locations = 0;
-    for (const [partition, sink] of [...sinks].sort(([a], [b]) => a - b)) {
-      const uids = locationsByPartition.get(partition) ?? [];
-      scheduler.add(uids.map((uid) => work.syncFor(uid, partition, offsets.get(uid), sink)));
-      this.held.set(partition, { sink, uids });
-      locations += uids.length;
-      metrics.locationHandover.observe(Math.max(0, now - since) / 1000);
+    for (const [scope, sink] of [...sinks].sort(([a], [b]) => a[0]! - b[0]!)) {
+      for (const partition of [...scope].sort((a, b) => a - b)) {
+        const uids = locationsByPartition.get(partition) ?? [];
+        scheduler.add(uids.map((uid) => ports.syncFor(uid, scope, offsets.get(uid), sink)));
+        this.held.set(partition, { sink, uids });
+        locations += uids.length;
+        if (since !== null && uids.length > 0)
+          metrics.locationHandover.observe(Math.max(0, now - since) / 1000);
+      }
     }
     this.log.info(
       {
@@ -211,7 +273,7 @@ export class PartitionHandover {
       },
       'partitions assigned',
     );
-    if (failed.length > 0) this.retryLater(assignment, since);
+    if (failed.length > 0) this.retryLater(assignment, since ?? now);
   }
 
   private retryLater(assignment: Assignment, since: number): void {
@@ -220,42 +282,54 @@ export class PartitionHandover {
       .then(() => this.enqueue(() => this.apply(assignment, since)));
   }
 
+  /** Lets go of `partitions`; a sink is closed once no partition held still shares it. */
   private async revoke(partitions: readonly number[], reason: string): Promise<void> {
     if (partitions.length === 0) return;
     const letGo = partitions.map((p) => [p, this.held.get(p)] as const);
     const uids = letGo.flatMap(([, held]) => held?.uids ?? []);
     await this.options.scheduler.remove(uids, this.options.revokeBoundMs);
     this.options.metrics.forgetLocations(uids);
+    for (const [partition] of letGo) this.held.delete(partition);
+    const stillHeld = new Set([...this.held.values()].map((held) => held.sink));
+    const closing = new Map<PartitionSink, number[]>();
+    for (const [partition, held] of letGo) {
+      if (held?.sink == null || stillHeld.has(held.sink)) continue;
+      closing.set(held.sink, [...(closing.get(held.sink) ?? []), partition]);
+    }
     await Promise.all(
-      letGo.map(async ([partition, held]) => {
-        this.held.delete(partition);
-        await held?.sink?.close(this.options.revokeBoundMs).catch((error: unknown) => {
-          this.log.warn({ err: error, partition }, 'closing the sink of a revoked partition failed');
-        });
-      }),
+      [...closing].map(([sink, scope]) =>
+        sink.close(this.options.revokeBoundMs).catch((error: unknown) => {
+          this.log.warn({ err: error, partitions: scope }, 'closing the sink of a revoked partition failed');
+        }),
+      ),
     );
-    this.publish();
+    this.updateOwnershipGauges();
     this.log.info({ partitions: [...partitions], locations: uids.length, reason }, 'partitions revoked');
   }
 
-  /** P's sink was fenced: another instance owns P now. Called by the sink (once). */
-  private takenOver(partition: number, sink: PartitionSink | undefined): void {
+  /** A sink was fenced: another instance owns its partitions now. Called by the sink (once). */
+  private takenOver(sink: PartitionSink | undefined): void {
     const at = this.options.clock.now();
-    this.enqueue(async () => {
-      const held = this.held.get(partition);
-      if (held === undefined || held.sink !== sink) return; // already let go
-      this.options.metrics.partitionsTakenOver.inc();
+    void this.enqueue(async () => {
+      const scope = [...this.held].filter(([, held]) => sink !== undefined && held.sink === sink);
+      if (scope.length === 0) return; // already let go
+      const partitions = scope.map(([partition]) => partition);
+      this.options.metrics.partitionsTakenOver.inc(partitions.length);
       this.log.warn(
-        { partition, locations: held.uids.length },
+        {
+          partitions,
+          locations: scope.reduce((count, [, held]) => count + held.uids.length, 0),
+        },
         'another instance took this partition over (fenced): dropping it and its locations',
       );
-      await this.revoke([partition], 'taken over');
-      if (this.latest?.partitions.includes(partition) === true)
-        this.dropped.set(partition, { heartbeats: 0, at });
+      await this.revoke(partitions, 'taken over');
+      for (const partition of partitions)
+        if (this.latest?.partitions.includes(partition) === true)
+          this.droppedAsTakenOver.set(partition, { heartbeats: 0, at });
     });
   }
 
-  private publish(): void {
+  private updateOwnershipGauges(): void {
     this.options.metrics.ownedPartitions.set(this.held.size);
     this.options.metrics.ownedLocations.set(this.locations);
   }

@@ -10,7 +10,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 import { ConnectorRuntime } from '../../../src/runtime/connector.js';
-import { DistributedKafkaSession } from '../../../src/kafka/group/distributed-session.js';
+import { ScopedKafkaSession as DistributedKafkaSession } from '../../../src/kafka/session.js';
 import { locationPartition } from '../../../src/kafka/group/location-partition.js';
 import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
 import { encodeOffsetValue, offsetKey } from '../../../src/kafka/offsets/offset-codec.js';

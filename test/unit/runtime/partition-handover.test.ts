@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import type { Assignment } from '../../../src/kafka/group/partition-ownership.js';
+import type { Assignment } from '../../../src/kafka/instance-presence.js';
 import { PartitionHandover, type PartitionSink } from '../../../src/runtime/partition-handover.js';
 import type { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
@@ -14,7 +14,11 @@ function assignment(partitions: number[], extra: Partial<Assignment> = {}): Assi
   return { partitions, generationId: null, fresh: false, rebalanceStartedAt: 0, ...extra };
 }
 
-function setup(options: { failOpen?: Set<number> } = {}) {
+/**
+ * A handover over recording ports. `scopes`: 'partition' (distributed: one sink per partition) or 'connector'
+ * (single mode: one sink for every partition); a scope's events name its partitions (`open 0,1`).
+ */
+function setup(options: { failOpen?: Set<number>; failRead?: { count: number }; scopes?: 'connector' } = {}) {
   const events: string[] = [];
   const takenOver = new Map<number, () => void>();
   const scheduled = new Set<string>();
@@ -39,15 +43,19 @@ function setup(options: { failOpen?: Set<number> } = {}) {
         return Promise.resolve();
       },
     },
-    work: {
-      openSink: (partition, onTakenOver) => {
-        events.push(`open ${partition}`);
-        if (options.failOpen?.has(partition)) return Promise.reject(new Error('Kafka unavailable'));
-        takenOver.set(partition, onTakenOver);
+    ports: {
+      scopesOf: (partitions) =>
+        options.scopes === 'connector' ? [[...partitions]] : partitions.map((p) => [p]),
+      openSink: (scope, onTakenOver) => {
+        const name = scope.join(',');
+        events.push(`open ${name}`);
+        if (scope.some((p) => options.failOpen?.has(p) === true))
+          return Promise.reject(new Error('Kafka unavailable'));
+        for (const p of scope) takenOver.set(p, onTakenOver);
         const sink: PartitionSink = {
           commitPage: () => Promise.resolve(),
           close: () => {
-            events.push(`close ${partition}`);
+            events.push(`close ${name}`);
             return Promise.resolve();
           },
         };
@@ -55,12 +63,16 @@ function setup(options: { failOpen?: Set<number> } = {}) {
       },
       loadOffsets: (partitions) => {
         events.push(`read ${partitions.join(',')}`);
+        if (options.failRead !== undefined && options.failRead.count > 0) {
+          options.failRead.count -= 1;
+          return Promise.reject(new Error('read timed out'));
+        }
         const offsets = new Map<string, LocationOffset>();
         for (const p of partitions) offsets.set(`${p}-a`, { ...EMPTY_OFFSET, since: `since-${p}` });
         return Promise.resolve(offsets);
       },
-      syncFor: (locationUid, partition, offset) => {
-        events.push(`sync ${locationUid}@${partition} from ${offset?.since ?? 'nothing'}`);
+      syncFor: (locationUid, scope, offset) => {
+        events.push(`sync ${locationUid}@${scope.join(',')} from ${offset?.since ?? 'nothing'}`);
         return { locationUid } as LocationSync;
       },
     },
@@ -177,6 +189,57 @@ describe('PartitionHandover', () => {
     await handover.close();
     expect(scheduled.size).toBe(0);
     expect(events.filter((e) => e.startsWith('close')).sort()).toEqual(['close 0', 'close 1']);
+    expect(handover.partitions).toEqual([]);
+  });
+});
+
+describe('PartitionHandover in single mode (one fixed assignment, one producer scope)', () => {
+  it('opens one sink for every partition before reading, then schedules every location, counting no rebalance and no handover', async () => {
+    const { handover, events, scheduled, metrics } = setup({ scopes: 'connector' });
+    await handover.assignFixed([5, 0, 1, 2, 3, 4]);
+    expect(events.slice(0, 2)).toEqual(['open 0,1,2,3,4,5', 'read 0,1,2,3,4,5']);
+    expect(events).toContain('sync 3-a@0,1,2,3,4,5 from since-3');
+    expect(scheduled.size).toBe(10);
+    expect(handover.partitions).toEqual([0, 1, 2, 3, 4, 5]);
+    expect((await metrics.ownedPartitions.get()).values[0]?.value).toBe(6);
+    expect((await metrics.ownedLocations.get()).values[0]?.value).toBe(10);
+    expect((await metrics.rebalances.get()).values[0]?.value ?? 0).toBe(0);
+    const handovers = (await metrics.locationHandover.get()).values.find((v) =>
+      v.metricName?.endsWith('_count'),
+    );
+    expect(handovers?.value ?? 0).toBe(0);
+  });
+
+  it('rejects a takeover whose sink cannot start, holding nothing, so the start can wait and try again', async () => {
+    const failOpen = new Set([2]);
+    const { handover, events, scheduled } = setup({ scopes: 'connector', failOpen });
+    await expect(handover.assignFixed([0, 1, 2, 3, 4, 5])).rejects.toThrow('Kafka unavailable');
+    expect(handover.partitions).toEqual([]);
+    expect(scheduled.size).toBe(0);
+    expect(events).not.toContain('read 0,1,2,3,4,5');
+
+    failOpen.clear();
+    await handover.assignFixed([0, 1, 2, 3, 4, 5]);
+    expect(handover.partitions).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(scheduled.size).toBe(10);
+  });
+
+  it('closes the sink it opened when the offsets cannot be read, and rejects holding nothing', async () => {
+    const { handover, events, scheduled } = setup({ scopes: 'connector', failRead: { count: 1 } });
+    await expect(handover.assignFixed([0, 1, 2, 3, 4, 5])).rejects.toThrow('read timed out');
+    expect(events).toEqual(['open 0,1,2,3,4,5', 'read 0,1,2,3,4,5', 'close 0,1,2,3,4,5']);
+    expect(handover.partitions).toEqual([]);
+    expect(scheduled.size).toBe(0);
+  });
+
+  it('closes the one sink once at close, after every location was unscheduled', async () => {
+    const { handover, events, scheduled } = setup({ scopes: 'connector' });
+    await handover.assignFixed([0, 1, 2, 3, 4, 5]);
+    events.length = 0;
+    await handover.close();
+    expect(scheduled.size).toBe(0);
+    expect(events.filter((e) => e.startsWith('close'))).toEqual(['close 0,1,2,3,4,5']);
+    expect(events.findIndex((e) => e.startsWith('remove'))).toBeLessThan(events.indexOf('close 0,1,2,3,4,5'));
     expect(handover.partitions).toEqual([]);
   });
 });

@@ -1,0 +1,88 @@
+/**
+ * Start-up step 3, the calls API: token providers (OAuth grant(s) from the encrypted store, or the static
+ * development token), the boundary fingerprints' key, one HTTP transport (keep-alive pool, global rate limit
+ * and concurrency cap) shared by one API client and one enricher per grant: each grant has its own token, all
+ * share the transport's connection pool, rate limit and concurrency cap.
+ */
+import type { Kafka } from 'kafkajs';
+import { CallsApiClient } from '../../api/calls-api-client.js';
+import { HttpTransport } from '../../api/http-transport.js';
+import { openOAuth, resolveClientSecret } from '../../auth/oauth-runtime.js';
+import { StaticTokenProvider, type TokenProvider } from '../../auth/token-provider.js';
+import type { ConnectorConfig } from '../../config/schema.js';
+import { FatalError } from '../../errors/index.js';
+import { Enricher } from '../../sync/enricher.js';
+import { BoundaryFingerprints } from '../../sync/fingerprint.js';
+import type { StartContext } from './context.js';
+
+/** Grant name used with a static development token. */
+const STATIC_GRANT = 'static';
+
+export type Source = ConnectorConfig['sources'][number];
+
+export interface Grant {
+  tokens: TokenProvider;
+  api: CallsApiClient;
+  enricher: Enricher;
+}
+
+export interface Api {
+  transport: HttpTransport;
+  /** By grant name. */
+  grants: ReadonlyMap<string, Grant>;
+  /** The grant a source's locations use. */
+  grantOf(source: Source): string;
+  fingerprints: BoundaryFingerprints;
+}
+
+export async function openApi(
+  ctx: StartContext,
+  kafka: Kafka,
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<Api> {
+  const { config, logger, metrics, clock, lifecycle } = ctx;
+  const oauth =
+    config.oauth === undefined
+      ? null
+      : await openOAuth(config, { metrics, logger, kafka, ...(env && { env }) });
+  if (oauth) lifecycle.defer('oauth', () => oauth.close());
+  // Keyed by a secret all instances share and none stores (sync/fingerprint.ts says why it is keyed).
+  const fingerprints = BoundaryFingerprints.fromSecret(
+    config.oauth === undefined ? (config.auth.staticToken ?? '') : await resolveClientSecret(config.oauth),
+  );
+  const tokensFor = (grant: string): TokenProvider => {
+    if (oauth) return oauth.tokenProvider(grant);
+    const token = config.auth.staticToken;
+    if (token === undefined)
+      throw new FatalError('AUTH_NOT_CONFIGURED', 'configure `oauth` or `auth.staticToken`');
+    return new StaticTokenProvider(token);
+  };
+
+  const transport = await HttpTransport.fromConfig(config.api, metrics, clock);
+  lifecycle.defer('api transport', () => transport.close());
+
+  const grantOf = (source: Source) => (oauth ? source.grant : STATIC_GRANT);
+  const grants = new Map<string, Grant>();
+  for (const source of config.sources) {
+    const grant = grantOf(source);
+    if (grants.has(grant)) continue;
+    const tokens = tokensFor(grant);
+    const api = new CallsApiClient({
+      http: transport,
+      grant,
+      tokens,
+      settings: config.api,
+      metrics,
+      logger,
+      clock,
+    });
+    const enricher = new Enricher({
+      api,
+      enabled: config.api.enrich,
+      concurrency: config.api.enrichConcurrency,
+      poisonPageAttempts: config.api.poisonCallPageAttempts,
+    });
+    grants.set(grant, { tokens, api, enricher });
+  }
+  return { transport, grants, grantOf, fingerprints };
+}

@@ -1,0 +1,30 @@
+/**
+ * Start-up step 6, heartbeats (optional, kafka.heartbeatIntervalMs > 0): each location's state published to the
+ * heartbeat topic (kafka/heartbeats.ts). Opened last, so it is stopped first.
+ */
+import type { Kafka } from 'kafkajs';
+import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../kafka/heartbeats.js';
+import type { Scheduler } from '../../sync/scheduler.js';
+import type { StartContext } from './context.js';
+
+export async function startHeartbeats(
+  ctx: StartContext,
+  kafka: Kafka,
+  scheduler: Pick<Scheduler, 'status'>,
+): Promise<void> {
+  const { config, metrics, logger, clock, lifecycle } = ctx;
+  if (config.kafka.heartbeatIntervalMs <= 0) return;
+  await ensureHeartbeatTopic(kafka, config.kafka);
+  const publisher = new HeartbeatPublisher({
+    kafka,
+    topic: config.kafka.heartbeatTopic,
+    intervalMs: config.kafka.heartbeatIntervalMs,
+    connectorName: config.connector.name,
+    locations: () => scheduler.status(),
+    metrics,
+    logger,
+    clock,
+  });
+  await publisher.start();
+  lifecycle.defer('heartbeats', () => publisher.stop());
+}

@@ -1,0 +1,96 @@
+/**
+ * Start-up step 4, the locations: every configured location once (a location listed twice is refused), how a
+ * LocationSync is built for one of them once its offset and sink are known (the ownership step does it when it
+ * takes the location's partition over), and the Scheduler that runs them.
+ */
+import { FatalError } from '../../errors/index.js';
+import { LocationSync } from '../../sync/location-sync.js';
+import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
+import type { RecordSink } from '../../sync/ports.js';
+import { Scheduler } from '../../sync/scheduler.js';
+import type { Api, Source } from './api.js';
+import type { StartContext } from './context.js';
+
+export interface Locations {
+  /** The configured location uids, in configuration order. */
+  configured: readonly string[];
+  sourceOf: ReadonlyMap<string, Source>;
+  scheduler: Scheduler;
+  /**
+   * A LocationSync for `locationUid` from its stored offset (undefined: none stored), writing to `sink`;
+   * `reload` reads what is stored for it again (after an ambiguous commit or a new producer).
+   */
+  syncFor: (
+    locationUid: string,
+    offset: LocationOffset | undefined,
+    sink: RecordSink,
+    reload: () => Promise<LocationOffset | undefined>,
+  ) => LocationSync;
+}
+
+export function buildLocations(
+  ctx: StartContext,
+  api: Api,
+  options: {
+    /** Bytes a location's boundary may take in its stored offset (kafka/offsets/offset-size.ts). */
+    boundaryMaxBytes: number;
+    /** Locations join and leave as partitions are taken over and let go (distributed mode). */
+    dynamic: boolean;
+  },
+): Locations {
+  const { config, logger, metrics, clock } = ctx;
+  const sourceOf = new Map<string, Source>();
+  for (const source of config.sources) {
+    for (const locationUid of source.locations) {
+      if (sourceOf.has(locationUid)) {
+        throw new FatalError(
+          'CONFIG_DUPLICATE_LOCATION',
+          `location ${locationUid} is listed twice in sources; list each location once`,
+        );
+      }
+      sourceOf.set(locationUid, source);
+    }
+  }
+  const empty = (): LocationOffset => ({ ...EMPTY_OFFSET, boundary: [] });
+  const syncFor: Locations['syncFor'] = (locationUid, offset, sink, reload) => {
+    const source = sourceOf.get(locationUid)!;
+    const { api: client, enricher } = api.grants.get(api.grantOf(source))!;
+    return new LocationSync({
+      locationUid,
+      startOffset: offset ?? empty(),
+      api: client,
+      enricher,
+      sink,
+      metrics,
+      logger,
+      clock,
+      settings: {
+        pageSize: config.api.pageSize,
+        startSince: source.startSince ?? null,
+        boundaryCap: config.poll.boundaryCap,
+        boundaryMaxBytes: options.boundaryMaxBytes,
+        privacy: config.privacy.customerPhoneNumber,
+        fingerprints: api.fingerprints,
+        commitRetry: config.api.retry,
+        tombstoneGone: config.kafka.tombstoneGoneCalls,
+      },
+      reloadOffset: async () => (await reload()) ?? empty(),
+    });
+  };
+  const scheduler = new Scheduler({
+    locations: [],
+    dynamic: options.dynamic,
+    settings: {
+      maxLocationsInFlight: config.poll.maxLocationsInFlight,
+      intervalMs: config.poll.intervalMs,
+      pagesPerTurn: config.poll.pagesPerTurn,
+      shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
+      failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+      stoppedRetry: config.poll.stoppedRetry,
+    },
+    metrics,
+    logger,
+    clock,
+  });
+  return { configured: [...sourceOf.keys()], sourceOf, scheduler, syncFor };
+}

@@ -1,0 +1,122 @@
+/**
+ * Start-up step 1, ops: the metrics server first, so /healthz answers and /readyz says what is missing while
+ * the rest starts (and it closes last); then the schema registry is asked, and waited for while it is down (a
+ * wrong URL or credentials is named as such at once, see runtime/preflight.ts). Once every other step ran,
+ * `serveRunning` adds the readiness checks and the full GET /status.
+ */
+import type { Admin } from 'kafkajs';
+import { createHttpsDispatcher } from '../../auth/https-dispatcher.js';
+import { readRegistryCaFile } from '../../kafka/registry.js';
+import {
+  assignmentCheck,
+  grantCheck,
+  kafkaCheck,
+  locationsCheck,
+  schemaRegistryCheck,
+  type SchemaRegistryProbe,
+} from '../../ops/checks.js';
+import { Readiness } from '../../ops/readiness.js';
+import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
+import type { Scheduler } from '../../sync/scheduler.js';
+import { waitForSchemaRegistry } from '../preflight.js';
+import { connectorStatus, type AssignmentStatus } from '../status.js';
+import type { Api, Source } from './api.js';
+import type { StartContext } from './context.js';
+
+export interface Ops {
+  readiness: Readiness;
+  metricsAddress: MetricsServerAddress | null;
+  /** How the schema registry is reached (its readiness check asks it again). */
+  registryProbe: SchemaRegistryProbe;
+  /** What GET /status answers from now on (until then: the connector, UNASSIGNED). */
+  setStatus(source: () => object): void;
+}
+
+export async function openOps(ctx: StartContext, initialStatus: () => object): Promise<Ops> {
+  const { config, logger, metrics, clock, lifecycle } = ctx;
+  const readiness = new Readiness();
+  let status = initialStatus;
+  let metricsAddress: MetricsServerAddress | null = null;
+  if (config.metrics.enabled) {
+    const server = new MetricsServer({
+      metrics,
+      readiness,
+      host: config.metrics.host,
+      port: config.metrics.port,
+      logger,
+      status: () => status(),
+    });
+    metricsAddress = await server.start();
+    lifecycle.defer('metrics server', () => server.stop());
+    logger.info({ url: metricsAddress.url }, 'metrics, /healthz and /readyz listening');
+  }
+
+  const registryCa = readRegistryCaFile(config.schemaRegistry);
+  const dispatcher = registryCa === undefined ? undefined : createHttpsDispatcher({ extraCaPem: registryCa });
+  if (dispatcher !== undefined) lifecycle.defer('schema registry probe', () => dispatcher.close());
+  const registryProbe: SchemaRegistryProbe = {
+    url: config.schemaRegistry.url,
+    ...(dispatcher !== undefined && { dispatcher }),
+    ...(config.schemaRegistry.username !== undefined && { username: config.schemaRegistry.username }),
+    ...(config.schemaRegistry.password !== undefined && { password: config.schemaRegistry.password }),
+  };
+  await waitForSchemaRegistry(registryProbe, { logger, clock, ...(ctx.signal && { signal: ctx.signal }) });
+  return {
+    readiness,
+    metricsAddress,
+    registryProbe,
+    setStatus: (source) => {
+      status = source;
+    },
+  };
+}
+
+/** What the running connector is made of, as /readyz and GET /status report it. */
+export interface RunningView {
+  workerId: string;
+  admin: Admin;
+  api: Api;
+  sourceOf: ReadonlyMap<string, Source>;
+  scheduler: Pick<Scheduler, 'status'>;
+  assignment: () => AssignmentStatus | null;
+}
+
+/** The readiness checks of every part, and the full GET /status (until now: the connector, UNASSIGNED). */
+export function serveRunning({ config, failures }: StartContext, ops: Ops, view: RunningView): void {
+  const { api, scheduler } = view;
+  const checks = [
+    kafkaCheck(view.admin),
+    schemaRegistryCheck(ops.registryProbe),
+    ...[...api.grants.entries()].map(([grant, { tokens }]) => grantCheck(tokens, grant)),
+    locationsCheck(() => scheduler.status()),
+    ...(config.connector.mode === 'distributed' ? [assignmentCheck(() => view.assignment())] : []),
+  ];
+  for (const check of checks) ops.readiness.add(check);
+  ops.readiness.add({
+    name: 'writer',
+    check: () => {
+      const fatal = failures.error;
+      return Promise.resolve(
+        fatal === null
+          ? { name: 'writer', ok: true }
+          : { name: 'writer', ok: false, detail: `${fatal.code}: ${fatal.message}` },
+      );
+    },
+  });
+  ops.setStatus(() =>
+    connectorStatus(
+      config.connector.name,
+      view.workerId,
+      scheduler.status(),
+      failures.error,
+      view.assignment(),
+      {
+        scopes: api.transport.limiters.status(),
+        scopeOf: (uid) => {
+          const source = view.sourceOf.get(uid);
+          return api.transport.limiters.scopeName(source === undefined ? undefined : api.grantOf(source));
+        },
+      },
+    ),
+  );
+}

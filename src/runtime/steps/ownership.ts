@@ -1,0 +1,204 @@
+/**
+ * Start-up step 5, ownership: which locations this instance runs, and the sinks they write to. Both modes go
+ * through one seam, runtime/partition-handover.ts: partitions of the offsets topic are taken over (a producer
+ * scope's sink opened, THEN its offsets read, then its locations scheduled) and let go. Only the assignment and
+ * the producer scopes differ:
+ *
+ * - single mode: one fixed assignment, every partition, in one producer scope (the connector's transactional id,
+ *   whose sink asks the instances group before any re-initialisation); its offsets are the whole topic's. Taken
+ *   over once at start, after this instance became a member of `<name>-instances` (bounded wait): an older
+ *   instance that wakes up then sees this one and stands by rather than fence it back
+ *   (kafka/instance-presence.ts). A takeover that fails is waited for (Kafka unavailable) or ends the start.
+ * - distributed mode: the instances group's assignments (sticky assignor), one producer scope per partition
+ *   (`…-p<P>`: any producer loss drops P, and the handover takes it again only through the group); its offsets
+ *   are its partition's. A background loop keeps calls_connector_unowned_locations.
+ *
+ * Cleanup order (the lifecycle's reverse): the background loop stops and the handover lets every partition go
+ * (closing its sinks, the last page committed or aborted), then the shared at-least-once sink closes, and only
+ * then is the group left: `offsets reset` cannot go ahead while a page may still commit.
+ */
+import type { Admin } from 'kafkajs';
+import { locationPartition, locationsByPartition } from '../../kafka/group/location-partition.js';
+import {
+  InstancePresence,
+  PRESENCE_SESSION_TIMEOUT_MS,
+  type AssignedMembership,
+} from '../../kafka/instance-presence.js';
+import type { OffsetScope, ScopedKafkaSession } from '../../kafka/session.js';
+import type { ConnectorMetrics } from '../../metrics/metrics.js';
+import type { Clock } from '../../time/clock.js';
+import { PartitionHandover, type HandoverPorts, type PartitionSink } from '../partition-handover.js';
+import type { AssignmentStatus } from '../status.js';
+import { waitUntilAvailable } from '../wait-until-available.js';
+import type { StartContext } from './context.js';
+import type { KafkaStep } from './kafka.js';
+import type { Locations } from './locations.js';
+
+/**
+ * How long a single-mode start waits to become a member of the instances group before it initialises its
+ * producer: a predecessor's member that was killed or paused has to expire first (its session timeout).
+ */
+export const PRESENCE_JOIN_WAIT_MS = PRESENCE_SESSION_TIMEOUT_MS + 10_000;
+
+export interface Ownership {
+  /** The offsets-topic partitions owned now (distributed: null until the first assignment arrived). */
+  assignment(): AssignmentStatus | null;
+}
+
+/** What differs between the modes: how partitions make producer scopes, their sinks and their offsets. */
+interface ScopePolicy {
+  scopesOf(partitions: readonly number[]): number[][];
+  openSink(scope: readonly number[], takenOver: () => void): Promise<PartitionSink>;
+  offsetsOf(scope: readonly number[]): OffsetScope;
+}
+
+export async function takeOwnership(
+  ctx: StartContext,
+  kafka: KafkaStep,
+  locations: Locations,
+): Promise<Ownership> {
+  const { config, logger, metrics, clock, lifecycle, failures } = ctx;
+  const { session, admin } = kafka;
+  const { configured, scheduler, syncFor } = locations;
+  const distributed = config.connector.mode === 'distributed';
+  const name = config.connector.name;
+  const { partitionCount } = session;
+  // Bound late: the single-mode sink asks the membership, which is taken before any sink is opened.
+  const member: { presence?: InstancePresence } = {};
+  const policy = distributed ? partitionScopes(session) : connectorScope(session, () => member.presence);
+  const ports: HandoverPorts = {
+    scopesOf: (partitions) => policy.scopesOf(partitions),
+    openSink: (scope, takenOver) => policy.openSink(scope, takenOver),
+    loadOffsets: (partitions) => session.loadOffsets(policy.offsetsOf(partitions)),
+    syncFor: (uid, scope, offset, sink) =>
+      syncFor(uid, offset, sink, async () => (await session.loadOffsets(policy.offsetsOf(scope))).get(uid)),
+  };
+  const handover = new PartitionHandover({
+    locationsByPartition: locationsByPartition(name, configured, partitionCount),
+    ports,
+    scheduler,
+    metrics,
+    logger,
+    clock,
+    revokeBoundMs: config.poll.shutdownTimeoutMs,
+    retryDelayMs: config.kafka.groupSessionTimeoutMs,
+  });
+  const assigned: AssignedMembership | undefined = distributed
+    ? {
+        sessionTimeoutMs: config.kafka.groupSessionTimeoutMs,
+        heartbeatIntervalMs: config.kafka.groupHeartbeatIntervalMs,
+        rebalanceTimeoutMs: config.kafka.groupRebalanceTimeoutMs,
+        onAssignment: (assignment) => handover.onAssignment(assignment),
+        onHeartbeat: () => handover.onHeartbeat(),
+      }
+    : undefined;
+  const presence = await InstancePresence.join(session.kafka, name, config.kafka.offsetsTopic, {
+    onLost: (error) => failures.membershipLost(error),
+    clock,
+    logger,
+    ...(assigned && { assigned }),
+  });
+  member.presence = presence;
+  lifecycle.defer('instances group', () => presence.leave());
+  // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
+  lifecycle.defer('kafka session', () => session.close(config.poll.shutdownTimeoutMs));
+  const stopBackground = new AbortController();
+  lifecycle.defer('partitions', async () => {
+    stopBackground.abort();
+    await handover.close();
+  });
+
+  if (!distributed) {
+    if (!(await presence.joined(PRESENCE_JOIN_WAIT_MS)))
+      logger.warn(
+        { waitedMs: PRESENCE_JOIN_WAIT_MS },
+        'not yet a member of the instances group: initialising the producer anyway (an older instance that wakes up now may not see this one)',
+      );
+    await waitUntilAvailable(() => handover.assignFixed(session.partitions), {
+      logger,
+      clock,
+      ...(ctx.signal && { signal: ctx.signal }),
+      what: 'the Kafka cluster',
+    });
+    metrics.unownedLocations.set(0);
+    return { assignment: () => ({ partitions: handover.partitions, generationId: null }) };
+  }
+
+  void watchUnowned(presence, admin, configured, {
+    partitionOf: (uid) => locationPartition(name, uid, partitionCount),
+    metrics,
+    clock,
+    intervalMs: config.kafka.groupHeartbeatIntervalMs,
+    signal: stopBackground.signal,
+  });
+  return {
+    assignment: () => {
+      const current = presence.assignment;
+      return current === null
+        ? null
+        : { partitions: handover.partitions, generationId: current.generationId };
+    },
+  };
+}
+
+/** Single mode: every partition in one scope, the connector's producer; its offsets are the whole topic's. */
+function connectorScope(
+  session: ScopedKafkaSession,
+  presence: () => InstancePresence | undefined,
+): ScopePolicy {
+  return {
+    scopesOf: (partitions) => [[...partitions]],
+    openSink: () =>
+      session.openConnectorSink({
+        alone: () => {
+          const member = presence();
+          return member === undefined
+            ? Promise.reject(new Error('not a member of the instances group'))
+            : member.alone();
+        },
+      }),
+    offsetsOf: () => 'connector',
+  };
+}
+
+/** Distributed mode: one scope per partition, its own producer (`…-p<P>`) and its own offsets. */
+function partitionScopes(session: ScopedKafkaSession): ScopePolicy {
+  return {
+    scopesOf: (partitions) => partitions.map((partition) => [partition]),
+    openSink: ([partition], takenOver) => {
+      if (partition === undefined) return Promise.reject(new RangeError('an empty producer scope'));
+      return session.openPartitionSink(partition, takenOver);
+    },
+    offsetsOf: (partitions) => partitions,
+  };
+}
+
+/**
+ * Keeps calls_connector_unowned_locations: every `intervalMs`, the configured locations whose partition no
+ * member of the group owns (kept as it was while the group rebalances, or when the group cannot be described).
+ */
+async function watchUnowned(
+  presence: InstancePresence,
+  admin: Pick<Admin, 'describeGroups'>,
+  configured: readonly string[],
+  options: {
+    partitionOf: (uid: string) => number;
+    metrics: ConnectorMetrics;
+    clock: Clock;
+    intervalMs: number;
+    signal: AbortSignal;
+  },
+): Promise<void> {
+  const partitions = configured.map(options.partitionOf);
+  options.metrics.unownedLocations.set(configured.length);
+  while (!options.signal.aborted) {
+    try {
+      const owned = await presence.ownedByGroup(admin);
+      if (owned !== null)
+        options.metrics.unownedLocations.set(partitions.filter((p) => !owned.has(p)).length);
+    } catch {
+      // Kafka unavailable: the gauge keeps its last value; the kafka readiness check says why.
+    }
+    await options.clock.sleep(options.intervalMs, options.signal).catch(() => undefined);
+  }
+}

@@ -1,0 +1,72 @@
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.js';
+import { ConnectorError } from '../../../src/errors/index.js';
+import { freeLoopbackPort } from '../../../src/demo/free-port.js';
+import { silentLogger } from '../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { ConnectorRuntime } from '../../../src/runtime/connector.js';
+
+/**
+ * A registry stand-in that answers 404 everywhere: not a Confluent-compatible API (a wrong URL). `beforeAnswer`
+ * runs while the start waits for the answer.
+ */
+async function wrongRegistry(beforeAnswer: () => Promise<void>): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    void beforeAnswer().then(() => {
+      res.statusCode = 404;
+      res.end('{"error_code":40401,"message":"not found"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/wrong`, server };
+}
+
+/** Whether something can listen on the port now (the metrics server let it go). */
+async function portIsFree(port: number): Promise<boolean> {
+  const server = createNetServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+describe('ConnectorRuntime.start', () => {
+  it('undoes what it opened when a later step fails: the metrics server started first lets its port go', async () => {
+    const port = await freeLoopbackPort();
+    let listeningDuringStart: boolean | undefined;
+    const registry = await wrongRegistry(async () => {
+      listeningDuringStart = !(await portIsFree(port));
+    });
+    const config = parseConfig(
+      {
+        connector: { name: 'orders' },
+        api: { baseUrl: 'https://api.example.com' },
+        auth: { staticToken: 'token' },
+        sources: [{ locations: ['11111111-1111-1111-1111-111111111111'] }],
+        kafka: { brokers: ['127.0.0.1:1'] },
+        schemaRegistry: { url: registry.url },
+        metrics: { enabled: true, host: '127.0.0.1', port },
+      },
+      {},
+    );
+    try {
+      const failure = await ConnectorRuntime.start({
+        config,
+        logger: silentLogger(),
+        metrics: new ConnectorMetrics(),
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(ConnectorError);
+      expect((failure as ConnectorError).code).toBe('SCHEMA_REGISTRY_URL_WRONG');
+      expect(listeningDuringStart).toBe(true);
+      expect(await portIsFree(port)).toBe(true);
+    } finally {
+      await new Promise((resolve) => registry.server.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { FatalError } from '../../../../src/errors/index.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { Failures } from '../../../../src/runtime/steps/context.js';
+
+describe('Failures', () => {
+  it('keeps a membership refused while the start still runs, for the runtime to stop with', () => {
+    const failures = new Failures('orders', new ConnectorMetrics(), silentLogger());
+
+    failures.membershipLost(new Error('INCONSISTENT_GROUP_PROTOCOL'));
+
+    expect(failures.signal.aborted).toBe(true);
+    expect(failures.error?.code).toBe('KAFKA_GROUP_MEMBERSHIP_LOST');
+    expect(failures.error?.message).toContain('orders-instances');
+  });
+
+  it('keeps the first error: a later one does not replace what stopped the connector', () => {
+    const failures = new Failures('orders', new ConnectorMetrics(), silentLogger());
+
+    failures.fail(new FatalError('KAFKA_OFFSETS_TOPIC_REPARTITIONED', 'moved'));
+    failures.fail(new FatalError('SINK_PROGRAMMER_ERROR', 'bug'));
+
+    expect(failures.error?.code).toBe('KAFKA_OFFSETS_TOPIC_REPARTITIONED');
+  });
+
+  it('marks a fencing by a newer instance as standby, and nothing else', async () => {
+    const fenced = new ConnectorMetrics();
+    new Failures('orders', fenced, silentLogger()).fail(
+      new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'),
+    );
+    const broken = new ConnectorMetrics();
+    new Failures('orders', broken, silentLogger()).fail(new FatalError('SINK_PROGRAMMER_ERROR', 'bug'));
+
+    expect((await fenced.standby.get()).values[0]?.value).toBe(1);
+    expect((await broken.standby.get()).values[0]?.value ?? 0).toBe(0);
+  });
+});
