@@ -6,7 +6,7 @@
  * - `skippable`: this one item cannot be processed; route it aside (dead-letter topic) and carry on.
  *
  * Every error carries a stable `code` (for logs, metrics labels and scripts) and the underlying `cause`.
- * Programmer errors (TypeError, RangeError, ...) are never wrapped as retriable: `classify()` treats
+ * Programmer errors (TypeError, RangeError, ...) are never wrapped as retriable: `dispositionOf()` treats
  * anything that is not a ConnectorError as fatal.
  *
  * Messages must never contain secrets (tokens, client secret): callers pass redacted context only.

@@ -337,7 +337,7 @@ export class ConnectorMetrics {
   });
   readonly transactionCommitDuration = new Histogram({
     name: 'calls_connector_kafka_transaction_commit_duration_seconds',
-    help: 'Time the Kafka transaction commit of one page took (the commit call only, records already sent).',
+    help: 'Time one Kafka transaction commit took (a group of up to maxPagesPerTransaction pages; the commit call only, records already sent).',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });

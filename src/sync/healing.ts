@@ -45,6 +45,7 @@ export interface StoppedRetryPolicy {
   jitter: number;
 }
 
+/** The defaults of `poll.stoppedRetry`: the config schema takes them from here (the core imports no config). */
 export const DEFAULT_STOPPED_RETRY: StoppedRetryPolicy = Object.freeze({
   initialDelayMs: 60_000,
   maxDelayMs: 3_600_000,

@@ -25,6 +25,7 @@ import {
   type RunningConnector,
 } from '../../support/connector.js';
 import { doubledAndMissing } from '../../support/connector-process.js';
+import { metricValue } from '../../support/counters.js';
 import { eventually, testKafka } from '../../support/kafka.js';
 
 describe('a connector whose grant is revoked while it runs', () => {
@@ -36,10 +37,6 @@ describe('a connector whose grant is revoked while it runs', () => {
 
   const login = () =>
     authorizeAgainstSandbox({ config, sandboxCaPem: sandbox.caCertPem ?? '', logger: silentLogger(), env });
-  const gauge = async (name: string, labels: Record<string, string>) =>
-    (await metrics.registry.getSingleMetric(name)?.get())?.values.find((v) =>
-      Object.entries(labels).every(([k, l]) => v.labels[k] === l),
-    )?.value;
   const readyz = async () => {
     const response = await request(`${connector.runtime.metricsAddress?.url ?? ''}/readyz`);
     return { status: response.statusCode, body: await response.body.text() };
@@ -95,8 +92,10 @@ describe('a connector whose grant is revoked while it runs', () => {
       30_000,
       'every location paused by the revoked grant',
     );
-    expect(await gauge('calls_connector_locations_stopped', { code: 'AUTH_GRANT_REVOKED' })).toBe(2);
-    expect(await gauge('calls_connector_grant_valid', { grant: 'default' })).toBe(0);
+    expect(
+      await metricValue(metrics, 'calls_connector_locations_stopped', { code: 'AUTH_GRANT_REVOKED' }),
+    ).toBe(2);
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(0);
     await eventually(async () => (await readyz()).status === 503, 15_000, '/readyz to fail');
     expect((await readyz()).body).toContain('2 of 2 location(s) stopped: AUTH_GRANT_REVOKED x2');
 
@@ -110,7 +109,7 @@ describe('a connector whose grant is revoked while it runs', () => {
       30_000,
       'the locations resumed without a restart',
     );
-    expect(await gauge('calls_connector_grant_valid', { grant: 'default' })).toBe(1);
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(1);
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
     await eventually(
       async () => {
