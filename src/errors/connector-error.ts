@@ -68,6 +68,20 @@ export function dispositionOf(error: unknown): ErrorDisposition {
   return error instanceof ConnectorError ? error.disposition : 'fatal';
 }
 
+/**
+ * Whether a failure is a bug rather than an answer from the world: the built-in programmer error classes.
+ * Libraries report network, broker and HTTP failures as their own Error subclasses (or plain Errors), never
+ * as these. Such an error is passed on as it is (fatal for what it stopped), never retried as transient.
+ */
+export function isProgrammerError(error: unknown): error is Error {
+  return (
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof ReferenceError ||
+    error instanceof SyntaxError
+  );
+}
+
 /** Stable code of any thrown value, for logs and metric labels. */
 export function codeOf(error: unknown): string {
   if (error instanceof ConnectorError) return error.code;
