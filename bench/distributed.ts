@@ -21,6 +21,7 @@
  * Knobs (env): BENCH_DIST_LOCATIONS (24), BENCH_DIST_CALLS (calls per location, 600),
  * BENCH_DIST_SESSION_TIMEOUT_MS (6000: the handover's floor after a crash), BENCH_DIST_RUN_LIMIT_S (120).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -66,8 +67,6 @@ interface View {
   tasks: Map<string, TaskStatus & { owner: string }>;
   published: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function startInstance(name: string, configFile: string): Instance {
   const child = spawn(process.execPath, [CLI.pathname, 'run', '--config', configFile], {

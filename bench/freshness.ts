@@ -14,6 +14,7 @@
  * a window holds about 125 changes, so its p99 is not simply its slowest change (with 60, it was); the request
  * load (10 listings/s for 100 locations at a 10 s interval, 5 single-call GETs/s) stays under the limit.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js';
@@ -25,7 +26,7 @@ import { SOURCE_HEADERS } from '../src/kafka/source-headers.js';
 import { pollPhase } from '../src/sync/poll-phase.js';
 import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
-import { atMost, envInt, median, REPETITIONS, Samples } from './stats.js';
+import { atMost, envInt, median, percentile, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 export interface Arrival {
@@ -60,12 +61,6 @@ export function delayParts(arrival: Arrival, intervalMs: number): DelayParts {
   };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted.length === 0
-    ? Number.NaN
-    : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN);
-}
-
 const fmt = (seconds: number) => seconds.toFixed(2);
 
 /** A note on the slowest changes of all windows: where their delay went (the tail's cause). */
@@ -81,8 +76,6 @@ function slowest(parts: readonly DelayParts[]): string {
       .join('; ')
   );
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const freshnessBench: BenchModule = {
   name: 'freshness',

@@ -14,7 +14,7 @@ import type { LocationIndex } from '../packages/sandbox/src/data/location-index.
 import { readPage } from '../packages/sandbox/src/listing/page.js';
 import { createRandom } from '../packages/sandbox/src/random.js';
 import type { WorkerReady } from './sandbox-worker.js';
-import { envInt } from './stats.js';
+import { envInt, percentile } from './stats.js';
 import type { BenchFigure, BenchModule, BenchResult } from './types.js';
 
 interface ScenarioResult {
@@ -23,10 +23,6 @@ interface ScenarioResult {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0);
 }
 
 /** Runs `concurrency` loops of `step` until the time or request budget is spent. */

@@ -19,6 +19,13 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
+/** The `p` quantile (0-1) of ascending `sorted` values, nearest rank; NaN when there are none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length === 0
+    ? Number.NaN
+    : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN);
+}
+
 /** The median figure of `values` with their min and max. */
 export function summarise(label: string, unit: string, values: readonly number[]): BenchFigure {
   return { label, unit, value: median(values), min: Math.min(...values), max: Math.max(...values) };

@@ -257,7 +257,7 @@ export class CallsApiClient implements CallsApi {
           if (this.http.pacesRefusals !== true) {
             signal?.throwIfAborted();
             await this.clock.sleep(
-              verdict.delayMs ?? backoffDelayMs(policy, Math.min(throttles, 30), this.clock.random()),
+              verdict.delayMs ?? backoffDelayMs(policy, throttles, this.clock.random()),
               signal,
             );
           }

@@ -16,9 +16,9 @@ import { readFile } from 'node:fs/promises';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import PQueue from 'p-queue';
 import { Agent, request as undiciRequest } from 'undici';
-import { FatalError, RetriableError } from '../errors/index.js';
+import { FatalError, isProgrammerError, RetriableError } from '../errors/index.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
-import { systemClock, type Clock } from '../time/clock.js';
+import { systemClock, wallTimer, type Clock } from '../time/clock.js';
 import { readAnnounced } from './rate-limit/headers.js';
 import { RateLimiters, type RateLimitConfig } from './rate-limit/registry.js';
 import type { RequestPriority } from './rate-limit/scope-limiter.js';
@@ -274,18 +274,17 @@ export class HttpTransport implements HttpClient {
 
   private async sendNow(request: HttpRequest, signal?: AbortSignal): Promise<HttpResponse> {
     signal?.throwIfAborted();
-    // The request's deadline and the caller's abort, on one controller. A timer cleared when the exchange
-    // ends (Node keeps timers of one duration in one list: arming and clearing is O(1), one native timer for
-    // all) and a listener removed then: AbortSignal.timeout and AbortSignal.any per request cost a weak
-    // reference, a finalizer, and a timer left to fire 30 s later, on every idle poll.
+    // The request's deadline and the caller's abort, on one controller. A wall-clock timer cleared when the
+    // exchange ends (time/clock.ts wallTimer: wall time like undici's own header and body timeouts) and a
+    // listener removed then: AbortSignal.timeout and AbortSignal.any per request cost a weak reference, a
+    // finalizer, and a timer left to fire 30 s later, on every idle poll.
     const controller = new AbortController();
     let timedOut = false;
     const timeoutMs = this.options.requestTimeoutMs;
-    const timer = setTimeout(() => {
+    const timer = wallTimer(timeoutMs, () => {
       timedOut = true;
       controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
-    }, timeoutMs);
-    timer.unref();
+    });
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     const query = new URLSearchParams(request.query).toString();
@@ -341,7 +340,7 @@ export class HttpTransport implements HttpClient {
         );
       }
       // A programmer error (no system or undici code) is never retried as if it were the network's.
-      if (code === undefined && (error instanceof TypeError || error instanceof RangeError)) throw error;
+      if (code === undefined && isProgrammerError(error)) throw error;
       if (code !== undefined && TLS_TRUST_CODES.has(code)) {
         throw new FatalError(
           'API_TLS',
@@ -355,7 +354,7 @@ export class HttpTransport implements HttpClient {
         { cause: error },
       );
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       signal?.removeEventListener('abort', onAbort);
       this.options.metrics.apiInFlight.dec();
     }

@@ -3,19 +3,12 @@
  * what a Retry-After header may ask for, and the pure parsing of that header. The API client's loop
  * (calls-api-client.ts) applies it; nothing here sleeps or reads the clock.
  */
-import type { RetryConfig } from '../config/schema.js';
+import { retrySchema, type RetryConfig } from '../config/schema.js';
 
 export type RetryPolicy = Readonly<RetryConfig>;
 
-/** Defaults equal to the config schema's, for callers built without a config (tests, tools). */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
-  maxAttempts: 8,
-  initialDelayMs: 250,
-  maxDelayMs: 30_000,
-  multiplier: 2,
-  statuses: [408, 425, 429, 500, 502, 503, 504],
-  maxRetryAfterMs: 300_000,
-});
+/** The config schema's defaults (`api.retry` left out), for callers built without a config (tests, tools). */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze(retrySchema.parse(undefined));
 
 /**
  * Parses a Retry-After header value (RFC 9110 10.2.3): either delay-seconds (a non-negative integer) or an

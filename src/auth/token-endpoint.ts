@@ -22,6 +22,7 @@ import { statusClass } from '../metrics/metrics.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
 import { untrustedCertificateCode } from './https-dispatcher.js';
+import { retrying } from '../time/backoff.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 
 export interface TokenResponse {
@@ -148,26 +149,20 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     signal: AbortSignal | undefined,
   ): Promise<TokenResponse> {
     const secrets = [this.#clientSecret, ...requestSecrets];
-    let lastError: RetriableError | undefined;
-    for (let attempt = 1; attempt <= this.retry.maxAttempts; attempt++) {
-      if (attempt > 1) {
-        this.options.metrics?.apiRetries.inc({
-          endpoint: 'token',
-          reason: lastError?.details.reason as string,
-        });
-        const wait = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 2));
-        await this.clock.sleep(wait * (0.5 + this.clock.random() / 2), signal);
-      }
-      try {
-        return await this.postOnce(body, secrets, purpose, signal);
-      } catch (error) {
-        if (!(error instanceof RetriableError)) throw error;
-        lastError = error;
-      }
-    }
-    throw (
-      lastError ??
-      new RetriableError('AUTH_TOKEN_ENDPOINT_UNAVAILABLE', 'the token endpoint could not be reached')
+    // Doubling delays, 50-100 % of each at random (time/backoff.ts); the last failure is thrown as it is.
+    return retrying(
+      { ...this.retry, multiplier: 2, jitter: 0.5 },
+      {
+        clock: this.clock,
+        ...(signal && { signal }),
+        retriable: (error) => error instanceof RetriableError,
+        onRetry: ({ error }) =>
+          this.options.metrics?.apiRetries.inc({
+            endpoint: 'token',
+            reason: (error as RetriableError).details.reason as string,
+          }),
+      },
+      () => this.postOnce(body, secrets, purpose, signal),
     );
   }
 

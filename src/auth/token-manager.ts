@@ -36,6 +36,7 @@ import type { GrantRecord, TokenStore } from './store/token-store.js';
 import type { TokenEndpoint, TokenResponse } from './token-endpoint.js';
 import { TokenRequestRefused } from './token-endpoint.js';
 import type { TokenProvider } from './token-provider.js';
+import { backoffDelayMs, type Backoff } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export const ACCESS_TOKEN_LIFETIME_MS = 10 * 3600_000;
@@ -140,9 +141,9 @@ export class TokenManager implements TokenProvider {
   private handOuts = 0;
   private readonly jitterMs: number;
   /** Backoff of refresh attempts after a failed one (proactive refresh, refused refresh token). */
-  private readonly refreshBackoff: Backoff;
+  private readonly refreshBackoff: RetryGate;
   /** Backoff of refreshes answering a 401 for a token a refresh just produced. */
-  private readonly rejectionBackoff: Backoff;
+  private readonly rejectionBackoff: RetryGate;
   private lastFailure: ConnectorError | undefined;
 
   constructor(options: TokenManagerOptions) {
@@ -166,8 +167,8 @@ export class TokenManager implements TokenProvider {
     }
     this.jitterMs = Math.floor(this.clock.random() * jitterWindow);
     const retry = options.refreshRetry ?? DEFAULT_REFRESH_RETRY;
-    this.refreshBackoff = new Backoff(retry, this.clock);
-    this.rejectionBackoff = new Backoff(retry, this.clock);
+    this.refreshBackoff = new RetryGate(retry, this.clock);
+    this.rejectionBackoff = new RetryGate(retry, this.clock);
     this.metrics = options.metrics;
     this.log = (options.logger ?? silentLogger()).child({ component: 'token-manager', grant: options.grant });
   }
@@ -414,16 +415,22 @@ export class TokenManager implements TokenProvider {
   }
 }
 
-/** Waits between attempts after failures: initialDelayMs doubling to maxDelayMs, 50-100 % of it at random. */
-class Backoff {
+/**
+ * A gate between attempts after failures (not a loop: callers ask it whether to try now). The waits are the
+ * one backoff formula (time/backoff.ts): initialDelayMs doubling to maxDelayMs, 50-100 % of it at random.
+ */
+class RetryGate {
   private failures = 0;
   /** Epoch ms before which no attempt is made; 0 when not backing off. */
   retryAt = 0;
+  private readonly backoff: Backoff;
 
   constructor(
-    private readonly policy: { initialDelayMs: number; maxDelayMs: number },
+    policy: { initialDelayMs: number; maxDelayMs: number },
     private readonly clock: Pick<Clock, 'random'>,
-  ) {}
+  ) {
+    this.backoff = { ...policy, multiplier: 2, jitter: 0.5 };
+  }
 
   waiting(now: number): boolean {
     return now < this.retryAt;
@@ -431,12 +438,10 @@ class Backoff {
 
   /** Records a failure at `now`; returns the wait before the next attempt. */
   fail(now: number): number {
-    const { initialDelayMs, maxDelayMs } = this.policy;
     // A streak that ended long ago starts over.
-    if (now > this.retryAt + maxDelayMs) this.failures = 0;
+    if (now > this.retryAt + this.backoff.maxDelayMs) this.failures = 0;
     this.failures += 1;
-    const ceiling = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(this.failures - 1, 30));
-    const wait = Math.round(ceiling * (0.5 + this.clock.random() / 2));
+    const wait = backoffDelayMs(this.backoff, this.failures, this.clock.random());
     this.retryAt = now + wait;
     return wait;
   }

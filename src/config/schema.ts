@@ -1,5 +1,6 @@
 /**
- * The connector's configuration: one schema, with every default in one place.
+ * The connector's configuration: one schema, with every default in one place (but for the stopped-location
+ * backoff's, which the sync core owns, sync/healing.ts: the core imports no configuration).
  *
  * Keys the calls API spec marks "not shown" (listing path, items field, cursor field, token header,
  * error codes) are configuration here, with the defaults our sandbox and the known API use.
@@ -7,6 +8,7 @@
  * tools/docs/config-descriptions.ts): a unit test fails while the two differ.
  */
 import { z } from 'zod';
+import { DEFAULT_STOPPED_RETRY } from '../sync/healing.js';
 
 const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/;
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -26,7 +28,7 @@ export function parseDurationMs(value: unknown): unknown {
 
 const durationMs = (min = 0) => z.preprocess(parseDurationMs, z.number().int().min(min));
 
-const retrySchema = z
+export const retrySchema = z
   .object({
     /** Total attempts for one request, the first included. */
     maxAttempts: z.number().int().min(1).max(100).default(8),
@@ -452,10 +454,10 @@ export const configSchema = z
          */
         stoppedRetry: z
           .object({
-            initialDelayMs: durationMs(1_000).default(60_000),
-            maxDelayMs: durationMs(1_000).default(3_600_000),
-            multiplier: z.number().min(1).max(10).default(2),
-            jitter: z.number().min(0).max(1).default(0.2),
+            initialDelayMs: durationMs(1_000).default(DEFAULT_STOPPED_RETRY.initialDelayMs),
+            maxDelayMs: durationMs(1_000).default(DEFAULT_STOPPED_RETRY.maxDelayMs),
+            multiplier: z.number().min(1).max(10).default(DEFAULT_STOPPED_RETRY.multiplier),
+            jitter: z.number().min(0).max(1).default(DEFAULT_STOPPED_RETRY.jitter),
           })
           .strict()
           .refine((r) => r.maxDelayMs >= r.initialDelayMs, {
@@ -607,5 +609,4 @@ export type RetryConfig = ApiConfig['retry'];
 export type OAuthConfig = z.infer<typeof oauthSchema>;
 export type KafkaConfig = z.infer<typeof kafkaSchema>;
 export type SchemaRegistryConfig = z.infer<typeof schemaRegistrySchema>;
-export type SourceConfig = ConnectorConfig['sources'][number];
 export type PrivacyPolicy = ConnectorConfig['privacy']['customerPhoneNumber'];

@@ -6,7 +6,7 @@
  * - `skippable`: this one item cannot be processed; route it aside (dead-letter topic) and carry on.
  *
  * Every error carries a stable `code` (for logs, metrics labels and scripts) and the underlying `cause`.
- * Programmer errors (TypeError, RangeError, ...) are never wrapped as retriable: `classify()` treats
+ * Programmer errors (TypeError, RangeError, ...) are never wrapped as retriable: `dispositionOf()` treats
  * anything that is not a ConnectorError as fatal.
  *
  * Messages must never contain secrets (tokens, client secret): callers pass redacted context only.
@@ -66,6 +66,20 @@ export class SkippableError extends ConnectorError {
 /** What to do with any thrown value. Unknown errors (including programmer errors) are fatal, never retried. */
 export function dispositionOf(error: unknown): ErrorDisposition {
   return error instanceof ConnectorError ? error.disposition : 'fatal';
+}
+
+/**
+ * Whether a failure is a bug rather than an answer from the world: the built-in programmer error classes.
+ * Libraries report network, broker and HTTP failures as their own Error subclasses (or plain Errors), never
+ * as these. Such an error is passed on as it is (fatal for what it stopped), never retried as transient.
+ */
+export function isProgrammerError(error: unknown): error is Error {
+  return (
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof ReferenceError ||
+    error instanceof SyntaxError
+  );
 }
 
 /** Stable code of any thrown value, for logs and metric labels. */

@@ -49,15 +49,7 @@ export function describeKafkaError(error: unknown): string {
 }
 
 /**
- * Whether a failure is a bug rather than Kafka's answer: the built-in programmer error classes. kafkajs
- * reports broker and network failures as KafkaJSError subclasses (plain Errors underneath), never as
- * these. Such an error is passed on as it is (fatal for its location), never retried as transient.
+ * Whether a failure is a bug rather than Kafka's answer (errors/: the one test for every adapter). kafkajs
+ * reports broker and network failures as KafkaJSError subclasses (plain Errors underneath), never as these.
  */
-export function isProgrammerError(error: unknown): error is Error {
-  return (
-    error instanceof TypeError ||
-    error instanceof RangeError ||
-    error instanceof ReferenceError ||
-    error instanceof SyntaxError
-  );
-}
+export { isProgrammerError } from '../errors/index.js';

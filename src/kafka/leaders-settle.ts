@@ -5,6 +5,7 @@
  * retries only the unknown topic). `whileLeadersSettle` tries such a call again, a few times over about 10 s on
  * the clock; any other error, or the last attempt's, passes on as it is.
  */
+import { retrying, type BackoffPolicy } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 const LEADER_MOVING = new Set([
@@ -12,23 +13,20 @@ const LEADER_MOVING = new Set([
   'LEADER_NOT_AVAILABLE',
   'UNKNOWN_TOPIC_OR_PARTITION',
 ]);
-const ATTEMPTS = 8;
+/** 200 ms doubling to 2 s, no jitter: 8 attempts over about 10 s (time/backoff.ts). */
+const SETTLING: BackoffPolicy = Object.freeze({
+  maxAttempts: 8,
+  initialDelayMs: 200,
+  maxDelayMs: 2_000,
+  multiplier: 2,
+  jitter: 0,
+});
 
 function leaderMoving(error: unknown): boolean {
   const type = (error as { type?: unknown } | null)?.type;
   return typeof type === 'string' && LEADER_MOVING.has(type);
 }
 
-export async function whileLeadersSettle<T>(
-  attempt: () => Promise<T>,
-  clock: Clock = systemClock,
-): Promise<T> {
-  for (let tried = 1; ; tried++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (tried >= ATTEMPTS || !leaderMoving(error)) throw error;
-    }
-    await clock.sleep(Math.min(2_000, 100 * 2 ** tried));
-  }
+export function whileLeadersSettle<T>(attempt: () => Promise<T>, clock: Clock = systemClock): Promise<T> {
+  return retrying(SETTLING, { clock, retriable: leaderMoving }, attempt);
 }

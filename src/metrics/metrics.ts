@@ -10,6 +10,7 @@
  * never share counters. Components receive it injected; none of them creates metrics of its own.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface MetricsOptions {
   perLocationLabels?: boolean;
@@ -22,6 +23,8 @@ export interface MetricsOptions {
   /** Labels of `calls_connector_build_info`; 'unknown' when not given. */
   version?: string;
   connector?: string;
+  /** "Now" of the scrape-time gauges (freshness) and of a traversal's success; default the system clock. */
+  clock?: Pick<Clock, 'now'>;
 }
 
 /**
@@ -58,6 +61,7 @@ export class ConnectorMetrics {
   private readonly throttledReported = new Map<string, number>();
   /** api.requestsPerSecond, for calls_connector_poll_round_seconds (undefined: the gauge stays 0). */
   private readonly requestsPerSecond: number | undefined;
+  private readonly clock: Pick<Clock, 'now'>;
 
   readonly recordsPublished = new Counter({
     name: 'calls_connector_records_published_total',
@@ -252,7 +256,7 @@ export class ConnectorMetrics {
     labelNames: ['location'] as const,
     registers: [this.registry],
     collect: () => {
-      const now = Date.now();
+      const now = this.clock.now();
       for (const [label, highWater] of this.oldestByLabel(this.highWaterMs)) {
         this.freshness.set({ location: label }, Math.max(0, (now - highWater) / 1000));
       }
@@ -337,7 +341,7 @@ export class ConnectorMetrics {
   });
   readonly transactionCommitDuration = new Histogram({
     name: 'calls_connector_kafka_transaction_commit_duration_seconds',
-    help: 'Time the Kafka transaction commit of one page took (the commit call only, records already sent).',
+    help: 'Time one Kafka transaction commit took (a group of up to maxPagesPerTransaction pages; the commit call only, records already sent).',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
@@ -363,6 +367,7 @@ export class ConnectorMetrics {
   constructor(options: MetricsOptions = {}) {
     this.perLocationLabels = options.perLocationLabels ?? true;
     this.requestsPerSecond = options.requestsPerSecond;
+    this.clock = options.clock ?? systemClock;
     if (options.pollIntervalMs !== undefined) this.pollInterval.set(options.pollIntervalMs / 1000);
     this.buildInfo.set(
       { version: options.version ?? 'unknown', connector: options.connector ?? 'unknown' },
@@ -394,7 +399,7 @@ export class ConnectorMetrics {
   }
 
   /** Called by the sync engine when a traversal of a location completes (nextCursor null). */
-  observeTraversalSuccess(locationUid: string, at: Date | number = Date.now()): void {
+  observeTraversalSuccess(locationUid: string, at: Date | number = this.clock.now()): void {
     this.lastSuccessMs.set(locationUid, toMs(at));
   }
 

@@ -21,6 +21,7 @@
  * Configuration errors never get here: they exit 2 at start.
  */
 import { ConnectorError, ERROR_CODES, type ErrorCodeEntry } from '../errors/index.js';
+import { backoffDelayMs, type Backoff } from '../time/backoff.js';
 
 export type Healing = 'heals' | 'paused' | 'never';
 
@@ -36,15 +37,13 @@ export function healingOf(error: unknown): Healing {
   return entry.healing ?? 'heals';
 }
 
-/** The backoff of stopped locations (config `poll.stoppedRetry`). */
-export interface StoppedRetryPolicy {
-  initialDelayMs: number;
-  maxDelayMs: number;
-  multiplier: number;
+/** The backoff of stopped locations (config `poll.stoppedRetry`): time/backoff.ts's, with partial jitter. */
+export interface StoppedRetryPolicy extends Backoff {
   /** Fraction of the delay taken off at random, in [0, 1]: 0.2 retries within 80-100% of the delay. */
   jitter: number;
 }
 
+/** The defaults of `poll.stoppedRetry`: the config schema takes them from here (the core imports no config). */
 export const DEFAULT_STOPPED_RETRY: StoppedRetryPolicy = Object.freeze({
   initialDelayMs: 60_000,
   maxDelayMs: 3_600_000,
@@ -53,11 +52,13 @@ export const DEFAULT_STOPPED_RETRY: StoppedRetryPolicy = Object.freeze({
 });
 
 /**
- * The wait before retrying a location stopped `stops` times in a row (1 for the first stop).
+ * The wait before retrying a location stopped `stops` times in a row (1 for the first stop): the one backoff
+ * formula (time/backoff.ts), not growing for `paused` (multiplier 1: the initial delay, never slower).
  * Jitter only shortens the wait (never below `1 - jitter` of it), so locations stopped by one outage do
- * not all come back in the same second, and the cap stays a cap.
+ * not all come back in the same second, and the cap stays a cap; at least 1 ms.
  *
- * @param random a number in [0, 1), injected so tests are deterministic.
+ * @param random a number in [0, 1), injected so tests are deterministic: 0 waits the whole delay (the jitter
+ *   is taken off the delay, so the backoff's random share is drawn as 1 - random).
  */
 export function stoppedRetryDelayMs(
   policy: StoppedRetryPolicy,
@@ -67,7 +68,6 @@ export function stoppedRetryDelayMs(
 ): number {
   if (!Number.isInteger(stops) || stops < 1)
     throw new RangeError(`stops must be an integer >= 1, got ${stops}`);
-  const growth = healing === 'paused' ? 1 : policy.multiplier ** Math.min(stops - 1, 64);
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * growth);
-  return Math.max(1, Math.round(ceiling * (1 - policy.jitter * random)));
+  const growth = healing === 'paused' ? { ...policy, multiplier: 1 } : policy;
+  return Math.max(1, backoffDelayMs(growth, stops, 1 - random));
 }

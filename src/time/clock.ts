@@ -6,7 +6,7 @@
  * `timeoutSignal`) are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every
  * timer too, and a Clock is still three members to implement. Product code outside src/time/ uses these,
  * never the global setTimeout, setInterval, AbortSignal.timeout, Date.now or new Date() (the lint enforces
- * it; eslint.config.js lists the files still excepted and why).
+ * it; eslint.config.js lists the files still excepted and why). `wallTimer` is the one raw timer, named so.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -59,6 +59,19 @@ export function startTimer(
     () => undefined, // cancelled
   );
   return { cancel: () => controller.abort() };
+}
+
+/**
+ * A timer on the wall clock, NOT on an injected Clock: a test's clock does not move it. Only for deadlines
+ * that must pass in real time whatever a virtual clock does (a graceful stop's bound), and for the hottest
+ * timers, where a plain timer cleared when the work ends is the cheapest (the API's per-request deadline:
+ * one per idle poll; Node keeps timers of one duration in one list, arming and clearing are O(1)). It never
+ * keeps the process alive.
+ */
+export function wallTimer(ms: number, callback: () => void): Timer {
+  const timer = setTimeout(callback, ms);
+  timer.unref();
+  return { cancel: () => clearTimeout(timer) };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Clocks for tests: `clockReading` replaces only the reading of the time (sleeps and random numbers stay
  * real); `ManualClock` is all virtual: time moves only when the test advances it, and every sleep and
- * timer built on the Clock (src/time/clock.ts) fires then, in due order.
+ * timer built on the Clock (src/time/clock.ts) fires then, in due order; `RecordingClock` waits no time and
+ * records every sleep.
  */
 import { systemClock, type Clock } from '../../src/time/clock.js';
 
@@ -77,5 +78,32 @@ export class ManualClock implements Clock {
     const due = this.sleepers.filter((s) => s.until <= this.at).sort((a, b) => a.until - b.until);
     this.sleepers = this.sleepers.filter((s) => s.until > this.at);
     for (const sleeper of due) sleeper.resolve();
+  }
+}
+
+/**
+ * A clock on which waiting takes no time: every sleep resolves at once (rejects if its signal is aborted) and
+ * is recorded; the time stays at `at` and random() is fixed. For retry loops whose waits a test asserts.
+ */
+export class RecordingClock implements Clock {
+  /** The duration of every sleep asked for, in order. */
+  readonly sleeps: number[] = [];
+
+  constructor(
+    private readonly at = 0,
+    private readonly randomValue = 0.5,
+  ) {}
+
+  now(): number {
+    return this.at;
+  }
+
+  random(): number {
+    return this.randomValue;
+  }
+
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    this.sleeps.push(ms);
   }
 }

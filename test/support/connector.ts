@@ -3,9 +3,17 @@
  * configuration pointing at both with fresh topic names. Values are decoded through the registry, as a
  * downstream consumer would.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
+import type { GrantSummary } from '../../src/auth/authorization.js';
 import { parseConfig } from '../../src/config/load.js';
+import { freeLoopbackPort } from '../../src/demo/free-port.js';
+import { authorizeAgainstSandbox } from '../../src/demo/sandbox-authorization.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorRuntime, type ConnectorRuntimeOptions } from '../../src/runtime/connector.js';
 import type { ConnectorConfig } from '../../src/config/schema.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../packages/sandbox/src/index.js';
@@ -68,6 +76,67 @@ export function connectorDocument(
 
 export function connectorConfig(...args: Parameters<typeof connectorDocument>): ConnectorConfig {
   return parseConfig(connectorDocument(...args), {});
+}
+
+/** A sandbox whose auto-approving user authorizes one client through the real OAuth flow. */
+export interface OAuthSandbox {
+  sandbox: RunningSandbox;
+  clientId: string;
+  /** A free loopback https address: the callback listener of a login runs there. */
+  redirectUri: string;
+  /** The connector's environment: the client secret (SANDBOX_SECRET) and the token-store key (TOKEN_KEY). */
+  env: { SANDBOX_SECRET: string; TOKEN_KEY: string };
+}
+
+export async function startOAuthSandbox(
+  clientId: string,
+  options: Omit<SandboxOptions, 'autoApprove' | 'client'> = {},
+): Promise<OAuthSandbox> {
+  const env = { SANDBOX_SECRET: `${clientId}-secret`, TOKEN_KEY: randomBytes(32).toString('base64') };
+  const redirectUri = `https://127.0.0.1:${await freeLoopbackPort()}/callback`;
+  const sandbox = await startTestSandbox({
+    ...options,
+    autoApprove: true,
+    client: { clientId, clientSecret: env.SANDBOX_SECRET, redirectUri },
+  });
+  return { sandbox, clientId, redirectUri, env };
+}
+
+/**
+ * A connector configuration on an OAuth sandbox: connectorDocument's with an `oauth` section (a file token
+ * store in a fresh directory, `oauth` keys added) in place of the static token.
+ */
+export async function oauthConnectorConfig(
+  oauth: OAuthSandbox,
+  overrides: Parameters<typeof connectorDocument>[1] = {},
+  oauthKeys: Record<string, unknown> = {},
+): Promise<ConnectorConfig> {
+  const dir = await mkdtemp(join(tmpdir(), 'calls-oauth-'));
+  const { auth: _static, ...document } = connectorDocument(oauth.sandbox, overrides);
+  return parseConfig(
+    {
+      ...document,
+      oauth: {
+        clientId: oauth.clientId,
+        clientSecret: '${SANDBOX_SECRET}',
+        redirectUri: oauth.redirectUri,
+        keyEnv: 'TOKEN_KEY',
+        store: { type: 'file', path: join(dir, 'tokens.enc') },
+        ...oauthKeys,
+      },
+    },
+    oauth.env,
+  );
+}
+
+/** What `auth login` does, against the sandbox's auto-approving user: a new grant stored for `config`. */
+export function loginToSandbox(oauth: OAuthSandbox, config: ConnectorConfig): Promise<GrantSummary> {
+  return authorizeAgainstSandbox({
+    config,
+    sandboxCaPem: oauth.sandbox.caCertPem ?? '',
+    logger: silentLogger(),
+    env: oauth.env,
+  });
 }
 
 /** A call version a test expects to find published: the sandbox's truth, or a version it replaced. */

@@ -14,10 +14,12 @@ import { ConnectorMetrics } from '../../src/metrics/metrics.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.js';
 import type { Call, LocationOffset } from '../../src/sync/model.js';
 import type { OffsetStore, RecordSink } from '../../src/sync/ports.js';
+import { eventually } from './async.js';
 import { sampleCall } from './calls.js';
 import { stackEndpoints, uniqueName } from './stack.js';
 
 export { counterValue } from './counters.js';
+export { eventually };
 export { sampleCall } from './calls.js';
 
 /**
@@ -41,20 +43,6 @@ export async function createTopics(kafka: Kafka, topics: ITopicConfig[]): Promis
     });
   } finally {
     await admin.disconnect();
-  }
-}
-
-/** Polls `check` until it returns true, failing after `timeoutMs`; for conditions with no event to await. */
-export async function eventually(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 30_000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -13,6 +13,7 @@
  *
  * Time comes from the injected Clock; the only timer is the one that wakes the next waiter.
  */
+import { backoffDelayMs } from '../../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
 import type { Announced } from './headers.js';
 import {
@@ -129,9 +130,16 @@ export class ScopeLimiter {
     const deep = sinceHold >= 0 && sinceHold < DEEP_WINDOW_MS;
     this.state = onRefused(this.state, this.settings, grant.sentAtMs, now, deep);
     this.refusalsInRow += 1;
-    const backoff = Math.min(
-      this.settings.maxHoldBackoffMs,
-      this.settings.holdBackoffMs * 2 ** Math.min(20, this.refusalsInRow - 1),
+    // Without a Retry-After: holds doubling from holdBackoffMs to maxHoldBackoffMs (time/backoff.ts), not jittered.
+    const backoff = backoffDelayMs(
+      {
+        initialDelayMs: this.settings.holdBackoffMs,
+        maxDelayMs: this.settings.maxHoldBackoffMs,
+        multiplier: 2,
+        jitter: 0,
+      },
+      this.refusalsInRow,
+      0,
     );
     this.holdUntil(now + (retryAfterMs ?? backoff));
   }

@@ -13,9 +13,13 @@ import { basename, dirname, join } from 'node:path';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import { readPrivateFile } from './secret-file.js';
 import type { EntryBackend } from './token-store.js';
+import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
 const FORMAT = 'calls-connector-token-store';
+
+/** Polls of a lock another process holds: 10 ms doubling to 250 ms (time/backoff.ts), until lockTimeoutMs. */
+const LOCK_POLL: Backoff = Object.freeze({ initialDelayMs: 10, maxDelayMs: 250, multiplier: 2, jitter: 0 });
 
 interface FileDocument {
   format: typeof FORMAT;
@@ -150,8 +154,7 @@ export class FileBackend implements EntryBackend {
   private async lock(): Promise<() => Promise<void>> {
     const lockPath = `${this.path}.lock`;
     const deadline = this.clock.now() + this.lockTimeoutMs;
-    let delay = 10;
-    for (;;) {
+    for (let waits = 1; ; waits++) {
       try {
         const handle = await open(lockPath, 'wx', 0o600);
         await handle.writeFile(String(process.pid));
@@ -174,8 +177,7 @@ export class FileBackend implements EntryBackend {
           `the token store ${this.path} is locked by another process (${lockPath})`,
         );
       }
-      await this.clock.sleep(delay);
-      delay = Math.min(delay * 2, 250);
+      await this.clock.sleep(backoffDelayMs(LOCK_POLL, waits, this.clock.random()));
     }
   }
 }

@@ -4,7 +4,7 @@ import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../pack
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { MappedItem } from '../../../src/sync/model.js';
 import { InvalidCursorError } from '../../../src/sync/ports.js';
-import { counterValue } from '../../support/kafka.js';
+import { counterValue } from '../../support/counters.js';
 import {
   sandboxClient,
   SandboxTokens,

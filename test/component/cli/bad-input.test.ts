@@ -2,21 +2,13 @@
  * Wrong input to the CLI, in-process through `main`: each failure names what is wrong and what to do, ends
  * with the README's exit code, and never with an internal error and a stack trace.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stringify } from 'yaml';
 import { main } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { capture } from '../../support/capture.js';
-
-async function configFile(document: Record<string, unknown>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'bad-input-'));
-  const file = join(dir, 'connector.yaml');
-  await writeFile(file, stringify(document));
-  return file;
-}
+import { configFile } from '../../support/config-file.js';
 
 function document(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -1,33 +1,26 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StaticTokenProvider, type TokenProvider } from '../../../src/auth/token-provider.js';
 import { FatalError } from '../../../src/errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../../../src/ops/checks.js';
 import { ManualClock } from '../../support/clock.js';
+import { fakeRegistry, type FakeRegistry } from '../../support/registry.js';
 
-const servers: Server[] = [];
-
-/** A fake registry on loopback answering every request with `status`, recording what it was sent. */
-async function fakeRegistry(status: number) {
-  const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
-  const server = createServer((req, res) => {
-    seen.push({ url: req.url ?? '', headers: req.headers });
-    res.writeHead(status, { 'content-type': 'application/json' }).end('[]');
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { seen, base: `http://127.0.0.1:${port}` };
-}
+const registries: FakeRegistry[] = [];
 
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all(registries.splice(0).map((r) => r.close()));
 });
+
+/** A fake registry answering every request with `status` (closed after the test). */
+async function startRegistry(status: number): Promise<FakeRegistry> {
+  const started = await fakeRegistry(status);
+  registries.push(started);
+  return started;
+}
 
 describe('schemaRegistryCheck', () => {
   it('passes when GET {url}/subjects answers 200', async () => {
-    const registry = await fakeRegistry(200);
+    const registry = await startRegistry(200);
     const { name, check } = schemaRegistryCheck({ url: `${registry.base}/apis/ccompat/v7` });
     expect(name).toBe('schema_registry');
     expect(await check()).toMatchObject({ name: 'schema_registry', ok: true });
@@ -35,14 +28,14 @@ describe('schemaRegistryCheck', () => {
   });
 
   it('fails naming the status when the registry answers an error', async () => {
-    const registry = await fakeRegistry(503);
+    const registry = await startRegistry(503);
     const result = await schemaRegistryCheck({ url: registry.base }).check();
     expect(result.ok).toBe(false);
     expect(result.detail).toContain('HTTP 503');
   });
 
   it('sends credentials as basic auth and never shows them in the detail', async () => {
-    const registry = await fakeRegistry(401);
+    const registry = await startRegistry(401);
     const url = registry.base.replace('http://', 'http://reg-user:s3cr3t-pass@');
     const result = await schemaRegistryCheck({ url }).check();
     expect(registry.seen[0]?.headers.authorization).toBe(
@@ -53,8 +46,8 @@ describe('schemaRegistryCheck', () => {
   });
 
   it('throws when nothing listens, which readiness reports as a failed check', async () => {
-    const registry = await fakeRegistry(200);
-    await new Promise((resolve) => servers.pop()?.close(resolve));
+    const registry = await startRegistry(200);
+    await registries.pop()?.close();
     await expect(schemaRegistryCheck({ url: registry.base }).check()).rejects.toThrow();
   });
 });

@@ -1,21 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifySchemaRegistry, waitForSchemaRegistry } from '../../../src/runtime/preflight.js';
 import { freeLoopbackPort } from '../../../src/demo/free-port.js';
 import { ConnectorError } from '../../../src/errors/index.js';
-
-/** A registry stand-in: `/apis/ccompat/v7/subjects` answers `status`; every other path 404. */
-async function fakeRegistry(status: number): Promise<{ base: string; server: Server; auth: string[] }> {
-  const auth: string[] = [];
-  const server = createServer((req, res) => {
-    auth.push(req.headers.authorization ?? '');
-    res.statusCode = req.url === '/apis/ccompat/v7/subjects' ? status : 404;
-    res.end(res.statusCode === 200 ? '[]' : '{"error_code":40401,"message":"not found"}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, auth };
-}
+import { fakeRegistry, type FakeRegistry } from '../../support/registry.js';
 
 async function failureOf(promise: Promise<unknown>): Promise<ConnectorError> {
   const error = await promise.then(
@@ -26,24 +14,27 @@ async function failureOf(promise: Promise<unknown>): Promise<ConnectorError> {
   return error;
 }
 
+/** The registry stand-ins answer their status here only (404 elsewhere). */
+const SUBJECTS = '/apis/ccompat/v7/subjects';
+
 describe('verifySchemaRegistry', () => {
-  let server: Server | undefined;
+  let server: FakeRegistry | undefined;
   afterEach(async () => {
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await server?.close();
     server = undefined;
   });
 
   it('accepts a registry whose subjects listing answers 200, sending userinfo as a Basic header', async () => {
-    const registry = await fakeRegistry(200);
-    server = registry.server;
+    const registry = (server = await fakeRegistry(200, SUBJECTS));
     const url = registry.base.replace('http://', 'http://svc:pw@') + '/apis/ccompat/v7';
     await verifySchemaRegistry({ url });
-    expect(registry.auth).toEqual([`Basic ${Buffer.from('svc:pw').toString('base64')}`]);
+    expect(registry.seen.map((r) => r.headers.authorization)).toEqual([
+      `Basic ${Buffer.from('svc:pw').toString('base64')}`,
+    ]);
   });
 
   it('says the URL path is wrong, with examples of right ones, when the registry answers 404', async () => {
-    const registry = await fakeRegistry(200);
-    server = registry.server;
+    const registry = (server = await fakeRegistry(200, SUBJECTS));
     const error = await failureOf(
       verifySchemaRegistry({ url: `${registry.base.replace('http://', 'http://svc:pw-secret-7@')}/wrong` }),
     );
@@ -56,8 +47,7 @@ describe('verifySchemaRegistry', () => {
   });
 
   it('names the credential keys when the registry answers 401', async () => {
-    const registry = await fakeRegistry(401);
-    server = registry.server;
+    const registry = (server = await fakeRegistry(401, SUBJECTS));
     const error = await failureOf(
       verifySchemaRegistry({ url: `${registry.base}/apis/ccompat/v7`, username: 'u', password: 'p' }),
     );
@@ -66,9 +56,9 @@ describe('verifySchemaRegistry', () => {
   });
 
   it('says the registry cannot be reached, and where, when nothing listens', async () => {
-    const registry = await fakeRegistry(200);
+    const registry = await fakeRegistry(200, SUBJECTS);
     const { base } = registry;
-    await new Promise<void>((resolve) => registry.server.close(() => resolve()));
+    await registry.close();
     const error = await failureOf(verifySchemaRegistry({ url: `${base}/apis/ccompat/v7` }));
     expect(error.code).toBe('SCHEMA_REGISTRY_UNREACHABLE');
     expect(error.message).toContain(
@@ -106,11 +96,11 @@ describe('waitForSchemaRegistry', () => {
   });
 
   it('fails at once on a wrong URL, and ends the wait when the signal is aborted', async () => {
-    const registry = await fakeRegistry(200);
+    const registry = await fakeRegistry(200, SUBJECTS);
     const logger = { warn: () => undefined };
     const wrong = await failureOf(waitForSchemaRegistry({ url: `${registry.base}/wrong` }, { logger }));
     expect(wrong.code).toBe('SCHEMA_REGISTRY_URL_WRONG');
-    await new Promise((resolve) => registry.server.close(resolve));
+    await registry.close();
     const stop = new AbortController();
     const waiting = waitForSchemaRegistry(
       { url: `${registry.base}/apis/ccompat/v7` },

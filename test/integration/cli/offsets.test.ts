@@ -1,14 +1,11 @@
 /** `calls-connector offsets show|reset` against the real broker, through the command functions. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stringify } from 'yaml';
 import { resetOffset, showOffsets } from '../../../src/cli/commands/offsets.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { InstancePresence, runningInstances } from '../../../src/kafka/instance-presence.js';
+import { kafkaCommandsConfig } from '../../support/config-file.js';
 import { loadOffsetsWhen, startTestSession, testKafka, testKafkaConfig } from '../../support/kafka.js';
-import { stackEndpoints, uniqueName } from '../../support/stack.js';
+import { uniqueName } from '../../support/stack.js';
 
 const LOCATION_A = '00000000-0000-4000-8000-00000000000a';
 const LOCATION_B = '00000000-0000-4000-8000-00000000000b';
@@ -16,28 +13,6 @@ const LOCATION_B = '00000000-0000-4000-8000-00000000000b';
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function configFile(connectorName: string, kafka: ReturnType<typeof testKafkaConfig>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'offsets-cli-'));
-  const file = join(dir, 'connector.yaml');
-  await writeFile(
-    file,
-    stringify({
-      connector: { name: connectorName },
-      api: { baseUrl: 'https://127.0.0.1:1' },
-      auth: { staticToken: 'test-token' },
-      sources: [{ locations: [LOCATION_A, LOCATION_B] }],
-      kafka: {
-        brokers: kafka.brokers,
-        topic: kafka.topic,
-        offsetsTopic: kafka.offsetsTopic,
-        dlqTopic: kafka.dlqTopic,
-      },
-      schemaRegistry: { url: stackEndpoints().registryUrl },
-    }),
-  );
-  return file;
-}
 
 /** Runs a command function, returning its exit code and what it printed on stdout and stderr. */
 async function capture(
@@ -68,7 +43,7 @@ describe('offsets command', () => {
     await session.sink.commitPage({ locationUid: LOCATION_B, calls: [], deadLetters: [], offset });
     await loadOffsetsWhen(session.offsetStore, (o) => o.size === 2);
     await session.close();
-    const file = await configFile(connectorName, kafka);
+    const file = await kafkaCommandsConfig(connectorName, kafka, [LOCATION_A, LOCATION_B]);
 
     const shown = await capture(() => showOffsets(file, undefined));
     expect(shown.code).toBe(ExitCode.OK);
@@ -91,7 +66,7 @@ describe('offsets command', () => {
 
   it('shows no offsets for a connector whose offsets topic does not exist yet, and creates it for a reset --to', async () => {
     const kafka = testKafkaConfig();
-    const file = await configFile(uniqueName('cli-fresh'), kafka);
+    const file = await kafkaCommandsConfig(uniqueName('cli-fresh'), kafka, [LOCATION_A, LOCATION_B]);
 
     const shown = await capture(() => showOffsets(file, undefined));
     expect(shown.code).toBe(ExitCode.OK);
@@ -115,7 +90,7 @@ describe('offsets command', () => {
     const offset = { since: null, cursor: null, watermark: '2024-05-01T10:00:00Z', boundary: [] };
     await session.sink.commitPage({ locationUid: LOCATION_A, calls: [], deadLetters: [], offset });
     await session.close();
-    const file = await configFile(connectorName, kafka);
+    const file = await kafkaCommandsConfig(connectorName, kafka, [LOCATION_A, LOCATION_B]);
     const presence = await InstancePresence.join(testKafka(), connectorName, kafka.offsetsTopic);
     try {
       await vi.waitFor(
@@ -141,7 +116,7 @@ describe('offsets command', () => {
   });
 
   it('refuses a malformed location or time with the usage exit code before touching Kafka', async () => {
-    const file = await configFile(uniqueName('cli'), testKafkaConfig());
+    const file = await kafkaCommandsConfig(uniqueName('cli'), testKafkaConfig(), [LOCATION_A, LOCATION_B]);
     expect((await capture(() => resetOffset(file, 'not-a-uuid', undefined))).code).toBe(ExitCode.USAGE);
     expect((await capture(() => resetOffset(file, LOCATION_A, 'last tuesday'))).code).toBe(ExitCode.USAGE);
     expect((await capture(() => showOffsets(file, 'nope'))).code).toBe(ExitCode.USAGE);

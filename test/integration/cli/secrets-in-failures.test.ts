@@ -3,16 +3,13 @@
  * (logs on stdout, the final error on stderr) must not contain a secret of its configuration, whether the
  * secret sits in a config key, in a URL's userinfo or in a request header of a failed call.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stringify } from 'yaml';
 import { main } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { capture } from '../../support/capture.js';
-import { eventually } from '../../support/kafka.js';
+import { eventually } from '../../support/async.js';
+import { configFile } from '../../support/config-file.js';
 import { connectorDocument, startTestSandbox } from '../../support/connector.js';
 
 const REGISTRY_PASSWORD = 'registry-pass-7Hq2';
@@ -32,9 +29,7 @@ async function runWith(
   document: Record<string, unknown>,
   stopWhen?: string,
 ): Promise<{ code: number; output: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'secrets-cli-'));
-  const file = join(dir, 'connector.yaml');
-  await writeFile(file, stringify(document));
+  const file = await configFile(document);
   const stdout = capture(process.stdout);
   const stderr = capture(process.stderr);
   const output = () => `${stdout.text()}\n${stderr.text()}`;

@@ -1,15 +1,13 @@
 /** `calls-connector tail` against the real broker and registry, through the built CLI in a child process. */
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
 import { SOURCE_HEADERS } from '../../../src/kafka/source-headers.js';
+import { kafkaCommandsConfig } from '../../support/config-file.js';
 import { startTestSession, testKafkaConfig } from '../../support/kafka.js';
 import { sampleCall } from '../../support/calls.js';
-import { stackEndpoints, uniqueName } from '../../support/stack.js';
+import { uniqueName } from '../../support/stack.js';
 
 const cli = resolve(import.meta.dirname, '../../../dist/src/cli/main.js');
 const LOCATION = '00000000-0000-4000-8000-0000000000c1';
@@ -46,24 +44,7 @@ describe('calls-connector tail', () => {
       source: { traversalId: 'trav-9', page: 1, since: null, cursor: null },
     });
     await session.close();
-    const dir = await mkdtemp(join(tmpdir(), 'tail-cli-'));
-    const configFile = join(dir, 'connector.yaml');
-    await writeFile(
-      configFile,
-      stringify({
-        connector: { name: connectorName },
-        api: { baseUrl: 'https://127.0.0.1:1' },
-        auth: { staticToken: 'test-token' },
-        sources: [{ locations: [LOCATION] }],
-        kafka: {
-          brokers: kafka.brokers,
-          topic: kafka.topic,
-          offsetsTopic: kafka.offsetsTopic,
-          dlqTopic: kafka.dlqTopic,
-        },
-        schemaRegistry: { url: stackEndpoints().registryUrl },
-      }),
-    );
+    const configFile = await kafkaCommandsConfig(connectorName, kafka, [LOCATION]);
 
     const [record] = await tail(configFile, '--max', '1');
     expect(record).toMatchObject({

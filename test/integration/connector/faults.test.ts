@@ -3,41 +3,31 @@
  * expiring early, so refreshes happen mid-run), 429 with Retry-After, 5xx, connections dropped mid-response,
  * malformed JSON bodies and cursors that expire. A read_committed consumer must still see exactly the truth.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
-import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
-  connectorDocument,
+  loginToSandbox,
+  oauthConnectorConfig,
   publishedCalls,
   runConnector,
-  startTestSandbox,
+  startOAuthSandbox,
   versionId,
   type RunningConnector,
 } from '../../support/connector.js';
 import { eventually, testKafka } from '../../support/kafka.js';
-import { freeLoopbackPort } from '../../../src/demo/free-port.js';
 
 describe('the connector against a faulty API, with OAuth', () => {
   let sandbox: RunningSandbox;
   let config: ConnectorConfig;
   let connector: RunningConnector;
   const metrics = new ConnectorMetrics();
-  const env = { SANDBOX_SECRET: 'faulty-api-secret', TOKEN_KEY: randomBytes(32).toString('base64') };
 
   beforeAll(async () => {
-    const redirectUri = `https://127.0.0.1:${await freeLoopbackPort()}/callback`;
-    sandbox = await startTestSandbox({
-      autoApprove: true,
+    const oauth = await startOAuthSandbox('faulty-client', {
       rotateRefreshTokens: true,
-      client: { clientId: 'faulty-client', clientSecret: env.SANDBOX_SECRET, redirectUri },
       data: {
         seed: 23,
         locations: 3,
@@ -57,8 +47,8 @@ describe('the connector against a faulty API, with OAuth', () => {
         latency: { medianMs: 3, p99Ms: 40 },
       },
     });
-    const dir = await mkdtemp(join(tmpdir(), 'calls-faults-'));
-    const { auth: _static, ...document } = connectorDocument(sandbox, {
+    sandbox = oauth.sandbox;
+    config = await oauthConnectorConfig(oauth, {
       api: {
         retry: { initialDelayMs: 10, maxDelayMs: 200 },
         // The injected 429s are drawn at random, not caused by our rate: left to learn from them, the rate
@@ -66,26 +56,8 @@ describe('the connector against a faulty API, with OAuth', () => {
         rateLimit: { floorPerSecond: 200 },
       },
     });
-    config = parseConfig(
-      {
-        ...document,
-        oauth: {
-          clientId: 'faulty-client',
-          clientSecret: '${SANDBOX_SECRET}',
-          redirectUri,
-          keyEnv: 'TOKEN_KEY',
-          store: { type: 'file', path: join(dir, 'tokens.enc') },
-        },
-      },
-      env,
-    );
-    await authorizeAgainstSandbox({
-      config,
-      sandboxCaPem: sandbox.caCertPem ?? '',
-      logger: silentLogger(),
-      env,
-    });
-    connector = await runConnector({ config, logger: silentLogger(), metrics, env });
+    await loginToSandbox(oauth, config);
+    connector = await runConnector({ config, logger: silentLogger(), metrics, env: oauth.env });
   });
 
   afterAll(async () => {

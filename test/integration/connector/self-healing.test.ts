@@ -4,76 +4,54 @@
  * runs `auth login` again (a new grant in the store) they resume without a restart, publishing what changed
  * meanwhile. A read_committed reader then sees every call version exactly once.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
-import { freeLoopbackPort } from '../../../src/demo/free-port.js';
-import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
-  connectorDocument,
+  loginToSandbox,
+  oauthConnectorConfig,
   publishedCalls,
   runConnector,
-  startTestSandbox,
+  startOAuthSandbox,
+  type OAuthSandbox,
   type RunningConnector,
 } from '../../support/connector.js';
 import { doubledAndMissing } from '../../support/connector-process.js';
+import { metricValue } from '../../support/counters.js';
 import { eventually, testKafka } from '../../support/kafka.js';
 
 describe('a connector whose grant is revoked while it runs', () => {
+  let oauth: OAuthSandbox;
   let sandbox: RunningSandbox;
   let config: ConnectorConfig;
   let connector: RunningConnector;
   const metrics = new ConnectorMetrics();
-  const env = { SANDBOX_SECRET: 'healing-secret', TOKEN_KEY: randomBytes(32).toString('base64') };
 
-  const login = () =>
-    authorizeAgainstSandbox({ config, sandboxCaPem: sandbox.caCertPem ?? '', logger: silentLogger(), env });
-  const gauge = async (name: string, labels: Record<string, string>) =>
-    (await metrics.registry.getSingleMetric(name)?.get())?.values.find((v) =>
-      Object.entries(labels).every(([k, l]) => v.labels[k] === l),
-    )?.value;
+  const login = () => loginToSandbox(oauth, config);
   const readyz = async () => {
     const response = await request(`${connector.runtime.metricsAddress?.url ?? ''}/readyz`);
     return { status: response.statusCode, body: await response.body.text() };
   };
 
   beforeAll(async () => {
-    const redirectUri = `https://127.0.0.1:${await freeLoopbackPort()}/callback`;
-    sandbox = await startTestSandbox({
-      autoApprove: true,
+    oauth = await startOAuthSandbox('healing-client', {
       rotateRefreshTokens: true,
-      client: { clientId: 'healing-client', clientSecret: env.SANDBOX_SECRET, redirectUri },
       data: { seed: 31, locations: 2, callsPerLocation: 40, privateRatio: 0.3 },
     });
-    const dir = await mkdtemp(join(tmpdir(), 'calls-healing-'));
-    const { auth: _static, ...document } = connectorDocument(sandbox, {
-      poll: { intervalMs: 200, stoppedRetry: { initialDelayMs: 1_000, maxDelayMs: 2_000 } },
-      metrics: { enabled: true, host: '127.0.0.1', port: 0 },
-    });
-    config = parseConfig(
+    sandbox = oauth.sandbox;
+    config = await oauthConnectorConfig(
+      oauth,
       {
-        ...document,
-        oauth: {
-          clientId: 'healing-client',
-          clientSecret: '${SANDBOX_SECRET}',
-          redirectUri,
-          keyEnv: 'TOKEN_KEY',
-          rotationGraceMs: 0,
-          store: { type: 'file', path: join(dir, 'tokens.enc') },
-        },
+        poll: { intervalMs: 200, stoppedRetry: { initialDelayMs: 1_000, maxDelayMs: 2_000 } },
+        metrics: { enabled: true, host: '127.0.0.1', port: 0 },
       },
-      env,
+      { rotationGraceMs: 0 },
     );
     await login();
-    connector = await runConnector({ config, logger: silentLogger(), metrics, env });
+    connector = await runConnector({ config, logger: silentLogger(), metrics, env: oauth.env });
   });
 
   afterAll(async () => {
@@ -95,8 +73,10 @@ describe('a connector whose grant is revoked while it runs', () => {
       30_000,
       'every location paused by the revoked grant',
     );
-    expect(await gauge('calls_connector_locations_stopped', { code: 'AUTH_GRANT_REVOKED' })).toBe(2);
-    expect(await gauge('calls_connector_grant_valid', { grant: 'default' })).toBe(0);
+    expect(
+      await metricValue(metrics, 'calls_connector_locations_stopped', { code: 'AUTH_GRANT_REVOKED' }),
+    ).toBe(2);
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(0);
     await eventually(async () => (await readyz()).status === 503, 15_000, '/readyz to fail');
     expect((await readyz()).body).toContain('2 of 2 location(s) stopped: AUTH_GRANT_REVOKED x2');
 
@@ -110,7 +90,7 @@ describe('a connector whose grant is revoked while it runs', () => {
       30_000,
       'the locations resumed without a restart',
     );
-    expect(await gauge('calls_connector_grant_valid', { grant: 'default' })).toBe(1);
+    expect(await metricValue(metrics, 'calls_connector_grant_valid', { grant: 'default' })).toBe(1);
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
     await eventually(
       async () => {

@@ -8,20 +8,15 @@
  * staleness grace, see compressRules) and polls every second, so the real connector's real metrics drive
  * the same expressions in seconds: threshold 3 x 1 s + 5 s = 8 s, then `for: 5s`.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load.js';
-import { freeLoopbackPort } from '../../../src/demo/free-port.js';
-import { authorizeAgainstSandbox } from '../../../src/demo/sandbox-authorization.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import type { FaultSettings, RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
-  connectorDocument,
+  loginToSandbox,
+  oauthConnectorConfig,
   runConnector,
-  startTestSandbox,
+  startOAuthSandbox,
   type RunningConnector,
 } from '../../support/connector.js';
 import { eventually } from '../../support/kafka.js';
@@ -94,44 +89,22 @@ describe('Prometheus scraping a running connector with the shipped alert rules a
     );
 
   beforeAll(async () => {
-    const env = { SANDBOX_SECRET: 'prometheus-secret', TOKEN_KEY: randomBytes(32).toString('base64') };
-    const redirectUri = `https://127.0.0.1:${await freeLoopbackPort()}/callback`;
-    sandbox = await startTestSandbox({
-      autoApprove: true,
-      client: { clientId: 'prometheus-client', clientSecret: env.SANDBOX_SECRET, redirectUri },
+    const oauth = await startOAuthSandbox('prometheus-client', {
       data: { seed: 24, locations: 3, callsPerLocation: 60, privateRatio: 0.3 },
       faults: BACKGROUND_FAULTS,
     });
-    const dir = await mkdtemp(join(tmpdir(), 'calls-prometheus-it-'));
+    sandbox = oauth.sandbox;
     // A real OAuth grant (the grant and token panels), polled every second (the staleness threshold is
     // seconds), short retries (recovery shows at once), small pages (several per traversal).
-    const { auth: _static, ...document } = connectorDocument(sandbox, {
+    const config = await oauthConnectorConfig(oauth, {
       poll: { intervalMs: 1_000 },
       api: { pageSize: 10, retry: { maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 200 } },
       kafka: { heartbeatIntervalMs: 1_000, heartbeatTopic: uniqueName('heartbeats') },
       metrics: { enabled: true, host: '127.0.0.1', port: 0 },
     });
-    const config = parseConfig(
-      {
-        ...document,
-        oauth: {
-          clientId: 'prometheus-client',
-          clientSecret: '${SANDBOX_SECRET}',
-          redirectUri,
-          keyEnv: 'TOKEN_KEY',
-          store: { type: 'file', path: join(dir, 'tokens.enc') },
-        },
-      },
-      env,
-    );
-    await authorizeAgainstSandbox({
-      config,
-      sandboxCaPem: sandbox.caCertPem ?? '',
-      logger: silentLogger(),
-      env,
-    });
+    await loginToSandbox(oauth, config);
     // The runtime's own metrics (process metrics, poll interval, build info), as the CLI runs it.
-    connector = await runConnector({ config, logger: silentLogger(), env });
+    connector = await runConnector({ config, logger: silentLogger(), env: oauth.env });
     const target = new URL(connector.runtime.metricsAddress?.url ?? '').host;
 
     const shipped = await readYaml(join(CONFIG_DIR, 'prometheus/alerts.yml'));

@@ -8,6 +8,8 @@ import type { TokenProvider } from '../../../src/auth/token-provider.js';
 import { apiSchema } from '../../../src/config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { RecordingClock } from '../../support/clock.js';
+import { counterValue } from '../../support/counters.js';
 
 type Step = { status: number; body: string; retryAfter?: string } | Error;
 
@@ -55,22 +57,13 @@ function tokens(): TokenProvider & { refreshed: string[] } {
 
 function setup(steps: Step[], retry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3 }) {
   const http = scripted(steps);
-  const waits: number[] = [];
-  const clock: Clock = {
-    now: () => 1_700_000_000_000,
-    random: () => 0.5,
-    sleep: async (ms) => void waits.push(ms),
-  };
+  const clock = new RecordingClock(1_700_000_000_000, 0.5);
+  const waits = clock.sleeps;
   const metrics = new ConnectorMetrics();
   const tokenProvider = tokens();
   const settings = { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry };
   const client = new CallsApiClient({ http, tokens: tokenProvider, settings, metrics, clock });
   return { client, http, waits, metrics, tokenProvider };
-}
-
-async function counter(metrics: ConnectorMetrics, name: string): Promise<number> {
-  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
-  return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
 }
 
 const first = { kind: 'first', locationUid: 'L', since: null, order: 'asc', limit: 100 } as const;
@@ -115,14 +108,14 @@ describe('CallsApiClient', () => {
     ]);
     await expect(client.listPage(first)).resolves.toMatchObject({ nextCursor: null });
     expect(waits).toHaveLength(2);
-    expect(await counter(metrics, 'calls_connector_api_retries_total')).toBe(2);
+    expect(await counterValue(metrics.apiRetries)).toBe(2);
   });
 
   it('honours Retry-After on 429 and counts the rate limiting', async () => {
     const { client, waits, metrics } = setup([{ status: 429, body: '', retryAfter: '2' }, page(null)]);
     await client.listPage(first);
     expect(waits).toEqual([2_000]);
-    expect(await counter(metrics, 'calls_connector_api_rate_limited_total')).toBe(1);
+    expect(await counterValue(metrics.apiRateLimited)).toBe(1);
   });
 
   it('never spends an attempt on 429s: more refusals than api.retry.maxAttempts, then the answer', async () => {
@@ -131,7 +124,7 @@ describe('CallsApiClient', () => {
     const { client, waits, metrics } = setup([...refusals, { status: 500, body: '' }, page(null)]);
     await expect(client.listPage(first)).resolves.toMatchObject({ nextCursor: null });
     expect(waits.slice(0, 5)).toEqual([1_000, 1_000, 1_000, 1_000, 1_000]);
-    expect(await counter(metrics, 'calls_connector_api_rate_limited_total')).toBe(5);
+    expect(await counterValue(metrics.apiRateLimited)).toBe(5);
   });
 
   it('does not wait itself after a refusal when the transport holds the scope, and routes grant and priority', async () => {
@@ -143,17 +136,17 @@ describe('CallsApiClient', () => {
       ]),
       { pacesRefusals: true },
     );
-    const waits: number[] = [];
+    const clock = new RecordingClock(0, 0.5);
     const client = new CallsApiClient({
       http,
       grant: 'acme',
       tokens: tokens(),
       settings: { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry: DEFAULT_RETRY_POLICY },
       metrics: new ConnectorMetrics(),
-      clock: { now: () => 0, random: () => 0.5, sleep: async (ms) => void waits.push(ms) },
+      clock,
     });
     await client.listPage(first, undefined, { priority: 'backfill' });
-    expect(waits).toEqual([]);
+    expect(clock.sleeps).toEqual([]);
     expect(http.sent.map((r) => [r.grant, r.priority])).toEqual([
       ['acme', 'backfill'],
       ['acme', 'backfill'],

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HttpTransport, readCaFile, type HttpTransportOptions } from '../../../src/api/http-transport.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { eventually } from '../../support/kafka.js';
+import { eventually } from '../../support/async.js';
 
 const options = {
   allowInsecureHttp: false,

@@ -19,7 +19,7 @@ import type { CallsApi } from '../../../src/sync/ports.js';
 import { Scheduler } from '../../../src/sync/scheduler.js';
 import { MemoryBackend } from '../../support/auth/memory-backend.js';
 import { ManualClock } from '../../support/clock.js';
-import { eventually } from '../../support/kafka.js';
+import { eventually } from '../../support/async.js';
 import { FakeCallsApi } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { unitLocationSync } from '../../support/sync/unit-location-sync.js';

@@ -11,7 +11,9 @@ import { TokenManager } from '../../../src/auth/token-manager.js';
 import { codeOf, RetriableError } from '../../../src/errors/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { MemoryBackend } from '../../support/auth/memory-backend.js';
+import { deferred, settles } from '../../support/async.js';
 import { clockReading } from '../../support/clock.js';
+import { metricValue } from '../../support/counters.js';
 
 const HOUR = 3600_000;
 
@@ -48,17 +50,6 @@ const initial: GrantRecord = {
   scopes: ['read_phones'],
 };
 
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
-  expect(condition()).toBe(true);
-}
-
 async function setup(options: { now?: number; seed?: boolean } = {}) {
   const backend = new MemoryBackend();
   const store = new TokenStore(backend, new StoreKey(randomBytes(32)));
@@ -76,15 +67,6 @@ async function setup(options: { now?: number; seed?: boolean } = {}) {
     metrics,
   });
   return { backend, store, endpoint, clock, metrics, manager };
-}
-
-async function metricValue(
-  metrics: ConnectorMetrics,
-  name: string,
-  labels: Record<string, string>,
-): Promise<number | undefined> {
-  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
-  return metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
 }
 
 describe('TokenManager', () => {
@@ -151,7 +133,7 @@ describe('TokenManager', () => {
     backend.gate = gate.promise;
     let received: string | undefined;
     const refreshing = manager.refreshAfterRejection('at-0').then((token) => (received = token));
-    await waitFor(() => backend.waiting === 1);
+    await settles(() => backend.waiting === 1);
     // The token response has arrived and the write is held: the caller has nothing yet.
     expect(endpoint.refreshes).toBe(1);
     expect(received).toBeUndefined();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { atLeast, atMost, judge } from '../../../bench/stats.js';
+import { atLeast, atMost, judge, percentile } from '../../../bench/stats.js';
 import type { BenchFigure } from '../../../bench/types.js';
 
 const figures: BenchFigure[] = [
@@ -25,5 +25,18 @@ describe('bench goals', () => {
     expect(missing.figure).toBeUndefined();
     expect(missing.met).toBe(false);
     expect(judge(atMost('≤ 1', 'p99 / (interval + 1 s)', 1), 'freshness', figures).met).toBe(false);
+  });
+});
+
+describe('percentile', () => {
+  it('takes the nearest rank of sorted values, the last one for the top quantiles', () => {
+    const sorted = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    expect(percentile(sorted, 0.5)).toBe(6);
+    expect(percentile(sorted, 0.99)).toBe(10);
+    expect(percentile(sorted, 1)).toBe(10);
+  });
+
+  it('is NaN without values, so an empty window never reads as a zero delay', () => {
+    expect(percentile([], 0.5)).toBeNaN();
   });
 });

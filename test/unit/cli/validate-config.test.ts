@@ -1,17 +1,8 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { capture } from '../../support/capture.js';
-
-async function configFile(lines: string[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'calls-cli-'));
-  const file = join(dir, 'config.yaml');
-  await writeFile(file, lines.join('\n'));
-  return file;
-}
+import { configFile } from '../../support/config-file.js';
 
 const valid = [
   'connector: { name: demo }',

@@ -1,21 +1,17 @@
-/** A location's status as the scheduler reports it, for the live view's tests. */
+/** A location's status as the scheduler reports it mid-run, for the live view's tests. */
 import type { LocationStatus } from '../../../src/sync/scheduler.js';
+import { locationStatus as quietLocation } from '../../support/sync/location-status.js';
 
+/** Location `uid` running, one traversal done with `published` calls published (2 deduplicated, 3 redacted). */
 export function locationStatus(
   uid: string,
   published: number,
   overrides: Partial<LocationStatus> = {},
 ): LocationStatus {
-  return {
+  return quietLocation({
     locationUid: uid,
     state: 'running',
     offset: { since: null, cursor: null, watermark: '2026-01-01T00:00:00.000Z', boundary: [] },
-    traversalId: null,
-    nextRunAt: null,
-    lastSuccessAt: null,
-    lastError: null,
-    consecutiveFailures: 0,
-    stoppedBy: null,
     totals: {
       pages: 1,
       published,
@@ -26,5 +22,5 @@ export function locationStatus(
       traversalsCompleted: 1,
     },
     ...overrides,
-  };
+  });
 }

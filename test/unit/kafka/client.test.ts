@@ -1,34 +1,11 @@
-import { Writable } from 'node:stream';
 import { logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { kafkaSchema } from '../../../src/config/schema.js';
 import { FatalError } from '../../../src/errors/index.js';
 import { createKafka, pinoLogCreator } from '../../../src/kafka/client.js';
-import { createLogger, silentLogger } from '../../../src/logging/logger.js';
+import { silentLogger } from '../../../src/logging/logger.js';
 import { thrown } from '../../support/auth/thrown.js';
-
-function capturingLogger(): {
-  logger: ReturnType<typeof createLogger>;
-  lines: () => Record<string, unknown>[];
-} {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger({ level: 'trace', format: 'json', destination });
-  return {
-    logger,
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
+import { capturingLogger } from '../../support/logger.js';
 
 describe('createKafka', () => {
   it('fails at construction, naming the key, when a TLS file cannot be read', () => {

@@ -5,10 +5,7 @@ import {
   isFencedError,
   kafkaErrorTypes,
 } from '../../../src/kafka/kafka-errors.js';
-
-function protocolError(type: string): Error {
-  return Object.assign(new Error(`broker said ${type}`), { type });
-}
+import { protocolError } from '../../support/kafka-errors.js';
 
 describe('kafka error classification', () => {
   it('finds protocol error types through causes, original errors and aggregates', () => {

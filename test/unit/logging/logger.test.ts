@@ -1,18 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { FatalError } from '../../../src/errors/index.js';
-import { createLogger, isErrorCodeShaped } from '../../../src/logging/logger.js';
-
-function capturingLogger(): { logger: ReturnType<typeof createLogger>; text: () => string } {
-  let text = '';
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString('utf8');
-      done();
-    },
-  });
-  return { logger: createLogger({ level: 'trace', format: 'json', destination }), text: () => text };
-}
+import { isErrorCodeShaped } from '../../../src/logging/logger.js';
+import { capturingLogger } from '../../support/logger.js';
 
 describe('createLogger', () => {
   it('keeps error codes in log lines so operators can search by them', () => {

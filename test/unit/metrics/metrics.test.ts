@@ -1,13 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ConnectorMetrics, statusClass } from '../../../src/metrics/metrics.js';
-
-async function valueOf(metrics: ConnectorMetrics, name: string, labels: Record<string, string> = {}) {
-  const metric = metrics.registry.getSingleMetric(name);
-  if (metric === undefined) throw new Error(`no metric ${name}`);
-  const { values } = await metric.get();
-  const match = values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
-  return match?.value;
-}
+import { ManualClock } from '../../support/clock.js';
+import { metricValue } from '../../support/counters.js';
 
 describe('ConnectorMetrics', () => {
   it("names its own metrics with the calls_connector_ prefix, Node's standard ones without, and every counter with _total", async () => {
@@ -33,7 +27,9 @@ describe('ConnectorMetrics', () => {
     const a = new ConnectorMetrics();
     const b = new ConnectorMetrics();
     a.recordsPublished.inc({ location: 'x' });
-    expect(await valueOf(b, 'calls_connector_records_published_total', { location: 'x' })).toBeUndefined();
+    expect(
+      await metricValue(b, 'calls_connector_records_published_total', { location: 'x' }),
+    ).toBeUndefined();
   });
 
   it('labels series by location uid, or "all" when per-location labels are off', () => {
@@ -41,47 +37,51 @@ describe('ConnectorMetrics', () => {
     expect(new ConnectorMetrics({ perLocationLabels: false }).location('uid-1')).toBe('all');
   });
 
-  it('computes freshness at scrape time, so a stuck location keeps getting staler', async () => {
-    vi.useFakeTimers({ now: new Date('2026-01-01T00:10:00Z') });
-    try {
-      const metrics = new ConnectorMetrics();
-      metrics.observeHighWater('loc', new Date('2026-01-01T00:00:00Z'));
-      expect(await valueOf(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' })).toBe(
-        600,
-      );
-      vi.setSystemTime(new Date('2026-01-01T01:00:00Z'));
-      expect(await valueOf(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' })).toBe(
-        3600,
-      );
-      expect(
-        await valueOf(metrics, 'calls_connector_location_high_water_timestamp_seconds', { location: 'loc' }),
-      ).toBe(Date.parse('2026-01-01T00:00:00Z') / 1000);
-    } finally {
-      vi.useRealTimers();
-    }
+  it('computes freshness at scrape time on its clock, so a stuck location keeps getting staler', async () => {
+    const clock = new ManualClock(Date.parse('2026-01-01T00:10:00Z'));
+    const metrics = new ConnectorMetrics({ clock });
+    metrics.observeHighWater('loc', new Date('2026-01-01T00:00:00Z'));
+    expect(
+      await metricValue(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' }),
+    ).toBe(600);
+    clock.advance(50 * 60_000);
+    expect(
+      await metricValue(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' }),
+    ).toBe(3600);
+    expect(
+      await metricValue(metrics, 'calls_connector_location_high_water_timestamp_seconds', {
+        location: 'loc',
+      }),
+    ).toBe(Date.parse('2026-01-01T00:00:00Z') / 1000);
+  });
+
+  it('dates a traversal success on its clock when the caller gives no time', async () => {
+    const metrics = new ConnectorMetrics({ clock: new ManualClock(Date.parse('2026-01-01T00:10:00Z')) });
+    metrics.observeTraversalSuccess('loc');
+    expect(
+      await metricValue(metrics, 'calls_connector_location_last_success_timestamp_seconds', {
+        location: 'loc',
+      }),
+    ).toBe(Date.parse('2026-01-01T00:10:00Z') / 1000);
   });
 
   it('reports the stalest location under "all" when per-location labels are off', async () => {
-    vi.useFakeTimers({ now: new Date('2026-01-01T01:00:00Z') });
-    try {
-      const metrics = new ConnectorMetrics({ perLocationLabels: false });
-      metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:00Z'));
-      metrics.observeHighWater('stale', new Date('2026-01-01T00:00:00Z'));
-      metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:30Z'));
-      expect(await valueOf(metrics, 'calls_connector_location_freshness_seconds', { location: 'all' })).toBe(
-        3600,
-      );
+    const clock = new ManualClock(Date.parse('2026-01-01T01:00:00Z'));
+    const metrics = new ConnectorMetrics({ perLocationLabels: false, clock });
+    metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:00Z'));
+    metrics.observeHighWater('stale', new Date('2026-01-01T00:00:00Z'));
+    metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:30Z'));
+    expect(
+      await metricValue(metrics, 'calls_connector_location_freshness_seconds', { location: 'all' }),
+    ).toBe(3600);
 
-      metrics.observeTraversalSuccess('fresh', Date.parse('2026-01-01T00:59:00Z'));
-      metrics.observeTraversalSuccess('stale', Date.parse('2026-01-01T00:30:00Z'));
-      expect(
-        await valueOf(metrics, 'calls_connector_location_last_success_timestamp_seconds', {
-          location: 'all',
-        }),
-      ).toBe(Date.parse('2026-01-01T00:30:00Z') / 1000);
-    } finally {
-      vi.useRealTimers();
-    }
+    metrics.observeTraversalSuccess('fresh', Date.parse('2026-01-01T00:59:00Z'));
+    metrics.observeTraversalSuccess('stale', Date.parse('2026-01-01T00:30:00Z'));
+    expect(
+      await metricValue(metrics, 'calls_connector_location_last_success_timestamp_seconds', {
+        location: 'all',
+      }),
+    ).toBe(Date.parse('2026-01-01T00:30:00Z') / 1000);
   });
 
   it('sets the per-location timestamps at scrape time, not on each poll (a poll must not pass over every location)', async () => {
@@ -95,24 +95,24 @@ describe('ConnectorMetrics', () => {
     expect(successSet).not.toHaveBeenCalled();
     expect(highWaterSet).not.toHaveBeenCalled();
     // The scrape: the least recent location under "all".
-    expect(await valueOf(metrics, 'calls_connector_location_last_success_timestamp_seconds')).toBe(2_000);
-    expect(await valueOf(metrics, 'calls_connector_location_high_water_timestamp_seconds')).toBe(1_000);
+    expect(await metricValue(metrics, 'calls_connector_location_last_success_timestamp_seconds')).toBe(2_000);
+    expect(await metricValue(metrics, 'calls_connector_location_high_water_timestamp_seconds')).toBe(1_000);
   });
 
   it('exports the poll interval in seconds and build information', async () => {
     const metrics = new ConnectorMetrics({ pollIntervalMs: 90_000, version: '1.2.3', connector: 'prod' });
-    expect(await valueOf(metrics, 'calls_connector_poll_interval_seconds')).toBe(90);
+    expect(await metricValue(metrics, 'calls_connector_poll_interval_seconds')).toBe(90);
     expect(
-      await valueOf(metrics, 'calls_connector_build_info', { version: '1.2.3', connector: 'prod' }),
+      await metricValue(metrics, 'calls_connector_build_info', { version: '1.2.3', connector: 'prod' }),
     ).toBe(1);
   });
 
   it('exports the shortest round of polls as owned locations over the request rate, following the assignment', async () => {
     const metrics = new ConnectorMetrics({ pollIntervalMs: 60_000, requestsPerSecond: 20 });
     metrics.ownedLocations.set(10_000);
-    expect(await valueOf(metrics, 'calls_connector_poll_round_seconds')).toBe(500);
+    expect(await metricValue(metrics, 'calls_connector_poll_round_seconds')).toBe(500);
     metrics.ownedLocations.set(4_000); // a rebalance took locations away
-    expect(await valueOf(metrics, 'calls_connector_poll_round_seconds')).toBe(200);
+    expect(await metricValue(metrics, 'calls_connector_poll_round_seconds')).toBe(200);
   });
 
   it('maps HTTP statuses to status classes, with anything else as "error"', () => {

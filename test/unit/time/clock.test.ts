@@ -1,6 +1,13 @@
 /** The timers built on the Clock's sleep, driven by a manual clock; and the system clock's unref'd sleep. */
-import { describe, expect, it } from 'vitest';
-import { startTimer, systemClock, TIMED_OUT, timeoutSignal, withTimeout } from '../../../src/time/clock.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  startTimer,
+  systemClock,
+  TIMED_OUT,
+  timeoutSignal,
+  wallTimer,
+  withTimeout,
+} from '../../../src/time/clock.js';
 import { ManualClock } from '../../support/clock.js';
 
 describe('startTimer', () => {
@@ -84,5 +91,34 @@ describe('systemClock.sleep', () => {
     const sleeping = systemClock.sleep(60_000, controller.signal, { unref: true });
     controller.abort(new Error('stopped'));
     await expect(sleeping).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('wallTimer', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('calls back once its time has passed on the wall clock, whatever an injected clock does', () => {
+    vi.useFakeTimers();
+    const clock = new ManualClock();
+    let fired = 0;
+    wallTimer(1_000, () => (fired += 1));
+    clock.advance(60_000);
+    vi.advanceTimersByTime(999);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(fired).toBe(1);
+    vi.advanceTimersByTime(60_000);
+    expect(fired).toBe(1);
+  });
+
+  it('never calls back once cancelled', () => {
+    vi.useFakeTimers();
+    let fired = false;
+    wallTimer(1_000, () => (fired = true)).cancel();
+    vi.advanceTimersByTime(5_000);
+    expect(fired).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
