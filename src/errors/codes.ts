@@ -185,7 +185,6 @@ export const ERROR_CODES = {
   },
   METRICS_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   // A stored offset read back is neither the last committed one nor the page's: a stale read, never adopted.
-  OFFSET_READ_UNRECOGNISED: { class: 'retriable', exit: ExitCode.FAILURE },
   OFFSET_UNREADABLE: { class: 'fatal', exit: ExitCode.FAILURE },
   SANDBOX_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_AUTH_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },

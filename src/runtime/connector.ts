@@ -290,7 +290,6 @@ export class ConnectorRuntime {
         locationUid: string,
         startOffset: LocationOffset | undefined,
         sink: RecordSink,
-        reloadOffset: () => Promise<LocationOffset | undefined>,
       ): LocationSync => {
         const source = sourceOf.get(locationUid)!;
         const { api, enricher } = grants.get(grantOf(source))!;
@@ -313,17 +312,12 @@ export class ConnectorRuntime {
             commitRetry: config.api.retry,
             tombstoneGone: config.kafka.tombstoneGoneCalls,
           },
-          reloadOffset: async () => (await reloadOffset()) ?? empty(),
         });
       };
       const configured = [...sourceOf.keys()];
       const locations: LocationSync[] =
         session instanceof KafkaSession
-          ? configured.map((uid) =>
-              syncFor(uid, session.initialOffsets.get(uid), session.sink, async () =>
-                (await session.offsetStore.loadAll()).get(uid),
-              ),
-            )
+          ? configured.map((uid) => syncFor(uid, session.initialOffsets.get(uid), session.sink))
           : [];
 
       const scheduler = new Scheduler({
@@ -362,8 +356,7 @@ export class ConnectorRuntime {
           work: {
             openSink: (partition, takenOver) => session.openPartitionSink(partition, takenOver),
             loadOffsets: (partitions) => session.loadPartitions(partitions),
-            syncFor: (uid, partition, offset, sink) =>
-              syncFor(uid, offset, sink, async () => (await session.loadPartitions([partition])).get(uid)),
+            syncFor: (uid, _partition, offset, sink) => syncFor(uid, offset, sink),
           },
         });
         handover = work;

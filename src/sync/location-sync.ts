@@ -20,17 +20,15 @@
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
- * - A retriable sink failure: the sink's word decides (RecordSink contract): nothing of the page is visible,
- *   so after a backoff the same page is committed again. Only when the sink could not settle the outcome
- *   (outcomeUnknown) is the store asked (`reloadOffset`), and read by the one rule of commit-outcome.ts:
- *   the page's offset means it went through, the last committed one means it did not, and anything else
- *   (a read behind pending transaction markers) is never adopted: the page fails (retriable) and the next
- *   one reads again. When the commit finally fails (retries spent, or the read-back failed), its outcome
- *   is unknown: the next page first reloads the stored offset by the same rule, so a page that did go
- *   through is not published again, and a location never moves behind what it committed.
- * - Pages carry the sink generation their starting offset was read under (PageCommit.generation). After
- *   the sink (re)initialised its producer (`RecordSink.generation` changed) a page of the old generation is
- *   refused by the sink; the location then reloads the stored offset (same rule) before its next page.
+ * - The commit's outcome is the sink's (RecordSink.commitPage, decided by the one rule of commit-outcome.ts;
+ *   this file reads no offsets): 'stored' moves the location on; 'rejected' (nothing visible) commits the
+ *   same page again after a backoff, until the commit retry policy is spent (the reason then propagates and
+ *   the scheduler retries the location from `committed`); 'superseded' adopts the offset the store holds
+ *   (written by another instance since) and lists from there. A rejection of the promise means the sink
+ *   writes nothing more (fatal, closing, taken over): it propagates.
+ * - Pages carry the sink generation their committed offset was read under (PageCommit.generation); an
+ *   outcome read under a newer one (after the sink re-initialised its producer) carries it, and the next
+ *   pages carry it in turn.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
  *
@@ -43,7 +41,7 @@
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
 import { randomUUID } from 'node:crypto';
-import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
+import { FatalError, RetriableError, SkippableError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import { backoffDelayMs, mayRetry, type BackoffPolicy } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';
@@ -55,6 +53,7 @@ import type { Call, DeadLetter, ListedCall, LocationOffset, MappedItem, PrivacyP
 import {
   InvalidCursorError,
   type CallsApi,
+  type CommitOutcome,
   type ListedPage,
   type PageCommit,
   type PageRequest,
@@ -64,7 +63,6 @@ import {
 } from './ports.js';
 import { requestHint } from './priority.js';
 import { applyPrivacy, completeCall } from './privacy.js';
-import { outcomeUnknown, readBack, unrecognisedReadBack } from './commit-outcome.js';
 import {
   applyPage,
   nextPageRequest,
@@ -103,8 +101,6 @@ export interface LocationSyncOptions {
   metrics: SyncMetrics;
   logger: Logger;
   settings: LocationSyncSettings;
-  /** Reads this location's offset as durably stored (after an ambiguous sink failure). */
-  reloadOffset?: (signal?: AbortSignal) => Promise<LocationOffset>;
   clock: Clock;
 }
 
@@ -186,14 +182,6 @@ export class LocationSync {
   private position: LocationOffset;
   private traversal: TraversalState | null = null;
   private busy = false;
-  /**
-   * Set when a commit failed in a way that may have stored the page anyway (the last allowed attempt
-   * failed, or reading the store back failed). The next page then starts from what `reloadOffset`
-   * says is stored: resuming from the in-memory position would publish that page a second time.
-   */
-  private storedUnknown = false;
-  /** With storedUnknown: the offset of the page whose commit may have gone through (commit-outcome.ts). */
-  private pending: LocationOffset | null = null;
   /** The sink's producer generation the offsets in memory were read or written under (RecordSink.generation). */
   private sinkGeneration: number | undefined;
   private readonly traversalSettings: TraversalSettings;
@@ -256,32 +244,6 @@ export class LocationSync {
   }
 
   private async processPage(signal?: AbortSignal): Promise<PageReport> {
-    const generation = this.options.sink.generation?.();
-    if (
-      (this.storedUnknown || generation !== this.sinkGeneration) &&
-      this.options.reloadOffset !== undefined
-    ) {
-      // A reload that fails leaves the flags as they were; the scheduler retries the location later.
-      // After a producer (re)initialisation the store is the truth (a settled transaction may have stored
-      // the pending page), read by the one rule: only `committed` or the pending page's offset is adopted.
-      this.dropReadAhead();
-      const stored = await this.options.reloadOffset(signal);
-      const reading = readBack(
-        stored,
-        this.committed,
-        this.storedUnknown ? this.pending : null,
-        generation !== this.sinkGeneration,
-      );
-      if (reading === 'unrecognised') throw unrecognisedReadBack(this.locationUid, stored);
-      if (reading !== 'rejected') this.committed = stored;
-      this.position = this.committed;
-      this.storedUnknown = false;
-      this.pending = null;
-      this.sinkGeneration = generation;
-      this.traversal?.detector.reset();
-    }
-    // Nothing to reload from (tests without a store): the sink's word is all there is.
-    if (this.options.reloadOffset === undefined) this.sinkGeneration = generation;
     const traversal = this.traversal ?? this.beginTraversal();
     const request = nextPageRequest(this.position, this.traversalSettings);
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
@@ -347,8 +309,8 @@ export class LocationSync {
       deadLetters,
       offset: outcome.offset,
       startOffset: this.position,
+      committed: this.committed,
       ...(tombstones.length > 0 && { tombstones }),
-      ...(this.sinkGeneration !== undefined && { generation: this.sinkGeneration }),
       source: {
         traversalId: traversal.id,
         page: traversal.pages,
@@ -356,22 +318,22 @@ export class LocationSync {
         cursor: request.kind === 'next' ? request.cursor : null,
       },
     };
-    let committedAs: 'this-page' | 'reload';
+    let result: CommitOutcome;
     try {
-      if (this.isIdle(commit)) committedAs = 'this-page';
+      if (this.isIdle(commit)) result = { kind: 'stored' };
       else {
         if (!outcome.complete) this.startReadAhead(outcome.offset, signal);
-        committedAs = await this.commitWithRetry(commit, signal);
+        result = await this.commitWithRetry(commit, signal);
       }
     } catch (error) {
       this.dropReadAhead();
-      this.storedUnknown = true;
-      this.pending = commit.offset;
       throw error;
     }
-    if (committedAs !== 'this-page') {
+    if (result.kind === 'superseded') {
+      // Another writer stored a newer offset since: continue from it (the page is not published).
       this.dropReadAhead();
-      // The sink's producer changed: the next page reloads the store first (the page is listed again).
+      this.committed = result.stored;
+      this.position = result.stored;
       traversal.detector.reset();
       return { complete: false, restarted: false, published: 0 };
     }
@@ -593,7 +555,7 @@ export class LocationSync {
    * An idle page needs no commit: it publishes, dead-letters and tombstones nothing, and leaves the offset
    * equal to what is known to be stored. Polling quiet locations then costs the HTTP request only, not a
    * Kafka transaction and an offset record per poll. A commit is still made whenever the store may differ
-   * from `committed`: after an outcome-unknown commit, and when `position` moved away from it uncommitted
+   * from `committed`: when `position` moved away from it uncommitted
    * (a cursor rejected and cleared, which the store must forget, or a cursor to clear at the traversal's end).
    */
   private isIdle(commit: PageCommit): boolean {
@@ -601,43 +563,33 @@ export class LocationSync {
       commit.calls.length === 0 &&
       commit.deadLetters.length === 0 &&
       (commit.tombstones?.length ?? 0) === 0 &&
-      !this.storedUnknown &&
       sameOffset(this.position, this.committed) &&
       sameOffset(commit.offset, this.committed)
     );
   }
 
   /**
-   * Commits, retrying retriable sink failures with backoff. Returns 'this-page' when the page's offset is
-   * durably stored, 'reload' when the sink's producer was initialised again since the page's starting offset
-   * was read (the next page reloads first). Throws when the outcome stays unknown (see the module comment).
+   * Commits, committing a rejected page again after a backoff while the commit retry policy allows
+   * (then its reason propagates). Resolves 'stored' or 'superseded'; adopts the generation an outcome was
+   * read under, so the page committed again carries it.
    */
-  private async commitWithRetry(commit: PageCommit, signal?: AbortSignal): Promise<'this-page' | 'reload'> {
+  private async commitWithRetry(commit: PageCommit, signal?: AbortSignal): Promise<CommitOutcome> {
     const policy = this.options.settings.commitRetry;
     for (let attempt = 1; ; attempt++) {
-      try {
-        await this.options.sink.commitPage(commit);
-        return 'this-page';
-      } catch (error) {
-        if (!(error instanceof ConnectorError) || !error.retriable || !mayRetry(policy, attempt)) throw error;
-        if (this.options.sink.generation?.() !== this.sinkGeneration) {
-          if (outcomeUnknown(error)) {
-            this.storedUnknown = true;
-            this.pending = commit.offset;
-          }
-          return 'reload';
-        }
-        const wait = backoffDelayMs(policy, attempt, this.options.clock.random());
-        this.traversal?.log.warn({ code: error.code, attempt, waitMs: wait }, 'page commit failed; retrying');
-        signal?.throwIfAborted();
-        await this.options.clock.sleep(wait, signal);
-        // Nothing of the page is visible (the sink's word): commit it again. Only an unknown outcome is read.
-        if (!outcomeUnknown(error) || this.options.reloadOffset === undefined) continue;
-        const stored = await this.options.reloadOffset(signal);
-        const reading = readBack(stored, this.committed, commit.offset, false);
-        if (reading === 'stored') return 'this-page';
-        if (reading !== 'rejected') throw unrecognisedReadBack(this.locationUid, stored);
-      }
+      const result = await this.options.sink.commitPage({
+        ...commit,
+        ...(this.sinkGeneration !== undefined && { generation: this.sinkGeneration }),
+      });
+      if (result.generation !== undefined) this.sinkGeneration = result.generation;
+      if (result.kind !== 'rejected') return result;
+      if (!mayRetry(policy, attempt)) throw result.reason;
+      const wait = backoffDelayMs(policy, attempt, this.options.clock.random());
+      this.traversal?.log.warn(
+        { code: result.reason.code, attempt, waitMs: wait },
+        'page commit failed; retrying',
+      );
+      signal?.throwIfAborted();
+      await this.options.clock.sleep(wait, signal);
     }
   }
 

@@ -45,7 +45,7 @@ function setup(options: { failOpen?: Set<number> } = {}) {
         if (options.failOpen?.has(partition)) return Promise.reject(new Error('Kafka unavailable'));
         takenOver.set(partition, onTakenOver);
         const sink: PartitionSink = {
-          commitPage: () => Promise.resolve(),
+          commitPage: () => Promise.resolve({ kind: 'stored' as const }),
           close: () => {
             events.push(`close ${partition}`);
             return Promise.resolve();
