@@ -12,7 +12,7 @@
  * - the counters (location-counters.ts): metrics, totals and the traversal's counts.
  *
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
- * by pages in flight. `runTraversal` loops pages until nextCursor is null.
+ * by pages in flight; the scheduler runs a location's pages until its traversal completes.
  *
  * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
  * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
@@ -175,14 +175,6 @@ export class LocationSync {
   /** Counts since this LocationSync was created, for the status view. */
   get totals(): LocationTotals {
     return this.counters.totals;
-  }
-
-  /** Runs pages until the traversal completes. */
-  async runTraversal(signal?: AbortSignal): Promise<LocationTotals> {
-    for (;;) {
-      const report = await this.runPage(signal);
-      if (report.complete) return { ...this.totals };
-    }
   }
 
   /**

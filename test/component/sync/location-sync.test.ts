@@ -15,6 +15,7 @@ import {
   traverseResiliently,
   type SandboxClientHarness,
 } from '../../support/sync/sandbox-harness.js';
+import { runTraversal } from '../../support/sync/run-traversal.js';
 
 describe('sync engine against the sandbox: backfill, boundary, faults, privacy, live updates', () => {
   let sandbox: RunningSandbox;
@@ -74,7 +75,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
   it('never publishes the customer number of a private call', async () => {
     const sink = new InMemorySink();
     const location = sandbox.locations[1] ?? '';
-    await locationSync(harness, location, sink).runTraversal();
+    await runTraversal(locationSync(harness, location, sink));
     const privateCalls = sink.calls.filter((c) => c.isPrivate !== false);
     expect(privateCalls.length).toBeGreaterThan(0);
     expect(privateCalls.every((c) => c.customerPhoneNumber === null)).toBe(true);
@@ -91,9 +92,9 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     const sink = new InMemorySink();
     const location = sandbox.locations[2] ?? '';
     const sync = locationSync(harness, location, sink);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const before = sink.calls.length;
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.length).toBe(before);
 
     const existing = sandbox.admin.truth(location)[5];
@@ -108,7 +109,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
       isPrivate: true,
       customerPhoneNumber: '+15550198',
     });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.slice(before).sort(byUpdatedAtThenUid)).toEqual(
       [updated, created].map(expectedCall).sort(byUpdatedAtThenUid),
     );
@@ -118,7 +119,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     const sink = new InMemorySink();
     const location = sandbox.locations[2] ?? '';
     const sync = locationSync(harness, location, sink);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const newest = sandbox.admin.truth(location).at(-1);
     expect(sync.offset.boundary).toContain(newest?.uid);
     const before = sink.calls.length;
@@ -130,9 +131,9 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
       isPrivate: false,
       customerPhoneNumber: '+15550177',
     });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.slice(before)).toEqual([expectedCall(changed)]);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls).toHaveLength(before + 1);
   });
 
@@ -164,7 +165,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     const report = await sync.runPage();
     expect(report.restarted).toBe(true);
     sandbox.admin.setFaults({ cursorTtlMs: DEFAULT_FAULTS.cursorTtlMs });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls).toEqual(truth.map(expectedCall));
     expect(
       await counterValue(harness.metrics.recordsSkipped, { location, reason: 'boundary_dedupe' }),
@@ -182,7 +183,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     });
     const sink = new InMemorySink();
     const location = sandbox.locations[1] ?? '';
-    await locationSync(harness, location, sink).runTraversal();
+    await runTraversal(locationSync(harness, location, sink));
     expect(sink.calls).toEqual(sandbox.admin.truth(location).map(expectedCall));
     expect(await counterValue(harness.metrics.apiRateLimited, { endpoint: 'get_call' })).toBeGreaterThan(0);
   });
@@ -220,7 +221,7 @@ describe('sync engine against the sandbox: short and empty pages', () => {
       return page;
     };
     const sync = locationSync(harness, location, sink);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const truth = sandbox.admin.truth(location);
     expect(sink.calls.map((c) => c.uid)).toEqual(truth.map((c) => c.uid));
     expect(pages.some((p) => p.items === 0 && p.more)).toBe(true);
@@ -279,8 +280,8 @@ describe('sync engine against the sandbox: live mode', () => {
     const sink = new InMemorySink();
     const location = sandbox.locations[0] ?? '';
     const sync = locationSync(harness, location, sink);
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     const truth = sandbox.admin.truth(location);
     const watermark = sync.offset.watermark ?? '';
     const versions = sink.calls.map((c) => `${c.uid}@${c.updatedAt}`);

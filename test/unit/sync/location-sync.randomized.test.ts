@@ -16,6 +16,7 @@ import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { FakeCallsApi } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { runTraversal } from '../../support/sync/run-traversal.js';
 
 const LOC = '22222222-2222-2222-2222-222222222222';
 const SEEDS = 500;
@@ -110,7 +111,7 @@ async function run(seed: number): Promise<{ doubled: string[]; lost: string[] }>
   for (let complete = 0, tries = 0; complete < 2 && tries < 20; tries++) {
     // Scripted sink failures may still be queued: try again, as the scheduler would.
     if (
-      await sync.runTraversal().then(
+      await runTraversal(sync).then(
         () => true,
         () => false,
       )

@@ -16,6 +16,7 @@ import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { runTraversal } from '../../support/sync/run-traversal.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
 const t = (second: number) => `2024-03-01T12:00:${String(second).padStart(2, '0')}Z`;
@@ -77,7 +78,7 @@ describe('LocationSync', () => {
   it('publishes a full backfill once, in order, with the offset committed per page', async () => {
     const data = [call('a', 1), ...group(7, 2), call('b', 3)];
     const { sync, sink } = build(new FakeCallsApi(data));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(sink.commits).toBe(3);
     expect(sink.offsets.get(LOC)).toMatchObject({
@@ -93,7 +94,7 @@ describe('LocationSync', () => {
   it('sends since only on the first page and the cursor alone afterwards', async () => {
     const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
     const { sync } = build(api, { start: { ...EMPTY_OFFSET, since: t(0) } });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(api.requests[0]).toEqual({ kind: 'first', locationUid: LOC, since: t(0), order: 'asc', limit: 3 });
     expect(api.requests[1]?.kind).toBe('next');
   });
@@ -105,7 +106,7 @@ describe('LocationSync', () => {
     sink.beforeCommit = (commit) => {
       sources.push(commit.source);
     };
-    await sync.runTraversal();
+    await runTraversal(sync);
     const second = api.requests[1];
     expect(sources).toEqual([
       { traversalId: expect.any(String) as string, page: 1, since: t(0), cursor: null },
@@ -121,14 +122,14 @@ describe('LocationSync', () => {
   it('publishes nothing twice on the next traversal and picks up an update', async () => {
     const api = new FakeCallsApi([call('a', 1), ...group(4, 2)]);
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     expect(sink.calls).toHaveLength(5);
     expect(
       await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'boundary_dedupe' }),
     ).toBe(4);
     api.upsert(call('a', 9));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'g0', 'g1', 'g2', 'g3', 'a']);
     expect(sink.calls[5]?.updatedAt).toBe(t(9));
   });
@@ -136,18 +137,18 @@ describe('LocationSync', () => {
   it('commits nothing for an idle traversal, and still commits the next one that moves the offset', async () => {
     const api = new FakeCallsApi([call('a', 1), ...group(4, 2), call('z', 3)]);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const commitsAfterBackfill = sink.commits;
     const stored = sink.offsets.get(LOC);
 
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     expect(sink.commits).toBe(commitsAfterBackfill);
     expect(sync.totals.traversalsCompleted).toBe(3);
     expect(sync.offset).toEqual(stored);
 
     api.upsert(call('b', 9));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.commits).toBe(commitsAfterBackfill + 1);
     expect(sink.offsets.get(LOC)).toMatchObject({ since: t(9), watermark: t(9), boundary: ['b'] });
   });
@@ -165,17 +166,17 @@ describe('LocationSync', () => {
     const logger = createLogger({ level: 'info', format: 'json', destination });
     const api = new FakeCallsApi([call('a', 1)]);
     const { sync } = build(api, { logger });
-    await sync.runTraversal();
+    await runTraversal(sync);
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => l.msg)).toEqual(['traversal complete']);
-    await sync.runTraversal(); // idle: the boundary record listed again, nothing new
+    await runTraversal(sync); // idle: the boundary record listed again, nothing new
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => l.msg)).toEqual(['traversal complete']);
   });
 
   it('commits nothing for an idle first traversal of an empty location', async () => {
     const { sync, sink } = build(new FakeCallsApi([]));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.commits).toBe(0);
   });
 
@@ -188,7 +189,7 @@ describe('LocationSync', () => {
     expect(stored?.cursor).not.toBeNull();
 
     const resumed = build(api, { sink, start: stored ?? EMPTY_OFFSET });
-    await resumed.sync.runTraversal();
+    await runTraversal(resumed.sync);
     expect(sink.offsets.get(LOC)?.cursor).toBeNull();
     expect(sink.commits).toBe(2);
   });
@@ -198,7 +199,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi(data);
     const sink = new InMemorySink();
     await build(api, { sink }).sync.runPage();
-    await build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync.runTraversal();
+    await runTraversal(build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync);
     const idle = sink.offsets.get(LOC) ?? EMPTY_OFFSET;
     // A crashed run left a cursor with the same watermark; the API rejects it.
     const withCursor: LocationOffset = { ...idle, cursor: 'stale-cursor' };
@@ -206,7 +207,7 @@ describe('LocationSync', () => {
     const commits = sink.commits;
     api.expireNextCursors = 1;
 
-    await build(api, { sink, start: withCursor }).sync.runTraversal();
+    await runTraversal(build(api, { sink, start: withCursor }).sync);
     expect(sink.commits).toBe(commits + 1);
     expect(sink.offsets.get(LOC)?.cursor).toBeNull();
   });
@@ -223,7 +224,7 @@ describe('LocationSync', () => {
     ]);
     for (const uid of ['a', 'b', 'c', 'd']) api.omitted.add(uid);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['e', 'f', 'g']);
     expect(api.requests).toHaveLength(3);
   });
@@ -245,7 +246,7 @@ describe('LocationSync', () => {
 
     await sync.runPage(); // the page read ahead: no new request for it
     expect(api.requests).toHaveLength(3); // and the one after it, read ahead in turn
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests).toHaveLength(3); // the last page read nothing ahead
   });
@@ -259,7 +260,7 @@ describe('LocationSync', () => {
     expect(await sync.runPage().catch((e: unknown) => e)).toBeInstanceOf(RetriableError);
     expect(api.requests).toHaveLength(2); // the first page and the one read ahead
 
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests.slice(2).map((r) => r.kind)).toEqual(['first', 'next']);
   });
@@ -272,7 +273,7 @@ describe('LocationSync', () => {
     await sync.runPage();
     const report = await sync.runPage();
     expect(report.restarted).toBe(true);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests[2]).toMatchObject({ kind: 'first', since: t(2) });
   });
@@ -296,7 +297,7 @@ describe('LocationSync', () => {
     );
     const { sync, sink, metrics } = build(api, { sink: first.sink, start: stored });
     const before = api.requests.length; // the first process also read a page ahead
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests.slice(before, before + 2)).toMatchObject([
       { kind: 'next', cursor: stored.cursor },
@@ -312,7 +313,7 @@ describe('LocationSync', () => {
     const { sync } = build(api);
     await sync.runPage();
     api.expireNextCursors = 100;
-    const error = await sync.runTraversal().catch((e: unknown) => e);
+    const error = await runTraversal(sync).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetriableError);
     expect((error as RetriableError).code).toBe('CURSOR_RESTARTS_EXHAUSTED');
     expect(api.requests.filter((r) => r.kind === 'first').length).toBeLessThanOrEqual(
@@ -343,7 +344,7 @@ describe('LocationSync', () => {
     ]);
     api.gone.add('gone');
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const byUid = new Map(sink.calls.map((c) => [c.uid, c]));
     expect(byUid.get('pub')).toMatchObject({
       customerPhoneNumber: '+1555pub',
@@ -371,7 +372,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('a', 1, { isPrivate: false }), call('b', 2, { isPrivate: false })]);
     api.getErrors.set('a', [new SkippableError('API_CALL_REFUSED', 'HTTP 403: not yours')]);
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
       ['a', false, null],
       ['b', true, '+1555b'],
@@ -390,7 +391,7 @@ describe('LocationSync', () => {
     expect(sink.calls).toEqual([]);
     expect(sink.deadLetters).toEqual([]);
     expect(sync.offset).toEqual(EMPTY_OFFSET);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
       ['a', true, '+1555a'],
       ['b', true, '+1555b'],
@@ -401,7 +402,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('a', 1, { isPrivate: false })]);
     api.getUpdatedAt.set('a', t(9));
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls).toEqual([
       expect.objectContaining({
         uid: 'a',
@@ -422,7 +423,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('kept', 1), call('gone', 2), call('kept2', 3)]);
     api.gone.add('gone');
     const { sync, sink } = build(api, { settings: { tombstoneGone: true } });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['kept', 'kept2']);
     expect(sink.tombstones).toEqual(['gone']);
     expect(sink.offsets.get(LOC)?.watermark).toBe(t(3));
@@ -431,7 +432,7 @@ describe('LocationSync', () => {
   it('redacts every number and requests no single call when enrichment is off', async () => {
     const api = new FakeCallsApi([call('pub', 1, { isPrivate: false })]);
     const { sync, sink } = build(api, { enrich: false });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls[0]).toMatchObject({ customerPhoneNumber: null, enriched: false });
     expect(api.gets).toEqual([]);
   });
@@ -444,7 +445,7 @@ describe('LocationSync', () => {
       call('b', 4),
     ]);
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
     expect(sink.deadLetters.map((d) => d.code).sort()).toEqual(['ITEM_NO_UID', 'ITEM_SCHEMA_REJECTED']);
     expect(sink.deadLetters.every((d) => !d.payload.includes('+1999'))).toBe(true);
@@ -461,7 +462,7 @@ describe('LocationSync', () => {
       call('b', 4),
     ]);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
     expect(sink.deadLetters.map((d) => [d.code, d.uid])).toEqual([
       ['ITEM_SCHEMA_REJECTED', 'n'],
@@ -474,8 +475,8 @@ describe('LocationSync', () => {
   it('does not dead-letter a rejected item twice at the boundary', async () => {
     const api = new FakeCallsApi([call('y', 3, { raw: { uid: 'y', updatedAt: t(3), isPrivate: 'maybe' } })]);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     expect(sink.deadLetters).toHaveLength(1);
   });
 
@@ -484,7 +485,7 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     sink.failNext(2);
     const { sync } = build(new FakeCallsApi(data), { sink });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -493,7 +494,7 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     sink.failNext(1, { ambiguous: true });
     const { sync } = build(new FakeCallsApi(data), { sink });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -509,7 +510,7 @@ describe('LocationSync', () => {
     });
     await sync.runPage();
     expect(sync.offset).toEqual(sink.offsets.get(LOC));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -519,7 +520,7 @@ describe('LocationSync', () => {
     sink.failNext(1, { ambiguous: true });
     sink.failReadsNext(2);
     const { sync } = build(new FakeCallsApi(data), { sink });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -531,7 +532,7 @@ describe('LocationSync', () => {
     const sink = new InMemorySink(new Map([[LOC, start]]));
     sink.failNext(1);
     const { sync } = build(api, { sink, start });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.deadLetters.map((d) => d.code)).toEqual(['ITEM_NO_UID']);
   });
 
@@ -539,7 +540,7 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     sink.failNext(1, { error: new FatalError('KAFKA_NOT_PERMITTED', 'denied') });
     const { sync } = build(new FakeCallsApi([call('a', 1)]), { sink });
-    await expect(sync.runTraversal()).rejects.toMatchObject({ code: 'KAFKA_NOT_PERMITTED' });
+    await expect(runTraversal(sync)).rejects.toMatchObject({ code: 'KAFKA_NOT_PERMITTED' });
     expect(sink.calls).toEqual([]);
   });
 
@@ -560,7 +561,7 @@ describe('LocationSync', () => {
     const stored = sink.offsets.get(LOC);
     expect(stored?.cursor).not.toBeNull();
     const second = build(api, { sink, start: stored ?? EMPTY_OFFSET }).sync;
-    await second.runTraversal();
+    await runTraversal(second);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
@@ -575,7 +576,7 @@ describe('LocationSync', () => {
     await newer.runPage();
     sink.producerGeneration += 1;
 
-    await old.runTraversal();
+    await runTraversal(old);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
@@ -593,7 +594,7 @@ describe('LocationSync', () => {
     await sync.runPage();
     expect(sink.readBacks).toBe(3);
     expect(sync.offset).not.toEqual(committed);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
@@ -608,7 +609,7 @@ describe('LocationSync', () => {
     await sync.runPage();
     expect(sink.readBacks).toBe(3);
     expect(sync.offset).toEqual(sink.offsets.get(LOC));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
@@ -622,7 +623,7 @@ describe('LocationSync', () => {
       if (!bumped) sink.producerGeneration += 1; // re-initialised while the page was being prepared
       bumped = true;
     };
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(sink.commits).toBe(3);
   });
@@ -631,7 +632,7 @@ describe('LocationSync', () => {
     const { sync, metrics } = build(
       new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]),
     );
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(await metricValue(metrics, 'calls_connector_pages_fetched_total')).toBe(2);
     expect(await metricValue(metrics, 'calls_connector_records_published_total')).toBe(4);
     expect(sync.totals).toMatchObject({ pages: 2, published: 4, traversalsCompleted: 1 });
