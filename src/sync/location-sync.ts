@@ -262,7 +262,6 @@ export class LocationSync {
       calls: page.calls,
       deadLetters: page.deadLetters,
       offset: prepared.outcome.offset,
-      startOffset: this.position,
       committed: this.committed,
       ...(page.tombstones.length > 0 && { tombstones: page.tombstones }),
       source: {

@@ -65,14 +65,9 @@ export interface PageCommit {
   /** The location's offset after this page; stored last (or in the same transaction). */
   offset: LocationOffset;
   /**
-   * The offset this page was computed from, when known. A page whose `offset` equals it cannot be
-   * recognised in the offsets topic (see commit-outcome.ts).
-   */
-  startOffset?: LocationOffset;
-  /**
-   * The offset the location knows to be stored (its last commit; `startOffset` unless a cursor was
-   * restarted since), against which a sink's read-back is judged (commit-outcome.ts). Unset: `startOffset`
-   * stands for it; both unset, a stored value other than the page's own offset rejects the page.
+   * The offset the location knows to be stored (its last commit), against which a sink's read-back is
+   * judged (commit-outcome.ts): a page whose `offset` equals it cannot be recognised in the offsets topic.
+   * Unset: a stored value other than the page's own offset rejects the page.
    */
   committed?: LocationOffset;
   /** uids of calls the API reports gone, published as tombstones (kafka.tombstoneGoneCalls). */
@@ -80,7 +75,7 @@ export interface PageCommit {
   /** Where the page came from, for the records' source-metadata headers. */
   source?: PageSource;
   /**
-   * The sink generation (RecordSink.generation) under which `committed` was read or last committed. A
+   * The sink generation (RecordSink.generation) under which `committed` was read or last written. A
    * sink whose producer was initialised again since does not write the page: the new initialisation may
    * have settled a transaction or another writer may have written, so the page's base may be stale. It
    * reads the location's stored offset instead and answers by the rule (CommitOutcome).
@@ -102,7 +97,7 @@ export interface PageSource {
  * - 'rejected': none of it is visible to read_committed consumers (exactly-once mode) or its offset was not
  *   written (at-least-once mode): commit it again after a backoff (`reason` says why);
  * - 'superseded': the store holds `stored`, another writer's newer offset (one that has run since and is
- *   gone): nothing of the page was written; the location continues from `stored`.
+ *   gone): the location continues from `stored`, not from the page's offset.
  * `generation`: the sink generation its store was read under; pages built on it carry it (PageCommit).
  */
 export type CommitOutcome =

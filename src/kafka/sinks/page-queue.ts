@@ -74,7 +74,7 @@ export class PageQueue {
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    const at = { committed: commit.committed ?? commit.startOffset ?? null, offset: commit.offset };
+    const at = { committed: commit.committed ?? null, offset: commit.offset };
     return new Promise<CommitOutcome>((resolve, reject) => {
       this.pages.push({ messages, generation: commit.generation, at, resolve, reject });
       this.kick();

@@ -430,7 +430,8 @@ export class TransactionalRecordSink implements RecordSink {
     }
     const decided = verdicts;
     return Object.assign(() => settlePages(pages, decided), {
-      stored: decided.every((v) => v !== 'read-again' && v.kind === 'stored'),
+      // Some page shows its offset stored: the transaction committed (its pages commit together).
+      stored: decided.some((v) => v !== 'read-again' && v.kind === 'stored'),
     });
   }
 

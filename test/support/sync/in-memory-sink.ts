@@ -78,7 +78,7 @@ export class InMemorySink implements RecordSink, OffsetStore {
 
   async commitPage(commit: PageCommit): Promise<CommitOutcome> {
     await this.beforeCommit?.(commit);
-    const at = [{ committed: commit.committed ?? commit.startOffset ?? null, offset: commit.offset }];
+    const at = [{ committed: commit.committed ?? null, offset: commit.offset }];
     if (commit.generation !== undefined && commit.generation !== this.producerGeneration) {
       const reason = new RetriableError(
         'KAFKA_PAGE_FROM_OLD_PRODUCER',

@@ -312,7 +312,7 @@ describe('TransactionalRecordSink (scripted producer)', () => {
       calls: [],
       deadLetters: [{ locationUid: 'a', code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
       offset: before,
-      startOffset: before,
+      committed: before,
     };
     const settled = await outcome(sink.commitPage(unchanged));
     expect(settled).not.toBe('resolved');
