@@ -4,8 +4,7 @@
  * line). Nothing here decides anything; LocationSync calls it once a page's turn is over.
  */
 import { parseInstant, toEpochMillis } from '../time/instant.js';
-import type { UnenrichedReason } from './enricher.js';
-import type { DeadLetter } from './model.js';
+import type { PageTally } from './page-pipeline.js';
 import type { SyncMetrics } from './ports.js';
 
 /** Counts since this LocationSync was created (the process started), for the status view. */
@@ -38,16 +37,6 @@ export interface TraversalCounts {
   published: number;
   deadLettered: number;
   deduplicated: number;
-}
-
-/** What one committed (or idle) page did. */
-export interface PageTally {
-  published: number;
-  deadLetters: readonly DeadLetter[];
-  deduplicated: number;
-  redacted: number;
-  belowWatermark: number;
-  unenriched: ReadonlyMap<UnenrichedReason, number>;
 }
 
 export class LocationCounters {

@@ -47,6 +47,7 @@ import { LocationCounters, type LocationTotals, type TraversalCounts } from './l
 import type { LocationOffset, PrivacyPolicy } from './model.js';
 import {
   assemblePage,
+  pageTally,
   preparePage,
   type AssembledPage,
   type PipelineSettings,
@@ -55,6 +56,7 @@ import {
 import {
   InvalidCursorError,
   type CallsApi,
+  type ListedPage,
   type PageCommit,
   type PageRequest,
   type RecordSink,
@@ -197,7 +199,7 @@ export class LocationSync {
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
     const ahead = this.readAhead.take(this.position, request);
     const hint = this.requestHint();
-    let listed;
+    let listed: ListedPage;
     try {
       listed = await (ahead?.listed ?? this.options.api.listPage(request, signal, hint));
     } catch (error) {
@@ -213,42 +215,44 @@ export class LocationSync {
     this.logPage(traversal, prepared, page);
 
     signal?.throwIfAborted();
-    const commit = this.pageCommit(traversal, request, prepared, page);
     const { outcome } = prepared;
-    if (!this.isIdle(commit)) {
-      if (!outcome.complete) this.startReadAhead(outcome.offset, signal);
-      const result = await this.commits
-        .commit(commit, () => traversal.log, signal)
-        .catch((error: unknown) => {
-          this.readAhead.drop();
-          throw error;
-        });
-      if (result.kind === 'superseded') {
-        // Another writer stored a newer offset since: continue from it (the page is not published).
-        this.readAhead.drop();
-        this.committed = result.stored;
-        this.position = result.stored;
-        traversal.detector.reset();
-        return { complete: false, restarted: false, published: 0 };
-      }
-    }
+    const commit = this.pageCommit(traversal, request, prepared, page);
+    if (!(await this.commit(traversal, commit, outcome.complete, signal)))
+      return { complete: false, restarted: false, published: 0 };
     this.committed = outcome.offset;
     this.position = outcome.offset;
     if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
-    this.counters.recordPage(
-      traversal,
-      {
-        published: page.calls.length,
-        deadLetters: page.deadLetters,
-        deduplicated: outcome.duplicates.length,
-        redacted: page.redacted,
-        belowWatermark: outcome.belowWatermark.length,
-        unenriched: page.unenriched,
-      },
-      this.committed.watermark,
-    );
+    this.counters.recordPage(traversal, pageTally(prepared, page), this.committed.watermark);
     if (outcome.complete) this.endTraversal(traversal);
     return { complete: outcome.complete, restarted: false, published: page.calls.length };
+  }
+
+  /**
+   * Commits the page unless it is idle, reading the next one ahead meanwhile unless it is the traversal's
+   * `last`. Resolves true when its offset is stored, false when superseded: the location then continues from
+   * the offset the store holds (another writer's), and the page read ahead, which started elsewhere, is dropped.
+   */
+  private async commit(
+    traversal: TraversalState,
+    commit: PageCommit,
+    last: boolean,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    if (this.isIdle(commit)) return true;
+    if (!last) this.startReadAhead(commit.offset, signal);
+    let result;
+    try {
+      result = await this.commits.commit(commit, () => traversal.log, signal);
+    } catch (error) {
+      this.readAhead.drop();
+      throw error;
+    }
+    if (result.kind === 'stored') return true;
+    this.readAhead.drop();
+    this.committed = result.stored;
+    this.position = result.stored;
+    traversal.detector.reset();
+    return false;
   }
 
   private pageCommit(

@@ -45,6 +45,16 @@ export interface PreparedPage {
   enriched: EnrichedItem[];
 }
 
+/** What one committed (or idle) page did, for the counters (location-counters.ts). */
+export interface PageTally {
+  published: number;
+  deadLetters: readonly DeadLetter[];
+  deduplicated: number;
+  redacted: number;
+  belowWatermark: number;
+  unenriched: ReadonlyMap<UnenrichedReason, number>;
+}
+
 /** A call published unenriched, for the log line that names a few. */
 export interface UnenrichedExample {
   uid: string;
@@ -149,4 +159,16 @@ export function assemblePage(
     ...unplaced,
   ];
   return { calls, deadLetters, tombstones, redacted, unenriched, unenrichedExamples };
+}
+
+/** The tally of a page: what it published, dead-lettered, skipped at the boundary, redacted. */
+export function pageTally(prepared: PreparedPage, page: AssembledPage): PageTally {
+  return {
+    published: page.calls.length,
+    deadLetters: page.deadLetters,
+    deduplicated: prepared.outcome.duplicates.length,
+    redacted: page.redacted,
+    belowWatermark: prepared.outcome.belowWatermark.length,
+    unenriched: page.unenriched,
+  };
 }

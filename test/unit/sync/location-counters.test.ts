@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import {
-  LocationCounters,
-  type PageTally,
-  type TraversalCounts,
-} from '../../../src/sync/location-counters.js';
+import { LocationCounters, type TraversalCounts } from '../../../src/sync/location-counters.js';
+import type { PageTally } from '../../../src/sync/page-pipeline.js';
 import { counterValue } from '../../support/counters.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
