@@ -110,8 +110,7 @@ export interface LocationSyncOptions {
 export interface PageReport {
   /** The traversal ended with this page (nextCursor null). */
   complete: boolean;
-  /** The cursor was rejected and the traversal restarted from the watermark; nothing was committed. */
-  restarted: boolean;
+  /** Calls published by this page (0 when the cursor was rejected and the traversal restarted). */
   published: number;
 }
 
@@ -218,13 +217,13 @@ export class LocationSync {
     const { outcome } = prepared;
     const commit = this.pageCommit(traversal, request, prepared, page);
     if (!(await this.commit(traversal, commit, outcome.complete, signal)))
-      return { complete: false, restarted: false, published: 0 };
+      return { complete: false, published: 0 };
     this.committed = outcome.offset;
     this.position = outcome.offset;
     if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
     this.counters.recordPage(traversal, pageTally(prepared, page), this.committed.watermark);
     if (outcome.complete) this.endTraversal(traversal);
-    return { complete: outcome.complete, restarted: false, published: page.calls.length };
+    return { complete: outcome.complete, published: page.calls.length };
   }
 
   /**
@@ -410,7 +409,7 @@ export class LocationSync {
       },
       `cursor rejected (${detail}): restarting from the watermark`,
     );
-    return { complete: false, restarted: true, published: 0 };
+    return { complete: false, published: 0 };
   }
 
   /**

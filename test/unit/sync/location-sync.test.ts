@@ -268,11 +268,12 @@ describe('LocationSync', () => {
   it('restarts from the watermark when the cursor expires, losing and doubling nothing', async () => {
     const data = [call('a', 1), ...group(7, 2), call('b', 3)];
     const api = new FakeCallsApi(data);
-    const { sync, sink } = build(api);
+    const { sync, sink, metrics } = build(api);
     api.expireNextCursors = 1; // the first request has no cursor: the next page's (read ahead) expires
     await sync.runPage();
     const report = await sync.runPage();
-    expect(report.restarted).toBe(true);
+    expect(report).toEqual({ complete: false, published: 0 });
+    expect(await metricValue(metrics, 'calls_connector_cursor_restarts_total')).toBe(1);
     await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests[2]).toMatchObject({ kind: 'first', since: t(2) });
