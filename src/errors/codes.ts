@@ -156,6 +156,7 @@ export const ERROR_CODES = {
   KAFKA_OAUTH_TOKEN_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_OAUTH_TOKEN_UNAVAILABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_OFFSETS_TOPIC_REPARTITIONED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OFFSETS_UNSETTLED: { class: 'fatal', exit: ExitCode.FAILURE },
   // A page prepared before the sink's producer was initialised again: nothing written, its location reloads.
   KAFKA_PAGE_FROM_OLD_PRODUCER: { class: 'retriable', exit: ExitCode.FAILURE },
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.

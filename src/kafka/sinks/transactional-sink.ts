@@ -19,7 +19,8 @@
  *   is rebuilt, which settles the transaction (its initialisation waits for pending markers), and the
  *   offsets of the pages' locations are read, only from their partitions of the offsets topic: the rule
  *   says stored, rejected or superseded per page, or 'read-again' (a stale read, never adopted), and the
- *   sink reads again after a backoff until it decides (see settle);
+ *   sink reads again after a backoff until it decides (see settle), for about a minute and a half at most:
+ *   then it stops (FatalError KAFKA_OFFSETS_UNSETTLED, `onFatal`) and a restart reads the store afresh;
  * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): either the coordinator aborted
  *   our transaction for its age, or another instance with the same connector name initialised the id
  *   (facts: aborted, KAFKA_PRODUCER_FENCED, when the rule below lets the producer be built again);
@@ -146,6 +147,12 @@ export interface InstanceCheck {
 }
 
 type Stage = 'begin' | 'send' | 'commit';
+
+/**
+ * Reads of the offsets topic that may lag (see settle) before the sink gives up on them: with the backoff
+ * (0.5 s doubling, at most 30 s) about a minute and a half.
+ */
+const MAX_UNSETTLED_READS = 8;
 
 /**
  * How a failed transaction ends for its pages: rejected (the sink writes nothing more: fatal, taken over,
@@ -381,6 +388,7 @@ export class TransactionalRecordSink implements RecordSink {
     if ('reject' in failure) return rejectAll(failure.reject);
     const at = pages.map((p) => p.at);
     let verdicts: Verdict[] = readFirst ? pages.map(() => 'read-again') : commitOutcomes(at, failure);
+    let unsettledReads = 0;
     for (let attempt = 0; verdicts.includes('read-again'); attempt += 1) {
       // After a timed-out close, reading would build a producer nobody disconnects: leave the outcome to
       // the next start (its producer initialisation settles the transaction, its read is the truth).
@@ -407,13 +415,15 @@ export class TransactionalRecordSink implements RecordSink {
             generation,
           },
         });
-        const undecided = verdicts.filter((v) => v === 'read-again').length;
-        if (undecided > 0)
+        const undecided = pages.filter((_, i) => verdicts[i] === 'read-again');
+        if (undecided.length === 0)
+          this.log.info({ write: failure.write }, 'settled the outcome of a failed write');
+        else if ((unsettledReads += 1) >= MAX_UNSETTLED_READS) return rejectAll(this.unsettled(undecided));
+        else
           this.log.warn(
-            { attempt, undecided },
+            { attempt, undecided: undecided.length },
             'the offsets read back lag what this sink committed; reading again',
           );
-        else this.log.info({ write: failure.write }, 'settled the outcome of a failed write');
       } catch (error) {
         const fatal = this.fatal ?? this.fatalOf(error);
         if (fatal !== undefined) return rejectAll(fatal);
@@ -433,6 +443,26 @@ export class TransactionalRecordSink implements RecordSink {
       // Some page shows its offset stored: the transaction committed (its pages commit together).
       stored: decided.some((v) => v !== 'read-again' && v.kind === 'stored'),
     });
+  }
+
+  /**
+   * The offsets topic kept answering, MAX_UNSETTLED_READS times since the producer initialised, offsets the
+   * rule cannot take (older than committed, missing, or contradicting each other). Never adopted; rather
+   * than hold every location's pages behind it for ever, the process stops (onFatal) and a restart reads
+   * the stored offsets afresh.
+   */
+  private unsettled(pages: readonly PendingPage[]): FatalError {
+    const locations = [...new Set(pages.map((p) => p.messages.locationUid))];
+    return this.fail(
+      new FatalError(
+        'KAFKA_OFFSETS_UNSETTLED',
+        `the offsets topic ${this.options.topics.offsets} still shows, after ${MAX_UNSETTLED_READS} reads since the producer initialised, ` +
+          `offsets of ${locations.length} location(s) older than those this instance committed (or none): not adopted, ` +
+          `the process stops so that a restart reads the stored offsets afresh. Were offsets reset or deleted while the ` +
+          `connector ran, or does another writer's open transaction hold the topic's last stable offset back?`,
+        { details: { locations: locations.slice(0, 10) } },
+      ),
+    );
   }
 
   /** A ConnectorError met before anything was sent: the sink's own answer, as a failure of the group. */

@@ -376,6 +376,40 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(reads).toHaveLength(2);
   });
 
+  it('stops the process rather than hold every page behind offsets that keep reading older than committed', async () => {
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    const fatal: FatalError[] = [];
+    const committed: LocationOffset = {
+      since: null,
+      cursor: 'c1',
+      watermark: '2024-05-01T10:00:00Z',
+      boundary: [],
+    };
+    const { sink, reads } = sinkWith(kafka, {
+      clock,
+      onFatal: (e) => fatal.push(e),
+      stored: () => new Map(),
+    });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    let settled = false;
+    const result = outcome(sink.commitPage({ ...page('a', 'next'), committed })).finally(
+      () => (settled = true),
+    );
+    while (!settled) {
+      await Promise.race([clock.sleeping(), result]);
+      clock.advance(30_000);
+    }
+    const error = (await result) as ConnectorError;
+    expect(error).toBeInstanceOf(FatalError);
+    expect(error.code).toBe('KAFKA_OFFSETS_UNSETTLED');
+    expect(fatal).toEqual([error]);
+    expect(reads).toHaveLength(8);
+  });
+
   it('answers superseded with what another writer stored, for a page prepared before the producer was initialised again', async () => {
     const kafka = new ScriptedKafka();
     const committed = page('a', 'mine').offset;
