@@ -17,6 +17,8 @@ interface ScriptedFailure {
   error: ConnectorError;
   /** Apply the commit before failing. */
   ambiguous: boolean;
+  /** The sink writes nothing more (closing, taken over): the promise rejects with `error`. */
+  ended: boolean;
 }
 
 /** Reads of the store a single failed commit may take before the test is taken for a livelock. */
@@ -47,9 +49,13 @@ export class InMemorySink implements RecordSink, OffsetStore {
 
   /**
    * The next `count` commits fail: with a retriable error by default (nothing written), after applying
-   * when `ambiguous` (outcome unknown, read back), or with `error` (a FatalError rejects the promise).
+   * when `ambiguous` (outcome unknown, read back), or with `error` (a FatalError, or any error when
+   * `ended`, rejects the promise: the sink writes nothing more).
    */
-  failNext(count: number, options: { ambiguous?: boolean; error?: ConnectorError } = {}): void {
+  failNext(
+    count: number,
+    options: { ambiguous?: boolean; error?: ConnectorError; ended?: boolean } = {},
+  ): void {
     for (let i = 0; i < count; i++) {
       this.failures.push({
         error:
@@ -58,6 +64,7 @@ export class InMemorySink implements RecordSink, OffsetStore {
             ? new RetriableError('KAFKA_COMMIT_OUTCOME_UNKNOWN', 'scripted sink failure, outcome unknown')
             : new RetriableError('KAFKA_SEND_FAILED', 'scripted sink failure')),
         ambiguous: options.ambiguous ?? false,
+        ended: options.ended ?? false,
       });
     }
   }
@@ -88,7 +95,7 @@ export class InMemorySink implements RecordSink, OffsetStore {
     }
     const failure = this.failures.shift();
     if (failure !== undefined && !failure.ambiguous) {
-      if (!(failure.error instanceof RetriableError)) throw failure.error;
+      if (failure.ended || !(failure.error instanceof RetriableError)) throw failure.error;
       return this.settle(commit.locationUid, at, { write: 'aborted', reason: failure.error }, false);
     }
     // All or nothing: nothing above can throw once we start applying.

@@ -537,6 +537,19 @@ describe('LocationSync', () => {
     expect(sink.deadLetters.map((d) => d.code)).toEqual(['ITEM_NO_UID']);
   });
 
+  it('does not retry a page on a sink that will commit nothing more (taken over, closing): it fails at once', async () => {
+    // A handover waits for the page in flight: retrying on an ended sink held it for the whole revoke bound.
+    const sink = new InMemorySink();
+    const ended = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', 'taken over');
+    sink.failNext(3, { error: ended, ended: true });
+    let attempts = 0;
+    sink.beforeCommit = () => void attempts++;
+    const { sync } = build(new FakeCallsApi([call('a', 1)]), { sink });
+    await expect(sync.runPage()).rejects.toBe(ended);
+    expect(attempts).toBe(1);
+    expect(sink.calls).toEqual([]);
+  });
+
   it('propagates a fatal sink failure', async () => {
     const sink = new InMemorySink();
     sink.failNext(1, { error: new FatalError('KAFKA_NOT_PERMITTED', 'denied') });
