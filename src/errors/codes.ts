@@ -156,6 +156,7 @@ export const ERROR_CODES = {
   KAFKA_OAUTH_TOKEN_REJECTED: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_OAUTH_TOKEN_UNAVAILABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_OFFSETS_TOPIC_REPARTITIONED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_OFFSETS_UNSETTLED: { class: 'fatal', exit: ExitCode.FAILURE },
   // A page prepared before the sink's producer was initialised again: nothing written, its location reloads.
   KAFKA_PAGE_FROM_OLD_PRODUCER: { class: 'retriable', exit: ExitCode.FAILURE },
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
@@ -185,7 +186,6 @@ export const ERROR_CODES = {
   },
   METRICS_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   // A stored offset read back is neither the last committed one nor the page's: a stale read, never adopted.
-  OFFSET_READ_UNRECOGNISED: { class: 'retriable', exit: ExitCode.FAILURE },
   OFFSET_UNREADABLE: { class: 'fatal', exit: ExitCode.FAILURE },
   SANDBOX_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_AUTH_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },

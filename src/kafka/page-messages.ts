@@ -38,11 +38,6 @@ export interface PageMessages {
    */
   divertedCodes: string[];
   offset: Message;
-  /**
-   * Whether the offset differs from the one the page started from (true when that is not known): only
-   * then does finding it stored prove the page's transaction committed.
-   */
-  offsetChanged: boolean;
   /** Approximate size on the wire (keys, values, headers), for bounding a transaction. */
   bytes: number;
 }
@@ -81,7 +76,6 @@ export function pageMessages(
     deadLetters: dlqMessages,
     divertedCodes: deadLetters.slice(commit.deadLetters.length).map((d) => d.code),
     offset,
-    offsetChanged: commit.startOffset === undefined || encodeOffsetValue(commit.startOffset) !== offset.value,
     bytes: [...calls, ...dlqMessages, offset].reduce((sum, m) => sum + messageBytes(m), 0),
   };
 }

@@ -54,15 +54,10 @@ export interface HandoverPorts {
   /** Reads the partitions of the offsets topic to their end (read_committed): stored offsets by location. */
   loadOffsets(partitions: readonly number[]): Promise<Map<string, LocationOffset>>;
   /**
-   * A LocationSync for a location taken over, starting from its stored offset (undefined: none stored); it
-   * reloads its offset from its scope's partitions.
+   * A LocationSync for a location taken over, starting from its stored offset (undefined: none stored) and
+   * writing to its scope's sink (whose commit outcomes say what is stored when that is in doubt).
    */
-  syncFor(
-    locationUid: string,
-    scope: readonly number[],
-    offset: LocationOffset | undefined,
-    sink: RecordSink,
-  ): LocationSync;
+  syncFor(locationUid: string, offset: LocationOffset | undefined, sink: RecordSink): LocationSync;
 }
 
 export interface PartitionHandoverOptions {
@@ -258,7 +253,7 @@ export class PartitionHandover {
     for (const [scope, sink] of [...sinks].sort(([a], [b]) => a[0]! - b[0]!)) {
       for (const partition of [...scope].sort((a, b) => a - b)) {
         const uids = locationsByPartition.get(partition) ?? [];
-        scheduler.add(uids.map((uid) => ports.syncFor(uid, scope, offsets.get(uid), sink)));
+        scheduler.add(uids.map((uid) => ports.syncFor(uid, offsets.get(uid), sink)));
         this.held.set(partition, { sink, uids });
         locations += uids.length;
         if (since !== null && uids.length > 0)

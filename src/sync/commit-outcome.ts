@@ -1,52 +1,114 @@
 /**
- * The one rule for "did the commit happen, and what is stored", over plain data (issue 20, F3).
+ * The one rule for "did the commit happen, and what is stored" (issue 20), over plain data. Sinks report
+ * facts (Kafka committed the write, aborted it, or its outcome is unknown; and, when they read it, what
+ * the offsets topic holds for each page's location); `commitOutcomes` alone turns them into the typed
+ * outcome that `RecordSink.commitPage` resolves to. One equality decides (traversal.ts sameOffset).
  *
- * A location's sink is its only writer while it writes (single mode: a newer instance fences this one, which
- * then stands by; distributed mode: a partition's locations are dropped with it). So when this LocationSync
- * reads its offset back, only two stored values are legitimate: the one it last committed, or the offset of a
- * commit whose outcome it does not know; a third only after its sink re-initialised (a newer instance ran
- * meanwhile and is gone). A value behind the committed one, or any other before a re-initialisation, is a
- * stale read, not a newer truth: the offsets topic is read to its
- * last stable offset, which lags a committed transaction while its markers are pending (a broker restart, a
- * leader move), so the read can show an OLDER offset. Adopting it would move the location backwards and
- * publish its last pages again. It is never adopted: the location reads again later (after its sink's
- * producer initialised, which waits for pending markers).
- *
- * One equality decides (traversal.ts sameOffset).
+ * Why a value that is neither the location's committed offset nor its page's is not simply taken: a
+ * location's sink is its only writer while it writes (single mode: a newer instance fences this one, which
+ * then stands by; distributed mode: a partition's locations are dropped with it). A third value is
+ * legitimate only when read after the sink's producer initialised again (a newer instance ran meanwhile and
+ * is gone), and never when it is behind the committed one: the offsets topic is read to its last stable
+ * offset, which lags a committed transaction while its markers are pending (a broker restart, a leader
+ * move), so such a read shows an OLDER offset. Adopting it would move the location backwards and publish
+ * its last pages again. The sink reads again instead ('read-again'), after its producer has initialised,
+ * which waits for this producer's pending markers.
  */
-import { ConnectorError, RetriableError } from '../errors/index.js';
-import type { LocationOffset } from './model.js';
+import type { RetriableError } from '../errors/index.js';
 import { parseInstant, toEpochMillis } from '../time/instant.js';
+import { EMPTY_OFFSET, type LocationOffset } from './model.js';
+import type { CommitOutcome } from './ports.js';
 import { sameOffset } from './traversal.js';
 
-/**
- * What a read-back says:
- * - 'stored': the pending page's offset is stored (its commit took effect);
- * - 'rejected': the last committed offset is stored, so the pending page is not (commit it again);
- * - 'superseded': another, newer offset is stored (written by an instance that has run since and is gone:
- *   this one's sink re-initialised only after Kafka showed no other instance); continue from it;
- * - 'unrecognised': a stale read; keep what is known, read again later.
- */
-export type ReadBack = 'stored' | 'rejected' | 'superseded' | 'unrecognised';
+/** One page of a write, as the rule needs it. */
+export interface PageAtStake {
+  /** The offset the page's location knows to be stored (its last commit); null: not told (see below). */
+  committed: LocationOffset | null;
+  /** The offset the page stores. */
+  offset: LocationOffset;
+}
+
+/** What the store holds for each page's location, read after the write failed. */
+export interface StoreRead {
+  /** Per page, in the order of the pages: the location's stored offset, null when none is stored. */
+  stored: readonly (LocationOffset | null)[];
+  /** Read after the sink's producer initialised again (its pending markers are written by then). */
+  afterInit: boolean;
+  /** The sink generation (RecordSink.generation) the read was made under: pages built on it carry it. */
+  generation?: number;
+}
 
 /**
- * Reads `stored` against the last committed offset and the offset of the page whose outcome is unknown
- * (null: none). A page that leaves the offset as it was (equal to `committed`) cannot be recognised in the
- * store: 'rejected' (committed again rather than possibly lost). Any other value is adopted only when it was
- * read after the sink's producer initialised again (`afterInit`: pending markers are written by then) and is
- * not behind `committed` (an older watermark is never legitimate: the watermark only grows); otherwise it
- * is 'unrecognised'.
+ * What a sink knows of one write (a transaction, a produce request, one refused page):
+ * - 'committed': Kafka acknowledged it;
+ * - 'aborted': nothing of it is visible (a failed send, an abort, a page refused before any write);
+ * - 'unknown': it may or may not have taken effect (EndTxn failed).
+ * `read`, when the sink read the offsets topic for the pages' locations.
  */
-export function readBack(
-  stored: LocationOffset,
-  committed: LocationOffset,
-  pending: LocationOffset | null,
-  afterInit: boolean,
-): ReadBack {
-  if (sameOffset(stored, committed)) return 'rejected';
-  if (pending !== null && sameOffset(stored, pending)) return 'stored';
-  if (!afterInit || isBehind(stored, committed)) return 'unrecognised';
-  return 'superseded';
+export type WriteFacts =
+  { write: 'committed' } | { write: 'aborted' | 'unknown'; reason: RetriableError; read?: StoreRead };
+
+/** A page's verdict: its outcome, or 'read-again' when the facts do not decide it yet (a stale read, none). */
+export type Verdict = CommitOutcome | 'read-again';
+
+/** How a page's stored offset reads against its committed offset and its own. */
+type Reading = 'unmoved' | 'old' | 'new' | 'other' | 'stale';
+
+/**
+ * The verdict for each page of one write (same order). Pages of one transaction commit or abort together,
+ * so a page whose stored offset shows its own offset proves the transaction committed, and one that shows
+ * its committed offset proves it aborted; a page that leaves its offset as it was ('unmoved') proves
+ * nothing and takes the transaction's verdict. When the store proves neither (every page unmoved), an
+ * unmoved page is rejected: committed again rather than possibly lost (its records may repeat). A page
+ * without `committed` (a caller that did not say) is recognised by its own offset only; any other
+ * stored value rejects it.
+ */
+export function commitOutcomes(pages: readonly PageAtStake[], facts: WriteFacts): Verdict[] {
+  if (facts.write === 'committed') return pages.map(() => ({ kind: 'stored' }));
+  const { reason, read } = facts;
+  if (read === undefined)
+    return pages.map(() => (facts.write === 'aborted' ? { kind: 'rejected', reason } : 'read-again'));
+  const stored = pages.map((_, i) => read.stored[i] ?? null);
+  const readings = pages.map((page, i) => reading(page, stored[i] ?? null, read.afterInit));
+  const generation = read.generation === undefined ? {} : { generation: read.generation };
+  const rejected: CommitOutcome = { kind: 'rejected', reason, ...generation };
+  const committed = facts.write === 'unknown' && readings.includes('new');
+  const aborted = facts.write === 'aborted' || readings.includes('old');
+  // Both proven: one of the reads lags the other (partitions read at different stable offsets).
+  if (committed && aborted) return pages.map(() => 'read-again');
+  return readings.map((r, i): Verdict => {
+    const superseded = (): Verdict => ({
+      kind: 'superseded',
+      stored: stored[i] ?? { ...EMPTY_OFFSET, boundary: [] },
+      reason,
+      ...generation,
+    });
+    switch (r) {
+      case 'stale':
+        return 'read-again';
+      case 'other':
+        return superseded();
+      case 'old':
+        return rejected;
+      case 'unmoved':
+        return committed ? { kind: 'stored', ...generation } : rejected;
+      case 'new':
+        // Aborted, yet the store holds the page's offset: another writer stored it since.
+        if (facts.write === 'aborted') return read.afterInit ? superseded() : 'read-again';
+        return { kind: 'stored', ...generation };
+    }
+  });
+}
+
+function reading(page: PageAtStake, stored: LocationOffset | null, afterInit: boolean): Reading {
+  const { committed, offset } = page;
+  if (committed === null) return stored !== null && sameOffset(stored, offset) ? 'new' : 'old';
+  const value = stored ?? EMPTY_OFFSET;
+  if (sameOffset(value, committed)) return sameOffset(offset, committed) ? 'unmoved' : 'old';
+  if (sameOffset(value, offset)) return 'new';
+  // No offset stored although this location committed one, or an older watermark: the read lags.
+  if (!afterInit || stored === null || isBehind(stored, committed)) return 'stale';
+  return 'other';
 }
 
 /** `stored`'s watermark is older than `committed`'s (or missing while it has one). */
@@ -57,31 +119,4 @@ export function isBehind(stored: LocationOffset, committed: LocationOffset): boo
   const committedAt = parseInstant(committed.watermark);
   if (storedAt === null || committedAt === null) return true;
   return toEpochMillis(storedAt) < toEpochMillis(committedAt);
-}
-
-/** The error a location fails its page with when a read-back is unrecognised (retriable: read again later). */
-export function unrecognisedReadBack(locationUid: string, stored: LocationOffset): RetriableError {
-  return new RetriableError(
-    'OFFSET_READ_UNRECOGNISED',
-    `the offset read back for location ${locationUid} is neither the one last committed nor the page's (a read behind pending transaction markers): not adopted, reading again later`,
-    { details: { locationUid, storedSince: stored.since, storedWatermark: stored.watermark } },
-  );
-}
-
-/**
- * Whether the sink that rejected the page will never commit again (closing, or its partition taken over by
- * another instance): nothing of the page is visible, and retrying on this sink would only hold the location
- * until its removal's bound (a handover would wait for it: issue 20). The page is retried by whoever writes
- * the location next. Sinks mark such rejections with `details.sinkEnded`.
- */
-export function sinkEnded(error: unknown): boolean {
-  return error instanceof ConnectorError && error.details?.['sinkEnded'] === true;
-}
-
-/**
- * Whether a sink's rejection leaves the page's outcome unknown (the sink could not settle a failed commit).
- * Every other rejection means nothing of the page is visible (RecordSink contract).
- */
-export function outcomeUnknown(error: unknown): boolean {
-  return error instanceof ConnectorError && error.details?.['outcomeUnknown'] === true;
 }

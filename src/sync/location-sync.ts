@@ -1,10 +1,18 @@
 /**
- * The orchestrator of ONE location: it sequences the listing (CallsApi, whose items arrive mapped), the
- * paginator rules (traversal.ts), the enricher, the privacy policy, the boundary dedupe and
- * RecordSink.commitPage, which stores the page's records and the location's offset atomically. None of those parts calls another; only this does.
+ * The orchestrator of ONE location: a thin holder of its committed offset, its position and the traversal
+ * in progress, which sequences the parts, none of which calls another:
+ * - the listing (CallsApi, whose items arrive mapped) and the paginator rules (traversal.ts);
+ * - the page pipeline (page-pipeline.ts: map, boundary dedupe, enrich, privacy, tombstones, dead letters);
+ * - the read-ahead (read-ahead.ts): while a page that is not the traversal's last commits, the next one is
+ *   listed and prepared from the offset it will store; only that work is done ahead, the cursor-loop check,
+ *   the metrics and the commit happen when the page's turn comes, in order;
+ * - the commit driver (commit-driver.ts): RecordSink.commitPage and its typed outcome, decided by the one rule
+ *   of commit-outcome.ts (this reads no offsets): 'stored' moves the location on, 'superseded' adopts the
+ *   offset the store holds, 'rejected' is committed again there until the retry policy is spent;
+ * - the counters (location-counters.ts): metrics, totals and the traversal's counts.
  *
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
- * by pages in flight. `runTraversal` loops pages until nextCursor is null.
+ * by pages in flight; the scheduler runs a location's pages until its traversal completes.
  *
  * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
  * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
@@ -20,38 +28,31 @@
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
- * - A retriable sink failure: the sink's word decides (RecordSink contract): nothing of the page is visible,
- *   so after a backoff the same page is committed again. Only when the sink could not settle the outcome
- *   (outcomeUnknown) is the store asked (`reloadOffset`), and read by the one rule of commit-outcome.ts:
- *   the page's offset means it went through, the last committed one means it did not, and anything else
- *   (a read behind pending transaction markers) is never adopted: the page fails (retriable) and the next
- *   one reads again. When the commit finally fails (retries spent, or the read-back failed), its outcome
- *   is unknown: the next page first reloads the stored offset by the same rule, so a page that did go
- *   through is not published again, and a location never moves behind what it committed.
- * - Pages carry the sink generation their starting offset was read under (PageCommit.generation). After
- *   the sink (re)initialised its producer (`RecordSink.generation` changed) a page of the old generation is
- *   refused by the sink; the location then reloads the stored offset (same rule) before its next page.
+ * - A commit that fails for good (its retries spent, or the sink writes nothing more) propagates; the next
+ *   page starts again from `committed`.
  * - An abort of `signal` before the commit abandons the page (nothing committed); once commitPage has
  *   started it is awaited, the sink bounding its own time.
- *
- * Read-ahead: while a page that is not the traversal's last commits, the next page is listed and enriched
- * from the offset that page will store (one page ahead, never more), so a location's listing and
- * enrichment overlap its commit instead of following it. Only the work before the commit is done ahead:
- * the cursor-loop check, the metrics and the commit happen when the page's turn comes, in order. The page
- * read ahead is used only if the commit stored exactly that offset; otherwise (a failed or superseded
- * commit, a reload, an abort) it is dropped and its requests cancelled.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
 import { randomUUID } from 'node:crypto';
-import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
+import { FatalError, RetriableError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
-import { backoffDelayMs, mayRetry, type BackoffPolicy } from '../time/backoff.js';
+import type { BackoffPolicy } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';
-import { parseInstant, toEpochMillis } from '../time/instant.js';
+import { CommitDriver } from './commit-driver.js';
 import { CursorLoopDetector } from './cursor-loop.js';
-import type { EnrichedItem, Enricher, UnenrichedReason } from './enricher.js';
+import type { Enricher } from './enricher.js';
 import type { BoundaryFingerprints } from './fingerprint.js';
-import type { Call, DeadLetter, ListedCall, LocationOffset, MappedItem, PrivacyPolicy } from './model.js';
+import { LocationCounters, type LocationTotals, type TraversalCounts } from './location-counters.js';
+import type { LocationOffset, PrivacyPolicy } from './model.js';
+import {
+  assemblePage,
+  pageTally,
+  preparePage,
+  type AssembledPage,
+  type PipelineSettings,
+  type PreparedPage,
+} from './page-pipeline.js';
 import {
   InvalidCursorError,
   type CallsApi,
@@ -63,15 +64,15 @@ import {
   type SyncMetrics,
 } from './ports.js';
 import { requestHint } from './priority.js';
-import { applyPrivacy, completeCall } from './privacy.js';
-import { outcomeUnknown, readBack, sinkEnded, unrecognisedReadBack } from './commit-outcome.js';
+import { ReadAhead } from './read-ahead.js';
 import {
-  applyPage,
   nextPageRequest,
   restartAfterInvalidCursor,
   sameOffset,
   type TraversalSettings,
 } from './traversal.js';
+
+export { emptyTotals, type LocationTotals } from './location-counters.js';
 
 export const MAX_RESTARTS_WITHOUT_PROGRESS = 5;
 
@@ -88,7 +89,7 @@ export interface LocationSyncSettings {
   privacy: PrivacyPolicy;
   /** Keyed fingerprints of boundary records (fingerprint.ts: why keyed); one per connector, same on every instance. */
   fingerprints: BoundaryFingerprints;
-  /** Backoff and attempts for retriable sink failures (the API retry policy's numbers serve well). */
+  /** Backoff and attempts for rejected commits (the API retry policy's numbers serve well). */
   commitRetry: Readonly<BackoffPolicy>;
   /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
   tombstoneGone?: boolean;
@@ -103,81 +104,23 @@ export interface LocationSyncOptions {
   metrics: SyncMetrics;
   logger: Logger;
   settings: LocationSyncSettings;
-  /** Reads this location's offset as durably stored (after an ambiguous sink failure). */
-  reloadOffset?: (signal?: AbortSignal) => Promise<LocationOffset>;
   clock: Clock;
-}
-
-/** Counts since this LocationSync was created (the process started), for the status view. */
-export interface LocationTotals {
-  pages: number;
-  published: number;
-  deadLettered: number;
-  deduplicated: number;
-  redacted: number;
-  belowWatermark: number;
-  traversalsCompleted: number;
-}
-
-/** Totals of a location that has done nothing yet. */
-export function emptyTotals(): LocationTotals {
-  return {
-    pages: 0,
-    published: 0,
-    deadLettered: 0,
-    deduplicated: 0,
-    redacted: 0,
-    belowWatermark: 0,
-    traversalsCompleted: 0,
-  };
 }
 
 export interface PageReport {
   /** The traversal ended with this page (nextCursor null). */
   complete: boolean;
-  /** The cursor was rejected and the traversal restarted from the watermark; nothing was committed. */
-  restarted: boolean;
+  /** Calls published by this page (0 when the cursor was rejected and the traversal restarted). */
   published: number;
 }
 
-interface TraversalState {
+interface TraversalState extends TraversalCounts {
   id: string;
   startedAt: number;
   detector: CursorLoopDetector;
   restartsWithoutProgress: number;
-  pages: number;
-  published: number;
-  deadLettered: number;
-  deduplicated: number;
   /** This traversal's logger (location and traversal bound), made on first use. */
   readonly log: Logger;
-}
-
-/** A listed page mapped, deduplicated against its starting offset and enriched: all it needs to commit. */
-interface PreparedPage {
-  unpositioned: DeadLetter[];
-  outcome: ReturnType<typeof applyPage<PageEntry>>;
-  enriched: EnrichedItem[];
-}
-
-/** The next page, listed and prepared while the current one commits (see the module comment). */
-interface ReadAhead {
-  /** The offset it starts from: the one the committing page stores. */
-  from: LocationOffset;
-  request: PageRequest;
-  signal: AbortSignal;
-  cancel: AbortController;
-  listed: Promise<ListedPage>;
-  prepared: Promise<PreparedPage>;
-}
-
-/** Page entries in listing order: mapped calls and rejected items, with positions where known. */
-interface PageEntry {
-  uid: string;
-  updatedAt: string;
-  fingerprint: string;
-  call: ListedCall | null;
-  deadLetter: DeadLetter | null;
 }
 
 export class LocationSync {
@@ -186,41 +129,38 @@ export class LocationSync {
   private position: LocationOffset;
   private traversal: TraversalState | null = null;
   private busy = false;
-  /**
-   * Set when a commit failed in a way that may have stored the page anyway (the last allowed attempt
-   * failed, or reading the store back failed). The next page then starts from what `reloadOffset`
-   * says is stored: resuming from the in-memory position would publish that page a second time.
-   */
-  private storedUnknown = false;
-  /** With storedUnknown: the offset of the page whose commit may have gone through (commit-outcome.ts). */
-  private pending: LocationOffset | null = null;
-  /** The sink's producer generation the offsets in memory were read or written under (RecordSink.generation). */
-  private sinkGeneration: number | undefined;
   private readonly traversalSettings: TraversalSettings;
-  private readonly location: string;
-  private readAhead: ReadAhead | null = null;
-  /** This location's counters incremented on every page (idle polls included), looked up once. */
-  private readonly pagesFetched: { inc(value?: number): void };
-  private readonly recordsPublished: { inc(value?: number): void };
-  /** The watermark last given to metrics.observeHighWater. */
-  private observedWatermark: string | null = null;
-  readonly totals: LocationTotals = emptyTotals();
+  private readonly pipeline: PipelineSettings;
+  private readonly readAhead = new ReadAhead();
+  private readonly commits: CommitDriver;
+  private readonly counters: LocationCounters;
 
   constructor(private readonly options: LocationSyncOptions) {
-    if (options.settings.boundaryCap < 1) throw new RangeError('boundaryCap must be >= 1');
+    const { settings } = options;
+    if (settings.boundaryCap < 1) throw new RangeError('boundaryCap must be >= 1');
     this.locationUid = options.locationUid;
     this.committed = options.startOffset;
     this.position = options.startOffset;
-    this.sinkGeneration = options.sink.generation?.();
-    this.location = options.metrics.location(options.locationUid);
-    this.pagesFetched = options.metrics.pagesFetched.labels({ location: this.location });
-    this.recordsPublished = options.metrics.recordsPublished.labels({ location: this.location });
     this.traversalSettings = {
       locationUid: options.locationUid,
-      pageSize: options.settings.pageSize,
-      startSince: options.settings.startSince,
-      boundaryCap: options.settings.boundaryCap,
+      pageSize: settings.pageSize,
+      startSince: settings.startSince,
+      boundaryCap: settings.boundaryCap,
     };
+    this.pipeline = {
+      locationUid: options.locationUid,
+      boundaryCap: settings.boundaryCap,
+      ...(settings.boundaryMaxBytes !== undefined && { boundaryMaxBytes: settings.boundaryMaxBytes }),
+      privacy: settings.privacy,
+      fingerprints: settings.fingerprints,
+      ...(settings.tombstoneGone !== undefined && { tombstoneGone: settings.tombstoneGone }),
+    };
+    this.commits = new CommitDriver({
+      sink: options.sink,
+      retry: settings.commitRetry,
+      clock: options.clock,
+    });
+    this.counters = new LocationCounters(options.metrics, options.locationUid);
   }
 
   /** The offset last committed by the sink (or the starting offset). */
@@ -233,12 +173,9 @@ export class LocationSync {
     return this.traversal?.id ?? null;
   }
 
-  /** Runs pages until the traversal completes. */
-  async runTraversal(signal?: AbortSignal): Promise<LocationTotals> {
-    for (;;) {
-      const report = await this.runPage(signal);
-      if (report.complete) return { ...this.totals };
-    }
+  /** Counts since this LocationSync was created, for the status view. */
+  get totals(): LocationTotals {
+    return this.counters.totals;
   }
 
   /**
@@ -256,99 +193,80 @@ export class LocationSync {
   }
 
   private async processPage(signal?: AbortSignal): Promise<PageReport> {
-    const generation = this.options.sink.generation?.();
-    if (
-      (this.storedUnknown || generation !== this.sinkGeneration) &&
-      this.options.reloadOffset !== undefined
-    ) {
-      // A reload that fails leaves the flags as they were; the scheduler retries the location later.
-      // After a producer (re)initialisation the store is the truth (a settled transaction may have stored
-      // the pending page), read by the one rule: only `committed` or the pending page's offset is adopted.
-      this.dropReadAhead();
-      const stored = await this.options.reloadOffset(signal);
-      const reading = readBack(
-        stored,
-        this.committed,
-        this.storedUnknown ? this.pending : null,
-        generation !== this.sinkGeneration,
-      );
-      if (reading === 'unrecognised') throw unrecognisedReadBack(this.locationUid, stored);
-      if (reading !== 'rejected') this.committed = stored;
-      this.position = this.committed;
-      this.storedUnknown = false;
-      this.pending = null;
-      this.sinkGeneration = generation;
-      this.traversal?.detector.reset();
-    }
-    // Nothing to reload from (tests without a store): the sink's word is all there is.
-    if (this.options.reloadOffset === undefined) this.sinkGeneration = generation;
     const traversal = this.traversal ?? this.beginTraversal();
     const request = nextPageRequest(this.position, this.traversalSettings);
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
-
-    const ahead = this.takeReadAhead(request);
+    const ahead = this.readAhead.take(this.position, request);
     const hint = this.requestHint();
-    let page;
+    let listed: ListedPage;
     try {
-      page = await (ahead?.listed ?? this.options.api.listPage(request, signal, hint));
+      listed = await (ahead?.listed ?? this.options.api.listPage(request, signal, hint));
     } catch (error) {
       if (error instanceof InvalidCursorError && request.kind === 'next')
         return this.restart(traversal, error);
       throw error;
     }
-    this.pagesFetched.inc();
-    traversal.pages += 1;
-    if (traversal.detector.isLoop(page.nextCursor)) {
-      throw new FatalError(
-        'CURSOR_LOOP',
-        `the calls API returned a cursor already followed in this traversal (location ${this.locationUid}); stopping this location`,
-        {
-          details: { locationUid: this.locationUid, traversal: traversal.id },
-        },
-      );
-    }
-
-    const { unpositioned, outcome, enriched } = await (ahead?.prepared ??
-      this.prepare(this.position, page, signal, hint));
-    if (outcome.belowWatermark.length > 0) {
-      traversal.log.warn(
-        {
-          count: outcome.belowWatermark.length,
-          watermark: this.position.watermark,
-          uids: outcome.belowWatermark.slice(0, 10).map((e) => e.uid),
-        },
-        'records older than the watermark were listed (the API broke its sort order); published them again rather than risk losing them',
-      );
-    }
-
-    const calls: Call[] = [];
-    const deadLetters: DeadLetter[] = [
-      ...outcome.accepted.flatMap((e) => (e.deadLetter === null ? [] : [e.deadLetter])),
-      ...unpositioned,
-    ];
-    let redacted = 0;
-    const tombstones: string[] = [];
-    for (const item of enriched) {
-      if (item.unenriched?.reason === 'gone' && this.options.settings.tombstoneGone === true) {
-        traversal.log.info({ uid: item.listed.uid }, 'call gone (GET answered not found): tombstone');
-        tombstones.push(item.listed.uid);
-        continue;
-      }
-      const call = applyPrivacy(completeCall(item.listed, item.enrichment), this.options.settings.privacy);
-      if (call.customerPhoneNumberRedacted) redacted += 1;
-      calls.push(call);
-    }
-    const unenriched = this.reportUnenriched(traversal, enriched);
+    this.counters.pageFetched(traversal);
+    if (traversal.detector.isLoop(listed.nextCursor)) throw this.cursorLoop(traversal);
+    const prepared = await (ahead?.prepared ??
+      preparePage(this.position, listed, this.pipeline, this.options.enricher, signal, hint));
+    const page = assemblePage(prepared, this.pipeline);
+    this.logPage(traversal, prepared, page);
 
     signal?.throwIfAborted();
-    const commit: PageCommit = {
+    const { outcome } = prepared;
+    const commit = this.pageCommit(traversal, request, prepared, page);
+    if (!(await this.commit(traversal, commit, outcome.complete, signal)))
+      return { complete: false, published: 0 };
+    this.committed = outcome.offset;
+    this.position = outcome.offset;
+    if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
+    this.counters.recordPage(traversal, pageTally(prepared, page), this.committed.watermark);
+    if (outcome.complete) this.endTraversal(traversal);
+    return { complete: outcome.complete, published: page.calls.length };
+  }
+
+  /**
+   * Commits the page unless it is idle, reading the next one ahead meanwhile unless it is the traversal's
+   * `last`. Resolves true when its offset is stored, false when superseded: the location then continues from
+   * the offset the store holds (another writer's), and the page read ahead, which started elsewhere, is dropped.
+   */
+  private async commit(
+    traversal: TraversalState,
+    commit: PageCommit,
+    last: boolean,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    if (this.isIdle(commit)) return true;
+    if (!last) this.startReadAhead(commit.offset, signal);
+    let result;
+    try {
+      result = await this.commits.commit(commit, () => traversal.log, signal);
+    } catch (error) {
+      this.readAhead.drop();
+      throw error;
+    }
+    if (result.kind === 'stored') return true;
+    this.readAhead.drop();
+    this.committed = result.stored;
+    this.position = result.stored;
+    traversal.detector.reset();
+    return false;
+  }
+
+  private pageCommit(
+    traversal: TraversalState,
+    request: PageRequest,
+    prepared: PreparedPage,
+    page: AssembledPage,
+  ): PageCommit {
+    return {
       locationUid: this.locationUid,
-      calls,
-      deadLetters,
-      offset: outcome.offset,
-      startOffset: this.position,
-      ...(tombstones.length > 0 && { tombstones }),
-      ...(this.sinkGeneration !== undefined && { generation: this.sinkGeneration }),
+      calls: page.calls,
+      deadLetters: page.deadLetters,
+      offset: prepared.outcome.offset,
+      committed: this.committed,
+      ...(page.tombstones.length > 0 && { tombstones: page.tombstones }),
       source: {
         traversalId: traversal.id,
         page: traversal.pages,
@@ -356,88 +274,24 @@ export class LocationSync {
         cursor: request.kind === 'next' ? request.cursor : null,
       },
     };
-    let committedAs: 'this-page' | 'reload';
-    try {
-      if (this.isIdle(commit)) committedAs = 'this-page';
-      else {
-        if (!outcome.complete) this.startReadAhead(outcome.offset, signal);
-        committedAs = await this.commitWithRetry(commit, signal);
-      }
-    } catch (error) {
-      this.dropReadAhead();
-      this.storedUnknown = true;
-      this.pending = commit.offset;
-      throw error;
-    }
-    if (committedAs !== 'this-page') {
-      this.dropReadAhead();
-      // The sink's producer changed: the next page reloads the store first (the page is listed again).
-      traversal.detector.reset();
-      return { complete: false, restarted: false, published: 0 };
-    }
-
-    this.committed = outcome.offset;
-    this.position = outcome.offset;
-    if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
-    this.count(traversal, {
-      published: calls.length,
-      deadLetters,
-      deduplicated: outcome.duplicates.length,
-      redacted,
-      belowWatermark: outcome.belowWatermark.length,
-      unenriched,
-    });
-    if (!outcome.complete) return { complete: false, restarted: false, published: calls.length };
-    this.endTraversal(traversal);
-    return { complete: true, restarted: false, published: calls.length };
-  }
-
-  /** Maps, deduplicates (from `from`) and enriches a listed page: the work before its commit. */
-  private async prepare(
-    from: LocationOffset,
-    page: ListedPage,
-    signal?: AbortSignal,
-    hint?: RequestHint,
-  ): Promise<PreparedPage> {
-    const { entries, unpositioned } = this.mapPage(page.items);
-    const outcome = applyPage(
-      from,
-      entries,
-      page.nextCursor,
-      this.options.settings.boundaryCap,
-      this.options.settings.boundaryMaxBytes,
-    );
-    const acceptedCalls = outcome.accepted.flatMap((e) => (e.call === null ? [] : [e.call]));
-    const enriched = await this.options.enricher.enrich(acceptedCalls, signal, hint);
-    return { unpositioned, outcome, enriched };
   }
 
   /** Lists and prepares the page after `from` while the current page commits. */
   private startReadAhead(from: LocationOffset, signal?: AbortSignal): void {
-    this.dropReadAhead();
     const request = nextPageRequest(from, this.traversalSettings);
-    const cancel = new AbortController();
-    const combined = signal === undefined ? cancel.signal : AbortSignal.any([signal, cancel.signal]);
     const hint = this.requestHint();
-    const listed = this.options.api.listPage(request, combined, hint);
-    const prepared = listed.then((page) => this.prepare(from, page, combined, hint));
-    // Its failures surface when the page's turn comes (or never, if it is dropped).
-    prepared.catch(() => undefined);
-    this.readAhead = { from, request, signal: combined, cancel, listed, prepared };
-  }
-
-  /** The page read ahead, when it starts where the next page does; any other is dropped. */
-  private takeReadAhead(request: PageRequest): ReadAhead | null {
-    const ahead = this.readAhead;
-    this.readAhead = null;
-    if (ahead === null) return null;
-    const usable =
-      ahead.from === this.position &&
-      !ahead.signal.aborted &&
-      JSON.stringify(ahead.request) === JSON.stringify(request);
-    if (usable) return ahead;
-    ahead.cancel.abort();
-    return null;
+    this.readAhead.start(
+      from,
+      request,
+      (aheadSignal) => {
+        const listed = this.options.api.listPage(request, aheadSignal, hint);
+        const prepared = listed.then((page) =>
+          preparePage(from, page, this.pipeline, this.options.enricher, aheadSignal, hint),
+        );
+        return { listed, prepared };
+      },
+      signal,
+    );
   }
 
   /** The rate limiter's priority of this location's requests (priority.ts). */
@@ -445,9 +299,38 @@ export class LocationSync {
     return requestHint(this.totals.traversalsCompleted, this.position.since, this.options.clock.now());
   }
 
-  private dropReadAhead(): void {
-    this.readAhead?.cancel.abort();
-    this.readAhead = null;
+  private cursorLoop(traversal: TraversalState): FatalError {
+    return new FatalError(
+      'CURSOR_LOOP',
+      `the calls API returned a cursor already followed in this traversal (location ${this.locationUid}); stopping this location`,
+      { details: { locationUid: this.locationUid, traversal: traversal.id } },
+    );
+  }
+
+  /**
+   * The page's log lines: records listed below the watermark, tombstones, and (one line per page) the calls
+   * published unenriched although enrichment is on, whose customer number the privacy policy redacted.
+   */
+  private logPage(traversal: TraversalState, prepared: PreparedPage, page: AssembledPage): void {
+    const { belowWatermark } = prepared.outcome;
+    if (belowWatermark.length > 0)
+      traversal.log.warn(
+        {
+          count: belowWatermark.length,
+          watermark: this.position.watermark,
+          uids: belowWatermark.slice(0, 10).map((e) => e.uid),
+        },
+        'records older than the watermark were listed (the API broke its sort order); published them again rather than risk losing them',
+      );
+    for (const uid of page.tombstones)
+      traversal.log.info({ uid }, 'call gone (GET answered not found): tombstone');
+    if (page.unenrichedExamples.length > 0) {
+      const onlyGone = page.unenriched.size === 1 && page.unenriched.has('gone');
+      traversal.log[onlyGone ? 'info' : 'warn'](
+        { counts: Object.fromEntries(page.unenriched), examples: page.unenrichedExamples },
+        'calls published unenriched, customer number redacted (see examples for what the single-call API said)',
+      );
+    }
   }
 
   private beginTraversal(): TraversalState {
@@ -483,9 +366,7 @@ export class LocationSync {
 
   private endTraversal(traversal: TraversalState): void {
     const now = this.options.clock.now();
-    this.options.metrics.traversalDuration.observe((now - traversal.startedAt) / 1000);
-    this.options.metrics.observeTraversalSuccess(this.locationUid, now);
-    this.totals.traversalsCompleted += 1;
+    this.counters.traversalCompleted(traversal.startedAt, now);
     const idle = traversal.pages === 1 && traversal.published === 0 && traversal.deadLettered === 0;
     const level = idle ? 'debug' : 'info';
     if (this.options.logger.isLevelEnabled(level))
@@ -516,10 +397,7 @@ export class LocationSync {
     this.position = restartAfterInvalidCursor(this.position);
     traversal.detector.reset();
     const { apiCode, status, recognised, detail } = error.details;
-    this.options.metrics.cursorRestarts.inc({
-      location: this.location,
-      reason: recognised ? 'invalid_cursor' : 'rejected_4xx',
-    });
+    this.counters.cursorRestarted(recognised);
     traversal.log.warn(
       {
         apiCode,
@@ -531,154 +409,23 @@ export class LocationSync {
       },
       `cursor rejected (${detail}): restarting from the watermark`,
     );
-    return { complete: false, restarted: true, published: 0 };
-  }
-
-  /**
-   * Logs (one line per page) and tallies the calls published unenriched although enrichment is on. Their
-   * customer number was redacted by the privacy policy (unknown privacy = private).
-   */
-  private reportUnenriched(
-    traversal: TraversalState,
-    items: readonly EnrichedItem[],
-  ): Map<UnenrichedReason, number> {
-    const tally = new Map<UnenrichedReason, number>();
-    const examples: { uid: string; reason: UnenrichedReason; detail: string }[] = [];
-    for (const item of items) {
-      if (item.unenriched === null) continue;
-      const { reason, detail } = item.unenriched;
-      tally.set(reason, (tally.get(reason) ?? 0) + 1);
-      if (examples.length < 5) examples.push({ uid: item.listed.uid, reason, detail });
-    }
-    if (examples.length > 0) {
-      const onlyGone = tally.size === 1 && tally.has('gone');
-      traversal.log[onlyGone ? 'info' : 'warn'](
-        { counts: Object.fromEntries(tally), examples },
-        'calls published unenriched, customer number redacted (see examples for what the single-call API said)',
-      );
-    }
-    return tally;
-  }
-
-  private mapPage(items: readonly MappedItem[]): { entries: PageEntry[]; unpositioned: DeadLetter[] } {
-    const entries: PageEntry[] = [];
-    const unpositioned: DeadLetter[] = [];
-    for (const mapped of items) {
-      if (mapped.ok)
-        entries.push({
-          uid: mapped.call.uid,
-          updatedAt: mapped.call.updatedAt,
-          fingerprint: this.options.settings.fingerprints.fields(mapped.call),
-          call: mapped.call,
-          deadLetter: null,
-        });
-      else if (mapped.position === null)
-        unpositioned.push(this.deadLetter(mapped.error, mapped.payload, null));
-      else
-        entries.push({
-          ...mapped.position,
-          fingerprint: this.options.settings.fingerprints.text(mapped.payload),
-          call: null,
-          deadLetter: this.deadLetter(mapped.error, mapped.payload, mapped.position.uid),
-        });
-    }
-    return { entries, unpositioned };
-  }
-
-  private deadLetter(error: SkippableError, payload: string, uid: string | null): DeadLetter {
-    return { locationUid: this.locationUid, uid, code: error.code, message: error.message, payload };
+    return { complete: false, published: 0 };
   }
 
   /**
    * An idle page needs no commit: it publishes, dead-letters and tombstones nothing, and leaves the offset
    * equal to what is known to be stored. Polling quiet locations then costs the HTTP request only, not a
    * Kafka transaction and an offset record per poll. A commit is still made whenever the store may differ
-   * from `committed`: after an outcome-unknown commit, and when `position` moved away from it uncommitted
-   * (a cursor rejected and cleared, which the store must forget, or a cursor to clear at the traversal's end).
+   * from `committed`: when `position` moved away from it uncommitted (a cursor rejected and cleared, which
+   * the store must forget, or a cursor to clear at the traversal's end).
    */
   private isIdle(commit: PageCommit): boolean {
     return (
       commit.calls.length === 0 &&
       commit.deadLetters.length === 0 &&
       (commit.tombstones?.length ?? 0) === 0 &&
-      !this.storedUnknown &&
       sameOffset(this.position, this.committed) &&
       sameOffset(commit.offset, this.committed)
     );
-  }
-
-  /**
-   * Commits, retrying retriable sink failures with backoff. Returns 'this-page' when the page's offset is
-   * durably stored, 'reload' when the sink's producer was initialised again since the page's starting offset
-   * was read (the next page reloads first). Throws when the outcome stays unknown (see the module comment).
-   */
-  private async commitWithRetry(commit: PageCommit, signal?: AbortSignal): Promise<'this-page' | 'reload'> {
-    const policy = this.options.settings.commitRetry;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.options.sink.commitPage(commit);
-        return 'this-page';
-      } catch (error) {
-        if (!(error instanceof ConnectorError) || !error.retriable || !mayRetry(policy, attempt)) throw error;
-        if (sinkEnded(error)) throw error; // this sink commits nothing more: the location's next writer retries
-        if (this.options.sink.generation?.() !== this.sinkGeneration) {
-          if (outcomeUnknown(error)) {
-            this.storedUnknown = true;
-            this.pending = commit.offset;
-          }
-          return 'reload';
-        }
-        const wait = backoffDelayMs(policy, attempt, this.options.clock.random());
-        this.traversal?.log.warn({ code: error.code, attempt, waitMs: wait }, 'page commit failed; retrying');
-        signal?.throwIfAborted();
-        await this.options.clock.sleep(wait, signal);
-        // Nothing of the page is visible (the sink's word): commit it again. Only an unknown outcome is read.
-        if (!outcomeUnknown(error) || this.options.reloadOffset === undefined) continue;
-        const stored = await this.options.reloadOffset(signal);
-        const reading = readBack(stored, this.committed, commit.offset, false);
-        if (reading === 'stored') return 'this-page';
-        if (reading !== 'rejected') throw unrecognisedReadBack(this.locationUid, stored);
-      }
-    }
-  }
-
-  private count(
-    traversal: TraversalState,
-    page: {
-      published: number;
-      deadLetters: readonly DeadLetter[];
-      deduplicated: number;
-      redacted: number;
-      belowWatermark: number;
-      unenriched: ReadonlyMap<UnenrichedReason, number>;
-    },
-  ): void {
-    const { metrics } = this.options;
-    const location = this.location;
-    this.recordsPublished.inc(page.published);
-    if (page.deduplicated > 0)
-      metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
-    if (page.deadLetters.length > 0)
-      metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
-    if (page.redacted > 0) metrics.recordsRedacted.inc({ location }, page.redacted);
-    if (page.belowWatermark > 0) metrics.recordsBelowWatermark.inc({ location }, page.belowWatermark);
-    for (const dl of page.deadLetters) metrics.deadLetters.inc({ code: dl.code });
-    for (const [reason, n] of page.unenriched) metrics.recordsUnenriched.inc({ location, reason }, n);
-    // An idle page leaves the watermark as it was: parsed and observed again only when it moved.
-    const mark = this.committed.watermark;
-    if (mark !== null && mark !== this.observedWatermark) {
-      const watermark = parseInstant(mark);
-      if (watermark !== null) metrics.observeHighWater(this.locationUid, toEpochMillis(watermark));
-      this.observedWatermark = mark;
-    }
-    traversal.published += page.published;
-    traversal.deadLettered += page.deadLetters.length;
-    traversal.deduplicated += page.deduplicated;
-    this.totals.pages += 1;
-    this.totals.published += page.published;
-    this.totals.deadLettered += page.deadLetters.length;
-    this.totals.deduplicated += page.deduplicated;
-    this.totals.redacted += page.redacted;
-    this.totals.belowWatermark += page.belowWatermark;
   }
 }

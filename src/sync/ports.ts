@@ -1,7 +1,7 @@
 /**
  * The small interfaces the sync engine depends on. `main` wires real implementations (Kafka, OAuth);
- * tests may wire others. None of the implementations calls another: the per-location orchestrator
- * sequences them.
+ * tests may wire others. The per-location orchestrator sequences them; a sink may read the offsets it
+ * writes (to learn what a failed commit left, see RecordSink).
  */
 import { RetriableError } from '../errors/index.js';
 import type { Call, DeadLetter, LocationOffset, MappedItem, SingleCall } from './model.js';
@@ -65,20 +65,20 @@ export interface PageCommit {
   /** The location's offset after this page; stored last (or in the same transaction). */
   offset: LocationOffset;
   /**
-   * The offset this page was computed from, when known. A page whose `offset` equals it cannot be
-   * recognised in the offsets topic, so a sink never takes a commit of unknown outcome for done on that
-   * evidence alone.
+   * The offset the location knows to be stored (its last commit), against which a sink's read-back is
+   * judged (commit-outcome.ts): a page whose `offset` equals it cannot be recognised in the offsets topic.
+   * Unset: a stored value other than the page's own offset rejects the page.
    */
-  startOffset?: LocationOffset;
+  committed?: LocationOffset;
   /** uids of calls the API reports gone, published as tombstones (kafka.tombstoneGoneCalls). */
   tombstones?: readonly string[];
   /** Where the page came from, for the records' source-metadata headers. */
   source?: PageSource;
   /**
-   * The sink generation (RecordSink.generation) under which `startOffset` was read or last committed. A
-   * sink whose producer was initialised again since refuses the page (retriable, nothing visible): the
-   * new initialisation may have settled a transaction or another writer may have written, so the page's
-   * base may be stale and its location reloads instead of committing it under the new epoch.
+   * The sink generation (RecordSink.generation) under which `committed` was read or last written. A
+   * sink whose producer was initialised again since does not write the page: the new initialisation may
+   * have settled a transaction or another writer may have written, so the page's base may be stale. It
+   * reads the location's stored offset instead and answers by the rule (CommitOutcome).
    */
   generation?: number;
 }
@@ -92,16 +92,31 @@ export interface PageSource {
 }
 
 /**
- * Where pages go. Contract: when `commitPage` resolves, the calls, dead letters and offset are durable
- * in Kafka; when it rejects, none of them is visible to read_committed consumers (exactly-once mode) or
- * the offset was not written (at-least-once mode). Rejections are ConnectorErrors (retriable or fatal).
+ * What became of a page (decided by the one rule, commit-outcome.ts):
+ * - 'stored': its calls, dead letters and offset are durable in Kafka;
+ * - 'rejected': none of it is visible to read_committed consumers (exactly-once mode) or its offset was not
+ *   written (at-least-once mode): commit it again after a backoff (`reason` says why);
+ * - 'superseded': the store holds `stored`, another writer's newer offset (one that has run since and is
+ *   gone): the location continues from `stored`, not from the page's offset.
+ * `generation`: the sink generation its store was read under; pages built on it carry it (PageCommit).
+ */
+export type CommitOutcome =
+  | { kind: 'stored'; generation?: number }
+  | { kind: 'rejected'; reason: RetriableError; generation?: number }
+  | { kind: 'superseded'; stored: LocationOffset; reason: RetriableError; generation?: number };
+
+/**
+ * Where pages go. `commitPage` resolves to the page's outcome. It rejects only when the sink commits
+ * nothing more: a FatalError (fenced by another instance, not permitted, a programmer error), or a
+ * RetriableError when the sink is closing, closed or its partition was taken over (the location is being
+ * dropped; the next owner reads what is stored), or the page could not be encoded (nothing written).
  */
 export interface RecordSink {
-  commitPage(commit: PageCommit): Promise<void>;
+  commitPage(commit: PageCommit): Promise<CommitOutcome>;
   /**
-   * Optional: a number that grows each time the sink (re)initialises its producer. Whatever was stored
-   * before may since have been superseded (a transaction settled by the initialisation, another writer),
-   * so a location seeing it change reloads its stored offset before its next page.
+   * Optional: a number that grows each time the sink (re)initialises its producer. A page built under an
+   * older one is not written: the sink reads its location's stored offset and answers by the rule
+   * (rejected, with the current generation, when nothing moved; superseded otherwise).
    */
   generation?(): number;
   close(): Promise<void>;

@@ -11,7 +11,9 @@
 import type { Kafka } from 'kafkajs';
 import type { LocationOffset } from '../../sync/model.js';
 import type { OffsetStore } from '../../sync/ports.js';
-import { FatalError } from '../../errors/index.js';
+import { FatalError, RetriableError } from '../../errors/index.js';
+import { describeKafkaError, fatalKafkaErrorType } from '../kafka-errors.js';
+import { locationPartition } from '../group/location-partition.js';
 import { readTopicToEnd } from '../topic-reader.js';
 import { decodeOffsetValue, offsetKey, parseOffsetKey } from './offset-codec.js';
 import { ReadCoalescer } from './read-coalescer.js';
@@ -27,6 +29,8 @@ export interface KafkaOffsetStoreOptions {
 
 export class KafkaOffsetStore implements OffsetStore {
   private readonly reads = new ReadCoalescer(() => this.read());
+  /** The offsets topic's partition count, fetched once (it must never change, location-partition.ts). */
+  private partitions: Promise<number> | undefined;
 
   constructor(private readonly options: KafkaOffsetStoreOptions) {}
 
@@ -45,6 +49,65 @@ export class KafkaOffsetStore implements OffsetStore {
   ): Promise<Map<string, LocationOffset>> {
     if (partitions.length === 0) return new Map();
     return this.read(partitions, partitionOf);
+  }
+
+  /**
+   * The stored offsets of `locationUids` only (those that have one), reading just the partitions their
+   * keys hash to: what a sink reads back after a failed commit (transactional-sink.ts, settle). Another
+   * partition's pending transaction holds nothing back, and a large topic is not read whole per failure.
+   */
+  async loadLocations(locationUids: readonly string[]): Promise<Map<string, LocationOffset>> {
+    if (locationUids.length === 0) return new Map();
+    const count = await this.partitionCount();
+    const partitionOf = (uid: string): number => locationPartition(this.options.connectorName, uid, count);
+    const partitions = [...new Set(locationUids.map(partitionOf))].sort((a, b) => a - b);
+    const read = await this.read(partitions, partitionOf);
+    const offsets = new Map<string, LocationOffset>();
+    for (const uid of locationUids) {
+      const offset = read.get(uid);
+      if (offset !== undefined) offsets.set(uid, offset);
+    }
+    return offsets;
+  }
+
+  /** The offsets topic's partition count, described once (FatalError KAFKA_TOPIC_MISSING when it has none). */
+  partitionCount(): Promise<number> {
+    this.partitions ??= this.fetchPartitionCount().catch((error: unknown) => {
+      this.partitions = undefined; // asked again next time
+      throw error;
+    });
+    return this.partitions;
+  }
+
+  private async fetchPartitionCount(): Promise<number> {
+    const admin = this.options.kafka.admin();
+    let count: number;
+    try {
+      await admin.connect();
+      const { topics } = await admin.fetchTopicMetadata({ topics: [this.options.topic] });
+      count = topics[0]?.partitions.length ?? 0;
+    } catch (error) {
+      const fatalType = fatalKafkaErrorType(error);
+      if (fatalType !== undefined)
+        throw new FatalError(
+          'KAFKA_NOT_PERMITTED',
+          `Kafka refused describing ${this.options.topic} (${fatalType}): check the ACLs`,
+          { cause: error },
+        );
+      throw new RetriableError(
+        'KAFKA_READ_FAILED',
+        `describing ${this.options.topic} failed: ${describeKafkaError(error)}`,
+        { cause: error },
+      );
+    } finally {
+      await admin.disconnect();
+    }
+    if (count < 1)
+      throw new FatalError(
+        'KAFKA_TOPIC_MISSING',
+        `the offsets topic ${this.options.topic} has no partitions`,
+      );
+    return count;
   }
 
   /**

@@ -34,7 +34,8 @@ import { Partitioners, type CompressionTypes, type Producer, type ProducerConfig
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import type { PageCommit, RecordSink } from '../../sync/ports.js';
+import { commitOutcomes } from '../../sync/commit-outcome.js';
+import type { CommitOutcome, PageCommit, RecordSink } from '../../sync/ports.js';
 import {
   describeKafkaError,
   fatalKafkaErrorType,
@@ -48,7 +49,7 @@ import {
   type CallEncoder,
   type SinkTopics,
 } from '../page-messages.js';
-import { groupSize, hasRecords, PageQueue, type PendingPage } from './page-queue.js';
+import { groupSize, hasRecords, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
 
@@ -117,13 +118,12 @@ export class AtLeastOnceRecordSink implements RecordSink {
     this.started = true;
   }
 
-  commitPage(commit: PageCommit): Promise<void> {
+  commitPage(commit: PageCommit): Promise<CommitOutcome> {
     if (!this.started || this.producers.isClosing) {
       return Promise.reject(
         new RetriableError(
           'KAFKA_SINK_CLOSED',
           'the Kafka sink is not started or is closing; the page was not committed',
-          { details: { sinkEnded: true } },
         ),
       );
     }
@@ -154,7 +154,6 @@ export class AtLeastOnceRecordSink implements RecordSink {
       const error = new RetriableError(
         'KAFKA_SINK_CLOSED',
         `the Kafka sink closed after ${timeoutMs} ms before this page's offset was written`,
-        { details: { sinkEnded: true } },
       );
       const unsettled = [...this.sending, ...this.acknowledged.splice(0), ...this.queue.pages.splice(0)];
       for (const page of unsettled) page.reject(error); // a request still in flight settles them no more
@@ -176,7 +175,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
       try {
         await this.send(recordsOf, offsetsOf);
       } catch (error) {
-        for (const page of this.sending) page.reject(error as Error);
+        this.settleFailed(this.sending, error);
         continue;
       } finally {
         this.sending = [];
@@ -185,9 +184,34 @@ export class AtLeastOnceRecordSink implements RecordSink {
         this.options.metrics,
         offsetsOf.map((p) => p.messages),
       );
-      for (const page of offsetsOf) page.resolve();
+      settlePages(
+        offsetsOf,
+        commitOutcomes(
+          offsetsOf.map((p) => p.at),
+          { write: 'committed' },
+        ),
+      );
       this.acknowledged.push(...recordsOf);
     }
+  }
+
+  /**
+   * A failed request: its pages' offsets were not written, which the rule (commit-outcome.ts) reads as
+   * 'rejected' (committed again; records already acknowledged repeat, at least once). A fatal error, or the
+   * sink closing meanwhile, rejects them instead: this sink writes nothing more.
+   */
+  private settleFailed(pages: readonly PendingPage[], error: unknown): void {
+    if (!(error instanceof RetriableError) || error.code === 'KAFKA_SINK_CLOSED') {
+      for (const page of pages) page.reject(error as Error);
+      return;
+    }
+    settlePages(
+      pages,
+      commitOutcomes(
+        pages.map((p) => p.at),
+        { write: 'aborted', reason: error },
+      ),
+    );
   }
 
   private async send(recordsOf: readonly PendingPage[], offsetsOf: readonly PendingPage[]): Promise<void> {

@@ -4,19 +4,35 @@
  * arrive while a group is in flight go together in the next one. Each caller's promise settles with the
  * group its page ended in.
  */
-import type { PageCommit } from '../../sync/ports.js';
+import type { PageAtStake, Verdict } from '../../sync/commit-outcome.js';
+import type { CommitOutcome, PageCommit } from '../../sync/ports.js';
 import { pageMessages, type CallEncoder, type PageMessages } from '../page-messages.js';
 
 export interface PendingPage {
   messages: PageMessages;
   /** PageCommit.generation: the producer generation the page's starting offset was read under. */
   generation: number | undefined;
-  resolve: () => void;
+  /** What the rule (commit-outcome.ts) needs to judge a read-back of the page's location. */
+  at: PageAtStake;
+  resolve: (outcome: CommitOutcome) => void;
   reject: (error: Error) => void;
 }
 
 export function hasRecords(page: PageMessages): boolean {
   return page.calls.length > 0 || page.deadLetters.length > 0;
+}
+
+/**
+ * Settles each page with its verdict (same order). A 'read-again' left here is a bug in the sink (it reads
+ * until every verdict is decided, or rejects the pages), never settled silently.
+ */
+export function settlePages(pages: readonly PendingPage[], verdicts: readonly Verdict[]): void {
+  pages.forEach((page, i) => {
+    const verdict = verdicts[i];
+    if (verdict === undefined || verdict === 'read-again')
+      page.reject(new RangeError('the sink settled a page whose commit outcome was not decided'));
+    else page.resolve(verdict);
+  });
 }
 
 /**
@@ -51,15 +67,16 @@ export class PageQueue {
   constructor(private readonly options: PageQueueOptions) {}
 
   /** Encodes and queues a page; rejects at once when encoding fails (a bug, not a skippable call). */
-  offer(commit: PageCommit, now: Date): Promise<void> {
+  offer(commit: PageCommit, now: Date): Promise<CommitOutcome> {
     let messages: PageMessages;
     try {
       messages = pageMessages(commit, this.options.encoder, this.options.connectorName, now);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    return new Promise<void>((resolve, reject) => {
-      this.pages.push({ messages, generation: commit.generation, resolve, reject });
+    const at = { committed: commit.committed ?? null, offset: commit.offset };
+    return new Promise<CommitOutcome>((resolve, reject) => {
+      this.pages.push({ messages, generation: commit.generation, at, resolve, reject });
       this.kick();
     });
   }

@@ -147,9 +147,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.current === 'closed') {
       return Promise.reject(
-        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closed; no producer is built', {
-          details: { sinkEnded: true },
-        }),
+        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closed; no producer is built'),
       );
     }
     if (this.producer !== undefined) return Promise.resolve(this.producer);
@@ -186,13 +184,7 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
       // close() or fail() came while this one was connecting: it must not outlive the sink.
       await this.disconnect(producer);
       if (this.failure !== undefined) throw this.failure;
-      throw new RetriableError(
-        'KAFKA_SINK_CLOSED',
-        'the Kafka sink closed while a producer was being built',
-        {
-          details: { sinkEnded: true },
-        },
-      );
+      throw new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink closed while a producer was being built');
     }
     this.apply('built');
     this.producer = producer;

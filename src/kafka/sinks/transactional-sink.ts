@@ -10,16 +10,20 @@
  * settles with the transaction its page was in. The pages of a group that failed are committed alone until
  * each commits once, so a page that can never commit aborts only its own transactions, not every group it joins.
  *
- * Failures (each rejects every page of the affected transaction; nothing of it is visible):
- * - a send fails: the transaction is aborted, RetriableError KAFKA_TRANSACTION_ABORTED, and the producer
+ Outcomes: every page resolves to what the one rule (sync/commit-outcome.ts) makes of the facts this sink
+ * reports; the sink decides nothing itself. Failures (each concerns every page of the transaction):
+ * - a send fails: the transaction is aborted (facts: aborted, KAFKA_TRANSACTION_ABORTED), and the producer
  *   is discarded and a new one initialised (metric producerRecreated): kafkajs would otherwise reuse the
  *   failed batch's sequence numbers and the broker refuse them (OUT_OF_ORDER_SEQUENCE_NUMBER);
- * - the commit (EndTxn) fails: the coordinator may or may not have committed. The producer is rebuilt,
- *   which settles the transaction, and the offsets topic then says which happened: the pages resolve
- *   (committed) or reject with KAFKA_TRANSACTION_ABORTED, so the RecordSink contract holds, or with
- *   KAFKA_COMMIT_OUTCOME_UNKNOWN when the offsets cannot tell (see settleUnknownCommit);
+ * - the commit (EndTxn) fails: the coordinator may or may not have committed (facts: unknown). The producer
+ *   is rebuilt, which settles the transaction (its initialisation waits for pending markers), and the
+ *   offsets of the pages' locations are read, only from their partitions of the offsets topic: the rule
+ *   says stored, rejected or superseded per page, or 'read-again' (a stale read, never adopted), and the
+ *   sink reads again after a backoff until it decides (see settle), for about a minute and a half at most:
+ *   then it stops (FatalError KAFKA_OFFSETS_UNSETTLED, `onFatal`) and a restart reads the store afresh;
  * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): either the coordinator aborted
- *   our transaction for its age, or another instance with the same connector name initialised the id;
+ *   our transaction for its age, or another instance with the same connector name initialised the id
+ *   (facts: aborted, KAFKA_PRODUCER_FENCED, when the rule below lets the producer be built again);
  * - authorization or configuration errors (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal
  *   (KAFKA_NOT_PERMITTED), `onFatal` is called;
  * - a programmer error (TypeError, RangeError, an illegal producer transition): fatal (SINK_PROGRAMMER_ERROR),
@@ -45,9 +49,11 @@
  *   whose initialisation fences no newer owner, since the group gave the partition to this instance).
  *
  * Pages of an older producer: a page carries the sink generation its starting offset was read under
- * (PageCommit.generation). A page queued before a re-initialisation is refused (RetriableError
- * KAFKA_PAGE_FROM_OLD_PRODUCER, nothing visible) instead of being committed under the new epoch: its
- * location reloads what is stored and prepares the page again.
+ * (PageCommit.generation). A page queued before a re-initialisation is not written under the new epoch
+ * (facts: aborted, KAFKA_PAGE_FROM_OLD_PRODUCER): its location's stored offset is read, and the rule
+ * answers rejected (nothing moved: the location commits it again under the current generation) or
+ * superseded (another writer stored a newer offset: the location continues from it).
+ * The fatal failures above, and a sink closing or taken over, reject the pages instead (RecordSink).
  * The producer's build, discard, standing down and close are the shared ProducerLifecycle's
  * (producer-lifecycle.ts); this file is how a page is written.
  */
@@ -55,7 +61,9 @@ import { Partitioners, type CompressionTypes, type ProducerConfig, type Transact
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import type { OffsetStore, PageCommit, RecordSink } from '../../sync/ports.js';
+import { commitOutcomes, type Verdict } from '../../sync/commit-outcome.js';
+import type { LocationOffset } from '../../sync/model.js';
+import type { CommitOutcome, PageCommit, RecordSink } from '../../sync/ports.js';
 import {
   describeKafkaError,
   fatalKafkaErrorType,
@@ -71,9 +79,8 @@ import {
   type PageMessages,
   type SinkTopics,
 } from '../page-messages.js';
-import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
-import { groupSize, hasRecords, PageQueue, type PendingPage } from './page-queue.js';
+import { groupSize, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
@@ -102,8 +109,8 @@ export interface TransactionalSinkOptions {
   /** Codec of the record batches (kafka.compression); default none. */
   compression?: CompressionTypes;
   fencing: FencingBudgetOptions;
-  /** Reads the stored offsets, to learn whether a commit that reported failure took effect. */
-  offsetStore: OffsetStore;
+  /** Reads the stored offsets of the pages' locations, to learn what a failed commit left (see settle). */
+  offsetStore: LocationOffsetReader;
   metrics: ConnectorMetrics;
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
@@ -124,6 +131,12 @@ export function transactionalIdFor(connectorName: string): string {
   return `calls-connector.${connectorName}`;
 }
 
+/** Reads the offsets of some locations only (KafkaOffsetStore: just the partitions their keys hash to). */
+export interface LocationOffsetReader {
+  /** The stored offset of each of `locationUids` that has one, read to the end (read_committed). */
+  loadLocations(locationUids: readonly string[]): Promise<Map<string, LocationOffset>>;
+}
+
 /** Kafka's word on which instances of a connector run (kafka/instance-presence.ts implements it). */
 export interface InstanceCheck {
   /**
@@ -134,6 +147,21 @@ export interface InstanceCheck {
 }
 
 type Stage = 'begin' | 'send' | 'commit';
+
+/**
+ * Reads of the offsets topic that may lag (see settle) before the sink gives up on them: with the backoff
+ * (0.5 s doubling, at most 30 s) about a minute and a half.
+ */
+const MAX_UNSETTLED_READS = 8;
+
+/**
+ * How a failed transaction ends for its pages: rejected (the sink writes nothing more: fatal, taken over,
+ * closing), or facts for the rule (a write aborted, or of unknown outcome).
+ */
+type Failure = { reject: Error } | { write: 'aborted' | 'unknown'; reason: RetriableError };
+
+/** Settles the pages of a write once decided; `stored`: the write turned out committed. */
+type Settlement = (() => void) & { stored: boolean };
 
 class TransactionFailure extends Error {
   constructor(
@@ -256,13 +284,11 @@ export class TransactionalRecordSink implements RecordSink {
     return this.producers.generation;
   }
 
-  commitPage(commit: PageCommit): Promise<void> {
+  commitPage(commit: PageCommit): Promise<CommitOutcome> {
     if (this.fatal !== undefined) return Promise.reject(this.fatal);
     if (this.producers.isClosing)
       return Promise.reject(
-        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closing; the page was not committed', {
-          details: { sinkEnded: true },
-        }),
+        new RetriableError('KAFKA_SINK_CLOSED', 'the Kafka sink is closing; the page was not committed'),
       );
     return this.queue.offer(commit, new Date(this.clock.now()));
   }
@@ -279,7 +305,6 @@ export class TransactionalRecordSink implements RecordSink {
       const error = new RetriableError(
         'KAFKA_SINK_CLOSED',
         `the Kafka sink closed after ${timeoutMs} ms before this page was committed`,
-        { details: { sinkEnded: true } },
       );
       for (const page of this.queue.pages.splice(0)) page.reject(error);
       this.log.warn({ timeoutMs }, 'closing the sink timed out; the open transaction is left to be aborted');
@@ -290,45 +315,177 @@ export class TransactionalRecordSink implements RecordSink {
   private async drain(queue: PendingPage[]): Promise<void> {
     while (queue.length > 0 && this.fatal === undefined) {
       const taken = queue.splice(0, this.nextGroupSize(queue));
-      let group: PendingPage[];
+      let admitted: { group: PendingPage[]; refused: PendingPage[] };
       try {
-        group = await this.admit(taken);
+        admitted = await this.admit(taken);
       } catch (error) {
-        // Nothing was sent: the failure cannot be a commit ('committed' is a commit stage's answer only). The
-        // rebuild rule's own answer (stood down, or cannot tell yet) is final for this group: asking again
-        // at once would only wait again.
+        // Nothing was sent. The rebuild rule's own answer (stood down, or cannot tell yet) is final for this
+        // group: asking again at once would only wait again.
         const failure =
           error instanceof ConnectorError
-            ? (this.fatal ?? error)
-            : await this.recover(new TransactionFailure('begin', error), []);
+            ? this.failureOf(error)
+            : await this.recover(new TransactionFailure('begin', error));
+        const settled = await this.settle(taken, failure);
         this.options.metrics.transactions.inc({ result: 'abort' });
-        for (const page of taken)
-          page.reject(failure === 'committed' ? new TransactionFailure('begin', error) : failure);
+        settled();
         continue;
+      }
+      const { group, refused } = admitted;
+      if (refused.length > 0) {
+        const reason = fromOldProducer(refused, this.producers.generation);
+        const settled = await this.settle(refused, { write: 'aborted', reason }, true);
+        this.options.metrics.transactions.inc({ result: 'abort' }, refused.length);
+        settled();
       }
       if (group.length === 0) continue;
       const pages = group.map((p) => p.messages);
+      let settled: Settlement = Object.assign(
+        () =>
+          settlePages(
+            group,
+            commitOutcomes(
+              group.map((p) => p.at),
+              { write: 'committed' },
+            ),
+          ),
+        { stored: true },
+      );
       try {
         await this.commitGroup(pages);
       } catch (error) {
-        const failure = await this.recover(error, pages);
-        if (failure !== 'committed') {
+        const failure = await this.recover(error);
+        settled = await this.settle(group, failure);
+        if (!settled.stored) {
           this.options.metrics.transactions.inc({ result: 'abort' });
           // Until each of them commits, these locations' pages go alone: a page that can never commit
           // (say, an offset record over the broker's limit) then aborts only its own transactions.
           if (group.length > 1) for (const page of group) this.suspects.add(page.messages.locationUid);
-          for (const page of group) page.reject(failure);
+          settled();
           continue;
         }
       }
       this.options.metrics.transactions.inc({ result: 'commit' });
       countDiverted(this.options.metrics, pages);
-      for (const page of group) {
-        this.suspects.delete(page.messages.locationUid);
-        page.resolve();
-      }
+      for (const page of group) this.suspects.delete(page.messages.locationUid);
+      settled();
     }
     if (this.fatal !== undefined) for (const page of queue.splice(0)) page.reject(this.fatal);
+  }
+
+  /**
+   * Decides the pages of a failed write by the rule, reading their locations' offsets when the facts do
+   * not decide (or at once, with `readFirst`) and again after a backoff while a read does not decide
+   * (a stale read). Resolves to what settles the pages' promises (called by the caller once its metrics
+   * are counted), `stored` when the write turned out committed.
+   */
+  private async settle(
+    pages: readonly PendingPage[],
+    failure: Failure,
+    readFirst = false,
+  ): Promise<Settlement> {
+    const rejectAll = (error: Error): Settlement =>
+      Object.assign(() => pages.forEach((page) => page.reject(error)), { stored: false });
+    if ('reject' in failure) return rejectAll(failure.reject);
+    const at = pages.map((p) => p.at);
+    let verdicts: Verdict[] = readFirst ? pages.map(() => 'read-again') : commitOutcomes(at, failure);
+    let unsettledReads = 0;
+    for (let attempt = 0; verdicts.includes('read-again'); attempt += 1) {
+      // After a timed-out close, reading would build a producer nobody disconnects: leave the outcome to
+      // the next start (its producer initialisation settles the transaction, its read is the truth).
+      if (this.producers.state === 'closed' || (this.producers.isClosing && attempt > 0)) {
+        return rejectAll(
+          new RetriableError(
+            'KAFKA_COMMIT_OUTCOME_UNKNOWN',
+            `the sink closed before the outcome of a failed commit was known: ${failure.reason.message}`,
+            { cause: failure.reason },
+          ),
+        );
+      }
+      try {
+        // A producer initialised since the write: its initialisation waited for our pending markers.
+        await this.producers.acquire();
+        const generation = this.producers.generation;
+        const uids = [...new Set(pages.map((p) => p.messages.locationUid))];
+        const stored = await this.options.offsetStore.loadLocations(uids);
+        verdicts = commitOutcomes(at, {
+          ...failure,
+          read: {
+            stored: pages.map((p) => stored.get(p.messages.locationUid) ?? null),
+            afterInit: true,
+            generation,
+          },
+        });
+        const undecided = pages.filter((_, i) => verdicts[i] === 'read-again');
+        if (undecided.length === 0)
+          this.log.info({ write: failure.write }, 'settled the outcome of a failed write');
+        else if ((unsettledReads += 1) >= MAX_UNSETTLED_READS) return rejectAll(this.unsettled(undecided));
+        else
+          this.log.warn(
+            { attempt, undecided: undecided.length },
+            'the offsets read back lag what this sink committed; reading again',
+          );
+      } catch (error) {
+        const fatal = this.fatal ?? this.fatalOf(error);
+        if (fatal !== undefined) return rejectAll(fatal);
+        this.log.warn(
+          { err: describeKafkaError(error), attempt },
+          'cannot settle the failed write yet; retrying',
+        );
+      }
+      if (verdicts.includes('read-again'))
+        // Ended early by close(): the next attempt then rejects the pages.
+        await this.clock
+          .sleep(Math.min(30_000, 500 * 2 ** attempt), this.producers.closedSignal)
+          .catch(() => undefined);
+    }
+    const decided = verdicts;
+    return Object.assign(() => settlePages(pages, decided), {
+      // Some page shows its offset stored: the transaction committed (its pages commit together).
+      stored: decided.some((v) => v !== 'read-again' && v.kind === 'stored'),
+    });
+  }
+
+  /**
+   * The offsets topic kept answering, MAX_UNSETTLED_READS times since the producer initialised, offsets the
+   * rule cannot take (older than committed, missing, or contradicting each other). Never adopted; rather
+   * than hold every location's pages behind it for ever, the process stops (onFatal) and a restart reads
+   * the stored offsets afresh.
+   */
+  private unsettled(pages: readonly PendingPage[]): FatalError {
+    const locations = [...new Set(pages.map((p) => p.messages.locationUid))];
+    return this.fail(
+      new FatalError(
+        'KAFKA_OFFSETS_UNSETTLED',
+        `the offsets topic ${this.options.topics.offsets} still shows, after ${MAX_UNSETTLED_READS} reads since the producer initialised, ` +
+          `offsets of ${locations.length} location(s) older than those this instance committed (or none): not adopted, ` +
+          `the process stops so that a restart reads the stored offsets afresh. Were offsets reset or deleted while the ` +
+          `connector ran, or does another writer's open transaction hold the topic's last stable offset back?`,
+        { details: { locations: locations.slice(0, 10) } },
+      ),
+    );
+  }
+
+  /** A ConnectorError met before anything was sent: the sink's own answer, as a failure of the group. */
+  private failureOf(error: ConnectorError): Failure {
+    if (this.fatal !== undefined) return { reject: this.fatal };
+    // Cannot tell yet whether another instance runs: nothing was built, nothing written.
+    if (error instanceof RetriableError && error.code !== 'KAFKA_SINK_CLOSED')
+      return { write: 'aborted', reason: error };
+    return { reject: error };
+  }
+
+  /** A FatalError for an error met while settling, or undefined when it is worth trying again. */
+  private fatalOf(error: unknown): FatalError | undefined {
+    if (error instanceof FatalError) return this.fail(error);
+    const fatalType = fatalKafkaErrorType(error);
+    if (fatalType === undefined) return undefined;
+    return this.fail(
+      new FatalError(
+        'KAFKA_NOT_PERMITTED',
+        `Kafka refused to initialise the producer or read the offsets (${fatalType}): check the ACLs`,
+        { cause: error },
+      ),
+    );
   }
 
   /**
@@ -344,28 +501,17 @@ export class TransactionalRecordSink implements RecordSink {
   }
 
   /**
-   * Makes sure a producer is ready, then refuses the pages prepared under an older one (see the module
-   * comment) and returns the rest, in order.
+   * Makes sure a producer is ready, then separates the pages prepared under an older one (see the module
+   * comment) from the rest, in order.
    */
-  private async admit(pages: PendingPage[]): Promise<PendingPage[]> {
+  private async admit(pages: PendingPage[]): Promise<{ group: PendingPage[]; refused: PendingPage[] }> {
     await this.producers.acquire();
     const current = this.producers.generation;
-    const admitted: PendingPage[] = [];
-    for (const page of pages) {
-      if (page.generation === undefined || page.generation === current) {
-        admitted.push(page);
-        continue;
-      }
-      this.options.metrics.transactions.inc({ result: 'abort' });
-      page.reject(
-        new RetriableError(
-          'KAFKA_PAGE_FROM_OLD_PRODUCER',
-          `the page was prepared under producer generation ${page.generation}, and the producer was initialised again since (generation ${current}): nothing of it was written; its location reloads its stored offset`,
-          { details: { pageGeneration: page.generation, generation: current } },
-        ),
-      );
-    }
-    return admitted;
+    const group: PendingPage[] = [];
+    const refused: PendingPage[] = [];
+    for (const page of pages)
+      (page.generation === undefined || page.generation === current ? group : refused).push(page);
+    return { group, refused };
   }
 
   private async commitGroup(pages: readonly PageMessages[]): Promise<void> {
@@ -408,56 +554,78 @@ export class TransactionalRecordSink implements RecordSink {
   }
 
   /**
-   * Decides what a failed transaction means and repairs the producer. Returns the error to reject its
-   * pages with, or 'committed' when a commit that reported failure had in fact taken effect.
+   * Names what a failed transaction means and repairs the producer: the facts for the rule, or the
+   * error that rejects the pages when the sink writes nothing more.
    */
-  private async recover(error: unknown, pages: readonly PageMessages[]): Promise<Error | 'committed'> {
+  private async recover(error: unknown): Promise<Failure> {
     const failure = error instanceof TransactionFailure ? error : new TransactionFailure('begin', error);
     const original = failure.original;
 
     if (isProgrammerError(original)) {
       // A bug, not Kafka's answer: retrying would repeat it, and the transaction's state is unknown.
-      return this.fail(
-        new FatalError(
-          'SINK_PROGRAMMER_ERROR',
-          `the Kafka sink hit a programmer error; the process stops so that a supervisor restarts it: ${failure.message}`,
-          { cause: original },
+      return {
+        reject: this.fail(
+          new FatalError(
+            'SINK_PROGRAMMER_ERROR',
+            `the Kafka sink hit a programmer error; the process stops so that a supervisor restarts it: ${failure.message}`,
+            { cause: original },
+          ),
         ),
-      );
+      };
     }
 
     const fatalType = fatalKafkaErrorType(original);
     if (fatalType !== undefined) {
-      return this.fail(
-        new FatalError(
-          'KAFKA_NOT_PERMITTED',
-          `Kafka refused the transaction (${fatalType}): check the ACLs and kafka.* settings. ${failure.message}`,
-          {
-            cause: original,
-          },
+      return {
+        reject: this.fail(
+          new FatalError(
+            'KAFKA_NOT_PERMITTED',
+            `Kafka refused the transaction (${fatalType}): check the ACLs and kafka.* settings. ${failure.message}`,
+            { cause: original },
+          ),
         ),
-      );
+      };
     }
 
     // Distributed mode: any loss of the producer hands the partition back (see the module comment).
-    if (this.options.onTakenOver !== undefined) return this.takenOver(original);
-    if (this.fatal !== undefined) return this.fatal;
+    if (this.options.onTakenOver !== undefined) return { reject: this.takenOver(original) };
+    if (this.fatal !== undefined) return { reject: this.fatal };
     if (isFencedError(original)) {
       if (!this.fencing.allowRebuild(this.clock.now()))
-        return this.fencedByAnotherInstance(original, 'fenced too often within kafka.fencedWindowMs');
+        return {
+          reject: this.fencedByAnotherInstance(original, 'fenced too often within kafka.fencedWindowMs'),
+        };
       // Our own transaction timed out, or a newer instance took the id: mayReinitialise tells which.
       await this.rebuildProducer('INVALID_PRODUCER_EPOCH');
-      if (this.fatal !== undefined) return this.fatal;
-      return new RetriableError(
-        'KAFKA_PRODUCER_FENCED',
-        `the producer was fenced; it is initialised again only while Kafka shows no other instance running (the transaction outlived kafka.transactionTimeoutMs); nothing of the transaction is visible: ${failure.message}`,
-        {
-          cause: original,
-        },
-      );
+      if (this.fatal !== undefined) return { reject: this.fatal };
+      return {
+        write: 'aborted',
+        reason: new RetriableError(
+          'KAFKA_PRODUCER_FENCED',
+          `the producer was fenced; it is initialised again only while Kafka shows no other instance running (the transaction outlived kafka.transactionTimeoutMs); nothing of the transaction is visible: ${failure.message}`,
+          { cause: original },
+        ),
+      };
     }
 
-    if (failure.stage === 'commit') return this.settleUnknownCommit(failure, pages);
+    if (failure.stage === 'commit') {
+      // EndTxn failed (timeout, coordinator moved...): settle() rebuilds the producer, which completes or
+      // aborts the transaction, and reads what it left.
+      const code = kafkaErrorTypes(original)[0] ?? 'END_TXN_FAILED';
+      this.log.warn(
+        { code },
+        'committing failed with an unknown outcome; rebuilding the producer to settle it',
+      );
+      await this.producers.discard(code);
+      return {
+        write: 'unknown',
+        reason: new RetriableError(
+          'KAFKA_COMMIT_OUTCOME_UNKNOWN',
+          `committing the transaction failed, and the offsets read back after rebuilding the producer show it did not take effect (or cannot tell): ${failure.message}`,
+          { cause: original },
+        ),
+      };
+    }
 
     // Even after a clean abort the producer is rebuilt: kafkajs keeps the sequence numbers of the failed
     // batch, and the broker then refuses the next transaction with OUT_OF_ORDER_SEQUENCE_NUMBER (the
@@ -465,99 +633,15 @@ export class TransactionalRecordSink implements RecordSink {
     await this.rebuildProducer(
       kafkaErrorTypes(original)[0] ?? (failure.stage === 'begin' ? 'BEGIN_FAILED' : 'SEND_FAILED'),
     );
-    if (this.fatal !== undefined) return this.fatal;
-    return new RetriableError(
-      'KAFKA_TRANSACTION_ABORTED',
-      `the transaction was not committed; nothing of it is visible: ${failure.message}`,
-      {
-        cause: original,
-      },
-    );
-  }
-
-  /**
-   * EndTxn failed (timeout, coordinator moved...): the coordinator may or may not have committed. A new
-   * producer's initialisation completes or aborts that transaction, after which the offsets topic tells
-   * which: the transaction is atomic, so it committed exactly when every location's stored offset is the
-   * one this group wrote. (A group whose pages all left their offsets as they were cannot be told apart:
-   * when it holds records, its pages are rejected as KAFKA_COMMIT_OUTCOME_UNKNOWN and committed again,
-   * repeating rather than losing them.) Without an answer
-   * (Kafka down until close) the pages are rejected: after a restart the stored offsets are the truth.
-   */
-  private async settleUnknownCommit(
-    failure: TransactionFailure,
-    pages: readonly PageMessages[],
-  ): Promise<Error | 'committed'> {
-    const code = kafkaErrorTypes(failure.original)[0] ?? 'END_TXN_FAILED';
-    this.log.warn(
-      { code },
-      'committing failed with an unknown outcome; rebuilding the producer to settle it',
-    );
-    await this.producers.discard(code);
-    for (let attempt = 0; ; attempt += 1) {
-      // After a timed-out close, settling would build a producer nobody disconnects: leave the outcome
-      // to the next start (its producer initialisation settles the transaction).
-      if (this.producers.state === 'closed' || (this.producers.isClosing && attempt > 0)) {
-        return new RetriableError(
-          'KAFKA_COMMIT_OUTCOME_UNKNOWN',
-          `the sink closed before the outcome of a failed commit was known: ${failure.message}`,
-          {
-            cause: failure.original,
-            details: { outcomeUnknown: true },
-          },
-        );
-      }
-      try {
-        await this.producers.acquire();
-        const stored = await this.options.offsetStore.loadAll();
-        const lastOffsetByLocation = new Map(pages.map((p) => [p.locationUid, p.offset.value]));
-        const committed = [...lastOffsetByLocation].every(([location, value]) => {
-          const offset = stored.get(location);
-          return offset !== undefined && encodeOffsetValue(offset) === value;
-        });
-        this.log.info({ committed }, 'settled the outcome of a failed commit');
-        if (committed && pages.every((p) => !p.offsetChanged) && pages.some(hasRecords)) {
-          // Every page left its offset as it was (e.g. only a dead letter without a uid): the stored
-          // offsets are the same whether the transaction committed or not. Reported unknown, the pages
-          // are committed again (their records may repeat) rather than possibly lost.
-          return new RetriableError(
-            'KAFKA_COMMIT_OUTCOME_UNKNOWN',
-            `committing failed and the stored offsets cannot tell whether it took effect: ${failure.message}`,
-            { cause: failure.original, details: { outcomeUnknown: true } },
-          );
-        }
-        if (committed) return 'committed';
-        return new RetriableError(
-          'KAFKA_TRANSACTION_ABORTED',
-          `committing the transaction failed and it was aborted; nothing of it is visible: ${failure.message}`,
-          {
-            cause: failure.original,
-          },
-        );
-      } catch (error) {
-        if (error instanceof FatalError) return this.fail(error);
-        const fatalType = fatalKafkaErrorType(error);
-        if (fatalType !== undefined) {
-          return this.fail(
-            new FatalError(
-              'KAFKA_NOT_PERMITTED',
-              `Kafka refused to initialise the producer (${fatalType}): check the ACLs`,
-              {
-                cause: error,
-              },
-            ),
-          );
-        }
-        this.log.warn(
-          { err: describeKafkaError(error), attempt },
-          'cannot settle the failed commit yet; retrying',
-        );
-        // Ended early by close(): the next attempt then reports the outcome unknown.
-        await this.clock
-          .sleep(Math.min(30_000, 500 * 2 ** attempt), this.producers.closedSignal)
-          .catch(() => undefined);
-      }
-    }
+    if (this.fatal !== undefined) return { reject: this.fatal };
+    return {
+      write: 'aborted',
+      reason: new RetriableError(
+        'KAFKA_TRANSACTION_ABORTED',
+        `the transaction was not committed; nothing of it is visible: ${failure.message}`,
+        { cause: original },
+      ),
+    };
   }
 
   private takenOver(cause: unknown): ConnectorError {
@@ -567,7 +651,6 @@ export class TransactionalRecordSink implements RecordSink {
         `which writes its locations from now on; nothing of this transaction is visible`;
       this.takenOverError = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', message, {
         cause,
-        details: { sinkEnded: true },
       });
       // The lifecycle stands down for good (no producer is built again); the pages see the retriable error.
       this.producers.fail(new FatalError('KAFKA_PARTITION_TAKEN_OVER', message, { cause }));
@@ -624,4 +707,13 @@ export class TransactionalRecordSink implements RecordSink {
       { cause: error },
     );
   }
+}
+
+/** Why pages prepared under an older producer generation were not written. */
+function fromOldProducer(pages: readonly PendingPage[], generation: number): RetriableError {
+  return new RetriableError(
+    'KAFKA_PAGE_FROM_OLD_PRODUCER',
+    `the page was prepared under an older producer generation, and the producer was initialised again since (generation ${generation}): nothing of it was written; its location's stored offset was read`,
+    { details: { pageGenerations: [...new Set(pages.map((p) => p.generation))], generation } },
+  );
 }

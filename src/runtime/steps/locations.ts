@@ -17,15 +17,10 @@ export interface Locations {
   sourceOf: ReadonlyMap<string, Source>;
   scheduler: Scheduler;
   /**
-   * A LocationSync for `locationUid` from its stored offset (undefined: none stored), writing to `sink`;
-   * `reload` reads what is stored for it again (after an ambiguous commit or a new producer).
+   * A LocationSync for `locationUid` from its stored offset (undefined: none stored), writing to `sink` (whose
+   * commit outcomes say what is stored after an ambiguous commit or a new producer: sync/commit-outcome.ts).
    */
-  syncFor: (
-    locationUid: string,
-    offset: LocationOffset | undefined,
-    sink: RecordSink,
-    reload: () => Promise<LocationOffset | undefined>,
-  ) => LocationSync;
+  syncFor: (locationUid: string, offset: LocationOffset | undefined, sink: RecordSink) => LocationSync;
 }
 
 export function buildLocations(
@@ -52,7 +47,7 @@ export function buildLocations(
     }
   }
   const empty = (): LocationOffset => ({ ...EMPTY_OFFSET, boundary: [] });
-  const syncFor: Locations['syncFor'] = (locationUid, offset, sink, reload) => {
+  const syncFor: Locations['syncFor'] = (locationUid, offset, sink) => {
     const source = sourceOf.get(locationUid)!;
     const { api: client, enricher } = api.grants.get(api.grantOf(source))!;
     return new LocationSync({
@@ -74,7 +69,6 @@ export function buildLocations(
         commitRetry: config.api.retry,
         tombstoneGone: config.kafka.tombstoneGoneCalls,
       },
-      reloadOffset: async () => (await reload()) ?? empty(),
     });
   };
   const scheduler = new Scheduler({

@@ -70,8 +70,7 @@ export async function takeOwnership(
     scopesOf: (partitions) => policy.scopesOf(partitions),
     openSink: (scope, takenOver) => policy.openSink(scope, takenOver),
     loadOffsets: (partitions) => session.loadOffsets(policy.offsetsOf(partitions)),
-    syncFor: (uid, scope, offset, sink) =>
-      syncFor(uid, offset, sink, async () => (await session.loadOffsets(policy.offsetsOf(scope))).get(uid)),
+    syncFor: (uid, offset, sink) => syncFor(uid, offset, sink),
   };
   const handover = new PartitionHandover({
     locationsByPartition: locationsByPartition(name, configured, partitionCount),

@@ -103,7 +103,6 @@ export function locationSync(
       fingerprints: testFingerprints,
       commitRetry: harness.api.retry,
     },
-    reloadOffset: async () => (await sink.loadAll()).get(locationUid) ?? EMPTY_OFFSET,
     clock: systemClock,
   });
 }

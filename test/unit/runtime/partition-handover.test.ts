@@ -53,7 +53,7 @@ function setup(options: { failOpen?: Set<number>; failRead?: { count: number }; 
           return Promise.reject(new Error('Kafka unavailable'));
         for (const p of scope) takenOver.set(p, onTakenOver);
         const sink: PartitionSink = {
-          commitPage: () => Promise.resolve(),
+          commitPage: () => Promise.resolve({ kind: 'stored' as const }),
           close: () => {
             events.push(`close ${name}`);
             return Promise.resolve();
@@ -71,8 +71,8 @@ function setup(options: { failOpen?: Set<number>; failRead?: { count: number }; 
         for (const p of partitions) offsets.set(`${p}-a`, { ...EMPTY_OFFSET, since: `since-${p}` });
         return Promise.resolve(offsets);
       },
-      syncFor: (locationUid, scope, offset) => {
-        events.push(`sync ${locationUid}@${scope.join(',')} from ${offset?.since ?? 'nothing'}`);
+      syncFor: (locationUid, offset) => {
+        events.push(`sync ${locationUid} from ${offset?.since ?? 'nothing'}`);
         return { locationUid } as LocationSync;
       },
     },
@@ -89,8 +89,8 @@ describe('PartitionHandover', () => {
     expect(events.indexOf('read 0,1')).toBeGreaterThan(
       Math.max(events.indexOf('open 0'), events.indexOf('open 1')),
     );
-    expect(events).toContain('sync 0-a@0 from since-0');
-    expect(events).toContain('sync 0-b@0 from nothing');
+    expect(events).toContain('sync 0-a from since-0');
+    expect(events).toContain('sync 0-b from nothing');
     expect([...scheduled].sort()).toEqual(['0-a', '0-b', '1-a', '1-b']);
     // Partition 5 holds no location: owned, but no producer and no read.
     expect(handover.partitions).toEqual([0, 1, 5]);
@@ -198,7 +198,7 @@ describe('PartitionHandover in single mode (one fixed assignment, one producer s
     const { handover, events, scheduled, metrics } = setup({ scopes: 'connector' });
     await handover.assignFixed([5, 0, 1, 2, 3, 4]);
     expect(events.slice(0, 2)).toEqual(['open 0,1,2,3,4,5', 'read 0,1,2,3,4,5']);
-    expect(events).toContain('sync 3-a@0,1,2,3,4,5 from since-3');
+    expect(events).toContain('sync 3-a from since-3');
     expect(scheduled.size).toBe(10);
     expect(handover.partitions).toEqual([0, 1, 2, 3, 4, 5]);
     expect((await metrics.ownedPartitions.get()).values[0]?.value).toBe(6);

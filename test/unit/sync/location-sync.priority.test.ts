@@ -13,6 +13,7 @@ import type { ListedPage, PageRequest, RequestHint } from '../../../src/sync/por
 import { FakeCallsApi } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { runTraversal } from '../../support/sync/run-traversal.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
 
@@ -55,11 +56,11 @@ describe('LocationSync request priority', () => {
       },
       clock: { now: () => Date.parse('2026-11-24T10:00:00Z'), random: () => 0, sleep: async () => {} },
     });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(api.hints).toEqual(['list backfill', 'get backfill']);
     api.hints.length = 0;
     api.upsert({ uid: 'b', locationUid: LOC, updatedAt: '2024-03-01T12:00:01Z' });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(api.hints).toEqual(['list live', 'get live']);
   });
 });

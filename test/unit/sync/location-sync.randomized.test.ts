@@ -1,13 +1,12 @@
 /**
  * A randomized check of the exactly-once contract of LocationSync over the in-memory sink: seeded runs of
  * crashes (a new LocationSync from the stored offset), expired cursors, failed and ambiguous commits,
- * failed offset read-backs, new calls at or after the newest instant (groups sharing one instant across
+ * failed offset read-backs, producer re-initialisations, new calls at or after the newest instant (groups sharing one instant across
  * pages), updates between traversals, and one instant spelled in several precisions and offsets.
  * After the faults stop, every current call version must have been published exactly once.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
-import { RetriableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
@@ -17,6 +16,7 @@ import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { FakeCallsApi } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { runTraversal } from '../../support/sync/run-traversal.js';
 
 const LOC = '22222222-2222-2222-2222-222222222222';
 const SEEDS = 500;
@@ -57,7 +57,6 @@ async function run(seed: number): Promise<{ doubled: string[]; lost: string[] }>
   const sink = new InMemorySink();
   const current = new Map<string, string>();
   let newest = 0;
-  let chaos = true;
   const put = (uid: string) => {
     // At the newest instant (a growing group) or a little later: listings never change behind a cursor.
     if (random() < 0.5) newest += Math.floor(random() * 3) * 100 + (random() < 0.3 ? 1000 : 0);
@@ -86,10 +85,6 @@ async function run(seed: number): Promise<{ doubled: string[]; lost: string[] }>
         fingerprints: testFingerprints,
         commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts },
       },
-      reloadOffset: async () => {
-        if (chaos && random() < 0.2) throw new RetriableError('KAFKA_READ_FAILED', 'scripted');
-        return (await sink.loadAll()).get(LOC) ?? EMPTY_OFFSET;
-      },
       clock: { now: () => 0, random: () => 0, sleep: async () => {} },
     });
   const stored = () => sink.offsets.get(LOC) ?? EMPTY_OFFSET;
@@ -99,7 +94,11 @@ async function run(seed: number): Promise<{ doubled: string[]; lost: string[] }>
     const action = random();
     if (action < 0.1) sync = resume(stored());
     else if (action < 0.15) api.expireNextCursors = 1;
-    else if (action < 0.2) sink.failNext(1, { ambiguous: random() < 0.5 });
+    else if (action < 0.2) {
+      sink.failNext(1, { ambiguous: random() < 0.5 });
+      if (random() < 0.3) sink.failReadsNext(1); // its read-back fails first (Kafka unreachable)
+    } else if (action < 0.22)
+      sink.producerGeneration += 1; // the producer is initialised again
     else if (action < 0.3) put(`c${created++}`);
     // Between traversals: neither the offset in memory nor the stored one (an ambiguous commit may have
     // stored a cursor the sync does not know of) holds a cursor the update could move items behind.
@@ -107,13 +106,12 @@ async function run(seed: number): Promise<{ doubled: string[]; lost: string[] }>
       put(`c${Math.floor(random() * created)}`);
     await sync.runPage().catch(() => undefined); // retriable failures: the scheduler would retry
   }
-  chaos = false;
   api.expireNextCursors = 0;
   if (random() < 0.5) sync = resume(stored());
   for (let complete = 0, tries = 0; complete < 2 && tries < 20; tries++) {
     // Scripted sink failures may still be queued: try again, as the scheduler would.
     if (
-      await sync.runTraversal().then(
+      await runTraversal(sync).then(
         () => true,
         () => false,
       )

@@ -16,6 +16,7 @@ import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { runTraversal } from '../../support/sync/run-traversal.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
 const t = (second: number) => `2024-03-01T12:00:${String(second).padStart(2, '0')}Z`;
@@ -33,8 +34,6 @@ function build(
     start?: LocationOffset;
     settings?: Partial<LocationSyncSettings>;
     enrich?: boolean;
-    reload?: boolean;
-    reloadOffset?: () => Promise<LocationOffset>;
     logger?: Logger;
   } = {},
 ) {
@@ -57,10 +56,6 @@ function build(
       commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 4 },
       ...options.settings,
     },
-    ...(options.reload === true
-      ? { reloadOffset: async () => (await sink.loadAll()).get(LOC) ?? EMPTY_OFFSET }
-      : {}),
-    ...(options.reloadOffset === undefined ? {} : { reloadOffset: options.reloadOffset }),
     clock: { now: () => Date.now(), random: () => 0, sleep: async () => {} },
   });
   return { sync, sink, metrics };
@@ -83,7 +78,7 @@ describe('LocationSync', () => {
   it('publishes a full backfill once, in order, with the offset committed per page', async () => {
     const data = [call('a', 1), ...group(7, 2), call('b', 3)];
     const { sync, sink } = build(new FakeCallsApi(data));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(sink.commits).toBe(3);
     expect(sink.offsets.get(LOC)).toMatchObject({
@@ -99,7 +94,7 @@ describe('LocationSync', () => {
   it('sends since only on the first page and the cursor alone afterwards', async () => {
     const api = new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]);
     const { sync } = build(api, { start: { ...EMPTY_OFFSET, since: t(0) } });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(api.requests[0]).toEqual({ kind: 'first', locationUid: LOC, since: t(0), order: 'asc', limit: 3 });
     expect(api.requests[1]?.kind).toBe('next');
   });
@@ -111,7 +106,7 @@ describe('LocationSync', () => {
     sink.beforeCommit = (commit) => {
       sources.push(commit.source);
     };
-    await sync.runTraversal();
+    await runTraversal(sync);
     const second = api.requests[1];
     expect(sources).toEqual([
       { traversalId: expect.any(String) as string, page: 1, since: t(0), cursor: null },
@@ -127,14 +122,14 @@ describe('LocationSync', () => {
   it('publishes nothing twice on the next traversal and picks up an update', async () => {
     const api = new FakeCallsApi([call('a', 1), ...group(4, 2)]);
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     expect(sink.calls).toHaveLength(5);
     expect(
       await metricValue(metrics, 'calls_connector_records_skipped_total', { reason: 'boundary_dedupe' }),
     ).toBe(4);
     api.upsert(call('a', 9));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'g0', 'g1', 'g2', 'g3', 'a']);
     expect(sink.calls[5]?.updatedAt).toBe(t(9));
   });
@@ -142,18 +137,18 @@ describe('LocationSync', () => {
   it('commits nothing for an idle traversal, and still commits the next one that moves the offset', async () => {
     const api = new FakeCallsApi([call('a', 1), ...group(4, 2), call('z', 3)]);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const commitsAfterBackfill = sink.commits;
     const stored = sink.offsets.get(LOC);
 
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     expect(sink.commits).toBe(commitsAfterBackfill);
     expect(sync.totals.traversalsCompleted).toBe(3);
     expect(sync.offset).toEqual(stored);
 
     api.upsert(call('b', 9));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.commits).toBe(commitsAfterBackfill + 1);
     expect(sink.offsets.get(LOC)).toMatchObject({ since: t(9), watermark: t(9), boundary: ['b'] });
   });
@@ -171,17 +166,17 @@ describe('LocationSync', () => {
     const logger = createLogger({ level: 'info', format: 'json', destination });
     const api = new FakeCallsApi([call('a', 1)]);
     const { sync } = build(api, { logger });
-    await sync.runTraversal();
+    await runTraversal(sync);
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => l.msg)).toEqual(['traversal complete']);
-    await sync.runTraversal(); // idle: the boundary record listed again, nothing new
+    await runTraversal(sync); // idle: the boundary record listed again, nothing new
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => l.msg)).toEqual(['traversal complete']);
   });
 
   it('commits nothing for an idle first traversal of an empty location', async () => {
     const { sync, sink } = build(new FakeCallsApi([]));
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.commits).toBe(0);
   });
 
@@ -194,7 +189,7 @@ describe('LocationSync', () => {
     expect(stored?.cursor).not.toBeNull();
 
     const resumed = build(api, { sink, start: stored ?? EMPTY_OFFSET });
-    await resumed.sync.runTraversal();
+    await runTraversal(resumed.sync);
     expect(sink.offsets.get(LOC)?.cursor).toBeNull();
     expect(sink.commits).toBe(2);
   });
@@ -204,7 +199,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi(data);
     const sink = new InMemorySink();
     await build(api, { sink }).sync.runPage();
-    await build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync.runTraversal();
+    await runTraversal(build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync);
     const idle = sink.offsets.get(LOC) ?? EMPTY_OFFSET;
     // A crashed run left a cursor with the same watermark; the API rejects it.
     const withCursor: LocationOffset = { ...idle, cursor: 'stale-cursor' };
@@ -212,7 +207,7 @@ describe('LocationSync', () => {
     const commits = sink.commits;
     api.expireNextCursors = 1;
 
-    await build(api, { sink, start: withCursor }).sync.runTraversal();
+    await runTraversal(build(api, { sink, start: withCursor }).sync);
     expect(sink.commits).toBe(commits + 1);
     expect(sink.offsets.get(LOC)?.cursor).toBeNull();
   });
@@ -229,7 +224,7 @@ describe('LocationSync', () => {
     ]);
     for (const uid of ['a', 'b', 'c', 'd']) api.omitted.add(uid);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['e', 'f', 'g']);
     expect(api.requests).toHaveLength(3);
   });
@@ -251,7 +246,7 @@ describe('LocationSync', () => {
 
     await sync.runPage(); // the page read ahead: no new request for it
     expect(api.requests).toHaveLength(3); // and the one after it, read ahead in turn
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests).toHaveLength(3); // the last page read nothing ahead
   });
@@ -261,11 +256,11 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi(data);
     const sink = new InMemorySink();
     sink.failNext(4); // every attempt of the first commit
-    const { sync } = build(api, { sink, reload: true });
+    const { sync } = build(api, { sink });
     expect(await sync.runPage().catch((e: unknown) => e)).toBeInstanceOf(RetriableError);
     expect(api.requests).toHaveLength(2); // the first page and the one read ahead
 
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests.slice(2).map((r) => r.kind)).toEqual(['first', 'next']);
   });
@@ -273,12 +268,13 @@ describe('LocationSync', () => {
   it('restarts from the watermark when the cursor expires, losing and doubling nothing', async () => {
     const data = [call('a', 1), ...group(7, 2), call('b', 3)];
     const api = new FakeCallsApi(data);
-    const { sync, sink } = build(api);
+    const { sync, sink, metrics } = build(api);
     api.expireNextCursors = 1; // the first request has no cursor: the next page's (read ahead) expires
     await sync.runPage();
     const report = await sync.runPage();
-    expect(report.restarted).toBe(true);
-    await sync.runTraversal();
+    expect(report).toEqual({ complete: false, published: 0 });
+    expect(await metricValue(metrics, 'calls_connector_cursor_restarts_total')).toBe(1);
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests[2]).toMatchObject({ kind: 'first', since: t(2) });
   });
@@ -302,7 +298,7 @@ describe('LocationSync', () => {
     );
     const { sync, sink, metrics } = build(api, { sink: first.sink, start: stored });
     const before = api.requests.length; // the first process also read a page ahead
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(api.requests.slice(before, before + 2)).toMatchObject([
       { kind: 'next', cursor: stored.cursor },
@@ -318,7 +314,7 @@ describe('LocationSync', () => {
     const { sync } = build(api);
     await sync.runPage();
     api.expireNextCursors = 100;
-    const error = await sync.runTraversal().catch((e: unknown) => e);
+    const error = await runTraversal(sync).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetriableError);
     expect((error as RetriableError).code).toBe('CURSOR_RESTARTS_EXHAUSTED');
     expect(api.requests.filter((r) => r.kind === 'first').length).toBeLessThanOrEqual(
@@ -349,7 +345,7 @@ describe('LocationSync', () => {
     ]);
     api.gone.add('gone');
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     const byUid = new Map(sink.calls.map((c) => [c.uid, c]));
     expect(byUid.get('pub')).toMatchObject({
       customerPhoneNumber: '+1555pub',
@@ -377,7 +373,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('a', 1, { isPrivate: false }), call('b', 2, { isPrivate: false })]);
     api.getErrors.set('a', [new SkippableError('API_CALL_REFUSED', 'HTTP 403: not yours')]);
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
       ['a', false, null],
       ['b', true, '+1555b'],
@@ -396,7 +392,7 @@ describe('LocationSync', () => {
     expect(sink.calls).toEqual([]);
     expect(sink.deadLetters).toEqual([]);
     expect(sync.offset).toEqual(EMPTY_OFFSET);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => [c.uid, c.enriched, c.customerPhoneNumber])).toEqual([
       ['a', true, '+1555a'],
       ['b', true, '+1555b'],
@@ -407,7 +403,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('a', 1, { isPrivate: false })]);
     api.getUpdatedAt.set('a', t(9));
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls).toEqual([
       expect.objectContaining({
         uid: 'a',
@@ -428,7 +424,7 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('kept', 1), call('gone', 2), call('kept2', 3)]);
     api.gone.add('gone');
     const { sync, sink } = build(api, { settings: { tombstoneGone: true } });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['kept', 'kept2']);
     expect(sink.tombstones).toEqual(['gone']);
     expect(sink.offsets.get(LOC)?.watermark).toBe(t(3));
@@ -437,7 +433,7 @@ describe('LocationSync', () => {
   it('redacts every number and requests no single call when enrichment is off', async () => {
     const api = new FakeCallsApi([call('pub', 1, { isPrivate: false })]);
     const { sync, sink } = build(api, { enrich: false });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls[0]).toMatchObject({ customerPhoneNumber: null, enriched: false });
     expect(api.gets).toEqual([]);
   });
@@ -450,7 +446,7 @@ describe('LocationSync', () => {
       call('b', 4),
     ]);
     const { sync, sink, metrics } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
     expect(sink.deadLetters.map((d) => d.code).sort()).toEqual(['ITEM_NO_UID', 'ITEM_SCHEMA_REJECTED']);
     expect(sink.deadLetters.every((d) => !d.payload.includes('+1999'))).toBe(true);
@@ -467,7 +463,7 @@ describe('LocationSync', () => {
       call('b', 4),
     ]);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b']);
     expect(sink.deadLetters.map((d) => [d.code, d.uid])).toEqual([
       ['ITEM_SCHEMA_REJECTED', 'n'],
@@ -480,8 +476,8 @@ describe('LocationSync', () => {
   it('does not dead-letter a rejected item twice at the boundary', async () => {
     const api = new FakeCallsApi([call('y', 3, { raw: { uid: 'y', updatedAt: t(3), isPrivate: 'maybe' } })]);
     const { sync, sink } = build(api);
-    await sync.runTraversal();
-    await sync.runTraversal();
+    await runTraversal(sync);
+    await runTraversal(sync);
     expect(sink.deadLetters).toHaveLength(1);
   });
 
@@ -490,49 +486,42 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     sink.failNext(2);
     const { sync } = build(new FakeCallsApi(data), { sink });
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('recognises an ambiguous commit that went through by reloading the stored offset', async () => {
+  it("takes an ambiguous commit that went through for stored, as the sink's read-back shows", async () => {
     const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
     const sink = new InMemorySink();
     sink.failNext(1, { ambiguous: true });
-    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
-    await sync.runTraversal();
+    const { sync } = build(new FakeCallsApi(data), { sink });
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('resumes from the stored offset after a commit whose outcome it could not learn, doubling nothing', async () => {
-    // The last allowed commit attempt fails although it went through (a lost EndTxn reply): the next
-    // page must start from what is stored, not from the stale in-memory position.
+  it('goes on from a page whose last allowed commit attempt went through although its reply was lost, doubling nothing', async () => {
+    // A lost EndTxn reply on the last attempt: the sink's read-back decides, so the next page starts from
+    // what is stored, not from the stale in-memory position.
     const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
     const sink = new InMemorySink();
     sink.failNext(1, { ambiguous: true });
     const { sync } = build(new FakeCallsApi(data), {
       sink,
-      reload: true,
       settings: { commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 } },
     });
-    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_COMMIT_OUTCOME_UNKNOWN' });
-    await sync.runTraversal();
+    await sync.runPage();
+    expect(sync.offset).toEqual(sink.offsets.get(LOC));
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('resumes from the stored offset when reading it back failed after an ambiguous commit', async () => {
+  it('waits for a read-back that failed after an ambiguous commit, and publishes nothing twice', async () => {
     const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
     const sink = new InMemorySink();
     sink.failNext(1, { ambiguous: true });
-    let reloadFailures = 1;
-    const { sync } = build(new FakeCallsApi(data), {
-      sink,
-      reloadOffset: async () => {
-        if (reloadFailures-- > 0) throw new RetriableError('KAFKA_READ_FAILED', 'offsets topic unreadable');
-        return (await sink.loadAll()).get(LOC) ?? EMPTY_OFFSET;
-      },
-    });
-    await expect(sync.runPage()).rejects.toMatchObject({ code: 'KAFKA_READ_FAILED' });
-    await sync.runTraversal();
+    sink.failReadsNext(2);
+    const { sync } = build(new FakeCallsApi(data), { sink });
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -543,18 +532,16 @@ describe('LocationSync', () => {
     const api = new FakeCallsApi([call('a', 5), call('x', 6, { raw: { updatedAt: t(6) } })]);
     const sink = new InMemorySink(new Map([[LOC, start]]));
     sink.failNext(1);
-    const { sync } = build(api, { sink, start, reload: true });
-    await sync.runTraversal();
+    const { sync } = build(api, { sink, start });
+    await runTraversal(sync);
     expect(sink.deadLetters.map((d) => d.code)).toEqual(['ITEM_NO_UID']);
   });
 
   it('does not retry a page on a sink that will commit nothing more (taken over, closing): it fails at once', async () => {
     // A handover waits for the page in flight: retrying on an ended sink held it for the whole revoke bound.
     const sink = new InMemorySink();
-    const ended = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', 'taken over', {
-      details: { sinkEnded: true },
-    });
-    sink.failNext(3, { error: ended });
+    const ended = new RetriableError('KAFKA_PARTITION_TAKEN_OVER', 'taken over');
+    sink.failNext(3, { error: ended, ended: true });
     let attempts = 0;
     sink.beforeCommit = () => void attempts++;
     const { sync } = build(new FakeCallsApi([call('a', 1)]), { sink });
@@ -567,7 +554,7 @@ describe('LocationSync', () => {
     const sink = new InMemorySink();
     sink.failNext(1, { error: new FatalError('KAFKA_NOT_PERMITTED', 'denied') });
     const { sync } = build(new FakeCallsApi([call('a', 1)]), { sink });
-    await expect(sync.runTraversal()).rejects.toMatchObject({ code: 'KAFKA_NOT_PERMITTED' });
+    await expect(runTraversal(sync)).rejects.toMatchObject({ code: 'KAFKA_NOT_PERMITTED' });
     expect(sink.calls).toEqual([]);
   });
 
@@ -588,64 +575,69 @@ describe('LocationSync', () => {
     const stored = sink.offsets.get(LOC);
     expect(stored?.cursor).not.toBeNull();
     const second = build(api, { sink, start: stored ?? EMPTY_OFFSET }).sync;
-    await second.runTraversal();
+    await runTraversal(second);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
-  it('reloads the stored offset after the sink reinitialised its producer, so a page another writer stored is not published again', async () => {
+  it('continues from the offset another writer stored while the sink re-initialised its producer, publishing that page once', async () => {
     const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
     const api = new FakeCallsApi(data);
     const sink = new InMemorySink();
-    const old = build(api, { sink, reload: true }).sync;
+    const old = build(api, { sink }).sync;
     await old.runPage();
     // Another writer (a newer instance) takes the next page, then this sink's producer is rebuilt.
     const newer = build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET }).sync;
     await newer.runPage();
     sink.producerGeneration += 1;
 
-    await old.runTraversal();
+    await runTraversal(old);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
-  it('does not move back to a stale read of the store after a failed commit (a read behind pending transaction markers)', async () => {
-    // Issue 20, point 3: the page after p1 fails (nothing visible, the sink says so) while the offsets topic
-    // still reads as before p1; adopting that read republished p1.
+  it('does not move back to a stale read of the store after the producer re-initialised (a read behind pending transaction markers)', async () => {
+    // Issue 20, point 3: the offsets topic still read as before p1; adopting that read republished p1. A
+    // read-back older than the committed offset is never adopted: the sink reads again.
     const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
     const sink = new InMemorySink();
-    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    const { sync } = build(new FakeCallsApi(data), { sink });
     await sync.runPage();
     await sync.runPage();
-    sink.failNext(1);
-    sink.readStaleNext(5);
-    await sync.runTraversal();
+    const committed = sync.offset;
+    sink.producerGeneration += 1; // the next page is read back instead of written
+    sink.readStaleNext(2); // reads the offset before the committed one
+    await sync.runPage();
+    expect(sink.readBacks).toBe(3);
+    expect(sync.offset).not.toEqual(committed);
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
-  it('never adopts a stale read after a commit of unknown outcome: it fails the page and reads again later', async () => {
+  it('never adopts a stale read after a commit of unknown outcome: the sink reads again until the read decides', async () => {
     const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
     const sink = new InMemorySink();
-    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    const { sync } = build(new FakeCallsApi(data), { sink });
     await sync.runPage();
     await sync.runPage();
     sink.failNext(1, { ambiguous: true });
     sink.readStaleNext(2, 2); // reads the offset before the committed one
-    await expect(sync.runPage()).rejects.toMatchObject({ code: 'OFFSET_READ_UNRECOGNISED' });
-    await expect(sync.runPage()).rejects.toMatchObject({ code: 'OFFSET_READ_UNRECOGNISED' });
-    await sync.runTraversal();
+    await sync.runPage();
+    expect(sink.readBacks).toBe(3);
+    expect(sync.offset).toEqual(sink.offsets.get(LOC));
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
   });
 
-  it('reloads instead of committing a page the sink refused as prepared under an older producer generation', async () => {
+  it('commits a page the sink did not write as prepared under an older producer generation again, once its read-back shows nothing moved', async () => {
     const data = Array.from({ length: 9 }, (_, i) => call(`c${i}`, i + 1));
     const sink = new InMemorySink();
-    const { sync } = build(new FakeCallsApi(data), { sink, reload: true });
+    const { sync } = build(new FakeCallsApi(data), { sink });
     await sync.runPage();
     let bumped = false;
     sink.beforeCommit = () => {
       if (!bumped) sink.producerGeneration += 1; // re-initialised while the page was being prepared
       bumped = true;
     };
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));
     expect(sink.commits).toBe(3);
   });
@@ -654,7 +646,7 @@ describe('LocationSync', () => {
     const { sync, metrics } = build(
       new FakeCallsApi([call('a', 1), call('b', 2), call('c', 3), call('d', 4)]),
     );
-    await sync.runTraversal();
+    await runTraversal(sync);
     expect(await metricValue(metrics, 'calls_connector_pages_fetched_total')).toBe(2);
     expect(await metricValue(metrics, 'calls_connector_records_published_total')).toBe(4);
     expect(sync.totals).toMatchObject({ pages: 2, published: 4, traversalsCompleted: 1 });

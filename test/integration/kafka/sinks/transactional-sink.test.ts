@@ -9,6 +9,8 @@ import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
 import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
 import type { KafkaSession } from '../../../../src/kafka/session.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
+import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
+import { locationPartition } from '../../../../src/kafka/group/location-partition.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import {
@@ -79,7 +81,8 @@ describe('TransactionalRecordSink', () => {
     const { session, metrics, config } = await started();
     const pages = Array.from({ length: 20 }, (_, i) => page(location(i + 1), 3));
 
-    await Promise.all(pages.map((p) => session.sink.commitPage(p)));
+    const outcomes = await Promise.all(pages.map((p) => session.sink.commitPage(p)));
+    expect(new Set(outcomes.map((o) => o.kind))).toEqual(new Set(['stored']));
 
     const commits = await counterValue(metrics.transactions, { result: 'commit' });
     expect(commits).toBeGreaterThanOrEqual(2);
@@ -92,6 +95,31 @@ describe('TransactionalRecordSink', () => {
     );
     const offsets = await loadOffsetsWhen(session.offsetStore, (o) => o.size === pages.length);
     for (const p of pages) expect(offsets.get(p.locationUid)).toEqual(p.offset);
+  });
+
+  it('reads back the offsets of just the locations asked, from the partitions their keys hash to (what a failed commit is settled by)', async () => {
+    const { session, config } = await started({ kafka: testKafkaConfig({ offsetsTopicPartitions: 4 }) });
+    const pages = Array.from({ length: 12 }, (_, i) => page(location(i + 1), 1));
+    await Promise.all(pages.map((p) => session.sink.commitPage(p)));
+    await loadOffsetsWhen(session.offsetStore, (o) => o.size === pages.length);
+    const store = new KafkaOffsetStore({
+      kafka: testKafka(),
+      topic: config.kafka.offsetsTopic,
+      connectorName: config.connector.name,
+      groupIdPrefix: 'test-reader',
+      loadTimeoutMs: 30_000,
+    });
+    // Two locations of different partitions, and one without an offset stored.
+    const partitionOf = (uid: string) => locationPartition(config.connector.name, uid, 4);
+    const first = pages[0]!;
+    const other = pages.find((p) => partitionOf(p.locationUid) !== partitionOf(first.locationUid))!;
+    const read = await store.loadLocations([first.locationUid, other.locationUid, location(99)]);
+    expect(read).toEqual(
+      new Map([
+        [first.locationUid, first.offset],
+        [other.locationUid, other.offset],
+      ]),
+    );
   });
 
   it('splits queued pages into transactions under the broker batch limit, so a one-partition topic takes more than 1 MiB at once', async () => {

@@ -9,7 +9,7 @@ import {
 } from '../../../../src/kafka/sinks/at-least-once-sink.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
-import type { PageCommit } from '../../../../src/sync/ports.js';
+import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -120,6 +120,13 @@ async function started(
   return sink;
 }
 
+/** The reason of a 'rejected' outcome (the promise resolves: the page is to be committed again). */
+async function rejectedReason(promise: Promise<CommitOutcome>): Promise<ConnectorError> {
+  const result = await promise;
+  if (result.kind !== 'rejected') throw new Error(`expected a rejected outcome, got ${result.kind}`);
+  return result.reason;
+}
+
 describe('AtLeastOnceRecordSink (scripted producer)', () => {
   it('writes the offset only after the calls and dead letters were acknowledged', async () => {
     const kafka = new RecordingKafka();
@@ -128,12 +135,12 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     expect(kafka.writes).toEqual([['calls', 'dlq'], ['offsets']]);
   });
 
-  it('does not write the offset when the records fail, and rejects the page as retriable', async () => {
+  it('does not write the offset when the records fail, and answers the page rejected with a retriable reason', async () => {
     const kafka = new RecordingKafka();
     const sink = await started(kafka);
     kafka.failOn = { topic: 'calls', error: protocolError('NOT_LEADER_FOR_PARTITION') };
 
-    const error = (await rejectionOf(sink.commitPage(page()))) as ConnectorError;
+    const error = await rejectedReason(sink.commitPage(page()));
     expect(error.code).toBe('KAFKA_SEND_FAILED');
     expect(error.disposition).toBe('retriable');
     expect(kafka.writes).toEqual([]);
@@ -146,7 +153,7 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     const kafka = new RecordingKafka();
     const sink = await started(kafka);
     kafka.failOn = { topic: 'calls', error: protocolError('REQUEST_TIMED_OUT') };
-    await rejectionOf(sink.commitPage(page()));
+    await rejectedReason(sink.commitPage(page()));
     kafka.failOn = undefined;
 
     await sink.commitPage(page());
@@ -221,7 +228,7 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     const kafka = new RecordingKafka();
     const sink = await started(kafka);
     const pages = Array.from({ length: 30 }, (_, i) => page(location(i + 1)));
-    const committed: Promise<void>[] = [];
+    const committed: Promise<CommitOutcome>[] = [];
     for (const [i, p] of pages.entries()) {
       committed.push(sink.commitPage(p));
       if (i % 7 === 0) await new Promise(setImmediate); // some pages go alone, others in groups
@@ -244,12 +251,12 @@ describe('AtLeastOnceRecordSink (scripted producer)', () => {
     expect(kafka.writes).toEqual([['offsets']]);
   });
 
-  it('rejects a page whose records were acknowledged but whose offset failed, and its retry publishes them again: duplicates, never loss', async () => {
+  it('answers rejected for a page whose records were acknowledged but whose offset failed, and its retry publishes them again: duplicates, never loss', async () => {
     const kafka = new RecordingKafka();
     const sink = await started(kafka);
     kafka.failOn = { topic: 'offsets', error: protocolError('REQUEST_TIMED_OUT') };
     const p = page();
-    const error = (await rejectionOf(sink.commitPage(p))) as ConnectorError;
+    const error = await rejectedReason(sink.commitPage(p));
     expect(error.code).toBe('KAFKA_SEND_FAILED');
     expect(kafka.writes).toEqual([['calls', 'dlq']]); // published, offset left behind
 

@@ -15,7 +15,7 @@ import {
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
-import type { PageCommit } from '../../../../src/sync/ports.js';
+import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { counterValue } from '../../../support/counters.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
@@ -100,6 +100,8 @@ function sinkWith(
   } = {},
 ) {
   const metrics = new ConnectorMetrics();
+  /** The location uids of each read of the offsets topic. */
+  const reads: string[][] = [];
   const sink = new TransactionalRecordSink({
     kafka,
     encoder,
@@ -110,7 +112,13 @@ function sinkWith(
     maxPagesPerTransaction: options.maxPagesPerTransaction ?? 50,
     maxBytesPerTransaction: options.maxBytesPerTransaction ?? 1_000_000,
     fencing: { limit: 3, windowMs: 60_000 },
-    offsetStore: { loadAll: async () => options.stored?.() ?? new Map() },
+    offsetStore: {
+      loadLocations: async (uids) => {
+        reads.push([...uids]);
+        const stored = options.stored?.() ?? new Map<string, LocationOffset>();
+        return new Map([...stored].filter(([uid]) => uids.includes(uid)));
+      },
+    },
     metrics,
     logger: silentLogger(),
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
@@ -118,12 +126,19 @@ function sinkWith(
     instances: { alone: options.alone ?? (async () => true) },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
-  return { sink, metrics };
+  return { sink, metrics, reads };
 }
 
-async function outcome(promise: Promise<void>): Promise<ConnectorError | 'resolved'> {
+/**
+ * 'resolved' for a page stored, 'superseded', or the error: a 'rejected' outcome's reason (nothing
+ * visible, commit again), or the rejection of the promise (the sink writes nothing more).
+ */
+async function outcome(promise: Promise<CommitOutcome>): Promise<ConnectorError | 'resolved' | 'superseded'> {
   return promise.then(
-    () => 'resolved' as const,
+    (result) => {
+      if (result.kind === 'rejected') return result.reason;
+      return result.kind === 'stored' ? ('resolved' as const) : ('superseded' as const);
+    },
     (e: unknown) => {
       expect(e).toBeInstanceOf(ConnectorError);
       return e as ConnectorError;
@@ -181,7 +196,7 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     const group = [page('bad', '1'), page('a', '1'), page('b', '1')].map((p) => outcome(sink.commitPage(p)));
     gate.resolve();
     expect(await first).toBe('resolved');
-    expect((await Promise.all(group)).map((o) => (o === 'resolved' ? o : o.code))).toEqual([
+    expect((await Promise.all(group)).map((o) => (typeof o === 'string' ? o : o.code))).toEqual([
       'KAFKA_TRANSACTION_ABORTED',
       'KAFKA_TRANSACTION_ABORTED',
       'KAFKA_TRANSACTION_ABORTED',
@@ -197,7 +212,7 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     const again = [page('bad', '1'), page('a', '2'), page('b', '2')].map((p) => outcome(sink.commitPage(p)));
     hold.resolve();
     await blocker;
-    expect((await Promise.all(again)).map((o) => (o === 'resolved' ? o : o.code))).toEqual([
+    expect((await Promise.all(again)).map((o) => (typeof o === 'string' ? o : o.code))).toEqual([
       'KAFKA_TRANSACTION_ABORTED',
       'resolved',
       'resolved',
@@ -297,28 +312,125 @@ describe('TransactionalRecordSink (scripted producer)', () => {
       calls: [],
       deadLetters: [{ locationUid: 'a', code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
       offset: before,
-      startOffset: before,
+      committed: before,
     };
     const settled = await outcome(sink.commitPage(unchanged));
     expect(settled).not.toBe('resolved');
     expect((settled as ConnectorError).disposition).toBe('retriable');
   });
 
-  it('rejects the pages of a commit that failed and did not take effect as aborted and retriable', async () => {
+  it('answers rejected for the pages of a commit that failed and did not take effect, reading only their locations', async () => {
     const kafka = new ScriptedKafka();
-    const { sink, metrics } = sinkWith(kafka, {
-      stored: () => new Map([['a', page('a', 'previous').offset]]),
+    const { sink, metrics, reads } = sinkWith(kafka, {
+      stored: () =>
+        new Map([
+          ['a', page('a', 'previous').offset],
+          ['z', page('z', 'elsewhere').offset],
+        ]),
     });
     await sink.start();
     kafka.script.commit = async () => {
       throw protocolError('NOT_COORDINATOR');
     };
 
-    const error = await outcome(sink.commitPage(page('a', 'next')));
-    expect(error).not.toBe('resolved');
-    expect((error as ConnectorError).code).toBe('KAFKA_TRANSACTION_ABORTED');
-    expect((error as ConnectorError).disposition).toBe('retriable');
+    const result = await sink.commitPage({ ...page('a', 'next'), committed: page('a', 'previous').offset });
+    expect(result).toMatchObject({
+      kind: 'rejected',
+      reason: { code: 'KAFKA_COMMIT_OUTCOME_UNKNOWN', disposition: 'retriable' },
+      generation: sink.generation(),
+    });
+    expect(reads).toEqual([['a']]);
     expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(1);
+  });
+
+  it('never adopts a read-back older than the committed offset after a failed commit: it reads again until the read decides', async () => {
+    // Issue 20, point 3: a read behind pending transaction markers shows an OLDER offset.
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    const committed: LocationOffset = {
+      since: null,
+      cursor: 'c1',
+      watermark: '2024-05-01T10:00:00Z',
+      boundary: [],
+    };
+    const older: LocationOffset = {
+      since: null,
+      cursor: null,
+      watermark: '2024-05-01T09:00:00Z',
+      boundary: [],
+    };
+    const p = { ...page('a', 'next'), committed };
+    let stored = older;
+    const { sink, reads } = sinkWith(kafka, { clock, stored: () => new Map([['a', stored]]) });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+
+    const result = outcome(sink.commitPage(p));
+    await clock.sleeping(); // the first read lagged: waiting to read again
+    expect(reads).toHaveLength(1);
+    stored = p.offset;
+    clock.advance(500);
+    expect(await result).toBe('resolved');
+    expect(reads).toHaveLength(2);
+  });
+
+  it('stops the process rather than hold every page behind offsets that keep reading older than committed', async () => {
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    const fatal: FatalError[] = [];
+    const committed: LocationOffset = {
+      since: null,
+      cursor: 'c1',
+      watermark: '2024-05-01T10:00:00Z',
+      boundary: [],
+    };
+    const { sink, reads } = sinkWith(kafka, {
+      clock,
+      onFatal: (e) => fatal.push(e),
+      stored: () => new Map(),
+    });
+    await sink.start();
+    kafka.script.commit = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    let settled = false;
+    const result = outcome(sink.commitPage({ ...page('a', 'next'), committed })).finally(
+      () => (settled = true),
+    );
+    while (!settled) {
+      await Promise.race([clock.sleeping(), result]);
+      clock.advance(30_000);
+    }
+    const error = (await result) as ConnectorError;
+    expect(error).toBeInstanceOf(FatalError);
+    expect(error.code).toBe('KAFKA_OFFSETS_UNSETTLED');
+    expect(fatal).toEqual([error]);
+    expect(reads).toHaveLength(8);
+  });
+
+  it('answers superseded with what another writer stored, for a page prepared before the producer was initialised again', async () => {
+    const kafka = new ScriptedKafka();
+    const committed = page('a', 'mine').offset;
+    const theirs: LocationOffset = {
+      since: null,
+      cursor: 'theirs',
+      watermark: '2024-05-01T12:00:00Z',
+      boundary: [],
+    };
+    const { sink } = sinkWith(kafka, { stored: () => new Map([['a', theirs]]) });
+    await sink.start();
+    const before = sink.generation();
+    kafka.script.beforeSend = async () => {
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    await sink.commitPage({ ...page('x', '1'), generation: before });
+    kafka.script.beforeSend = async () => undefined;
+
+    const result = await sink.commitPage({ ...page('a', 'next'), committed, generation: before });
+    expect(result).toMatchObject({ kind: 'superseded', stored: theirs, generation: before + 1 });
+    expect(kafka.committed).toEqual([]);
   });
 
   it('stops for good when Kafka refuses the transactional id, telling onFatal once and rejecting later pages', async () => {
@@ -529,11 +641,11 @@ describe('TransactionalRecordSink (scripted producer)', () => {
         kafka.script.commit = async () => {
           throw protocolError('NOT_COORDINATOR');
         };
-      const error = (await outcome(sink.commitPage(page('a', '1')))) as ConnectorError;
+      // A rejection, not a 'rejected' outcome: this sink commits nothing more, so the location does not
+      // retry the page here; the partition's next owner writes it.
+      const error = (await rejectionOf(sink.commitPage(page('a', '1')))) as ConnectorError;
       expect(error.code).toBe('KAFKA_PARTITION_TAKEN_OVER');
       expect(error.disposition).toBe('retriable');
-      // Retriable by the partition's next owner, never on this sink (location-sync.ts does not retry it here).
-      expect(error.details?.['sinkEnded']).toBe(true);
       expect(takenOver).toBe(1);
       expect(kafka.producersBuilt).toBe(1);
       await sink.close();

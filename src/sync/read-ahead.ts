@@ -1,0 +1,67 @@
+/**
+ * A location's read-ahead: while a page that is not the traversal's last commits, the next page is listed
+ * and prepared (page-pipeline.ts, preparePage) from the offset that page will store, one page ahead and
+ * never more, so the location's listing and enrichment overlap its commit instead of following it.
+ *
+ * Contract: `take` hands the page over only when it starts exactly where the next page does (the same
+ * starting offset object, the same request) and was not cancelled; any other is dropped and its requests
+ * cancelled. The caller drops it whenever the commit did not store that offset (a failure, a superseded
+ * commit, an abort). Its failures surface when it is taken, or never if it is dropped.
+ */
+import type { LocationOffset } from './model.js';
+import type { PreparedPage } from './page-pipeline.js';
+import type { ListedPage, PageRequest } from './ports.js';
+
+/** The page read ahead, as its turn uses it. */
+export interface PageAhead {
+  listed: Promise<ListedPage>;
+  prepared: Promise<PreparedPage>;
+}
+
+interface Pending extends PageAhead {
+  from: LocationOffset;
+  request: PageRequest;
+  signal: AbortSignal;
+  cancel: AbortController;
+}
+
+/** Lists and prepares a page under `signal` (the read-ahead's own, cancelled when dropped). */
+export type ReadPage = (signal: AbortSignal) => PageAhead;
+
+export class ReadAhead {
+  private pending: Pending | null = null;
+
+  /** Starts reading the page of `request` from `from` (dropping any other), under `signal` when given. */
+  start(from: LocationOffset, request: PageRequest, read: ReadPage, signal?: AbortSignal): void {
+    this.drop();
+    const cancel = new AbortController();
+    const combined = signal === undefined ? cancel.signal : AbortSignal.any([signal, cancel.signal]);
+    const ahead = read(combined);
+    ahead.prepared.catch(() => undefined);
+    this.pending = { ...ahead, from, request, signal: combined, cancel };
+  }
+
+  /** The page read ahead when it starts at `from` with `request`; any other is dropped (see the contract). */
+  take(from: LocationOffset, request: PageRequest): PageAhead | null {
+    const pending = this.pending;
+    this.pending = null;
+    if (pending === null) return null;
+    if (pending.from === from && !pending.signal.aborted && samePageRequest(pending.request, request))
+      return { listed: pending.listed, prepared: pending.prepared };
+    pending.cancel.abort();
+    return null;
+  }
+
+  /** Cancels the page read ahead, if any. */
+  drop(): void {
+    this.pending?.cancel.abort();
+    this.pending = null;
+  }
+}
+
+/** The same page request, field by field. */
+export function samePageRequest(a: PageRequest, b: PageRequest): boolean {
+  if (a.locationUid !== b.locationUid || a.limit !== b.limit) return false;
+  if (a.kind === 'next') return b.kind === 'next' && a.cursor === b.cursor;
+  return b.kind === 'first' && a.since === b.since && a.order === b.order;
+}
