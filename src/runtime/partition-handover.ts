@@ -161,11 +161,14 @@ export class PartitionHandover {
     }
   }
 
-  /** Lets go of everything (shutdown; the scheduler has stopped). */
+  /**
+   * Lets go of everything (shutdown; the scheduler has stopped). The locations stay in the stopped scheduler,
+   * so the runtime's status() still shows their final offsets after close (a caller's summary, tests).
+   */
   async close(): Promise<void> {
     this.closed = true;
     await this.queue;
-    await this.revoke(this.partitions, 'shutdown');
+    await this.revoke(this.partitions, 'shutdown', { keepScheduled: true });
   }
 
   /** Queues a step; the promise returned rejects with its error (the queue goes on: the error is logged). */
@@ -277,13 +280,22 @@ export class PartitionHandover {
       .then(() => this.enqueue(() => this.apply(assignment, since)));
   }
 
-  /** Lets go of `partitions`; a sink is closed once no partition held still shares it. */
-  private async revoke(partitions: readonly number[], reason: string): Promise<void> {
+  /**
+   * Lets go of `partitions`; a sink is closed once no partition held still shares it. `keepScheduled`: the
+   * scheduler has stopped (shutdown), so its locations are left listed rather than removed.
+   */
+  private async revoke(
+    partitions: readonly number[],
+    reason: string,
+    { keepScheduled = false }: { keepScheduled?: boolean } = {},
+  ): Promise<void> {
     if (partitions.length === 0) return;
     const letGo = partitions.map((p) => [p, this.held.get(p)] as const);
     const uids = letGo.flatMap(([, held]) => held?.uids ?? []);
-    await this.options.scheduler.remove(uids, this.options.revokeBoundMs);
-    this.options.metrics.forgetLocations(uids);
+    if (!keepScheduled) {
+      await this.options.scheduler.remove(uids, this.options.revokeBoundMs);
+      this.options.metrics.forgetLocations(uids);
+    }
     for (const [partition] of letGo) this.held.delete(partition);
     const stillHeld = new Set([...this.held.values()].map((held) => held.sink));
     const closing = new Map<PartitionSink, number[]>();
