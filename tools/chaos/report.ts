@@ -80,7 +80,7 @@ export function markdown(summary: RunSummary, command: string): string {
     '',
     ...handoverLines(summary),
     `- Connector processes started: ${summary.connectorStarts} (restarts survived: ${Math.max(0, summary.connectorStarts - 1)}); ` +
-      `kills inside an open transaction: ${summary.killsInsideTransaction}; kills between a token refresh and its storage: ` +
+      `kills inside an open transaction: ${summary.mode === 'distributed' ? 'not measured (the other instances keep writing)' : summary.killsInsideTransaction}; kills between a token refresh and its storage: ` +
       `${summary.killsBetweenRefreshAndStorage}.`,
     `- Unexpected exits (restarted by the driver as a supervisor would): ${summary.unexpectedExits.length}; crash loops: ${summary.crashLoops}; ` +
       `operator logins after a lost grant: ${Math.max(0, summary.operatorLogins - 1)}.`,

@@ -802,7 +802,8 @@ export class ChaosRun {
         if (aimed) await until(() => this.transactionOpenNow(), 5000, 10);
         else await sleep(random.int(0, 500));
         await this.kill9(victim);
-        const inside = await this.openTransaction().catch(() => false);
+        // Only single mode can prove it: in distributed mode the other instances keep writing.
+        const inside = !this.options.distributed && (await this.openTransaction().catch(() => false));
         if (inside) this.summary.killsInsideTransaction++;
         outcome.detail = `kill -9 ${this.fleet.label(victim)} (${aimed ? 'aimed' : 'random moment'})${inside ? ' inside an open transaction' : ''}`;
         await sleep(fault.durationMs);
@@ -822,7 +823,7 @@ export class ChaosRun {
         }
         await sleep(fault.durationMs);
         await this.stack.startKafka();
-        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${victim === null ? '' : `, ${this.fleet.label(victim)} restarted meanwhile`}`;
+        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${victim === null ? '' : `, ${this.fleet.label(victim)} killed and restarted meanwhile`}`;
         return Date.now();
       }
       case 'registry-stop': {
@@ -835,7 +836,7 @@ export class ChaosRun {
         }
         await sleep(fault.durationMs);
         await this.stack.startRegistry();
-        outcome.detail = `registry stopped ${(fault.durationMs / 1000).toFixed(1)} s${victim === null ? '' : `, ${this.fleet.label(victim)} restarted meanwhile`}`;
+        outcome.detail = `registry stopped ${(fault.durationMs / 1000).toFixed(1)} s${victim === null ? '' : `, ${this.fleet.label(victim)} killed and restarted meanwhile`}`;
         return Date.now();
       }
       case 'rolling-restart':
