@@ -132,3 +132,45 @@ export async function distributedRollingRestart(
     text: `${steps.join('; ')}; ownership ${handoverMs === null ? `NOT whole (${whole.problems.slice(0, 3).join('; ')})` : `whole ${s(handoverMs)} after the first start`}`,
   };
 }
+
+/**
+ * Once every location is caught up: every partition of the offsets topic holding configured locations has
+ * exactly one owner among the live instances and every location is owned by the holder of its partition
+ * (within OWNERSHIP_CAP_MS), and each location's offset records (`recordPartitionsOf`, read from the topic)
+ * are in its key's partition. Fills in each slot's final partitions and locations; resolves with the text
+ * for the report.
+ */
+export async function finalOwnership(
+  driver: DistributedDriver,
+  recordPartitionsOf: (location: string) => readonly number[],
+): Promise<string> {
+  const { fleet } = driver;
+  const partitionOf = await driver.partitionOf();
+  for (const [location, partition] of partitionOf) {
+    const found = recordPartitionsOf(location);
+    if (found.some((p) => p !== partition))
+      driver.violation(
+        `offset records of ${location} in partition(s) ${found.join(', ')}, its key's partition is ${partition}`,
+      );
+  }
+  const whole = await awaitOwnership(driver, () => fleet.currentRunning(), OWNERSHIP_CAP_MS);
+  const views = await fleet.views(fleet.currentRunning());
+  for (const instance of fleet.currentRunning()) {
+    const fact = fleet.fact(instance);
+    const view = views.get(instance.name);
+    fact.finalPartitions = [...(view?.assignment.partitions ?? [])].sort((a, b) => a - b);
+    fact.finalLocations = view?.tasks.length ?? 0;
+  }
+  if (whole.at === null) {
+    const text = `NOT whole within ${s(OWNERSHIP_CAP_MS)}: ${whole.problems.join('; ')}`;
+    driver.violation(`final ownership ${text}`);
+    return text;
+  }
+  const owners = fleet.facts.map(
+    (f) => `${f.slot}: [${f.finalPartitions.join(',')}] ${f.finalLocations} locations`,
+  );
+  return (
+    `whole: ${new Set(partitionOf.values()).size} partitions with locations, each held by one of ` +
+    `${fleet.currentRunning().length} instances (${owners.join('; ')})`
+  );
+}

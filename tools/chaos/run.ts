@@ -21,6 +21,7 @@ import {
   awaitOwnership,
   distributedRollingRestart,
   distributedSigstop,
+  finalOwnership,
   OWNERSHIP_CAP_MS,
   type DistributedDriver,
 } from './distributed.js';
@@ -996,7 +997,12 @@ export class ChaosRun {
       this.summary.violations.push(
         `the connector did not catch up within ${this.options.profile.settleTimeoutMs / 1000} s`,
       );
-    if (this.options.distributed) await this.finalOwnership(recordPartitions);
+    if (this.options.distributed) {
+      this.summary.finalOwnership = await finalOwnership(this.driver, (location) => [
+        ...(recordPartitions.get(`${CONNECTOR_NAME}/${location}`) ?? []),
+      ]);
+      this.say(`final ownership ${this.summary.finalOwnership}`);
+    }
     const exits = await Promise.all(
       this.fleet.currentRunning().map(async (last) => {
         this.fleet.retire(last);
@@ -1013,41 +1019,6 @@ export class ChaosRun {
     this.say(
       `settled=${this.summary.settled} after ${(this.summary.settleMs / 1000).toFixed(0)} s; final ${this.summary.finalExit}`,
     );
-  }
-
-  /**
-   * Distributed mode, once caught up: every partition of the offsets topic holding configured locations has
-   * exactly one owner among the live instances, every location is owned by the holder of its partition, and
-   * each location's offset records are in that partition.
-   */
-  private async finalOwnership(recordPartitions: ReadonlyMap<string, ReadonlySet<number>>): Promise<void> {
-    const partitionOf = await this.partitionOf();
-    for (const [location, partition] of partitionOf) {
-      const found = [...(recordPartitions.get(`${CONNECTOR_NAME}/${location}`) ?? [])];
-      if (found.some((p) => p !== partition))
-        this.summary.violations.push(
-          `offset records of ${location} in partition(s) ${found.join(', ')}, its key's partition is ${partition}`,
-        );
-    }
-    const whole = await awaitOwnership(this.driver, () => this.fleet.currentRunning(), OWNERSHIP_CAP_MS);
-    const views = await this.fleet.views(this.fleet.currentRunning());
-    for (const instance of this.fleet.currentRunning()) {
-      const fact = this.fleet.fact(instance);
-      const view = views.get(instance.name);
-      fact.finalPartitions = [...(view?.assignment.partitions ?? [])].sort((a, b) => a - b);
-      fact.finalLocations = view?.tasks.length ?? 0;
-    }
-    const held = [...new Set(partitionOf.values())].length;
-    this.summary.finalOwnership =
-      whole.at === null
-        ? `NOT whole within ${OWNERSHIP_CAP_MS / 1000} s: ${whole.problems.join('; ')}`
-        : `whole: ${held} partitions with locations, each held by one of ${this.fleet.currentRunning().length} instances (` +
-          this.fleet.facts
-            .map((f) => `${f.slot}: [${f.finalPartitions.join(',')}] ${f.finalLocations} locations`)
-            .join('; ') +
-          ')';
-    if (whole.at === null) this.summary.violations.push(`final ownership ${this.summary.finalOwnership}`);
-    this.say(`final ownership ${this.summary.finalOwnership}`);
   }
 
   private async runChecker(): Promise<void> {
