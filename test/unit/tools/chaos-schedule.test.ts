@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../../tools/chaos/random.js';
-import { recoveries } from '../../../tools/chaos/report.js';
+import { handovers, recoveries } from '../../../tools/chaos/report.js';
 import type { RunSummary } from '../../../tools/chaos/run.js';
 import { API_FAULTS, PROCESS_FAULTS, planFaults, profile, TIMEOUTS } from '../../../tools/chaos/schedule.js';
 
@@ -68,6 +68,21 @@ describe('the chaos report', () => {
     expect(recoveries(summary)).toEqual([
       { kind: 'broker-kill', count: 4, recovered: 3, medianMs: 2000, maxMs: 3000 },
       { kind: 'sigstop', count: 2, recovered: 2, medianMs: 1000, maxMs: 1500 },
+    ]);
+  });
+
+  it('gives handover times per process fault of a distributed run, leaving faults without a measure out', () => {
+    const summary = {
+      faults: [
+        { kind: 'sigstop-long', atMs: 0, recoveryMs: 100, handoverMs: 11_000, detail: '' },
+        { kind: 'sigstop-long', atMs: 0, recoveryMs: 100, handoverMs: 13_000, detail: '' },
+        { kind: 'connector-kill', atMs: 0, recoveryMs: 100, handoverMs: null, detail: '' },
+        { kind: 'api-5xx', atMs: 0, recoveryMs: 100, detail: '' },
+      ],
+    } as RunSummary;
+    expect(handovers(summary)).toEqual([
+      { kind: 'connector-kill', count: 1, recovered: 0, medianMs: null, maxMs: null },
+      { kind: 'sigstop-long', count: 2, recovered: 2, medianMs: 12_000, maxMs: 13_000 },
     ]);
   });
 });
