@@ -1,6 +1,6 @@
 /**
- * `npm run chaos [-- --seed N --minutes M --short --at-least-once --locations N --calls N --keep-stack
- *  --hostile-only --report-dir D]` (docs/chaos.md)
+ * `npm run chaos [-- --seed N --minutes M --short --at-least-once --distributed --instances N --locations N
+ *  --calls N --keep-stack --hostile-only --report-dir D]` (docs/chaos.md)
  *
  * Builds nothing itself (`npm run chaos` builds first: `prechaos`), runs one chaos run (tools/chaos/run.ts) and
  * writes its report. Exit 0 when the run found no violation, 1 otherwise, 2 on a bad command line, 130 on Ctrl-C.
@@ -21,7 +21,7 @@ process.on('warning', (warning) => {
 
 function usage(message: string): never {
   process.stderr.write(
-    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--locations N] [--calls N] [--keep-stack] [--hostile-only] [--report-dir DIR]\n`,
+    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--distributed [--instances N]] [--locations N] [--calls N] [--keep-stack] [--hostile-only] [--report-dir DIR]\n`,
   );
   process.exit(2);
 }
@@ -40,6 +40,8 @@ try {
       minutes: { type: 'string' },
       short: { type: 'boolean', default: false },
       'at-least-once': { type: 'boolean', default: false },
+      distributed: { type: 'boolean', default: false },
+      instances: { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
       'hostile-only': { type: 'boolean', default: false },
       locations: { type: 'string' },
@@ -53,7 +55,10 @@ try {
 }
 const seed = positiveInt('--seed', values.seed) ?? 1 + Math.floor(Math.random() * 1_000_000);
 const minutes = positiveInt('--minutes', values.minutes);
-const chosen = profile(values.short ? 'short' : 'full', minutes);
+const instances = positiveInt('--instances', values.instances);
+if (instances !== undefined && !values.distributed) usage('--instances needs --distributed');
+if (instances !== undefined && instances < 2) usage('--instances must be at least 2');
+const chosen = profile(values.short ? 'short' : 'full', minutes, values.distributed);
 chosen.locations = positiveInt('--locations', values.locations) ?? chosen.locations;
 chosen.callsPerLocation = positiveInt('--calls', values.calls) ?? chosen.callsPerLocation;
 const runDir = join(
@@ -68,6 +73,8 @@ const command = [
   ...(values.short ? ['--short'] : []),
   ...(minutes === undefined ? [] : [`--minutes ${minutes}`]),
   ...(values['at-least-once'] ? ['--at-least-once'] : []),
+  ...(values.distributed ? ['--distributed'] : []),
+  ...(instances === undefined ? [] : [`--instances ${instances}`]),
   ...(values.locations === undefined ? [] : [`--locations ${values.locations}`]),
   ...(values.calls === undefined ? [] : [`--calls ${values.calls}`]),
 ].join(' ');
@@ -80,6 +87,8 @@ const run = new ChaosRun({
   runDir,
   keepStack: values['keep-stack'],
   hostileOnly: values['hostile-only'],
+  distributed: values.distributed,
+  instances: instances ?? 3,
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {

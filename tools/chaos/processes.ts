@@ -77,6 +77,15 @@ export class LoggedProcess {
   }
 }
 
+/**
+ * The line of a log tail that says why a process ended: the CLI's closing line names the error code
+ * (`calls-connector: [CODE] message`); else the last line.
+ */
+export function closingLine(tail: string): string {
+  const lines = tail.split('\n');
+  return (lines.find((l) => /\[[A-Z][A-Z0-9_]+\]/.test(l)) ?? lines.at(-1) ?? '').slice(0, 300);
+}
+
 /** Runs a command to completion; resolves with its exit code and output (stdout, stderr). */
 export function runToEnd(
   args: string[],

@@ -1,6 +1,7 @@
 /** The report of a chaos run: reports/chaos.json (everything) and reports/chaos.md (for people). */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { closingLine } from './processes.js';
 import type { RunSummary } from './run.js';
 
 export interface Recovery {
@@ -11,9 +12,24 @@ export interface Recovery {
   maxMs: number | null;
 }
 
+/** Per fault kind: the median and the maximum recovery time (no progress within the cap left out of both). */
 export function recoveries(summary: RunSummary): Recovery[] {
+  return perKind(summary.faults.map((f) => [f.kind, f.recoveryMs]));
+}
+
+/**
+ * Distributed mode: per process fault kind, the time from the fault's start to ownership whole again (every
+ * partition and location with exactly one owner among the instances); faults without a measure left out.
+ */
+export function handovers(summary: RunSummary): Recovery[] {
+  return perKind(
+    summary.faults.flatMap((f) => (f.handoverMs === undefined ? [] : [[f.kind, f.handoverMs] as const])),
+  );
+}
+
+function perKind(measures: readonly (readonly [string, number | null])[]): Recovery[] {
   const byKind = new Map<string, (number | null)[]>();
-  for (const f of summary.faults) byKind.set(f.kind, [...(byKind.get(f.kind) ?? []), f.recoveryMs]);
+  for (const [kind, ms] of measures) byKind.set(kind, [...(byKind.get(kind) ?? []), ms]);
   return [...byKind]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([kind, values]) => {
@@ -41,8 +57,10 @@ export function markdown(summary: RunSummary, command: string): string {
   const lines = [
     `# Chaos run: ${summary.violations.length === 0 ? 'PASSED' : 'FAILED'}`,
     '',
-    `Reproduce: \`${command}\` (seed ${summary.seed}, profile ${summary.profile}, ` +
-      `${summary.exactlyOnce ? 'exactly-once' : 'at-least-once'}). Duration ${seconds(summary.durationMs)}.`,
+    `Reproduce: \`${command}\` (seed ${summary.seed}, profile ${summary.profile} with a ` +
+      `${Math.round(summary.faultPhaseMs / 60_000)}-minute fault phase, ` +
+      `${summary.exactlyOnce ? 'exactly-once' : 'at-least-once'}, ${summary.mode} mode with ` +
+      `${summary.instances} instance${summary.instances > 1 ? 's' : ''}). Duration ${seconds(summary.durationMs)}.`,
     '',
     '## Data',
     '',
@@ -60,16 +78,19 @@ export function markdown(summary: RunSummary, command: string): string {
       (r) => `| ${r.kind} | ${r.count} | ${r.recovered} | ${seconds(r.medianMs)} | ${seconds(r.maxMs)} |`,
     ),
     '',
+    ...handoverLines(summary),
     `- Connector processes started: ${summary.connectorStarts} (restarts survived: ${Math.max(0, summary.connectorStarts - 1)}); ` +
-      `kills inside an open transaction: ${summary.killsInsideTransaction}; kills between a token refresh and its storage: ` +
+      `kills inside an open transaction: ${summary.mode === 'distributed' ? 'not measured (the other instances keep writing)' : summary.killsInsideTransaction}; kills between a token refresh and its storage: ` +
       `${summary.killsBetweenRefreshAndStorage}.`,
     `- Unexpected exits (restarted by the driver as a supervisor would): ${summary.unexpectedExits.length}; crash loops: ${summary.crashLoops}; ` +
       `operator logins after a lost grant: ${Math.max(0, summary.operatorLogins - 1)}.`,
     ...summary.rollingRestartOutcomes.map((o) => `- Rolling restart: ${o}.`),
     ...summary.fencedInstanceOutcomes.map((o) => `- SIGSTOP/SIGCONT: ${o}.`),
     `- Settled: ${summary.settled ? 'yes' : 'NO'} (${seconds(summary.settleMs)} after the faults stopped); final SIGTERM: ${summary.finalExit || '—'}.`,
-    `- Peak RSS of a connector process: ${(summary.peakRssBytes / 1024 / 1024).toFixed(0)} MiB.`,
+    `- Peak RSS of a connector process: ${mib(summary.peakRssBytes)}.`,
+    ...(summary.mode === 'distributed' ? [`- Ownership at the end: ${summary.finalOwnership || '—'}.`] : []),
     '',
+    ...instanceLines(summary),
     '## Checker',
     '',
   ];
@@ -113,25 +134,67 @@ export function markdown(summary: RunSummary, command: string): string {
   if (summary.unexpectedExits.length > 0) {
     lines.push('', '## Unexpected exits', '');
     for (const e of summary.unexpectedExits.slice(0, 20)) {
-      // The CLI's closing line names the error code: `calls-connector: [CODE] message`.
-      const tail = e.tail.split('\n');
-      const said = tail.find((l) => /\[[A-Z][A-Z0-9_]+\]/.test(l)) ?? tail.at(-1) ?? '';
-      lines.push(`- ${e.instance}: code ${e.code}, ${e.signal ?? 'no signal'}: \`${said.slice(0, 300)}\``);
+      lines.push(`- ${e.instance}: code ${e.code}, ${e.signal ?? 'no signal'}: \`${closingLine(e.tail)}\``);
     }
   }
   return `${lines.join('\n')}\n`;
 }
 
-/** reports/chaos.{md,json} for a full run (the published figures), reports/chaos-short.* for the short form. */
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+function handoverLines(summary: RunSummary): string[] {
+  const rows = handovers(summary);
+  if (rows.length === 0) return [];
+  return [
+    'Handover (distributed mode): from the start of a process fault to ownership whole again, every partition ' +
+      'of the offsets topic with configured locations and every location held by exactly one live instance ' +
+      "(from each instance's `/status`). For a SIGSTOP: until the others hold the paused one's partitions.",
+    '',
+    '| Fault | Measured | Whole | Median handover | Max handover |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      (r) => `| ${r.kind} | ${r.count} | ${r.recovered} | ${seconds(r.medianMs)} | ${seconds(r.maxMs)} |`,
+    ),
+    '',
+  ];
+}
+
+function instanceLines(summary: RunSummary): string[] {
+  if (summary.slots.length === 0) return [];
+  const distributed = summary.mode === 'distributed';
+  return [
+    '## Instances',
+    '',
+    distributed
+      ? 'One slot per instance of the deployment; each ran one process at a time (two during its rolling restart).'
+      : 'One slot (single mode): a replacement process is started for each kill, rolling restart and SIGSTOP.',
+    '',
+    `| Instance | Processes | kill -9 | SIGSTOP | Unexpected exits | Peak RSS |${distributed ? ' Partitions at the end | Locations at the end |' : ''} Final SIGTERM |`,
+    `| --- | ---: | ---: | ---: | ---: | ---: |${distributed ? ' --- | ---: |' : ''} --- |`,
+    ...summary.slots.map(
+      (f) =>
+        `| ${f.slot} | ${f.processes.length} | ${f.kills} | ${f.sigstops} | ${f.unexpectedExits} | ${mib(f.peakRssBytes)} |` +
+        (distributed ? ` ${f.finalPartitions.join(', ') || '—'} | ${f.finalLocations} |` : '') +
+        ` ${f.finalExit || '—'} |`,
+    ),
+    '',
+  ];
+}
+
+/**
+ * reports/chaos.{md,json} for a full run (the published figures), reports/chaos-short.* for the short form;
+ * distributed mode adds `-distributed` (chaos-distributed.*, chaos-short-distributed.*).
+ */
 export function writeReport(dir: string, summary: RunSummary, command: string): { md: string; json: string } {
   mkdirSync(dir, { recursive: true });
-  const base = summary.profile === 'full' ? 'chaos' : `chaos-${summary.profile}`;
+  const name = summary.profile === 'full' ? 'chaos' : `chaos-${summary.profile}`;
+  const base = summary.mode === 'distributed' ? `${name}-distributed` : name;
   const md = join(dir, `${base}.md`);
   const json = join(dir, `${base}.json`);
   writeFileSync(md, markdown(summary, command));
   writeFileSync(
     json,
-    `${JSON.stringify({ command, recoveries: recoveries(summary), ...summary }, null, 2)}\n`,
+    `${JSON.stringify({ command, recoveries: recoveries(summary), handovers: handovers(summary), ...summary }, null, 2)}\n`,
   );
   return { md, json };
 }

@@ -5,21 +5,40 @@
  * The driver plays the operator and the supervisor (systemd's Restart=always, a Deployment's restarts): it
  * restarts a connector that exits, runs `auth login` when a grant is lost, and does rolling restarts. It
  * never tells the connector anything else. Everything it starts is stopped at the end, even on failure.
+ *
+ * Single mode runs one instance (connector.mode single) and starts a replacement for each process fault;
+ * `--distributed` runs several instances of one name (instances.ts supervises them) whose process faults hit
+ * a random one, with distributed mode's own SIGSTOP and rolling restart in distributed.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { request } from 'undici';
 import { stringify } from 'yaml';
 import { check, readTopic, type CheckResult, type TruthCall } from './checker.js';
+import {
+  awaitOwnership,
+  distributedRollingRestart,
+  distributedSigstop,
+  finalOwnership,
+  OWNERSHIP_CAP_MS,
+  type DistributedDriver,
+} from './distributed.js';
 import { runHostileCases, type HostileOutcome } from './hostile.js';
+import { Fleet, offsetsPartitionOf, type SlotFacts } from './instances.js';
 import { lastStableOffsets } from './last-stable-offsets.js';
-import { cliPath, LoggedProcess, runToEnd, sleep, until } from './processes.js';
+import { cliPath, closingLine, LoggedProcess, runToEnd, sleep, until, type Exit } from './processes.js';
 import { seededRandom, type Random } from './random.js';
 import { SandboxAdmin } from './sandbox-admin.js';
-import { planFaults, type FaultKind, type PlannedFault, type Profile } from './schedule.js';
+import {
+  planFaults,
+  PROCESS_FAULTS,
+  TIMEOUTS,
+  type FaultKind,
+  type PlannedFault,
+  type Profile,
+} from './schedule.js';
 import { ChaosStack, type StackEndpoints } from './stack.js';
 
 export interface ChaosOptions {
@@ -30,6 +49,9 @@ export interface ChaosOptions {
   keepStack: boolean;
   /** Only the hostile-bodies phase (no sandbox, no faults, no checker). */
   hostileOnly: boolean;
+  /** connector.mode: distributed with `instances` processes; single mode runs one (instances = 1). */
+  distributed: boolean;
+  instances: number;
 }
 
 export interface FaultOutcome {
@@ -37,12 +59,22 @@ export interface FaultOutcome {
   atMs: number;
   /** Time from the end of the fault to the next committed progress; null = none within the cap. */
   recoveryMs: number | null;
+  /**
+   * Distributed mode, process faults: from the fault's start to ownership whole again among the instances
+   * (every partition and location with exactly one owner); null = not within the cap. Absent otherwise.
+   */
+  handoverMs?: number | null;
   detail: string;
 }
 
 export interface RunSummary {
   seed: number;
   profile: Profile['name'];
+  /** The planned fault phase (`--minutes`; a full run's 15 min unless shortened). */
+  faultPhaseMs: number;
+  mode: 'single' | 'distributed';
+  /** Instances running at once (1 in single mode, outside rolling restarts and SIGSTOP replacements). */
+  instances: number;
   exactlyOnce: boolean;
   locations: number;
   initialCalls: number;
@@ -61,6 +93,10 @@ export interface RunSummary {
   settleMs: number;
   finalExit: string;
   peakRssBytes: number;
+  /** Per instance slot: processes run, kills, SIGSTOPs, unexpected exits, peak RSS, final ownership. */
+  slots: SlotFacts[];
+  /** Distributed mode: ownership at the end (whole, or what was wrong). */
+  finalOwnership: string;
   durationMs: number;
   check: CheckResult | null;
   /** Hostile API bodies, one connector process each (tools/chaos/hostile.ts). */
@@ -68,7 +104,7 @@ export interface RunSummary {
   violations: string[];
 }
 
-const PORTS = { sandbox: 21443, callback: 21476, metricsBase: 21410 } as const;
+const PORTS = { sandbox: 21443, callback: 21476, metricsBase: 21410, metricsCount: 30 } as const;
 // Names of their own per run, so that a stack kept from an earlier run (--keep-stack) holds nothing of this one.
 const RUN_ID = `${Date.now().toString(36)}`;
 const TOPICS = {
@@ -198,10 +234,8 @@ export class ChaosRun {
   private sandbox: LoggedProcess | null = null;
   private admin!: SandboxAdmin;
   private locations: string[] = [];
-  private readonly instances: LoggedProcess[] = [];
-  private active: LoggedProcess | null = null;
-  /** Instances the driver stopped or is replacing: their exit is expected. */
-  private readonly retiring = new Set<LoggedProcess>();
+  /** The connector processes: one slot in single mode, `instances` in distributed mode. */
+  private readonly fleet: Fleet;
   private readonly secrets = {
     clientSecret: randomBytes(24).toString('base64url'),
     storeKey: randomBytes(32),
@@ -225,9 +259,22 @@ export class ChaosRun {
     this.historyFile = join(options.runDir, 'history.jsonl');
     this.logDir = join(options.runDir, 'logs');
     mkdirSync(this.logDir, { recursive: true });
+    this.fleet = new Fleet({
+      size: options.distributed ? options.instances : 1,
+      portBase: PORTS.metricsBase,
+      portCount: PORTS.metricsCount,
+      configFile: (n, port) => this.configFile(n, port),
+      logFile: (name) => join(this.logDir, `${name}.log`),
+      env: () => this.env,
+      stopping: () => this.stopBackground || this.tornDown !== null,
+      onUnexpectedExit: (instance, slot, exit) => this.onUnexpectedExit(instance, slot, exit),
+    });
     this.summary = {
       seed: options.seed,
       profile: options.profile.name,
+      faultPhaseMs: options.profile.faultPhaseMs,
+      mode: options.distributed ? 'distributed' : 'single',
+      instances: options.distributed ? options.instances : 1,
       exactlyOnce: options.exactlyOnce,
       locations: options.profile.locations,
       initialCalls: 0,
@@ -246,6 +293,8 @@ export class ChaosRun {
       settleMs: 0,
       finalExit: '',
       peakRssBytes: 0,
+      slots: [],
+      finalOwnership: '',
       durationMs: 0,
       check: null,
       hostile: [],
@@ -285,6 +334,7 @@ export class ChaosRun {
     this.say(
       `seed ${seed}, profile ${profile.name}: ${profile.locations} locations x ${profile.callsPerLocation} calls, ` +
         `${plan.length} faults over ${Math.round(profile.faultPhaseMs / 60_000)} min, ` +
+        `${this.summary.mode} mode (${this.summary.instances} instance${this.summary.instances > 1 ? 's' : ''}), ` +
         `${this.options.exactlyOnce ? 'exactly-once' : 'at-least-once'}; run folder ${this.options.runDir}`,
     );
     try {
@@ -300,7 +350,13 @@ export class ChaosRun {
       await this.teardown();
     }
     this.summary.durationMs = Date.now() - this.started;
-    this.summary.peakRssBytes = Math.max(0, ...this.instances.map((i) => i.peakRssBytes));
+    this.summary.peakRssBytes = Math.max(0, ...this.fleet.all.map((i) => i.peakRssBytes));
+    for (const instance of this.fleet.all) {
+      const fact = this.fleet.fact(instance);
+      fact.peakRssBytes = Math.max(fact.peakRssBytes, instance.peakRssBytes);
+    }
+    this.summary.slots = this.fleet.facts;
+    this.summary.connectorStarts = this.fleet.all.length;
     return this.summary;
   }
 
@@ -310,7 +366,7 @@ export class ChaosRun {
     await this.startSandbox();
     await this.snapshotTruth();
     await this.authorize();
-    this.startInstance();
+    for (let slot = 0; slot < this.fleet.size; slot++) this.fleet.start(slot);
     this.live = this.liveLoop(liveRandom);
     const background = [this.progressLoop(), this.live];
     if (!(await until(() => this.lastProgressAt > 0, 300_000, 500)))
@@ -412,10 +468,11 @@ export class ChaosRun {
     this.say(`truth snapshot: ${this.summary.initialCalls} listable calls`);
   }
 
-  private configFile(instance: number): string {
+  /** The config of process number `instance` (0: `auth login`), with its own metrics port. */
+  private configFile(instance: number, metricsPort = PORTS.metricsBase + 39): string {
     const file = join(this.options.runDir, `connector-${instance}.yaml`);
     const document = {
-      connector: { name: CONNECTOR_NAME },
+      connector: { name: CONNECTOR_NAME, mode: this.summary.mode },
       api: {
         baseUrl: `https://127.0.0.1:${PORTS.sandbox}`,
         caFile: join(this.options.runDir, 'sandbox-ca.pem'),
@@ -442,11 +499,18 @@ export class ChaosRun {
         exactlyOnce: this.options.exactlyOnce,
         createTopics: true,
         topicPartitions: 6,
-        transactionTimeoutMs: 30_000,
+        transactionTimeoutMs: TIMEOUTS.transactionMs,
+        // Distributed mode: 6 partitions share the locations among the instances; a short session timeout
+        // moves a dead or paused instance's partitions after 10 s.
+        ...(this.options.distributed && {
+          offsetsTopicPartitions: 6,
+          groupSessionTimeoutMs: TIMEOUTS.sessionMs,
+          groupHeartbeatIntervalMs: 1000,
+        }),
       },
       schemaRegistry: { url: this.endpoints.registryUrl },
       poll: { intervalMs: 2000, maxLocationsInFlight: 16, shutdownTimeoutMs: 10_000 },
-      metrics: { host: '127.0.0.1', port: PORTS.metricsBase + (instance % 30), perLocationLabels: false },
+      metrics: { host: '127.0.0.1', port: metricsPort, perLocationLabels: false },
       logging: { level: 'info', format: 'json' },
     };
     writeFileSync(file, stringify(document));
@@ -479,49 +543,65 @@ export class ChaosRun {
 
   // ---------- connector instances ----------
 
-  private startInstance(): LoggedProcess {
-    // A fault or the supervisor may still be at work while Ctrl-C tears the run down: start nothing then.
-    if (this.tornDown !== null) throw new Error('the run is stopping');
-    const n = this.instances.length + 1;
-    const instance = new LoggedProcess(
-      `connector-${n}`,
-      [cliPath, 'run', '--config', this.configFile(n)],
-      join(this.logDir, `connector-${n}.log`),
-      this.env,
-    );
-    this.instances.push(instance);
-    this.active = instance;
-    this.summary.connectorStarts++;
-    void instance.exited.then((exit) => this.onExit(instance, exit.code, exit.signal));
-    return instance;
-  }
-
-  private metricsPort(instance: LoggedProcess): number {
-    return PORTS.metricsBase + (Number(instance.name.split('-')[1]) % 30);
-  }
-
-  /** The supervisor: an unexpected exit of the active instance is recorded, and the instance restarted. */
-  private onExit(instance: LoggedProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.retiring.has(instance) || instance !== this.active || this.stopBackground) return;
-    this.summary.unexpectedExits.push({ instance: instance.name, code, signal, tail: instance.tail(8) });
+  /**
+   * The supervisor's record of an exit the driver did not cause (the fleet restarts the slot after the delay
+   * answered). In distributed mode every such exit is a violation: no instance may exit with an error other
+   * than the faults' own kills (a woken instance rejoins, a fenced one drops its partitions).
+   */
+  private onUnexpectedExit(instance: LoggedProcess, slot: string, exit: Exit): number {
+    const { code, signal } = exit;
+    const tail = instance.tail(8);
+    this.summary.unexpectedExits.push({ instance: `${slot} (${instance.name})`, code, signal, tail });
     const now = Date.now();
     this.recentExits.push(now);
     const inLastMinute = this.recentExits.filter((t) => now - t < 60_000).length;
     // Five exits within a minute: a crash loop (counted once per exit while it lasts).
     if (inLastMinute >= 5) this.summary.crashLoops++;
-    this.say(`${instance.name} exited unexpectedly (code ${code}, ${signal ?? 'no signal'}); restarting`);
-    setTimeout(
-      () => {
-        if (this.active === instance && !this.stopBackground) this.startInstance();
-      },
-      inLastMinute >= 5 ? 10_000 : 1000,
+    this.say(
+      `${slot} (${instance.name}) exited unexpectedly (code ${code}, ${signal ?? 'no signal'}); restarting`,
     );
+    if (this.options.distributed)
+      this.summary.violations.push(
+        `${slot} (${instance.name}) exited unexpectedly (code ${code}, ${signal ?? 'no signal'}): ${closingLine(tail)}`,
+      );
+    return inLastMinute >= 5 ? 10_000 : 1000;
   }
 
+  /** The instance a process fault hits: the running one in single mode, a random one in distributed mode. */
+  private victim(random: Random): LoggedProcess {
+    return this.fleet.running(this.options.distributed ? random.int(0, this.fleet.size - 1) : 0);
+  }
+
+  /** kill -9 (counted for its slot). */
   private async kill9(instance: LoggedProcess): Promise<void> {
-    this.retiring.add(instance);
-    instance.signal('SIGKILL');
-    await instance.exited;
+    this.fleet.fact(instance).kills++;
+    await this.fleet.kill9(instance);
+  }
+
+  /** A new process for the victim's slot (the supervisor's restart after a kill). */
+  private restart(victim: LoggedProcess): LoggedProcess {
+    return this.fleet.start(this.fleet.slotIndex(victim));
+  }
+
+  private get driver(): DistributedDriver {
+    return {
+      fleet: this.fleet,
+      partitionOf: () => this.partitionOf(),
+      violation: (message) => this.summary.violations.push(message),
+    };
+  }
+
+  private partitionMap: Map<string, number> | null = null;
+
+  /** Every configured location's partition of the offsets topic (Kafka's default partitioner on its key). */
+  private async partitionOf(): Promise<ReadonlyMap<string, number>> {
+    if (this.partitionMap === null) {
+      const count = (await this.partitionsOf(TOPICS.offsets)).length;
+      this.partitionMap = new Map(
+        this.locations.map((l) => [l, offsetsPartitionOf(`${CONNECTOR_NAME}/${l}`, count)] as const),
+      );
+    }
+    return this.partitionMap;
   }
 
   // ---------- observation ----------
@@ -593,7 +673,7 @@ export class ChaosRun {
 
   /** Whether an instance started since `since` logged that its grant is revoked (the operator's page). */
   private async grantLost(since: number): Promise<boolean> {
-    for (const instance of this.instances.filter((i) => i.startedAt >= since - 5000)) {
+    for (const instance of this.fleet.all.filter((i) => i.startedAt >= since - 5000)) {
       const text = await readFile(instance.logFile, 'utf8').catch(() => '');
       if (text.includes('AUTH_GRANT_REVOKED')) return true;
     }
@@ -686,8 +766,15 @@ export class ChaosRun {
       detail: '',
     };
     try {
+      const started = Date.now();
       const end = await this.apply(fault, random, outcome);
       outcome.recoveryMs = await this.recover(end);
+      if (this.options.distributed && isProcessFault(fault.kind) && outcome.handoverMs === undefined) {
+        const whole = await awaitOwnership(this.driver, () => this.fleet.currentRunning(), OWNERSHIP_CAP_MS);
+        outcome.handoverMs = whole.at === null ? null : whole.at - started;
+        if (whole.at === null)
+          outcome.detail += `; ownership not whole: ${whole.problems.slice(0, 3).join('; ')}`;
+      }
     } catch (error) {
       outcome.detail += ` (driver error: ${(error as Error).message})`;
     }
@@ -696,25 +783,32 @@ export class ChaosRun {
       outcome.recoveryMs === null
         ? 'NO progress within the cap'
         : `progress after ${(outcome.recoveryMs / 1000).toFixed(1)} s`;
-    this.say(`${fault.kind}: ${outcome.detail}; ${recovered}`);
+    const handover =
+      outcome.handoverMs === undefined
+        ? ''
+        : outcome.handoverMs === null
+          ? '; ownership NOT whole within the cap'
+          : `; ownership whole ${(outcome.handoverMs / 1000).toFixed(1)} s after the fault began`;
+    this.say(`${fault.kind}: ${outcome.detail}; ${recovered}${handover}`);
   }
 
   /** Applies one fault; resolves with the moment it ended (the reference of the recovery time). */
   private async apply(fault: PlannedFault, random: Random, outcome: FaultOutcome): Promise<number> {
     switch (fault.kind) {
       case 'connector-kill': {
-        const victim = this.requireActive();
+        const victim = this.victim(random);
         // Half the kills are aimed: at a moment the broker shows a transaction open (last stable offset of
         // the calls topic below its high watermark); the others land at a random moment.
         const aimed = random.chance(0.5);
         if (aimed) await until(() => this.transactionOpenNow(), 5000, 10);
         else await sleep(random.int(0, 500));
         await this.kill9(victim);
-        const inside = await this.openTransaction().catch(() => false);
+        // Only single mode can prove it: in distributed mode the other instances keep writing.
+        const inside = !this.options.distributed && (await this.openTransaction().catch(() => false));
         if (inside) this.summary.killsInsideTransaction++;
-        outcome.detail = `kill -9 ${victim.name} (${aimed ? 'aimed' : 'random moment'})${inside ? ' inside an open transaction' : ''}`;
+        outcome.detail = `kill -9 ${this.fleet.label(victim)} (${aimed ? 'aimed' : 'random moment'})${inside ? ' inside an open transaction' : ''}`;
         await sleep(fault.durationMs);
-        this.startInstance();
+        this.restart(victim);
         return Date.now();
       }
       case 'refresh-kill':
@@ -723,31 +817,47 @@ export class ChaosRun {
         await this.stack.killKafka();
         // Half the time the connector restarts while the broker is down (a node rebooted meanwhile).
         const restartConnector = random.chance(0.5);
-        if (restartConnector) {
-          await this.kill9(this.requireActive());
-          this.startInstance();
+        const victim = restartConnector ? this.victim(random) : null;
+        if (victim !== null) {
+          await this.kill9(victim);
+          this.restart(victim);
         }
         await sleep(fault.durationMs);
         await this.stack.startKafka();
-        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${restartConnector ? ', connector restarted meanwhile' : ''}`;
+        outcome.detail = `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${victim === null ? '' : `, ${this.fleet.label(victim)} killed and restarted meanwhile`}`;
         return Date.now();
       }
       case 'registry-stop': {
         await this.stack.stopRegistry();
         const restartConnector = random.chance(0.5);
-        if (restartConnector) {
-          await this.kill9(this.requireActive());
-          this.startInstance();
+        const victim = restartConnector ? this.victim(random) : null;
+        if (victim !== null) {
+          await this.kill9(victim);
+          this.restart(victim);
         }
         await sleep(fault.durationMs);
         await this.stack.startRegistry();
-        outcome.detail = `registry stopped ${(fault.durationMs / 1000).toFixed(1)} s${restartConnector ? ', connector restarted meanwhile' : ''}`;
+        outcome.detail = `registry stopped ${(fault.durationMs / 1000).toFixed(1)} s${victim === null ? '' : `, ${this.fleet.label(victim)} killed and restarted meanwhile`}`;
         return Date.now();
       }
       case 'rolling-restart':
+        if (this.options.distributed) {
+          const { end, handoverMs, text } = await distributedRollingRestart(this.driver);
+          this.summary.rollingRestartOutcomes.push(text);
+          outcome.detail = `rolling restart of every instance: ${text}`;
+          outcome.handoverMs = handoverMs;
+          return end;
+        }
         return this.rollingRestart(outcome);
       case 'sigstop':
       case 'sigstop-long':
+        if (this.options.distributed) {
+          const { end, handoverMs, text } = await distributedSigstop(this.driver, fault, random);
+          this.summary.fencedInstanceOutcomes.push(text);
+          outcome.detail = `SIGSTOP: ${text}`;
+          outcome.handoverMs = handoverMs;
+          return end;
+        }
         return this.sigstop(fault, outcome);
       default: {
         const settings = apiFaultSettings(fault.kind, random);
@@ -760,20 +870,12 @@ export class ChaosRun {
     }
   }
 
-  private requireActive(): LoggedProcess {
-    if (this.active === null || !this.active.running) {
-      this.say('no running instance: starting one');
-      return this.startInstance();
-    }
-    return this.active;
-  }
-
   /**
    * Expire every access token (sandbox clock + 10 h), wait for the refresh request to reach the token
    * endpoint, and kill -9 at once: with rotated refresh tokens the new one may never be stored.
    */
   private async refreshKill(fault: PlannedFault, random: Random, outcome: FaultOutcome): Promise<number> {
-    const victim = this.requireActive();
+    const victim = this.victim(random);
     const writtenBefore = await this.tokensWritten();
     const stats = async (): Promise<number> =>
       (await this.admin.call<{ data: { tokenRequests: number } }>('GET', 'stats')).data.tokenRequests;
@@ -785,26 +887,21 @@ export class ChaosRun {
     const writtenAfter = await this.tokensWritten().catch(() => writtenBefore);
     const between = refreshed && writtenAfter === writtenBefore;
     if (between) this.summary.killsBetweenRefreshAndStorage++;
+    // Distributed mode: every instance refreshes; the victim is a random one, the refresh seen may be another's.
     outcome.detail = refreshed
-      ? `kill -9 ${victim.name} right after its refresh request${between ? ', before the new tokens were stored' : ' (tokens already stored)'}`
-      : `kill -9 ${victim.name} (no refresh seen within 60 s)`;
+      ? `kill -9 ${this.fleet.label(victim)} right after a refresh request${between ? ', before the new tokens were stored' : ' (tokens already stored)'}`
+      : `kill -9 ${this.fleet.label(victim)} (no refresh seen within 60 s)`;
     await sleep(fault.durationMs);
-    this.startInstance();
+    this.restart(victim);
     return Date.now();
-  }
-
-  private async ready(instance: LoggedProcess): Promise<boolean> {
-    const response = await request(`http://127.0.0.1:${this.metricsPort(instance)}/readyz`);
-    await response.body.dump();
-    return response.statusCode === 200;
   }
 
   /** A second instance of the same name while the first runs, then SIGTERM to the first. */
   private async rollingRestart(outcome: FaultOutcome): Promise<number> {
-    const old = this.requireActive();
-    this.retiring.add(old);
-    const next = this.startInstance();
-    const ready = await until(() => this.ready(next), 120_000, 500);
+    const old = this.fleet.running(0);
+    this.fleet.retire(old);
+    const next = this.fleet.start(0);
+    const ready = await until(() => this.fleet.ready(next), 120_000, 500);
     old.signal('SIGTERM');
     const exit = await Promise.race([old.exited, sleep(60_000).then(() => null)]);
     if (exit === null) await this.kill9(old);
@@ -817,11 +914,12 @@ export class ChaosRun {
 
   /** SIGSTOP the active instance, let a new one take over, SIGCONT the old one: it must be fenced. */
   private async sigstop(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
-    const frozen = this.requireActive();
-    this.retiring.add(frozen);
+    const frozen = this.fleet.running(0);
+    this.fleet.retire(frozen);
+    this.fleet.fact(frozen).sigstops++;
     frozen.signal('SIGSTOP');
     const started = Date.now();
-    const next = this.startInstance();
+    const next = this.fleet.start(0);
     const tookOver = await this.waitForProgress(started, 180_000);
     await sleep(Math.max(0, fault.durationMs - (Date.now() - started)));
     frozen.signal('SIGCONT');
@@ -836,7 +934,7 @@ export class ChaosRun {
     }
     // The replacement must still be the writer once the old one woke up and was stopped (issue 20: a paused
     // instance used to fence its replacement back, leaving nothing writing once it was stopped).
-    const stillWriting = await until(() => this.ready(next).catch(() => false), 60_000, 500);
+    const stillWriting = await until(() => this.fleet.ready(next).catch(() => false), 60_000, 500);
     const text = `${frozen.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}, ${next.name} ${stillWriting ? 'still writing' : 'NOT writing'}`;
     this.summary.fencedInstanceOutcomes.push(text);
     outcome.detail = `SIGSTOP: ${text}`;
@@ -851,12 +949,13 @@ export class ChaosRun {
     this.say('fault phase over: faults off, live changes stopped; waiting for the connector to catch up');
     await this.admin.call('PUT', 'faults', NO_FAULTS);
     await this.live;
-    for (const instance of this.instances)
-      if (instance.running && instance !== this.active) {
-        this.retiring.add(instance);
+    const currents = new Set(this.fleet.currentRunning());
+    for (const instance of this.fleet.all)
+      if (instance.running && !currents.has(instance)) {
+        this.fleet.retire(instance);
         instance.signal('SIGTERM');
       }
-    this.requireActive();
+    for (let slot = 0; slot < this.fleet.size; slot++) this.fleet.running(slot);
     const start = Date.now();
     const newest = new Map<string, number>();
     for (const location of this.locations) {
@@ -866,13 +965,17 @@ export class ChaosRun {
       );
       newest.set(location, Math.max(0, ...data.map((c) => Date.parse(c.updatedAt))));
     }
+    /** Where each location's offset records actually are (distributed mode checks it against its owner). */
+    const recordPartitions = new Map<string, Set<number>>();
     const caughtUp = async (): Promise<boolean> => {
       const offsets = new Map<string, { cursor: string | null; watermark: string | null }>();
       await readTopic(
         this.endpoints.brokers,
         TOPICS.offsets,
-        (m) => {
-          if (m.value !== null) offsets.set(m.key?.toString() ?? '', JSON.parse(m.value.toString()) as never);
+        (m, partition) => {
+          const key = m.key?.toString() ?? '';
+          recordPartitions.set(key, (recordPartitions.get(key) ?? new Set()).add(partition));
+          if (m.value !== null) offsets.set(key, JSON.parse(m.value.toString()) as never);
         },
         2000,
       );
@@ -894,16 +997,25 @@ export class ChaosRun {
       this.summary.violations.push(
         `the connector did not catch up within ${this.options.profile.settleTimeoutMs / 1000} s`,
       );
-    const last = this.active;
-    if (last !== null && last.running) {
-      this.retiring.add(last);
-      last.signal('SIGTERM');
-      const exit = await Promise.race([last.exited, sleep(60_000).then(() => null)]);
-      this.summary.finalExit =
-        exit === null ? 'no exit within 60 s of SIGTERM' : `exit ${exit.code ?? exit.signal}`;
-      if (exit === null || exit.code !== 0)
-        this.summary.violations.push(`final SIGTERM: ${this.summary.finalExit}`);
+    if (this.options.distributed) {
+      this.summary.finalOwnership = await finalOwnership(this.driver, (location) => [
+        ...(recordPartitions.get(`${CONNECTOR_NAME}/${location}`) ?? []),
+      ]);
+      this.say(`final ownership ${this.summary.finalOwnership}`);
     }
+    const exits = await Promise.all(
+      this.fleet.currentRunning().map(async (last) => {
+        this.fleet.retire(last);
+        last.signal('SIGTERM');
+        const exit = await Promise.race([last.exited, sleep(60_000).then(() => null)]);
+        const text = exit === null ? 'no exit within 60 s of SIGTERM' : `exit ${exit.code ?? exit.signal}`;
+        this.fleet.fact(last).finalExit = text;
+        if (exit === null || exit.code !== 0)
+          this.summary.violations.push(`final SIGTERM of ${this.fleet.label(last)}: ${text}`);
+        return this.options.distributed ? `${this.fleet.label(last)} ${text}` : text;
+      }),
+    );
+    this.summary.finalExit = exits.join(', ');
     this.say(
       `settled=${this.summary.settled} after ${(this.summary.settleMs / 1000).toFixed(0)} s; final ${this.summary.finalExit}`,
     );
@@ -923,7 +1035,7 @@ export class ChaosRun {
       exactlyOnce: this.options.exactlyOnce,
       historyFile: this.historyFile,
       logFiles: [
-        ...this.instances.map((i) => i.logFile),
+        ...this.fleet.all.map((i) => i.logFile),
         ...Array.from({ length: this.summary.operatorLogins }, (_, i) =>
           join(this.logDir, `auth-login-${i + 1}.log`),
         ),
@@ -948,7 +1060,7 @@ export class ChaosRun {
   }
 
   private async stopEverything(): Promise<void> {
-    for (const instance of this.instances) if (instance.running) await this.kill9(instance);
+    for (const instance of this.fleet.all) if (instance.running) await this.fleet.kill9(instance);
     if (this.sandbox?.running) {
       this.sandbox.signal('SIGTERM');
       await Promise.race([this.sandbox.exited, sleep(10_000)]);
@@ -965,4 +1077,8 @@ export class ChaosRun {
 function randomUuid(random: Random): string {
   const hex = Array.from({ length: 32 }, () => random.int(0, 15).toString(16)).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function isProcessFault(kind: FaultKind): boolean {
+  return (PROCESS_FAULTS as readonly string[]).includes(kind);
 }

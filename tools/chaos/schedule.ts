@@ -13,7 +13,8 @@ export const PROCESS_FAULTS = [
   'rolling-restart',
   'sigstop',
   // Past kafka.transactionTimeoutMs and kafkajs's 30 s request timeout (issue 20): the woken instance's open
-  // transaction fails fenced or timed out, and it must stand by, never fence its replacement back.
+  // transaction fails fenced or timed out, and it must never fence back the one that took over (single mode:
+  // its replacement; distributed mode: the new owners of its partitions).
   'sigstop-long',
 ] as const;
 
@@ -42,8 +43,17 @@ export interface PlannedFault {
   seed: number;
 }
 
+/**
+ * The timeouts the chaos config sets (run.ts) and the pauses are measured against: kafka.transactionTimeoutMs,
+ * kafkajs's request timeout (the connector keeps kafkajs's default) and, in distributed mode,
+ * kafka.groupSessionTimeoutMs.
+ */
+export const TIMEOUTS = { transactionMs: 30_000, requestMs: 30_000, sessionMs: 10_000 } as const;
+
 export interface Profile {
   name: 'short' | 'full';
+  /** connector.mode: distributed (a short SIGSTOP must outlast the group session timeout). */
+  distributed: boolean;
   locations: number;
   callsPerLocation: number;
   faultPhaseMs: number;
@@ -58,10 +68,11 @@ export interface Profile {
   hostileCaseMs: number;
 }
 
-export function profile(name: 'short' | 'full', minutes?: number): Profile {
+export function profile(name: 'short' | 'full', minutes?: number, distributed = false): Profile {
   if (name === 'short') {
     return {
       name,
+      distributed,
       locations: 12,
       callsPerLocation: 250,
       faultPhaseMs: (minutes ?? 1) * 60_000,
@@ -86,6 +97,7 @@ export function profile(name: 'short' | 'full', minutes?: number): Profile {
   const scale = Math.max(1, m / 15);
   return {
     name,
+    distributed,
     locations: 200,
     // 1,080 per location: 216,000 calls, of which about 201,000 are listable (the rest third-party or unrepresentable).
     callsPerLocation: 1080,
@@ -121,10 +133,15 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
     case 'rolling-restart':
       return 0;
     case 'sigstop':
-      return random.int(5000, 15_000);
-    case 'sigstop-long':
-      // The chaos config's kafka.transactionTimeoutMs is 30 s, as is kafkajs's request timeout.
-      return random.int(35_000, short ? 40_000 : 60_000);
+      // Distributed: past the group session timeout, so that the group moves the paused one's partitions.
+      return p.distributed
+        ? random.int(TIMEOUTS.sessionMs + 2000, TIMEOUTS.sessionMs + 10_000)
+        : random.int(5000, 15_000);
+    case 'sigstop-long': {
+      // Past kafka.transactionTimeoutMs and kafkajs's request timeout (both 30 s in the chaos config).
+      const past = Math.max(TIMEOUTS.transactionMs, TIMEOUTS.requestMs) + 5000;
+      return random.int(past, past + (short ? 5000 : 25_000));
+    }
     default:
       return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
   }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../../tools/chaos/random.js';
-import { recoveries } from '../../../tools/chaos/report.js';
+import { handovers, recoveries } from '../../../tools/chaos/report.js';
 import type { RunSummary } from '../../../tools/chaos/run.js';
-import { API_FAULTS, PROCESS_FAULTS, planFaults, profile } from '../../../tools/chaos/schedule.js';
+import { API_FAULTS, PROCESS_FAULTS, planFaults, profile, TIMEOUTS } from '../../../tools/chaos/schedule.js';
 
 describe('the chaos fault schedule', () => {
   it('is the same for the same seed and differs for another', () => {
@@ -20,6 +20,21 @@ describe('the chaos fault schedule', () => {
     expect(kills.length).toBeGreaterThanOrEqual(20);
     expect(full.locations * full.callsPerLocation).toBeGreaterThanOrEqual(200_000);
     expect(full.locations).toBeGreaterThanOrEqual(200);
+  });
+
+  it('pauses past the transaction and request timeouts (long) and, distributed, past the session timeout (short)', () => {
+    for (const distributed of [false, true])
+      for (const name of ['short', 'full'] as const)
+        for (let seed = 1; seed <= 20; seed++) {
+          const plan = planFaults(seededRandom(seed), profile(name, undefined, distributed));
+          for (const f of plan.filter((p) => p.kind === 'sigstop-long')) {
+            expect(f.durationMs).toBeGreaterThan(TIMEOUTS.transactionMs);
+            expect(f.durationMs).toBeGreaterThan(TIMEOUTS.requestMs);
+          }
+          if (distributed)
+            for (const f of plan.filter((p) => p.kind === 'sigstop'))
+              expect(f.durationMs).toBeGreaterThan(TIMEOUTS.sessionMs);
+        }
   });
 
   it('spreads the faults over the fault phase in time order', () => {
@@ -53,6 +68,21 @@ describe('the chaos report', () => {
     expect(recoveries(summary)).toEqual([
       { kind: 'broker-kill', count: 4, recovered: 3, medianMs: 2000, maxMs: 3000 },
       { kind: 'sigstop', count: 2, recovered: 2, medianMs: 1000, maxMs: 1500 },
+    ]);
+  });
+
+  it('gives handover times per process fault of a distributed run, leaving faults without a measure out', () => {
+    const summary = {
+      faults: [
+        { kind: 'sigstop-long', atMs: 0, recoveryMs: 100, handoverMs: 11_000, detail: '' },
+        { kind: 'sigstop-long', atMs: 0, recoveryMs: 100, handoverMs: 13_000, detail: '' },
+        { kind: 'connector-kill', atMs: 0, recoveryMs: 100, handoverMs: null, detail: '' },
+        { kind: 'api-5xx', atMs: 0, recoveryMs: 100, detail: '' },
+      ],
+    } as RunSummary;
+    expect(handovers(summary)).toEqual([
+      { kind: 'connector-kill', count: 1, recovered: 0, medianMs: null, maxMs: null },
+      { kind: 'sigstop-long', count: 2, recovered: 2, medianMs: 12_000, maxMs: 13_000 },
     ]);
   });
 });
