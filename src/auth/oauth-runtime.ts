@@ -9,11 +9,11 @@
  * Call `close()` once at shutdown.
  */
 import { readFile } from 'node:fs/promises';
-import type { Kafka } from 'kafkajs';
 import type { Agent } from 'undici';
 import type { ConnectorConfig, OAuthConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { createKafka } from '../kafka/client.js';
+import { createKafka } from '../kafka/client/kafkajs-client.js';
+import type { KafkaClient } from '../kafka/client/port.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { Authorization } from './authorization.js';
@@ -32,8 +32,8 @@ export interface OAuthDependencies {
   metrics?: ConnectorMetrics;
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
-  /** A kafkajs client for the Kafka token store; built from `kafka` config when absent. */
-  kafka?: Kafka;
+  /** The Kafka client for the Kafka token store; built from `kafka` config when absent. */
+  kafka?: KafkaClient;
   clock?: Clock;
 }
 

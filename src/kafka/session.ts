@@ -32,21 +32,21 @@ import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
 import type { OffsetStore, RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
-import { createKafka } from './client.js';
-import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
+import { createKafka } from './client/kafkajs-client.js';
+import { readCommittedFixInstalled } from './client/kafkajs-read-committed-fix.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { locationPartition } from './group/location-partition.js';
-import { createSchemaRegistry } from './registry.js';
-import { compressionType } from './compression.js';
+import { createSchemaRegistry } from './avro/registry.js';
+import { compressionType } from './client/compression.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import {
   TransactionalRecordSink,
   transactionalIdFor,
   type InstanceCheck,
 } from './sinks/transactional-sink.js';
-import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
-import { ensureConnectorTopics } from './topics.js';
+import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
+import { ensureConnectorTopics } from './topics/topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface KafkaSessionOptions {
@@ -103,7 +103,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
   if (config.kafka.exactlyOnce && !readCommittedFixInstalled())
     throw new FatalError(
       'KAFKA_READ_COMMITTED_FIX_MISSING',
-      'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
+      'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/client/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
     );
   const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
 

@@ -2,7 +2,7 @@
  * The one ownership seam of both modes: turns assignments of offsets-topic partitions into work. For each
  * partition this instance holds, a sink and the scheduled locations whose offset keys hash there; this module
  * takes partitions over and lets them go, one step at a time. Distributed mode feeds it the instances group's
- * assignments (kafka/instance-presence.ts); single mode one fixed assignment of every partition at start
+ * assignments (kafka/group/instance-presence.ts); single mode one fixed assignment of every partition at start
  * (runtime/steps/ownership.ts).
  *
  * Producer scopes: the partitions taken over are grouped into scopes (`scopesOf`), one sink each: distributed
@@ -34,7 +34,7 @@
  * within the bound.
  */
 import { diffAssignment } from '../kafka/group/assignment.js';
-import type { Assignment } from '../kafka/instance-presence.js';
+import type { Assignment } from '../kafka/group/instance-presence.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationSync } from '../sync/location-sync.js';

@@ -7,11 +7,11 @@ import {
   type SchemaRegistryConfig,
 } from '../../src/config/schema.js';
 import type { FatalError } from '../../src/errors/index.js';
-import { applyKafkajsIdleTimerFix } from '../../src/kafka/kafkajs-idle-timer-fix.js';
+import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { KafkaSession } from '../../src/kafka/session.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
-import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.js';
+import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topics/topic-reader.js';
 import type { Call, LocationOffset } from '../../src/sync/model.js';
 import type { OffsetStore, RecordSink } from '../../src/sync/ports.js';
 import { eventually } from './async.js';

@@ -12,7 +12,7 @@ import type { Kafka } from 'kafkajs';
 import type { LocationOffset } from '../../sync/model.js';
 import type { OffsetStore } from '../../sync/ports.js';
 import { FatalError } from '../../errors/index.js';
-import { readTopicToEnd } from '../topic-reader.js';
+import { readTopicToEnd } from '../topics/topic-reader.js';
 import { decodeOffsetValue, offsetKey, parseOffsetKey } from './offset-codec.js';
 import { ReadCoalescer } from './read-coalescer.js';
 

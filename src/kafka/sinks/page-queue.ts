@@ -5,7 +5,7 @@
  * group its page ended in.
  */
 import type { PageCommit } from '../../sync/ports.js';
-import { pageMessages, type CallEncoder, type PageMessages } from '../page-messages.js';
+import { pageMessages, type CallEncoder, type PageMessages } from '../records/page-messages.js';
 
 export interface PendingPage {
   messages: PageMessages;

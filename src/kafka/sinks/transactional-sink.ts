@@ -62,7 +62,7 @@ import {
   isFencedError,
   isProgrammerError,
   kafkaErrorTypes,
-} from '../kafka-errors.js';
+} from '../client/kafka-errors.js';
 import {
   chunkTopicMessages,
   countDiverted,
@@ -70,7 +70,7 @@ import {
   type CallEncoder,
   type PageMessages,
   type SinkTopics,
-} from '../page-messages.js';
+} from '../records/page-messages.js';
 import { encodeOffsetValue } from '../offsets/offset-codec.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 import { groupSize, hasRecords, PageQueue, type PendingPage } from './page-queue.js';
@@ -124,7 +124,7 @@ export function transactionalIdFor(connectorName: string): string {
   return `calls-connector.${connectorName}`;
 }
 
-/** Kafka's word on which instances of a connector run (kafka/instance-presence.ts implements it). */
+/** Kafka's word on which instances of a connector run (kafka/group/instance-presence.ts implements it). */
 export interface InstanceCheck {
   /**
    * Resolves true when Kafka's group membership shows that no other instance of this connector runs, false

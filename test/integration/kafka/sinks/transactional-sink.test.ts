@@ -6,7 +6,7 @@ import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
 import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
-import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
+import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
 import type { KafkaSession } from '../../../../src/kafka/session.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
