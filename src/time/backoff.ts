@@ -56,7 +56,7 @@ export function mayRetry(policy: Readonly<Pick<BackoffPolicy, 'maxAttempts'>>, a
 }
 
 export interface RetryOptions {
-  clock: Clock;
+  clock: Pick<Clock, 'sleep' | 'random'>;
   /** Aborts the wait between attempts (the attempt itself watches the signal if it is given one). */
   signal?: AbortSignal;
   /**

@@ -4,9 +4,9 @@
  * sharing the topic are ignored.
  *
  * Contract: in exactly-once mode, call loadAll() only after the transactional producer was initialised
- * (KafkaSession.start() does it in that order), or a transaction a crashed instance left open holds the
- * read back until the coordinator times it out (kafka.transactionTimeoutMs) or fails it with
- * KAFKA_READ_TIMEOUT. Unreadable values are a FatalError naming the key (see offset-codec).
+ * (the partition handover opens a scope's sink before it reads the scope's offsets), or a transaction a
+ * crashed instance left open holds the read back until the coordinator times it out
+ * (kafka.transactionTimeoutMs) or fails it with KAFKA_READ_TIMEOUT. Unreadable values are a FatalError naming the key (see offset-codec).
  */
 import type { Kafka } from 'kafkajs';
 import type { LocationOffset } from '../../sync/model.js';

@@ -6,7 +6,7 @@
  * "The end" is the last stable offset (LSO) of each partition, fetched with ListOffsets at
  * read_committed isolation: records of an open transaction lie beyond it. An open transaction left by
  * a crashed instance therefore holds the LSO back until a producer with the same transactionalId
- * initialises and aborts it; this is why `KafkaSession.start()` initialises the producer first.
+ * initialises and aborts it; this is why a scope's sink (its producer) is opened before its offsets are read (kafka/session.ts).
  * Likewise a transaction whose commit just returned may not be readable yet: the coordinator writes the
  * commit markers right after answering EndTxn. Initialising a producer with the same transactionalId
  * waits for those markers, so after `start()` our own commits are all readable. (A transaction of

@@ -13,7 +13,7 @@ import {
   type Compression,
   type KafkajsCodec,
 } from '../../../../src/kafka/client/compression.js';
-import type { KafkaSession } from '../../../../src/kafka/session.js';
+import type { KafkaSession } from '../../../support/kafka.js';
 import { readTopicToEnd } from '../../../../src/kafka/topics/topic-reader.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import {

@@ -10,11 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaSchema, schemaRegistrySchema } from '../../../../src/config/schema.js';
 import { FatalError } from '../../../../src/errors/index.js';
 import { createKafka } from '../../../../src/kafka/client/kafkajs-client.js';
-import { KafkaSession } from '../../../../src/kafka/session.js';
 import { createLogger, silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import { startJwtIssuer, type JwtIssuer } from '../../../support/jwt-issuer.js';
-import { commitTwoCalls, readCommittedAtLeast } from '../../../support/kafka.js';
+import { commitTwoCalls, readCommittedAtLeast, startKafkaSession } from '../../../support/kafka.js';
 import { startOAuthBroker, type OAuthBroker } from '../../../support/oauth-broker.js';
 import { rejectionOf } from '../../../support/rejection.js';
 import { stackEndpoints, uniqueName } from '../../../support/stack.js';
@@ -63,7 +62,7 @@ describe('SASL/OAUTHBEARER with a client credentials token endpoint', () => {
   it('creates the topics, writes a page in a transaction and reads it back through a validating broker, with one token', async () => {
     const kafka = kafkaConfig(CLIENT_SECRET);
     const issuedBefore = issuer.issued();
-    const session = await KafkaSession.start({
+    const session = await startKafkaSession({
       config: {
         connector: { name: uniqueName('oauth') },
         kafka,

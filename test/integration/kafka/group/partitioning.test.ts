@@ -18,7 +18,7 @@ import {
   testKafkaConfig,
 } from '../../../support/kafka.js';
 
-const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
+const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
 // The jars of the Kafka version the stack runs (STACK_KAFKA_VERSION, else stack.mjs's default): the reference
 // partitioner is the one of the broker line under test.
 const kafkaVersion =
@@ -27,7 +27,7 @@ const kafkaVersion =
     readFileSync(resolve(repoRoot, 'scripts', 'stack.mjs'), 'utf8'),
   )?.[1];
 const classpathFile = resolve(repoRoot, '.cache', 'stack', `kafka-${kafkaVersion}`, 'classpath.txt');
-const javaProgram = resolve(import.meta.dirname, 'fixtures', 'JavaPartitions.java');
+const javaProgram = resolve(import.meta.dirname, '..', 'fixtures', 'JavaPartitions.java');
 const PARTITION_COUNTS = [1, 2, 3, 6, 7, 12, 100];
 
 /** Partitions chosen by the Java client for each key, one array (per partition count) per key. */

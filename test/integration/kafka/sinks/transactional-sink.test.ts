@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
 import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
 import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
-import type { KafkaSession } from '../../../../src/kafka/session.js';
+import type { KafkaSession } from '../../../support/kafka.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
@@ -235,11 +235,10 @@ describe('TransactionalRecordSink', () => {
     expect(record?.key?.toString()).toBe(call.uid);
     const value = record?.value ?? Buffer.alloc(0);
     expect(value.readUInt8(0)).toBe(0);
-    expect(value.readInt32BE(1)).toBe(session.codec.valueSchemaId);
+    const registry = new SchemaRegistry({ host: stackEndpoints().registryUrl });
+    expect(value.readInt32BE(1)).toBe(await registry.getLatestSchemaId(`${config.kafka.topic}-value`));
 
-    const decoded = (await new SchemaRegistry({ host: stackEndpoints().registryUrl }).decode(
-      value,
-    )) as Record<string, unknown>;
+    const decoded = (await registry.decode(value)) as Record<string, unknown>;
     expect(decoded).toMatchObject({
       uid: call.uid,
       locationUid: call.locationUid,
