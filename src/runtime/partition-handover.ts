@@ -42,6 +42,16 @@ import type { LocationOffset } from '../sync/model.js';
 import type { RecordSink } from '../sync/ports.js';
 import type { Scheduler } from '../sync/scheduler.js';
 import type { Clock } from '../time/clock.js';
+/** The metrics the handover keeps: what this instance owns, and how ownership moved. */
+export type HandoverMetrics = Pick<
+  ConnectorMetrics,
+  | 'forgetLocations'
+  | 'locationHandover'
+  | 'ownedLocations'
+  | 'ownedPartitions'
+  | 'partitionsTakenOver'
+  | 'rebalances'
+>;
 
 export type PartitionSink = RecordSink & { close(timeoutMs?: number): Promise<void> };
 
@@ -70,7 +80,7 @@ export interface PartitionHandoverOptions {
   locationsByPartition: ReadonlyMap<number, readonly string[]>;
   ports: HandoverPorts;
   scheduler: Pick<Scheduler, 'add' | 'remove'>;
-  metrics: ConnectorMetrics;
+  metrics: HandoverMetrics;
   logger: Logger;
   clock: Clock;
   /** How long a revoked location's page in flight may go on, and a revoked sink may take to close. */

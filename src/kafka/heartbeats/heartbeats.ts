@@ -19,6 +19,8 @@ import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { LocationStatus } from '../../sync/scheduler.js';
 import { ensureCompactedTopic } from '../topics/topics.js';
 import { systemClock, type Clock } from '../../time/clock.js';
+/** Heartbeats sent, per location. */
+export type HeartbeatMetrics = Pick<ConnectorMetrics, 'heartbeats' | 'location'>;
 
 /** The part of a kafkajs producer heartbeats use; kafkajs' Producer satisfies it. */
 export type HeartbeatProducer = Pick<Producer, 'connect' | 'disconnect' | 'send'>;
@@ -31,7 +33,7 @@ export interface HeartbeatOptions {
   connectorName: string;
   /** The scheduler's snapshot, read at each beat. */
   locations: () => readonly LocationStatus[];
-  metrics: ConnectorMetrics;
+  metrics: HeartbeatMetrics;
   logger: Logger;
   clock?: Clock;
 }

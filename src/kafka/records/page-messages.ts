@@ -14,6 +14,8 @@ import type { PageCommit } from '../../sync/ports.js';
 import { deadLetterMessage, withOriginalTopic } from './dead-letter-message.js';
 import { encodeOffsetValue, offsetKey } from '../offsets/offset-codec.js';
 import { sourceHeaders } from './source-headers.js';
+/** Records diverted from the calls topic: dead letters and skipped records, per location. */
+export type DivertedMetrics = Pick<ConnectorMetrics, 'deadLetters' | 'location' | 'recordsSkipped'>;
 
 /** What the sinks need of the Avro codec (CallCodec); a seam for tests. */
 export interface CallEncoder {
@@ -179,7 +181,7 @@ export function chunkTopicMessages(
  * own dead letters) is counted by the sync engine when commitPage resolves; a diverted call is therefore
  * also in its recordsPublished (rare: the mapper upstream validates what the schema needs).
  */
-export function countDiverted(metrics: ConnectorMetrics, pages: readonly PageMessages[]): void {
+export function countDiverted(metrics: DivertedMetrics, pages: readonly PageMessages[]): void {
   for (const page of pages) {
     if (page.divertedCodes.length === 0) continue;
     metrics.recordsSkipped.inc(

@@ -33,6 +33,8 @@ import { waitUntilAvailable } from '../wait-until-available.js';
 import type { StartContext } from './context.js';
 import type { KafkaStep } from './kafka.js';
 import type { Locations } from './locations.js';
+/** The gauge of locations no instance owns. */
+export type UnownedGaugeMetrics = Pick<ConnectorMetrics, 'unownedLocations'>;
 
 /**
  * How long a single-mode start waits to become a member of the instances group before it initialises its
@@ -183,7 +185,7 @@ async function watchUnowned(
   configured: readonly string[],
   options: {
     partitionOf: (uid: string) => number;
-    metrics: ConnectorMetrics;
+    metrics: UnownedGaugeMetrics;
     clock: Clock;
     intervalMs: number;
     signal: AbortSignal;
