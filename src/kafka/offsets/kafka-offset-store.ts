@@ -6,7 +6,8 @@
  * Contract: in exactly-once mode, call loadAll() only after the transactional producer was initialised
  * (the partition handover opens a scope's sink before it reads the scope's offsets), or a transaction a
  * crashed instance left open holds the read back until the coordinator times it out
- * (kafka.transactionTimeoutMs) or fails it with KAFKA_READ_TIMEOUT. Unreadable values are a FatalError naming the key (see offset-codec).
+ * (kafka.transactionTimeoutMs) or fails it with KAFKA_READ_TIMEOUT. Unreadable values are a FatalError
+ * naming the key (see offset-codec).
  */
 import type { Kafka } from 'kafkajs';
 import type { LocationOffset } from '../../sync/model.js';
