@@ -7,7 +7,7 @@
  * Knobs (env): BENCH_AVRO_SECONDS (default 3 per scenario).
  */
 import { CallCodec, type SchemaRegistryClient } from '../src/kafka/avro/call-codec.js';
-import { pageMessages } from '../src/kafka/page-messages.js';
+import { pageMessages } from '../src/kafka/records/page-messages.js';
 import type { Call } from '../src/sync/model.js';
 import type { BenchModule, BenchResult } from './types.js';
 

@@ -27,10 +27,10 @@ import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
-import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js';
-import { readCommittedFixInstalled } from '../src/kafka/kafkajs-read-committed-fix.js';
-import { SOURCE_HEADERS } from '../src/kafka/source-headers.js';
-import { readTopicToEnd, type TopicRecord } from '../src/kafka/topic-reader.js';
+import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
+import { readCommittedFixInstalled } from '../src/kafka/client/kafkajs-read-committed-fix.js';
+import { SOURCE_HEADERS } from '../src/kafka/records/source-headers.js';
+import { readTopicToEnd, type TopicRecord } from '../src/kafka/topics/topic-reader.js';
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { benchDocument } from './connector.js';
 import { startSandboxChild, type SandboxChild } from './sandbox-child.js';
@@ -402,7 +402,7 @@ export const distributedBench: BenchModule = {
         'Each instance is a `calls-connector run` process; the sandbox a child process; Kafka and the registry of the dev stack: every party shares the same 2 cores, so N instances cannot run N times faster here: the ratio shows the cost of coordination (group, per-partition producers, more transactions) when CPU is the bound, not the scale-out a machine per instance gives.',
         `Throughput from the first record published to every location done (start-up and the group's first join excluded); CPU of all instances over the same span (/proc). Handover: group.session.timeout ${sessionTimeoutMs} ms (kafka.groupSessionTimeoutMs), so a crash costs at least that before the group moves the partitions; then the rebalance, reading the partitions to their end, and the first page.`,
         'Exactly-once: after each run a read_committed reader of the calls topic counts distinct (uid, updatedAt) against the sandbox: lost = in the sandbox, not in the topic; doubled = records beyond the distinct versions.',
-        `The reader is kafkajs 2.2.4 with its read_committed filter corrected (src/kafka/kafkajs-read-committed-fix.ts, as in the connector: ${readCommittedFixInstalled() ? 'in effect' : 'NOT in effect: doubled versions may be aborted records kafkajs delivered'}): stock kafkajs delivered the records of the page a kill -9 left open (96 of them, aborted with the offset record of their transaction) as committed.`,
+        `The reader is kafkajs 2.2.4 with its read_committed filter corrected (src/kafka/client/kafkajs-read-committed-fix.ts, as in the connector: ${readCommittedFixInstalled() ? 'in effect' : 'NOT in effect: doubled versions may be aborted records kafkajs delivered'}): stock kafkajs delivered the records of the page a kill -9 left open (96 of them, aborted with the offset record of their transaction) as committed.`,
         ...faults,
       ],
     };

@@ -17,12 +17,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
-import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js';
+import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
-import { SOURCE_HEADERS } from '../src/kafka/source-headers.js';
+import { SOURCE_HEADERS } from '../src/kafka/records/source-headers.js';
 import { pollPhase } from '../src/sync/poll-phase.js';
 import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
@@ -91,7 +91,7 @@ export const freshnessBench: BenchModule = {
       live: { updatesPerSecond: updates, createsPerSecond: creates },
     });
     const run = `bench-fresh-${Date.now().toString(36)}`;
-    // The bench's own clients too: unpatched kafkajs printed TimeoutNegativeWarning (src/kafka/kafkajs-idle-timer-fix.ts).
+    // The bench's own clients too: unpatched kafkajs printed TimeoutNegativeWarning (src/kafka/client/kafkajs-idle-timer-fix.ts).
     applyKafkajsIdleTimerFix();
     const kafka = new Kafka({ clientId: run, brokers: stack.brokers, logLevel: logLevel.NOTHING });
     const registry = new SchemaRegistry({ host: stack.registryUrl });

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { Agent, request } from 'undici';
-import { applyKafkajsIdleTimerFix } from '../src/kafka/kafkajs-idle-timer-fix.js';
+import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { backfill, startSandboxWorker, type Mode } from './connector.js';
 import type { WorkerReady } from './sandbox-worker.js';
@@ -204,7 +204,7 @@ export const limitsBench: BenchModule = {
     const dir = await mkdtemp(join(tmpdir(), 'calls-bench-'));
     const caFile = join(dir, 'sandbox-ca.pem');
     await writeFile(caFile, sandbox.ready.caCertPem ?? '');
-    // The bench's own clients too: unpatched kafkajs printed TimeoutNegativeWarning (src/kafka/kafkajs-idle-timer-fix.ts).
+    // The bench's own clients too: unpatched kafkajs printed TimeoutNegativeWarning (src/kafka/client/kafkajs-idle-timer-fix.ts).
     applyKafkajsIdleTimerFix();
     const kafka = new Kafka({
       clientId: 'bench-limits',

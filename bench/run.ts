@@ -7,7 +7,7 @@
  * Add a benchmark by adding its module to `modules` below.
  */
 // First: it must be evaluated before any module loads kafkajs (see the module).
-import '../src/kafka/kafkajs-read-committed-fix.js';
+import '../src/kafka/client/kafkajs-read-committed-fix.js';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';

@@ -52,7 +52,7 @@ const endpoints = {
 };
 
 // kafkajs 2.2.4 (used by the readiness probe below) passes a negative delay to setTimeout on idle connections
-// (tulios/kafkajs#1751; the connector patches it in src/kafka/kafkajs-idle-timer-fix.ts). Node >= 23 prints a
+// (tulios/kafkajs#1751; the connector patches it in src/kafka/client/kafkajs-idle-timer-fix.ts). Node >= 23 prints a
 // TimeoutNegativeWarning for it: harmless here, and not something a first run should show. Other warnings still print.
 process.removeAllListeners('warning');
 process.on('warning', (warning) => {

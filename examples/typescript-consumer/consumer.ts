@@ -17,8 +17,8 @@
 // inside aborted transactions of several producers (distributed mode writes with one producer per offsets
 // partition), so that fix is installed first, before kafkajs loads; and an idle connection wakes the process
 // every millisecond (TimeoutNegativeWarning on Node >= 23).
-import { readCommittedFixInstalled } from '../../src/kafka/kafkajs-read-committed-fix.ts';
-import { applyKafkajsIdleTimerFix } from '../../src/kafka/kafkajs-idle-timer-fix.ts';
+import { readCommittedFixInstalled } from '../../src/kafka/client/kafkajs-read-committed-fix.ts';
+import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-timer-fix.ts';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 

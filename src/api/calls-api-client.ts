@@ -49,6 +49,8 @@ import {
 import { mapListedItem, mapSingleCall } from './call-mapper.js';
 import { decodeCallBody, decodeListPage, type Decoded } from './response-decoder.js';
 import { backoffDelayMs, mayRetry } from '../time/backoff.js';
+/** The client's retries and rate-limit answers. */
+export type CallsApiClientMetrics = Pick<ConnectorMetrics, 'apiRateLimited' | 'apiRetries'>;
 
 export type ClientSettings = Pick<
   ApiConfig,
@@ -72,7 +74,7 @@ export interface CallsApiClientOptions {
   grant?: string;
   tokens: TokenProvider;
   settings: ClientSettings;
-  metrics: ConnectorMetrics;
+  metrics: CallsApiClientMetrics;
   logger?: Logger;
   clock?: Clock;
 }
@@ -120,7 +122,7 @@ export class CallsApiClient implements CallsApi {
   private readonly http: HttpClient;
   private readonly tokens: TokenProvider;
   private readonly settings: ClientSettings;
-  private readonly metrics: ConnectorMetrics;
+  private readonly metrics: CallsApiClientMetrics;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly grant: string | undefined;

@@ -20,10 +20,16 @@ import { FatalError, isProgrammerError, RetriableError } from '../errors/index.j
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
 import { systemClock, wallTimer, type Clock } from '../time/clock.js';
 import { readAnnounced } from './rate-limit/headers.js';
-import { RateLimiters, type RateLimitConfig } from './rate-limit/registry.js';
+import { RateLimiters, type RateLimitConfig, type RateLimitMetrics } from './rate-limit/registry.js';
 import type { RequestPriority } from './rate-limit/scope-limiter.js';
 import { isRateRefusal } from './response-classifier.js';
 import { parseRetryAfterMs } from './retry-policy.js';
+/** The transport's requests (in flight, waiting for the rate limiter, durations), and its rate limiters'. */
+export type HttpTransportMetrics = Pick<
+  ConnectorMetrics,
+  'apiInFlight' | 'apiRateLimiterWait' | 'apiRequestDuration'
+> &
+  RateLimitMetrics;
 
 export interface HttpRequest {
   /** The `endpoint` label of the request metrics (list, get_call); 'other' when absent. */
@@ -67,7 +73,7 @@ export interface HttpTransportOptions {
   maxResponseBytes: number;
   requestsPerSecond: number;
   maxConcurrency: number;
-  metrics: ConnectorMetrics;
+  metrics: HttpTransportMetrics;
   rateLimit?: RateLimitConfig;
   retry?: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   clock?: Clock;
@@ -191,7 +197,7 @@ export class HttpTransport implements HttpClient {
       rateLimit: RateLimitConfig;
       retry: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
     },
-    metrics: ConnectorMetrics,
+    metrics: HttpTransportMetrics,
     clock?: Clock,
   ): Promise<HttpTransport> {
     const extraCaPem = api.caFile === undefined ? undefined : await readCaFile(api.caFile);

@@ -22,6 +22,8 @@ import type { GrantRecord, TokenStore } from './store/token-store.js';
 import type { TokenEndpoint } from './token-endpoint.js';
 import { ACCESS_TOKEN_LIFETIME_MS, grantRecordFromResponse } from './token-manager.js';
 import { systemClock, type Clock } from '../time/clock.js';
+/** A grant's state once authorized. */
+export type AuthorizationMetrics = Pick<ConnectorMetrics, 'grantValid' | 'tokenExpiry'>;
 
 export interface AuthorizationOptions {
   /** Base of the OAuth endpoints. */
@@ -36,7 +38,7 @@ export interface AuthorizationOptions {
   stateTtlMs: number;
   accessTokenLifetimeMs?: number;
   clock?: Clock;
-  metrics?: ConnectorMetrics;
+  metrics?: AuthorizationMetrics;
   logger?: Logger;
 }
 

@@ -9,18 +9,20 @@
  * Call `close()` once at shutdown.
  */
 import { readFile } from 'node:fs/promises';
-import type { Kafka } from 'kafkajs';
 import type { Agent } from 'undici';
 import type { ConnectorConfig, OAuthConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { createKafka } from '../kafka/client.js';
+import { createKafka } from '../kafka/client/kafkajs-client.js';
+import type { KafkaClient } from '../kafka/client/port.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
-import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { Authorization } from './authorization.js';
 import { assertHttpsRedirectUri } from './authorize-url.js';
 import { createHttpsDispatcher } from './https-dispatcher.js';
 import { FileBackend } from './store/file-backend.js';
 import { KafkaBackend } from './store/kafka-backend.js';
+import type { AuthorizationMetrics } from './authorization.js';
+import type { TokenEndpointMetrics } from './token-endpoint.js';
+import type { TokenManagerMetrics } from './token-manager.js';
 import { readPrivateFile } from './store/secret-file.js';
 import { loadStoreKey } from './store/store-key.js';
 import { TokenStore, type EntryBackend } from './store/token-store.js';
@@ -28,12 +30,15 @@ import { HttpTokenEndpoint } from './token-endpoint.js';
 import { TokenManager } from './token-manager.js';
 import type { Clock } from '../time/clock.js';
 
+/** What the OAuth parts count: grants, tokens and the token endpoint's requests. */
+export type OAuthMetrics = AuthorizationMetrics & TokenManagerMetrics & TokenEndpointMetrics;
+
 export interface OAuthDependencies {
-  metrics?: ConnectorMetrics;
+  metrics?: OAuthMetrics;
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
-  /** A kafkajs client for the Kafka token store; built from `kafka` config when absent. */
-  kafka?: Kafka;
+  /** The Kafka client for the Kafka token store; built from `kafka` config when absent. */
+  kafka?: KafkaClient;
   clock?: Clock;
 }
 
@@ -90,7 +95,7 @@ export class OAuthRuntime {
     await this.dispatcher.close();
   }
 
-  private optionalDeps(): { clock?: Clock; metrics?: ConnectorMetrics; logger?: Logger } {
+  private optionalDeps(): { clock?: Clock; metrics?: OAuthMetrics; logger?: Logger } {
     const { clock, metrics, logger } = this.deps;
     return { ...(clock && { clock }), ...(metrics && { metrics }), ...(logger && { logger }) };
   }

@@ -24,6 +24,8 @@ import { oauthEndpoint } from './authorize-url.js';
 import { untrustedCertificateCode } from './https-dispatcher.js';
 import { retrying } from '../time/backoff.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
+/** The token endpoint's requests and retries. */
+export type TokenEndpointMetrics = Pick<ConnectorMetrics, 'apiRequestDuration' | 'apiRetries'>;
 
 export interface TokenResponse {
   accessToken: string;
@@ -78,7 +80,7 @@ export interface HttpTokenEndpointOptions {
   dispatcher: Dispatcher;
   timeoutMs?: number;
   retry?: TokenRetryPolicy;
-  metrics?: ConnectorMetrics;
+  metrics?: TokenEndpointMetrics;
   /** Largest response body read; a longer one fails the attempt (retried). Default 64 KiB. */
   maxResponseBytes?: number;
   /** Retry waits, their jitter and the request deadline (default: the system clock). */

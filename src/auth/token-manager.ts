@@ -38,6 +38,8 @@ import { TokenRequestRefused } from './token-endpoint.js';
 import type { TokenProvider } from './token-provider.js';
 import { backoffDelayMs, type Backoff } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
+/** A grant's state and its refreshes. */
+export type TokenManagerMetrics = Pick<ConnectorMetrics, 'grantValid' | 'tokenExpiry' | 'tokenRefreshes'>;
 
 export const ACCESS_TOKEN_LIFETIME_MS = 10 * 3600_000;
 
@@ -88,7 +90,7 @@ export interface TokenManagerOptions {
   refreshRetry?: { initialDelayMs: number; maxDelayMs: number };
   /** Time and the random numbers of jitter (default: the system clock). */
   clock?: Clock;
-  metrics?: ConnectorMetrics;
+  metrics?: TokenManagerMetrics;
   logger?: Logger;
 }
 
@@ -124,7 +126,7 @@ export class TokenManager implements TokenProvider {
   private readonly lifetimeMs: number;
   private readonly rotationGraceMs: number;
   private readonly clock: Clock;
-  private readonly metrics: ConnectorMetrics | undefined;
+  private readonly metrics: TokenManagerMetrics | undefined;
   private readonly log: Logger;
 
   private current: GrantRecord | undefined;

@@ -5,7 +5,7 @@
  * without stack traces for expected failures (ConnectorError) and with one for programmer errors.
  */
 // First of all: kafkajs's read_committed filter is replaced before any module loads kafkajs (see the module).
-import '../kafka/kafkajs-read-committed-fix.js';
+import '../kafka/client/kafkajs-read-committed-fix.js';
 import { Command, CommanderError } from 'commander';
 import { ConnectorError } from '../errors/index.js';
 import { ConfigError } from '../config/load.js';

@@ -4,7 +4,7 @@
  * ConnectorErrors pass through unchanged.
  */
 import { ConnectorError, RetriableError } from '../errors/index.js';
-import { describeKafkaError } from '../kafka/kafka-errors.js';
+import { describeKafkaError } from '../kafka/client/kafka-errors.js';
 
 export async function talkingToKafka<T>(work: () => Promise<T>): Promise<T> {
   try {

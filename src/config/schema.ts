@@ -221,7 +221,7 @@ const sslSchema = z.union(
   { error: 'expected true, false, or { caFile, certFile, keyFile, rejectUnauthorized }' },
 );
 
-/** Values of kafka.compression (src/kafka/compression.ts registers the codecs). */
+/** Values of kafka.compression (src/kafka/client/compression.ts registers the codecs). */
 export const KAFKA_COMPRESSIONS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 
 /** SASL/PLAIN and SCRAM: a username and password the brokers know. */

@@ -162,11 +162,11 @@ export const ERROR_CODES = {
   // Retriable for the pages (their locations move to the new owner); fatal inside the sink's producer lifecycle.
   KAFKA_PARTITION_TAKEN_OVER: { class: ['retriable', 'fatal'], exit: ExitCode.FAILURE },
   KAFKA_PRODUCER_FENCED: { class: 'retriable', exit: ExitCode.FAILURE },
-  // exactly-once needs the kafkajs read_committed fix (kafka/kafkajs-read-committed-fix.ts).
+  // exactly-once needs the kafkajs read_committed fix (kafka/client/kafkajs-read-committed-fix.ts).
   KAFKA_READ_COMMITTED_FIX_MISSING: {
     class: 'fatal',
     exit: ExitCode.FAILURE,
-    hint: 'install kafkajs 2.2.4 exactly and import src/cli/main.ts (or kafka/kafkajs-read-committed-fix.ts) before kafkajs',
+    hint: 'install kafkajs 2.2.4 exactly and import src/cli/main.ts (or kafka/client/kafkajs-read-committed-fix.ts) before kafkajs',
   },
   KAFKA_READ_FAILED: { class: 'retriable', exit: ExitCode.FAILURE },
   KAFKA_READ_TIMEOUT: { class: 'retriable', exit: ExitCode.FAILURE },

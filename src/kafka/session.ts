@@ -20,33 +20,33 @@
  *
  * Contract: `ScopedKafkaSession.start()` once (it opens no producer); a scope's sink before its offsets are read;
  * `close()` at shutdown after every scope's sink was closed (it closes the shared at-least-once sink).
- * `KafkaSession.start()` is the one-scope form (the connector scope, its offsets read at once) that tests and
- * tools use.
+ * The runtime opens scopes through the partition handover (runtime/steps/ownership.ts); the tests' one-scope form
+ * (the connector scope, its offsets read at once) is test/support/kafka.ts `startKafkaSession`.
  */
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
-import type { Kafka } from 'kafkajs';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
-import type { OffsetStore, RecordSink } from '../sync/ports.js';
+import type { RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
-import { createKafka } from './client.js';
-import { readCommittedFixInstalled } from './kafkajs-read-committed-fix.js';
+import { createKafka } from './client/kafkajs-client.js';
+import type { KafkaClient } from './client/port.js';
+import { readCommittedFixInstalled } from './client/kafkajs-read-committed-fix.js';
 import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { locationPartition } from './group/location-partition.js';
-import { createSchemaRegistry } from './registry.js';
-import { compressionType } from './compression.js';
+import { createSchemaRegistry } from './avro/registry.js';
+import { compressionType } from './client/compression.js';
 import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import {
   TransactionalRecordSink,
   transactionalIdFor,
   type InstanceCheck,
 } from './sinks/transactional-sink.js';
-import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topic-limits.js';
-import { ensureConnectorTopics } from './topics.js';
+import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
+import { ensureConnectorTopics } from './topics/topics.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface KafkaSessionOptions {
@@ -60,7 +60,7 @@ export interface KafkaSessionOptions {
   /** Called once if the sink gives up for good (e.g. fenced by another instance too often). */
   onFatal?: (error: FatalError) => void;
   /** An existing client (tests); otherwise built from config. */
-  kafka?: Kafka;
+  kafka?: KafkaClient;
   /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
   clock?: Clock;
 }
@@ -68,10 +68,9 @@ export interface KafkaSessionOptions {
 /** A RecordSink the session starts and closes. */
 export type SessionSink = RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> };
 
-/** What prepareKafka readies: topics, codec, offset store and a sink factory. */
+/** What prepareKafka readies: topics, schemas (the codec the sinks encode with), offset store and a sink factory. */
 export interface KafkaGround {
-  kafka: Kafka;
-  codec: CallCodec;
+  kafka: KafkaClient;
   offsetStore: KafkaOffsetStore;
   /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
   boundaryMaxBytes: number;
@@ -103,7 +102,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
   if (config.kafka.exactlyOnce && !readCommittedFixInstalled())
     throw new FatalError(
       'KAFKA_READ_COMMITTED_FIX_MISSING',
-      'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
+      'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/client/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
     );
   const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
 
@@ -198,7 +197,6 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
         });
   return {
     kafka,
-    codec,
     offsetStore,
     boundaryMaxBytes: boundaryByteBudget(offsetsMaxMessageBytes),
     buildSink,
@@ -249,16 +247,12 @@ export class ScopedKafkaSession {
     return new ScopedKafkaSession(ground, options, partitionCount);
   }
 
-  get kafka(): Kafka {
+  get kafka(): KafkaClient {
     return this.ground.kafka;
   }
 
   get offsetStore(): KafkaOffsetStore {
     return this.ground.offsetStore;
-  }
-
-  get codec(): CallCodec {
-    return this.ground.codec;
   }
 
   /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
@@ -358,56 +352,6 @@ export class ScopedKafkaSession {
       throw error;
     });
     return this.shared;
-  }
-}
-
-/** The connector scope opened at once, and its offsets read (tests and tools; the runtime goes through the handover). */
-export class KafkaSession {
-  private constructor(
-    private readonly scoped: ScopedKafkaSession,
-    readonly sink: SessionSink,
-    /** Offsets as loaded at start, by location uid. */
-    readonly initialOffsets: Map<string, LocationOffset>,
-  ) {}
-
-  static async start(options: KafkaSessionOptions): Promise<KafkaSession> {
-    const scoped = await ScopedKafkaSession.start(options);
-    const sink = await scoped.openConnectorSink();
-    let initialOffsets: Map<string, LocationOffset>;
-    try {
-      initialOffsets = await scoped.loadOffsets('connector'); // after the producer: see the module comment
-    } catch (error) {
-      await sink.close();
-      await scoped.close();
-      throw error;
-    }
-    options.logger
-      .child({ component: 'kafka-session' })
-      .info({ locations: initialOffsets.size }, 'offsets loaded');
-    return new KafkaSession(scoped, sink, initialOffsets);
-  }
-
-  get kafka(): Kafka {
-    return this.scoped.kafka;
-  }
-
-  get offsetStore(): OffsetStore {
-    return this.scoped.offsetStore;
-  }
-
-  get codec(): CallCodec {
-    return this.scoped.codec;
-  }
-
-  /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
-  get boundaryMaxBytes(): number {
-    return this.scoped.boundaryMaxBytes;
-  }
-
-  /** Closes the sink: commits what is queued, within `timeoutMs` when given (see TransactionalRecordSink.close). */
-  async close(timeoutMs?: number): Promise<void> {
-    await this.sink.close(timeoutMs);
-    await this.scoped.close(timeoutMs);
   }
 }
 

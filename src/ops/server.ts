@@ -21,8 +21,11 @@ import { FatalError } from '../errors/index.js';
 import { Readiness, type ReadinessReport } from './readiness.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 
+/** The registry /metrics exposes, and the gauge of each readiness check. */
+export type OpsServerMetrics = Pick<ConnectorMetrics, 'registry' | 'readinessCheck'>;
+
 export interface MetricsServerOptions {
-  metrics: ConnectorMetrics;
+  metrics: OpsServerMetrics;
   /** Evaluates `/readyz`. Absent: always ready (no dependency declared). */
   readiness?: Readiness;
   host?: string;
@@ -40,7 +43,7 @@ export interface MetricsServerAddress {
 }
 
 export class MetricsServer {
-  private readonly metrics: ConnectorMetrics;
+  private readonly metrics: OpsServerMetrics;
   private readonly readiness: Readiness;
   private readonly host: string;
   private readonly port: number;

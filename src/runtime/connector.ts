@@ -77,9 +77,11 @@ export class ConnectorRuntime {
 
   static async start(options: ConnectorRuntimeOptions): Promise<ConnectorRuntime> {
     const { config, logger } = options;
+    const clock = options.clock ?? systemClock;
     const metrics =
       options.metrics ??
       new ConnectorMetrics({
+        clock,
         perLocationLabels: config.metrics.perLocationLabels,
         processMetrics: true,
         pollIntervalMs: config.poll.intervalMs,
@@ -92,7 +94,7 @@ export class ConnectorRuntime {
       config,
       logger,
       metrics,
-      clock: options.clock ?? systemClock,
+      clock,
       lifecycle,
       failures: new Failures(config.connector.name, metrics, logger),
       ...(options.signal && { signal: options.signal }),

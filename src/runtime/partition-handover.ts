@@ -2,7 +2,7 @@
  * The one ownership seam of both modes: turns assignments of offsets-topic partitions into work. For each
  * partition this instance holds, a sink and the scheduled locations whose offset keys hash there; this module
  * takes partitions over and lets them go, one step at a time. Distributed mode feeds it the instances group's
- * assignments (kafka/instance-presence.ts); single mode one fixed assignment of every partition at start
+ * assignments (kafka/group/instance-presence.ts); single mode one fixed assignment of every partition at start
  * (runtime/steps/ownership.ts).
  *
  * Producer scopes: the partitions taken over are grouped into scopes (`scopesOf`), one sink each: distributed
@@ -34,7 +34,7 @@
  * within the bound.
  */
 import { diffAssignment } from '../kafka/group/assignment.js';
-import type { Assignment } from '../kafka/instance-presence.js';
+import type { Assignment } from '../kafka/group/instance-presence.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationSync } from '../sync/location-sync.js';
@@ -42,6 +42,16 @@ import type { LocationOffset } from '../sync/model.js';
 import type { RecordSink } from '../sync/ports.js';
 import type { Scheduler } from '../sync/scheduler.js';
 import type { Clock } from '../time/clock.js';
+/** The metrics the handover keeps: what this instance owns, and how ownership moved. */
+export type HandoverMetrics = Pick<
+  ConnectorMetrics,
+  | 'forgetLocations'
+  | 'locationHandover'
+  | 'ownedLocations'
+  | 'ownedPartitions'
+  | 'partitionsTakenOver'
+  | 'rebalances'
+>;
 
 export type PartitionSink = RecordSink & { close(timeoutMs?: number): Promise<void> };
 
@@ -65,7 +75,7 @@ export interface PartitionHandoverOptions {
   locationsByPartition: ReadonlyMap<number, readonly string[]>;
   ports: HandoverPorts;
   scheduler: Pick<Scheduler, 'add' | 'remove'>;
-  metrics: ConnectorMetrics;
+  metrics: HandoverMetrics;
   logger: Logger;
   clock: Clock;
   /** How long a revoked location's page in flight may go on, and a revoked sink may take to close. */

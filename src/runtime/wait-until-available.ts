@@ -9,6 +9,7 @@
  * Called by the runtime at start only; while running, each part heals on its own (scheduler, sinks).
  */
 import { RetriableError } from '../errors/index.js';
+import { retrying } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface AvailabilityWait {
@@ -17,28 +18,44 @@ export interface AvailabilityWait {
   logger: { warn(details: object, message: string): void };
   /** Aborted (SIGTERM): the wait ends with the last error. */
   signal?: AbortSignal;
-  /** Backoff between attempts: from this, doubled up to maxDelayMs. */
+  /** Backoff between attempts: from this, doubled up to maxDelayMs (no jitter: one process, one dependency). */
   initialDelayMs?: number;
   maxDelayMs?: number;
-  clock?: Pick<Clock, 'sleep'>;
+  clock?: Pick<Clock, 'sleep' | 'random'>;
 }
 
+/** Attempts until one succeeds, a failure is not a RetriableError, or the signal aborts: no bound on attempts. */
 export async function waitUntilAvailable<T>(attempt: () => Promise<T>, wait: AvailabilityWait): Promise<T> {
-  const clock = wait.clock ?? systemClock;
-  let delayMs = wait.initialDelayMs ?? 1000;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!(error instanceof RetriableError) || wait.signal?.aborted === true) throw error;
-      wait.logger.warn(
-        { code: error.code, retryInMs: delayMs, err: error },
-        `${wait.what} is not available yet; waiting for it`,
-      );
-      await clock.sleep(delayMs, wait.signal).catch(() => {
-        throw error;
-      });
-      delayMs = Math.min(wait.maxDelayMs ?? 30_000, delayMs * 2);
-    }
+  const policy = {
+    initialDelayMs: wait.initialDelayMs ?? 1000,
+    maxDelayMs: wait.maxDelayMs ?? 30_000,
+    multiplier: 2,
+    jitter: 0,
+    maxAttempts: Number.POSITIVE_INFINITY,
+  };
+  // The failure being waited out: an abort during the wait ends with it rather than with the AbortError.
+  let waitingOut: RetriableError | undefined;
+  try {
+    return await retrying(
+      policy,
+      {
+        clock: wait.clock ?? systemClock,
+        ...(wait.signal && { signal: wait.signal }),
+        retriable: (error) => error instanceof RetriableError && wait.signal?.aborted !== true,
+        onRetry: ({ error, waitMs }) => {
+          if (error instanceof RetriableError) waitingOut = error; // what `retriable` let through
+          wait.logger.warn(
+            { code: waitingOut?.code, retryInMs: waitMs, err: error },
+            `${wait.what} is not available yet; waiting for it`,
+          );
+        },
+      },
+      () => {
+        waitingOut = undefined;
+        return attempt();
+      },
+    );
+  } catch (error) {
+    throw waitingOut ?? error;
   }
 }

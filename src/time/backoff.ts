@@ -5,7 +5,7 @@
  * the product is this formula with its own numbers: the API client's retries (api/retry-policy.ts adds
  * statuses and Retry-After), page commits and failing locations (sync core), stopped locations
  * (sync/healing.ts), token refreshes and the token endpoint (auth/), the token store's lock, the Kafka
- * leader elections (kafka/leaders-settle.ts). The arithmetic neither sleeps nor reads the clock: the caller
+ * leader elections (kafka/topics/leaders-settle.ts). The arithmetic neither sleeps nor reads the clock: the caller
  * passes its Clock's random number, so every rule is unit-tested with fixed inputs.
  */
 import { isProgrammerError } from '../errors/index.js';
@@ -56,7 +56,7 @@ export function mayRetry(policy: Readonly<Pick<BackoffPolicy, 'maxAttempts'>>, a
 }
 
 export interface RetryOptions {
-  clock: Clock;
+  clock: Pick<Clock, 'sleep' | 'random'>;
   /** Aborts the wait between attempts (the attempt itself watches the signal if it is given one). */
   signal?: AbortSignal;
   /**

@@ -7,11 +7,11 @@ import {
   type SchemaRegistryConfig,
 } from '../../src/config/schema.js';
 import type { FatalError } from '../../src/errors/index.js';
-import { applyKafkajsIdleTimerFix } from '../../src/kafka/kafkajs-idle-timer-fix.js';
-import { KafkaSession } from '../../src/kafka/session.js';
+import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-timer-fix.js';
+import { ScopedKafkaSession, type KafkaSessionOptions, type SessionSink } from '../../src/kafka/session.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
-import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topic-reader.js';
+import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topics/topic-reader.js';
 import type { Call, LocationOffset } from '../../src/sync/model.js';
 import type { OffsetStore, RecordSink } from '../../src/sync/ports.js';
 import { eventually } from './async.js';
@@ -77,6 +77,43 @@ export interface TestSessionOptions {
   boundaryCap?: number;
 }
 
+/**
+ * The connector scope opened at once and its offsets read, as the sink, offset-store and client tests drive Kafka
+ * (the runtime opens scopes through the partition handover instead). Like the runtime, the sink starts before the
+ * offsets are read: its producer's initialisation settles a transaction a previous writer left open.
+ */
+export interface KafkaSession {
+  readonly kafka: Kafka;
+  readonly offsetStore: OffsetStore;
+  readonly sink: SessionSink;
+  /** Offsets as loaded at start, by location uid. */
+  readonly initialOffsets: Map<string, LocationOffset>;
+  /** Closes the sink (committing what is queued, within `timeoutMs` when given), then the scope. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+export async function startKafkaSession(options: KafkaSessionOptions): Promise<KafkaSession> {
+  const scoped = await ScopedKafkaSession.start(options);
+  const sink = await scoped.openConnectorSink();
+  try {
+    const initialOffsets = await scoped.loadOffsets('connector');
+    return {
+      kafka: scoped.kafka,
+      offsetStore: scoped.offsetStore,
+      sink,
+      initialOffsets,
+      close: async (timeoutMs) => {
+        await sink.close(timeoutMs);
+        await scoped.close(timeoutMs);
+      },
+    };
+  } catch (error) {
+    await sink.close();
+    await scoped.close();
+    throw error;
+  }
+}
+
 /** A started KafkaSession on fresh topics, with its own metrics; the caller closes it. */
 export async function startTestSession(options: TestSessionOptions = {}): Promise<{
   session: KafkaSession;
@@ -89,7 +126,7 @@ export async function startTestSession(options: TestSessionOptions = {}): Promis
     schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
   };
   const metrics = new ConnectorMetrics();
-  const session = await KafkaSession.start({
+  const session = await startKafkaSession({
     config,
     logger: silentLogger(),
     metrics,

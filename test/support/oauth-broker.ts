@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { freeLoopbackPort } from '../../src/demo/free-port.js';
-import { applyKafkajsIdleTimerFix } from '../../src/kafka/kafkajs-idle-timer-fix.js';
+import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-timer-fix.js';
 
 export interface OAuthBrokerOptions {
   jwksUrl: string;

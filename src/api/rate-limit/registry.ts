@@ -8,6 +8,8 @@ import type { Clock } from '../../time/clock.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { checkAimdSettings, DEFAULT_AIMD } from './aimd.js';
 import { ScopeLimiter, type ScopeLimiterSettings, type ScopeSnapshot } from './scope-limiter.js';
+/** Where the rate limit comes from, and its refusals. */
+export type RateLimitMetrics = Pick<ConnectorMetrics, 'apiRateLimitRefusals' | 'setRateLimitSource'>;
 
 export interface RateLimitConfig {
   scope: 'grant' | 'global';
@@ -32,9 +34,9 @@ export class RateLimiters {
       requestsPerSecond: number;
       rateLimit: RateLimitConfig;
       retry: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
-      metrics?: ConnectorMetrics;
+      metrics?: RateLimitMetrics;
     },
-    private readonly metrics: ConnectorMetrics | undefined = options.metrics,
+    private readonly metrics: RateLimitMetrics | undefined = options.metrics,
   ) {
     const { rateLimit } = options;
     this.settings = {

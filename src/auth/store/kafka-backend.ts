@@ -11,14 +11,14 @@
  * state at the same moment could both see it unused. The authorization code is single-use at the service, so
  * at most one redemption succeeds; rotated refresh tokens are reconciled by the token manager.
  */
-import type { Kafka, Producer } from 'kafkajs';
 import { RetriableError } from '../../errors/index.js';
-import { readTopicToEnd } from '../../kafka/topic-reader.js';
-import { ensureCompactedTopic } from '../../kafka/topics.js';
+import { connectDurableProducer, type DurableProducer, type KafkaClient } from '../../kafka/client/port.js';
+import { readTopicToEnd } from '../../kafka/topics/topic-reader.js';
+import { ensureCompactedTopic } from '../../kafka/topics/topics.js';
 import type { EntryBackend } from './token-store.js';
 
 export interface KafkaBackendOptions {
-  kafka: Kafka;
+  kafka: KafkaClient;
   topic: string;
   /** Prefix of the throw-away consumer groups used to read the topic. */
   groupIdPrefix: string;
@@ -30,8 +30,8 @@ export interface KafkaBackendOptions {
 
 export class KafkaBackend implements EntryBackend {
   readonly description: string;
-  private producer: Producer | undefined;
-  private starting: Promise<Producer> | undefined;
+  private producer: DurableProducer | undefined;
+  private starting: Promise<DurableProducer> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: KafkaBackendOptions) {
@@ -68,11 +68,10 @@ export class KafkaBackend implements EntryBackend {
       if (changes.size === 0) return result;
       const producer = await this.start();
       try {
-        await producer.send({
-          topic: this.options.topic,
-          acks: -1,
-          messages: [...changes].map(([name, value]) => ({ key: name, value })),
-        });
+        await producer.send(
+          this.options.topic,
+          [...changes].map(([name, value]) => ({ key: name, value })),
+        );
       } catch (error) {
         throw new RetriableError(
           'AUTH_STORE_WRITE_FAILED',
@@ -95,7 +94,7 @@ export class KafkaBackend implements EntryBackend {
   }
 
   /** Ensures the topic exists and is compacted, and connects the producer (once). */
-  private start(): Promise<Producer> {
+  private start(): Promise<DurableProducer> {
     if (this.producer !== undefined) return Promise.resolve(this.producer);
     this.starting ??= (async () => {
       await ensureCompactedTopic(this.options.kafka, this.options.topic, {
@@ -103,12 +102,7 @@ export class KafkaBackend implements EntryBackend {
         create: this.options.createTopic,
         configKey: 'oauth.store.topic',
       });
-      const producer = this.options.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-      });
-      await producer.connect();
+      const producer = await connectDurableProducer(this.options.kafka);
       this.producer = producer;
       return producer;
     })().catch((error: unknown) => {

@@ -10,22 +10,22 @@
  * `reset` refuses while an instance of the connector runs (as KIP-875 requires a stopped connector): a running
  * instance keeps its offsets in memory and would overwrite the reset with its next page. Kafka says whether one
  * runs: every running instance is a member of the consumer group `<connector.name>-instances`
- * (src/kafka/instance-presence.ts).
+ * (src/kafka/group/instance-presence.ts).
  * Exit codes: 0 done; 2 bad arguments or config; 3 `show --location` with no stored offset, or `reset` while
  * an instance runs; 1 Kafka failure.
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
 import type { ConnectorConfig } from '../../config/schema.js';
-import { createKafka } from '../../kafka/client.js';
+import { createKafka } from '../../kafka/client/kafkajs-client.js';
 import {
   PRESENCE_SESSION_TIMEOUT_MS,
   presenceGroupId,
   runningInstances,
-} from '../../kafka/instance-presence.js';
+} from '../../kafka/group/instance-presence.js';
 import { KafkaOffsetStore } from '../../kafka/offsets/kafka-offset-store.js';
 import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
-import { ensureConnectorTopics, topicExists } from '../../kafka/topics.js';
+import { ensureConnectorTopics, topicExists } from '../../kafka/topics/topics.js';
 import { createLogger } from '../../logging/logger.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { parseInstant } from '../../time/instant.js';

@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { wholeNumber } from '../option-parsers.js';
 import { loadConfig } from '../../config/load.js';
-import { createKafka } from '../../kafka/client.js';
-import { createSchemaRegistry } from '../../kafka/registry.js';
+import { createKafka } from '../../kafka/client/kafkajs-client.js';
+import { topicConsumer, type ConsumedRecord, type RecordHeaders } from '../../kafka/client/port.js';
+import { createSchemaRegistry } from '../../kafka/avro/registry.js';
 import { createLogger } from '../../logging/logger.js';
 import { shutdownSignal } from './run.js';
 import { RetriableError } from '../../errors/index.js';
@@ -48,32 +48,26 @@ export function register(program: Command): void {
             );
           });
         // A throw-away group that never commits: tail never moves anybody's position.
-        const consumer = kafka.consumer({ groupId: `${config.connector.name}-tail-${randomUUID()}` });
+        const consumer = topicConsumer(kafka, `${config.connector.name}-tail-${randomUUID()}`);
         const stop = shutdownSignal(() => undefined);
         let seen = 0;
         try {
           await talkingToKafka(async () => {
             await consumer.connect();
-            await consumer.subscribe({
-              topic,
-              fromBeginning: options.fromBeginning ?? false,
-            });
+            await consumer.subscribe(topic, { fromBeginning: options.fromBeginning ?? false });
           });
           await new Promise<void>((done, fail) => {
             stop.signal.addEventListener('abort', () => done(), { once: true });
             consumer
-              .run({
-                autoCommit: false,
-                eachMessage: async ({ message, partition }) => {
-                  if (stop.signal.aborted || message.value === null) return;
-                  const value =
-                    options.deadLetters === true
-                      ? jsonOrText(message.value)
-                      : await decodeAvro(message.value, partition, message.offset);
-                  process.stdout.write(`${JSON.stringify(tailLine(topic, partition, message, value))}\n`);
-                  seen += 1;
-                  if (options.max !== undefined && seen >= options.max) done();
-                },
+              .run(async (partition, message) => {
+                if (stop.signal.aborted || message.value === null) return;
+                const value =
+                  options.deadLetters === true
+                    ? jsonOrText(message.value)
+                    : await decodeAvro(message.value, partition, message.offset);
+                process.stdout.write(`${JSON.stringify(tailLine(topic, partition, message, value))}\n`);
+                seen += 1;
+                if (options.max !== undefined && seen >= options.max) done();
               })
               .catch((error: unknown) => fail(asKafkaFailure(error)));
           });
@@ -86,7 +80,7 @@ export function register(program: Command): void {
 }
 
 /** One output line: where the record is, when it was written, its key and headers as text, and its value. */
-export function tailLine(topic: string, partition: number, message: KafkaMessage, value: unknown): object {
+export function tailLine(topic: string, partition: number, message: ConsumedRecord, value: unknown): object {
   return {
     topic,
     partition,
@@ -98,7 +92,7 @@ export function tailLine(topic: string, partition: number, message: KafkaMessage
   };
 }
 
-function headersAsText(headers: IHeaders | undefined): Record<string, string | string[]> {
+function headersAsText(headers: RecordHeaders | undefined): Record<string, string | string[]> {
   const text: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (value === undefined) continue;

@@ -7,7 +7,7 @@
  * partition, and its locations pause meanwhile; so the leader keeps each partition with the member that
  * reports owning it, and moves only what balance requires (a joining member takes about its share, a leaving
  * member's partitions are spread). Stickiness is only an optimisation: safety does not depend on it (nor on
- * any member's claim being true), it comes from the per-partition transactional ids (see kafka/instance-presence.ts).
+ * any member's claim being true), it comes from the per-partition transactional ids (see kafka/group/instance-presence.ts).
  */
 
 export interface AssignmentDiff {

@@ -1,5 +1,5 @@
 /**
- * Distributed mode's assignor protocol for the instances group (kafka/instance-presence.ts): kafkajs's side of
+ * Distributed mode's assignor protocol for the instances group (kafka/group/instance-presence.ts): kafkajs's side of
  * stickyAssign (assignment.ts). Each member reports the partitions of the offsets topic it owns in its
  * subscription's user data; the group's leader decodes the claims and assigns the partitions.
  *

@@ -4,17 +4,18 @@
  * sharing the topic are ignored.
  *
  * Contract: in exactly-once mode, call loadAll() only after the transactional producer was initialised
- * (KafkaSession.start() does it in that order), or a transaction a crashed instance left open holds the
- * read back until the coordinator times it out (kafka.transactionTimeoutMs) or fails it with
- * KAFKA_READ_TIMEOUT. Unreadable values are a FatalError naming the key (see offset-codec).
+ * (the partition handover opens a scope's sink before it reads the scope's offsets), or a transaction a
+ * crashed instance left open holds the read back until the coordinator times it out
+ * (kafka.transactionTimeoutMs) or fails it with KAFKA_READ_TIMEOUT. Unreadable values are a FatalError
+ * naming the key (see offset-codec).
  */
 import type { Kafka } from 'kafkajs';
 import type { LocationOffset } from '../../sync/model.js';
 import type { OffsetStore } from '../../sync/ports.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
-import { describeKafkaError, fatalKafkaErrorType } from '../kafka-errors.js';
+import { describeKafkaError, fatalKafkaErrorType } from '../client/kafka-errors.js';
 import { locationPartition } from '../group/location-partition.js';
-import { readTopicToEnd } from '../topic-reader.js';
+import { readTopicToEnd } from '../topics/topic-reader.js';
 import { decodeOffsetValue, offsetKey, parseOffsetKey } from './offset-codec.js';
 import { ReadCoalescer } from './read-coalescer.js';
 

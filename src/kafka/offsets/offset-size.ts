@@ -10,7 +10,7 @@
  */
 import type { Admin } from 'kafkajs';
 import { FatalError } from '../../errors/index.js';
-import { topicMaxMessageBytes } from '../topics.js';
+import { topicMaxMessageBytes } from '../topics/topics.js';
 import { encodeOffsetValue, offsetKey } from './offset-codec.js';
 
 export const ASSUMED_MAX_UID_BYTES = 64;

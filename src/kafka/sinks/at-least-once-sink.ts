@@ -41,14 +41,14 @@ import {
   fatalKafkaErrorType,
   isProgrammerError,
   kafkaErrorTypes,
-} from '../kafka-errors.js';
+} from '../client/kafka-errors.js';
 import {
   chunkTopicMessages,
   countDiverted,
   topicMessages,
   type CallEncoder,
   type SinkTopics,
-} from '../page-messages.js';
+} from '../records/page-messages.js';
 import { groupSize, hasRecords, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';

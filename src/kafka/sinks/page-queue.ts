@@ -6,7 +6,7 @@
  */
 import type { PageAtStake, Verdict } from '../../sync/commit-outcome.js';
 import type { CommitOutcome, PageCommit } from '../../sync/ports.js';
-import { pageMessages, type CallEncoder, type PageMessages } from '../page-messages.js';
+import { pageMessages, type CallEncoder, type PageMessages } from '../records/page-messages.js';
 
 export interface PendingPage {
   messages: PageMessages;

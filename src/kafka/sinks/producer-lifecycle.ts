@@ -24,7 +24,7 @@ import { FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { TIMED_OUT, withTimeout, type Clock } from '../../time/clock.js';
-import { describeKafkaError } from '../kafka-errors.js';
+import { describeKafkaError } from '../client/kafka-errors.js';
 
 export type ProducerState =
   'idle' | 'starting' | 'ready' | 'broken' | 'rebuilding' | 'failed' | 'closing' | 'closed';

@@ -70,7 +70,7 @@ import {
   isFencedError,
   isProgrammerError,
   kafkaErrorTypes,
-} from '../kafka-errors.js';
+} from '../client/kafka-errors.js';
 import {
   chunkTopicMessages,
   countDiverted,
@@ -78,7 +78,7 @@ import {
   type CallEncoder,
   type PageMessages,
   type SinkTopics,
-} from '../page-messages.js';
+} from '../records/page-messages.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 import { groupSize, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
@@ -137,7 +137,7 @@ export interface LocationOffsetReader {
   loadLocations(locationUids: readonly string[]): Promise<Map<string, LocationOffset>>;
 }
 
-/** Kafka's word on which instances of a connector run (kafka/instance-presence.ts implements it). */
+/** Kafka's word on which instances of a connector run (kafka/group/instance-presence.ts implements it). */
 export interface InstanceCheck {
   /**
    * Resolves true when Kafka's group membership shows that no other instance of this connector runs, false

@@ -4,7 +4,7 @@
  * and concurrency cap) shared by one API client and one enricher per grant: each grant has its own token, all
  * share the transport's connection pool, rate limit and concurrency cap.
  */
-import type { Kafka } from 'kafkajs';
+import type { KafkaClient } from '../../kafka/client/port.js';
 import { CallsApiClient } from '../../api/calls-api-client.js';
 import { HttpTransport } from '../../api/http-transport.js';
 import { openOAuth, resolveClientSecret } from '../../auth/oauth-runtime.js';
@@ -37,7 +37,7 @@ export interface Api {
 
 export async function openApi(
   ctx: StartContext,
-  kafka: Kafka,
+  kafka: KafkaClient,
   env: NodeJS.ProcessEnv | undefined,
 ): Promise<Api> {
   const { config, logger, metrics, clock, lifecycle } = ctx;

@@ -1,15 +1,15 @@
 /**
  * Start-up step 6, heartbeats (optional, kafka.heartbeatIntervalMs > 0): each location's state published to the
- * heartbeat topic (kafka/heartbeats.ts). Opened last, so it is stopped first.
+ * heartbeat topic (kafka/heartbeats/heartbeats.ts). Opened last, so it is stopped first.
  */
-import type { Kafka } from 'kafkajs';
-import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../kafka/heartbeats.js';
+import type { KafkaClient } from '../../kafka/client/port.js';
+import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../kafka/heartbeats/heartbeats.js';
 import type { Scheduler } from '../../sync/scheduler.js';
 import type { StartContext } from './context.js';
 
 export async function startHeartbeats(
   ctx: StartContext,
-  kafka: Kafka,
+  kafka: KafkaClient,
   scheduler: Pick<Scheduler, 'status'>,
 ): Promise<void> {
   const { config, metrics, logger, clock, lifecycle } = ctx;

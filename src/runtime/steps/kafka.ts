@@ -5,14 +5,14 @@
  * the ownership step opens each producer scope's sink as it takes the scope's partitions over, once this
  * instance is a member of the instances group.
  */
-import type { Admin } from 'kafkajs';
+import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { ScopedKafkaSession } from '../../kafka/session.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
 import type { StartContext } from './context.js';
 
 export interface KafkaStep {
   session: ScopedKafkaSession;
-  admin: Admin;
+  admin: KafkaAdmin;
 }
 
 export async function openKafka(ctx: StartContext): Promise<KafkaStep> {

@@ -4,9 +4,9 @@
  * wrong URL or credentials is named as such at once, see runtime/preflight.ts). Once every other step ran,
  * `serveRunning` adds the readiness checks and the full GET /status.
  */
-import type { Admin } from 'kafkajs';
+import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { createHttpsDispatcher } from '../../auth/https-dispatcher.js';
-import { readRegistryCaFile } from '../../kafka/registry.js';
+import { readRegistryCaFile } from '../../kafka/avro/registry.js';
 import {
   assignmentCheck,
   grantCheck,
@@ -74,7 +74,7 @@ export async function openOps(ctx: StartContext, initialStatus: () => object): P
 /** What the running connector is made of, as /readyz and GET /status report it. */
 export interface RunningView {
   workerId: string;
-  admin: Admin;
+  admin: KafkaAdmin;
   api: Api;
   sourceOf: ReadonlyMap<string, Source>;
   scheduler: Pick<Scheduler, 'status'>;

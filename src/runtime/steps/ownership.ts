@@ -8,7 +8,7 @@
  *   whose sink asks the instances group before any re-initialisation); its offsets are the whole topic's. Taken
  *   over once at start, after this instance became a member of `<name>-instances` (bounded wait): an older
  *   instance that wakes up then sees this one and stands by rather than fence it back
- *   (kafka/instance-presence.ts). A takeover that fails is waited for (Kafka unavailable) or ends the start.
+ *   (kafka/group/instance-presence.ts). A takeover that fails is waited for (Kafka unavailable) or ends the start.
  * - distributed mode: the instances group's assignments (sticky assignor), one producer scope per partition
  *   (`…-p<P>`: any producer loss drops P, and the handover takes it again only through the group); its offsets
  *   are its partition's. A background loop keeps calls_connector_unowned_locations.
@@ -17,13 +17,13 @@
  * (closing its sinks, the last page committed or aborted), then the shared at-least-once sink closes, and only
  * then is the group left: `offsets reset` cannot go ahead while a page may still commit.
  */
-import type { Admin } from 'kafkajs';
+import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { locationPartition, locationsByPartition } from '../../kafka/group/location-partition.js';
 import {
   InstancePresence,
   PRESENCE_SESSION_TIMEOUT_MS,
   type AssignedMembership,
-} from '../../kafka/instance-presence.js';
+} from '../../kafka/group/instance-presence.js';
 import type { OffsetScope, ScopedKafkaSession } from '../../kafka/session.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../time/clock.js';
@@ -33,6 +33,8 @@ import { waitUntilAvailable } from '../wait-until-available.js';
 import type { StartContext } from './context.js';
 import type { KafkaStep } from './kafka.js';
 import type { Locations } from './locations.js';
+/** The gauge of locations no instance owns. */
+export type UnownedGaugeMetrics = Pick<ConnectorMetrics, 'unownedLocations'>;
 
 /**
  * How long a single-mode start waits to become a member of the instances group before it initialises its
@@ -178,11 +180,11 @@ function partitionScopes(session: ScopedKafkaSession): ScopePolicy {
  */
 async function watchUnowned(
   presence: InstancePresence,
-  admin: Pick<Admin, 'describeGroups'>,
+  admin: Pick<KafkaAdmin, 'describeGroups'>,
   configured: readonly string[],
   options: {
     partitionOf: (uid: string) => number;
-    metrics: ConnectorMetrics;
+    metrics: UnownedGaugeMetrics;
     clock: Clock;
     intervalMs: number;
     signal: AbortSignal;

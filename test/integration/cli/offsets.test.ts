@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { resetOffset, showOffsets } from '../../../src/cli/commands/offsets.js';
 import { ExitCode } from '../../../src/errors/exit-codes.js';
-import { InstancePresence, runningInstances } from '../../../src/kafka/instance-presence.js';
+import { InstancePresence, runningInstances } from '../../../src/kafka/group/instance-presence.js';
 import { kafkaCommandsConfig } from '../../support/config-file.js';
 import { loadOffsetsWhen, startTestSession, testKafka, testKafkaConfig } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';

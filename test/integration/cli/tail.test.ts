@@ -2,8 +2,8 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DLQ_HEADERS } from '../../../src/kafka/dead-letter-message.js';
-import { SOURCE_HEADERS } from '../../../src/kafka/source-headers.js';
+import { DLQ_HEADERS } from '../../../src/kafka/records/dead-letter-message.js';
+import { SOURCE_HEADERS } from '../../../src/kafka/records/source-headers.js';
 import { kafkaCommandsConfig } from '../../support/config-file.js';
 import { startTestSession, testKafkaConfig } from '../../support/kafka.js';
 import { sampleCall } from '../../support/calls.js';

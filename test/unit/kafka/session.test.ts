@@ -9,7 +9,7 @@ import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { prepareKafka } from '../../../src/kafka/session.js';
 
-vi.mock('../../../src/kafka/kafkajs-read-committed-fix.js', () => ({
+vi.mock('../../../src/kafka/client/kafkajs-read-committed-fix.js', () => ({
   readCommittedFixInstalled: () => false,
 }));
 

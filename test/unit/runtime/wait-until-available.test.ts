@@ -7,6 +7,7 @@ function recordingClock() {
   const sleeps: number[] = [];
   return {
     sleeps,
+    random: () => 0.5,
     sleep: async (ms: number, signal?: AbortSignal) => {
       signal?.throwIfAborted();
       sleeps.push(ms);

@@ -8,7 +8,7 @@ import { FatalError } from '../../../../src/errors/index.js';
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { encodeOffsetValue, offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
 import { writeLocationOffset } from '../../../../src/kafka/offsets/offset-writer.js';
-import type { KafkaSession } from '../../../../src/kafka/session.js';
+import type { KafkaSession } from '../../../support/kafka.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import {

@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError } from '../../../../src/errors/index.js';
-import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
-import type { KafkaSession } from '../../../../src/kafka/session.js';
+import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
+import type { KafkaSession } from '../../../support/kafka.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import {
   counterValue,

@@ -6,8 +6,8 @@ import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
 import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
-import { DLQ_HEADERS } from '../../../../src/kafka/dead-letter-message.js';
-import type { KafkaSession } from '../../../../src/kafka/session.js';
+import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
+import type { KafkaSession } from '../../../support/kafka.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { locationPartition } from '../../../../src/kafka/group/location-partition.js';
@@ -263,11 +263,10 @@ describe('TransactionalRecordSink', () => {
     expect(record?.key?.toString()).toBe(call.uid);
     const value = record?.value ?? Buffer.alloc(0);
     expect(value.readUInt8(0)).toBe(0);
-    expect(value.readInt32BE(1)).toBe(session.codec.valueSchemaId);
+    const registry = new SchemaRegistry({ host: stackEndpoints().registryUrl });
+    expect(value.readInt32BE(1)).toBe(await registry.getLatestSchemaId(`${config.kafka.topic}-value`));
 
-    const decoded = (await new SchemaRegistry({ host: stackEndpoints().registryUrl }).decode(
-      value,
-    )) as Record<string, unknown>;
+    const decoded = (await registry.decode(value)) as Record<string, unknown>;
     expect(decoded).toMatchObject({
       uid: call.uid,
       locationUid: call.locationUid,

@@ -18,7 +18,7 @@ function producerPartition(key: string, count: number): number {
 }
 
 describe('locationPartition', () => {
-  // test/integration/kafka/partitioning.test.ts shows the DefaultPartitioner agrees with the Java client.
+  // test/integration/kafka/group/partitioning.test.ts shows the DefaultPartitioner agrees with the Java client.
   it('is the partition the sinks write the location offset key to', () => {
     for (const count of [1, 2, 7, 24])
       for (const uid of uids)

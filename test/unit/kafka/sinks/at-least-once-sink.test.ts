@@ -2,7 +2,7 @@
 import type { ProducerBatch, ProducerRecord, RecordMetadata, TopicMessages } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
-import type { CallEncoder } from '../../../../src/kafka/page-messages.js';
+import type { CallEncoder } from '../../../../src/kafka/records/page-messages.js';
 import {
   AtLeastOnceRecordSink,
   type IdempotentProducer,

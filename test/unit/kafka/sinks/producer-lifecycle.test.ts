@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
-import { isProgrammerError } from '../../../../src/kafka/kafka-errors.js';
+import { isProgrammerError } from '../../../../src/kafka/client/kafka-errors.js';
 import {
   IllegalProducerTransition,
   ProducerLifecycle,

@@ -6,7 +6,7 @@
 import type { ProducerBatch, RecordMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
-import { pageMessages, type CallEncoder } from '../../../../src/kafka/page-messages.js';
+import { pageMessages, type CallEncoder } from '../../../../src/kafka/records/page-messages.js';
 import {
   TransactionalRecordSink,
   type SinkTransaction,

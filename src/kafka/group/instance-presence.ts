@@ -1,0 +1,365 @@
+/**
+ * This instance's membership of the consumer group `<connector.name>-instances`: Kafka's own word on which
+ * instances of a connector run and, in distributed mode, which partitions of the offsets topic each owns. One
+ * class for the one group (a consumer of the offsets topic that reads nothing of use and commits nothing); no
+ * coordinator, lock, lease or table of our own.
+ *
+ * Why every instance is a member:
+ * - `offsets reset` describes the group and refuses while it has members, as KIP-875 requires a stopped
+ *   connector before its offsets are altered (`runningInstances()`). A stopped instance leaves the group at once
+ *   (consumer disconnect); a crashed one after the group session timeout.
+ * - Single mode, who may initialise the transactional id: an instance joins before its producer's first
+ *   initialisation (`joined()`, bounded), so an older instance that was paused or cut off, and would rebuild its
+ *   producer, sees the newer one in the group (`alone()` false) and stands by instead of fencing it back
+ *   (kafka/sinks/transactional-sink.ts). Single mode owns every partition whatever the group assigns (its
+ *   assignment is fixed, see runtime/steps/ownership.ts), so it joins with kafkajs's default protocol and a
+ *   short session timeout (`PRESENCE_SESSION_TIMEOUT_MS`: what a restart after kill -9 waits).
+ * - Distributed mode (`assigned` option), who owns what: the partitions the group assigns this member are the
+ *   ones it owns (the locations whose offset keys hash there, group/location-partition.ts), reported to
+ *   `onAssignment` after every completed join; the sticky assignor (group/sticky-assigner.ts) keeps them where
+ *   they are unless balance moves them. Fetching is paused at once (a paused kafkajs consumer still heartbeats,
+ *   every `maxWaitTimeInMs` at most); the owner reads a partition it took over with a read_committed reader of
+ *   its own.
+ *
+ * Rebalance protocol (distributed): kafkajs supports only eager rebalancing: on a rebalance every member rejoins
+ * and then receives a whole new assignment (GROUP_JOIN carries it); kafkajs has no revocation callback that runs
+ * before the rejoin, so an instance may still be committing a page of a partition that the group already gave to
+ * another. That is safe because ownership is enforced by Kafka transactions, not by this module: each partition
+ * has its own transactional id (`<transactionalIdFor(name)>-p<partition>`), and the new owner initialises it
+ * BEFORE reading the partition. initTransactions fences the previous owner's producer (its later sends and its
+ * commit fail) and completes or aborts its open transaction, so the new owner reads every committed offset and
+ * nothing the old owner writes afterwards can become visible. A paused instance ("zombie") that wakes after its
+ * session timeout is in the same position: its first commit fails fenced.
+ *
+ * Modes do not mix: the distributed protocol has its own name, so the broker refuses a group that mixes the two
+ * (INCONSISTENT_GROUP_PROTOCOL); a single-mode instance would otherwise write distributed instances' locations
+ * under another transactional id, unfenced. A single-mode member checks before it joins, and `onLost` is called
+ * (the runtime stops with KAFKA_GROUP_MEMBERSHIP_LOST).
+ *
+ * Contract: `join()` once at start (single mode: it does not wait for the group to form; distributed: it
+ * resolves once the first join ended), then single mode `joined()` before the producer is initialised;
+ * distributed `onAssignment` is called after every completed join with the whole new assignment, in order and
+ * never concurrently with itself; `fresh` says this instance joined as a new member (first join, or expelled
+ * after its session timeout): nothing it held before is still its own. `onHeartbeat` after each successful
+ * heartbeat. `leave()` at shutdown, after the work stopped.
+ */
+import type { Admin, Consumer, ConsumerConfig, Kafka } from 'kafkajs';
+import type { Logger } from '../../logging/logger.js';
+import { systemClock, TIMED_OUT, withTimeout, type Clock } from '../../time/clock.js';
+import { assignedPartitions, STICKY_ASSIGNER, stickyAssigner } from './sticky-assigner.js';
+
+export { STICKY_ASSIGNER };
+
+/**
+ * Single mode's group session timeout: short (the broker's minimum by default), since a single-mode start waits
+ * for a killed or paused predecessor's member to expire before it initialises its producer (see `joined`), so
+ * this is what a restart after kill -9 costs.
+ */
+export const PRESENCE_SESSION_TIMEOUT_MS = 6_000;
+
+export function presenceGroupId(connectorName: string): string {
+  return `${connectorName}-instances`;
+}
+
+export interface RunningInstance {
+  memberId: string;
+  clientId: string;
+  clientHost: string;
+}
+
+/** The partitions of the offsets topic this instance owns, as one completed join of the group gave them. */
+export interface Assignment {
+  partitions: number[];
+  /** The group generation, as the first heartbeat after the join confirms it; null until then. */
+  generationId: number | null;
+  /** This instance joined as a new member: whatever it held before is no longer its own. */
+  fresh: boolean;
+  /** When the rebalance began, as this instance saw it (epoch ms): a REBALANCING event or the join's start. */
+  rebalanceStartedAt: number;
+}
+
+/** Distributed mode: the group assigns the partitions (sticky assignor), with these settings. */
+export interface AssignedMembership {
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  rebalanceTimeoutMs: number;
+  onAssignment: (assignment: Assignment) => void;
+  onHeartbeat?: (generationId: number) => void;
+}
+
+export interface PresenceOptions {
+  /**
+   * The membership was refused (modes mixed) or ended for good (kafkajs gave up): the caller drops everything
+   * and fails.
+   */
+  onLost?: (error: Error) => void;
+  clock?: Clock;
+  logger?: Logger;
+  /** Distributed mode; without it the instance is only present (single mode). */
+  assigned?: AssignedMembership;
+}
+
+/** How often `alone()` describes the group while it rebalances. */
+const DESCRIBE_INTERVAL_MS = 500;
+
+/** kafkajs's refusal of pause() while its consumer has no group (between a crash and its restart). */
+const NOT_RUNNING = 'Consumer group was not initialized';
+
+export class InstancePresence {
+  private leaving = false;
+  private memberId: string | null = null;
+  private readonly onJoin: Array<() => void> = [];
+  private current: Assignment | null = null;
+  private rebalancingSince: number | null = null;
+  private readonly consumer: Consumer;
+  private readonly clock: Clock;
+
+  private constructor(
+    private readonly kafka: Kafka,
+    private readonly connectorName: string,
+    private readonly offsetsTopic: string,
+    private readonly options: PresenceOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.consumer = kafka.consumer(this.consumerConfig());
+    this.listen();
+  }
+
+  /** Joins the connector's instances group, subscribed to `offsetsTopic` (the connector's own, always there). */
+  static async join(
+    kafka: Kafka,
+    connectorName: string,
+    offsetsTopic: string,
+    options: PresenceOptions = {},
+  ): Promise<InstancePresence> {
+    const presence = new InstancePresence(kafka, connectorName, offsetsTopic, options);
+    await (options.assigned === undefined ? presence.start() : presence.startAssigned());
+    return presence;
+  }
+
+  /**
+   * Resolves true once this instance is a member of the group (its first join completed), false after
+   * `timeoutMs` without. A join waits for a predecessor's member that was killed or paused to expire (up to
+   * PRESENCE_SESSION_TIMEOUT_MS), which is what makes this instance visible to it before it fences it.
+   */
+  async joined(timeoutMs: number): Promise<boolean> {
+    if (this.memberId !== null) return true;
+    const join = new Promise<void>((resolve) => this.onJoin.push(resolve));
+    return (await withTimeout(this.clock, join, timeoutMs)) !== TIMED_OUT;
+  }
+
+  /**
+   * Whether no other instance of the connector runs, as the group says once it is stable with this instance's
+   * current member in it: true when that member is the only one, false when there is another. Rejects when the
+   * group has not settled within `timeoutMs` (this instance's own rejoin after a pause takes up to a session
+   * timeout), or cannot be described.
+   */
+  async alone(timeoutMs = 2 * PRESENCE_SESSION_TIMEOUT_MS + 10_000): Promise<boolean> {
+    const deadline = this.clock.now() + timeoutMs;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      for (;;) {
+        const { groups } = await admin.describeGroups([presenceGroupId(this.connectorName)]);
+        const group = groups[0];
+        const me = this.memberId;
+        if (group !== undefined && group.state === 'Stable' && me !== null) {
+          if (group.members.some((m) => m.memberId !== me)) return false;
+          if (group.members.some((m) => m.memberId === me)) return true;
+        }
+        if (this.clock.now() >= deadline)
+          throw new Error(
+            `the group ${presenceGroupId(this.connectorName)} did not settle with this instance in it within ${timeoutMs} ms (state ${group?.state ?? 'unknown'}, ${group?.members.length ?? 0} members)`,
+          );
+        await this.clock.sleep(DESCRIBE_INTERVAL_MS);
+      }
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  /** Distributed mode: the latest assignment; null until the first join completed. */
+  get assignment(): Assignment | null {
+    return this.current;
+  }
+
+  /**
+   * The partitions of the offsets topic some live member owns, as the group coordinator describes the group;
+   * null while the group rebalances (eager: then nobody is sure of anything). For the unowned-locations gauge.
+   */
+  async ownedByGroup(admin: Pick<Admin, 'describeGroups'>): Promise<Set<number> | null> {
+    const { groups } = await admin.describeGroups([presenceGroupId(this.connectorName)]);
+    const group = groups[0];
+    if (group === undefined || group.state !== 'Stable') return null;
+    const owned = new Set<number>();
+    for (const member of group.members)
+      for (const p of assignedPartitions(member.memberAssignment, this.offsetsTopic)) owned.add(p);
+    return owned;
+  }
+
+  async leave(): Promise<void> {
+    this.leaving = true;
+    await this.consumer.disconnect();
+  }
+
+  private consumerConfig(): ConsumerConfig {
+    const groupId = presenceGroupId(this.connectorName);
+    const assigned = this.options.assigned;
+    if (assigned === undefined)
+      return {
+        groupId,
+        sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
+        heartbeatInterval: 2_000,
+        readUncommitted: false,
+        // A join cut short by leave() crashes the consumer; kafkajs would then restart it and join again.
+        retry: { restartOnFailure: () => Promise.resolve(!this.leaving) },
+      };
+    return {
+      groupId,
+      sessionTimeout: assigned.sessionTimeoutMs,
+      heartbeatInterval: assigned.heartbeatIntervalMs,
+      rebalanceTimeout: assigned.rebalanceTimeoutMs,
+      // Paused: the fetch loop only sleeps this long between heartbeats.
+      maxWaitTimeInMs: Math.max(100, Math.min(500, Math.floor(assigned.heartbeatIntervalMs / 3))),
+      readUncommitted: false,
+      allowAutoTopicCreation: false,
+      partitionAssigners: [stickyAssigner(() => this.current?.partitions ?? [])],
+    };
+  }
+
+  /** Single mode: present only; the join is not awaited (see `joined`). */
+  private async start(): Promise<void> {
+    const { consumer } = this;
+    // The join below is not awaited, and the broker's refusal of a mixed group comes with it: a group already run
+    // by distributed instances is refused here, before this instance writes any page.
+    if (await runByDistributedInstances(this.kafka, this.connectorName))
+      this.lost(
+        new Error(
+          `the group ${presenceGroupId(this.connectorName)} is run by distributed-mode instances (protocol ${STICKY_ASSIGNER})`,
+        ),
+      );
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.offsetsTopic, fromBeginning: false });
+    // Not awaited here: kafkajs's run() resolves only once the group is joined, and a join waits for the member of
+    // a killed predecessor to expire (up to PRESENCE_SESSION_TIMEOUT_MS). A single-mode start waits for it through
+    // `joined` (bounded) before its producer fences anyone. A failure to start is reported like a refusal.
+    consumer.run({ autoCommit: false, eachMessage: async () => {} }).catch((error: unknown) => {
+      if (!this.leaving) this.lost(error instanceof Error ? error : new Error(String(error)));
+    });
+  }
+
+  /** Distributed mode: resolves once the first join ended; the consumer never fetches. */
+  private async startAssigned(): Promise<void> {
+    const { consumer } = this;
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.offsetsTopic, fromBeginning: false });
+    // run() resolves once the first join ended. When that join failed with a retriable error (the group
+    // rebalancing as other instances start, the coordinator loading), kafkajs has already disconnected the
+    // group and set a timer to start again, and it refuses a pause until then: the GROUP_JOIN handler pauses
+    // the consumer once it has joined, before any fetch. (Pausing here then threw, and the instance failed
+    // to start: CI saw it once with two instances starting together.)
+    await consumer.run({ autoCommit: false, eachBatch: async () => {} });
+    pauseIfRunning(consumer, this.offsetsTopic);
+  }
+
+  private listen(): void {
+    const { consumer, clock, offsetsTopic } = this;
+    const { events } = consumer;
+    const assigned = this.options.assigned;
+    consumer.on(events.GROUP_JOIN, ({ payload }) => {
+      const fresh = this.memberId !== payload.memberId;
+      this.memberId = payload.memberId;
+      for (const waiter of this.onJoin.splice(0)) waiter();
+      if (assigned === undefined) return;
+      const now = clock.now();
+      const partitions = [...(payload.memberAssignment[offsetsTopic] ?? [])].sort((a, b) => a - b);
+      const joinStartedAt = now - payload.duration;
+      const rebalanceStartedAt = Math.min(this.rebalancingSince ?? joinStartedAt, joinStartedAt);
+      this.rebalancingSince = null;
+      this.current = { partitions, generationId: null, fresh, rebalanceStartedAt };
+      // A newly assigned partition comes paused too: this consumer never fetches.
+      consumer.pause([{ topic: offsetsTopic }]);
+      assigned.onAssignment(this.current);
+    });
+    consumer.on(events.CRASH, ({ payload }) => {
+      if (payload.restart || this.leaving) return; // kafkajs rejoins by itself
+      if (assigned === undefined) {
+        // Present only: the membership matters for refusing a mix of modes; kafkajs restarts anything else.
+        if (originalErrorType(payload.error) === 'INCONSISTENT_GROUP_PROTOCOL') this.lost(payload.error);
+        return;
+      }
+      this.options.logger?.error(
+        { err: payload.error },
+        'left the instances group for good (the group consumer crashed)',
+      );
+      this.lost(payload.error);
+    });
+    if (assigned === undefined) return;
+    consumer.on(events.REBALANCING, () => {
+      this.rebalancingSince ??= clock.now();
+    });
+    consumer.on(events.HEARTBEAT, ({ payload }) => {
+      if (this.current !== null) this.current.generationId = payload.groupGenerationId;
+      assigned.onHeartbeat?.(payload.groupGenerationId);
+    });
+  }
+
+  private lost(error: Error): void {
+    this.options.onLost?.(error);
+  }
+}
+
+/** Pauses fetching of the offsets topic, unless kafkajs is between a crash and its restart (see startAssigned). */
+function pauseIfRunning(consumer: Pick<Consumer, 'pause'>, topic: string): void {
+  try {
+    consumer.pause([{ topic }]);
+  } catch (error) {
+    if (!(error instanceof Error && error.message.startsWith(NOT_RUNNING))) throw error;
+  }
+}
+
+/**
+ * Whether the connector's group has members in distributed mode (its protocol is the sticky assigner's). A check
+ * that cannot be made (the coordinator loading, a broker restarting) answers false rather than fail the start:
+ * the broker's refusal of the join still stops a mix of modes, a moment later.
+ */
+async function runByDistributedInstances(kafka: Kafka, connectorName: string): Promise<boolean> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
+    const group = groups[0];
+    return group !== undefined && group.members.length > 0 && group.protocol === STICKY_ASSIGNER;
+  } catch {
+    return false;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** Members of the connector's instances group: empty when no instance runs (or the group never existed). */
+export async function runningInstances(kafka: Kafka, connectorName: string): Promise<RunningInstance[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
+    return (groups[0]?.members ?? []).map((m) => ({
+      memberId: m.memberId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+    }));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The kafkajs protocol error type at the root of a (wrapped) kafkajs error, if any. */
+function originalErrorType(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current instanceof Error; depth++) {
+    const type = (current as Error & { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+    current = current.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,60 @@
+import { logLevel } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { kafkaSchema } from '../../../../src/config/schema.js';
+import { FatalError } from '../../../../src/errors/index.js';
+import { createKafka, pinoLogCreator } from '../../../../src/kafka/client/kafkajs-client.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { thrown } from '../../../support/auth/thrown.js';
+import { capturingLogger } from '../../../support/logger.js';
+
+describe('createKafka', () => {
+  it('fails at construction, naming the key, when a TLS file cannot be read', () => {
+    const config = kafkaSchema.parse({ brokers: ['127.0.0.1:9093'], ssl: { caFile: '/nonexistent/ca.pem' } });
+    const error = thrown(() => createKafka({ config, connectorName: 'c', logger: silentLogger() }));
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as FatalError).code).toBe('KAFKA_TLS_FILE_UNREADABLE');
+    expect((error as FatalError).message).toContain('kafka.ssl.caFile');
+  });
+});
+
+describe('createKafka with kafka.sasl.mechanism oauthbearer', () => {
+  it('fails at construction, naming the key, when kafka.sasl.caFile cannot be read', () => {
+    const config = kafkaSchema.parse({
+      brokers: ['127.0.0.1:9093'],
+      sasl: {
+        mechanism: 'oauthbearer',
+        tokenEndpointUrl: 'https://idp.example.com/token',
+        clientId: 'c',
+        clientSecret: 's',
+        caFile: '/nonexistent/idp-ca.pem',
+      },
+    });
+    const error = thrown(() => createKafka({ config, connectorName: 'c', logger: silentLogger() }));
+    expect((error as FatalError).code).toBe('KAFKA_TLS_FILE_UNREADABLE');
+    expect((error as FatalError).message).toContain('kafka.sasl.caFile');
+  });
+});
+
+describe('pinoLogCreator', () => {
+  it('sends kafkajs errors and warnings as warnings and its info chatter as debug, with the namespace, never the password', () => {
+    const { logger, lines } = capturingLogger();
+    const log = pinoLogCreator(logger)();
+    log({
+      namespace: 'Connection',
+      level: logLevel.ERROR,
+      label: 'ERROR',
+      log: { timestamp: 't', message: 'Response Error', broker: 'b:1' },
+    });
+    log({
+      namespace: 'Consumer',
+      level: logLevel.INFO,
+      label: 'INFO',
+      log: { timestamp: 't', message: 'joined', password: 'hunter2' },
+    });
+
+    const [error, info] = lines();
+    expect(error).toMatchObject({ level: 40, msg: 'Response Error', namespace: 'Connection', broker: 'b:1' });
+    expect(info).toMatchObject({ level: 20, msg: 'joined', namespace: 'Consumer' });
+    expect(JSON.stringify(lines())).not.toContain('hunter2');
+  });
+});

@@ -1,0 +1,249 @@
+import kafkajs, { type Kafka } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { InstancePresence, STICKY_ASSIGNER } from '../../../../src/kafka/group/instance-presence.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { ManualClock } from '../../../support/clock.js';
+
+/**
+ * A kafkajs stand-in whose consumer never finishes joining its group (as when the group waits for the member of
+ * a killed predecessor to expire), and whose admin describes the group with the given protocol and members.
+ */
+function kafkaWithPendingJoin(group: { protocol: string; members: number }) {
+  const calls: string[] = [];
+  const consumer = {
+    events: { CRASH: 'consumer.crash' },
+    on: () => () => {},
+    connect: () => Promise.resolve(),
+    subscribe: () => Promise.resolve(),
+    run: () => {
+      calls.push('run');
+      return new Promise<void>(() => {});
+    },
+    disconnect: () => {
+      calls.push('disconnect');
+      return Promise.resolve();
+    },
+  };
+  const admin = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    describeGroups: () =>
+      Promise.resolve({
+        groups: [
+          {
+            protocol: group.protocol,
+            members: Array.from({ length: group.members }, (_, i) => ({ memberId: `m${i}` })),
+          },
+        ],
+      }),
+  };
+  const kafka = { consumer: () => consumer, admin: () => admin } as unknown as Kafka;
+  return { kafka, calls };
+}
+
+describe('InstancePresence.join', () => {
+  it('returns while the group join is still pending, so a restart after kill -9 does not wait for the old member to expire', async () => {
+    const { kafka, calls } = kafkaWithPendingJoin({ protocol: 'RoundRobinAssigner', members: 1 });
+    const refusals: Error[] = [];
+
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', {
+      onLost: (error) => refusals.push(error),
+    });
+    await presence.leave();
+
+    expect(calls).toEqual(['run', 'disconnect']);
+    expect(refusals).toEqual([]);
+  });
+
+  it('refuses at once a group already run by distributed-mode instances, before any page could be written', async () => {
+    const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 2 });
+    const refusals: Error[] = [];
+
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', {
+      onLost: (error) => refusals.push(error),
+    });
+    await presence.leave();
+
+    expect(refusals.map((error) => error.message)).toEqual([
+      `the group orders-instances is run by distributed-mode instances (protocol ${STICKY_ASSIGNER})`,
+    ]);
+  });
+
+  it('starts when the group cannot be described (a coordinator still loading): the join refuses a mix later', async () => {
+    const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 2 });
+    const admin = kafka.admin();
+    admin.describeGroups = () => Promise.reject(new Error('The coordinator is loading'));
+    const refusals: Error[] = [];
+
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', {
+      onLost: (error) => refusals.push(error),
+    });
+    await presence.leave();
+
+    expect(refusals).toEqual([]);
+  });
+
+  it('joins an empty group left by distributed instances without a refusal', async () => {
+    const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 0 });
+    const refusals: Error[] = [];
+
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', {
+      onLost: (error) => refusals.push(error),
+    });
+    await presence.leave();
+
+    expect(refusals).toEqual([]);
+  });
+});
+
+/** A kafkajs stand-in whose consumer joins as `me` when `join()` is called, and whose group reads as scripted. */
+function kafkaWithGroup(states: Array<{ state: string; members: string[] }>) {
+  let onJoin: ((event: { payload: { memberId: string } }) => void) | undefined;
+  const consumer = {
+    events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
+    on: (event: string, listener: (event: { payload: { memberId: string } }) => void) => {
+      if (event === 'consumer.group_join') onJoin = listener;
+      return () => {};
+    },
+    connect: () => Promise.resolve(),
+    subscribe: () => Promise.resolve(),
+    run: () => new Promise<void>(() => {}),
+    disconnect: () => Promise.resolve(),
+  };
+  let reads = 0;
+  const admin = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    describeGroups: () => {
+      const current = states[Math.min(reads, states.length - 1)] ?? { state: 'Empty', members: [] };
+      reads += 1;
+      return Promise.resolve({
+        groups: [
+          {
+            protocol: 'RoundRobinAssigner',
+            state: current.state,
+            members: current.members.map((memberId) => ({ memberId })),
+          },
+        ],
+      });
+    },
+  };
+  const kafka = { consumer: () => consumer, admin: () => admin } as unknown as Kafka;
+  return { kafka, join: (memberId: string) => onJoin?.({ payload: { memberId } }), reads: () => reads };
+}
+
+const instantClock = { now: () => 0, random: () => 0, sleep: () => Promise.resolve() };
+
+describe('InstancePresence.alone', () => {
+  it('answers true only when the stable group holds this instance alone, false when another member is in it', async () => {
+    const lone = kafkaWithGroup([{ state: 'Stable', members: ['me'] }]);
+    const presence = await InstancePresence.join(lone.kafka, 'orders', 'offsets', { clock: instantClock });
+    lone.join('me');
+    expect(await presence.joined(1000)).toBe(true);
+    expect(await presence.alone()).toBe(true);
+
+    const shared = kafkaWithGroup([{ state: 'Stable', members: ['me', 'newer'] }]);
+    const older = await InstancePresence.join(shared.kafka, 'orders', 'offsets', { clock: instantClock });
+    shared.join('me');
+    expect(await older.alone()).toBe(false);
+  });
+
+  it('waits while the group rebalances or this instance has not rejoined yet, then decides', async () => {
+    const group = kafkaWithGroup([
+      { state: 'PreparingRebalance', members: ['old-me', 'newer'] },
+      { state: 'Stable', members: ['newer'] },
+      { state: 'Stable', members: ['me', 'newer'] },
+    ]);
+    const presence = await InstancePresence.join(group.kafka, 'orders', 'offsets', { clock: instantClock });
+    group.join('me');
+    expect(await presence.alone()).toBe(false);
+    expect(group.reads()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('cannot tell (rejects) when the group never settles with this instance in it', async () => {
+    const group = kafkaWithGroup([{ state: 'PreparingRebalance', members: [] }]);
+    let now = 0;
+    const clock = {
+      now: () => now,
+      random: () => 0,
+      sleep: (ms: number) => Promise.resolve(void (now += ms)),
+    };
+    const presence = await InstancePresence.join(group.kafka, 'orders', 'offsets', { clock: clock });
+    await expect(presence.alone(5_000)).rejects.toThrow(/did not settle/);
+  });
+});
+
+/** A distributed-mode join over a fake kafkajs consumer (the fields join and its listeners use). */
+function joinWith(consumer: object, onAssignment: (assignment: unknown) => void = () => undefined) {
+  return InstancePresence.join({ consumer: () => consumer } as unknown as Kafka, 'c', 'offsets', {
+    onLost: () => undefined,
+    logger: silentLogger(),
+    clock: new ManualClock(),
+    assigned: {
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 3_000,
+      rebalanceTimeoutMs: 60_000,
+      onAssignment,
+    },
+  });
+}
+
+describe('InstancePresence.join in distributed mode', () => {
+  it('starts when the first join failed and kafkajs restarts the consumer, and pauses it once it has joined', async () => {
+    // kafkajs's run() resolves after a retriable failure of the first join with no group until its restart,
+    // and pause() then throws this: the instance failed to start (CI, two instances starting together).
+    let hasGroup = false;
+    const handlers = new Map<string, (event: { payload: unknown }) => void>();
+    const paused: unknown[] = [];
+    const consumer = {
+      events: {
+        REBALANCING: 'rebalancing',
+        GROUP_JOIN: 'group_join',
+        HEARTBEAT: 'heartbeat',
+        CRASH: 'crash',
+      },
+      on: (event: string, handler: (event: { payload: unknown }) => void) => {
+        handlers.set(event, handler);
+        return () => undefined;
+      },
+      connect: async () => undefined,
+      subscribe: async () => undefined,
+      run: async () => undefined,
+      disconnect: async () => undefined,
+      pause: (topics: unknown) => {
+        if (!hasGroup)
+          throw new kafkajs.KafkaJSNonRetriableError(
+            'Consumer group was not initialized, consumer#run must be called first',
+          );
+        paused.push(topics);
+      },
+    };
+    const assignments: unknown[] = [];
+    const ownership = await joinWith(consumer, (assignment) => assignments.push(assignment));
+    expect(ownership.assignment).toBeNull();
+
+    // kafkajs starts again and joins: the join handler pauses the consumer and reports the assignment.
+    hasGroup = true;
+    handlers.get('group_join')?.({
+      payload: { memberId: 'm1', memberAssignment: { offsets: [2, 0] }, duration: 5 },
+    });
+    expect(ownership.assignment?.partitions).toEqual([0, 2]);
+    expect(assignments).toHaveLength(1);
+    expect(paused).toEqual([[{ topic: 'offsets' }]]);
+  });
+
+  it('still fails on any other error of pause (a programmer error is not swallowed)', async () => {
+    const consumer = {
+      events: { REBALANCING: 'r', GROUP_JOIN: 'j', HEARTBEAT: 'h', CRASH: 'c' },
+      on: () => () => undefined,
+      connect: async () => undefined,
+      subscribe: async () => undefined,
+      run: async () => undefined,
+      disconnect: async () => undefined,
+      pause: () => {
+        throw new TypeError('topics must be an array');
+      },
+    };
+    await expect(joinWith(consumer)).rejects.toThrow(TypeError);
+  });
+});
