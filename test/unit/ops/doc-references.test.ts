@@ -97,10 +97,10 @@ describe('names used in the docs and deployment files', () => {
     expect(unknown).toEqual([]);
   });
 
-  it('names only error codes and environment variables that the code or the deployment files use', () => {
+  it('names only error codes and environment variables that the code, the deployment files or CI use', () => {
     const sources = ['src', 'scripts', 'test/support']
       .flatMap((dir) => filesUnder(fileURLToPath(new URL(dir, root))))
-      .concat(['Dockerfile', 'docker-compose.yml'].map((f) => fileURLToPath(new URL(f, root))))
+      .concat(['Dockerfile', 'docker-compose.yml', '.ci/run'].map((f) => fileURLToPath(new URL(f, root))))
       .map((file) => readFileSync(file, 'utf8'))
       .join('\n');
     const named = new Set(
