@@ -1,5 +1,6 @@
 /**
- * The small interfaces the sync engine depends on. `main` wires real implementations (Kafka, OAuth);
+ * The small interfaces the sync engine depends on. The runtime's start-up steps (runtime/steps/) wire the real
+ * implementations (Kafka, OAuth);
  * tests may wire others. The per-location orchestrator sequences them; a sink may read the offsets it
  * writes (to learn what a failed commit left, see RecordSink).
  */

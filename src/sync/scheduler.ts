@@ -1,8 +1,8 @@
 /**
  * Runs many locations at once, fairly, with bounded memory.
  *
- * - At most `maxLocationsInFlight` locations work at a time, each holding at most one page: memory is
- *   bounded by pages in flight, not by data size.
+ * - At most `maxLocationsInFlight` locations work at a time, each holding at most two pages (the one
+ *   committing and the next, read ahead): memory is bounded by pages in flight, not by data size.
  * - Fairness: a location works for at most `pagesPerTurn` pages, then goes to the back of the queue of
  *   ready locations (ordered by the time they became due), so a long backfill does not starve the others.
  * - A location whose traversal completes is due again at its phase of the interval, about `intervalMs`
