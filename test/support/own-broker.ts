@@ -131,6 +131,10 @@ export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBrok
       'transaction.state.log.num.partitions=1',
       'group.initial.rebalance.delay.ms=0',
       'auto.create.topics.enable=false',
+      // A restart after kill -9 registers the broker again only once its previous registration's session
+      // expired (DUPLICATE_BROKER_REGISTRATION until then): 9 s by default, kept short here.
+      'broker.heartbeat.interval.ms=500',
+      'broker.session.timeout.ms=1500',
       ...(options.properties ?? []),
     ].join('\n') + '\n',
   );
