@@ -92,6 +92,14 @@ function running(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
+/** A KRaft cluster id (16 bytes, base64url), never starting with '-' (the storage tool would take it for an option). */
+function clusterId(): string {
+  for (;;) {
+    const id = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
 export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBroker> {
   const classpath = kafkaClasspath();
   const dir = await mkdtemp(join(tmpdir(), `${options.name}-kafka-`));
@@ -158,7 +166,7 @@ export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBrok
     'kafka.tools.StorageTool',
     'format',
     '-t',
-    Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url'), // a cluster id: 16 bytes
+    clusterId(),
     '-c',
     properties,
   ]);
