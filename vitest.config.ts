@@ -43,6 +43,26 @@ export default defineConfig({
           poolOptions: { forks: { singleFork: true } },
         },
       },
+      // Known-failing reproductions of open bugs (test/repro/, docs/reliability.md): never part of `npm test`,
+      // run on purpose with CALLS_REPRO=1 npx vitest run --project repro.
+      ...(process.env['CALLS_REPRO'] === '1'
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'repro',
+                include: ['test/repro/**/*.test.ts'],
+                environment: 'node',
+                globalSetup: ['test/support/global-setup.ts'],
+                setupFiles: ['test/support/kafkajs-fix.setup.ts'],
+                testTimeout: 120_000,
+                hookTimeout: 180_000,
+                pool: 'forks' as const,
+                poolOptions: { forks: { singleFork: true } },
+              },
+            },
+          ]
+        : []),
     ],
   },
 });
