@@ -30,9 +30,4 @@ export class FencingBudget {
     this.times.push(now);
     return this.times.length <= this.options.limit;
   }
-
-  /** Fencings counted in the current window. */
-  get recent(): number {
-    return this.times.length;
-  }
 }

@@ -82,6 +82,7 @@ import {
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 import { groupSize, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
+import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
 /** The part of a kafkajs transaction the sink uses. */
@@ -145,6 +146,14 @@ export interface InstanceCheck {
    */
   alone(): Promise<boolean>;
 }
+
+/** Between read-backs of an unsettled write: 0.5 s doubling to 30 s, no jitter (one sink, one reader). */
+const SETTLE_READ_BACKOFF: Readonly<Backoff> = {
+  initialDelayMs: 500,
+  multiplier: 2,
+  maxDelayMs: 30_000,
+  jitter: 0,
+};
 
 type Stage = 'begin' | 'send' | 'commit';
 
@@ -435,7 +444,7 @@ export class TransactionalRecordSink implements RecordSink {
       if (verdicts.includes('read-again'))
         // Ended early by close(): the next attempt then rejects the pages.
         await this.clock
-          .sleep(Math.min(30_000, 500 * 2 ** attempt), this.producers.closedSignal)
+          .sleep(backoffDelayMs(SETTLE_READ_BACKOFF, attempt + 1, 0), this.producers.closedSignal)
           .catch(() => undefined);
     }
     const decided = verdicts;

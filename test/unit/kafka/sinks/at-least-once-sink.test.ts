@@ -13,13 +13,10 @@ import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
 import { ManualClock } from '../../../support/clock.js';
+import { protocolError } from '../../../support/kafka-errors.js';
 
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
 const LOCATION = '00000000-0000-4000-8000-000000000001';
-
-function protocolError(type: string): Error {
-  return Object.assign(new Error(`broker said ${type}`), { type });
-}
 
 /** Records, in order, the topics each send wrote to; `failOn` makes sends to that topic fail. */
 class RecordingKafka {

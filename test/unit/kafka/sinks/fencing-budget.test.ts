@@ -13,7 +13,8 @@ describe('FencingBudget', () => {
     const budget = new FencingBudget({ limit: 1, windowMs: 1000 });
     expect(budget.allowRebuild(0)).toBe(true);
     expect(budget.allowRebuild(1000)).toBe(true);
-    expect(budget.recent).toBe(1);
+    // Only the fencing at 1000 is in the window: a second one within it is over the limit.
+    expect(budget.allowRebuild(1500)).toBe(false);
   });
 
   it('with a limit of 0 makes the first fencing fatal', () => {

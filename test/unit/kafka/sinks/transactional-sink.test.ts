@@ -21,19 +21,11 @@ import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
 import type { Clock } from '../../../../src/time/clock.js';
 import { ManualClock, clockReading } from '../../../support/clock.js';
+import { protocolError } from '../../../support/kafka-errors.js';
+import { deferred } from '../../../support/async.js';
 
 const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = (): void => undefined;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function protocolError(type: string): Error {
-  return Object.assign(new Error(`broker said ${type}`), { type });
-}
 
 /** What the scripted producers do; every hook may be changed between steps of a test. */
 interface Script {
