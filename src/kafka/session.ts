@@ -225,20 +225,8 @@ export class ScopedKafkaSession {
   static async start(options: KafkaSessionOptions): Promise<ScopedKafkaSession> {
     const ground = await prepareKafka(options);
     const { config, logger } = options;
-    const admin = ground.kafka.admin();
-    await admin.connect();
-    let partitionCount: number;
-    try {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [config.kafka.offsetsTopic] });
-      partitionCount = topics[0]?.partitions.length ?? 0;
-    } finally {
-      await admin.disconnect();
-    }
-    if (partitionCount < 1)
-      throw new FatalError(
-        'KAFKA_TOPIC_MISSING',
-        `the offsets topic ${config.kafka.offsetsTopic} has no partitions`,
-      );
+    // Described once, by the offset store (its scoped reads need the count too): FatalError when it has none.
+    const partitionCount = await ground.offsetStore.partitionCount();
     if (partitionCount === 1 && config.connector.mode === 'distributed')
       logger.warn(
         { offsetsTopic: config.kafka.offsetsTopic },
