@@ -66,3 +66,23 @@ export function doubledAndMissing(
     missing: truth.map(versionId).filter((id) => !counts.has(id)),
   };
 }
+
+/**
+ * Awaits `step`; when it fails, fails with its error plus the last `lines` log lines of each process, so that a
+ * failure in CI says what the connectors were doing (a test's assertion message alone rarely does).
+ */
+export async function explainedBy<T>(
+  step: Promise<T>,
+  processes: ReadonlyArray<readonly [string, ConnectorProcess]>,
+  lines = 40,
+): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    const tails = processes.map(
+      ([name, p]) =>
+        `--- ${name} (exit ${String(p.child.exitCode)}), last log lines:\n${p.output().split('\n').slice(-lines).join('\n')}`,
+    );
+    throw new Error(`${String(error)}\n${tails.join('\n')}`, { cause: error });
+  }
+}
