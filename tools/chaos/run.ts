@@ -509,7 +509,14 @@ export class ChaosRun {
         }),
       },
       schemaRegistry: { url: this.endpoints.registryUrl },
-      poll: { intervalMs: 2000, maxLocationsInFlight: 16, shutdownTimeoutMs: 10_000 },
+      poll: {
+        intervalMs: 2000,
+        maxLocationsInFlight: 16,
+        shutdownTimeoutMs: 10_000,
+        ...(this.options.profile.stoppedRetryInitialDelayMs !== undefined && {
+          stoppedRetry: { initialDelayMs: this.options.profile.stoppedRetryInitialDelayMs },
+        }),
+      },
       metrics: { host: '127.0.0.1', port: metricsPort, perLocationLabels: false },
       logging: { level: 'info', format: 'json' },
     };
@@ -923,7 +930,17 @@ export class ChaosRun {
     const tookOver = await this.waitForProgress(started, 180_000);
     await sleep(Math.max(0, fault.durationMs - (Date.now() - started)));
     frozen.signal('SIGCONT');
-    const exit = await Promise.race([frozen.exited, sleep(30_000).then(() => null)]);
+    // Woken, it meets the fencing on its next commit and either exits or stands by (/readyz no longer 200);
+    // waiting for either, not a fixed 30 s, keeps the short form short. 30 s at most, as before.
+    // Only a definite "not ready" counts: an instance too busy to answer has not stood by yet.
+    let woke: Exit | null = null;
+    void frozen.exited.then((e) => (woke = e));
+    await until(
+      async () => woke !== null || !(await this.fleet.ready(frozen).catch(() => true)),
+      30_000,
+      250,
+    );
+    const exit = woke ?? (await Promise.race([frozen.exited, sleep(1000).then(() => null)]));
     let fate: string;
     if (exit !== null) fate = `exited ${exit.code ?? exit.signal} after SIGCONT`;
     else {

@@ -66,6 +66,13 @@ export interface Profile {
   hostileBodies: boolean;
   /** How long each hostile body is served to its connector process. */
   hostileCaseMs: number;
+  /**
+   * `poll.stoppedRetry.initialDelayMs`: how soon a stopped location is retried, and how often one paused by a
+   * lost grant looks for the new one. The short form shortens it (10 s, not the default minute), so that a
+   * refresh-kill's recovery after the operator's login does not take most of a CI minute; the full run keeps
+   * the default, as deployed.
+   */
+  stoppedRetryInitialDelayMs?: number;
 }
 
 export function profile(name: 'short' | 'full', minutes?: number, distributed = false): Profile {
@@ -91,6 +98,7 @@ export function profile(name: 'short' | 'full', minutes?: number, distributed = 
       settleTimeoutMs: 180_000,
       hostileBodies: false,
       hostileCaseMs: 6000,
+      stoppedRetryInitialDelayMs: 10_000,
     };
   }
   const m = minutes ?? 15;
