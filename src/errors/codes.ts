@@ -176,6 +176,13 @@ export const ERROR_CODES = {
   KAFKA_TOPIC_MISSING: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_TOPIC_NOT_COMPACTED: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_TRANSACTION_ABORTED: { class: 'retriable', exit: ExitCode.FAILURE },
+  // An offsets read waits for transactions open ahead of it (kafka/topics/stable-offsets.ts); one open for longer
+  // than the load timeout: retried, and named for the operator in case it is a hanging transaction.
+  KAFKA_TRANSACTION_OPEN: {
+    class: 'retriable',
+    exit: ExitCode.FAILURE,
+    hint: 'wait for its transaction timeout; if it stays open, find it with kafka-transactions.sh find-hanging and end it with kafka-transactions.sh abort (docs/runbook.md#runbook-transaction-open)',
+  },
   KAFKA_UNAVAILABLE: {
     class: 'retriable',
     exit: ExitCode.FAILURE,

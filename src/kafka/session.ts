@@ -47,6 +47,7 @@ import {
 } from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
 import { ensureConnectorTopics } from './topics/topics.js';
+import { assertHighWatermarksListable } from './topics/stable-offsets.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface KafkaSessionOptions {
@@ -105,6 +106,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
       'kafkajs was loaded before its read_committed fix, or its internals changed (see src/kafka/client/kafkajs-read-committed-fix.ts): kafka.exactlyOnce cannot be guaranteed, so the connector does not start',
     );
   const kafka = options.kafka ?? createKafka({ config: config.kafka, connectorName, logger });
+  if (config.kafka.exactlyOnce) assertHighWatermarksListable(kafka);
 
   await ensureConnectorTopics(kafka, config.kafka);
   let offsetsMaxMessageBytes: number | undefined;
@@ -151,6 +153,9 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     connectorName,
     groupIdPrefix: `${clientId}-offsets-reader`,
     loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
+    // Exactly-once: every read (at start, at a takeover, a sink's read-back) waits for the transactions open
+    // ahead of it, so that "still the committed offset" proves an abort (topics/stable-offsets.ts).
+    awaitOpenTransactions: config.kafka.exactlyOnce,
   });
   const topics = {
     calls: config.kafka.topic,

@@ -15,6 +15,7 @@ import type { OffsetStore } from '../../sync/ports.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from '../client/kafka-errors.js';
 import { locationPartition } from '../group/location-partition.js';
+import { awaitSettledTransactions } from '../topics/stable-offsets.js';
 import { readTopicToEnd } from '../topics/topic-reader.js';
 import { decodeOffsetValue, offsetKey, parseOffsetKey } from './offset-codec.js';
 import { ReadCoalescer } from './read-coalescer.js';
@@ -26,6 +27,14 @@ export interface KafkaOffsetStoreOptions {
   /** Prefix of the throw-away consumer group used per read. */
   groupIdPrefix: string;
   loadTimeoutMs: number;
+  /**
+   * Exactly-once: before each read, wait until every transaction open on the partitions read has ended
+   * (topics/stable-offsets.ts), so that a read shows each earlier write as committed or aborted, never as
+   * "not there yet": what a sink's read-back after a lost commit outcome must be able to rely on. Past
+   * `loadTimeoutMs` the read fails with the RetriableError KAFKA_TRANSACTION_OPEN. Default false (a reader beside a
+   * running connector, such as the `offsets` command, would wait for its transactions for nothing).
+   */
+  awaitOpenTransactions?: boolean;
 }
 
 export class KafkaOffsetStore implements OffsetStore {
@@ -120,6 +129,12 @@ export class KafkaOffsetStore implements OffsetStore {
     partitions?: readonly number[],
     partitionOf?: (locationUid: string) => number,
   ): Promise<Map<string, LocationOffset>> {
+    if (this.options.awaitOpenTransactions === true)
+      await awaitSettledTransactions(this.options.kafka, {
+        topic: this.options.topic,
+        partitions: partitions ?? range(await this.partitionCount()),
+        timeoutMs: this.options.loadTimeoutMs,
+      });
     let moved: { locationUid: string; partition: number; expected: number } | undefined;
     const raw = new Map<string, Buffer | null>();
     await readTopicToEnd(
@@ -159,4 +174,8 @@ export class KafkaOffsetStore implements OffsetStore {
     }
     return offsets;
   }
+}
+
+function range(count: number): number[] {
+  return Array.from({ length: count }, (_, i) => i);
 }

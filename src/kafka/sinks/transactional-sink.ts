@@ -17,7 +17,9 @@
  *   failed batch's sequence numbers and the broker refuse them (OUT_OF_ORDER_SEQUENCE_NUMBER);
  * - the commit (EndTxn) fails: the coordinator may or may not have committed (facts: unknown). The producer
  *   is rebuilt, which settles the transaction (its initialisation waits for pending markers), and the
- *   offsets of the pages' locations are read, only from their partitions of the offsets topic: the rule
+ *   offsets of the pages' locations are read, only from their partitions of the offsets topic, once every
+ *   transaction open there has ended (KafkaOffsetStore `awaitOpenTransactions`: a read stopped short by one, a
+ *   neighbour's or a hanging one of ours, would show the committed offset and pass for an abort): the rule
  *   says stored, rejected or superseded per page, or 'read-again' (a stale read, never adopted), and the
  *   sink reads again after a backoff until it decides (see settle), for about a minute and a half at most:
  *   then it stops (FatalError KAFKA_OFFSETS_UNSETTLED, `onFatal`) and a restart reads the store afresh;
@@ -468,7 +470,7 @@ export class TransactionalRecordSink implements RecordSink {
         `the offsets topic ${this.options.topics.offsets} still shows, after ${MAX_UNSETTLED_READS} reads since the producer initialised, ` +
           `offsets of ${locations.length} location(s) older than those this instance committed (or none): not adopted, ` +
           `the process stops so that a restart reads the stored offsets afresh. Were offsets reset or deleted while the ` +
-          `connector ran, or does another writer's open transaction hold the topic's last stable offset back?`,
+          `connector ran?`,
         { details: { locations: locations.slice(0, 10) } },
       ),
     );
