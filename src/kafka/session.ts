@@ -156,6 +156,7 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     // Exactly-once: every read (at start, at a takeover, a sink's read-back) waits for the transactions open
     // ahead of it, so that "still the committed offset" proves an abort (topics/stable-offsets.ts).
     awaitOpenTransactions: config.kafka.exactlyOnce,
+    logger: log,
   });
   const topics = {
     calls: config.kafka.topic,

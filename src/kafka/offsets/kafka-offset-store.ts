@@ -10,6 +10,7 @@
  * naming the key (see offset-codec).
  */
 import type { Kafka } from 'kafkajs';
+import type { Logger } from '../../logging/logger.js';
 import type { LocationOffset } from '../../sync/model.js';
 import type { OffsetStore } from '../../sync/ports.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
@@ -35,6 +36,8 @@ export interface KafkaOffsetStoreOptions {
    * running connector, such as the `offsets` command, would wait for its transactions for nothing).
    */
   awaitOpenTransactions?: boolean;
+  /** Says when a read has waited more than a few seconds for an open transaction (default: silent). */
+  logger?: Logger;
 }
 
 export class KafkaOffsetStore implements OffsetStore {
@@ -134,6 +137,11 @@ export class KafkaOffsetStore implements OffsetStore {
         topic: this.options.topic,
         partitions: partitions ?? range(await this.partitionCount()),
         timeoutMs: this.options.loadTimeoutMs,
+        onLongWait: (open) =>
+          this.options.logger?.warn(
+            { topic: this.options.topic, open },
+            'an offsets read waits for a transaction still open on the partitions it reads (see KAFKA_TRANSACTION_OPEN in the runbook if it lasts)',
+          ),
       });
     let moved: { locationUid: string; partition: number; expected: number } | undefined;
     const raw = new Map<string, Buffer | null>();

@@ -105,6 +105,12 @@ export interface AwaitStableOptions {
   partitions: readonly number[];
   /** Give up (RetriableError KAFKA_TRANSACTION_OPEN) when a transaction stays open this long. */
   timeoutMs: number;
+  /**
+   * Called once when the wait has lasted `waitingNoticeMs` (default 5 s), with the partitions still open and
+   * their last stable offsets: a caller's log line, so that a long wait is never silent.
+   */
+  onLongWait?: (open: ReadonlyArray<{ partition: number; stableOffset: string }>) => void;
+  waitingNoticeMs?: number;
   clock?: Clock;
 }
 
@@ -129,11 +135,17 @@ export async function awaitSettledTransactions(kafka: Kafka, options: AwaitStabl
       },
     );
   }
-  const deadline = clock.now() + options.timeoutMs;
+  const began = clock.now();
+  const deadline = began + options.timeoutMs;
+  let noticed = false;
   for (let look = 1; ; look += 1) {
     const stable = new Map((await endOffsets(kafka, topic, clock)).map((e) => [e.partition, e.end]));
     const open = partitions.filter((p) => (stable.get(p) ?? -1n) < (written.get(p) ?? 0n));
     if (open.length === 0) return;
+    if (!noticed && clock.now() - began >= (options.waitingNoticeMs ?? 5_000)) {
+      noticed = true;
+      options.onLongWait?.(open.map((p) => ({ partition: p, stableOffset: String(stable.get(p)) })));
+    }
     if (clock.now() >= deadline) {
       const stuck = open.map((p) => `partition ${p} stable at offset ${String(stable.get(p))}`).join(', ');
       throw new RetriableError(

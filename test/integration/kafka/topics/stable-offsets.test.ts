@@ -55,7 +55,14 @@ describe('awaitSettledTransactions on a partition with an open transaction', () 
 
     // The partition without an open transaction is settled at once; the other one is named once the wait is over.
     await awaitSettledTransactions(kafka, { topic, partitions: [1], timeoutMs: 1_000 });
-    const stuck = await awaitSettledTransactions(kafka, { topic, partitions: [0, 1], timeoutMs: 500 }).then(
+    const noticed: unknown[] = [];
+    const stuck = await awaitSettledTransactions(kafka, {
+      topic,
+      partitions: [0, 1],
+      timeoutMs: 500,
+      waitingNoticeMs: 0,
+      onLongWait: (open) => noticed.push(open),
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -63,6 +70,7 @@ describe('awaitSettledTransactions on a partition with an open transaction', () 
     expect((stuck as ConnectorError).code).toBe('KAFKA_TRANSACTION_OPEN');
     expect((stuck as ConnectorError).message).toContain('partition 0 stable at offset 0');
     expect((stuck as ConnectorError).message).toContain('kafka-transactions.sh');
+    expect(noticed).toEqual([[{ partition: 0, stableOffset: '0' }]]); // said once, while waiting
 
     // Ended while a read waits: the wait resolves, and a read_committed read now shows the commit.
     const waiting = awaitSettledTransactions(kafka, { topic, partitions: [0, 1], timeoutMs: 30_000 });
