@@ -164,7 +164,13 @@ function kafkaPom() {
         ['org.apache.logging.log4j', 'log4j-core', '2.24.3'],
       ]
     : [['org.slf4j', 'slf4j-reload4j', '1.7.36']];
-  const deps = [['org.apache.kafka', 'kafka_2.13', kafkaVersion], ...logging]
+  // kafka-tools: Kafka's own admin commands (TransactionsCommand, as kafka-transactions.sh runs it), which the
+  // broker-kill test uses as an operator would to end a hanging transaction.
+  const deps = [
+    ['org.apache.kafka', 'kafka_2.13', kafkaVersion],
+    ['org.apache.kafka', 'kafka-tools', kafkaVersion],
+    ...logging,
+  ]
     .map(
       ([g, a, v]) =>
         `<dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`,
@@ -186,9 +192,12 @@ function kafkaPom() {
 function kafkaClasspath() {
   const dir = join(home, `kafka-${kafkaVersion}`);
   const cpFile = join(dir, 'classpath.txt');
-  if (existsSync(cpFile)) return readFileSync(cpFile, 'utf8').trim();
+  const pomFile = join(dir, 'pom.xml');
+  // Resolved again when the dependencies changed (a cache from before kafka-tools was added).
+  if (existsSync(cpFile) && existsSync(pomFile) && readFileSync(pomFile, 'utf8') === kafkaPom())
+    return readFileSync(cpFile, 'utf8').trim();
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'pom.xml'), kafkaPom());
+  writeFileSync(pomFile, kafkaPom());
   requireMaven('resolve Kafka from Maven Central');
   log(
     `resolving Kafka ${kafkaVersion} from Maven Central (first run only: about 45 MB of jars into ~/.m2, a minute or so)`,

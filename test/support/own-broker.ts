@@ -45,6 +45,33 @@ export interface OwnBroker {
   restart(): Promise<void>;
   /** Stops it (SIGTERM, SIGKILL after 10 s) and removes its data. */
   stop(): Promise<void>;
+  /**
+   * Kafka's `kafka-transactions.sh` against this broker (its TransactionsCommand, from the stack's kafka-tools jar),
+   * as an operator runs it: `describe-producers`, `abort`, `find-hanging`... Resolves with what it printed.
+   */
+  transactions(...args: string[]): Promise<string>;
+}
+
+/** A producer with an open transaction on a partition, as `kafka-transactions.sh describe-producers` lists it. */
+export interface OpenTransaction {
+  producerId: string;
+  startOffset: string;
+}
+
+/** The open transactions in `describe-producers` output (CurrentTransactionStartOffset other than -1). */
+export function openTransactions(describeProducers: string): OpenTransaction[] {
+  const lines = describeProducers
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('SLF4J'));
+  const header = lines[0]?.split('\t').map((c) => c.trim()) ?? [];
+  const id = header.indexOf('ProducerId');
+  const start = header.indexOf('CurrentTransactionStartOffset');
+  if (id < 0 || start < 0) return [];
+  return lines
+    .slice(1)
+    .map((line) => line.split('\t').map((c) => c.trim()))
+    .filter((cells) => cells[start] !== undefined && cells[start] !== '-1')
+    .map((cells) => ({ producerId: cells[id] ?? '', startOffset: cells[start] ?? '' }));
 }
 
 const HOST = '127.0.0.1';
@@ -216,5 +243,19 @@ export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBrok
     kill,
     restart: launch,
     stop,
+    transactions: async (...args) => {
+      const { stdout } = await promisify(execFile)(javaBinary(), [
+        '-Xmx256m',
+        '-XX:TieredStopAtLevel=1',
+        `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`,
+        '-cp',
+        classpath,
+        'org.apache.kafka.tools.TransactionsCommand',
+        '--bootstrap-server',
+        `${HOST}:${plainPort}`,
+        ...args,
+      ]);
+      return stdout;
+    },
   };
 }
