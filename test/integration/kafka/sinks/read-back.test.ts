@@ -10,7 +10,7 @@
  * The broker-kill form of the same fault (test/repro/kafka/sinks/broker-restart.test.ts) stays a reproduction:
  * Kafka itself sometimes leaves a record of a committed transaction without its marker there.
  */
-import { Kafka, logLevel, type Producer, type Transaction } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, expect, it } from 'vitest';
 import { schemaRegistrySchema } from '../../../../src/config/schema.js';
 import type { FatalError } from '../../../../src/errors/index.js';
@@ -21,6 +21,7 @@ import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import { eventually } from '../../../support/async.js';
+import { hookCommits } from '../../../support/commit-hook.js';
 import { sampleCall } from '../../../support/calls.js';
 import { readCommittedAtLeast, testKafkaConfig } from '../../../support/kafka.js';
 import { stackEndpoints, uniqueName } from '../../../support/stack.js';
@@ -59,25 +60,12 @@ it('finds a commit whose answer was lost stored, though another transaction held
   const kafka = new Kafka({ brokers: stackEndpoints().brokers, clientId: name, logLevel: logLevel.NOTHING });
   // The sink's commits go through kafkajs as they are; an armed one then throws as a lost EndTxn answer would.
   let loseAnswer = false;
-  const producer = kafka.producer.bind(kafka);
-  kafka.producer = (config): Producer => {
-    const real = producer(config);
-    return {
-      ...real,
-      transaction: async () => {
-        const transaction: Transaction = await real.transaction();
-        return {
-          ...transaction,
-          commit: async () => {
-            await transaction.commit();
-            if (!loseAnswer) return;
-            loseAnswer = false;
-            throw new Error('Connection error: the answer to EndTxn was lost');
-          },
-        };
-      },
-    };
-  };
+  const producer = hookCommits(kafka, async (transaction) => {
+    await transaction.commit();
+    if (!loseAnswer) return;
+    loseAnswer = false;
+    throw new Error('Connection error: the answer to EndTxn was lost');
+  });
   const config = {
     connector: { name },
     kafka: testKafkaConfig({ offsetsTopicPartitions: 1 }),

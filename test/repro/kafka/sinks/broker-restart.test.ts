@@ -36,6 +36,7 @@ import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { eventually as eventuallyBare } from '../../../support/async.js';
+import { hookCommits } from '../../../support/commit-hook.js';
 import { capturingLogger } from '../../../support/logger.js';
 import { sampleCall } from '../../../support/calls.js';
 import { testKafkaConfig } from '../../../support/kafka.js';
@@ -142,17 +143,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
       throw error;
     }
   };
-  const producer = kafka.producer.bind(kafka);
-  kafka.producer = (config): Producer => {
-    const real = producer(config);
-    return {
-      ...real,
-      transaction: async () => {
-        const transaction = await real.transaction();
-        return { ...transaction, commit: () => commitHooked(transaction) };
-      },
-    };
-  };
+  const producer = hookCommits(kafka, commitHooked);
 
   const config = {
     connector: { name },
