@@ -203,3 +203,19 @@ export class LiveWindow {
     return this.published.size;
   }
 }
+
+/**
+ * `offsets reset --history`: the offset with its history lane started over, live lane and T0 unchanged;
+ * from `to` (inclusive) when given, else from the start (`startSince` or the beginning). A `to` at or after
+ * T0 leaves no history to read: the lane is removed (the lanes merged, what was before T0 and not yet read
+ * is skipped). null when the offset has no history lane.
+ */
+export function resetHistory(offset: LocationOffset, to: string | null): LocationOffset | null {
+  const history = offset.history;
+  if (history === undefined) return null;
+  if (to !== null && compareInstants(instantOf(to), instantOf(history.until)) >= 0) return liveLane(offset);
+  return {
+    ...liveLane(offset),
+    history: { since: to, cursor: null, watermark: null, boundary: [], until: history.until },
+  };
+}

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   historyRange,
+  liveLane,
   LiveWindow,
   needsSplitCheck,
   offsetAfterPage,
+  resetHistory,
   splitInstant,
   splitOffset,
   type LaneSettings,
@@ -219,5 +221,34 @@ describe('LiveWindow', () => {
     const mark = window.mark();
     window.record([]);
     expect(window.mark()).toBe(mark);
+  });
+});
+
+describe('resetHistory', () => {
+  const split = splitOffset(stored('2026-11-24T08:00:00Z', { cursor: 'h-1' }), NEWEST, ON, null)!;
+
+  it('starts the history lane over from the start, live lane and T0 unchanged', () => {
+    expect(resetHistory(split, null)).toEqual({
+      ...liveLane(split),
+      history: { since: null, cursor: null, watermark: null, boundary: [], until: T0 },
+    });
+  });
+
+  it('starts it from a time before T0', () => {
+    expect(resetHistory(split, '2026-11-24T09:00:00Z')?.history).toEqual({
+      since: '2026-11-24T09:00:00Z',
+      cursor: null,
+      watermark: null,
+      boundary: [],
+      until: T0,
+    });
+  });
+
+  it('removes it for a time at or after T0 (nothing left to read)', () => {
+    expect(resetHistory(split, T0)).toEqual(liveLane(split));
+  });
+
+  it('has nothing to reset on a location that is not split', () => {
+    expect(resetHistory(stored('2026-11-24T08:00:00Z'), null)).toBeNull();
   });
 });
