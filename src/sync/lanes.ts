@@ -28,7 +28,7 @@
 import { LIVE_SINCE_WINDOW_MS } from './priority.js';
 import { compareInstants, parseInstant, toEpochMillis, type Instant } from '../time/instant.js';
 import type { LaneOffset, LocationOffset } from './model.js';
-import type { Positioned } from './traversal.js';
+import { boundaryEntryBytes, type Positioned } from './traversal.js';
 
 export interface LaneSettings {
   /** false: a location is never split (one lane, as before lanes). */
@@ -218,4 +218,27 @@ export function resetHistory(offset: LocationOffset, to: string | null): Locatio
     ...liveLane(offset),
     history: { since: to, cursor: null, watermark: null, boundary: [], until: history.until },
   };
+}
+
+/**
+ * What a second lane adds to the stored offset besides its boundary: its cursor (up to 4,096 characters,
+ * JSON-escaped UTF-8), since, watermark, until and the keys. The offset's byte budget (offset-size.ts)
+ * reserves room for one lane's; a split location's boundaries share the rest.
+ */
+export const SECOND_LANE_RESERVED_BYTES = 20 * 1024;
+
+/**
+ * The boundary bounds of one lane of a split location: the location's cap and byte budget less what the
+ * other lane's boundary holds (and, for bytes, the second lane's other fields), so the one offset record
+ * holding both lanes fits what the first lane alone was allowed. A location that is not split keeps its own.
+ */
+export function laneBoundaryBounds(
+  bounds: { boundaryCap: number; boundaryMaxBytes?: number },
+  other: LaneOffset,
+): { boundaryCap: number; boundaryMaxBytes?: number } {
+  const boundaryCap = Math.max(1, bounds.boundaryCap - other.boundary.length);
+  if (bounds.boundaryMaxBytes === undefined) return { boundaryCap };
+  let used = SECOND_LANE_RESERVED_BYTES;
+  for (const uid of other.boundary) used += boundaryEntryBytes(uid, other.boundaryFingerprints?.[uid]);
+  return { boundaryCap, boundaryMaxBytes: Math.max(1024, bounds.boundaryMaxBytes - used) };
 }

@@ -69,6 +69,8 @@ export class LocationCounters {
     this.recordsPublished.inc(page.published);
     if (page.deduplicated > 0)
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
+    if (page.supersededByLive > 0)
+      metrics.recordsSkipped.inc({ location, reason: 'superseded_by_live' }, page.supersededByLive);
     if (page.deadLetters.length > 0)
       metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
     if (page.redacted > 0) metrics.recordsRedacted.inc({ location }, page.redacted);

@@ -1,17 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import {
   historyRange,
+  laneBoundaryBounds,
   liveLane,
   LiveWindow,
   needsSplitCheck,
   offsetAfterPage,
   resetHistory,
+  SECOND_LANE_RESERVED_BYTES,
   splitInstant,
   splitOffset,
   type LaneSettings,
 } from '../../../src/sync/lanes.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { LIVE_SINCE_WINDOW_MS } from '../../../src/sync/priority.js';
+import { boundaryEntryBytes } from '../../../src/sync/traversal.js';
 
 const NOW = Date.parse('2026-11-24T10:00:00Z');
 const ON: LaneSettings = { enabled: true, overlapMs: 60_000, splitBacklogMs: 3_600_000 };
@@ -250,5 +253,34 @@ describe('resetHistory', () => {
 
   it('has nothing to reset on a location that is not split', () => {
     expect(resetHistory(stored('2026-11-24T08:00:00Z'), null)).toBeNull();
+  });
+});
+
+describe('laneBoundaryBounds', () => {
+  it('gives a lane the cap and bytes the other lane leaves, so one record holds both', () => {
+    const other = {
+      since: null,
+      cursor: null,
+      watermark: null,
+      boundary: ['a', 'b'],
+      boundaryFingerprints: { a: 'f' },
+    };
+    expect(laneBoundaryBounds({ boundaryCap: 10, boundaryMaxBytes: 100_000 }, other)).toEqual({
+      boundaryCap: 8,
+      boundaryMaxBytes:
+        100_000 -
+        SECOND_LANE_RESERVED_BYTES -
+        boundaryEntryBytes('a', 'f') -
+        boundaryEntryBytes('b', undefined),
+    });
+  });
+
+  it('keeps at least one uid and 1 KiB, and no byte bound where there was none', () => {
+    const other = { since: null, cursor: null, watermark: null, boundary: ['a', 'b'] };
+    expect(laneBoundaryBounds({ boundaryCap: 2, boundaryMaxBytes: 2_000 }, other)).toEqual({
+      boundaryCap: 1,
+      boundaryMaxBytes: 1024,
+    });
+    expect(laneBoundaryBounds({ boundaryCap: 5 }, other)).toEqual({ boundaryCap: 3 });
   });
 });

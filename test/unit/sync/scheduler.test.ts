@@ -159,7 +159,7 @@ describe('Scheduler', () => {
       page += 1;
       if (page % 2 === 1)
         return Promise.reject(new RetriableError('CURSOR_RESTARTS_EXHAUSTED', 'cursors rejected'));
-      return Promise.resolve({ complete: false, restarted: true, published: 0 });
+      return Promise.resolve({ complete: false, restarted: true, published: 0, lane: 'live' as const });
     };
     const scheduler = new Scheduler({
       locations: [sync],
@@ -202,7 +202,7 @@ describe('Scheduler', () => {
     let page = 0;
     sync.runPage = () => {
       page += 1;
-      if (page % 2 === 0) return Promise.resolve({ complete: false, restarted: true, published: 0 });
+      if (page % 2 === 0) return Promise.resolve({ complete: false, restarted: true, published: 0, lane: 'live' as const });
       failedAt.push(clock.now());
       return Promise.reject(new FatalError('API_BAD_REQUEST', 'the API refused the listing'));
     };
