@@ -202,7 +202,8 @@ describe('Scheduler', () => {
     let page = 0;
     sync.runPage = () => {
       page += 1;
-      if (page % 2 === 0) return Promise.resolve({ complete: false, restarted: true, published: 0, lane: 'live' as const });
+      if (page % 2 === 0)
+        return Promise.resolve({ complete: false, restarted: true, published: 0, lane: 'live' as const });
       failedAt.push(clock.now());
       return Promise.reject(new FatalError('API_BAD_REQUEST', 'the API refused the listing'));
     };
