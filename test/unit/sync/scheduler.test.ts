@@ -16,6 +16,7 @@ import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
 import { testFingerprints } from '../../support/sync/fingerprints.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET } from '../../../src/sync/model.js';
+import type { PageRequest, RequestHint } from '../../../src/sync/ports.js';
 
 const loc = (n: number) => `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`;
 const t = (second: number) =>
@@ -599,7 +600,7 @@ describe('Scheduler with lanes', () => {
     const requests: string[] = [];
     let advanced = -1;
     const original = api.listPage.bind(api);
-    api.listPage = async (request, signal, hint) => {
+    api.listPage = async (request: PageRequest, signal?: AbortSignal, hint?: RequestHint) => {
       const order = request.kind === 'first' ? request.order : 'asc';
       requests.push(`${request.locationUid.slice(-1)}:${hint?.priority ?? '-'}:${order}`);
       // In A's 4th history page, B's next poll falls due.
