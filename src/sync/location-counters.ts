@@ -15,6 +15,10 @@ export interface LocationTotals {
   deduplicated: number;
   redacted: number;
   belowWatermark: number;
+  /**
+   * Traversals that completed with the location caught up: a split location's live lane (lanes.ts) counts
+   * only once its history lane has merged, so "a traversal completed" still means "nothing older is left".
+   */
   traversalsCompleted: number;
 }
 
@@ -94,11 +98,15 @@ export class LocationCounters {
     this.totals.belowWatermark += page.belowWatermark;
   }
 
-  /** A traversal that started at `startedAt` completed at `now` (ms since epoch). */
-  traversalCompleted(startedAt: number, now: number): void {
+  /**
+   * A traversal that started at `startedAt` completed at `now` (ms since epoch); `caughtUp`: no history lane
+   * is left behind it (see LocationTotals.traversalsCompleted). The metrics count every one: a live lane's
+   * completed poll is as fresh as any.
+   */
+  traversalCompleted(startedAt: number, now: number, caughtUp = true): void {
     this.metrics.traversalDuration.observe((now - startedAt) / 1000);
     this.metrics.observeTraversalSuccess(this.locationUid, now);
-    this.totals.traversalsCompleted += 1;
+    if (caughtUp) this.totals.traversalsCompleted += 1;
   }
 
   /** The listing rejected a cursor and the traversal restarted from the watermark. */

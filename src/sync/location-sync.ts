@@ -549,7 +549,7 @@ export class LocationSync {
       );
       return;
     }
-    this.counters.traversalCompleted(traversal.startedAt, now);
+    this.counters.traversalCompleted(traversal.startedAt, now, this.position.history === undefined);
     const idle = traversal.pages === 1 && traversal.published === 0 && traversal.deadLettered === 0;
     const level = idle ? 'debug' : 'info';
     if (this.options.logger.isLevelEnabled(level))

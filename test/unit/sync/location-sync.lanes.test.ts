@@ -108,6 +108,8 @@ describe('LocationSync with lanes', () => {
       until: T0,
     });
     expect(sync.hasHistory).toBe(true);
+    // The live lane is polled, but the location is not caught up while history is left.
+    expect(sync.totals.traversalsCompleted).toBe(0);
 
     await runLane(sync, 'history');
     expect(api.listings.slice(2).every((l) => l.priority === 'backfill')).toBe(true);
@@ -122,6 +124,8 @@ describe('LocationSync with lanes', () => {
       boundary: ['n2'],
       boundaryFingerprints: expect.any(Object) as unknown,
     });
+    await runLane(sync, 'live');
+    expect(sync.totals.traversalsCompleted).toBe(1);
   });
 
   it('leaves the items at or after T0 to the live lane: the history page that reaches T0 ends the lane', async () => {
