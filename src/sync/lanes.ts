@@ -242,3 +242,43 @@ export function laneBoundaryBounds(
   for (const uid of other.boundary) used += boundaryEntryBytes(uid, other.boundaryFingerprints?.[uid]);
   return { boundaryCap, boundaryMaxBytes: Math.max(1024, bounds.boundaryMaxBytes - used) };
 }
+
+/**
+ * A split location's backfill as this process saw it: T0, the history lane's position (its watermark, else
+ * its since; null while neither is known), where that position was when this process first saw the lane, and
+ * the records the history lane published since. Times in ms since the epoch.
+ */
+export interface BackfillFigures {
+  untilMs: number;
+  positionMs: number | null;
+  startedAtMs: number;
+  startPositionMs: number | null;
+  records: number;
+}
+
+/** How far a backfill has to go: API time left to read, the rate it is read at so far, and the ETA at that rate. */
+export interface BackfillProgress {
+  /** Seconds of API time between the history lane's position and T0; null while the position is unknown. */
+  remainingSeconds: number | null;
+  /** Seconds of API time read per second since this process first saw the lane; null before any progress. */
+  rate: number | null;
+  /** remainingSeconds / rate: the ETA if the budget the live lanes leave stays as it has been. */
+  etaSeconds: number | null;
+}
+
+/** The history lane's position as ms since the epoch (its watermark, else its since), or null. */
+export function historyPositionMs(history: LaneOffset): number | null {
+  const text = history.watermark ?? history.since;
+  const at = text === null ? null : parseInstant(text);
+  return at === null ? null : toEpochMillis(at);
+}
+
+export function backfillProgress(figures: BackfillFigures, nowMs: number): BackfillProgress {
+  const { positionMs, startPositionMs, startedAtMs, untilMs } = figures;
+  if (positionMs === null) return { remainingSeconds: null, rate: null, etaSeconds: null };
+  const remainingSeconds = Math.max(0, untilMs - positionMs) / 1000;
+  const elapsed = nowMs - startedAtMs;
+  const read = startPositionMs === null ? null : positionMs - startPositionMs;
+  const rate = read === null || read <= 0 || elapsed <= 0 ? null : read / elapsed;
+  return { remainingSeconds, rate, etaSeconds: rate === null ? null : remainingSeconds / rate };
+}

@@ -98,6 +98,11 @@ export class LocationCounters {
     this.totals.belowWatermark += page.belowWatermark;
   }
 
+  /** A split location's history lane committed `records` calls (also counted as published by recordPage). */
+  historyPublished(records: number): void {
+    if (records > 0) this.metrics.backfillRecords.inc({ location: this.location }, records);
+  }
+
   /**
    * A traversal that started at `startedAt` completed at `now` (ms since epoch); `caughtUp`: no history lane
    * is left behind it (see LocationTotals.traversalsCompleted). The metrics count every one: a live lane's

@@ -53,12 +53,16 @@ import type { Enricher } from './enricher.js';
 import type { BoundaryFingerprints } from './fingerprint.js';
 import { LocationCounters, type LocationTotals, type TraversalCounts } from './location-counters.js';
 import {
+  backfillProgress,
+  historyPositionMs,
   laneBoundaryBounds,
   liveLane,
   LiveWindow,
   needsSplitCheck,
   offsetAfterPage,
   splitOffset,
+  type BackfillFigures,
+  type BackfillProgress,
   type Lane,
   type LaneSettings,
 } from './lanes.js';
@@ -167,6 +171,8 @@ export class LocationSync {
   private historyMark: number | null = null;
   /** Whether this process decided the split already (needsSplitCheck, the order=desc request). */
   private splitDecided = false;
+  /** The backfill as this process saw it, while the location is split (metrics, status). */
+  private backfillFigures: BackfillFigures | null = null;
   private readonly commits: CommitDriver;
   private readonly counters: LocationCounters;
 
@@ -196,6 +202,7 @@ export class LocationSync {
       clock: options.clock,
     });
     this.counters = new LocationCounters(options.metrics, options.locationUid);
+    this.trackBackfill(0);
   }
 
   /** The offset last committed by the sink (or the starting offset). */
@@ -206,6 +213,12 @@ export class LocationSync {
   /** The id of the traversal in progress (the live lane's, else the history lane's), null between traversals. */
   get traversalId(): string | null {
     return this.traversals.live?.id ?? this.traversals.history?.id ?? null;
+  }
+
+  /** The backfill of a split location as this process saw it, with its progress now; null when not split. */
+  get backfill(): (BackfillFigures & BackfillProgress) | null {
+    const figures = this.backfillFigures;
+    return figures === null ? null : { ...figures, ...backfillProgress(figures, this.options.clock.now()) };
   }
 
   /** Whether the location is split and its history lane has pages left to read (runPage(signal, 'history')). */
@@ -261,6 +274,7 @@ export class LocationSync {
     if (split === null) return;
     this.readAheads.live.drop();
     this.position = split;
+    this.trackBackfill(0);
     this.options.logger.info(
       {
         location: this.locationUid,
@@ -326,6 +340,10 @@ export class LocationSync {
     this.committed = offset;
     this.position = offset;
     if (lane === 'live' && this.historyInFlight()) this.liveWindow.record(page.calls);
+    if (lane === 'history') {
+      this.counters.historyPublished(page.calls.length);
+      this.trackBackfill(page.calls.length);
+    }
     if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
     this.counters.recordPage(traversal, pageTally(prepared, page, superseded), this.committed.watermark);
     if (outcome.complete) this.endTraversal(traversal);
@@ -397,7 +415,30 @@ export class LocationSync {
     traversal.detector.reset();
     // Another writer's offset: a history lane it no longer holds has no traversal left.
     if (result.stored.history === undefined) this.traversals.history = null;
+    this.trackBackfill(0);
     return false;
+  }
+
+  /**
+   * Keeps the backfill figures (and the metrics' copy) in step with the position: a new history lane (or T0)
+   * starts them, `records` more published by the history lane move them, a merge ends them.
+   */
+  private trackBackfill(records: number): void {
+    const history = this.position.history;
+    const { metrics } = this.options;
+    if (history === undefined) {
+      if (this.backfillFigures !== null) metrics.observeBackfill(this.locationUid, null);
+      this.backfillFigures = null;
+      return;
+    }
+    const positionMs = historyPositionMs(history);
+    const untilMs = Date.parse(history.until);
+    const known = this.backfillFigures;
+    this.backfillFigures =
+      known === null || known.untilMs !== untilMs
+        ? { untilMs, positionMs, startedAtMs: this.options.clock.now(), startPositionMs: positionMs, records }
+        : { ...known, positionMs, records: known.records + records };
+    metrics.observeBackfill(this.locationUid, this.backfillFigures);
   }
 
   private pageCommit(
