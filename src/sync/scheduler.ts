@@ -47,7 +47,7 @@ import { codeOf, dispositionOf } from '../errors/index.js';
 import { backoffDelayMs, type BackoffPolicy } from '../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../time/clock.js';
 import { healingOf, stoppedRetryDelayMs, type StoppedRetryPolicy } from './healing.js';
-import type { Lane } from './lanes.js';
+import type { BackfillFigures, BackfillProgress, Lane } from './lanes.js';
 import type { LocationSync, LocationTotals } from './location-sync.js';
 import type { LocationOffset } from './model.js';
 import { phasedDelayMs, pollPhase } from './poll-phase.js';
@@ -68,6 +68,10 @@ export interface LocationStatus {
   /** The code of the error that stopped the location, until a page succeeds again; null when not stopped. */
   stoppedBy: string | null;
   totals: LocationTotals;
+  /** A split location's backfill (lanes.ts) and its progress now; null when not split. */
+  backfill: (BackfillFigures & BackfillProgress) | null;
+  /** The lane of the turn in progress; null when not running. */
+  lane: Lane | null;
 }
 
 export interface SchedulerSettings {
@@ -274,6 +278,8 @@ export class Scheduler {
       consecutiveFailures: slot.consecutiveFailures,
       stoppedBy: slot.stoppedBy,
       totals: { ...slot.sync.totals },
+      backfill: slot.sync.backfill ?? null,
+      lane: slot.state === 'running' ? slot.lane : null,
     }));
   }
 

@@ -87,7 +87,7 @@ describe('LocationSync with lanes', () => {
   it('splits a location with nothing stored at T0: live from T0 at live priority, history up to T0 at backfill priority', async () => {
     const api = new RecordingApi([...history(5), call('n1', 159.5), call('n2', 160)]);
     api.keysetCursors = true;
-    const { sync, sink } = build(api);
+    const { sync, sink, metrics } = build(api);
 
     const first = await sync.runPage();
     const T0 = new Date(Date.parse(at(160)) - 60_000).toISOString();
@@ -110,12 +110,15 @@ describe('LocationSync with lanes', () => {
     expect(sync.hasHistory).toBe(true);
     // The live lane is polled, but the location is not caught up while history is left.
     expect(sync.totals.traversalsCompleted).toBe(0);
+    expect(sync.backfill).toMatchObject({ untilMs: Date.parse(T0), positionMs: null, records: 0 });
 
     await runLane(sync, 'history');
     expect(api.listings.slice(2).every((l) => l.priority === 'backfill')).toBe(true);
     expect(api.listings[2]?.request).toMatchObject({ kind: 'first', since: null, order: 'asc' });
     expect(sink.calls.map((c) => c.uid)).toEqual(['n1', 'n2', 'h0', 'h1', 'h2', 'h3', 'h4']);
     expect(sync.hasHistory).toBe(false);
+    expect(sync.backfill).toBeNull();
+    expect(await counterValue(metrics.backfillRecords)).toBe(5);
     // Merged: the stored offset is the live lane's alone, in the format before lanes.
     expect(sink.offsets.get(LOC)).toEqual({
       since: at(160),
