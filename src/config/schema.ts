@@ -482,6 +482,11 @@ export const configSchema = z
         overlapMs: durationMs().default(60_000),
         /** A stored position older than the API's newest change by more than this is split; 0 = never. */
         splitBacklogMs: durationMs().default(3_600_000),
+        /**
+         * `limit` of history pages (at most api.pageSize): a split location's live poll waits for its history
+         * page in flight, so short history pages keep it fresh (one more listing request per this many calls).
+         */
+        historyPageSize: z.number().int().min(1).max(100).default(20),
       })
       .strict()
       .prefault({}),

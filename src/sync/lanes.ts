@@ -37,6 +37,12 @@ export interface LaneSettings {
   overlapMs: number;
   /** A stored position older than the newest change by more than this (ms) is split; 0 = never split. */
   splitBacklogMs: number;
+  /**
+   * `limit` of the history lane's pages (at most api.pageSize). A split location's own live poll waits for
+   * its history page in flight (one page at a time per location), so short history pages keep it fresh;
+   * unset: api.pageSize.
+   */
+  historyPageSize?: number;
 }
 
 export type Lane = 'live' | 'history';
@@ -45,6 +51,7 @@ export const DEFAULT_LANE_SETTINGS: Readonly<LaneSettings> = Object.freeze({
   enabled: true,
   overlapMs: 60_000,
   splitBacklogMs: 3_600_000,
+  historyPageSize: 20,
 });
 
 function instantOf(text: string): Instant {

@@ -286,6 +286,16 @@ export class LocationSync {
     );
   }
 
+  /** The traversal settings of `lane`'s pages: history pages list `lanes.historyPageSize` items at most. */
+  private traversalFor(lane: Lane): TraversalSettings {
+    const historyPageSize = this.options.settings.lanes?.historyPageSize;
+    if (lane === 'live' || historyPageSize === undefined) return this.traversalSettings;
+    return {
+      ...this.traversalSettings,
+      pageSize: Math.min(this.traversalSettings.pageSize, historyPageSize),
+    };
+  }
+
   /** The position of `lane`: the live lane's fields, or the history lane. */
   private laneOffset(lane: Lane): LaneOffset {
     if (lane === 'live') return this.position;
@@ -310,7 +320,7 @@ export class LocationSync {
     const traversal = this.traversals[lane] ?? this.beginTraversal(lane);
     const from = this.laneOffset(lane);
     const pipeline = this.pipelineFor(lane);
-    const request = nextPageRequest(from, this.traversalSettings);
+    const request = nextPageRequest(from, this.traversalFor(lane));
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
     const ahead = this.readAheads[lane].take(this.aheadKey(lane), request);
     if (lane === 'history') this.historyMark = ahead?.mark ?? this.liveWindow.mark();
@@ -468,7 +478,7 @@ export class LocationSync {
   private startReadAhead(lane: Lane, offset: LocationOffset, signal?: AbortSignal): void {
     const from: LaneOffset | undefined = lane === 'live' ? offset : offset.history;
     if (from === undefined) return;
-    const request = nextPageRequest(from, this.traversalSettings);
+    const request = nextPageRequest(from, this.traversalFor(lane));
     const hint = this.requestHint(lane);
     // The pipeline of the page after this one: its bounds are the other lane's as this commit leaves it.
     const pipeline = this.pipelineAfter(lane, offset);

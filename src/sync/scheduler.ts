@@ -29,7 +29,8 @@
  * - Lanes (lanes.ts): a location split into a live and a history lane is due at its phase for its live lane
  *   like any other; once its live traversal completes it also joins the backfill queue (FIFO). A worker takes
  *   due live work first, and a history turn (`runPage(signal, 'history')`) only when no live work is due:
- *   history fills the slots and the API budget the live lanes leave. A history turn ends after
+ *   history fills half the slots (at least one: the others stay free for live work) and the API budget the
+ *   live lanes leave. A history turn ends after
  *   `pagesPerTurn` pages, when the lanes merge, or as soon as any live work falls due (its own location's
  *   or another's), so the present never waits behind more than one history page per worker.
  *
@@ -159,6 +160,8 @@ export class Scheduler {
   private readonly due = new TinyQueue<DueEntry>([], byDueTime);
   /** Split locations whose history lane waits for a turn, in the order they joined (see the module comment). */
   private readonly backfill: Slot[] = [];
+  /** History turns running now: at most `historySlots` (the other slots stay free for live work). */
+  private historyTurns = 0;
   private seq = 0;
   /** Parked workers (waitForWork), each waiting to be handed a location or released. */
   private readonly idle: Array<(slot: Slot | undefined) => void> = [];
@@ -345,6 +348,7 @@ export class Scheduler {
       if (slot === undefined) continue;
       if (stop.aborted) {
         // Handed over just before the stop: no new page starts.
+        if (slot.lane === 'history') this.historyTurns -= 1;
         this.requeue(slot, 'waiting', 0);
         return;
       }
@@ -372,6 +376,16 @@ export class Scheduler {
       head.inBackfill = false;
       this.backfill.shift();
     }
+  }
+
+  /**
+   * How many history turns may run at once: half the slots (at least one). The others are kept for live work,
+   * so a location falling due finds a worker at once instead of waiting for a history page (of up to
+   * api.pageSize single calls at the budget left) to finish; and fewer history pages at a time each finish
+   * sooner, which is what a split location's own live poll waits for.
+   */
+  private historySlots(): number {
+    return Math.max(1, Math.floor(this.options.settings.maxLocationsInFlight / 2));
   }
 
   /** Puts a split location in the backfill queue (once). */
@@ -413,8 +427,10 @@ export class Scheduler {
       head.slot.lane = 'live';
       return head.slot;
     }
+    if (this.historyTurns >= this.historySlots()) return undefined;
     const backfill = this.nextBackfill();
     if (backfill === undefined) return undefined;
+    this.historyTurns += 1;
     this.backfill.shift();
     backfill.inBackfill = false;
     backfill.state = 'running';
@@ -532,6 +548,7 @@ export class Scheduler {
     } catch (error) {
       this.failed(slot, error);
     } finally {
+      this.historyTurns -= 1;
       this.turnEnded(slot);
     }
   }

@@ -180,6 +180,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     'Split a location far behind into a live lane (polled every interval from T0) and a history lane behind it ([sync.md](sync.md#lanes-the-present-first)).',
   'lanes.overlapMs':
     "T0 is the API's newest `updatedAt` less this, so changes the API writes slightly out of order are not missed.",
+  'lanes.historyPageSize':
+    "`limit` of the history lane's pages (at most `api.pageSize`): a split location's live poll waits for its history page in flight, so short history pages keep the present fresh, for one more listing request per this many calls.",
   'lanes.splitBacklogMs':
     'A location with no stored offset, or whose stored position is older than the newest change by more than this, is split; `0`: never.',
   'poll.pagesPerTurn':
