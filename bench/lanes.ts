@@ -92,7 +92,6 @@ export const lanesBench: BenchModule = {
       await consumer.subscribe({ topic: run, fromBeginning: true });
       const stop = new AbortController();
       const started = Date.now();
-      const requestsAtStart = await requestsSoFar(sandbox);
       const running = runtime.run(stop.signal);
       await consumer.run({
         eachMessage: async ({ message }) => {
@@ -108,10 +107,11 @@ export const lanesBench: BenchModule = {
       while (runtime.status().some((l) => l.backfill === null && l.totals.traversalsCompleted < 1))
         await sleep(100);
       const splitAt = Date.now();
+      const requestsAtSplit = await requestsSoFar(sandbox);
       const split = runtime.status().filter((l) => l.backfill !== null).length;
       while (runtime.status().some((l) => l.totals.traversalsCompleted < 1)) await sleep(100);
       const caughtUpAt = Date.now();
-      const requestsDuringBackfill = (await requestsSoFar(sandbox)) - requestsAtStart;
+      const requestsDuringBackfill = (await requestsSoFar(sandbox)) - requestsAtSplit;
       // No backfill: REPETITIONS windows of windowS once caught up; the live lanes' request rate meanwhile.
       await sleep(intervalMs);
       const liveFrom = Date.now();
@@ -128,7 +128,7 @@ export const lanesBench: BenchModule = {
       const backfillFrom = splitAt + intervalMs;
       const span = Math.max(0, caughtUpAt - backfillFrom) / REPETITIONS;
       const backfillSeconds = (caughtUpAt - started) / 1000;
-      const used = requestsDuringBackfill / backfillSeconds - liveRate;
+      const used = requestsDuringBackfill / ((caughtUpAt - splitAt) / 1000) - liveRate;
       const left = rps - liveRate;
       for (let rep = 0; rep < REPETITIONS; rep++) {
         const during = p99Between(arrivals, backfillFrom + rep * span, backfillFrom + (rep + 1) * span);
@@ -149,7 +149,7 @@ export const lanesBench: BenchModule = {
       notes.push(
         `${locations} locations × ${calls} calls of history, enrichment on (one GET per call), api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps} (the budget), poll.intervalMs ${intervalMs}, poll.maxLocationsInFlight 8, exactly-once; the sandbox (child process) changes ${updates} call(s)/s and creates ${creates}/s throughout.`,
         `${split} of ${locations} locations split at T0; the backfill took ${backfillSeconds.toFixed(1)} s; live windows during it: ${REPETITIONS} × ${(span / 1000).toFixed(1)} s from one interval after the split; without: ${REPETITIONS} × ${windowS} s from one interval after every lane merged.`,
-        "Budget use: (requests answered by the sandbox during the backfill / its duration − the live lanes' rate once caught up) / (requestsPerSecond − that rate). The live rate includes the single calls of the changes.",
+        "Budget use: (requests answered by the sandbox from the split of every location to the merge of the last, per second, less the live lanes' rate once caught up) / (requestsPerSecond less that rate). The live rate includes the single calls of the changes; the tail (the last lanes reading alone) counts against it.",
       );
     } finally {
       await consumer.disconnect().catch(() => undefined);
