@@ -650,3 +650,89 @@ describe('Scheduler with lanes', () => {
     expect(sink.offsets.get(a)?.history).toBeUndefined();
   });
 });
+
+describe('Scheduler history slots', () => {
+  it('runs history turns in at most half the slots, so live work always finds a worker', async () => {
+    const clock = new ManualClock(Date.parse('2024-03-01T13:00:00Z'));
+    const locations = [loc(1), loc(2), loc(3), loc(4)];
+    const api = new FakeCallsApi([
+      ...locations.flatMap((l) => calls(l, 20)),
+      ...locations.map((l) => ({
+        uid: `${l.slice(-1)}-new`,
+        locationUid: l,
+        updatedAt: '2024-03-01T12:59:00Z',
+      })),
+    ]);
+    api.keysetCursors = true;
+    const sink = new InMemorySink();
+    const metrics = new ConnectorMetrics();
+    // Every listing takes a turn of the event loop, so the turns of several locations overlap.
+    const original = api.listPage.bind(api);
+    api.listPage = async (request: PageRequest, signal?: AbortSignal) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return original(request, signal);
+    };
+    let historyTurns = 0;
+    let mostHistoryTurns = 0;
+    const syncs = locations.map(
+      (locationUid) =>
+        new LocationSync({
+          locationUid,
+          startOffset: EMPTY_OFFSET,
+          api,
+          enricher: new Enricher({ api, enabled: false, concurrency: 1 }),
+          sink,
+          metrics,
+          logger: silentLogger(),
+          clock,
+          settings: {
+            pageSize: 2,
+            startSince: null,
+            boundaryCap: 100,
+            privacy: 'redact-unless-public',
+            fingerprints: testFingerprints,
+            commitRetry: DEFAULT_RETRY_POLICY,
+            lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 },
+          },
+        }),
+    );
+    for (const sync of syncs) {
+      const runPage = sync.runPage.bind(sync);
+      sync.runPage = async (signal, lane) => {
+        if (lane !== 'history') return runPage(signal, lane);
+        historyTurns += 1;
+        mostHistoryTurns = Math.max(mostHistoryTurns, historyTurns);
+        try {
+          return await runPage(signal, lane);
+        } finally {
+          historyTurns -= 1;
+        }
+      };
+    }
+    const scheduler = new Scheduler({
+      locations: syncs,
+      settings: {
+        maxLocationsInFlight: 4,
+        intervalMs: 60_000,
+        pagesPerTurn: 3,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics,
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(
+      () => syncs.every((s) => !s.hasHistory) && sink.calls.length === 84,
+      5_000,
+      'all merged',
+    );
+    stop.abort();
+    clock.advance(120_000);
+    await running;
+    expect(mostHistoryTurns).toBe(2);
+  });
+});
