@@ -43,7 +43,7 @@
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
 import { randomUUID } from 'node:crypto';
-import { FatalError, RetriableError } from '../errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';
@@ -261,11 +261,25 @@ export class LocationSync {
       this.splitDecided = true;
       return;
     }
-    const newest = await this.options.api.listPage(
-      { kind: 'first', locationUid: this.locationUid, since: null, order: 'desc', limit: 1 },
-      signal,
-      LIVE_HINT,
-    );
+    let newest: ListedPage;
+    try {
+      newest = await this.options.api.listPage(
+        { kind: 'first', locationUid: this.locationUid, since: null, order: 'desc', limit: 1 },
+        signal,
+        LIVE_HINT,
+      );
+    } catch (error) {
+      // An API that refuses order=desc (the spec names it; an API we did not write may not take it) costs the
+      // location its lanes, not its sync: it reads its history first, as before lanes. Transient failures
+      // and aborts propagate (the check is made again on the next page).
+      if (signal?.aborted === true || !(error instanceof ConnectorError) || error.retriable) throw error;
+      this.splitDecided = true;
+      this.options.logger.warn(
+        { location: this.locationUid, code: error.code, err: error },
+        'the split check (one order=desc listing request) was refused: this location is not split, its history is read before the present',
+      );
+      return;
+    }
     const first = newest.items[0];
     const updatedAt =
       first === undefined ? null : first.ok ? first.call.updatedAt : (first.position?.updatedAt ?? null);

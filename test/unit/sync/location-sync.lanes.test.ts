@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
+import { FatalError, RetriableError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
@@ -232,6 +233,20 @@ describe('LocationSync with lanes', () => {
     await runLane(off, 'live');
     expect(api.listings.every((l) => l.request.kind !== 'first' || l.request.order === 'asc')).toBe(true);
     expect(sink.calls).toHaveLength(3);
+  });
+
+  it('reads history first, unsplit, when the API refuses the order=desc check, and checks again after a transient failure', async () => {
+    const api = new RecordingApi([...history(3), call('n1', 160)]);
+    api.listErrors.push(new RetriableError('API_UNAVAILABLE', 'down'));
+    const { sync, sink } = build(api);
+    await expect(sync.runPage()).rejects.toThrow('down');
+    api.listErrors.push(new FatalError('API_BAD_REQUEST', 'order=desc is not supported'));
+    await runLane(sync, 'live');
+    expect(sync.hasHistory).toBe(false);
+    expect(sink.calls.map((c) => c.uid)).toEqual(['h0', 'h1', 'h2', 'n1']);
+    expect(api.listings.filter((l) => l.request.kind === 'first' && l.request.order === 'desc')).toHaveLength(
+      2,
+    );
   });
 
   it('resumes both lanes from the stored offset after a crash, losing and doubling nothing', async () => {
