@@ -273,8 +273,11 @@ export class ConnectorMetrics {
       this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
     },
   });
-  /** Per location uid: its backfill (a split location's history lane, sync/lanes.ts), while it has one. */
-  private readonly backfills = new Map<string, BackfillFigures>();
+  /**
+   * Per location uid: its backfill (a split location's history lane, sync/lanes.ts) as last reported; once
+   * the lanes merged (`done`), its gauges stay at "read up to T0, nothing left" until the location is forgotten.
+   */
+  private readonly backfills = new Map<string, BackfillFigures & { done?: boolean }>();
   readonly backfillRecords = new Counter({
     name: 'calls_connector_backfill_records_total',
     help: 'Call records committed by history lanes (a location split to read its history behind the present, docs/sync.md "Lanes"); also counted in records_published_total.',
@@ -286,7 +289,7 @@ export class ConnectorMetrics {
     help: 'Locations split into a live lane and a history lane still reading up to T0.',
     registers: [this.registry],
     collect: () => {
-      this.backfillLocations.set(this.backfills.size);
+      this.backfillLocations.set([...this.backfills.values()].filter((b) => b.done !== true).length);
     },
   });
   /** Scrape-time gauges of the backfills: see `publishBackfills`. */
@@ -304,18 +307,30 @@ export class ConnectorMetrics {
     help: 'T0 of a split location (its history lane reads up to it) as Unix time. With per-location labels off, the oldest.',
     labelNames: ['location'] as const,
     registers: [this.registry],
+    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
+    collect: () => {
+      this.publishBackfills();
+    },
   });
   readonly backfillRemaining = new Gauge({
     name: 'calls_connector_backfill_remaining_seconds',
     help: 'API time a history lane has left to read (T0 minus its position). With per-location labels off, the sum.',
     labelNames: ['location'] as const,
     registers: [this.registry],
+    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
+    collect: () => {
+      this.publishBackfills();
+    },
   });
   readonly backfillEta = new Gauge({
     name: 'calls_connector_backfill_eta_seconds',
     help: 'Time a history lane needs to reach T0 at the rate it has read so far (the budget the live lanes left it). With per-location labels off, the longest.',
     labelNames: ['location'] as const,
     registers: [this.registry],
+    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
+    collect: () => {
+      this.publishBackfills();
+    },
   });
   readonly traversalDuration = new Histogram({
     name: 'calls_connector_traversal_duration_seconds',
@@ -445,8 +460,13 @@ export class ConnectorMetrics {
 
   /** Called by the sync engine when a location's backfill moves, with null when its lanes merged. */
   observeBackfill(locationUid: string, figures: BackfillFigures | null): void {
-    if (figures === null) this.backfills.delete(locationUid);
-    else this.backfills.set(locationUid, figures);
+    if (figures !== null) {
+      this.backfills.set(locationUid, figures);
+      return;
+    }
+    const last = this.backfills.get(locationUid);
+    if (last !== undefined)
+      this.backfills.set(locationUid, { ...last, positionMs: last.untilMs, done: true });
   }
 
   /**
@@ -465,7 +485,10 @@ export class ConnectorMetrics {
     for (const [uid, figures] of this.backfills) {
       const label = this.location(uid);
       const entry = byLabel.get(label) ?? {};
-      const progress = backfillProgress(figures, now);
+      const progress =
+        figures.done === true
+          ? { remainingSeconds: 0, rate: null, etaSeconds: 0 }
+          : backfillProgress(figures, now);
       entry.until = min(entry.until, figures.untilMs / 1000);
       if (figures.positionMs !== null) entry.position = min(entry.position, figures.positionMs / 1000);
       if (progress.remainingSeconds !== null)

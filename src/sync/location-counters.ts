@@ -98,9 +98,12 @@ export class LocationCounters {
     this.totals.belowWatermark += page.belowWatermark;
   }
 
-  /** A split location's history lane committed `records` calls (also counted as published by recordPage). */
+  /**
+   * A split location's history lane committed `records` calls (also counted as published by recordPage); 0 at
+   * the split, so that the location's series exists from then on (a rate of 0 is an answer, no series is not).
+   */
   historyPublished(records: number): void {
-    if (records > 0) this.metrics.backfillRecords.inc({ location: this.location }, records);
+    this.metrics.backfillRecords.inc({ location: this.location }, records);
   }
 
   /**

@@ -365,7 +365,7 @@ export class LocationSync {
     this.position = offset;
     if (lane === 'live' && this.historyInFlight()) this.liveWindow.record(page.calls);
     if (lane === 'history') {
-      this.counters.historyPublished(page.calls.length);
+      if (page.calls.length > 0) this.counters.historyPublished(page.calls.length);
       this.trackBackfill(page.calls.length);
     }
     if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
@@ -458,6 +458,7 @@ export class LocationSync {
     const positionMs = historyPositionMs(history);
     const untilMs = Date.parse(history.until);
     const known = this.backfillFigures;
+    if (known === null || known.untilMs !== untilMs) this.counters.historyPublished(0);
     this.backfillFigures =
       known === null || known.untilMs !== untilMs
         ? { untilMs, positionMs, startedAtMs: this.options.clock.now(), startPositionMs: positionMs, records }
