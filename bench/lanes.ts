@@ -16,7 +16,7 @@
  *
  * Knobs (env): BENCH_LANES_LOCATIONS (40), BENCH_LANES_CALLS (per location, 300), BENCH_LANES_RPS (200),
  * BENCH_LANES_INTERVAL_MS (5000), BENCH_LANES_WINDOW_S (after the backfill, 10), BENCH_LANES_UPDATES (4/s),
- * BENCH_LANES_CREATES (1/s).
+ * BENCH_LANES_CREATES (1/s), BENCH_LANES_IN_FLIGHT (poll.maxLocationsInFlight, 8).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
@@ -60,6 +60,7 @@ export const lanesBench: BenchModule = {
     const windowS = envInt('BENCH_LANES_WINDOW_S', 10);
     const updates = envInt('BENCH_LANES_UPDATES', 4);
     const creates = envInt('BENCH_LANES_CREATES', 1);
+    const inFlight = envInt('BENCH_LANES_IN_FLIGHT', 8);
     const stack = await provideStack(['environment', 'jvm']);
     const sandbox = await startSandboxChild(locations, calls, {
       live: { updatesPerSecond: updates, createsPerSecond: creates },
@@ -80,7 +81,7 @@ export const lanesBench: BenchModule = {
         stack,
         // The budget: the learned rate starts at rps and may not grow past it (a hidden API limit of rps).
         api: { requestsPerSecond: rps, rateLimit: { ceilingPerSecond: rps }, enrich: true },
-        poll: { intervalMs, maxLocationsInFlight: 8 },
+        poll: { intervalMs, maxLocationsInFlight: inFlight },
       });
       const runtime = await ConnectorRuntime.start({
         config,
@@ -147,7 +148,7 @@ export const lanesBench: BenchModule = {
       s.add('history request rate during the backfill', 'req/s', used);
       s.add('history rate / budget the live lanes leave (goal >= 0.9)', 'ratio', used / left);
       notes.push(
-        `${locations} locations × ${calls} calls of history, enrichment on (one GET per call), api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps} (the budget), poll.intervalMs ${intervalMs}, poll.maxLocationsInFlight 8, exactly-once; the sandbox (child process) changes ${updates} call(s)/s and creates ${creates}/s throughout.`,
+        `${locations} locations × ${calls} calls of history, enrichment on (one GET per call), api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps} (the budget), poll.intervalMs ${intervalMs}, poll.maxLocationsInFlight ${inFlight}, exactly-once; the sandbox (child process) changes ${updates} call(s)/s and creates ${creates}/s throughout.`,
         `${split} of ${locations} locations split at T0; the backfill took ${backfillSeconds.toFixed(1)} s; live windows during it: ${REPETITIONS} × ${(span / 1000).toFixed(1)} s from one interval after the split; without: ${REPETITIONS} × ${windowS} s from one interval after every lane merged.`,
         "Budget use: (requests answered by the sandbox from the split of every location to the merge of the last, per second, less the live lanes' rate once caught up) / (requestsPerSecond less that rate). The live rate includes the single calls of the changes; the tail (the last lanes reading alone) counts against it.",
       );
