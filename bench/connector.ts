@@ -81,6 +81,7 @@ export interface BenchConfigOptions {
   poll?: Record<string, unknown>;
   metrics?: Record<string, unknown>;
   logging?: Record<string, unknown>;
+  lanes?: Record<string, unknown>;
 }
 
 /**
@@ -113,6 +114,7 @@ export function benchDocument(options: BenchConfigOptions): Record<string, unkno
     ...(options.poll && { poll: options.poll }),
     metrics: { enabled: false, ...options.metrics },
     ...(options.logging && { logging: options.logging }),
+    ...(options.lanes && { lanes: options.lanes }),
   };
 }
 

@@ -19,6 +19,7 @@ import { connectorBench } from './connector.js';
 import { distributedBench } from './distributed.js';
 import { freshnessBench } from './freshness.js';
 import { idleBench } from './idle.js';
+import { lanesBench } from './lanes.js';
 import { limitsBench } from './limits.js';
 import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
@@ -43,6 +44,7 @@ const modules: BenchModule[] = [
   scaleBench,
   memoryBench,
   freshnessBench,
+  lanesBench,
   idleBench,
   distributedBench,
 ];
@@ -67,6 +69,11 @@ const QUICK: Record<string, string> = {
   BENCH_FRESH_INTERVAL_MS: '5000',
   BENCH_FRESH_WINDOW_S: '10',
   BENCH_FRESH_RPS: '40',
+  BENCH_LANES_LOCATIONS: '10',
+  BENCH_LANES_CALLS: '150',
+  BENCH_LANES_RPS: '100',
+  BENCH_LANES_INTERVAL_MS: '3000',
+  BENCH_LANES_WINDOW_S: '6',
   BENCH_DIST_CALLS: '300',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */

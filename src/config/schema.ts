@@ -468,6 +468,28 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The present first (docs/sync.md "Lanes"): a location with no stored offset, or one behind the API's
+     * newest change by more than splitBacklogMs, is split at T0 (the newest updatedAt less overlapMs) into a
+     * live lane polled every interval from T0 and a history lane reading up to T0 with the budget the live
+     * lanes leave.
+     */
+    lanes: z
+      .object({
+        /** false: never split (one lane per location, history before the present). */
+        enabled: z.boolean().default(true),
+        /** T0 = the API's newest updatedAt minus this, so changes written slightly out of order are not missed. */
+        overlapMs: durationMs().default(60_000),
+        /** A stored position older than the API's newest change by more than this is split; 0 = never. */
+        splitBacklogMs: durationMs().default(3_600_000),
+        /**
+         * `limit` of history pages (at most api.pageSize): a split location's live poll waits for its history
+         * page in flight, so short history pages keep it fresh (one more listing request per this many calls).
+         */
+        historyPageSize: z.number().int().min(1).max(100).default(20),
+      })
+      .strict()
+      .prefault({}),
     privacy: z
       .object({
         /**

@@ -37,6 +37,20 @@ export function publishRate(previous: ViewFrame | null, current: ViewFrame): num
   return ((published(current) - published(previous)) * 1000) / (current.at - previous.at);
 }
 
+/**
+ * A split location's two lanes (docs/sync.md "Lanes"): the live lane's state, and how far its history lane is
+ * from T0, with the ETA at the rate read so far and the records it published.
+ */
+function lanesPosition(liveMidTraversal: boolean, backfill: NonNullable<LocationStatus['backfill']>): string {
+  const left =
+    backfill.remainingSeconds === null ? 'starting' : `${formatLag(backfill.remainingSeconds * 1000)} left`;
+  const eta = backfill.etaSeconds === null ? '' : `, eta ${formatLag(backfill.etaSeconds * 1000)}`;
+  return (
+    `live ${liveMidTraversal ? 'mid-traversal' : 'caught up'} | ` +
+    `history ${left} to T0${eta} (${backfill.records} records)`
+  );
+}
+
 /** The lines of one frame of the live view. */
 export function renderFrame(previous: ViewFrame | null, current: ViewFrame): string[] {
   const rate = publishRate(previous, current);
@@ -57,11 +71,12 @@ export function renderFrame(previous: ViewFrame | null, current: ViewFrame): str
   for (const location of current.locations) {
     const watermark = location.offset.watermark;
     const lag = watermark === null ? null : current.at - new Date(watermark).getTime();
-    const position =
-      location.offset.cursor !== null
-        ? 'mid-traversal (cursor)'
-        : location.lastError
-          ? `error ${location.lastError.code}`
+    const position = location.lastError
+      ? `error ${location.lastError.code}`
+      : location.backfill !== null && location.backfill !== undefined
+        ? lanesPosition(location.offset.cursor !== null, location.backfill)
+        : location.offset.cursor !== null
+          ? 'mid-traversal (cursor)'
           : 'caught up';
     lines.push(
       `${pad(location.locationUid, 38)} ${owner(location)}${pad(location.state, 8)} ${padLeft(String(location.totals.published), 9)} ` +

@@ -10,6 +10,7 @@
  * never share counters. Components receive it injected; none of them creates metrics of its own.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { backfillProgress, type BackfillFigures } from '../sync/lanes.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface MetricsOptions {
@@ -272,6 +273,65 @@ export class ConnectorMetrics {
       this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
     },
   });
+  /**
+   * Per location uid: its backfill (a split location's history lane, sync/lanes.ts) as last reported; once
+   * the lanes merged (`done`), its gauges stay at "read up to T0, nothing left" until the location is forgotten.
+   */
+  private readonly backfills = new Map<string, BackfillFigures & { done?: boolean }>();
+  readonly backfillRecords = new Counter({
+    name: 'calls_connector_backfill_records_total',
+    help: 'Call records committed by history lanes (a location split to read its history behind the present, docs/sync.md "Lanes"); also counted in records_published_total.',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+  });
+  readonly backfillLocations = new Gauge({
+    name: 'calls_connector_backfill_locations',
+    help: 'Locations split into a live lane and a history lane still reading up to T0.',
+    registers: [this.registry],
+    collect: () => {
+      this.backfillLocations.set([...this.backfills.values()].filter((b) => b.done !== true).length);
+    },
+  });
+  /** Scrape-time gauges of the backfills: see `publishBackfills`. */
+  readonly backfillPosition = new Gauge({
+    name: 'calls_connector_backfill_position_timestamp_seconds',
+    help: "A history lane's position (its watermark, else its since) as Unix time. With per-location labels off, the oldest.",
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.publishBackfills();
+    },
+  });
+  readonly backfillUntil = new Gauge({
+    name: 'calls_connector_backfill_until_timestamp_seconds',
+    help: 'T0 of a split location (its history lane reads up to it) as Unix time. With per-location labels off, the oldest.',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
+    collect: () => {
+      this.publishBackfills();
+    },
+  });
+  readonly backfillRemaining = new Gauge({
+    name: 'calls_connector_backfill_remaining_seconds',
+    help: 'API time a history lane has left to read (T0 minus its position). With per-location labels off, the sum.',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
+    collect: () => {
+      this.publishBackfills();
+    },
+  });
+  readonly backfillEta = new Gauge({
+    name: 'calls_connector_backfill_eta_seconds',
+    help: 'Time a history lane needs to reach T0 at the rate it has read so far (the budget the live lanes left it). With per-location labels off, the longest.',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
+    collect: () => {
+      this.publishBackfills();
+    },
+  });
   readonly traversalDuration = new Histogram({
     name: 'calls_connector_traversal_duration_seconds',
     help: 'Duration of one complete traversal of a location, first page to null nextCursor.',
@@ -398,6 +458,52 @@ export class ConnectorMetrics {
     this.highWaterMs.set(locationUid, toMs(updatedAt));
   }
 
+  /** Called by the sync engine when a location's backfill moves, with null when its lanes merged. */
+  observeBackfill(locationUid: string, figures: BackfillFigures | null): void {
+    if (figures !== null) {
+      this.backfills.set(locationUid, figures);
+      return;
+    }
+    const last = this.backfills.get(locationUid);
+    if (last !== undefined)
+      this.backfills.set(locationUid, { ...last, positionMs: last.untilMs, done: true });
+  }
+
+  /**
+   * Sets the backfill gauges at scrape time from the figures the locations reported (the ETA depends on
+   * "now"), per `location` label: the oldest position and T0, the sum of the time left, the longest ETA.
+   */
+  private publishBackfills(): void {
+    for (const gauge of [this.backfillPosition, this.backfillUntil, this.backfillRemaining, this.backfillEta])
+      gauge.reset();
+    const now = this.clock.now();
+    const min = (a: number | undefined, b: number) => (a === undefined ? b : Math.min(a, b));
+    const byLabel = new Map<
+      string,
+      { position?: number; until?: number; remaining?: number; eta?: number }
+    >();
+    for (const [uid, figures] of this.backfills) {
+      const label = this.location(uid);
+      const entry = byLabel.get(label) ?? {};
+      const progress =
+        figures.done === true
+          ? { remainingSeconds: 0, rate: null, etaSeconds: 0 }
+          : backfillProgress(figures, now);
+      entry.until = min(entry.until, figures.untilMs / 1000);
+      if (figures.positionMs !== null) entry.position = min(entry.position, figures.positionMs / 1000);
+      if (progress.remainingSeconds !== null)
+        entry.remaining = (entry.remaining ?? 0) + progress.remainingSeconds;
+      if (progress.etaSeconds !== null) entry.eta = Math.max(entry.eta ?? 0, progress.etaSeconds);
+      byLabel.set(label, entry);
+    }
+    for (const [location, entry] of byLabel) {
+      if (entry.until !== undefined) this.backfillUntil.set({ location }, entry.until);
+      if (entry.position !== undefined) this.backfillPosition.set({ location }, entry.position);
+      if (entry.remaining !== undefined) this.backfillRemaining.set({ location }, entry.remaining);
+      if (entry.eta !== undefined) this.backfillEta.set({ location }, entry.eta);
+    }
+  }
+
   /** Called by the sync engine when a traversal of a location completes (nextCursor null). */
   observeTraversalSuccess(locationUid: string, at: Date | number = this.clock.now()): void {
     this.lastSuccessMs.set(locationUid, toMs(at));
@@ -411,6 +517,7 @@ export class ConnectorMetrics {
     for (const uid of locationUids) {
       this.highWaterMs.delete(uid);
       this.lastSuccessMs.delete(uid);
+      this.backfills.delete(uid);
     }
     for (const gauge of [this.highWaterTimestamp, this.lastTraversalSuccess, this.freshness]) gauge.reset();
     this.publishOldest(this.highWaterMs, this.highWaterTimestamp);

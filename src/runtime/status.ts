@@ -25,7 +25,27 @@ export interface LocationTaskStatus {
   /** Ours: waiting, running, backoff or stopped. */
   phase: LocationStatus['state'];
   traversal_id: string | null;
-  offset: { since: string | null; cursor: string | null; watermark: string | null };
+  offset: {
+    since: string | null;
+    cursor: string | null;
+    watermark: string | null;
+    /** A split location's history lane (docs/sync.md "Lanes"): its position and T0 (`until`). */
+    history?: { since: string | null; cursor: string | null; watermark: string | null; until: string };
+  };
+  /**
+   * Present while the location is split: its history lane's progress. `position` is the lane's watermark
+   * (else since) and `until` T0; `remaining_seconds` the API time left to read (the API gives no record count);
+   * `rate` the API seconds read per second so far and `eta_seconds` the time left at that rate (null before
+   * any progress); `records` what the history lane published in this process.
+   */
+  backfill?: {
+    until: string;
+    position: string | null;
+    remaining_seconds: number | null;
+    rate: number | null;
+    eta_seconds: number | null;
+    records: number;
+  };
   last_success_at: string | null;
   next_run_at: string | null;
   consecutive_failures: number;
@@ -116,7 +136,17 @@ export function connectorStatus(
         since: location.offset.since,
         cursor: location.offset.cursor,
         watermark: location.offset.watermark,
+        ...(location.offset.history !== undefined && {
+          history: {
+            since: location.offset.history.since,
+            cursor: location.offset.history.cursor,
+            watermark: location.offset.history.watermark,
+            until: location.offset.history.until,
+          },
+        }),
       },
+      ...(location.backfill !== null &&
+        location.backfill !== undefined && { backfill: backfillStatus(location.backfill) }),
       last_success_at: isoOrNull(location.lastSuccessAt),
       next_run_at: isoOrNull(location.nextRunAt),
       consecutive_failures: location.consecutiveFailures,
@@ -139,6 +169,20 @@ export function connectorStatus(
     type: 'source',
     ...(assignment !== null && { assignment }),
     ...(rateLimits !== null && { rate_limits: rateLimits.scopes.map(scopeStatus) }),
+  };
+}
+
+function backfillStatus(
+  backfill: NonNullable<LocationStatus['backfill']>,
+): NonNullable<LocationTaskStatus['backfill']> {
+  const round = (n: number | null) => (n === null ? null : Math.round(n * 10) / 10);
+  return {
+    until: new Date(backfill.untilMs).toISOString(),
+    position: isoOrNull(backfill.positionMs),
+    remaining_seconds: round(backfill.remainingSeconds),
+    rate: round(backfill.rate),
+    eta_seconds: round(backfill.etaSeconds),
+    records: backfill.records,
   };
 }
 

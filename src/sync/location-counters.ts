@@ -15,6 +15,10 @@ export interface LocationTotals {
   deduplicated: number;
   redacted: number;
   belowWatermark: number;
+  /**
+   * Traversals that completed with the location caught up: a split location's live lane (lanes.ts) counts
+   * only once its history lane has merged, so "a traversal completed" still means "nothing older is left".
+   */
   traversalsCompleted: number;
 }
 
@@ -69,6 +73,8 @@ export class LocationCounters {
     this.recordsPublished.inc(page.published);
     if (page.deduplicated > 0)
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
+    if (page.supersededByLive > 0)
+      metrics.recordsSkipped.inc({ location, reason: 'superseded_by_live' }, page.supersededByLive);
     if (page.deadLetters.length > 0)
       metrics.recordsSkipped.inc({ location, reason: 'dlq' }, page.deadLetters.length);
     if (page.redacted > 0) metrics.recordsRedacted.inc({ location }, page.redacted);
@@ -92,11 +98,23 @@ export class LocationCounters {
     this.totals.belowWatermark += page.belowWatermark;
   }
 
-  /** A traversal that started at `startedAt` completed at `now` (ms since epoch). */
-  traversalCompleted(startedAt: number, now: number): void {
+  /**
+   * A split location's history lane committed `records` calls (also counted as published by recordPage); 0 at
+   * the split, so that the location's series exists from then on (a rate of 0 is an answer, no series is not).
+   */
+  historyPublished(records: number): void {
+    this.metrics.backfillRecords.inc({ location: this.location }, records);
+  }
+
+  /**
+   * A traversal that started at `startedAt` completed at `now` (ms since epoch); `caughtUp`: no history lane
+   * is left behind it (see LocationTotals.traversalsCompleted). The metrics count every one: a live lane's
+   * completed poll is as fresh as any.
+   */
+  traversalCompleted(startedAt: number, now: number, caughtUp = true): void {
     this.metrics.traversalDuration.observe((now - startedAt) / 1000);
     this.metrics.observeTraversalSuccess(this.locationUid, now);
-    this.totals.traversalsCompleted += 1;
+    if (caughtUp) this.totals.traversalsCompleted += 1;
   }
 
   /** The listing rejected a cursor and the traversal restarted from the watermark. */

@@ -14,6 +14,14 @@
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
  * by pages in flight; the scheduler runs a location's pages until its traversal completes.
  *
+ * Lanes (lanes.ts, with `settings.lanes`): on its first page in this process a location with no stored
+ * offset, or one far behind, is split at T0 (one order=desc request of one item). Its live lane (the
+ * offset's own fields) is then polled like a caught-up location and its history lane (`offset.history`)
+ * reads up to T0 in the turns the scheduler gives it (`runPage(signal, 'history')`). Both lanes are run
+ * here, one page at a time, each with its own traversal and read-ahead; every commit writes both (the
+ * other lane as it stands), so no lane's commit overwrites the other's progress. A history page drops the
+ * calls the live lane published at a newer version since it was listed (LiveWindow).
+ *
  * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
  * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
  * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
@@ -35,7 +43,7 @@
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
 import { randomUUID } from 'node:crypto';
-import { FatalError, RetriableError } from '../errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';
@@ -44,7 +52,21 @@ import { CursorLoopDetector } from './cursor-loop.js';
 import type { Enricher } from './enricher.js';
 import type { BoundaryFingerprints } from './fingerprint.js';
 import { LocationCounters, type LocationTotals, type TraversalCounts } from './location-counters.js';
-import type { LocationOffset, PrivacyPolicy } from './model.js';
+import {
+  backfillProgress,
+  historyPositionMs,
+  laneBoundaryBounds,
+  liveLane,
+  LiveWindow,
+  needsSplitCheck,
+  offsetAfterPage,
+  splitOffset,
+  type BackfillFigures,
+  type BackfillProgress,
+  type Lane,
+  type LaneSettings,
+} from './lanes.js';
+import type { LaneOffset, LocationOffset, PrivacyPolicy } from './model.js';
 import {
   assemblePage,
   pageTally,
@@ -76,6 +98,9 @@ export { emptyTotals, type LocationTotals } from './location-counters.js';
 
 export const MAX_RESTARTS_WITHOUT_PROGRESS = 5;
 
+const LIVE_HINT: RequestHint = Object.freeze({ priority: 'live' });
+const BACKFILL_HINT: RequestHint = Object.freeze({ priority: 'backfill' });
+
 export interface LocationSyncSettings {
   pageSize: number;
   /** `since` of a location's first traversal when it has no stored offset; null = from the beginning. */
@@ -93,6 +118,8 @@ export interface LocationSyncSettings {
   commitRetry: Readonly<BackoffPolicy>;
   /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
   tombstoneGone?: boolean;
+  /** Live and history lanes (lanes.ts); unset: never split. */
+  lanes?: LaneSettings;
 }
 
 export interface LocationSyncOptions {
@@ -108,14 +135,20 @@ export interface LocationSyncOptions {
 }
 
 export interface PageReport {
-  /** The traversal ended with this page (nextCursor null). */
+  /**
+   * The lane's traversal ended with this page (nextCursor null); for a history page, the history lane
+   * reached T0 and the lanes merged.
+   */
   complete: boolean;
   /** Calls published by this page (0 when the cursor was rejected and the traversal restarted). */
   published: number;
+  /** The lane the page belonged to. */
+  lane: Lane;
 }
 
 interface TraversalState extends TraversalCounts {
   id: string;
+  lane: Lane;
   startedAt: number;
   detector: CursorLoopDetector;
   restartsWithoutProgress: number;
@@ -127,11 +160,19 @@ export class LocationSync {
   readonly locationUid: string;
   private committed: LocationOffset;
   private position: LocationOffset;
-  private traversal: TraversalState | null = null;
+  private readonly traversals: Record<Lane, TraversalState | null> = { live: null, history: null };
   private busy = false;
   private readonly traversalSettings: TraversalSettings;
   private readonly pipeline: PipelineSettings;
-  private readonly readAhead = new ReadAhead();
+  private readonly readAheads: Record<Lane, ReadAhead> = { live: new ReadAhead(), history: new ReadAhead() };
+  /** What the live lane published while a history page is in flight (lanes.ts). */
+  private readonly liveWindow = new LiveWindow();
+  /** The live window's mark of the history page in its turn, null when none is. */
+  private historyMark: number | null = null;
+  /** Whether this process decided the split already (needsSplitCheck, the order=desc request). */
+  private splitDecided = false;
+  /** The backfill as this process saw it, while the location is split (metrics, status). */
+  private backfillFigures: BackfillFigures | null = null;
   private readonly commits: CommitDriver;
   private readonly counters: LocationCounters;
 
@@ -161,6 +202,7 @@ export class LocationSync {
       clock: options.clock,
     });
     this.counters = new LocationCounters(options.metrics, options.locationUid);
+    this.trackBackfill(0);
   }
 
   /** The offset last committed by the sink (or the starting offset). */
@@ -168,9 +210,20 @@ export class LocationSync {
     return this.committed;
   }
 
-  /** The id of the traversal in progress, null between traversals. */
+  /** The id of the traversal in progress (the live lane's, else the history lane's), null between traversals. */
   get traversalId(): string | null {
-    return this.traversal?.id ?? null;
+    return this.traversals.live?.id ?? this.traversals.history?.id ?? null;
+  }
+
+  /** The backfill of a split location as this process saw it, with its progress now; null when not split. */
+  get backfill(): (BackfillFigures & BackfillProgress) | null {
+    const figures = this.backfillFigures;
+    return figures === null ? null : { ...figures, ...backfillProgress(figures, this.options.clock.now()) };
+  }
+
+  /** Whether the location is split and its history lane has pages left to read (runPage(signal, 'history')). */
+  get hasHistory(): boolean {
+    return this.position.history !== undefined;
   }
 
   /** Counts since this LocationSync was created, for the status view. */
@@ -182,22 +235,110 @@ export class LocationSync {
    * Fetches, processes and commits one page of the current traversal (starting one if none is open).
    * Not re-entrant: one page at a time per location (the scheduler guarantees it).
    */
-  async runPage(signal?: AbortSignal): Promise<PageReport> {
+  async runPage(signal?: AbortSignal, lane: Lane = 'live'): Promise<PageReport> {
     if (this.busy) throw new Error(`LocationSync.runPage re-entered for location ${this.locationUid}`);
     this.busy = true;
     try {
-      return await this.processPage(signal);
+      if (!this.splitDecided) await this.decideSplit(signal);
+      return await this.processPage(lane === 'history' && this.hasHistory ? 'history' : 'live', signal);
     } finally {
       this.busy = false;
+      if (this.historyMark !== null) {
+        this.historyMark = null;
+        this.pruneLiveWindow();
+      }
     }
   }
 
-  private async processPage(signal?: AbortSignal): Promise<PageReport> {
-    const traversal = this.traversal ?? this.beginTraversal();
-    const request = nextPageRequest(this.position, this.traversalSettings);
+  /**
+   * Splits the location when lanes.ts says so: one order=desc request of one item gives the API's newest
+   * updatedAt. The split is committed with the location's next page (its offset then differs from the
+   * stored one); a crash before that decides again.
+   */
+  private async decideSplit(signal?: AbortSignal): Promise<void> {
+    const lanes = this.options.settings.lanes;
+    if (lanes === undefined || !needsSplitCheck(this.position, lanes, this.options.clock.now())) {
+      this.splitDecided = true;
+      return;
+    }
+    let newest: ListedPage;
+    try {
+      newest = await this.options.api.listPage(
+        { kind: 'first', locationUid: this.locationUid, since: null, order: 'desc', limit: 1 },
+        signal,
+        LIVE_HINT,
+      );
+    } catch (error) {
+      // An API that refuses order=desc (the spec names it; an API we did not write may not take it) costs the
+      // location its lanes, not its sync: it reads its history first, as before lanes. Transient failures
+      // and aborts propagate (the check is made again on the next page).
+      if (signal?.aborted === true || !(error instanceof ConnectorError) || error.retriable) throw error;
+      this.splitDecided = true;
+      this.options.logger.warn(
+        { location: this.locationUid, code: error.code, err: error },
+        'the split check (one order=desc listing request) was refused: this location is not split, its history is read before the present',
+      );
+      return;
+    }
+    const first = newest.items[0];
+    const updatedAt =
+      first === undefined ? null : first.ok ? first.call.updatedAt : (first.position?.updatedAt ?? null);
+    const split = splitOffset(this.position, updatedAt, lanes, this.options.settings.startSince);
+    this.splitDecided = true;
+    if (split === null) return;
+    this.readAheads.live.drop();
+    this.position = split;
+    this.trackBackfill(0);
+    this.options.logger.info(
+      {
+        location: this.locationUid,
+        until: split.history?.until,
+        newest: updatedAt,
+        historyFrom: split.history?.watermark ?? split.history?.since ?? this.options.settings.startSince,
+      },
+      'location split: the live lane polls from T0 (until), the history lane reads up to it behind',
+    );
+  }
+
+  /** The traversal settings of `lane`'s pages: history pages list `lanes.historyPageSize` items at most. */
+  private traversalFor(lane: Lane): TraversalSettings {
+    const historyPageSize = this.options.settings.lanes?.historyPageSize;
+    if (lane === 'live' || historyPageSize === undefined) return this.traversalSettings;
+    return {
+      ...this.traversalSettings,
+      pageSize: Math.min(this.traversalSettings.pageSize, historyPageSize),
+    };
+  }
+
+  /** The position of `lane`: the live lane's fields, or the history lane. */
+  private laneOffset(lane: Lane): LaneOffset {
+    if (lane === 'live') return this.position;
+    const history = this.position.history;
+    if (history === undefined) throw new Error('a history page of a location that is not split');
+    return history;
+  }
+
+  /** The pipeline of `lane`'s pages: a split location's lanes share the boundary bounds; history stops at T0. */
+  private pipelineFor(lane: Lane): PipelineSettings {
+    const history = this.position.history;
+    if (history === undefined) return this.pipeline;
+    const other = lane === 'live' ? history : liveLane(this.position);
+    return {
+      ...this.pipeline,
+      ...laneBoundaryBounds(this.pipeline, other),
+      ...(lane === 'history' && { until: history.until }),
+    };
+  }
+
+  private async processPage(lane: Lane, signal?: AbortSignal): Promise<PageReport> {
+    const traversal = this.traversals[lane] ?? this.beginTraversal(lane);
+    const from = this.laneOffset(lane);
+    const pipeline = this.pipelineFor(lane);
+    const request = nextPageRequest(from, this.traversalFor(lane));
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
-    const ahead = this.readAhead.take(this.position, request);
-    const hint = this.requestHint();
+    const ahead = this.readAheads[lane].take(this.aheadKey(lane), request);
+    if (lane === 'history') this.historyMark = ahead?.mark ?? this.liveWindow.mark();
+    const hint = this.requestHint(lane);
     let listed: ListedPage;
     try {
       listed = await (ahead?.listed ?? this.options.api.listPage(request, signal, hint));
@@ -209,21 +350,64 @@ export class LocationSync {
     this.counters.pageFetched(traversal);
     if (traversal.detector.isLoop(listed.nextCursor)) throw this.cursorLoop(traversal);
     const prepared = await (ahead?.prepared ??
-      preparePage(this.position, listed, this.pipeline, this.options.enricher, signal, hint));
-    const page = assemblePage(prepared, this.pipeline);
+      preparePage(from, listed, pipeline, this.options.enricher, signal, hint));
+    const { kept, superseded } = this.withoutSupersededByLive(lane, prepared);
+    const page = assemblePage(kept, pipeline);
     this.logPage(traversal, prepared, page);
 
     signal?.throwIfAborted();
     const { outcome } = prepared;
-    const commit = this.pageCommit(traversal, request, prepared, page);
+    const offset = offsetAfterPage(this.position, lane, outcome.offset, outcome.complete);
+    const commit = this.pageCommit(traversal, request, from, offset, page);
     if (!(await this.commit(traversal, commit, outcome.complete, signal)))
-      return { complete: false, published: 0 };
-    this.committed = outcome.offset;
-    this.position = outcome.offset;
+      return { complete: false, published: 0, lane };
+    this.committed = offset;
+    this.position = offset;
+    if (lane === 'live' && this.historyInFlight()) this.liveWindow.record(page.calls);
+    if (lane === 'history') {
+      if (page.calls.length > 0) this.counters.historyPublished(page.calls.length);
+      this.trackBackfill(page.calls.length);
+    }
     if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
-    this.counters.recordPage(traversal, pageTally(prepared, page), this.committed.watermark);
+    this.counters.recordPage(traversal, pageTally(prepared, page, superseded), this.committed.watermark);
     if (outcome.complete) this.endTraversal(traversal);
-    return { complete: outcome.complete, published: page.calls.length };
+    return { complete: outcome.complete, published: page.calls.length, lane };
+  }
+
+  /**
+   * A history page without the calls the live lane published since its listing at a newer version (lanes.ts,
+   * LiveWindow): publishing them would take their key back to an older version.
+   */
+  private withoutSupersededByLive(
+    lane: Lane,
+    prepared: PreparedPage,
+  ): { kept: PreparedPage; superseded: number } {
+    const mark = this.historyMark;
+    if (lane !== 'history' || mark === null || this.liveWindow.size === 0)
+      return { kept: prepared, superseded: 0 };
+    const enriched = prepared.enriched.filter(
+      (item) => !this.liveWindow.supersededByLive(item.listed.uid, item.listed.updatedAt, mark),
+    );
+    return { kept: { ...prepared, enriched }, superseded: prepared.enriched.length - enriched.length };
+  }
+
+  /** Whether a history page is listed and not yet committed (in its turn, or read ahead). */
+  private historyInFlight(): boolean {
+    return this.historyMark !== null || this.readAheads.history.mark !== undefined;
+  }
+
+  /** Forgets what the live window held for history pages no longer in flight. */
+  private pruneLiveWindow(): void {
+    const ahead = this.readAheads.history.mark;
+    this.liveWindow.prune(ahead ?? null);
+  }
+
+  /**
+   * What a lane's read-ahead is keyed by (ReadAhead.take compares it by identity): the live lane's, the whole
+   * offset (any commit moves it); the history lane's, its own object, which a live commit keeps.
+   */
+  private aheadKey(lane: Lane): LocationOffset {
+    return lane === 'live' ? this.position : (this.position.history ?? this.position);
   }
 
   /**
@@ -238,64 +422,113 @@ export class LocationSync {
     signal?: AbortSignal,
   ): Promise<boolean> {
     if (this.isIdle(commit)) return true;
-    if (!last) this.startReadAhead(commit.offset, signal);
+    const { lane } = traversal;
+    if (!last) this.startReadAhead(lane, commit.offset, signal);
     let result;
     try {
       result = await this.commits.commit(commit, () => traversal.log, signal);
     } catch (error) {
-      this.readAhead.drop();
+      this.readAheads[lane].drop();
       throw error;
     }
     if (result.kind === 'stored') return true;
-    this.readAhead.drop();
+    this.readAheads.live.drop();
+    this.readAheads.history.drop();
     this.committed = result.stored;
     this.position = result.stored;
     traversal.detector.reset();
+    // Another writer's offset: a history lane it no longer holds has no traversal left.
+    if (result.stored.history === undefined) this.traversals.history = null;
+    this.trackBackfill(0);
     return false;
+  }
+
+  /**
+   * Keeps the backfill figures (and the metrics' copy) in step with the position: a new history lane (or T0)
+   * starts them, `records` more published by the history lane move them, a merge ends them.
+   */
+  private trackBackfill(records: number): void {
+    const history = this.position.history;
+    const { metrics } = this.options;
+    if (history === undefined) {
+      if (this.backfillFigures !== null) metrics.observeBackfill(this.locationUid, null);
+      this.backfillFigures = null;
+      return;
+    }
+    const positionMs = historyPositionMs(history);
+    const untilMs = Date.parse(history.until);
+    const known = this.backfillFigures;
+    if (known === null || known.untilMs !== untilMs) this.counters.historyPublished(0);
+    this.backfillFigures =
+      known === null || known.untilMs !== untilMs
+        ? { untilMs, positionMs, startedAtMs: this.options.clock.now(), startPositionMs: positionMs, records }
+        : { ...known, positionMs, records: known.records + records };
+    metrics.observeBackfill(this.locationUid, this.backfillFigures);
   }
 
   private pageCommit(
     traversal: TraversalState,
     request: PageRequest,
-    prepared: PreparedPage,
+    from: LaneOffset,
+    offset: LocationOffset,
     page: AssembledPage,
   ): PageCommit {
     return {
       locationUid: this.locationUid,
       calls: page.calls,
       deadLetters: page.deadLetters,
-      offset: prepared.outcome.offset,
+      offset,
       committed: this.committed,
       ...(page.tombstones.length > 0 && { tombstones: page.tombstones }),
       source: {
         traversalId: traversal.id,
         page: traversal.pages,
-        since: this.position.since,
+        since: from.since,
         cursor: request.kind === 'next' ? request.cursor : null,
       },
     };
   }
 
-  /** Lists and prepares the page after `from` while the current page commits. */
-  private startReadAhead(from: LocationOffset, signal?: AbortSignal): void {
-    const request = nextPageRequest(from, this.traversalSettings);
-    const hint = this.requestHint();
-    this.readAhead.start(
-      from,
+  /** Lists and prepares `lane`'s page after `offset` (the offset the current page stores) while it commits. */
+  private startReadAhead(lane: Lane, offset: LocationOffset, signal?: AbortSignal): void {
+    const from: LaneOffset | undefined = lane === 'live' ? offset : offset.history;
+    if (from === undefined) return;
+    const request = nextPageRequest(from, this.traversalFor(lane));
+    const hint = this.requestHint(lane);
+    // The pipeline of the page after this one: its bounds are the other lane's as this commit leaves it.
+    const pipeline = this.pipelineAfter(lane, offset);
+    const mark = lane === 'history' ? this.liveWindow.mark() : undefined;
+    this.readAheads[lane].start(
+      lane === 'live' ? offset : (offset.history ?? offset),
       request,
       (aheadSignal) => {
         const listed = this.options.api.listPage(request, aheadSignal, hint);
         const prepared = listed.then((page) =>
-          preparePage(from, page, this.pipeline, this.options.enricher, aheadSignal, hint),
+          preparePage(from, page, pipeline, this.options.enricher, aheadSignal, hint),
         );
-        return { listed, prepared };
+        return { listed, prepared, ...(mark !== undefined && { mark }) };
       },
       signal,
     );
   }
 
-  /** The rate limiter's priority of this location's requests (priority.ts). */
-  private requestHint(): RequestHint {
+  /** pipelineFor(lane) as it will be once `offset` is the position. */
+  private pipelineAfter(lane: Lane, offset: LocationOffset): PipelineSettings {
+    const position = this.position;
+    this.position = offset;
+    try {
+      return this.pipelineFor(lane);
+    } finally {
+      this.position = position;
+    }
+  }
+
+  /**
+   * The rate limiter's priority of `lane`'s requests: a split location's live lane is live and its history
+   * backfill; a location that is not split is live once caught up (priority.ts).
+   */
+  private requestHint(lane: Lane): RequestHint {
+    if (this.position.history !== undefined) return lane === 'live' ? LIVE_HINT : BACKFILL_HINT;
     return requestHint(this.totals.traversalsCompleted, this.position.since, this.options.clock.now());
   }
 
@@ -333,13 +566,14 @@ export class LocationSync {
     }
   }
 
-  private beginTraversal(): TraversalState {
+  private beginTraversal(lane: Lane): TraversalState {
     const id = randomUUID().slice(0, 8);
     const { logger } = this.options;
     let log: Logger | undefined;
     const locationUid = this.locationUid;
     const state: TraversalState = {
       id,
+      lane,
       startedAt: this.options.clock.now(),
       detector: new CursorLoopDetector(),
       restartsWithoutProgress: 0,
@@ -350,23 +584,38 @@ export class LocationSync {
       // Made on first use: an idle poll logs nothing at info, and a child logger per traversal was a
       // measurable share of its CPU (pino serialises the bindings when the child is made).
       get log() {
-        return (log ??= logger.child({ location: locationUid, traversal: id }));
+        return (log ??= logger.child({
+          location: locationUid,
+          traversal: id,
+          ...(lane === 'history' && { lane }),
+        }));
       },
     };
     // Debug: most traversals of a running connector are idle polls (one page, nothing new), and two info
     // lines each would be hundreds of lines a second at 10,000 locations. 'traversal complete' says the rest.
+    const from = this.laneOffset(lane);
     if (logger.isLevelEnabled('debug'))
-      state.log.debug(
-        { since: this.position.since, resumingCursor: this.position.cursor !== null },
-        'traversal started',
-      );
-    this.traversal = state;
+      state.log.debug({ since: from.since, resumingCursor: from.cursor !== null }, 'traversal started');
+    this.traversals[lane] = state;
     return state;
   }
 
   private endTraversal(traversal: TraversalState): void {
     const now = this.options.clock.now();
-    this.counters.traversalCompleted(traversal.startedAt, now);
+    this.traversals[traversal.lane] = null;
+    if (traversal.lane === 'history') {
+      traversal.log.info(
+        {
+          pages: traversal.pages,
+          published: traversal.published,
+          deduplicated: traversal.deduplicated,
+          durationMs: now - traversal.startedAt,
+        },
+        'history lane reached T0: the lanes merged',
+      );
+      return;
+    }
+    this.counters.traversalCompleted(traversal.startedAt, now, this.position.history === undefined);
     const idle = traversal.pages === 1 && traversal.published === 0 && traversal.deadLettered === 0;
     const level = idle ? 'debug' : 'info';
     if (this.options.logger.isLevelEnabled(level))
@@ -381,21 +630,26 @@ export class LocationSync {
         },
         'traversal complete',
       );
-    this.traversal = null;
   }
 
   private restart(traversal: TraversalState, error: InvalidCursorError): PageReport {
+    const { lane } = traversal;
     traversal.restartsWithoutProgress += 1;
     if (traversal.restartsWithoutProgress > MAX_RESTARTS_WITHOUT_PROGRESS) {
-      this.traversal = null;
+      this.traversals[lane] = null;
       throw new RetriableError(
         'CURSOR_RESTARTS_EXHAUSTED',
         `the calls API rejected ${traversal.restartsWithoutProgress} cursors in a row without progress (location ${this.locationUid}); trying again later`,
         { cause: error },
       );
     }
-    this.position = restartAfterInvalidCursor(this.position);
+    const history = this.position.history;
+    this.position =
+      lane === 'live' || history === undefined
+        ? restartAfterInvalidCursor(this.position)
+        : { ...this.position, history: { ...restartAfterInvalidCursor(history), until: history.until } };
     traversal.detector.reset();
+    const from = this.laneOffset(lane);
     const { apiCode, status, recognised, detail } = error.details;
     this.counters.cursorRestarted(recognised);
     traversal.log.warn(
@@ -404,12 +658,12 @@ export class LocationSync {
         status,
         recognised,
         api: detail,
-        since: this.position.since,
-        boundary: this.position.boundary.length,
+        since: from.since,
+        boundary: from.boundary.length,
       },
       `cursor rejected (${detail}): restarting from the watermark`,
     );
-    return { complete: false, published: 0 };
+    return { complete: false, published: 0, lane };
   }
 
   /**

@@ -78,7 +78,8 @@ export interface SingleCall {
 export type PrivacyPolicy = 'redact-unless-public' | 'redact-always';
 
 /**
- * Per-location offset, stored as JSON in the compacted offsets topic (one record per location).
+ * The position of one lane (a location that is not split has one lane, its LocationOffset), stored as JSON
+ * in the compacted offsets topic (one record per location, offset-codec.ts).
  *
  * - since: inclusive lower bound (`updatedAt >= since`) of the current traversal; null = from the beginning.
  * - cursor: the next page of the current traversal; null between traversals (the next starts at `since`).
@@ -91,13 +92,31 @@ export type PrivacyPolicy = 'redact-unless-public' | 'redact-always';
  *   A boundary uid without one (an offset of format version 1) was published in an unknown version: it
  *   is published again when listed (once), never skipped. Absent when no fingerprint is known.
  */
-export interface LocationOffset {
+export interface LaneOffset {
   since: string | null;
   cursor: string | null;
   watermark: string | null;
   boundary: string[];
   boundaryOverflow?: boolean;
   boundaryFingerprints?: Record<string, string>;
+}
+
+/**
+ * The history lane of a split location (lanes.ts): its own traversal position over [since, until), listed
+ * ascending like any traversal, and `until` (T0), the instant from which the live lane (the offset's own
+ * fields) lists. Removed from the offset in the commit of the page that reaches `until` (the lanes merge).
+ */
+export interface HistoryOffset extends LaneOffset {
+  until: string;
+}
+
+/**
+ * A location's offset: its live lane (the fields of LaneOffset, the only lane of a location that is not
+ * split) and, while it backfills behind the present, its history lane (`history`). Both are stored in one
+ * record, so every commit writes the location's whole state.
+ */
+export interface LocationOffset extends LaneOffset {
+  history?: HistoryOffset;
 }
 
 /** The offset of a location never traversed. Frozen: derive new offsets, never mutate this one. */

@@ -15,6 +15,7 @@ import type { BoundaryFingerprints } from './fingerprint.js';
 import type { Call, DeadLetter, ListedCall, LocationOffset, MappedItem, PrivacyPolicy } from './model.js';
 import type { ListedPage, RequestHint } from './ports.js';
 import { applyPrivacy, completeCall } from './privacy.js';
+import { historyRange } from './lanes.js';
 import { applyPage, type PageOutcome } from './traversal.js';
 
 export interface PipelineSettings {
@@ -26,6 +27,11 @@ export interface PipelineSettings {
   fingerprints: BoundaryFingerprints;
   /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
   tombstoneGone?: boolean;
+  /**
+   * A history lane's page (lanes.ts): T0. Entries at or after it are the live lane's (left out), and a page
+   * that reaches it ends the lane's traversal whatever its nextCursor.
+   */
+  until?: string;
 }
 
 /** Page entries in listing order: mapped calls and rejected items, with positions where known. */
@@ -43,6 +49,8 @@ export interface PreparedPage {
   unplaced: DeadLetter[];
   outcome: PageOutcome<PageEntry>;
   enriched: EnrichedItem[];
+  /** Entries of a history page at or after T0, left to the live lane (0 for a live page). */
+  leftToLive: number;
 }
 
 /** What one committed (or idle) page did, for the counters (location-counters.ts). */
@@ -53,6 +61,8 @@ export interface PageTally {
   redacted: number;
   belowWatermark: number;
   unenriched: ReadonlyMap<UnenrichedReason, number>;
+  /** Calls of a history page dropped because the live lane published a newer version (lanes.ts). */
+  supersededByLive: number;
 }
 
 /** A call published unenriched, for the log line that names a few. */
@@ -83,11 +93,21 @@ export async function preparePage(
   signal?: AbortSignal,
   hint?: RequestHint,
 ): Promise<PreparedPage> {
-  const { entries, unplaced } = mapPage(page.items, settings);
-  const outcome = applyPage(from, entries, page.nextCursor, settings.boundaryCap, settings.boundaryMaxBytes);
+  const mapped = mapPage(page.items, settings);
+  const { unplaced } = mapped;
+  let { entries } = mapped;
+  let { nextCursor } = page;
+  let leftToLive = 0;
+  if (settings.until !== undefined) {
+    const range = historyRange(entries, settings.until);
+    entries = range.below;
+    leftToLive = range.leftToLive;
+    if (range.reached) nextCursor = null;
+  }
+  const outcome = applyPage(from, entries, nextCursor, settings.boundaryCap, settings.boundaryMaxBytes);
   const acceptedCalls = outcome.accepted.flatMap((e) => (e.call === null ? [] : [e.call]));
   const enriched = await enricher.enrich(acceptedCalls, signal, hint);
-  return { unplaced, outcome, enriched };
+  return { unplaced, outcome, enriched, leftToLive };
 }
 
 /** Splits mapped items into positioned entries (calls and rejected items with a place) and unplaced dead letters. */
@@ -161,9 +181,13 @@ export function assemblePage(
   return { calls, deadLetters, tombstones, redacted, unenriched, unenrichedExamples };
 }
 
-/** The tally of a page: what it published, dead-lettered, skipped at the boundary, redacted. */
-export function pageTally(prepared: PreparedPage, page: AssembledPage): PageTally {
+/**
+ * The tally of a page: what it published, dead-lettered, skipped at the boundary, redacted, and (a history
+ * page) dropped for a newer version the live lane published.
+ */
+export function pageTally(prepared: PreparedPage, page: AssembledPage, supersededByLive = 0): PageTally {
   return {
+    supersededByLive,
     published: page.calls.length,
     deadLetters: page.deadLetters,
     deduplicated: prepared.outcome.duplicates.length,

@@ -6,6 +6,7 @@
  */
 import { RetriableError } from '../errors/index.js';
 import type { Call, DeadLetter, LocationOffset, MappedItem, SingleCall } from './model.js';
+import type { BackfillFigures } from './lanes.js';
 import type { PageRequest } from './traversal.js';
 
 export type { PageRequest } from './traversal.js';
@@ -162,6 +163,10 @@ export interface SyncMetrics {
     reset(): void;
     set(labels: Record<'code', string>, value: number): void;
   };
+  /** Records committed by a split location's history lane (lanes.ts); also counted in recordsPublished. */
+  readonly backfillRecords: SyncCounter<'location'>;
+  /** A split location's backfill moved (after each history page, and at the split), or merged (null). */
+  observeBackfill(locationUid: string, figures: BackfillFigures | null): void;
   /** The highest updatedAt published for a location (ms since epoch). */
   observeHighWater(locationUid: string, updatedAt: number): void;
   /** A traversal of the location completed at `at` (ms since epoch). */

@@ -16,6 +16,8 @@ import type { ListedPage, PageRequest } from './ports.js';
 export interface PageAhead {
   listed: Promise<ListedPage>;
   prepared: Promise<PreparedPage>;
+  /** A history lane's page: the live window's mark taken when its listing was requested (lanes.ts). */
+  mark?: number;
 }
 
 interface Pending extends PageAhead {
@@ -47,7 +49,11 @@ export class ReadAhead {
     this.pending = null;
     if (pending === null) return null;
     if (pending.from === from && !pending.signal.aborted && samePageRequest(pending.request, request))
-      return { listed: pending.listed, prepared: pending.prepared };
+      return {
+        listed: pending.listed,
+        prepared: pending.prepared,
+        ...(pending.mark !== undefined && { mark: pending.mark }),
+      };
     pending.cancel.abort();
     return null;
   }
@@ -56,6 +62,11 @@ export class ReadAhead {
   drop(): void {
     this.pending?.cancel.abort();
     this.pending = null;
+  }
+
+  /** The live window's mark of the page read ahead, if any (PageAhead.mark). */
+  get mark(): number | undefined {
+    return this.pending?.mark;
   }
 }
 

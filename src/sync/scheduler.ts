@@ -26,6 +26,14 @@
  *   after which the page is aborted (abandoned before its commit). It resolves once none of them has a page
  *   in flight. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
  *
+ * - Lanes (lanes.ts): a location split into a live and a history lane is due at its phase for its live lane
+ *   like any other; once its live traversal completes it also joins the backfill queue (FIFO). A worker takes
+ *   due live work first, and a history turn (`runPage(signal, 'history')`) only when no live work is due:
+ *   history fills half the slots (at least one: the others stay free for live work) and the API budget the
+ *   live lanes leave. A history turn ends after
+ *   `pagesPerTurn` pages, when the lanes merge, or as soon as any live work falls due (its own location's
+ *   or another's), so the present never waits behind more than one history page per worker.
+ *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  *
  * Cost per poll does not grow with the number of locations nor of workers: the next due location comes from a
@@ -40,6 +48,7 @@ import { codeOf, dispositionOf } from '../errors/index.js';
 import { backoffDelayMs, type BackoffPolicy } from '../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../time/clock.js';
 import { healingOf, stoppedRetryDelayMs, type StoppedRetryPolicy } from './healing.js';
+import type { BackfillFigures, BackfillProgress, Lane } from './lanes.js';
 import type { LocationSync, LocationTotals } from './location-sync.js';
 import type { LocationOffset } from './model.js';
 import { phasedDelayMs, pollPhase } from './poll-phase.js';
@@ -60,6 +69,10 @@ export interface LocationStatus {
   /** The code of the error that stopped the location, until a page succeeds again; null when not stopped. */
   stoppedBy: string | null;
   totals: LocationTotals;
+  /** A split location's backfill (lanes.ts) and its progress now; null when not split. */
+  backfill: (BackfillFigures & BackfillProgress) | null;
+  /** The lane of the turn in progress; null when not running. */
+  lane: Lane | null;
 }
 
 export interface SchedulerSettings {
@@ -106,6 +119,10 @@ interface Slot {
   removed: (() => void) | null;
   /** No longer scheduled (removed): its entries in the due queue are void. */
   detached: boolean;
+  /** In the backfill queue (its history lane waits for a turn). */
+  inBackfill: boolean;
+  /** The lane of the turn it was handed for (takeDue). */
+  lane: Lane;
 }
 
 /**
@@ -141,6 +158,10 @@ export class Scheduler {
   private readonly slots: Slot[];
   /** Due times of the slots not running, earliest first (stopped-for-good slots, due never, are left out). */
   private readonly due = new TinyQueue<DueEntry>([], byDueTime);
+  /** Split locations whose history lane waits for a turn, in the order they joined (see the module comment). */
+  private readonly backfill: Slot[] = [];
+  /** History turns running now: at most `historySlots` (the other slots stay free for live work). */
+  private historyTurns = 0;
   private seq = 0;
   /** Parked workers (waitForWork), each waiting to be handed a location or released. */
   private readonly idle: Array<(slot: Slot | undefined) => void> = [];
@@ -180,6 +201,8 @@ export class Scheduler {
       pageSignal: AbortSignal.any([this.hardStop.signal, abort.signal]),
       removed: null,
       detached: false,
+      inBackfill: false,
+      lane: 'live',
     };
     this.due.push({ slot, dueAt: slot.dueAt, seq: slot.seq });
     return slot;
@@ -258,6 +281,8 @@ export class Scheduler {
       consecutiveFailures: slot.consecutiveFailures,
       stoppedBy: slot.stoppedBy,
       totals: { ...slot.sync.totals },
+      backfill: slot.sync.backfill ?? null,
+      lane: slot.state === 'running' ? slot.lane : null,
     }));
   }
 
@@ -323,6 +348,7 @@ export class Scheduler {
       if (slot === undefined) continue;
       if (stop.aborted) {
         // Handed over just before the stop: no new page starts.
+        if (slot.lane === 'history') this.historyTurns -= 1;
         this.requeue(slot, 'waiting', 0);
         return;
       }
@@ -331,9 +357,48 @@ export class Scheduler {
     }
   }
 
-  /** A static scheduler is done when no location is due ever again and none is running. */
+  /** A static scheduler is done when no location is due ever again, none is running and none backfills. */
   private finished(): boolean {
-    return this.options.dynamic !== true && this.nextDue() === undefined && !this.anyRunning();
+    return (
+      this.options.dynamic !== true &&
+      this.nextDue() === undefined &&
+      !this.anyRunning() &&
+      this.nextBackfill() === undefined
+    );
+  }
+
+  /** The first slot of the backfill queue that can take a history turn (others leave the queue); none: undefined. */
+  private nextBackfill(): Slot | undefined {
+    for (;;) {
+      const head = this.backfill[0];
+      if (head === undefined) return undefined;
+      if (!head.detached && head.state === 'waiting' && head.sync.hasHistory === true) return head;
+      head.inBackfill = false;
+      this.backfill.shift();
+    }
+  }
+
+  /**
+   * How many history turns may run at once: half the slots (at least one). The others are kept for live work,
+   * so a location falling due finds a worker at once instead of waiting for a history page (of up to
+   * api.pageSize single calls at the budget left) to finish; and fewer history pages at a time each finish
+   * sooner, which is what a split location's own live poll waits for.
+   */
+  private historySlots(): number {
+    return Math.max(1, Math.floor(this.options.settings.maxLocationsInFlight / 2));
+  }
+
+  /** Puts a split location in the backfill queue (once). */
+  private enqueueBackfill(slot: Slot): void {
+    if (slot.inBackfill || slot.detached || slot.sync.hasHistory !== true) return;
+    slot.inBackfill = true;
+    this.backfill.push(slot);
+  }
+
+  /** Whether live work is due now (a due location waiting for a worker). */
+  private liveWorkDue(): boolean {
+    const head = this.nextDue();
+    return head !== undefined && head.dueAt <= this.options.clock.now();
   }
 
   /** The earliest live entry of the due queue (void ones at the head are dropped); undefined when none. */
@@ -350,13 +415,27 @@ export class Scheduler {
     return this.slots.some((s) => s.state === 'running');
   }
 
-  /** The location due first (earliest due time, then the order it became due), marked running; or none yet. */
+  /**
+   * The location due first (earliest due time, then the order it became due) for a live turn, else the head
+   * of the backfill queue for a history turn, marked running; or none yet.
+   */
   private takeDue(): Slot | undefined {
     const head = this.nextDue();
-    if (head === undefined || head.dueAt > this.options.clock.now()) return undefined;
-    this.due.pop();
-    head.slot.state = 'running';
-    return head.slot;
+    if (head !== undefined && head.dueAt <= this.options.clock.now()) {
+      this.due.pop();
+      head.slot.state = 'running';
+      head.slot.lane = 'live';
+      return head.slot;
+    }
+    if (this.historyTurns >= this.historySlots()) return undefined;
+    const backfill = this.nextBackfill();
+    if (backfill === undefined) return undefined;
+    this.historyTurns += 1;
+    this.backfill.shift();
+    backfill.inBackfill = false;
+    backfill.state = 'running';
+    backfill.lane = 'history';
+    return backfill;
   }
 
   /**
@@ -417,8 +496,8 @@ export class Scheduler {
   }
 
   private async turn(slot: Slot, stop: AbortSignal): Promise<void> {
-    const { settings, metrics, clock, logger } = this.options;
-    const location = metrics.location(slot.sync.locationUid);
+    if (slot.lane === 'history') return this.historyTurn(slot, stop);
+    const { settings, clock } = this.options;
     const { pageSignal } = slot;
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
@@ -434,48 +513,88 @@ export class Scheduler {
           slot.lastSuccessAt = clock.now();
           // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).
           this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), settings.intervalMs, slot.phase));
+          // Its history lane, if split, reads in the time until then, when no live work is due.
+          this.enqueueBackfill(slot);
           return;
         }
         if (stop.aborted || slot.removed !== null) break;
       }
       this.requeue(slot, 'waiting', 0);
     } catch (error) {
-      if (this.hardStop.signal.aborted || slot.removed !== null) {
-        this.requeue(slot, 'waiting', 0);
-        return;
-      }
-      const code = codeOf(error);
-      const message = error instanceof Error ? error.message : String(error);
-      slot.lastError = { code, message, at: clock.now() };
-      metrics.locationErrors.inc({ location, code });
-      if (dispositionOf(error) === 'retriable') {
-        this.clearStop(slot);
-        slot.consecutiveFailures += 1;
-        const wait = Math.max(
-          1,
-          backoffDelayMs(settings.failureBackoff, Math.min(slot.consecutiveFailures, 30), clock.random()),
-        );
-        logger.warn(
-          {
-            location: slot.sync.locationUid,
-            traversal: slot.sync.traversalId,
-            code,
-            err: error,
-            retryInMs: wait,
-          },
-          'location traversal failed; will retry',
-        );
-        this.requeue(slot, 'backoff', wait);
-        return;
-      }
-      this.stopLocation(slot, error, code);
+      this.failed(slot, error);
     } finally {
-      const removed = slot.removed;
-      if (removed !== null) {
-        this.detach(slot);
-        this.publishStopped();
-        removed();
+      this.turnEnded(slot);
+    }
+  }
+
+  /**
+   * A history turn: pages of the location's history lane until `pagesPerTurn`, the lanes merge, or live work
+   * is due (its own or another location's). Its live lane stays due when it was.
+   */
+  private async historyTurn(slot: Slot, stop: AbortSignal): Promise<void> {
+    const { settings, clock } = this.options;
+    const liveDueAt = slot.dueAt;
+    try {
+      for (let page = 0; page < settings.pagesPerTurn; page++) {
+        const report = await slot.sync.runPage(slot.pageSignal, 'history');
+        const progressed = report.complete || report.published > 0;
+        if (progressed) slot.consecutiveFailures = 0;
+        if (slot.stops > 0 && progressed) this.resumed(slot);
+        if (slot.sync.hasHistory !== true || stop.aborted || slot.removed !== null) break;
+        if (liveDueAt <= clock.now() || this.liveWorkDue()) break;
       }
+      this.requeue(slot, 'waiting', Math.max(0, liveDueAt - clock.now()));
+      this.enqueueBackfill(slot);
+    } catch (error) {
+      this.failed(slot, error);
+    } finally {
+      this.historyTurns -= 1;
+      this.turnEnded(slot);
+    }
+  }
+
+  /** A turn failed: retry the location after a backoff, or stop it (see the module comment). */
+  private failed(slot: Slot, error: unknown): void {
+    const { settings, metrics, clock, logger } = this.options;
+    const location = metrics.location(slot.sync.locationUid);
+    if (this.hardStop.signal.aborted || slot.removed !== null) {
+      this.requeue(slot, 'waiting', 0);
+      return;
+    }
+    const code = codeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    slot.lastError = { code, message, at: clock.now() };
+    metrics.locationErrors.inc({ location, code });
+    if (dispositionOf(error) === 'retriable') {
+      this.clearStop(slot);
+      slot.consecutiveFailures += 1;
+      const wait = Math.max(
+        1,
+        backoffDelayMs(settings.failureBackoff, Math.min(slot.consecutiveFailures, 30), clock.random()),
+      );
+      logger.warn(
+        {
+          location: slot.sync.locationUid,
+          traversal: slot.sync.traversalId,
+          code,
+          err: error,
+          retryInMs: wait,
+        },
+        'location traversal failed; will retry',
+      );
+      this.requeue(slot, 'backoff', wait);
+      return;
+    }
+    this.stopLocation(slot, error, code);
+  }
+
+  /** A turn is over: a location removed meanwhile leaves now. */
+  private turnEnded(slot: Slot): void {
+    const removed = slot.removed;
+    if (removed !== null) {
+      this.detach(slot);
+      this.publishStopped();
+      removed();
     }
   }
 

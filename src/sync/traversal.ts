@@ -4,7 +4,8 @@
  * does to the offset.
  *
  * The contract, in one place:
- * - Always order=asc (rules 7, 8). The first page of a traversal sends `since` (absent when unknown),
+ * - Traversals always list order=asc (rules 7, 8); the only order=desc request is the split check of a
+ *   location's lanes (lanes.ts), which reads the newest item and follows no cursor. The first page of a traversal sends `since` (absent when unknown),
  *   `locationUid` and `limit`; later pages send the cursor and `limit` only, since a cursor carries its own
  *   since/order/locationUid and overrides them (rule 3).
  * - Every page's checkpoint stores the next cursor, so an interrupted traversal resumes where it stopped.
@@ -35,7 +36,7 @@
  * Instants are compared exactly (instant.ts), whatever precision or offset each string uses.
  */
 import { compareInstants, parseInstant, type Instant } from '../time/instant.js';
-import type { LocationOffset } from './model.js';
+import type { HistoryOffset, LaneOffset, LocationOffset } from './model.js';
 
 export interface TraversalSettings {
   locationUid: string;
@@ -51,7 +52,7 @@ export interface TraversalSettings {
  * 3): the API adapter stamps it on the calls it maps.
  */
 export type PageRequest =
-  | { kind: 'first'; locationUid: string; since: string | null; order: 'asc'; limit: number }
+  | { kind: 'first'; locationUid: string; since: string | null; order: 'asc' | 'desc'; limit: number }
   | { kind: 'next'; locationUid: string; cursor: string; limit: number };
 
 /** The request for the next page of a location, given its latest committed offset. */
@@ -209,8 +210,20 @@ export function restartAfterInvalidCursor(offset: LocationOffset): LocationOffse
   };
 }
 
-/** Whether two offsets are the same value (used to tell whether an ambiguous commit went through). */
+/**
+ * Whether two offsets are the same value, both lanes (used to tell whether an ambiguous commit went through).
+ */
 export function sameOffset(a: LocationOffset, b: LocationOffset): boolean {
+  return sameLane(a, b) && sameHistory(a.history, b.history);
+}
+
+function sameHistory(a: HistoryOffset | undefined, b: HistoryOffset | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.until === b.until && sameLane(a, b);
+}
+
+/** Whether two lane positions are the same value (their own fields only). */
+export function sameLane(a: LaneOffset, b: LaneOffset): boolean {
   return (
     a.since === b.since &&
     a.cursor === b.cursor &&

@@ -32,7 +32,7 @@ export function startConnectorProcess(configFile: string, env: NodeJS.ProcessEnv
   return { child, output: () => output, exited };
 }
 
-/** True once every sandbox location's stored offset has reached the newest call of that location. */
+/** True once every sandbox location's stored offset has reached the newest call of that location, history lane merged. */
 export function caughtUpCheck(sandbox: RunningSandbox, store: OffsetStore): () => Promise<boolean> {
   const lastUpdatedAt = new Map(
     sandbox.locations.map((l) => [l, sandbox.admin.truth(l).at(-1)?.updatedAt ?? null] as const),
@@ -44,6 +44,8 @@ export function caughtUpCheck(sandbox: RunningSandbox, store: OffsetStore): () =
       const last = lastUpdatedAt.get(l);
       return (
         offset !== undefined &&
+        // A split location's live lane is at the newest call long before its history lane merged.
+        offset.history === undefined &&
         offset.cursor === null &&
         offset.watermark !== null &&
         last !== null &&

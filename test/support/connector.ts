@@ -45,6 +45,7 @@ export function connectorDocument(
     poll?: Record<string, unknown>;
     kafka?: Record<string, unknown>;
     metrics?: Record<string, unknown>;
+    lanes?: Record<string, unknown>;
   } = {},
 ): Record<string, unknown> {
   const { brokers, registryUrl } = stackEndpoints();
@@ -70,6 +71,7 @@ export function connectorDocument(
     schemaRegistry: { url: registryUrl },
     poll: { intervalMs: 200, maxLocationsInFlight: 3, shutdownTimeoutMs: 10_000, ...overrides.poll },
     metrics: { enabled: false, ...overrides.metrics },
+    ...(overrides.lanes !== undefined && { lanes: overrides.lanes }),
     logging: { level: 'warn', format: 'json' },
   };
 }

@@ -47,6 +47,15 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   // Self-healing of the traversal and enrichment (issue 9).
   metrics.cursorRestarts.inc({ location, reason: 'rejected_4xx' });
   metrics.recordsUnenriched.inc({ location, reason: 'refused' });
+  // A split location's backfill (issue 23): its gauges are set at scrape time from these figures.
+  metrics.backfillRecords.inc({ location }, 5);
+  metrics.observeBackfill(SAMPLE_LOCATION, {
+    untilMs: Date.now() - 60_000,
+    positionMs: Date.now() - 3_600_000,
+    startedAtMs: Date.now() - 10_000,
+    startPositionMs: Date.now() - 7_200_000,
+    records: 5,
+  });
 }
 
 /** Names of metrics whose exposition has a TYPE line but no sample line. */

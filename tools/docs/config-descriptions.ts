@@ -24,8 +24,8 @@ export const REFERENCE_SECTIONS: ReadonlyArray<{ title: string; sections: string
   { title: '`kafka`', sections: ['kafka'] },
   { title: '`schemaRegistry`', sections: ['schemaRegistry'] },
   {
-    title: '`poll`, `privacy`, `metrics`, `logging`, `security`',
-    sections: ['poll', 'privacy', 'metrics', 'logging', 'security'],
+    title: '`poll`, `lanes`, `privacy`, `metrics`, `logging`, `security`',
+    sections: ['poll', 'lanes', 'privacy', 'metrics', 'logging', 'security'],
   },
 ];
 
@@ -176,6 +176,14 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     "Time between a location's polls: each location polls at its own phase of the interval, so polls spread evenly over it.",
   'poll.maxLocationsInFlight':
     'Locations worked on at the same time (each holds at most two pages: one committing, one read ahead).',
+  'lanes.enabled':
+    'Split a location far behind into a live lane (polled every interval from T0) and a history lane behind it ([sync.md](sync.md#lanes-the-present-first)).',
+  'lanes.overlapMs':
+    "T0 is the API's newest `updatedAt` less this, so changes the API writes slightly out of order are not missed.",
+  'lanes.historyPageSize':
+    "`limit` of the history lane's pages (at most `api.pageSize`): a split location's live poll waits for its history page in flight, so short history pages keep the present fresh, for one more listing request per this many calls.",
+  'lanes.splitBacklogMs':
+    'A location with no stored offset, or whose stored position is older than the newest change by more than this, is split; `0`: never.',
   'poll.pagesPerTurn':
     'Pages a location processes before yielding to the next ready location (fairness during backfills).',
   'poll.boundaryCap':

@@ -6,6 +6,11 @@
  *       without --to: a tombstone; the location starts over from sources[].startSince or the beginning;
  *       with --to:    the offset {since: TIME, cursor: null, watermark: null, boundary: []}, so the next
  *                     traversal lists calls updated at or after TIME.
+ *   offsets reset --config F --location L --history [--to TIME]
+ *       a location split into lanes (docs/sync.md "Lanes"; its offset then shows `history` beside the live
+ *       lane's fields): its history lane alone starts over, from TIME or the start, the live lane and T0 as
+ *       stored. A TIME at or after T0 removes the history lane (the backfill is skipped). Exit 3 when the
+ *       location is not split.
  *
  * `reset` refuses while an instance of the connector runs (as KIP-875 requires a stopped connector): a running
  * instance keeps its offsets in memory and would overwrite the reset with its next page. Kafka says whether one
@@ -27,6 +32,7 @@ import { KafkaOffsetStore } from '../../kafka/offsets/kafka-offset-store.js';
 import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
 import { ensureConnectorTopics, topicExists } from '../../kafka/topics/topics.js';
 import { createLogger } from '../../logging/logger.js';
+import { resetHistory } from '../../sync/lanes.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { parseInstant } from '../../time/instant.js';
 import { talkingToKafka } from '../talking-to-kafka.js';
@@ -50,18 +56,22 @@ function usage(message: string): number {
   return ExitCode.USAGE;
 }
 
-export async function showOffsets(configFile: string, location: string | undefined): Promise<number> {
-  if (location !== undefined && !LOCATION_UID.test(location))
-    return usage(`--location must be a location uid (UUID), got "${location}"`);
-  const config = await loadConfig(configFile);
-  const kafka = kafkaFor(config);
-  const store = new KafkaOffsetStore({
+function offsetStoreFor(config: ConnectorConfig, kafka: ReturnType<typeof kafkaFor>): KafkaOffsetStore {
+  return new KafkaOffsetStore({
     kafka,
     topic: config.kafka.offsetsTopic,
     connectorName: config.connector.name,
     groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-offsets-reader`,
     loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
   });
+}
+
+export async function showOffsets(configFile: string, location: string | undefined): Promise<number> {
+  if (location !== undefined && !LOCATION_UID.test(location))
+    return usage(`--location must be a location uid (UUID), got "${location}"`);
+  const config = await loadConfig(configFile);
+  const kafka = kafkaFor(config);
+  const store = offsetStoreFor(config, kafka);
   // No offsets topic yet (the connector creates it at its first start): nothing is stored.
   const stored = (await topicExists(kafka, config.kafka.offsetsTopic))
     ? await talkingToKafka(() => store.loadAll())
@@ -81,6 +91,7 @@ export async function resetOffset(
   configFile: string,
   location: string,
   to: string | undefined,
+  options: { history?: boolean } = {},
 ): Promise<number> {
   if (!LOCATION_UID.test(location))
     return usage(`--location must be a location uid (UUID), got "${location}"`);
@@ -98,6 +109,7 @@ export async function resetOffset(
     );
     return ExitCode.NOT_READY;
   }
+  if (options.history === true) return resetHistoryLane(config, kafka, location, to ?? null);
   const offset: LocationOffset | null =
     to === undefined ? null : { since: to, cursor: null, watermark: null, boundary: [] };
   const target = {
@@ -119,6 +131,38 @@ export async function resetOffset(
     to === undefined
       ? `offset of ${location} removed: it starts over from ${config.sources.find((s) => s.locations.includes(location))?.startSince ?? 'the beginning'}\n`
       : `offset of ${location} set: the next traversal starts at since=${to}\n`,
+  );
+  return ExitCode.OK;
+}
+
+/** `reset --history`: the stored offset with its history lane started over (lanes.ts, resetHistory). */
+async function resetHistoryLane(
+  config: ConnectorConfig,
+  kafka: ReturnType<typeof kafkaFor>,
+  location: string,
+  to: string | null,
+): Promise<number> {
+  const stored = (await topicExists(kafka, config.kafka.offsetsTopic))
+    ? await talkingToKafka(() => offsetStoreFor(config, kafka).loadLocations([location]))
+    : new Map<string, LocationOffset>();
+  const current = stored.get(location);
+  const offset = current === undefined ? null : resetHistory(current, to);
+  if (current === undefined || offset === null) {
+    process.stderr.write(
+      `calls-connector offsets: location ${location} has no history lane (it is not split: nothing to reset)\n`,
+    );
+    return ExitCode.NOT_READY;
+  }
+  const target = {
+    topic: config.kafka.offsetsTopic,
+    connectorName: config.connector.name,
+    locationUid: location,
+  };
+  await talkingToKafka(() => writeLocationOffset(kafka, target, offset));
+  process.stdout.write(
+    offset.history === undefined
+      ? `history lane of ${location} removed: calls before ${current.history?.until} not yet read are skipped\n`
+      : `history lane of ${location} reset: it reads again from ${to ?? config.sources.find((s) => s.locations.includes(location))?.startSince ?? 'the beginning'} up to ${offset.history.until}\n`,
   );
   return ExitCode.OK;
 }
@@ -160,14 +204,21 @@ export function register(program: Command): void {
       '--to <time>',
       'RFC 3339 date-time: start the next traversal at since=<time> instead of starting over',
     )
+    .option(
+      '--history',
+      'a location split into lanes: start its history lane alone over (from --to, or the start); the live lane is kept',
+    )
     .addHelpText(
       'after',
       examples(
         'calls-connector offsets reset --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11',
         'calls-connector offsets reset --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11 --to 2024-05-01T00:00:00Z',
+        'calls-connector offsets reset --config connector.yaml --location 6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11 --history',
       ),
     )
-    .action(async (options: { config: string; location: string; to?: string }) => {
-      process.exitCode = await resetOffset(options.config, options.location, options.to);
+    .action(async (options: { config: string; location: string; to?: string; history?: boolean }) => {
+      process.exitCode = await resetOffset(options.config, options.location, options.to, {
+        history: options.history === true,
+      });
     });
 }

@@ -10,7 +10,12 @@
  * rather than guess.
  *
  * Versions:
- * - 2 (written): adds `boundaryFingerprints`, `{uid: fingerprint}` for boundary uids (a second change of a
+ * - 3 (written while a location is split into lanes, docs/sync.md "Lanes"): version 2's fields are the live
+ *   lane; `history`, `{ since, cursor, watermark, boundary, boundaryOverflow?, boundaryFingerprints?, until }`,
+ *   is the history lane reading up to `until` (T0). A location that is not split is still written as
+ *   version 2, so a release that reads only versions 1 and 2 refuses only the offsets of locations split at
+ *   the time (run `offsets reset --history` for them before a downgrade, see docs/runbook.md).
+ * - 2 (written when not split): adds `boundaryFingerprints`, `{uid: fingerprint}` for boundary uids (a second change of a
  *   call within one updatedAt value is published, not skipped).
  * - 1 (still read): no fingerprints. Its boundary uids are read without one, which the traversal takes as
  *   "published in an unknown version": each is published once more when next listed, then remembered
@@ -21,11 +26,14 @@
  */
 import { z } from 'zod';
 import { FatalError } from '../../errors/index.js';
-import type { LocationOffset } from '../../sync/model.js';
+import type { LaneOffset, LocationOffset } from '../../sync/model.js';
+import { parseInstant } from '../../time/instant.js';
 
 export const OFFSET_FORMAT_VERSION = 2;
+/** The version of an offset with a history lane. */
+export const LANES_OFFSET_FORMAT_VERSION = 3;
 /** Versions this release reads. */
-const READABLE_VERSIONS = [1, 2] as const;
+const READABLE_VERSIONS = [1, 2, 3] as const;
 
 export function offsetKey(connectorName: string, locationUid: string): string {
   return `${connectorName}/${locationUid}`;
@@ -38,30 +46,77 @@ export function parseOffsetKey(key: string): { connectorName: string; locationUi
   return { connectorName: key.slice(0, slash), locationUid: key.slice(slash + 1) };
 }
 
+const laneFields = {
+  since: z.string().nullable(),
+  cursor: z.string().nullable(),
+  watermark: z.string().nullable(),
+  boundary: z.array(z.string()),
+  boundaryOverflow: z.boolean().optional(),
+  boundaryFingerprints: z.record(z.string(), z.string()).optional(),
+};
+
 const offsetValueSchema = z
   .object({
-    version: z.union([z.literal(1), z.literal(OFFSET_FORMAT_VERSION)]),
-    since: z.string().nullable(),
-    cursor: z.string().nullable(),
-    watermark: z.string().nullable(),
-    boundary: z.array(z.string()),
-    boundaryOverflow: z.boolean().optional(),
-    boundaryFingerprints: z.record(z.string(), z.string()).optional(),
+    version: z.union([
+      z.literal(1),
+      z.literal(OFFSET_FORMAT_VERSION),
+      z.literal(LANES_OFFSET_FORMAT_VERSION),
+    ]),
+    ...laneFields,
+    history: z
+      .object({
+        ...laneFields,
+        until: z.string().refine((text) => parseInstant(text) !== null, 'not an RFC 3339 date-time'),
+      })
+      .loose()
+      .optional(),
   })
-  .loose();
+  .loose()
+  .refine((value) => value.version === LANES_OFFSET_FORMAT_VERSION || value.history === undefined, {
+    message: 'only format version 3 has a history lane',
+    path: ['history'],
+  });
+
+/** A lane's fields as stored. */
+function encodeLane(lane: LaneOffset): Record<string, unknown> {
+  return {
+    since: lane.since,
+    cursor: lane.cursor,
+    watermark: lane.watermark,
+    boundary: lane.boundary,
+    ...(lane.boundaryOverflow === true ? { boundaryOverflow: true } : {}),
+    ...(lane.boundaryFingerprints === undefined || Object.keys(lane.boundaryFingerprints).length === 0
+      ? {}
+      : { boundaryFingerprints: lane.boundaryFingerprints }),
+  };
+}
 
 export function encodeOffsetValue(offset: LocationOffset): string {
+  const { history } = offset;
+  if (history === undefined) return JSON.stringify({ version: OFFSET_FORMAT_VERSION, ...encodeLane(offset) });
   return JSON.stringify({
-    version: OFFSET_FORMAT_VERSION,
-    since: offset.since,
-    cursor: offset.cursor,
-    watermark: offset.watermark,
-    boundary: offset.boundary,
-    ...(offset.boundaryOverflow === true ? { boundaryOverflow: true } : {}),
-    ...(offset.boundaryFingerprints === undefined || Object.keys(offset.boundaryFingerprints).length === 0
-      ? {}
-      : { boundaryFingerprints: offset.boundaryFingerprints }),
+    version: LANES_OFFSET_FORMAT_VERSION,
+    ...encodeLane(offset),
+    history: { ...encodeLane(history), until: history.until },
   });
+}
+
+/** A lane as read: only fingerprints of boundary uids mean anything; version 1 has none (see the module comment). */
+function decodeLane(version: number, stored: z.infer<z.ZodObject<typeof laneFields>>): LaneOffset {
+  const { since, cursor, watermark, boundary, boundaryOverflow, boundaryFingerprints } = stored;
+  const members = new Set(boundary);
+  const fingerprints =
+    version === 1 || boundaryFingerprints === undefined
+      ? []
+      : Object.entries(boundaryFingerprints).filter(([uid]) => members.has(uid));
+  return {
+    since,
+    cursor,
+    watermark,
+    boundary,
+    ...(boundaryOverflow === true ? { boundaryOverflow: true } : {}),
+    ...(fingerprints.length === 0 ? {} : { boundaryFingerprints: Object.fromEntries(fingerprints) }),
+  };
 }
 
 /**
@@ -82,25 +137,15 @@ export function decodeOffsetValue(key: string, value: Buffer | string | null): L
     const version = (parsed as { version?: unknown } | null)?.version;
     const reason =
       typeof version === 'number' && !(READABLE_VERSIONS as readonly number[]).includes(version)
-        ? `it has format version ${version}, this connector reads versions ${READABLE_VERSIONS.join(' and ')} (was it written by a newer release?)`
+        ? `it has format version ${version}, this connector reads versions ${READABLE_VERSIONS.join(', ')} (was it written by a newer release?)`
         : `it does not match the offset format (${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`;
     throw corrupt(key, reason);
   }
-  const { version, since, cursor, watermark, boundary, boundaryOverflow, boundaryFingerprints } = result.data;
-  // Only fingerprints of boundary uids mean anything; version 1 has none (see the module comment).
-  const members = new Set(boundary);
-  const fingerprints =
-    version === 1 || boundaryFingerprints === undefined
-      ? []
-      : Object.entries(boundaryFingerprints).filter(([uid]) => members.has(uid));
-  return {
-    since,
-    cursor,
-    watermark,
-    boundary,
-    ...(boundaryOverflow === true ? { boundaryOverflow: true } : {}),
-    ...(fingerprints.length === 0 ? {} : { boundaryFingerprints: Object.fromEntries(fingerprints) }),
-  };
+  const { version, history } = result.data;
+  const live = decodeLane(version, result.data);
+  return history === undefined
+    ? live
+    : { ...live, history: { ...decodeLane(version, history), until: history.until } };
 }
 
 function corrupt(key: string, reason: string, cause?: unknown): FatalError {

@@ -68,6 +68,7 @@ export function buildLocations(
         fingerprints: api.fingerprints,
         commitRetry: config.api.retry,
         tombstoneGone: config.kafka.tombstoneGoneCalls,
+        lanes: config.lanes,
       },
     });
   };

@@ -83,6 +83,51 @@ describe('offsets command', () => {
     });
   });
 
+  it('shows both lanes of a split location and resets its history lane alone', async () => {
+    const kafka = testKafkaConfig();
+    const connectorName = uniqueName('cli-lanes');
+    const { session } = await startTestSession({ connectorName, kafka });
+    const until = '2024-05-02T00:00:00.000Z';
+    const split = {
+      since: until,
+      cursor: 'live-c',
+      watermark: '2024-05-02T00:00:05Z',
+      boundary: ['u9'],
+      history: { since: null, cursor: 'hist-c', watermark: '2024-05-01T10:00:00Z', boundary: ['u1'], until },
+    };
+    const plain = { since: '2024-05-01T00:00:00Z', cursor: null, watermark: null, boundary: [] };
+    await session.sink.commitPage({ locationUid: LOCATION_A, calls: [], deadLetters: [], offset: split });
+    await session.sink.commitPage({ locationUid: LOCATION_B, calls: [], deadLetters: [], offset: plain });
+    await loadOffsetsWhen(session.offsetStore, (o) => o.size === 2);
+    await session.close();
+    const file = await kafkaCommandsConfig(connectorName, kafka, [LOCATION_A, LOCATION_B]);
+
+    expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
+      [LOCATION_A]: split,
+    });
+    const notSplit = await capture(() => resetOffset(file, LOCATION_B, undefined, { history: true }));
+    expect(notSplit.code).toBe(ExitCode.NOT_READY);
+    expect(notSplit.stderr).toContain('has no history lane');
+
+    const reset = await capture(() =>
+      resetOffset(file, LOCATION_A, '2024-05-01T12:00:00Z', { history: true }),
+    );
+    expect(reset.code).toBe(ExitCode.OK);
+    const { history: _history, ...live } = split;
+    expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
+      [LOCATION_A]: {
+        ...live,
+        history: { since: '2024-05-01T12:00:00Z', cursor: null, watermark: null, boundary: [], until },
+      },
+    });
+    expect((await capture(() => resetOffset(file, LOCATION_A, until, { history: true }))).stdout).toContain(
+      'history lane of',
+    );
+    expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
+      [LOCATION_A]: live,
+    });
+  });
+
   it('refuses to reset while an instance of the connector runs (a member of its group), and resets once it left', async () => {
     const kafka = testKafkaConfig();
     const connectorName = uniqueName('cli-running');

@@ -10,6 +10,7 @@ import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { planSingleCallFault } from '../../../packages/sandbox/src/faults/faults.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import type { LocationOffset } from '../../../src/sync/model.js';
 import type { LocationStatus } from '../../../src/sync/scheduler.js';
 import {
   connectorDocument,
@@ -36,6 +37,11 @@ function duplicatesAndMissing(published: PublishedCall[], truth: { uid: string; 
     missing: truth.map(versionId).filter((id) => !counts.has(id)),
     extra: [...counts.keys()].filter((id) => !truth.some((t) => versionId(t) === id)),
   };
+}
+
+/** Cursors an offset holds: its live lane's and, while it backfills behind the present, its history lane's. */
+function cursorsOf(offset: LocationOffset): number {
+  return [offset.cursor, offset.history?.cursor ?? null].filter((c) => c !== null).length;
 }
 
 describe('a stored cursor the API no longer accepts, refused with a 400 of a shape no setting names', () => {
@@ -70,13 +76,13 @@ describe('a stored cursor the API no longer accepts, refused with a 400 of a sha
     // First run: stopped while some location is mid-traversal, so its stored offset holds a cursor.
     const first = await runConnector({ config, logger: silentLogger(), metrics: new ConnectorMetrics() });
     await eventually(
-      () => first.runtime.status().some((s) => s.offset.cursor !== null && s.totals.published > 0),
+      () => first.runtime.status().some((s) => cursorsOf(s.offset) > 0 && s.totals.published > 0),
       60_000,
       'a location committed a page in the middle of its traversal',
     );
     await first.stop();
     const stored = new Map(first.runtime.status().map((s) => [s.locationUid, s.offset]));
-    expect([...stored.values()].some((offset) => offset.cursor !== null)).toBe(true);
+    expect([...stored.values()].some((offset) => cursorsOf(offset) > 0)).toBe(true);
 
     // Time passes: the stored cursors expire, and the API refuses them with its own 400 body.
     sandbox.admin.advanceClock(120_000);
@@ -94,7 +100,7 @@ describe('a stored cursor the API no longer accepts, refused with a 400 of a sha
     }
 
     const restarts = await counterValue(metrics.cursorRestarts, { reason: 'rejected_4xx' });
-    expect(restarts).toBe([...stored.values()].filter((offset) => offset.cursor !== null).length);
+    expect(restarts).toBe([...stored.values()].reduce((n, offset) => n + cursorsOf(offset), 0));
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
     const published = await publishedCalls(testKafka(), config, truth);
     expect(duplicatesAndMissing(published, truth)).toEqual({ doubled: [], missing: [], extra: [] });

@@ -28,6 +28,9 @@ interface CursorState {
   since: string | null;
   locationUid: string;
   position: number;
+  order?: 'asc' | 'desc';
+  /** Keyset cursors (`keysetCursors`): the last item passed, as (updatedAt, seq). */
+  after?: { updatedAt: string; seq: number };
 }
 
 export class FakeCallsApi implements CallsApi {
@@ -48,6 +51,15 @@ export class FakeCallsApi implements CallsApi {
   readonly getErrors = new Map<string, Error[]>();
   /** Per uid, the updatedAt getCall answers instead of the call's (another version). */
   readonly getUpdatedAt = new Map<string, string>();
+  /**
+   * Cursors of ascending listings name the last item passed (updatedAt, then order of change) instead of
+   * a position, as a keyset-paged API does: a call updated while a traversal is open moves, and neither
+   * shifts later pages nor is listed twice at one version.
+   */
+  keysetCursors = false;
+  /** Order of change of each call (its last upsert), the listing's tie-breaker. */
+  private readonly seqOf = new Map<string, number>();
+  private seq = 0;
 
   constructor(calls: FakeCall[] = []) {
     for (const call of calls) this.upsert(call);
@@ -58,6 +70,7 @@ export class FakeCallsApi implements CallsApi {
     const index = this.calls.findIndex((c) => c.uid === call.uid);
     if (index >= 0) this.calls.splice(index, 1);
     this.calls.push(call);
+    this.seqOf.set(call.uid, this.seq++);
   }
 
   private sorted(locationUid: string, since: string | null): FakeCall[] {
@@ -87,16 +100,33 @@ export class FakeCallsApi implements CallsApi {
       }
       state = JSON.parse(Buffer.from(request.cursor, 'base64url').toString('utf8')) as CursorState;
     } else {
-      state = { since: request.since, locationUid: request.locationUid, position: 0 };
+      state = {
+        since: request.since,
+        locationUid: request.locationUid,
+        position: 0,
+        ...(request.order === 'desc' && { order: 'desc' as const }),
+      };
     }
-    const matching = this.sorted(state.locationUid, state.since);
-    const slice = matching.slice(state.position, state.position + request.limit);
-    const end = state.position + slice.length;
+    let matching = this.sorted(state.locationUid, state.since);
+    if (state.order === 'desc') matching = matching.reverse();
+    const keyset = this.keysetCursors && state.order !== 'desc';
+    const after = state.after;
+    if (keyset && after !== undefined)
+      matching = matching.filter(
+        (c) =>
+          (compareDateTimes(c.updatedAt, after.updatedAt) || (this.seqOf.get(c.uid) ?? 0) - after.seq) > 0,
+      );
+    const start = keyset ? 0 : state.position;
+    const slice = matching.slice(start, start + request.limit);
+    const end = start + slice.length;
+    const last = slice.at(-1);
+    const nextState: CursorState =
+      keyset && last !== undefined
+        ? { ...state, after: { updatedAt: last.updatedAt, seq: this.seqOf.get(last.uid) ?? 0 } }
+        : { ...state, position: end };
     const nextCursor =
       this.loopCursor ??
-      (end < matching.length
-        ? Buffer.from(JSON.stringify({ ...state, position: end })).toString('base64url')
-        : null);
+      (end < matching.length ? Buffer.from(JSON.stringify(nextState)).toString('base64url') : null);
     return {
       items: slice
         .filter((c) => !this.omitted.has(c.uid))

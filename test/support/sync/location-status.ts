@@ -14,6 +14,8 @@ export function locationStatus(overrides: Partial<LocationStatus> = {}): Locatio
     consecutiveFailures: 0,
     stoppedBy: null,
     totals: emptyTotals(),
+    backfill: null,
+    lane: null,
     ...overrides,
   };
 }

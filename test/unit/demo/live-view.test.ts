@@ -42,6 +42,33 @@ describe('the demo live view', () => {
     expect(lines[3]).toMatch(/loc-2\s+stopped\s+7 .* error CURSOR_LOOP/);
   });
 
+  it("shows both lanes of a split location: the live lane's state and the history lane's way to T0", () => {
+    const now = new Date('2026-01-01T00:00:30.000Z').getTime();
+    const backfill = {
+      untilMs: now - 60_000,
+      positionMs: now - 7_260_000,
+      startedAtMs: now - 100_000,
+      startPositionMs: now - 10_000_000,
+      records: 420,
+      remainingSeconds: 7_200,
+      rate: 27.4,
+      etaSeconds: 263,
+    };
+    const lines = renderFrame(null, {
+      at: now,
+      locations: [
+        status('loc-1', 5, { backfill }),
+        status('loc-2', 5, {
+          backfill: { ...backfill, remainingSeconds: null, rate: null, etaSeconds: null },
+        }),
+      ],
+    });
+    expect(lines[2]).toMatch(
+      /loc-1 .* live caught up \| history 2h00m left to T0, eta 4m23s \(420 records\)/,
+    );
+    expect(lines[3]).toMatch(/loc-2 .* history starting to T0 \(420 records\)/);
+  });
+
   it('fits a frame to the terminal: lines cut below its width, rows past its height summed up in the last line', () => {
     const lines = ['x'.repeat(100), 'b', 'c', 'd', 'e'];
     expect(fitToTerminal(lines, 40, 24)).toEqual(['x'.repeat(39), 'b', 'c', 'd', 'e']);

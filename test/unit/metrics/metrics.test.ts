@@ -55,6 +55,32 @@ describe('ConnectorMetrics', () => {
     ).toBe(Date.parse('2026-01-01T00:00:00Z') / 1000);
   });
 
+  it("reports a backfill's position, T0, time left and ETA at scrape time, and T0 with nothing left once merged", async () => {
+    const clock = new ManualClock(Date.parse('2026-01-01T00:10:00Z'));
+    const metrics = new ConnectorMetrics({ clock });
+    const value = (name: string) =>
+      metricValue(metrics, `calls_connector_backfill_${name}`, { location: 'loc' });
+    metrics.observeBackfill('loc', {
+      untilMs: 10_000_000,
+      positionMs: 4_000_000,
+      startedAtMs: clock.now() - 100_000,
+      startPositionMs: 1_000_000,
+      records: 7,
+    });
+    expect(await metricValue(metrics, 'calls_connector_backfill_locations')).toBe(1);
+    expect(await value('position_timestamp_seconds')).toBe(4_000);
+    expect(await value('until_timestamp_seconds')).toBe(10_000);
+    expect(await value('remaining_seconds')).toBe(6_000);
+    expect(await value('eta_seconds')).toBe(200);
+    metrics.observeBackfill('loc', null);
+    expect(await metricValue(metrics, 'calls_connector_backfill_locations')).toBe(0);
+    expect(await value('position_timestamp_seconds')).toBe(10_000);
+    expect(await value('remaining_seconds')).toBe(0);
+    expect(await value('eta_seconds')).toBe(0);
+    metrics.forgetLocations(['loc']);
+    expect(await value('until_timestamp_seconds')).toBeUndefined();
+  });
+
   it('dates a traversal success on its clock when the caller gives no time', async () => {
     const metrics = new ConnectorMetrics({ clock: new ManualClock(Date.parse('2026-01-01T00:10:00Z')) });
     metrics.observeTraversalSuccess('loc');

@@ -20,6 +20,8 @@ function location(uid: string, overrides: Partial<LocationStatus> = {}): Locatio
     consecutiveFailures: 0,
     stoppedBy: null,
     totals: emptyTotals(),
+    backfill: null,
+    lane: null,
     ...overrides,
   };
 }
@@ -64,6 +66,39 @@ describe('connectorStatus', () => {
     expect(status.tasks[1]).toMatchObject({ traversal_id: 't-1', offset: { cursor: 'c2' } });
     expect(status.tasks[2]?.trace).toBe('API_UNAVAILABLE: the calls API failed 8 times');
     expect(status.tasks[3]?.trace).toBe('CURSOR_LOOP: the calls API failed 8 times');
+  });
+
+  it("shows a split location's history lane beside its live offset, and its backfill's progress", () => {
+    const until = '2026-01-01T00:00:00.000Z';
+    const status = connectorStatus('calls', 'host:1', [
+      location('a', {
+        offset: {
+          ...location('a').offset,
+          history: { since: null, cursor: 'h-3', watermark: '2025-12-01T00:00:00Z', boundary: [], until },
+        },
+        backfill: {
+          untilMs: Date.parse(until),
+          positionMs: Date.parse('2025-12-01T00:00:00Z'),
+          startedAtMs: 0,
+          startPositionMs: 0,
+          records: 120,
+          remainingSeconds: 31 * 86_400,
+          rate: 3600.04,
+          etaSeconds: 744.02,
+        },
+      }),
+    ]);
+    expect(status.tasks[0]).toMatchObject({
+      offset: { history: { since: null, cursor: 'h-3', watermark: '2025-12-01T00:00:00Z', until } },
+      backfill: {
+        until,
+        position: '2025-12-01T00:00:00.000Z',
+        remaining_seconds: 2_678_400,
+        rate: 3600,
+        eta_seconds: 744,
+        records: 120,
+      },
+    });
   });
 
   it('is UNASSIGNED while starting, and FAILED when every location is stopped or the connector hit a fatal error', () => {

@@ -13,6 +13,7 @@ const tally = (overrides: Partial<PageTally> = {}): PageTally => ({
   redacted: 0,
   belowWatermark: 0,
   unenriched: new Map(),
+  supersededByLive: 0,
   ...overrides,
 });
 

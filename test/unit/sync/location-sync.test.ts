@@ -272,7 +272,7 @@ describe('LocationSync', () => {
     api.expireNextCursors = 1; // the first request has no cursor: the next page's (read ahead) expires
     await sync.runPage();
     const report = await sync.runPage();
-    expect(report).toEqual({ complete: false, published: 0 });
+    expect(report).toEqual({ complete: false, published: 0, lane: 'live' });
     expect(await metricValue(metrics, 'calls_connector_cursor_restarts_total')).toBe(1);
     await runTraversal(sync);
     expect(sink.calls.map((c) => c.uid)).toEqual(data.map((c) => c.uid));

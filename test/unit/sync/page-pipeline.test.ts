@@ -57,6 +57,7 @@ function prepared(enriched: EnrichedItem[], items: MappedItem[] = []): PreparedP
       offset: { since: null, cursor: null, watermark: null, boundary: [] },
       complete: false,
     },
+    leftToLive: 0,
   };
 }
 

@@ -13,6 +13,10 @@ import { eventually } from '../../support/kafka.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
+import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { LocationSync } from '../../../src/sync/location-sync.js';
+import { EMPTY_OFFSET } from '../../../src/sync/model.js';
+import type { PageRequest, RequestHint } from '../../../src/sync/ports.js';
 
 const loc = (n: number) => `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`;
 const t = (second: number) =>
@@ -159,7 +163,7 @@ describe('Scheduler', () => {
       page += 1;
       if (page % 2 === 1)
         return Promise.reject(new RetriableError('CURSOR_RESTARTS_EXHAUSTED', 'cursors rejected'));
-      return Promise.resolve({ complete: false, restarted: true, published: 0 });
+      return Promise.resolve({ complete: false, restarted: true, published: 0, lane: 'live' as const });
     };
     const scheduler = new Scheduler({
       locations: [sync],
@@ -202,7 +206,8 @@ describe('Scheduler', () => {
     let page = 0;
     sync.runPage = () => {
       page += 1;
-      if (page % 2 === 0) return Promise.resolve({ complete: false, restarted: true, published: 0 });
+      if (page % 2 === 0)
+        return Promise.resolve({ complete: false, restarted: true, published: 0, lane: 'live' as const });
       failedAt.push(clock.now());
       return Promise.reject(new FatalError('API_BAD_REQUEST', 'the API refused the listing'));
     };
@@ -542,5 +547,192 @@ describe('Scheduler membership (distributed mode)', () => {
     expect(scheduler.status()).toEqual([]);
     stop.abort();
     await running;
+  });
+});
+
+describe('Scheduler with lanes', () => {
+  const START = Date.parse('2024-03-01T13:00:00Z');
+  const lanesSync = (
+    locationUid: string,
+    deps: { api: FakeCallsApi; sink: InMemorySink; metrics: ConnectorMetrics; clock: Clock },
+    startOffset = EMPTY_OFFSET,
+  ) =>
+    new LocationSync({
+      locationUid,
+      startOffset,
+      api: deps.api,
+      enricher: new Enricher({ api: deps.api, enabled: false, concurrency: 1 }),
+      sink: deps.sink,
+      metrics: deps.metrics,
+      logger: silentLogger(),
+      clock: deps.clock,
+      settings: {
+        pageSize: 2,
+        startSince: null,
+        boundaryCap: 100,
+        privacy: 'redact-unless-public',
+        fingerprints: testFingerprints,
+        commitRetry: DEFAULT_RETRY_POLICY,
+        lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 },
+      },
+    });
+
+  it("runs a location's live lane first, its history in the slots live work leaves, and yields a history turn when live work falls due", async () => {
+    const clock = new ManualClock(START);
+    const a = loc(1);
+    const b = loc(2);
+    // A: 40 calls of history (20 pages) and one new call; B: caught up a minute ago, one new call.
+    const api = new FakeCallsApi([
+      ...calls(a, 40),
+      { uid: 'a-new', locationUid: a, updatedAt: '2024-03-01T12:59:00Z' },
+      { uid: 'b-new', locationUid: b, updatedAt: '2024-03-01T12:59:30Z' },
+    ]);
+    api.keysetCursors = true;
+    const sink = new InMemorySink();
+    const metrics = new ConnectorMetrics();
+    const deps = { api, sink, metrics, clock };
+    const caughtUp = {
+      since: '2024-03-01T12:59:00Z',
+      cursor: null,
+      watermark: '2024-03-01T12:59:00Z',
+      boundary: [],
+    };
+    const requests: string[] = [];
+    let advanced = -1;
+    const original = api.listPage.bind(api);
+    api.listPage = async (request: PageRequest, signal?: AbortSignal, hint?: RequestHint) => {
+      const order = request.kind === 'first' ? request.order : 'asc';
+      requests.push(`${request.locationUid.slice(-1)}:${hint?.priority ?? '-'}:${order}`);
+      // In A's 4th history page, B's next poll falls due.
+      if (
+        request.locationUid === a &&
+        hint?.priority === 'backfill' &&
+        requests.filter((r) => r === '1:backfill:asc').length === 4
+      ) {
+        advanced = requests.length; // the index of the next request
+        clock.advance(60_000);
+      }
+      return original(request, signal);
+    };
+    const scheduler = new Scheduler({
+      locations: [lanesSync(a, deps), lanesSync(b, deps, caughtUp)],
+      settings: {
+        maxLocationsInFlight: 1,
+        intervalMs: 60_000,
+        pagesPerTurn: 100,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics,
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(
+      () => sink.calls.length === 42 && !scheduler.status().some((s) => s.state === 'running'),
+      5_000,
+      'all published',
+    );
+    stop.abort();
+    clock.advance(120_000);
+    await running;
+
+    // A's split check and live lane, then B's live poll, and only then A's history.
+    expect(requests.slice(0, 4)).toEqual(['1:live:desc', '1:live:asc', '2:live:asc', '1:backfill:asc']);
+    // Once B fell due, it was polled after at most the history page read ahead.
+    const bPoll = requests.indexOf('2:live:asc', advanced);
+    expect(bPoll).toBeGreaterThanOrEqual(advanced);
+    expect(bPoll - advanced, requests.join(' ')).toBeLessThanOrEqual(1);
+    // Every call once; A's history merged.
+    expect(new Set(sink.calls.map((c) => c.uid)).size).toBe(42);
+    expect(sink.offsets.get(a)?.history).toBeUndefined();
+  });
+});
+
+describe('Scheduler history slots', () => {
+  it('runs history turns in at most half the slots, so live work always finds a worker', async () => {
+    const clock = new ManualClock(Date.parse('2024-03-01T13:00:00Z'));
+    const locations = [loc(1), loc(2), loc(3), loc(4)];
+    const api = new FakeCallsApi([
+      ...locations.flatMap((l) => calls(l, 20)),
+      ...locations.map((l) => ({
+        uid: `${l.slice(-1)}-new`,
+        locationUid: l,
+        updatedAt: '2024-03-01T12:59:00Z',
+      })),
+    ]);
+    api.keysetCursors = true;
+    const sink = new InMemorySink();
+    const metrics = new ConnectorMetrics();
+    // Every listing takes a turn of the event loop, so the turns of several locations overlap.
+    const original = api.listPage.bind(api);
+    api.listPage = async (request: PageRequest, signal?: AbortSignal) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return original(request, signal);
+    };
+    let historyTurns = 0;
+    let mostHistoryTurns = 0;
+    const syncs = locations.map(
+      (locationUid) =>
+        new LocationSync({
+          locationUid,
+          startOffset: EMPTY_OFFSET,
+          api,
+          enricher: new Enricher({ api, enabled: false, concurrency: 1 }),
+          sink,
+          metrics,
+          logger: silentLogger(),
+          clock,
+          settings: {
+            pageSize: 2,
+            startSince: null,
+            boundaryCap: 100,
+            privacy: 'redact-unless-public',
+            fingerprints: testFingerprints,
+            commitRetry: DEFAULT_RETRY_POLICY,
+            lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 },
+          },
+        }),
+    );
+    for (const sync of syncs) {
+      const runPage = sync.runPage.bind(sync);
+      sync.runPage = async (signal, lane) => {
+        if (lane !== 'history') return runPage(signal, lane);
+        historyTurns += 1;
+        mostHistoryTurns = Math.max(mostHistoryTurns, historyTurns);
+        try {
+          return await runPage(signal, lane);
+        } finally {
+          historyTurns -= 1;
+        }
+      };
+    }
+    const scheduler = new Scheduler({
+      locations: syncs,
+      settings: {
+        maxLocationsInFlight: 4,
+        intervalMs: 60_000,
+        pagesPerTurn: 3,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics,
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    await eventually(
+      () => syncs.every((s) => !s.hasHistory) && sink.calls.length === 84,
+      5_000,
+      'all merged',
+    );
+    stop.abort();
+    clock.advance(120_000);
+    await running;
+    expect(mostHistoryTurns).toBe(2);
   });
 });

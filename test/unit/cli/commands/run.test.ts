@@ -16,6 +16,8 @@ function stopped(uid: string, code: string, message: string): LocationStatus {
     consecutiveFailures: 1,
     stoppedBy: code,
     totals: emptyTotals(),
+    backfill: null,
+    lane: null,
   };
 }
 

@@ -78,7 +78,10 @@ describe('offset value', () => {
   it('refuses unreadable values with a fatal error that names the key and the way out', () => {
     for (const [value, reason] of [
       ['not json', 'not JSON'],
-      [JSON.stringify({ version: 3, ...offset }), 'format version 3'],
+      [JSON.stringify({ version: 4, ...offset }), 'format version 4'],
+      [JSON.stringify({ version: 2, ...offset, history: { ...offset, until: offset.since } }), 'history'],
+      [JSON.stringify({ version: 3, ...offset, history: { ...offset, until: 'soon' } }), 'history.until'],
+      [JSON.stringify({ version: 3, ...offset, history: { since: null } }), 'history.cursor'],
       [JSON.stringify({ version: 1, since: null }), 'cursor'],
     ] as const) {
       let thrown: unknown;
@@ -93,5 +96,27 @@ describe('offset value', () => {
       expect((thrown as FatalError).message).toContain(reason);
       expect((thrown as FatalError).message).toContain('offsets reset');
     }
+  });
+
+  it('writes a split location as version 3, its history lane beside the live one, and reads both back', () => {
+    const split: LocationOffset = {
+      since: '2024-05-02T00:00:00Z',
+      cursor: null,
+      watermark: '2024-05-02T00:00:01Z',
+      boundary: ['u9'],
+      boundaryFingerprints: { u9: 'f9' },
+      history: { ...offset, boundaryFingerprints: { u1: 'f1' }, until: '2024-05-02T00:00:00Z' },
+    };
+    const text = encodeOffsetValue(split);
+    expect(JSON.parse(text)).toEqual({ version: 3, ...split });
+    expect(decodeOffsetValue('k', text)).toEqual(split);
+  });
+
+  it('writes a location that is not split as version 2, readable by the release before lanes', () => {
+    expect(JSON.parse(encodeOffsetValue(offset))).toMatchObject({ version: 2 });
+  });
+
+  it('reads a version 2 offset as the live lane alone, with no history', () => {
+    expect(decodeOffsetValue('k', JSON.stringify({ version: 2, ...offset }))).not.toHaveProperty('history');
   });
 });
