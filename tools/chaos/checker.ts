@@ -341,7 +341,13 @@ export async function check(input: CheckInput): Promise<CheckResult> {
       if (newest !== null) note(result.offsetViolations, `${location}: no stored offset`);
       continue;
     }
-    const offset = JSON.parse(raw) as { cursor?: string | null; watermark?: string | null };
+    const offset = JSON.parse(raw) as {
+      cursor?: string | null;
+      watermark?: string | null;
+      history?: unknown;
+    };
+    if (offset.history !== undefined && offset.history !== null)
+      note(result.offsetViolations, `${location}: its history lane is still stored after the run settled`);
     const watermark = offset.watermark ? Date.parse(offset.watermark) : null;
     if (offset.cursor !== null && offset.cursor !== undefined)
       note(result.offsetViolations, `${location}: a cursor is still stored after the run settled`);

@@ -518,7 +518,8 @@ export class ChaosRun {
         }),
       },
       metrics: { host: '127.0.0.1', port: metricsPort, perLocationLabels: false },
-      logging: { level: 'info', format: 'json' },
+      // CHAOS_LOG_LEVEL=debug keeps every traversal's start and page in the run folder's logs (to replay a seed).
+      logging: { level: process.env.CHAOS_LOG_LEVEL === 'debug' ? 'debug' : 'info', format: 'json' },
     };
     writeFileSync(file, stringify(document));
     return file;
@@ -985,7 +986,10 @@ export class ChaosRun {
     /** Where each location's offset records actually are (distributed mode checks it against its owner). */
     const recordPartitions = new Map<string, Set<number>>();
     const caughtUp = async (): Promise<boolean> => {
-      const offsets = new Map<string, { cursor: string | null; watermark: string | null }>();
+      const offsets = new Map<
+        string,
+        { cursor: string | null; watermark: string | null; history?: unknown }
+      >();
       await readTopic(
         this.endpoints.brokers,
         TOPICS.offsets,
@@ -1001,7 +1005,12 @@ export class ChaosRun {
         const n = newest.get(l) ?? 0;
         return (
           n > 0 &&
-          (o === undefined || o.cursor !== null || o.watermark === null || Date.parse(o.watermark) !== n)
+          (o === undefined ||
+            o.cursor !== null ||
+            o.watermark === null ||
+            Date.parse(o.watermark) !== n ||
+            // A split location has caught up only when its history lane reached T0 too (issue 23).
+            (o.history !== undefined && o.history !== null))
         );
       });
       if (behind.length > 0)
