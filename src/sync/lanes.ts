@@ -96,12 +96,16 @@ export function splitInstant(newest: string, overlapMs: number): string {
  * all), or null when it needs no split: lanes off, split already, no call, a backlog under the threshold,
  * or nothing before T0 to read (a position or `startSince` at or after it).
  * History continues from the stored offset (`startSince` when nothing is stored); live starts at T0.
+ * `bounds`, the location's boundary bounds (one lane's): the boundary the history lane inherits is cut to
+ * what a split location's history may hold beside a live lane (splitBoundaryBounds), so the first record
+ * holding both lanes fits the offsets topic like every later one.
  */
 export function splitOffset(
   offset: LocationOffset,
   newest: string | null,
   settings: LaneSettings,
   startSince: string | null,
+  bounds?: BoundaryBounds,
 ): LocationOffset | null {
   if (!settings.enabled || settings.splitBacklogMs <= 0 || offset.history !== undefined || newest === null)
     return null;
@@ -117,12 +121,62 @@ export function splitOffset(
     )
       return null;
   }
+  const inherited = liveLane(offset);
+  const history = bounds === undefined ? inherited : boundedLane(inherited, splitBoundaryBounds(bounds));
   return {
     since: until,
     cursor: null,
     watermark: null,
     boundary: [],
-    history: { ...liveLane(offset), boundary: [...offset.boundary], until },
+    history: { ...history, boundary: [...history.boundary], until },
+  };
+}
+
+/** A lane's boundary bounds: at most `boundaryCap` uids and, when set, `boundaryMaxBytes` bytes (traversal.ts). */
+export interface BoundaryBounds {
+  boundaryCap: number;
+  boundaryMaxBytes?: number;
+}
+
+/**
+ * What the history lane may keep of the boundary it inherits at a split: the location's bounds less the
+ * live lane's fields (SECOND_LANE_RESERVED_BYTES) and the least the live lane is always left
+ * (laneBoundaryBounds: one uid, 1 KiB).
+ */
+export function splitBoundaryBounds(bounds: BoundaryBounds): BoundaryBounds {
+  const boundaryCap = Math.max(1, bounds.boundaryCap - 1);
+  if (bounds.boundaryMaxBytes === undefined) return { boundaryCap };
+  return {
+    boundaryCap,
+    boundaryMaxBytes: Math.max(1024, bounds.boundaryMaxBytes - SECOND_LANE_RESERVED_BYTES - 1024),
+  };
+}
+
+/**
+ * `lane` with its boundary cut to `bounds`: entries are kept in order while they fit, and a cut sets
+ * boundaryOverflow, as applyPage does past its bounds (traversal.ts): the uids cut are published again when
+ * that instant is read again, so a cut may double records, never lose one. A lane within bounds is returned as is.
+ */
+export function boundedLane(lane: LaneOffset, bounds: BoundaryBounds): LaneOffset {
+  const fingerprints = lane.boundaryFingerprints ?? {};
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const uid of lane.boundary) {
+    const entry = boundaryEntryBytes(uid, fingerprints[uid]);
+    if (kept.length >= bounds.boundaryCap || bytes + entry > (bounds.boundaryMaxBytes ?? Infinity)) break;
+    kept.push(uid);
+    bytes += entry;
+  }
+  if (kept.length === lane.boundary.length) return lane;
+  const { boundaryFingerprints, ...rest } = lane;
+  const keptFingerprints = Object.fromEntries(
+    kept.flatMap((uid) => (fingerprints[uid] === undefined ? [] : [[uid, fingerprints[uid]]])),
+  );
+  return {
+    ...rest,
+    boundary: kept,
+    boundaryOverflow: true,
+    ...(boundaryFingerprints !== undefined && { boundaryFingerprints: keptFingerprints }),
   };
 }
 
@@ -239,10 +293,7 @@ export const SECOND_LANE_RESERVED_BYTES = 20 * 1024;
  * other lane's boundary holds (and, for bytes, the second lane's other fields), so the one offset record
  * holding both lanes fits what the first lane alone was allowed. A location that is not split keeps its own.
  */
-export function laneBoundaryBounds(
-  bounds: { boundaryCap: number; boundaryMaxBytes?: number },
-  other: LaneOffset,
-): { boundaryCap: number; boundaryMaxBytes?: number } {
+export function laneBoundaryBounds(bounds: BoundaryBounds, other: LaneOffset): BoundaryBounds {
   const boundaryCap = Math.max(1, bounds.boundaryCap - other.boundary.length);
   if (bounds.boundaryMaxBytes === undefined) return { boundaryCap };
   let used = SECOND_LANE_RESERVED_BYTES;

@@ -283,7 +283,13 @@ export class LocationSync {
     const first = newest.items[0];
     const updatedAt =
       first === undefined ? null : first.ok ? first.call.updatedAt : (first.position?.updatedAt ?? null);
-    const split = splitOffset(this.position, updatedAt, lanes, this.options.settings.startSince);
+    const split = splitOffset(
+      this.position,
+      updatedAt,
+      lanes,
+      this.options.settings.startSince,
+      this.pipeline,
+    );
     this.splitDecided = true;
     if (split === null) return;
     this.readAheads.live.drop();
@@ -369,6 +375,22 @@ export class LocationSync {
       this.trackBackfill(page.calls.length);
     }
     if (outcome.accepted.length > 0) traversal.restartsWithoutProgress = 0;
+    if (lane === 'history' && this.options.logger.isLevelEnabled('debug'))
+      traversal.log.debug(
+        {
+          since: from.since,
+          resumedCursor: request.kind === 'next',
+          listed: listed.items.length,
+          published: page.calls.length,
+          duplicates: outcome.duplicates.length,
+          supersededByLive: superseded,
+          leftToLive: prepared.leftToLive,
+          watermark: outcome.offset.watermark,
+          boundary: outcome.offset.boundary.length,
+          complete: outcome.complete,
+        },
+        'history page committed',
+      );
     this.counters.recordPage(traversal, pageTally(prepared, page, superseded), this.committed.watermark);
     if (outcome.complete) this.endTraversal(traversal);
     return { complete: outcome.complete, published: page.calls.length, lane };
@@ -432,6 +454,15 @@ export class LocationSync {
       throw error;
     }
     if (result.kind === 'stored') return true;
+    traversal.log.warn(
+      {
+        lane,
+        watermark: result.stored.watermark,
+        historyWatermark: result.stored.history?.watermark ?? null,
+        split: result.stored.history !== undefined,
+      },
+      "the page's commit found another writer's offset stored: continuing from it",
+    );
     this.readAheads.live.drop();
     this.readAheads.history.drop();
     this.committed = result.stored;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   backfillProgress,
+  boundedLane,
   historyPositionMs,
   historyRange,
   laneBoundaryBounds,
@@ -11,6 +12,7 @@ import {
   resetHistory,
   SECOND_LANE_RESERVED_BYTES,
   splitInstant,
+  splitBoundaryBounds,
   splitOffset,
   type LaneSettings,
 } from '../../../src/sync/lanes.js';
@@ -284,6 +286,68 @@ describe('laneBoundaryBounds', () => {
       boundaryMaxBytes: 1024,
     });
     expect(laneBoundaryBounds({ boundaryCap: 5 }, other)).toEqual({ boundaryCap: 3 });
+  });
+});
+
+describe('boundedLane', () => {
+  const lane = {
+    since: '2026-11-24T08:00:00Z',
+    cursor: null,
+    watermark: '2026-11-24T08:00:00Z',
+    boundary: ['a', 'b', 'c'],
+    boundaryFingerprints: { a: 'fa', b: 'fb', c: 'fc' },
+  };
+
+  it('returns a lane within its bounds as it is', () => {
+    expect(boundedLane(lane, { boundaryCap: 3, boundaryMaxBytes: 10_000 })).toBe(lane);
+  });
+
+  it('cuts the boundary to the cap and the bytes, in order, and marks the overflow (those uids are published again, never lost)', () => {
+    expect(boundedLane(lane, { boundaryCap: 2 })).toEqual({
+      ...lane,
+      boundary: ['a', 'b'],
+      boundaryFingerprints: { a: 'fa', b: 'fb' },
+      boundaryOverflow: true,
+    });
+    const oneEntry = boundaryEntryBytes('a', 'fa');
+    expect(boundedLane(lane, { boundaryCap: 3, boundaryMaxBytes: oneEntry })).toEqual({
+      ...lane,
+      boundary: ['a'],
+      boundaryFingerprints: { a: 'fa' },
+      boundaryOverflow: true,
+    });
+  });
+});
+
+describe('splitOffset with boundary bounds', () => {
+  it("cuts the boundary the history lane inherits so the record holding both lanes fits what one lane's may take", () => {
+    const uids = Array.from({ length: 2_000 }, (_, i) => `uid-${String(i).padStart(30, '0')}`);
+    const full = stored('2026-11-24T08:00:00Z', {
+      boundary: uids,
+      boundaryFingerprints: Object.fromEntries(uids.map((uid) => [uid, 'f'.repeat(16)])),
+    });
+    const bounds = { boundaryCap: 10_000, boundaryMaxBytes: 100_000 };
+    const split = splitOffset(full, NEWEST, ON, null, bounds)!;
+    const history = split.history!;
+    const bytes = history.boundary.reduce(
+      (sum, uid) => sum + boundaryEntryBytes(uid, history.boundaryFingerprints?.[uid]),
+      0,
+    );
+    const allowed = splitBoundaryBounds(bounds).boundaryMaxBytes!;
+    expect(allowed).toBe(100_000 - SECOND_LANE_RESERVED_BYTES - 1024);
+    expect(bytes).toBeLessThanOrEqual(allowed);
+    expect(history.boundary.length).toBeGreaterThan(0);
+    expect(history.boundary.length).toBeLessThan(uids.length);
+    expect(history.boundaryOverflow).toBe(true);
+    // The live lane beside it is left 1 KiB at least without laneBoundaryBounds' floor: both boundaries and the
+    // second lane's fields stay within what one lane's record may take.
+    expect(100_000 - SECOND_LANE_RESERVED_BYTES - bytes).toBeGreaterThanOrEqual(1024);
+  });
+
+  it('keeps a boundary that fits whole', () => {
+    const split = splitOffset(stored('2026-11-24T08:00:00Z'), NEWEST, ON, null, { boundaryCap: 10 })!;
+    expect(split.history).toMatchObject({ boundary: ['b1'], boundaryFingerprints: { b1: 'f1' } });
+    expect(split.history?.boundaryOverflow).toBeUndefined();
   });
 });
 
