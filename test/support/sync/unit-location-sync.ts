@@ -1,14 +1,14 @@
 /**
- * A LocationSync for the scheduler's unit tests: from the empty offset, pages of two calls, the unit tests'
- * boundary fingerprints, no log. The caller gives the API (an in-memory fake), the enricher, sink, metrics
- * and clock.
+ * A LocationSync for unit tests: from the empty offset unless `startOffset` says, pages of two calls, the
+ * unit tests' boundary fingerprints, no log; `settings` overrides any setting (lanes, the commit retry). The
+ * caller gives the API (an in-memory fake), the enricher, sink, metrics and clock.
  */
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import type { Clock } from '../../../src/time/clock.js';
 import type { Enricher } from '../../../src/sync/enricher.js';
-import { LocationSync } from '../../../src/sync/location-sync.js';
-import { EMPTY_OFFSET } from '../../../src/sync/model.js';
+import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location-sync.js';
+import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import type { CallsApi, RecordSink, SyncMetrics } from '../../../src/sync/ports.js';
 import { testFingerprints } from './fingerprints.js';
 
@@ -19,10 +19,13 @@ export function unitLocationSync(options: {
   sink: RecordSink;
   metrics: SyncMetrics;
   clock: Clock;
+  startOffset?: LocationOffset;
+  settings?: Partial<LocationSyncSettings>;
 }): LocationSync {
+  const { startOffset, settings, ...deps } = options;
   return new LocationSync({
-    ...options,
-    startOffset: EMPTY_OFFSET,
+    ...deps,
+    startOffset: startOffset ?? EMPTY_OFFSET,
     logger: silentLogger(),
     settings: {
       pageSize: 2,
@@ -31,6 +34,7 @@ export function unitLocationSync(options: {
       privacy: 'redact-unless-public',
       fingerprints: testFingerprints,
       commitRetry: DEFAULT_RETRY_POLICY,
+      ...settings,
     },
   });
 }

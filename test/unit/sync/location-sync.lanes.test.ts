@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { FatalError, RetriableError } from '../../../src/errors/index.js';
-import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { DEFAULT_LANE_SETTINGS, type LaneSettings } from '../../../src/sync/lanes.js';
@@ -16,7 +15,7 @@ import { compareDateTimes } from '../../../src/time/instant.js';
 import { counterValue } from '../../support/counters.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
-import { testFingerprints } from '../../support/sync/fingerprints.js';
+import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
 /** 10:00 + `minutes` on one day. */
@@ -44,20 +43,14 @@ function build(
 ) {
   const sink = options.sink ?? new InMemorySink();
   const metrics = new ConnectorMetrics();
-  const sync = new LocationSync({
+  const sync = unitLocationSync({
     locationUid: LOC,
     startOffset: options.start ?? EMPTY_OFFSET,
     api,
     enricher: new Enricher({ api, enabled: options.enrich ?? false, concurrency: 2 }),
     sink,
     metrics,
-    logger: silentLogger(),
     settings: {
-      pageSize: 2,
-      startSince: null,
-      boundaryCap: 100,
-      privacy: 'redact-unless-public',
-      fingerprints: testFingerprints,
       commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 2 },
       lanes: options.lanes ?? DEFAULT_LANE_SETTINGS,
     },

@@ -557,24 +557,15 @@ describe('Scheduler with lanes', () => {
     deps: { api: FakeCallsApi; sink: InMemorySink; metrics: ConnectorMetrics; clock: Clock },
     startOffset = EMPTY_OFFSET,
   ) =>
-    new LocationSync({
+    unitLocationSync({
       locationUid,
       startOffset,
       api: deps.api,
       enricher: new Enricher({ api: deps.api, enabled: false, concurrency: 1 }),
       sink: deps.sink,
       metrics: deps.metrics,
-      logger: silentLogger(),
       clock: deps.clock,
-      settings: {
-        pageSize: 2,
-        startSince: null,
-        boundaryCap: 100,
-        privacy: 'redact-unless-public',
-        fingerprints: testFingerprints,
-        commitRetry: DEFAULT_RETRY_POLICY,
-        lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 },
-      },
+      settings: { lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 } },
     });
 
   it("runs a location's live lane first, its history in the slots live work leaves, and yields a history turn when live work falls due", async () => {
