@@ -181,7 +181,7 @@ export const ERROR_CODES = {
   KAFKA_TRANSACTION_OPEN: {
     class: 'retriable',
     exit: ExitCode.FAILURE,
-    hint: 'wait for its transaction timeout; if it stays open, find it with kafka-transactions.sh find-hanging and end it with kafka-transactions.sh abort (docs/runbook.md#runbook-transaction-open)',
+    hint: 'wait for its transaction timeout; if it stays open, find it with kafka-transactions.sh describe-producers and end it with kafka-transactions.sh abort (docs/runbook.md#runbook-transaction-open)',
   },
   KAFKA_UNAVAILABLE: {
     class: 'retriable',

@@ -152,8 +152,9 @@ export async function awaitSettledTransactions(kafka: Kafka, options: AwaitStabl
         'KAFKA_TRANSACTION_OPEN',
         `a transaction on ${topic} has stayed open for more than ${options.timeoutMs} ms (${stuck}), so a read_committed ` +
           `read would not show what was written before it. It ends at its transaction timeout; if it does not, it is a ` +
-          `hanging transaction: \`kafka-transactions.sh --bootstrap-server <broker> find-hanging --broker-id <leader>\` ` +
-          `lists it and \`kafka-transactions.sh ... abort --topic ${topic} --partition <p> --start-offset <offset>\` ends it`,
+          `hanging transaction: \`kafka-transactions.sh --bootstrap-server <broker> describe-producers --topic ${topic} --partition <p>\` ` +
+          `shows it and \`kafka-transactions.sh ... abort --topic ${topic} --partition <p> --start-offset <offset>\` ends it ` +
+          `(if the producer is this connector's, the page it held may then be published again: docs/runbook.md#runbook-transaction-open)`,
         { details: { topic, partitions: open, stableOffsets: open.map((p) => String(stable.get(p))) } },
       );
     }
