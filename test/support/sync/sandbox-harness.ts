@@ -12,6 +12,7 @@ import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox, SandboxCall } from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { Enricher } from '../../../src/sync/enricher.js';
+import type { LaneSettings } from '../../../src/sync/lanes.js';
 import { LocationSync } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type Call, type LocationOffset } from '../../../src/sync/model.js';
 import { InMemorySink } from './in-memory-sink.js';
@@ -81,7 +82,12 @@ export function locationSync(
   harness: SandboxClientHarness,
   locationUid: string,
   sink: InMemorySink,
-  options: { start?: LocationOffset; privacy?: PrivacyPolicy; boundaryCap?: number } = {},
+  options: {
+    start?: LocationOffset;
+    privacy?: PrivacyPolicy;
+    boundaryCap?: number;
+    lanes?: LaneSettings;
+  } = {},
 ): LocationSync {
   return new LocationSync({
     locationUid,
@@ -102,6 +108,7 @@ export function locationSync(
       privacy: options.privacy ?? 'redact-unless-public',
       fingerprints: testFingerprints,
       commitRetry: harness.api.retry,
+      ...(options.lanes !== undefined && { lanes: options.lanes }),
     },
     clock: systemClock,
   });
