@@ -293,44 +293,21 @@ export class ConnectorMetrics {
     },
   });
   /** Scrape-time gauges of the backfills: see `publishBackfills`. */
-  readonly backfillPosition = new Gauge({
+  readonly backfillPosition = this.backfillGauge({
     name: 'calls_connector_backfill_position_timestamp_seconds',
     help: "A history lane's position (its watermark, else its since) as Unix time. With per-location labels off, the oldest.",
-    labelNames: ['location'] as const,
-    registers: [this.registry],
-    collect: () => {
-      this.publishBackfills();
-    },
   });
-  readonly backfillUntil = new Gauge({
+  readonly backfillUntil = this.backfillGauge({
     name: 'calls_connector_backfill_until_timestamp_seconds',
     help: 'T0 of a split location (its history lane reads up to it) as Unix time. With per-location labels off, the oldest.',
-    labelNames: ['location'] as const,
-    registers: [this.registry],
-    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
-    collect: () => {
-      this.publishBackfills();
-    },
   });
-  readonly backfillRemaining = new Gauge({
+  readonly backfillRemaining = this.backfillGauge({
     name: 'calls_connector_backfill_remaining_seconds',
     help: 'API time a history lane has left to read (T0 minus its position). With per-location labels off, the sum.',
-    labelNames: ['location'] as const,
-    registers: [this.registry],
-    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
-    collect: () => {
-      this.publishBackfills();
-    },
   });
-  readonly backfillEta = new Gauge({
+  readonly backfillEta = this.backfillGauge({
     name: 'calls_connector_backfill_eta_seconds',
     help: 'Time a history lane needs to reach T0 at the rate it has read so far (the budget the live lanes left it). With per-location labels off, the longest.',
-    labelNames: ['location'] as const,
-    registers: [this.registry],
-    // Each backfill gauge publishes all four, so that any one read alone is current (a scrape sets them four times).
-    collect: () => {
-      this.publishBackfills();
-    },
   });
   readonly traversalDuration = new Histogram({
     name: 'calls_connector_traversal_duration_seconds',
@@ -456,6 +433,21 @@ export class ConnectorMetrics {
    */
   observeHighWater(locationUid: string, updatedAt: Date | number): void {
     this.highWaterMs.set(locationUid, toMs(updatedAt));
+  }
+
+  /**
+   * One of the four backfill gauges, per location. Each publishes all four when collected (publishBackfills),
+   * so that any one read alone is current; a scrape sets them four times.
+   */
+  private backfillGauge(metric: { name: string; help: string }): Gauge<'location'> {
+    return new Gauge({
+      ...metric,
+      labelNames: ['location'] as const,
+      registers: [this.registry],
+      collect: () => {
+        this.publishBackfills();
+      },
+    });
   }
 
   /** Called by the sync engine when a location's backfill moves, with null when its lanes merged. */

@@ -489,11 +489,11 @@ export class LocationSync {
     const positionMs = historyPositionMs(history);
     const untilMs = Date.parse(history.until);
     const known = this.backfillFigures;
-    if (known === null || known.untilMs !== untilMs) this.counters.historyPublished(0);
-    this.backfillFigures =
-      known === null || known.untilMs !== untilMs
-        ? { untilMs, positionMs, startedAtMs: this.options.clock.now(), startPositionMs: positionMs, records }
-        : { ...known, positionMs, records: known.records + records };
+    const started = known === null || known.untilMs !== untilMs;
+    if (started) this.counters.historyPublished(0);
+    this.backfillFigures = started
+      ? { untilMs, positionMs, startedAtMs: this.options.clock.now(), startPositionMs: positionMs, records }
+      : { ...known, positionMs, records: known.records + records };
     metrics.observeBackfill(this.locationUid, this.backfillFigures);
   }
 
