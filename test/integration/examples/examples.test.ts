@@ -191,11 +191,20 @@ describe('the consumer examples, run against a topic the connector wrote', () =>
       );
     }
     await consumesEveryVersionOnce(
-      startExample(PYTHON, [join(EXAMPLES, 'python-consumer/consumer.py')], {
-        ...env(),
-        GROUP_ID: uniqueName('example-py'),
-        PYTHONWARNINGS: 'ignore::DeprecationWarning',
-      }),
+      startExample(
+        PYTHON,
+        [join(EXAMPLES, 'python-consumer/consumer.py')],
+        {
+          ...env(),
+          GROUP_ID: uniqueName('example-py'),
+          PYTHONWARNINGS: 'ignore::DeprecationWarning',
+          // On a timeout, SIGABRT makes Python print every thread's stack (where it waited).
+          PYTHONFAULTHANDLER: '1',
+          // librdkafka's consumer-group steps, in the stderr a failure prints.
+          KAFKA_CONFIG: 'debug=cgrp',
+        },
+        'SIGABRT',
+      ),
     );
   });
 
