@@ -38,9 +38,9 @@ export interface LaneSettings {
   /** A stored position older than the newest change by more than this (ms) is split; 0 = never split. */
   splitBacklogMs: number;
   /**
-   * `limit` of the history lane's pages (at most api.pageSize). A split location's own live poll waits for
-   * its history page in flight (one page at a time per location), so short history pages keep it fresh;
-   * unset: api.pageSize.
+   * `limit` of the history lane's pages (at most api.pageSize). Pages are read in the background (the
+   * scheduler's nextBackfill) and committed in short turns; short pages keep the page a turn commits, and what
+   * waits in memory, small. Unset: api.pageSize.
    */
   historyPageSize?: number;
 }

@@ -86,7 +86,7 @@ import {
   type SyncMetrics,
 } from './ports.js';
 import { requestHint } from './priority.js';
-import { ReadAhead } from './read-ahead.js';
+import { ReadAhead, type AheadState } from './read-ahead.js';
 import {
   nextPageRequest,
   restartAfterInvalidCursor,
@@ -224,6 +224,29 @@ export class LocationSync {
   /** Whether the location is split and its history lane has pages left to read (runPage(signal, 'history')). */
   get hasHistory(): boolean {
     return this.position.history !== undefined;
+  }
+
+  /**
+   * The history lane's next page as read ahead (read-ahead.ts AheadState): 'none' when no page is read ahead
+   * from the lane's position (prefetchHistory starts one), 'pending' while it is listed and its single calls
+   * made, 'ready' once prepared (or failed). The scheduler gives history turns to ready locations, so a turn
+   * holds the location, and its live poll, for a commit rather than for a page's single calls (issue 23).
+   */
+  historyAhead(): AheadState {
+    const history = this.position.history;
+    if (history === undefined) return { state: 'none' };
+    return this.readAheads.history.stateFrom(history);
+  }
+
+  /**
+   * Starts reading the history lane's next page ahead, from its position, unless one is read ahead already
+   * or a page of this location is running (its commit starts the next one itself). Called by the scheduler
+   * between turns; `signal` bounds it like a page's (a stop or a handover cancels it).
+   */
+  prefetchHistory(signal?: AbortSignal): void {
+    if (this.busy || this.position.history === undefined) return;
+    if (this.historyAhead().state !== 'none') return;
+    this.startReadAhead('history', this.position, signal);
   }
 
   /** Counts since this LocationSync was created, for the status view. */

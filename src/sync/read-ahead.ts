@@ -25,7 +25,17 @@ interface Pending extends PageAhead {
   request: PageRequest;
   signal: AbortSignal;
   cancel: AbortController;
+  /** Resolves (never rejects) once `prepared` settled, or the page was dropped. */
+  settled: Promise<void>;
+  done: boolean;
 }
+
+/**
+ * The page read ahead, as a scheduler sees it: none, still being listed or prepared (`settled` resolves
+ * when it is ready or dropped), or ready (prepared, or failed: taking it costs no request).
+ */
+export type AheadState =
+  { state: 'none' } | { state: 'pending'; settled: Promise<void> } | { state: 'ready' };
 
 /** Lists and prepares a page under `signal` (the read-ahead's own, cancelled when dropped). */
 export type ReadPage = (signal: AbortSignal) => PageAhead;
@@ -39,8 +49,36 @@ export class ReadAhead {
     const cancel = new AbortController();
     const combined = signal === undefined ? cancel.signal : AbortSignal.any([signal, cancel.signal]);
     const ahead = read(combined);
-    ahead.prepared.catch(() => undefined);
-    this.pending = { ...ahead, from, request, signal: combined, cancel };
+    const pending: Pending = {
+      ...ahead,
+      from,
+      request,
+      signal: combined,
+      cancel,
+      done: false,
+      settled: Promise.resolve(),
+    };
+    const cancelled = new Promise<void>((resolve) => {
+      if (combined.aborted) resolve();
+      else combined.addEventListener('abort', () => resolve(), { once: true });
+    });
+    pending.settled = Promise.race([
+      ahead.prepared.then(
+        () => undefined,
+        () => undefined,
+      ),
+      cancelled,
+    ]).then(() => {
+      pending.done = true;
+    });
+    this.pending = pending;
+  }
+
+  /** The page read ahead from `from` (the same starting offset object), as a scheduler needs to know it. */
+  stateFrom(from: LocationOffset): AheadState {
+    const pending = this.pending;
+    if (pending === null || pending.from !== from || pending.signal.aborted) return { state: 'none' };
+    return pending.done ? { state: 'ready' } : { state: 'pending', settled: pending.settled };
   }
 
   /** The page read ahead when it starts at `from` with `request`; any other is dropped (see the contract). */

@@ -30,9 +30,11 @@
  *   like any other; once its live traversal completes it also joins the backfill queue (FIFO). A worker takes
  *   due live work first, and a history turn (`runPage(signal, 'history')`) only when no live work is due:
  *   history fills half the slots (at least one: the others stay free for live work) and the API budget the
- *   live lanes leave. A history turn ends after
- *   `pagesPerTurn` pages, when the lanes merge, or as soon as any live work falls due (its own location's
- *   or another's), so the present never waits behind more than one history page per worker.
+ *   live lanes leave. A location's history page is read in the background before its turn (nextBackfill,
+ *   LocationSync.prefetchHistory) and a history turn is given only when it is ready, so the turn is a commit
+ *   and a location's own live poll never waits for a history page's single calls. A history turn ends after
+ *   `pagesPerTurn` pages, when the lanes merge, when its next page is not ready yet, or as soon as any live
+ *   work falls due (its own location's or another's).
  *
  * `status()` is a small snapshot per location for the demo's live view and for /readyz.
  *
@@ -162,6 +164,8 @@ export class Scheduler {
   private readonly backfill: Slot[] = [];
   /** History turns running now: at most `historySlots` (the other slots stay free for live work). */
   private historyTurns = 0;
+  /** Slots out of the backfill queue while their next history page is read in the background. */
+  private prefetching = 0;
   private seq = 0;
   /** Parked workers (waitForWork), each waiting to be handed a location or released. */
   private readonly idle: Array<(slot: Slot | undefined) => void> = [];
@@ -363,19 +367,52 @@ export class Scheduler {
       this.options.dynamic !== true &&
       this.nextDue() === undefined &&
       !this.anyRunning() &&
-      this.nextBackfill() === undefined
+      this.nextBackfill() === undefined &&
+      this.prefetching === 0
     );
   }
 
-  /** The first slot of the backfill queue that can take a history turn (others leave the queue); none: undefined. */
+  /**
+   * The first slot of the backfill queue whose next history page is ready for a history turn; none: undefined.
+   * Slots that cannot backfill now leave the queue. A slot whose next page is not read yet starts reading it
+   * in the background (prefetchHistory; at most `maxLocationsInFlight` at a time, so pages held in memory stay
+   * bounded) and leaves the queue until it is ready. A history turn thus holds its location for a commit, not
+   * for the listing and single calls of a page, which the location's own live poll would wait for (issue 23:
+   * live freshness under a low rate limit). Called by takeDue (which takes the slot out) and finished().
+   */
   private nextBackfill(): Slot | undefined {
-    for (;;) {
-      const head = this.backfill[0];
-      if (head === undefined) return undefined;
-      if (!head.detached && head.state === 'waiting' && head.sync.hasHistory === true) return head;
-      head.inBackfill = false;
-      this.backfill.shift();
+    let i = 0;
+    while (i < this.backfill.length) {
+      const slot = this.backfill[i] as Slot;
+      if (slot.detached || slot.state !== 'waiting' || slot.sync.hasHistory !== true) {
+        this.leaveBackfill(i);
+        continue;
+      }
+      let ahead = slot.sync.historyAhead();
+      if (ahead.state === 'none') {
+        if (this.prefetching >= this.options.settings.maxLocationsInFlight) {
+          i += 1;
+          continue;
+        }
+        slot.sync.prefetchHistory(slot.pageSignal);
+        ahead = slot.sync.historyAhead();
+      }
+      // Ready, or nothing could be read ahead (the turn then reads its page itself).
+      if (ahead.state !== 'pending') return slot;
+      this.leaveBackfill(i);
+      this.prefetching += 1;
+      void ahead.settled.then(() => {
+        this.prefetching -= 1;
+        this.enqueueBackfill(slot);
+        this.notify();
+      });
     }
+    return undefined;
+  }
+
+  private leaveBackfill(index: number): void {
+    const [slot] = this.backfill.splice(index, 1);
+    if (slot !== undefined) slot.inBackfill = false;
   }
 
   /**
@@ -431,8 +468,7 @@ export class Scheduler {
     const backfill = this.nextBackfill();
     if (backfill === undefined) return undefined;
     this.historyTurns += 1;
-    this.backfill.shift();
-    backfill.inBackfill = false;
+    this.leaveBackfill(this.backfill.indexOf(backfill));
     backfill.state = 'running';
     backfill.lane = 'history';
     return backfill;
@@ -542,6 +578,8 @@ export class Scheduler {
         if (slot.stops > 0 && progressed) this.resumed(slot);
         if (slot.sync.hasHistory !== true || stop.aborted || slot.removed !== null) break;
         if (liveDueAt <= clock.now() || this.liveWorkDue()) break;
+        // Its next page is still being read (its commit started it): the slot comes back when it is ready.
+        if (slot.sync.historyAhead().state === 'pending') break;
       }
       this.requeue(slot, 'waiting', Math.max(0, liveDueAt - clock.now()));
       this.enqueueBackfill(slot);

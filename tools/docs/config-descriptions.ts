@@ -175,13 +175,13 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'poll.intervalMs':
     "Time between a location's polls: each location polls at its own phase of the interval, so polls spread evenly over it.",
   'poll.maxLocationsInFlight':
-    'Locations worked on at the same time (each holds at most two pages: one committing, one read ahead).',
+    'Locations worked on at the same time (each holds at most two pages: one committing, one read ahead); also the most history pages read in the background at a time, waiting for their turn.',
   'lanes.enabled':
     'Split a location far behind into a live lane (polled every interval from T0) and a history lane behind it ([sync.md](sync.md#lanes-the-present-first)).',
   'lanes.overlapMs':
     "T0 is the API's newest `updatedAt` less this, so changes the API writes slightly out of order are not missed.",
   'lanes.historyPageSize':
-    "`limit` of the history lane's pages (at most `api.pageSize`): a split location's live poll waits for its history page in flight, so short history pages keep the present fresh, for one more listing request per this many calls.",
+    "`limit` of the history lane's pages (at most `api.pageSize`). History pages are read in the background and committed in short turns; shorter pages bound what waits in memory, for one more listing request per this many calls.",
   'lanes.splitBacklogMs':
     'A location with no stored offset, or whose stored position is older than the newest change by more than this, is split; `0`: never.',
   'poll.pagesPerTurn':

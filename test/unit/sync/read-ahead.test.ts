@@ -65,6 +65,43 @@ describe('ReadAhead', () => {
   });
 });
 
+describe('ReadAhead.stateFrom', () => {
+  /** Starts a read-ahead whose page is prepared when `finish` is called. */
+  function controlled(readAhead: ReadAhead): () => void {
+    let finish = (): void => undefined;
+    const prepared = new Promise<PreparedPage>((resolve) => {
+      finish = () => resolve({} as PreparedPage);
+    });
+    readAhead.start(from, next('c1'), () => ({ listed: new Promise(() => undefined), prepared }));
+    return finish;
+  }
+
+  it('is none with nothing read ahead, pending while the page is prepared, then ready', async () => {
+    const readAhead = new ReadAhead();
+    expect(readAhead.stateFrom(from)).toEqual({ state: 'none' });
+    const finish = controlled(readAhead);
+    const pending = readAhead.stateFrom(from);
+    expect(pending.state).toBe('pending');
+    finish();
+    if (pending.state === 'pending') await pending.settled;
+    expect(readAhead.stateFrom(from)).toEqual({ state: 'ready' });
+  });
+
+  it('is ready once a read failed (taking it costs no request), and none for another offset or once dropped', async () => {
+    const readAhead = new ReadAhead();
+    started(readAhead, next('c1'));
+    const state = readAhead.stateFrom(from);
+    if (state.state === 'pending') await state.settled;
+    expect(readAhead.stateFrom(from)).toEqual({ state: 'ready' });
+    expect(readAhead.stateFrom({ ...from })).toEqual({ state: 'none' });
+    controlled(readAhead);
+    const dropped = readAhead.stateFrom(from);
+    readAhead.drop();
+    if (dropped.state === 'pending') await dropped.settled; // a dropped page settles its waiters too
+    expect(readAhead.stateFrom(from)).toEqual({ state: 'none' });
+  });
+});
+
 describe('samePageRequest', () => {
   it('compares requests field by field', () => {
     const first: PageRequest = { kind: 'first', locationUid: LOC, since: 'x', order: 'asc', limit: 3 };

@@ -642,6 +642,71 @@ describe('Scheduler with lanes', () => {
   });
 });
 
+describe('Scheduler with lanes: history pages read in the background', () => {
+  it("publishes a change of a backfilling location while its history page's single calls are still outstanding", async () => {
+    const clock = new ManualClock(Date.parse('2024-03-01T13:00:00Z'));
+    const a = loc(1);
+    const api = new FakeCallsApi([
+      ...calls(a, 10),
+      { uid: 'a-newest', locationUid: a, updatedAt: '2024-03-01T12:59:00Z' },
+    ]);
+    api.keysetCursors = true;
+    // The single calls of history (a's numbered calls) wait for the gate: a slow, rate-limited backfill.
+    let open = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const getCall = api.getCall.bind(api);
+    let historyWaiting = 0;
+    api.getCall = async (uid: string) => {
+      if (/^01-\d+$/.test(uid)) {
+        historyWaiting += 1;
+        await gate;
+      }
+      return getCall(uid);
+    };
+    const sink = new InMemorySink();
+    const metrics = new ConnectorMetrics();
+    const sync = unitLocationSync({
+      locationUid: a,
+      api,
+      enricher: new Enricher({ api, enabled: true, concurrency: 2 }),
+      sink,
+      metrics,
+      clock,
+      settings: { lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 } },
+    });
+    const scheduler = new Scheduler({
+      locations: [sync],
+      settings: {
+        maxLocationsInFlight: 2,
+        intervalMs: 60_000,
+        pagesPerTurn: 10,
+        shutdownTimeoutMs: 1_000,
+        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
+        stoppedRetry: DEFAULT_STOPPED_RETRY,
+      },
+      metrics,
+      logger: silentLogger(),
+      clock,
+    });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    const published = (uid: string) => sink.calls.some((c) => c.uid === uid);
+    await eventually(() => published('a-newest') && historyWaiting > 0, 5_000, 'split, live published');
+    // A change after the split, while the history page waits for its single calls.
+    api.upsert({ uid: 'a-change', locationUid: a, updatedAt: '2024-03-01T13:00:30Z' });
+    clock.advance(60_000);
+    await eventually(() => published('a-change'), 2_000, 'the change published by the live poll');
+    expect(sink.calls.filter((c) => /^01-/.test(c.uid))).toEqual([]);
+    open();
+    await eventually(() => !sync.hasHistory, 5_000, 'history merged');
+    stop.abort();
+    clock.advance(120_000);
+    await running;
+    expect(new Set(sink.calls.map((c) => c.uid)).size).toBe(12);
+    expect(sink.calls.length).toBe(12);
+  });
+});
+
 describe('Scheduler history slots', () => {
   it('runs history turns in at most half the slots, so live work always finds a worker', async () => {
     const clock = new ManualClock(Date.parse('2024-03-01T13:00:00Z'));
@@ -662,6 +727,12 @@ describe('Scheduler history slots', () => {
     api.listPage = async (request: PageRequest, signal?: AbortSignal) => {
       await new Promise((resolve) => setImmediate(resolve));
       return original(request, signal);
+    };
+    // Commits take a turn of the event loop too: history turns (a commit of a page read ahead) overlap.
+    const commitPage = sink.commitPage.bind(sink);
+    sink.commitPage = async (commit) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return commitPage(commit);
     };
     let historyTurns = 0;
     let mostHistoryTurns = 0;
