@@ -550,6 +550,28 @@ describe('Scheduler membership (distributed mode)', () => {
   });
 });
 
+/** A scheduler for the lanes tests: polls a minute apart, backoffs of milliseconds, no log. */
+function lanesScheduler(
+  locations: LocationSync[],
+  settings: { maxLocationsInFlight: number; pagesPerTurn: number },
+  metrics: ConnectorMetrics,
+  clock: Clock,
+): Scheduler {
+  return new Scheduler({
+    locations,
+    settings: {
+      ...settings,
+      intervalMs: 60_000,
+      shutdownTimeoutMs: 1_000,
+      failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
+      stoppedRetry: DEFAULT_STOPPED_RETRY,
+    },
+    metrics,
+    logger: silentLogger(),
+    clock,
+  });
+}
+
 describe('Scheduler with lanes', () => {
   const START = Date.parse('2024-03-01T13:00:00Z');
   const lanesSync = (
@@ -605,20 +627,12 @@ describe('Scheduler with lanes', () => {
       }
       return original(request, signal);
     };
-    const scheduler = new Scheduler({
-      locations: [lanesSync(a, deps), lanesSync(b, deps, caughtUp)],
-      settings: {
-        maxLocationsInFlight: 1,
-        intervalMs: 60_000,
-        pagesPerTurn: 100,
-        shutdownTimeoutMs: 1_000,
-        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
-        stoppedRetry: DEFAULT_STOPPED_RETRY,
-      },
+    const scheduler = lanesScheduler(
+      [lanesSync(a, deps), lanesSync(b, deps, caughtUp)],
+      { maxLocationsInFlight: 1, pagesPerTurn: 100 },
       metrics,
-      logger: silentLogger(),
       clock,
-    });
+    );
     const stop = new AbortController();
     const running = scheduler.run(stop.signal);
     await eventually(
@@ -674,20 +688,7 @@ describe('Scheduler with lanes: history pages read in the background', () => {
       clock,
       settings: { lanes: { enabled: true, overlapMs: 0, splitBacklogMs: 60_000 } },
     });
-    const scheduler = new Scheduler({
-      locations: [sync],
-      settings: {
-        maxLocationsInFlight: 2,
-        intervalMs: 60_000,
-        pagesPerTurn: 10,
-        shutdownTimeoutMs: 1_000,
-        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
-        stoppedRetry: DEFAULT_STOPPED_RETRY,
-      },
-      metrics,
-      logger: silentLogger(),
-      clock,
-    });
+    const scheduler = lanesScheduler([sync], { maxLocationsInFlight: 2, pagesPerTurn: 10 }, metrics, clock);
     const stop = new AbortController();
     const running = scheduler.run(stop.signal);
     const published = (uid: string) => sink.calls.some((c) => c.uid === uid);
@@ -771,20 +772,7 @@ describe('Scheduler history slots', () => {
         }
       };
     }
-    const scheduler = new Scheduler({
-      locations: syncs,
-      settings: {
-        maxLocationsInFlight: 4,
-        intervalMs: 60_000,
-        pagesPerTurn: 3,
-        shutdownTimeoutMs: 1_000,
-        failureBackoff: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 5 },
-        stoppedRetry: DEFAULT_STOPPED_RETRY,
-      },
-      metrics,
-      logger: silentLogger(),
-      clock,
-    });
+    const scheduler = lanesScheduler(syncs, { maxLocationsInFlight: 4, pagesPerTurn: 3 }, metrics, clock);
     const stop = new AbortController();
     const running = scheduler.run(stop.signal);
     await eventually(
