@@ -121,6 +121,8 @@ interface Slot {
   removed: (() => void) | null;
   /** No longer scheduled (removed): its entries in the due queue are void. */
   detached: boolean;
+  /** Out of the backfill queue while its next history page is read in the background (nextBackfill). */
+  awaitingPage: boolean;
   /** In the backfill queue (its history lane waits for a turn). */
   inBackfill: boolean;
   /** The lane of the turn it was handed for (takeDue). */
@@ -206,6 +208,7 @@ export class Scheduler {
       removed: null,
       detached: false,
       inBackfill: false,
+      awaitingPage: false,
       lane: 'live',
     };
     this.due.push({ slot, dueAt: slot.dueAt, seq: slot.seq });
@@ -400,8 +403,12 @@ export class Scheduler {
       // Ready, or nothing could be read ahead (the turn then reads its page itself).
       if (ahead.state !== 'pending') return slot;
       this.leaveBackfill(i);
+      // Once per page: a slot queued again meanwhile (its live traversal completed) must not count twice.
+      if (slot.awaitingPage) continue;
+      slot.awaitingPage = true;
       this.prefetching += 1;
       void ahead.settled.then(() => {
+        slot.awaitingPage = false;
         this.prefetching -= 1;
         this.enqueueBackfill(slot);
         this.notify();
