@@ -79,7 +79,12 @@ export interface HttpTransportOptions {
   clock?: Clock;
 }
 
-const DEFAULT_RATE_LIMIT: RateLimitConfig = { scope: 'grant', floorPerSecond: 0.5, ceilingPerSecond: 1000 };
+const DEFAULT_RATE_LIMIT: RateLimitConfig = {
+  scope: 'grant',
+  floorPerSecond: 0.5,
+  ceilingPerSecond: 1000,
+  backfillShare: 0.25,
+};
 const DEFAULT_HOLDS = { initialDelayMs: 250, maxDelayMs: 30_000, maxRetryAfterMs: 300_000 };
 
 /** A histogram of one set of label values. */

@@ -57,6 +57,12 @@ const rateLimitSchema = z
     scope: z.enum(['grant', 'global']).default('grant'),
     floorPerSecond: z.number().positive().default(0.5),
     ceilingPerSecond: z.number().positive().default(1000),
+    /**
+     * Live requests go first; of the starts granted while history (backfill) requests wait, this fraction is
+     * still owed to history, so live polls alone taking the whole budget never stop a backfill (0: strictly
+     * live first). Only used when the live lanes want more than the rest of the budget.
+     */
+    backfillShare: z.number().min(0).max(1).default(0.25),
   })
   .strict()
   .prefault({});

@@ -52,6 +52,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     '`grant`: one learned limit per OAuth grant (limits are usually per access token), or `global`.',
   'api.rateLimit.floorPerSecond': 'Lowest rate a scope learns down to.',
   'api.rateLimit.ceilingPerSecond': 'Highest rate a scope learns up to.',
+  'api.rateLimit.backfillShare':
+    'Live requests go first; of the starts granted while history requests wait, this share is still owed to history (0: strict).',
   'api.poisonCallPageAttempts':
     'Page attempts after which a call whose single-call GET keeps failing (while the API answers others) is published unenriched and redacted.',
   'api.maxConcurrency': 'Requests in flight at most.',

@@ -15,6 +15,8 @@ export interface RateLimitConfig {
   scope: 'grant' | 'global';
   floorPerSecond: number;
   ceilingPerSecond: number;
+  /** See ScopeLimiterSettings.backfillShare. */
+  backfillShare: number;
 }
 
 /** The scope every request shares under `global`, and the default scope of a request that names none. */
@@ -44,6 +46,7 @@ export class RateLimiters {
       initialRate: options.requestsPerSecond,
       floor: Math.min(rateLimit.floorPerSecond, options.requestsPerSecond),
       ceiling: Math.max(rateLimit.ceilingPerSecond, options.requestsPerSecond),
+      backfillShare: rateLimit.backfillShare,
       parkAfterMs: options.retry.maxRetryAfterMs,
       holdBackoffMs: Math.max(1000, options.retry.initialDelayMs),
       maxHoldBackoffMs: Math.max(1000, options.retry.maxDelayMs),

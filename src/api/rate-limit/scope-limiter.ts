@@ -5,7 +5,11 @@
  * - Pace: starts are 1/rate apart, never in bursts (an API's token bucket with a small burst would refuse
  *   them); a start a timer fired late for may catch up one interval, no more.
  * - Priority: the waiters of `live` go first (polls of caught-up locations and their single calls), then
- *   `backfill`, each in arrival order: a tight budget delays history, not the present.
+ *   `backfill`, each in arrival order: a tight budget delays history, not the present. Not to the end:
+ *   of the starts granted while backfill waits, `backfillShare` are owed to it, and a start goes to
+ *   backfill ahead of live once a whole one is owed. Live alone taking the whole budget (short intervals,
+ *   many locations, polls that re-list a large same-instant group) would otherwise starve history for
+ *   ever; below that, backfill gets its share from the starts live leaves, and live never waits for it.
  * - Hold: a refusal's Retry-After (or a backoff when it has none) holds every start of the scope until
  *   then, not the one request: the others would be refused too. A quota announced as exhausted
  *   (remaining 0 until its reset) holds it the same way. A hold longer than `parkAfterMs` is reported as
@@ -41,6 +45,11 @@ export interface Grant {
 export interface ScopeLimiterSettings extends AimdSettings {
   /** A hold at least this long is "throttled" (a parked scope), shorter ones are plain flow control. */
   parkAfterMs: number;
+  /**
+   * Fraction (0..1) of the starts granted while backfill requests wait that backfill is owed, even when
+   * live requests wait too (0: strictly live first). Owed starts are not banked while backfill is idle.
+   */
+  backfillShare: number;
   /** Hold after a refusal without Retry-After: this, doubled per refusal in a row, up to maxHoldBackoffMs. */
   holdBackoffMs: number;
   maxHoldBackoffMs: number;
@@ -77,6 +86,8 @@ export class ScopeLimiter {
   /** Length of the holds that ended before the current one began. */
   private pastHoldsMs = 0;
   private refusalsInRow = 0;
+  /** Starts owed to backfill (see backfillShare): grows by the share per start granted while it waits. */
+  private backfillOwed = 0;
   private readonly waiters: Record<RequestPriority, Waiter[]> = { live: [], backfill: [] };
   private timer: Timer | null = null;
   private timerAtMs = Number.POSITIVE_INFINITY;
@@ -200,6 +211,17 @@ export class ScopeLimiter {
     return { sentAtMs: now, paced };
   }
 
+  /** The waiter the next start goes to (someone waits): live first, unless backfill is owed a start. */
+  private nextWaiter(): Waiter {
+    const { live, backfill } = this.waiters;
+    if (backfill.length === 0) return live.shift() as Waiter;
+    this.backfillOwed += this.settings.backfillShare;
+    if (live.length > 0 && this.backfillOwed < 1) return live.shift() as Waiter;
+    // Backfill's start, owed or left by live: it pays one owed start; a surplus is not held against it.
+    this.backfillOwed = Math.max(0, this.backfillOwed - 1);
+    return backfill.shift() as Waiter;
+  }
+
   /** Arms the timer for the next start, when someone waits. */
   private schedule(): void {
     if (this.waiting() === 0) return;
@@ -217,7 +239,7 @@ export class ScopeLimiter {
   private pump(): void {
     const now = this.clock.now();
     while (this.waiting() > 0 && now >= this.startAllowedAtMs()) {
-      const waiter = (this.waiters.live.shift() ?? this.waiters.backfill.shift()) as Waiter;
+      const waiter = this.nextWaiter();
       if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
       waiter.resolve(this.grant(now, true));
     }

@@ -13,6 +13,7 @@ const settings = (initialRate: number): ScopeLimiterSettings => ({
   initialRate,
   floor: 0.5,
   ceiling: 1000,
+  backfillShare: 0.25,
   parkAfterMs: 60_000,
   holdBackoffMs: 1_000,
   maxHoldBackoffMs: 30_000,
@@ -62,6 +63,53 @@ describe('ScopeLimiter', () => {
     }
     await settle();
     expect(order).toEqual(['b1', 'live', 'b2', 'b3']);
+  });
+
+  it('still gives backfill its share of the starts when live requests alone would take them all', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const order: string[] = [];
+    // Live always waiting: each granted live request is followed by another (a saturating poll loop).
+    const liveLoop = (n: number): void => {
+      void limiter.acquire('live').then(() => {
+        order.push('L');
+        if (n > 1) liveLoop(n - 1);
+      });
+    };
+    liveLoop(40);
+    liveLoop(40);
+    for (const label of ['b', 'b', 'b', 'b', 'b', 'b'])
+      void limiter.acquire('backfill').then(() => order.push(label));
+    for (let t = 0; t < 2_000; t += 10) {
+      await settle();
+      clock.advance(10);
+    }
+    await settle();
+    // 20 starts in 2 s at 10/s (and the first, immediate): a quarter owed to backfill, one start in four.
+    const starts = order.slice(0, 21);
+    expect(starts.filter((s) => s === 'b')).toHaveLength(5);
+    expect(starts.join('')).toMatch(/^(L+b){5}L*$/);
+  });
+
+  it('never makes a live request wait for backfill when live leaves backfill its share', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const waits: number[] = [];
+    for (let i = 0; i < 60; i++) void limiter.acquire('backfill');
+    // One live request every 400 ms (a quarter of the 10/s), between two starts: each goes at the next.
+    for (let t = 0; t < 4_000; t += 10) {
+      await settle();
+      clock.advance(5);
+      if (t % 400 === 0) {
+        const asked = clock.now();
+        void limiter.acquire('live').then(() => waits.push(clock.now() - asked));
+      }
+      await settle();
+      clock.advance(5);
+    }
+    await settle();
+    expect(waits).toHaveLength(10);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(100);
   });
 
   it("holds the whole scope for a refusal's Retry-After, then resumes by itself", async () => {
