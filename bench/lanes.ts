@@ -10,19 +10,22 @@
  * - live freshness: the delay from a change (its updatedAt, the sandbox's wall clock) to a read_committed
  *   consumer receiving it (as bench/freshness.ts measures it); goal: p99 during the backfill within 10% of p99
  *   without one (plus 0.1 s, the consumer's fetch wait, so that two sub-second p99s are not judged on noise);
- * - backfill use of the budget: the requests the history lanes made per second (all requests during the backfill
- *   less the live lanes' rate, measured once caught up) over what the live lanes leave (requestsPerSecond less
+ * - backfill use of the budget: the requests the history lanes made per second (all requests during the backfill,
+ *   from the first split to the last history lane's merge, less the live lanes' rate, measured once caught up) over what the live lanes leave (requestsPerSecond less
  *   that rate); goal >= 0.9.
  *
  * Knobs (env): BENCH_LANES_LOCATIONS (40), BENCH_LANES_CALLS (per location, 300), BENCH_LANES_RPS (200),
  * BENCH_LANES_INTERVAL_MS (5000), BENCH_LANES_WINDOW_S (after the backfill, 10), BENCH_LANES_UPDATES (4/s),
- * BENCH_LANES_CREATES (1/s), BENCH_LANES_IN_FLIGHT (poll.maxLocationsInFlight, 8).
+ * BENCH_LANES_CREATES (1/s), BENCH_LANES_IN_FLIGHT (poll.maxLocationsInFlight, 8), BENCH_LANES_BACKFILL_SHARE_PCT
+ * (api.rateLimit.backfillShare in percent, 25), BENCH_LANES_LOG (a file for the connector's debug log; none by default).
  */
+import { createWriteStream } from 'node:fs';
+import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
-import { silentLogger } from '../src/logging/logger.js';
+import { createLogger, silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
@@ -35,6 +38,18 @@ import type { BenchModule, BenchResult } from './types.js';
 async function requestsSoFar(sandbox: SandboxChild): Promise<number> {
   const stats = await sandbox.stats();
   return stats.listRequests + stats.getRequests;
+}
+
+/** The machine's CPU time so far (ms, all cores): busy and in all. */
+function machineCpuMs(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.irq + times.idle;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
 }
 
 /** p99 of the delays (s) of the changes whose updatedAt falls in [from, to). */
@@ -61,6 +76,9 @@ export const lanesBench: BenchModule = {
     const updates = envInt('BENCH_LANES_UPDATES', 4);
     const creates = envInt('BENCH_LANES_CREATES', 1);
     const inFlight = envInt('BENCH_LANES_IN_FLIGHT', 8);
+    // api.rateLimit.backfillShare, in percent (the default 25).
+    const backfillShare = envInt('BENCH_LANES_BACKFILL_SHARE_PCT', 25) / 100;
+    const logFile = process.env.BENCH_LANES_LOG;
     const stack = await provideStack(['environment', 'jvm']);
     const sandbox = await startSandboxChild(locations, calls, {
       live: { updatesPerSecond: updates, createsPerSecond: creates },
@@ -80,12 +98,15 @@ export const lanesBench: BenchModule = {
         caFile: sandbox.caFile,
         stack,
         // The budget: the learned rate starts at rps and may not grow past it (a hidden API limit of rps).
-        api: { requestsPerSecond: rps, rateLimit: { ceilingPerSecond: rps }, enrich: true },
+        api: { requestsPerSecond: rps, rateLimit: { ceilingPerSecond: rps, backfillShare }, enrich: true },
         poll: { intervalMs, maxLocationsInFlight: inFlight },
       });
       const runtime = await ConnectorRuntime.start({
         config,
-        logger: silentLogger(),
+        logger:
+          logFile === undefined
+            ? silentLogger()
+            : createLogger({ level: 'debug', format: 'json', destination: createWriteStream(logFile) }),
         metrics: new ConnectorMetrics({ perLocationLabels: false }),
       });
       // The runtime created the calls topic at start: subscribe before it publishes anything.
@@ -109,13 +130,32 @@ export const lanesBench: BenchModule = {
       while (!runtime.status().some((l) => l.backfill !== null)) await sleep(50);
       const splitAt = Date.now();
       const requestsAtSplit = await requestsSoFar(sandbox);
+      const cpuAtSplit = machineCpuMs();
+      const connectorCpuAtSplit = process.cpuUsage();
+      // Where the budget goes: requests answered per second, sampled once a second through the backfill.
+      const perSecond: number[] = [];
+      let lastSample = { at: splitAt, requests: requestsAtSplit };
       let split = 0;
+      // The last history lane's merge: the backfill's end. Every location's first traversal may complete up to
+      // an interval later (a live lane completes one at its next poll), which is not history's time.
+      let merged: { at: number; requests: number } | null = null;
       while (runtime.status().some((l) => l.totals.traversalsCompleted < 1)) {
-        split = Math.max(split, runtime.status().filter((l) => l.backfill !== null).length);
+        const splitNow = runtime.status().filter((l) => l.backfill !== null).length;
+        split = Math.max(split, splitNow);
+        if (splitNow > 0) merged = null;
+        else if (merged === null) merged = { at: Date.now(), requests: await requestsSoFar(sandbox) };
         await sleep(100);
+        if (Date.now() - lastSample.at >= 1000) {
+          const sample = { at: Date.now(), requests: await requestsSoFar(sandbox) };
+          perSecond.push((sample.requests - lastSample.requests) / ((sample.at - lastSample.at) / 1000));
+          lastSample = sample;
+        }
       }
       const caughtUpAt = Date.now();
-      const requestsDuringBackfill = (await requestsSoFar(sandbox)) - requestsAtSplit;
+      const end = merged ?? { at: caughtUpAt, requests: await requestsSoFar(sandbox) };
+      const requestsDuringBackfill = end.requests - requestsAtSplit;
+      const cpuAtMerge = machineCpuMs();
+      const connectorCpu = process.cpuUsage(connectorCpuAtSplit);
       // No backfill: REPETITIONS windows of windowS once caught up; the live lanes' request rate meanwhile.
       await sleep(intervalMs);
       const liveFrom = Date.now();
@@ -132,7 +172,7 @@ export const lanesBench: BenchModule = {
       const backfillFrom = splitAt + intervalMs;
       const span = Math.max(0, caughtUpAt - backfillFrom) / REPETITIONS;
       const backfillSeconds = (caughtUpAt - started) / 1000;
-      const used = requestsDuringBackfill / ((caughtUpAt - splitAt) / 1000) - liveRate;
+      const used = requestsDuringBackfill / ((end.at - splitAt) / 1000) - liveRate;
       const left = rps - liveRate;
       for (let rep = 0; rep < REPETITIONS; rep++) {
         const during = p99Between(arrivals, backfillFrom + rep * span, backfillFrom + (rep + 1) * span);
@@ -150,10 +190,26 @@ export const lanesBench: BenchModule = {
       s.add('live lanes request rate (caught up)', 'req/s', liveRate);
       s.add('history request rate during the backfill', 'req/s', used);
       s.add('history rate / budget the live lanes leave (goal >= 0.9)', 'ratio', used / left);
+      const machineBusy = (cpuAtMerge.busy - cpuAtSplit.busy) / (cpuAtMerge.total - cpuAtSplit.total);
+      s.add('machine CPU busy during the backfill (all cores)', '%', 100 * machineBusy);
+      s.add(
+        'bench process CPU (the connector and its reader) during the backfill, of one core',
+        '%',
+        (100 * (connectorCpu.user + connectorCpu.system)) / 1000 / (caughtUpAt - splitAt),
+      );
+      const tenths = Array.from({ length: 10 }, (_, i) => {
+        const part = perSecond.slice(
+          Math.floor((i * perSecond.length) / 10),
+          Math.floor(((i + 1) * perSecond.length) / 10),
+        );
+        return part.length === 0 ? 0 : part.reduce((a, b) => a + b, 0) / part.length;
+      });
       notes.push(
-        `${locations} locations × ${calls} calls of history, enrichment on (one GET per call), api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps} (the budget), poll.intervalMs ${intervalMs}, poll.maxLocationsInFlight ${inFlight}, exactly-once; the sandbox (child process) changes ${updates} call(s)/s and creates ${creates}/s throughout.`,
+        `${locations} locations × ${calls} calls of history, enrichment on (one GET per call), api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps} (the budget), poll.intervalMs ${intervalMs}, poll.maxLocationsInFlight ${inFlight}, api.rateLimit.backfillShare ${backfillShare}, exactly-once; the sandbox (child process) changes ${updates} call(s)/s and creates ${creates}/s throughout.`,
         `${split} of ${locations} locations split at T0 at once (the most seen); the backfill took ${backfillSeconds.toFixed(1)} s; live windows during it: ${REPETITIONS} × ${(span / 1000).toFixed(1)} s from one interval after the first split; without: ${REPETITIONS} × ${windowS} s from one interval after every lane merged.`,
-        "Budget use: (requests answered by the sandbox from the first split to the merge of the last lanes, per second, less the live lanes' rate once caught up) / (requestsPerSecond less that rate). The live rate includes the single calls of the changes; the tail (the last lanes reading alone) counts against it.",
+        `The last history lane merged ${((end.at - splitAt) / 1000).toFixed(1)} s after the first split, the backfill's span in the budget figures; every location had completed a traversal ${((caughtUpAt - end.at) / 1000).toFixed(1)} s later.`,
+        `Requests answered per second, by tenth of the backfill: ${tenths.map((r) => r.toFixed(0)).join(', ')} (budget ${rps}; the live lanes alone ${liveRate.toFixed(0)}).`,
+        "Budget use: (requests answered by the sandbox from the first split to the merge of the last history lane, per second, less the live lanes' rate once caught up) / (requestsPerSecond less that rate). The live rate includes the single calls of the changes; the tail (the last lanes reading alone) counts against it.",
       );
     } finally {
       await consumer.disconnect().catch(() => undefined);
