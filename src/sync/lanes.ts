@@ -4,8 +4,8 @@
  * work precedence over history turns.
  *
  * A location with no stored offset, or whose stored position is older than the API's newest change by more
- * than `splitBacklogMs`, is split at an instant T0 taken from the API's own clock: one order=desc request
- * of one item gives the newest updatedAt U, and T0 = U − `overlapMs` (the overlap absorbs an API whose
+ * than `splitBacklogMs`, is split at an instant T0 taken from the API's own clock: an order=desc listing
+ * (location-sync.ts newestUpdatedAt) gives the newest updatedAt U, and T0 = U − `overlapMs` (the overlap absorbs an API whose
  * updatedAt values are not written in order, by up to that much). Then:
  * - the live lane (the offset's own fields) lists `since = T0` ascending, a fresh traversal, and is polled
  *   every interval like any caught-up location, its requests at the rate limiter's `live` priority;
@@ -72,7 +72,7 @@ function isUnstarted(offset: LaneOffset): boolean {
 }
 
 /**
- * Whether a location's split is worth the check request (one listing request, order=desc, limit 1):
+ * Whether a location's split is worth the check request (an order=desc listing, usually one request):
  * lanes on, not split already, and not recently caught up. A location whose since is within
  * min(LIVE_SINCE_WINDOW_MS, splitBacklogMs) of now cannot have a backlog above the threshold.
  */

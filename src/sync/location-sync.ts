@@ -15,7 +15,7 @@
  * by pages in flight; the scheduler runs a location's pages until its traversal completes.
  *
  * Lanes (lanes.ts, with `settings.lanes`): on its first page in this process a location with no stored
- * offset, or one far behind, is split at T0 (one order=desc request of one item). Its live lane (the
+ * offset, or one far behind, is split at T0 (an order=desc listing: newestUpdatedAt). Its live lane (the
  * offset's own fields) is then polled like a caught-up location and its history lane (`offset.history`)
  * reads up to T0 in the turns the scheduler gives it (`runPage(signal, 'history')`). Both lanes are run
  * here, one page at a time, each with its own traversal and read-ahead; every commit writes both (the
@@ -100,6 +100,9 @@ export const MAX_RESTARTS_WITHOUT_PROGRESS = 5;
 
 const LIVE_HINT: RequestHint = Object.freeze({ priority: 'live' });
 const BACKFILL_HINT: RequestHint = Object.freeze({ priority: 'backfill' });
+/** The split check's order=desc pages: items per page, and pages followed past empty ones (newestUpdatedAt). */
+const SPLIT_CHECK_LIMIT = 10;
+const SPLIT_CHECK_PAGES = 5;
 
 export interface LocationSyncSettings {
   pageSize: number;
@@ -274,9 +277,9 @@ export class LocationSync {
   }
 
   /**
-   * Splits the location when lanes.ts says so: one order=desc request of one item gives the API's newest
-   * updatedAt. The split is committed with the location's next page (its offset then differs from the
-   * stored one); a crash before that decides again.
+   * Splits the location when lanes.ts says so: an order=desc listing gives the API's newest updatedAt. The
+   * split is committed with the location's next page (its offset then differs from the stored one); a crash
+   * before that decides again.
    */
   private async decideSplit(signal?: AbortSignal): Promise<void> {
     const lanes = this.options.settings.lanes;
@@ -284,13 +287,9 @@ export class LocationSync {
       this.splitDecided = true;
       return;
     }
-    let newest: ListedPage;
+    let updatedAt: string | null;
     try {
-      newest = await this.options.api.listPage(
-        { kind: 'first', locationUid: this.locationUid, since: null, order: 'desc', limit: 1 },
-        signal,
-        LIVE_HINT,
-      );
+      updatedAt = await this.newestUpdatedAt(signal);
     } catch (error) {
       // An API that refuses order=desc (the spec names it; an API we did not write may not take it) costs the
       // location its lanes, not its sync: it reads its history first, as before lanes. Transient failures
@@ -303,9 +302,6 @@ export class LocationSync {
       );
       return;
     }
-    const first = newest.items[0];
-    const updatedAt =
-      first === undefined ? null : first.ok ? first.call.updatedAt : (first.position?.updatedAt ?? null);
     const split = splitOffset(
       this.position,
       updatedAt,
@@ -314,7 +310,13 @@ export class LocationSync {
       this.pipeline,
     );
     this.splitDecided = true;
-    if (split === null) return;
+    if (split === null) {
+      this.options.logger.debug(
+        { location: this.locationUid, newest: updatedAt },
+        'location not split: no call listed, a backlog under lanes.splitBacklogMs, or nothing before T0',
+      );
+      return;
+    }
     this.readAheads.live.drop();
     this.position = split;
     this.trackBackfill(0);
@@ -327,6 +329,39 @@ export class LocationSync {
       },
       'location split: the live lane polls from T0 (until), the history lane reads up to it behind',
     );
+  }
+
+  /**
+   * The API's newest updatedAt for this location (the split check), null when it lists no call. An
+   * order=desc listing of SPLIT_CHECK_LIMIT items: the first that has an updatedAt (a call, or an item that
+   * failed to parse but gave its position) is the newest. The API omits calls it cannot represent (spec 4.3
+   * rule 6) and leaves their page short with a cursor set, so an empty page with a cursor is followed, up to
+   * SPLIT_CHECK_PAGES pages: reading it as "no call" would leave the location unsplit, its present waiting
+   * behind its whole history. Past that, null (not split: correct, only slower).
+   */
+  private async newestUpdatedAt(signal?: AbortSignal): Promise<string | null> {
+    let request: PageRequest = {
+      kind: 'first',
+      locationUid: this.locationUid,
+      since: null,
+      order: 'desc',
+      limit: SPLIT_CHECK_LIMIT,
+    };
+    for (let page = 0; page < SPLIT_CHECK_PAGES; page++) {
+      const listed: ListedPage = await this.options.api.listPage(request, signal, LIVE_HINT);
+      for (const item of listed.items) {
+        const updatedAt = item.ok ? item.call.updatedAt : (item.position?.updatedAt ?? null);
+        if (updatedAt !== null) return updatedAt;
+      }
+      if (listed.nextCursor === null) return null;
+      request = {
+        kind: 'next',
+        locationUid: this.locationUid,
+        cursor: listed.nextCursor,
+        limit: SPLIT_CHECK_LIMIT,
+      };
+    }
+    return null;
   }
 
   /** The traversal settings of `lane`'s pages: history pages list `lanes.historyPageSize` items at most. */

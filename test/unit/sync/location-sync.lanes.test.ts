@@ -87,7 +87,7 @@ describe('LocationSync with lanes', () => {
     const T0 = new Date(Date.parse(at(160)) - 60_000).toISOString();
     expect(api.listings.slice(0, 2)).toEqual([
       {
-        request: { kind: 'first', locationUid: LOC, since: null, order: 'desc', limit: 1 },
+        request: { kind: 'first', locationUid: LOC, since: null, order: 'desc', limit: 10 },
         priority: 'live',
       },
       { request: { kind: 'first', locationUid: LOC, since: T0, order: 'asc', limit: 2 }, priority: 'live' },
@@ -123,6 +123,23 @@ describe('LocationSync with lanes', () => {
     });
     await runLane(sync, 'live');
     expect(sync.totals.traversalsCompleted).toBe(1);
+  });
+
+  it('splits at the newest call the API lists when its newest calls are omitted and the first order=desc pages come back empty', async () => {
+    // Spec 4.3 rule 6: calls that cannot be represented are left out of their page, the cursor still set.
+    // The 15 newest are such calls: the first desc page of 10 is empty, the second holds n0 (the newest listed).
+    const omitted = Array.from({ length: 15 }, (_, i) => call(`x${i}`, 170 + i));
+    const api = new RecordingApi([...history(5), call('n0', 160), ...omitted]);
+    for (const c of omitted) api.omitted.add(c.uid);
+    const { sync, sink } = build(api);
+
+    await sync.runPage();
+    const T0 = new Date(Date.parse(at(160)) - 60_000).toISOString();
+    expect(api.listings.slice(0, 2).map((l) => l.request.kind)).toEqual(['first', 'next']);
+    expect(sink.offsets.get(LOC)?.history?.until).toBe(T0);
+    expect(sync.hasHistory).toBe(true);
+    await runLane(sync, 'history');
+    expect(sink.calls.map((c) => c.uid).sort()).toEqual(['h0', 'h1', 'h2', 'h3', 'h4', 'n0']);
   });
 
   it('leaves the items at or after T0 to the live lane: the history page that reaches T0 ends the lane', async () => {
