@@ -199,17 +199,19 @@ function page(res: ServerResponse, status: number, title: string, text: string):
   res.end(`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p>${text}</p>`);
 }
 
+/** The --cert and --key files, read one after the other so that an error names the first one unreadable. */
 async function readPair(certFile: string, keyFile: string): Promise<{ cert: string; key: string }> {
+  return { cert: await readTlsFile(certFile, '--cert'), key: await readTlsFile(keyFile, '--key') };
+}
+
+async function readTlsFile(path: string, flag: string): Promise<string> {
   try {
-    const [cert, key] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
-    return { cert, key };
+    return await readFile(path, 'utf8');
   } catch (error) {
     throw new FatalError(
       'AUTH_CALLBACK_TLS_UNREADABLE',
-      `cannot read the callback certificate or key (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        cause: error,
-      },
+      `cannot read ${path} (${flag}, ${(error as NodeJS.ErrnoException).code ?? 'error'}): check the path and its permissions`,
+      { cause: error },
     );
   }
 }

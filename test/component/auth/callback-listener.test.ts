@@ -82,4 +82,18 @@ describe('CallbackListener', () => {
       }),
     ).rejects.toMatchObject({ code: 'AUTH_CALLBACK_TLS_INCOMPLETE' });
   });
+
+  it('names the first of --cert and --key it cannot read', async () => {
+    await expect(
+      CallbackListener.start({
+        redirectUri: 'https://127.0.0.1/cb',
+        listen: { host: '127.0.0.1', port: 0 },
+        certFile: '/nonexistent/cert.pem',
+        keyFile: '/nonexistent/key.pem',
+      }),
+    ).rejects.toMatchObject({
+      code: 'AUTH_CALLBACK_TLS_UNREADABLE',
+      message: expect.stringContaining('cannot read /nonexistent/cert.pem (--cert, ENOENT)') as unknown,
+    });
+  });
 });
