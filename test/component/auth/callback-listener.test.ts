@@ -73,24 +73,23 @@ describe('CallbackListener', () => {
     );
   });
 
+  /** A loopback listener given --cert and/or --key files. */
+  const startWithFiles = (files: { certFile?: string; keyFile?: string }) =>
+    CallbackListener.start({
+      redirectUri: 'https://127.0.0.1/cb',
+      listen: { host: '127.0.0.1', port: 0 },
+      ...files,
+    });
+
   it('needs both --cert and --key, or neither', async () => {
-    await expect(
-      CallbackListener.start({
-        redirectUri: 'https://127.0.0.1/cb',
-        listen: { host: '127.0.0.1', port: 0 },
-        certFile: '/x.pem',
-      }),
-    ).rejects.toMatchObject({ code: 'AUTH_CALLBACK_TLS_INCOMPLETE' });
+    await expect(startWithFiles({ certFile: '/x.pem' })).rejects.toMatchObject({
+      code: 'AUTH_CALLBACK_TLS_INCOMPLETE',
+    });
   });
 
   it('names the first of --cert and --key it cannot read', async () => {
     await expect(
-      CallbackListener.start({
-        redirectUri: 'https://127.0.0.1/cb',
-        listen: { host: '127.0.0.1', port: 0 },
-        certFile: '/nonexistent/cert.pem',
-        keyFile: '/nonexistent/key.pem',
-      }),
+      startWithFiles({ certFile: '/nonexistent/cert.pem', keyFile: '/nonexistent/key.pem' }),
     ).rejects.toMatchObject({
       code: 'AUTH_CALLBACK_TLS_UNREADABLE',
       message: expect.stringContaining('cannot read /nonexistent/cert.pem (--cert, ENOENT)') as unknown,
