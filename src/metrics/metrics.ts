@@ -192,6 +192,11 @@ export class ConnectorMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  readonly pageRewrites = new Counter({
+    name: 'calls_connector_kafka_page_rewrites_total',
+    help: 'Committed pages written again in part: a commit of unknown outcome whose calls are visible while Kafka lost part of it since (an operator aborted a hanging transaction): its offset record, and its records on the aborted partitions, go again. Each is a page not published twice.',
+    registers: [this.registry],
+  });
   readonly standby = new Gauge({
     name: 'calls_connector_standby',
     help: '1 while this instance stands by because a newer instance with the same connector.name took over its transactional id (it writes nothing); 0 otherwise.',

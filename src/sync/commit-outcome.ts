@@ -12,7 +12,18 @@
  * offset, which lags a committed transaction while its markers are pending (a broker restart, a leader
  * move), so such a read shows an OLDER offset. Adopting it would move the location backwards and publish
  * its last pages again. The sink reads again instead ('read-again'), after its producer has initialised,
- * which waits for this producer's pending markers.
+ * which waits for this producer's pending markers; unless the write's fate is known without the store (it was
+ * aborted, or its records say, see below): then the page is committed again, or its offset written again,
+ * which moves the location forward only. (A committed page's offset record aborted by an operator, see below,
+ * reads as such a stale value until the location commits again.)
+ *
+ * Why a transaction's records can outvote its offset record: Kafka commits a transaction's partitions
+ * together, but a broker killed inside a commit can leave one partition's record without its marker (a
+ * hanging transaction, KIP-890's case), which only `kafka-transactions.sh abort` ends, aborting that
+ * record alone. When it is a page's offset record, the store shows the location's committed offset although
+ * the page's calls are visible: re-publishing the page would show them twice. So a write of unknown outcome
+ * whose records a read_committed reader can see (`published`) committed, and its pages whose offset the store
+ * lost are answered 'rewrite-offset': the sink writes their offsets again, alone, then stores them.
  */
 import type { RetriableError } from '../errors/index.js';
 import { parseInstant, toEpochMillis } from '../time/instant.js';
@@ -43,22 +54,40 @@ export interface StoreRead {
  * - 'committed': Kafka acknowledged it;
  * - 'aborted': nothing of it is visible (a failed send, an abort, a page refused before any write);
  * - 'unknown': it may or may not have taken effect (EndTxn failed).
- * `read`, when the sink read the offsets topic for the pages' locations.
+ * `read`, when the sink read the offsets topic for the pages' locations. `published`, for an unknown write:
+ * whether a record it sent to another topic than the offsets topic (a call, a dead letter) is visible to a
+ * read_committed reader, i.e. whether the transaction committed; undefined when not checked or not known (no
+ * such record, or it is gone). An aborted write's is ignored.
  */
 export type WriteFacts =
-  { write: 'committed' } | { write: 'aborted' | 'unknown'; reason: RetriableError; read?: StoreRead };
+  | { write: 'committed' }
+  | { write: 'aborted' | 'unknown'; reason: RetriableError; read?: StoreRead; published?: Published };
 
-/** A page's verdict: its outcome, or 'read-again' when the facts do not decide it yet (a stale read, none). */
-export type Verdict = CommitOutcome | 'read-again';
+/**
+ * Whether a write's records outside the offsets topic are visible (publishedFrom): all of them (true), none
+ * (false), or 'partly': its transaction committed, and an operator aborted some partitions' part since.
+ */
+export type Published = boolean | 'partly';
 
-/** How a page's stored offset reads against its committed offset and its own. */
-type Reading = 'unmoved' | 'old' | 'new' | 'other' | 'stale';
+/**
+ * A page's verdict: its outcome; 'read-again' when the facts do not decide it yet (a stale read, none); or
+ * 'rewrite-offset' when its write committed but the store lost its offset record (see the module comment):
+ * the sink writes the offset again before the page is stored.
+ */
+export type Verdict = CommitOutcome | 'read-again' | 'rewrite-offset' | 'republish-lost';
+
+/**
+ * How a page's stored offset reads against its committed offset and its own: 'behind' (older than the
+ * committed one, or none), 'stale' (another value read before the producer initialised again).
+ */
+type Reading = 'unmoved' | 'old' | 'new' | 'other' | 'behind' | 'stale';
 
 /**
  * The verdict for each page of one write (same order). Pages of one transaction commit or abort together,
  * so a page whose stored offset shows its own offset proves the transaction committed, and one that shows
  * its committed offset proves it aborted; a page that leaves its offset as it was ('unmoved') proves
- * nothing and takes the transaction's verdict. When the store proves neither (every page unmoved), an
+ * nothing and takes the transaction's verdict. `published` proves the commit too (and, false, the abort).
+ * When nothing proves either (every page unmoved, not published), an
  * unmoved page is rejected: committed again rather than possibly lost (its records may repeat). A page
  * without `committed` (a caller that did not say) is recognised by its own offset only; any other
  * stored value rejects it.
@@ -72,8 +101,12 @@ export function commitOutcomes(pages: readonly PageAtStake[], facts: WriteFacts)
   const readings = pages.map((page, i) => reading(page, stored[i] ?? null, read.afterInit));
   const generation = read.generation === undefined ? {} : { generation: read.generation };
   const rejected: CommitOutcome = { kind: 'rejected', reason, ...generation };
-  const committed = facts.write === 'unknown' && readings.includes('new');
-  const aborted = facts.write === 'aborted' || readings.includes('old');
+  // A visible record of the write outvotes an offset record that shows the committed offset (module comment).
+  const published = facts.write === 'unknown' ? facts.published : undefined;
+  const committed =
+    facts.write === 'unknown' && (readings.includes('new') || published === true || published === 'partly');
+  const aborted =
+    facts.write === 'aborted' || published === false || (readings.includes('old') && published === undefined);
   // Both proven: one of the reads lags the other (partitions read at different stable offsets).
   if (committed && aborted) return pages.map(() => 'read-again');
   return readings.map((r, i): Verdict => {
@@ -83,13 +116,23 @@ export function commitOutcomes(pages: readonly PageAtStake[], facts: WriteFacts)
       reason,
       ...generation,
     });
+    // Committed, then partly aborted: the page's records on the aborted partitions, and its offset, again.
+    if (published === 'partly' && r !== 'stale' && r !== 'other') return 'republish-lost';
     switch (r) {
       case 'stale':
         return 'read-again';
+      case 'behind':
+        // Never adopted. Nothing of an aborted write is visible and a write proven by its records settles as
+        // they show, whatever the store lags or lost: the page is committed again, or its offset written again.
+        if (facts.write === 'aborted' || published === false) return rejected;
+        return published === true ? 'rewrite-offset' : 'read-again';
       case 'other':
         return superseded();
       case 'old':
-        return rejected;
+        if (!committed) return rejected;
+        // Committed, yet the store shows the committed offset: its offset record was lost. A page that did not
+        // say its committed offset is stored as it is (what the store held before cannot be judged).
+        return pages[i]!.committed === null ? { kind: 'stored', ...generation } : 'rewrite-offset';
       case 'unmoved':
         return committed ? { kind: 'stored', ...generation } : rejected;
       case 'new':
@@ -106,9 +149,24 @@ function reading(page: PageAtStake, stored: LocationOffset | null, afterInit: bo
   const value = stored ?? EMPTY_OFFSET;
   if (sameOffset(value, committed)) return sameOffset(offset, committed) ? 'unmoved' : 'old';
   if (sameOffset(value, offset)) return 'new';
-  // No offset stored although this location committed one, or an older watermark: the read lags.
-  if (!afterInit || stored === null || isBehind(stored, committed)) return 'stale';
+  if (!afterInit) return 'stale';
+  // No offset stored although this location committed one, or an older watermark: the read lags, or the store
+  // lost the offset record.
+  if (stored === null || isBehind(stored, committed)) return 'behind';
   return 'other';
+}
+
+/**
+ * Whether a write is published (WriteFacts.published), from the visibility of its first record on each partition
+ * it wrote outside the offsets topic: true when every one is visible; false when none is (its transaction
+ * aborted); 'partly' when some are and some are not (a committed transaction, some partitions' part of which an
+ * operator aborted since: only a COMMIT marker makes a record visible); undefined when nothing is known (no such
+ * record, or some are gone and none is invisible).
+ */
+export function publishedFrom(visibility: readonly (boolean | undefined)[]): Published | undefined {
+  if (visibility.includes(false)) return visibility.includes(true) ? 'partly' : false;
+  if (visibility.length === 0 || visibility.includes(undefined)) return undefined;
+  return true;
 }
 
 /** `stored`'s watermark is older than `committed`'s (or missing while it has one). */

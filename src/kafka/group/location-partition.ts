@@ -35,12 +35,17 @@ export function locationPartition(
   locationUid: string,
   partitionCount: number,
 ): number {
+  return keyPartition(offsetKey(connectorName, locationUid), partitionCount);
+}
+
+/** The partition the sinks' producers send a message with this key to, among `partitionCount` partitions. */
+export function keyPartition(key: Buffer | string, partitionCount: number): number {
   if (!Number.isInteger(partitionCount) || partitionCount < 1)
     throw new RangeError('partitionCount must be a positive integer');
   return partitioner({
-    topic: 'offsets',
+    topic: '',
     partitionMetadata: metadataOf(partitionCount),
-    message: { key: offsetKey(connectorName, locationUid), value: null },
+    message: { key, value: null },
   });
 }
 

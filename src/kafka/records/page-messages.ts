@@ -82,6 +82,35 @@ export function pageMessages(
   };
 }
 
+/**
+ * The page's offset record alone, with no calls or dead letters: what the exactly-once sink writes again when
+ * the page's transaction committed but its offset record was lost (sync/commit-outcome.ts, 'rewrite-offset').
+ */
+export function offsetOnly(page: PageMessages): PageMessages {
+  return { ...page, calls: [], deadLetters: [], divertedCodes: [], bytes: messageBytes(page.offset) };
+}
+
+/**
+ * The page with only the calls and dead letters `keep` names (by topic and key), and its offset record: what the
+ * exactly-once sink publishes again of a committed page when some partitions' part of it was aborted since
+ * ('republish-lost').
+ */
+export function partOf(
+  page: PageMessages,
+  topics: SinkTopics,
+  keep: (topic: string, key: Message['key']) => boolean,
+): PageMessages {
+  const calls = page.calls.filter((m) => keep(topics.calls, m.key));
+  const deadLetters = page.deadLetters.filter((m) => keep(topics.deadLetters, m.key));
+  return {
+    ...page,
+    calls,
+    deadLetters,
+    divertedCodes: [],
+    bytes: [...calls, ...deadLetters, page.offset].reduce((sum, m) => sum + messageBytes(m), 0),
+  };
+}
+
 function messageBytes(message: Message): number {
   const size = (v: Buffer | string | null | undefined): number =>
     v === null || v === undefined ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length;

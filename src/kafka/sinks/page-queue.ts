@@ -24,12 +24,13 @@ export function hasRecords(page: PageMessages): boolean {
 
 /**
  * Settles each page with its verdict (same order). A 'read-again' left here is a bug in the sink (it reads
- * until every verdict is decided, or rejects the pages), never settled silently.
+ * until every verdict is decided, or rejects the pages), never settled silently; so is a 'rewrite-offset' or
+ * 'republish-lost' (the sink writes part of those pages again first).
  */
 export function settlePages(pages: readonly PendingPage[], verdicts: readonly Verdict[]): void {
   pages.forEach((page, i) => {
     const verdict = verdicts[i];
-    if (verdict === undefined || verdict === 'read-again')
+    if (verdict === undefined || typeof verdict === 'string')
       page.reject(new RangeError('the sink settled a page whose commit outcome was not decided'));
     else page.resolve(verdict);
   });
@@ -79,6 +80,12 @@ export class PageQueue {
       this.pages.push({ messages, generation: commit.generation, at, resolve, reject });
       this.kick();
     });
+  }
+
+  /** Puts an already encoded page at the head of the queue (the sink's own retries, never a caller's page). */
+  requeue(page: PendingPage): void {
+    this.pages.unshift(page);
+    this.kick();
   }
 
   /** Resolves once no drain is running (a page queued meanwhile is drained first). */

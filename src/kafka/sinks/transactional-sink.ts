@@ -22,7 +22,13 @@
  *   neighbour's or a hanging one of ours, would show the committed offset and pass for an abort): the rule
  *   says stored, rejected or superseded per page, or 'read-again' (a stale read, never adopted), and the
  *   sink reads again after a backoff until it decides (see settle), for about a minute and a half at most:
- *   then it stops (FatalError KAFKA_OFFSETS_UNSETTLED, `onFatal`) and a restart reads the store afresh;
+ *   then it stops (FatalError KAFKA_OFFSETS_UNSETTLED, `onFatal`) and a restart reads the store afresh.
+ *   When the read would not store every page, the sink also asks whether the transaction's records outside
+ *   the offsets topic are visible (`published`: its first record on each partition, at the offsets the produce
+ *   answers gave). All visible, it committed; some, it committed and an operator aborted part of it since (a
+ *   hanging transaction); none, it aborted. What Kafka lost of a committed page (its offset record, its records
+ *   on the aborted partitions) is written again before the page is stored ('rewrite-offset', 'republish-lost',
+ *   see writeAgain);
  * - fenced (INVALID_PRODUCER_EPOCH; kafkajs 2.2.4 has no PRODUCER_FENCED): either the coordinator aborted
  *   our transaction for its age, or another instance with the same connector name initialised the id
  *   (facts: aborted, KAFKA_PRODUCER_FENCED, when the rule below lets the producer be built again);
@@ -63,7 +69,7 @@ import { Partitioners, type CompressionTypes, type ProducerConfig, type Transact
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import { commitOutcomes, type Verdict } from '../../sync/commit-outcome.js';
+import { commitOutcomes, publishedFrom, type Published, type Verdict } from '../../sync/commit-outcome.js';
 import type { LocationOffset } from '../../sync/model.js';
 import type { CommitOutcome, PageCommit, RecordSink } from '../../sync/ports.js';
 import {
@@ -76,11 +82,13 @@ import {
 import {
   chunkTopicMessages,
   countDiverted,
+  offsetOnly,
   topicMessages,
   type CallEncoder,
   type PageMessages,
   type SinkTopics,
 } from '../records/page-messages.js';
+import { lostPart, Witnesses, type PublishedCheck, type RecordPosition } from './commit-witnesses.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 import { groupSize, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
@@ -114,6 +122,16 @@ export interface TransactionalSinkOptions {
   fencing: FencingBudgetOptions;
   /** Reads the stored offsets of the pages' locations, to learn what a failed commit left (see settle). */
   offsetStore: LocationOffsetReader;
+  /**
+   * Tells whether a record of a commit of unknown outcome is visible (see settle); unset, never asked, and
+   * the offsets read back alone decide.
+   */
+  published?: PublishedCheck;
+  /**
+   * A topic's partition count, to tell which of a page's records went to a partition whose part of a committed
+   * transaction an operator aborted ('republish-lost'); unset or failing, the page's records all go again.
+   */
+  partitionCount?: (topic: string) => Promise<number>;
   metrics: ConnectorMetrics;
   logger: Logger;
   /** Called once when the sink gives up for good; the process should shut down. */
@@ -169,7 +187,9 @@ const MAX_UNSETTLED_READS = 8;
  * How a failed transaction ends for its pages: rejected (the sink writes nothing more: fatal, taken over,
  * closing), or facts for the rule (a write aborted, or of unknown outcome).
  */
-type Failure = { reject: Error } | { write: 'aborted' | 'unknown'; reason: RetriableError };
+type Failure =
+  | { reject: Error }
+  | { write: 'aborted' | 'unknown'; reason: RetriableError; witnesses?: readonly RecordPosition[] };
 
 /** Settles the pages of a write once decided; `stored`: the write turned out committed. */
 type Settlement = (() => void) & { stored: boolean };
@@ -178,10 +198,14 @@ class TransactionFailure extends Error {
   constructor(
     readonly stage: Stage,
     readonly original: unknown,
+    /** A commit's: where its first call or dead letter on each partition landed (see settle). */
+    readonly witnesses: readonly RecordPosition[] = [],
   ) {
     super(describeKafkaError(original), { cause: original });
   }
 }
+
+export type { PublishedCheck, RecordPosition } from './commit-witnesses.js';
 
 export class TransactionalRecordSink implements RecordSink {
   private readonly producers: ProducerLifecycle<TransactionalProducer>;
@@ -400,6 +424,11 @@ export class TransactionalRecordSink implements RecordSink {
     const at = pages.map((p) => p.at);
     let verdicts: Verdict[] = readFirst ? pages.map(() => 'read-again') : commitOutcomes(at, failure);
     let unsettledReads = 0;
+    // Whether the write's records outside the offsets topic are visible, and which partitions' are not: asked
+    // once, only when the offsets read would not store every page (a read costs a throw-away consumer group).
+    let published: Published | undefined;
+    let lost: readonly RecordPosition[] = [];
+    let witnesses = failure.write === 'unknown' ? (failure.witnesses ?? []) : [];
     for (let attempt = 0; verdicts.includes('read-again'); attempt += 1) {
       // After a timed-out close, reading would build a producer nobody disconnects: leave the outcome to
       // the next start (its producer initialisation settles the transaction, its read is the truth).
@@ -418,17 +447,30 @@ export class TransactionalRecordSink implements RecordSink {
         const generation = this.producers.generation;
         const uids = [...new Set(pages.map((p) => p.messages.locationUid))];
         const stored = await this.options.offsetStore.loadLocations(uids);
-        verdicts = commitOutcomes(at, {
-          ...failure,
-          read: {
-            stored: pages.map((p) => stored.get(p.messages.locationUid) ?? null),
-            afterInit: true,
-            generation,
-          },
-        });
+        const read = {
+          stored: pages.map((p) => stored.get(p.messages.locationUid) ?? null),
+          afterInit: true,
+          generation,
+        };
+        let next = commitOutcomes(at, { ...failure, read, published });
+        if (witnesses.length > 0 && !next.every(isStored)) {
+          // Until it answers (a transaction still open there), the verdicts stay undecided: read again.
+          ({ published, lost } = await this.isPublished(witnesses));
+          witnesses = [];
+          next = commitOutcomes(at, { ...failure, read, published });
+        }
+        verdicts = next;
         const undecided = pages.filter((_, i) => verdicts[i] === 'read-again');
         if (undecided.length === 0)
-          this.log.info({ write: failure.write }, 'settled the outcome of a failed write');
+          this.log.info(
+            {
+              write: failure.write,
+              witnesses: failure.write === 'unknown' ? failure.witnesses?.length : undefined,
+              published,
+              verdicts: verdictCounts(verdicts),
+            },
+            'settled the outcome of a failed write',
+          );
         else if ((unsettledReads += 1) >= MAX_UNSETTLED_READS) return rejectAll(this.unsettled(undecided));
         else
           this.log.warn(
@@ -439,7 +481,11 @@ export class TransactionalRecordSink implements RecordSink {
         const fatal = this.fatal ?? this.fatalOf(error);
         if (fatal !== undefined) return rejectAll(fatal);
         this.log.warn(
-          { err: describeKafkaError(error), attempt },
+          {
+            ...(error instanceof ConnectorError ? { code: error.code } : {}),
+            err: describeKafkaError(error),
+            attempt,
+          },
           'cannot settle the failed write yet; retrying',
         );
       }
@@ -450,10 +496,83 @@ export class TransactionalRecordSink implements RecordSink {
           .catch(() => undefined);
     }
     const decided = verdicts;
-    return Object.assign(() => settlePages(pages, decided), {
-      // Some page shows its offset stored: the transaction committed (its pages commit together).
-      stored: decided.some((v) => v !== 'read-again' && v.kind === 'stored'),
-    });
+    const again = new Map<PendingPage, PageMessages>();
+    for (const [i, page] of pages.entries()) {
+      if (decided[i] === 'rewrite-offset') again.set(page, offsetOnly(page.messages));
+      if (decided[i] === 'republish-lost')
+        again.set(
+          page,
+          await lostPart(page.messages, lost, this.options.topics, this.options.partitionCount),
+        );
+    }
+    return Object.assign(
+      () => {
+        settlePages(
+          pages.filter((page) => !again.has(page)),
+          decided.filter((_, i) => !again.has(pages[i]!)),
+        );
+        for (const [page, messages] of again) this.writeAgain(page, messages);
+      },
+      // Some page shows its offset stored, or the write's records are visible: the transaction committed.
+      { stored: again.size > 0 || decided.some(isStored) },
+    );
+  }
+
+  /**
+   * Whether a commit of unknown outcome is published, from its witnesses (PublishedCheck, publishedFrom). A
+   * refused read (no Read ACL on the calls topic) is not the sink's failure: the offsets read alone decide, as
+   * without the check. Rejects with a retriable error while a witness's transaction is open (settle reads again).
+   */
+  private async isPublished(
+    witnesses: readonly RecordPosition[],
+  ): Promise<{ published: Published | undefined; lost: RecordPosition[] }> {
+    if (this.options.published === undefined) return { published: undefined, lost: [] };
+    try {
+      const visible = await this.options.published.visible(witnesses);
+      return { published: publishedFrom(visible), lost: witnesses.filter((_, i) => visible[i] === false) };
+    } catch (error) {
+      if (!(error instanceof FatalError)) throw error;
+      this.log.warn(
+        { err: describeKafkaError(error) },
+        'cannot read the calls of a commit of unknown outcome; its offsets read back alone decide it',
+      );
+      return { published: undefined, lost: [] };
+    }
+  }
+
+  /**
+   * A page whose transaction committed while Kafka lost part of it since (an operator aborted a hanging part,
+   * see sync/commit-outcome.ts): `messages`, its offset record alone ('rewrite-offset') or with its records on
+   * the aborted partitions ('republish-lost'), go again at the head of the queue, and the page settles with that
+   * write. A rejected write is tried again after a backoff (none of it is visible, so trying again is always
+   * safe); the page is rejected only when the sink writes nothing more.
+   */
+  private writeAgain(page: PendingPage, messages: PageMessages, attempt = 1): void {
+    this.log.warn(
+      {
+        locationUid: page.messages.locationUid,
+        records: messages.calls.length + messages.deadLetters.length,
+        attempt,
+      },
+      "the page's transaction committed but Kafka lost part of it since (a hanging transaction aborted?): writing that part and its offset again",
+    );
+    this.options.metrics.pageRewrites.inc();
+    const copy: PendingPage = {
+      messages,
+      // Decided by a committed transaction, not by a read under some producer: written under any generation.
+      generation: undefined,
+      at: page.at,
+      resolve: (outcome) => {
+        if (outcome.kind !== 'rejected') return page.resolve(outcome);
+        this.clock.sleep(backoffDelayMs(SETTLE_READ_BACKOFF, attempt, 0), this.producers.closedSignal).then(
+          () =>
+            this.fatal === undefined ? this.writeAgain(page, messages, attempt + 1) : page.reject(this.fatal),
+          () => page.reject(closedBeforeRewrite(outcome.reason)),
+        );
+      },
+      reject: page.reject,
+    };
+    this.queue.requeue(copy);
   }
 
   /**
@@ -534,14 +653,21 @@ export class TransactionalRecordSink implements RecordSink {
     } catch (error) {
       throw new TransactionFailure('begin', error);
     }
+    const witnesses = new Witnesses(this.options.topics.offsets);
     try {
       // In parts of at most maxBytesPerTransaction (kept under max.message.bytes): one page can be larger.
       const parts = chunkTopicMessages(
         topicMessages(pages, this.options.topics),
         this.options.maxBytesPerTransaction,
       );
-      for (const part of parts)
-        await transaction.sendBatch({ topicMessages: part, acks: -1, compression: this.options.compression });
+      for (const part of parts) {
+        const answers = await transaction.sendBatch({
+          topicMessages: part,
+          acks: -1,
+          compression: this.options.compression,
+        });
+        witnesses.add(answers);
+      }
     } catch (error) {
       // Best effort: the rebuild that follows aborts it anyway, this just releases it sooner.
       await this.tryAbort(transaction);
@@ -552,7 +678,7 @@ export class TransactionalRecordSink implements RecordSink {
       await transaction.commit();
       commitTimer();
     } catch (error) {
-      throw new TransactionFailure('commit', error);
+      throw new TransactionFailure('commit', error, witnesses.positions());
     }
   }
 
@@ -630,6 +756,7 @@ export class TransactionalRecordSink implements RecordSink {
       await this.producers.discard(code);
       return {
         write: 'unknown',
+        witnesses: failure.witnesses,
         reason: new RetriableError(
           'KAFKA_COMMIT_OUTCOME_UNKNOWN',
           `committing the transaction failed, and the offsets read back after rebuilding the producer show it did not take effect (or cannot tell): ${failure.message}`,
@@ -718,6 +845,28 @@ export class TransactionalRecordSink implements RecordSink {
       { cause: error },
     );
   }
+}
+
+/** How many pages got each verdict, for the log line of a settled write. */
+function verdictCounts(verdicts: readonly Verdict[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of verdicts) {
+    const kind = typeof v === 'string' ? v : v.kind;
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  }
+  return counts;
+}
+
+function isStored(verdict: Verdict): boolean {
+  return typeof verdict === 'object' && verdict.kind === 'stored';
+}
+
+function closedBeforeRewrite(cause: RetriableError): RetriableError {
+  return new RetriableError(
+    'KAFKA_SINK_CLOSED',
+    'the sink closed before it wrote again what Kafka lost of a committed page; the next start reads the older offset and publishes the page again',
+    { cause },
+  );
 }
 
 /** Why pages prepared under an older producer generation were not written. */

@@ -154,7 +154,7 @@ export async function awaitSettledTransactions(kafka: Kafka, options: AwaitStabl
           `read would not show what was written before it. It ends at its transaction timeout; if it does not, it is a ` +
           `hanging transaction: \`kafka-transactions.sh --bootstrap-server <broker> describe-producers --topic ${topic} --partition <p>\` ` +
           `shows it and \`kafka-transactions.sh ... abort --topic ${topic} --partition <p> --start-offset <offset>\` ends it ` +
-          `(if the producer is this connector's, the page it held may then be published again: docs/runbook.md#runbook-transaction-open)`,
+          `(if the producer is this connector's, abort it while this process runs: it then writes the page's offset again rather than publish it twice; docs/runbook.md#runbook-transaction-open)`,
         { details: { topic, partitions: open, stableOffsets: open.map((p) => String(stable.get(p))) } },
       );
     }

@@ -1,7 +1,8 @@
 /**
  * Reads a topic from its beginning up to the end it had when the read started, as a read_committed
  * consumer sees it. Used to load the offsets topic at start, by the Kafka token store, by the
- * `offsets` CLI command and by tests.
+ * `offsets` CLI command and by tests. `recordsVisible` reads single records the same way: the
+ * exactly-once sink asks it whether a commit of unknown outcome published its calls.
  *
  * "The end" is the last stable offset (LSO) of each partition, fetched with ListOffsets at
  * read_committed isolation: records of an open transaction lie beyond it. An open transaction left by
@@ -24,6 +25,7 @@ import kafkajs, { type Kafka, type KafkaMessage, type PartitionAssigner } from '
 import { FatalError, RetriableError } from '../../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from '../client/kafka-errors.js';
 import { whileLeadersSettle } from './leaders-settle.js';
+import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { startTimer, systemClock, type Clock, type Timer } from '../../time/clock.js';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
@@ -96,23 +98,100 @@ export async function readTopicToEnd(
   options: ReadTopicOptions,
   onRecord: (record: TopicRecord) => void,
 ): Promise<void> {
+  await asConnectorErrors(options.topic, () => readToEnd(kafka, options, onRecord));
+}
+
+export interface RecordsAt {
+  topic: string;
+  /** Per partition, the offset of the record to look at. */
+  offsets: ReadonlyMap<number, bigint>;
+  /** Prefix of the throw-away consumer group id. */
+  groupIdPrefix: string;
+  /** How long a record's transaction may stay open, and the read take, before a RetriableError. */
+  timeoutMs: number;
+  clock?: Clock;
+}
+
+/** Between looks at the last stable offsets while a record's transaction is open. */
+const LOOK_AGAIN: Backoff = Object.freeze({
+  initialDelayMs: 100,
+  maxDelayMs: 2_000,
+  multiplier: 2,
+  jitter: 0,
+});
+
+/**
+ * Per partition of `at.offsets`, whether the record at that offset is visible to a read_committed reader:
+ * true when its transaction committed (or it was written outside one), false when it was aborted, undefined
+ * when it is gone (below the log start: retention or compaction removed it). Waits while a record's
+ * transaction is open on its partition (the last stable offset has not passed it), up to `timeoutMs`: then the
+ * RetriableError KAFKA_TRANSACTION_OPEN, naming kafka-transactions.sh. Reads just those partitions from those
+ * offsets, through one throw-away consumer group (see the module comment). Failures as readTopicToEnd's.
+ */
+export async function recordsVisible(kafka: Kafka, at: RecordsAt): Promise<Map<number, boolean | undefined>> {
+  const clock = at.clock ?? systemClock;
+  return asConnectorErrors(at.topic, async () => {
+    const visible = new Map<number, boolean | undefined>();
+    const began = clock.now();
+    for (let look = 1; ; look += 1) {
+      const ends = new Map((await endOffsets(kafka, at.topic, clock)).map((e) => [e.partition, e]));
+      const open: Array<[number, bigint]> = [];
+      for (const [partition, offset] of at.offsets) {
+        const end = ends.get(partition);
+        if (end === undefined || offset < end.start) visible.set(partition, undefined);
+        else if (end.end <= offset) open.push([partition, end.end]);
+      }
+      if (open.length === 0) break;
+      if (clock.now() - began >= at.timeoutMs) {
+        const [partition, stable] = open[0]!;
+        throw new RetriableError(
+          'KAFKA_TRANSACTION_OPEN',
+          `the transaction of the record at offset ${at.offsets.get(partition)} of ${at.topic} partition ${partition} has stayed ` +
+            `open for more than ${at.timeoutMs} ms (stable offset ${stable}). If it does not end, it is a hanging transaction: ` +
+            `\`kafka-transactions.sh --bootstrap-server <broker> describe-producers --topic ${at.topic} --partition ${partition}\` ` +
+            `shows it and \`kafka-transactions.sh ... abort --topic ${at.topic} --partition ${partition} --start-offset <offset>\` ends it ` +
+            `(docs/runbook.md#runbook-transaction-open)`,
+          {
+            details: {
+              topic: at.topic,
+              partitions: open.map(([p]) => p),
+              stableOffsets: open.map(([, o]) => String(o)),
+            },
+          },
+        );
+      }
+      await clock.sleep(backoffDelayMs(LOOK_AGAIN, look, 0));
+    }
+    const ranges = new Map<number, { from: bigint; to: bigint }>();
+    for (const [partition, offset] of at.offsets)
+      if (!visible.has(partition)) {
+        visible.set(partition, false);
+        ranges.set(partition, { from: offset, to: offset + 1n });
+      }
+    await readRanges(kafka, { ...at, clock }, ranges, true, (record) => {
+      if (BigInt(record.offset) === at.offsets.get(record.partition)) visible.set(record.partition, true);
+    });
+    return visible;
+  });
+}
+
+/** Runs a read, turning kafkajs errors into ConnectorErrors (see readTopicToEnd). */
+async function asConnectorErrors<T>(topic: string, read: () => Promise<T>): Promise<T> {
   try {
-    await readToEnd(kafka, options, onRecord);
+    return await read();
   } catch (error) {
     if (!(error instanceof KafkaJSError)) throw error; // ConnectorErrors, and programmer errors as they are
     const fatalType = fatalKafkaErrorType(error);
     if (fatalType !== undefined) {
       throw new FatalError(
         'KAFKA_NOT_PERMITTED',
-        `Kafka refused reading ${options.topic} (${fatalType}): check the ACLs`,
+        `Kafka refused reading ${topic} (${fatalType}): check the ACLs`,
         { cause: error },
       );
     }
-    throw new RetriableError(
-      'KAFKA_READ_FAILED',
-      `reading ${options.topic} failed: ${describeKafkaError(error)}`,
-      { cause: error },
-    );
+    throw new RetriableError('KAFKA_READ_FAILED', `reading ${topic} failed: ${describeKafkaError(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -126,9 +205,25 @@ async function readToEnd(
   const ends = (await endOffsets(kafka, options.topic, clock)).filter(
     (e) => wanted === undefined || wanted.has(e.partition),
   );
-  const endByPartition = new Map(ends.map((e) => [e.partition, e.end]));
-  const remaining = new Map<number, bigint>();
-  for (const { partition, start, end } of ends) if (end > start) remaining.set(partition, end);
+  const ranges = new Map<number, { from: bigint; to: bigint }>();
+  for (const { partition, start, end } of ends)
+    if (end > start) ranges.set(partition, { from: start, to: end });
+  await readRanges(kafka, { ...options, clock }, ranges, options.partitions !== undefined, onRecord);
+}
+
+/**
+ * Reads each partition of `ranges` from `from` (inclusive) up to `to` (exclusive), as read_committed sees
+ * it. `onlyThese`: the reader is assigned just those partitions (else every partition, the others unread).
+ */
+async function readRanges(
+  kafka: Kafka,
+  options: Pick<ReadTopicOptions, 'topic' | 'groupIdPrefix' | 'timeoutMs'> & { clock: Clock },
+  ranges: ReadonlyMap<number, { from: bigint; to: bigint }>,
+  onlyThese: boolean,
+  onRecord: (record: TopicRecord) => void,
+): Promise<void> {
+  const { clock } = options;
+  const remaining = new Map([...ranges].map(([partition, { to }]) => [partition, to]));
   if (remaining.size === 0) return;
 
   const consumer = kafka.consumer({
@@ -136,7 +231,7 @@ async function readToEnd(
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: 100,
     retry: { retries: 3 },
-    ...(options.partitions !== undefined && { partitionAssigners: [onlyPartitions([...remaining.keys()])] }),
+    ...(onlyThese && { partitionAssigners: [onlyPartitions([...remaining.keys()])] }),
   });
   let timer: Timer | undefined;
   try {
@@ -174,10 +269,12 @@ async function readToEnd(
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch }) => {
+        const range = ranges.get(batch.partition);
         for (const message of batch.messages) {
-          const target = endByPartition.get(batch.partition) ?? 0n;
-          // Records appended after the read started are left for whoever reads next.
-          if (BigInt(message.offset) >= target) continue;
+          const at = BigInt(message.offset);
+          // Records appended after the read started are left for whoever reads next; a batch fetched before
+          // the seek below applied may hold records before the range.
+          if (range === undefined || at >= range.to || at < range.from) continue;
           onRecord({
             partition: batch.partition,
             offset: message.offset,
@@ -189,6 +286,9 @@ async function readToEnd(
         }
       },
     });
+    // Applied before the partition's first fetch (kafkajs keeps seeks made before the assignment).
+    for (const [partition, { from }] of ranges)
+      if (from > 0n) consumer.seek({ topic: options.topic, partition, offset: String(from) });
     await reachedEnd;
   } finally {
     timer?.cancel();

@@ -164,6 +164,20 @@ export async function topicMaxMessageBytes(
   }
 }
 
+/** The topic's partition count (0 when it has none: it does not exist). */
+export async function topicPartitionCount(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    return topics[0]?.partitions.length ?? 0;
+  } catch (error) {
+    throw asTopicError(error);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Whether the topic exists (for one-shot commands that must not create it). */
 export async function topicExists(kafka: Kafka, topic: string): Promise<boolean> {
   const admin = kafka.admin();

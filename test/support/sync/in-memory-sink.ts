@@ -134,6 +134,9 @@ export class InMemorySink implements RecordSink, OffsetStore {
       };
       verdict = commitOutcomes(at, { ...facts, read })[0];
     }
+    // Only a visible record outvotes the store ('published'), and this sink never reports one.
+    if (verdict === 'rewrite-offset' || verdict === 'republish-lost')
+      throw new Error('the rule asked to write part of a page again without a witness');
     return verdict;
   }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   commitOutcomes,
   isBehind,
+  publishedFrom,
   type PageAtStake,
   type StoreRead,
   type Verdict,
@@ -30,7 +31,7 @@ function read(stored: (LocationOffset | null)[], afterInit = true, generation?: 
   return { stored, afterInit, ...(generation === undefined ? {} : { generation }) };
 }
 
-const kinds = (verdicts: Verdict[]) => verdicts.map((v) => (v === 'read-again' ? v : v.kind));
+const kinds = (verdicts: Verdict[]) => verdicts.map((v) => (typeof v === 'string' ? v : v.kind));
 
 describe('commitOutcomes', () => {
   it('takes a committed write for stored, whatever the pages', () => {
@@ -76,14 +77,22 @@ describe('commitOutcomes', () => {
   });
 
   it('never adopts an offset behind the committed one, nor a missing one, even after the producer initialised again', () => {
-    for (const write of ['aborted', 'unknown'] as const) {
-      for (const stored of [older, null]) {
-        for (const afterInit of [false, true]) {
-          expect(commitOutcomes([moving], { write, reason, read: read([stored], afterInit) })).toEqual([
-            'read-again',
-          ]);
-        }
+    for (const stored of [older, null]) {
+      for (const afterInit of [false, true]) {
+        // Unknown outcome: the read may lag the write's own offset record; read again.
+        expect(
+          commitOutcomes([moving], { write: 'unknown', reason, read: read([stored], afterInit) }),
+        ).toEqual(['read-again']);
       }
+      // Nothing of an aborted write is visible: the page is committed again (its offset written then), the older
+      // value is not adopted. (Before: read again until the process stopped, when an operator had aborted the
+      // offset record of a page already stored.) Read before an initialisation, it proves nothing yet.
+      expect(
+        kinds(commitOutcomes([moving], { write: 'aborted', reason, read: read([stored], true) })),
+      ).toEqual(['rejected']);
+      expect(commitOutcomes([moving], { write: 'aborted', reason, read: read([stored], false) })).toEqual([
+        'read-again',
+      ]);
     }
   });
 
@@ -122,6 +131,73 @@ describe('commitOutcomes', () => {
       ]);
   });
 
+  it('takes a visible record of a write of unknown outcome for a commit, and rewrites the offset of a page whose offset record the store lost', () => {
+    // The hanging transaction an operator aborted: the store shows the committed offset, the calls are visible.
+    expect(
+      commitOutcomes([moving], { write: 'unknown', reason, read: read([committed]), published: true }),
+    ).toEqual(['rewrite-offset']);
+    // Two offsets partitions: one kept the page's offset record, the other lost it (before: read again for ever).
+    expect(
+      kinds(
+        commitOutcomes([moving, moving], {
+          write: 'unknown',
+          reason,
+          read: read([offset, committed], true, 4),
+          published: true,
+        }),
+      ),
+    ).toEqual(['stored', 'rewrite-offset']);
+    expect(
+      commitOutcomes([unmoved], {
+        write: 'unknown',
+        reason,
+        read: read([committed], true, 2),
+        published: true,
+      }),
+    ).toEqual([{ kind: 'stored', generation: 2 }]);
+    // Not visible: the write aborted, as the store shows; the page is committed again.
+    expect(
+      kinds(
+        commitOutcomes([moving], { write: 'unknown', reason, read: read([committed]), published: false }),
+      ),
+    ).toEqual(['rejected']);
+  });
+
+  it('never lets a visible record move a location backwards, adopt a stale read, or store an aborted write', () => {
+    // A read behind the committed offset is never adopted: the write's records decide (its offset written
+    // again, or the page committed again); a newer writer's offset is still adopted as such.
+    for (const stored of [older, null]) {
+      expect(
+        commitOutcomes([moving], { write: 'unknown', reason, read: read([stored]), published: true }),
+      ).toEqual(['rewrite-offset']);
+      expect(
+        kinds(commitOutcomes([moving], { write: 'unknown', reason, read: read([stored]), published: false })),
+      ).toEqual(['rejected']);
+    }
+    expect(
+      kinds(commitOutcomes([moving], { write: 'unknown', reason, read: read([newer]), published: true })),
+    ).toEqual(['superseded']);
+    // A page that did not say its committed offset is stored, never rewritten over what the store holds.
+    expect(
+      kinds(
+        commitOutcomes([{ committed: null, offset }], {
+          write: 'unknown',
+          reason,
+          read: read([newer]),
+          published: true,
+        }),
+      ),
+    ).toEqual(['stored']);
+    // Invisible records contradict an offset that shows the page's: read again.
+    expect(
+      commitOutcomes([moving], { write: 'unknown', reason, read: read([offset]), published: false }),
+    ).toEqual(['read-again']);
+    // An aborted write's 'published' is not asked for, and changes nothing.
+    expect(
+      kinds(commitOutcomes([moving], { write: 'aborted', reason, read: read([committed]), published: true })),
+    ).toEqual(['rejected']);
+  });
+
   it('over every combination, moves a location only forward and only on evidence', () => {
     const storedValues = [null, older, committed, offset, newer];
     const pages = [moving, unmoved];
@@ -129,35 +205,84 @@ describe('commitOutcomes', () => {
       for (const other of [null, ...pages])
         for (const write of ['aborted', 'unknown'] as const)
           for (const afterInit of [false, true])
-            for (const mine of storedValues)
-              for (const theirs of storedValues) {
-                const group = other === null ? [page] : [page, other];
-                const stored = other === null ? [mine] : [mine, theirs];
-                const verdicts = commitOutcomes(group, { write, reason, read: read(stored, afterInit) });
-                verdicts.forEach((verdict, i) => {
-                  const p = group[i]!;
-                  const s = stored[i] ?? null;
-                  if (verdict === 'read-again') return;
-                  if (verdict.kind === 'superseded') {
-                    // Adopted: read after an initialisation, never behind, never a missing offset.
-                    expect(afterInit).toBe(true);
-                    expect(s).not.toBeNull();
-                    expect(isBehind(verdict.stored, p.committed!)).toBe(false);
-                    expect(verdict.stored).toBe(s);
-                  }
-                  // Stored: only when some page of the transaction shows its own offset stored.
-                  if (verdict.kind === 'stored') {
-                    expect(write).toBe('unknown');
-                    expect(
-                      group.some(
-                        (q, j) => q.offset !== q.committed && stored[j] !== null && stored[j] === q.offset,
-                      ),
-                    ).toBe(true);
-                  }
-                  // Rejected after an unknown write: the store shows this location's committed offset.
-                  if (verdict.kind === 'rejected' && write === 'unknown') expect(s).toBe(committed);
-                });
-              }
+            for (const published of [undefined, false, true, 'partly'] as const)
+              for (const mine of storedValues)
+                for (const theirs of storedValues) {
+                  const group = other === null ? [page] : [page, other];
+                  const stored = other === null ? [mine] : [mine, theirs];
+                  const verdicts = commitOutcomes(group, {
+                    write,
+                    reason,
+                    read: read(stored, afterInit),
+                    ...(published === undefined ? {} : { published }),
+                  });
+                  verdicts.forEach((verdict, i) => {
+                    const p = group[i]!;
+                    const s = stored[i] ?? null;
+                    if (verdict === 'read-again') return;
+                    if (verdict === 'republish-lost') {
+                      expect([write, published]).toEqual(['unknown', 'partly']);
+                      return;
+                    }
+                    if (verdict === 'rewrite-offset') {
+                      // Only a committed write (its records visible) whose store shows this page's committed offset,
+                      // or one behind it (or none), read after an initialisation: the location moves forward only.
+                      expect([write, published]).toEqual(['unknown', true]);
+                      if (s !== committed)
+                        expect(afterInit && (s === null || isBehind(s, p.committed!))).toBe(true);
+                      return;
+                    }
+                    if (verdict.kind === 'superseded') {
+                      // Adopted: read after an initialisation, never behind, never a missing offset.
+                      expect(afterInit).toBe(true);
+                      expect(s).not.toBeNull();
+                      expect(isBehind(verdict.stored, p.committed!)).toBe(false);
+                      expect(verdict.stored).toBe(s);
+                    }
+                    // Stored: only when the write's records are visible, or some page of the transaction shows
+                    // its own offset stored.
+                    if (verdict.kind === 'stored') {
+                      expect(write).toBe('unknown');
+                      expect(
+                        published === true ||
+                          group.some(
+                            (q, j) =>
+                              q.offset !== q.committed && stored[j] !== null && stored[j] === q.offset,
+                          ),
+                      ).toBe(true);
+                    }
+                    // Rejected after an unknown write: the store shows this location's committed offset, or no
+                    // record of the write is visible; never when one is.
+                    if (verdict.kind === 'rejected' && write === 'unknown') {
+                      expect(s === committed || published === false).toBe(true);
+                      expect(published).not.toBe(true);
+                    }
+                  });
+                }
+  });
+});
+
+describe('publishedFrom', () => {
+  it('calls a write published when its record on every partition is visible, partly when only some are, and not when none is', () => {
+    expect(publishedFrom([true, true])).toBe(true);
+    expect(publishedFrom([false, false])).toBe(false);
+    // Only a commit marker makes a record visible: the transaction committed, and an operator aborted one
+    // partition's part of it since.
+    expect(publishedFrom([true, false])).toBe('partly');
+    expect(publishedFrom([undefined, false])).toBe(false);
+    expect(publishedFrom([true, undefined])).toBeUndefined();
+    expect(publishedFrom([])).toBeUndefined();
+  });
+
+  it('publishes again only the lost part of a committed write that an operator partly aborted, whatever the store shows', () => {
+    for (const stored of [committed, offset, older])
+      expect(
+        commitOutcomes([moving], { write: 'unknown', reason, read: read([stored]), published: 'partly' }),
+      ).toEqual(['republish-lost']);
+    // Another writer's newer offset is still adopted as such.
+    expect(
+      kinds(commitOutcomes([moving], { write: 'unknown', reason, read: read([newer]), published: 'partly' })),
+    ).toEqual(['superseded']);
   });
 });
 

@@ -8,13 +8,16 @@
  * ahead of it (kafka/topics/stable-offsets.ts) and find the page stored.
  *
  * The broker-kill form of the same fault (test/repro/kafka/sinks/broker-restart.test.ts) stays a reproduction:
- * Kafka itself sometimes leaves a record of a committed transaction without its marker there.
+ * Kafka itself sometimes leaves a record of a committed transaction without its marker there. What the operator's
+ * abort of such a record leaves (the page's calls visible, the offsets topic at the location's previous offset) is
+ * the second test's: the sink must find the calls visible and write the page's offset again, not publish it twice.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, expect, it } from 'vitest';
 import { schemaRegistrySchema } from '../../../../src/config/schema.js';
 import type { FatalError } from '../../../../src/errors/index.js';
 import { prepareKafka, type SessionSink } from '../../../../src/kafka/session.js';
+import { writeLocationOffset } from '../../../../src/kafka/offsets/offset-writer.js';
 import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
@@ -55,6 +58,35 @@ afterAll(async () => {
   for (const close of closing.reverse()) await close().catch(() => undefined);
 });
 
+function configFor(name: string) {
+  return {
+    connector: { name },
+    kafka: testKafkaConfig({ offsetsTopicPartitions: 1 }),
+    schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
+  };
+}
+
+/** The runtime's exactly-once sink, started, as the only instance (its producer may be initialised again). */
+async function startSink(
+  kafka: Kafka,
+  config: ReturnType<typeof configFor>,
+  metrics = new ConnectorMetrics(),
+): Promise<{ ground: Awaited<ReturnType<typeof prepareKafka>>; sink: SessionSink; fatal: FatalError[] }> {
+  const ground = await prepareKafka({ config, logger: silentLogger(), metrics, kafka });
+  const fatal: FatalError[] = [];
+  const sink = ground.buildSink(
+    transactionalIdFor(config.connector.name),
+    (error) => fatal.push(error),
+    undefined,
+    {
+      alone: () => Promise.resolve(true),
+    },
+  );
+  await sink.start();
+  closing.push(() => sink.close());
+  return { ground, sink, fatal };
+}
+
 it('finds a commit whose answer was lost stored, though another transaction held the offsets partition back when it read', async () => {
   const name = uniqueName('connector');
   const kafka = new Kafka({ brokers: stackEndpoints().brokers, clientId: name, logLevel: logLevel.NOTHING });
@@ -66,32 +98,14 @@ it('finds a commit whose answer was lost stored, though another transaction held
     loseAnswer = false;
     throw new Error('Connection error: the answer to EndTxn was lost');
   });
-  const config = {
-    connector: { name },
-    kafka: testKafkaConfig({ offsetsTopicPartitions: 1 }),
-    schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
-  };
-  const ground = await prepareKafka({
-    config,
-    logger: silentLogger(),
-    metrics: new ConnectorMetrics(),
-    kafka,
-  });
+  const config = configFor(name);
+  const { ground, sink, fatal } = await startSink(kafka, config);
   let readBacksBegun = 0;
   const loadLocations = ground.offsetStore.loadLocations.bind(ground.offsetStore);
   ground.offsetStore.loadLocations = (uids) => {
     readBacksBegun += 1;
     return loadLocations(uids);
   };
-  const fatal: FatalError[] = [];
-  const sink: SessionSink = ground.buildSink(
-    transactionalIdFor(name),
-    (error) => fatal.push(error),
-    undefined,
-    { alone: () => Promise.resolve(true) }, // the only instance: its producer may be initialised again
-  );
-  await sink.start();
-  closing.push(() => sink.close());
 
   expect(await sink.commitPage(pageCommit(1, { ...EMPTY_OFFSET, boundary: [] }))).toMatchObject({
     kind: 'stored',
@@ -120,4 +134,39 @@ it('finds a commit whose answer was lost stored, though another transaction held
   // Page 2 once: committed by the first try, never again.
   const calls = await readCommittedAtLeast(kafka, config.kafka.topic, 4);
   expect(calls.map((r) => r.key?.toString()).sort()).toEqual(['p1-c0', 'p1-c1', 'p2-c0', 'p2-c1']);
+});
+
+it('writes the offset of a commit whose answer was lost again when its calls are visible but the offsets topic lost its offset record', async () => {
+  const name = uniqueName('connector');
+  const kafka = new Kafka({ brokers: stackEndpoints().brokers, clientId: name, logLevel: logLevel.NOTHING });
+  const config = configFor(name);
+  // An armed commit goes through, then the offsets topic is put back to page 1's offset (what an operator's
+  // `kafka-transactions.sh abort` of a hanging offset record leaves), then the EndTxn answer is lost.
+  let loseOffsetRecord = false;
+  hookCommits(kafka, async (transaction) => {
+    await transaction.commit();
+    if (!loseOffsetRecord) return;
+    loseOffsetRecord = false;
+    await writeLocationOffset(
+      kafka,
+      { topic: config.kafka.offsetsTopic, connectorName: name, locationUid: LOCATION },
+      offsetOf(1),
+    );
+    throw new Error('Connection error: the answer to EndTxn was lost');
+  });
+  const metrics = new ConnectorMetrics();
+  const { ground, sink, fatal } = await startSink(kafka, config, metrics);
+  expect(await sink.commitPage(pageCommit(1, { ...EMPTY_OFFSET, boundary: [] }))).toMatchObject({
+    kind: 'stored',
+  });
+
+  loseOffsetRecord = true;
+  // Before: the read-back showed page 1's offset, the page was rejected and its calls published twice.
+  expect(await sink.commitPage(pageCommit(2, offsetOf(1)))).toMatchObject({ kind: 'stored' });
+  expect(fatal).toEqual([]);
+  expect((await metrics.pageRewrites.get()).values[0]?.value).toBe(1);
+  const calls = await readCommittedAtLeast(kafka, config.kafka.topic, 4);
+  expect(calls.map((r) => r.key?.toString()).sort()).toEqual(['p1-c0', 'p1-c1', 'p2-c0', 'p2-c1']);
+  // The offsets topic holds page 2's offset again: a restart continues after page 2.
+  expect((await ground.offsetStore.loadLocations([LOCATION])).get(LOCATION)).toEqual(offsetOf(2));
 });

@@ -13,15 +13,18 @@
  * read_committed reader must show every page that resolved 'stored' exactly once, no other page, and each
  * location's stored offset at its last stored page; no outcome may have moved a location backwards.
  *
- * A KNOWN-FAILING REPRODUCTION, kept out of `npm test` (vitest project `repro`, only with CALLS_REPRO=1; run:
- * `CALLS_REPRO=1 npx vitest run --project repro`, a stack as for the integration tests). See docs/reliability.md,
- * "A broker killed inside a commit". It found two causes. The first is fixed: a read-back held back by a
- * transaction open ahead of it showed exactly the committed offset, was taken for proof of an abort, and the page
- * was published twice; reads now wait for such transactions (kafka/topics/stable-offsets.ts), so none may lag, and
- * test/integration/kafka/sinks/read-back.test.ts replays it in CI. The second is Kafka's: about one run in seven,
- * a record of our committed transaction is left on an offsets partition without its marker. The sink then waits
- * (KAFKA_TRANSACTION_OPEN) and this test plays the runbook's operator, who ends it with kafka-transactions.sh
- * abort: that aborts the page's offset record, the page is committed again, and its calls are seen twice.
+ * A REPRODUCTION, kept out of `npm test` (vitest project `repro`, only with CALLS_REPRO=1; run it many times:
+ * `CALLS_REPRO=1 npx vitest run --project repro`, a stack as for the integration tests): it kills a broker at timed
+ * moments and meets Kafka's rare faults only some runs. See docs/reliability.md, "A broker killed inside a commit".
+ * It found two causes of pages published twice. The first: a read-back held back by a transaction open ahead of it
+ * showed exactly the committed offset and was taken for proof of an abort; reads now wait for such transactions
+ * (kafka/topics/stable-offsets.ts), and test/integration/kafka/sinks/read-back.test.ts replays it in CI. The second
+ * is Kafka's: some runs, records of our transaction are left without their marker (an offsets partition, often a
+ * calls partition too) while its other partitions commit. The sink then waits (KAFKA_TRANSACTION_OPEN) and this
+ * test plays the runbook's operator, who ends it with kafka-transactions.sh abort on every partition the sink
+ * names. The page used to be committed again and its visible calls seen twice; now the sink reads its records back
+ * and writes again only what Kafka lost of a committed transaction (the line below counts those pages), or commits
+ * the page again when nothing of it is visible.
  */
 import { Kafka, logLevel, type Producer, type Transaction } from 'kafkajs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -167,12 +170,8 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
         .filter((l) => /"level":[3-6]0/.test(l));
       throw new Error(`${String(error)}; the sink's last log lines:\n${lines.slice(-40).join('\n')}`);
     });
-  const ground = await prepareKafka({
-    config,
-    logger: log.logger,
-    metrics: new ConnectorMetrics(),
-    kafka,
-  });
+  const metrics = new ConnectorMetrics();
+  const ground = await prepareKafka({ config, logger: log.logger, metrics, kafka });
 
   // Each location's last stored page, as its loop knows it (what a read-back is judged against).
   const committed = new Map<string, number>();
@@ -185,7 +184,14 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
     readBacksBegun += 1;
     const read = await loadLocations(uids);
     readBacks += 1;
-    for (const uid of uids) if (pageOf(read.get(uid)) < (committed.get(uid) ?? 0)) staleReads += 1;
+    for (const uid of uids)
+      if (pageOf(read.get(uid)) < (committed.get(uid) ?? 0)) {
+        staleReads += 1;
+        log.logger.warn(
+          { uid, read: pageOf(read.get(uid)), committed: committed.get(uid) },
+          'the test saw a read-back behind the committed offset',
+        );
+      }
     return read;
   };
 
@@ -247,34 +253,37 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
   const operator = (async () => {
     while (!stopping) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      const said = log.text().split('KAFKA_TRANSACTION_OPEN').length - 1;
+      // The error itself (its code on the sink's warning), not the notice of a wait that mentions it after 5 s: the
+      // operator who aborted a transaction whose markers were merely late would abort a committed page's offset.
+      const said = log.text().split('"code":"KAFKA_TRANSACTION_OPEN"').length - 1;
       if (said <= saidOpen) continue;
       saidOpen = said;
-      for (const partition of [0, 1]) {
-        const described = await own
-          .transactions(
-            'describe-producers',
-            '--topic',
-            config.kafka.offsetsTopic,
-            '--partition',
-            String(partition),
-          )
-          .catch(() => '');
-        for (const open of openTransactions(described)) {
-          await own
-            .transactions(
-              'abort',
-              '--topic',
-              config.kafka.offsetsTopic,
-              '--partition',
-              String(partition),
-              '--start-offset',
-              open.startOffset,
-            )
-            .then(() => operatorAborts.push(`${partition}@${open.startOffset} (producer ${open.producerId})`))
-            .catch(() => undefined);
+      // The partition the message names: of the offsets topic, or of the calls topic (a call of the write read
+      // back to tell whether it committed).
+      for (const topic of [config.kafka.offsetsTopic, config.kafka.topic])
+        for (const partition of [0, 1]) {
+          const described = await own
+            .transactions('describe-producers', '--topic', topic, '--partition', String(partition))
+            .catch(() => '');
+          for (const open of openTransactions(described)) {
+            await own
+              .transactions(
+                'abort',
+                '--topic',
+                topic,
+                '--partition',
+                String(partition),
+                '--start-offset',
+                open.startOffset,
+              )
+              .then(() =>
+                operatorAborts.push(
+                  `${topic}-${partition}@${open.startOffset} (producer ${open.producerId})`,
+                ),
+              )
+              .catch(() => undefined);
+          }
         }
-      }
     }
   })();
   const storedCount = () => [...stored.values()].reduce((n, pages) => n + pages.length, 0);
@@ -361,7 +370,8 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
     `broker restarts: ${CYCLES} kills inside commits, ${unknownCommits} commit(s) with an unknown outcome, ` +
       `${readBacks} read-back(s), ${staleReads} refused as stale (behind the committed offset); ` +
       `outcomes ${JSON.stringify(outcomes)}, ${storedCount()} pages stored; hanging transactions ended by the ` +
-      `operator: ${operatorAborts.length === 0 ? 'none' : operatorAborts.join(', ')}`,
+      `operator: ${operatorAborts.length === 0 ? 'none' : operatorAborts.join(', ')}; pages written again in part: ` +
+      `${(await metrics.pageRewrites.get()).values[0]?.value ?? 0}`,
   );
   expect(failures).toEqual([]);
   expect(fatal).toEqual([]);
@@ -369,7 +379,9 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
   expect(unknownCommits).toBeGreaterThanOrEqual(1);
   // Every read-back waited for the transactions open ahead of it (the neighbour's, our own pending markers), so
   // none showed a location behind its committed offset: "still the committed offset" then proves an abort.
-  expect(staleReads).toBe(0);
+  // (An operator's abort of a committed page's offset record leaves such a read: it is then never adopted, the
+  // page committed again or its offset written again.)
+  if (operatorAborts.length === 0) expect(staleReads).toBe(0);
 
   // What a read_committed reader sees: every stored page once, nothing else.
   const expectedUids = locations.flatMap((l) => stored.get(l)!.flatMap((p) => uidsOf(l, p))).sort();

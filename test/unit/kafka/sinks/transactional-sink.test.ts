@@ -5,10 +5,12 @@
  */
 import type { ProducerBatch, RecordMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../../../../src/errors/index.js';
 import { pageMessages, type CallEncoder } from '../../../../src/kafka/records/page-messages.js';
 import {
   TransactionalRecordSink,
+  type PublishedCheck,
+  type RecordPosition,
   type SinkTransaction,
   type TransactionalProducer,
 } from '../../../../src/kafka/sinks/transactional-sink.js';
@@ -44,6 +46,8 @@ class ScriptedKafka {
   producersBuilt = 0;
   /** Batches of committed transactions, in commit order. */
   readonly committed: ProducerBatch[][] = [];
+  /** Every batch sent, committed or not. */
+  readonly sent: ProducerBatch[] = [];
 
   producer(): TransactionalProducer {
     this.producersBuilt += 1;
@@ -56,7 +60,14 @@ class ScriptedKafka {
           sendBatch: async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
             await this.script.beforeSend(batch);
             batches.push(batch);
-            return [];
+            this.sent.push(batch);
+            // Where the records landed, as a broker answers: partition 0, after those sent before.
+            return (batch.topicMessages ?? []).map((t) => ({
+              topicName: t.topic,
+              partition: 0,
+              errorCode: 0,
+              baseOffset: String(this.sent.length * 100),
+            }));
           },
           commit: async () => {
             await this.script.commit();
@@ -89,6 +100,9 @@ function sinkWith(
     /** What the instances group says (default: no other instance runs). */
     alone?: () => Promise<boolean>;
     clock?: Clock;
+    /** Whether a record of a write is visible (PublishedCheck); unset, the sink has no check. */
+    published?: PublishedCheck['visible'];
+    partitionCount?: (topic: string) => Promise<number>;
   } = {},
 ) {
   const metrics = new ConnectorMetrics();
@@ -116,6 +130,8 @@ function sinkWith(
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
     ...(options.onTakenOver === undefined ? {} : { onTakenOver: options.onTakenOver }),
     instances: { alone: options.alone ?? (async () => true) },
+    ...(options.published === undefined ? {} : { published: { visible: options.published } }),
+    ...(options.partitionCount === undefined ? {} : { partitionCount: options.partitionCount }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   return { sink, metrics, reads };
@@ -333,6 +349,126 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     });
     expect(reads).toEqual([['a']]);
     expect(await counterValue(metrics.transactions, { result: 'abort' })).toBe(1);
+  });
+
+  it('writes again, alone, the offset of a page whose calls are visible after a commit of unknown outcome while the store shows the committed offset', async () => {
+    // Issue 20: a hanging transaction an operator aborted took the page's offset record, not its calls.
+    const kafka = new ScriptedKafka();
+    const previous = page('a', 'previous').offset;
+    const asked: RecordPosition[] = [];
+    const { sink, metrics } = sinkWith(kafka, {
+      stored: () => new Map([['a', previous]]),
+      published: async (positions) => {
+        asked.push(...positions);
+        return positions.map(() => true);
+      },
+    });
+    await sink.start();
+    kafka.script.commit = async () => {
+      kafka.script.commit = async () => undefined; // the rewrite commits
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+
+    const p = { ...page('a', 'next'), committed: previous };
+    const result = await sink.commitPage(p);
+    expect(result).toMatchObject({ kind: 'stored' });
+    // The witnesses: the first call record of the failed transaction per partition, where the broker placed it.
+    expect(asked).toEqual([{ topic: 'calls', partition: 0, offset: '100' }]);
+    // One transaction committed after the failed one: the offset record alone, no call published twice.
+    expect(kafka.committed).toHaveLength(1);
+    const rewrite = kafka.committed[0]!.flatMap((b) => b.topicMessages ?? []);
+    expect(rewrite.map((t) => [t.topic, t.messages.length])).toEqual([['offsets', 1]]);
+    expect(kafka.sent.flatMap((b) => b.topicMessages ?? []).filter((t) => t.topic === 'calls')).toHaveLength(
+      1,
+    );
+    expect(await counterValue(metrics.pageRewrites)).toBe(1);
+  });
+
+  it('publishes again only the part of a committed page on a partition an operator aborted since, with its offset', async () => {
+    const kafka = new ScriptedKafka();
+    const previous = page('a', 'previous').offset;
+    const { sink, metrics } = sinkWith(kafka, {
+      stored: () => new Map([['a', previous]]),
+      // The call's partition kept its commit marker; the dead letter's was aborted by the operator.
+      published: async (positions) => positions.map((p) => p.topic === 'calls'),
+      partitionCount: async () => 1,
+    });
+    await sink.start();
+    kafka.script.commit = async () => {
+      kafka.script.commit = async () => undefined;
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    const withDeadLetter: PageCommit = {
+      ...page('a', 'next'),
+      deadLetters: [{ locationUid: 'a', code: 'ITEM_NO_UID', message: 'no uid', payload: '{}' }],
+      committed: previous,
+    };
+    expect(await sink.commitPage(withDeadLetter)).toMatchObject({ kind: 'stored' });
+    const again = kafka.committed.flatMap((batches) => batches.flatMap((b) => b.topicMessages ?? []));
+    expect(again.map((t) => [t.topic, t.messages.length])).toEqual([
+      ['dlq', 1],
+      ['offsets', 1],
+    ]);
+    expect(await counterValue(metrics.pageRewrites)).toBe(1);
+  });
+
+  it("reads again while the transaction of a commit's call is still open, instead of settling on the offsets alone", async () => {
+    // The broker-kill reproduction: a call's partition still held back by the transaction; the offsets read
+    // alone (rejected) would publish the page again.
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    const previous = page('a', 'previous').offset;
+    let open = true;
+    const { sink, reads } = sinkWith(kafka, {
+      clock,
+      stored: () => new Map([['a', previous]]),
+      published: async (positions) => {
+        if (open) throw new RetriableError('KAFKA_TRANSACTION_OPEN', 'the call transaction is still open');
+        return positions.map(() => true);
+      },
+    });
+    await sink.start();
+    kafka.script.commit = async () => {
+      kafka.script.commit = async () => undefined;
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+
+    const result = sink.commitPage({ ...page('a', 'next'), committed: previous });
+    await clock.sleeping(); // the check could not tell yet: waiting to read again
+    expect(reads).toHaveLength(1);
+    open = false;
+    clock.advance(500);
+    expect(await result).toMatchObject({ kind: 'stored' });
+    expect(reads).toHaveLength(2);
+    expect(kafka.committed.flatMap((batches) => batches.flatMap((b) => b.topicMessages ?? []))).toEqual([
+      expect.objectContaining({ topic: 'offsets' }),
+    ]);
+  });
+
+  it('commits the page again when its calls are not visible after a commit of unknown outcome, and when they cannot be read', async () => {
+    for (const published of [
+      async (positions: readonly RecordPosition[]) => positions.map(() => false),
+      async (): Promise<boolean[]> => {
+        throw new FatalError('KAFKA_NOT_PERMITTED', 'no Read on calls');
+      },
+    ]) {
+      const kafka = new ScriptedKafka();
+      const previous = page('a', 'previous').offset;
+      const fatal: FatalError[] = [];
+      const { sink, metrics } = sinkWith(kafka, {
+        stored: () => new Map([['a', previous]]),
+        published,
+        onFatal: (e) => fatal.push(e),
+      });
+      await sink.start();
+      kafka.script.commit = async () => {
+        throw protocolError('REQUEST_TIMED_OUT');
+      };
+      const result = await sink.commitPage({ ...page('a', 'next'), committed: previous });
+      expect(result).toMatchObject({ kind: 'rejected', reason: { code: 'KAFKA_COMMIT_OUTCOME_UNKNOWN' } });
+      expect(await counterValue(metrics.pageRewrites)).toBe(0);
+      expect(fatal).toEqual([]); // a refused read of the calls is not the sink's failure
+    }
   });
 
   it('never adopts a read-back older than the committed offset after a failed commit: it reads again until the read decides', async () => {
