@@ -47,7 +47,7 @@ import {
 } from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
 import { ensureConnectorTopics, topicPartitionCount } from './topics/topics.js';
-import { recordsVisible } from './topics/topic-reader.js';
+import { recordsVisibility } from './topics/records-visible.js';
 import { assertHighWatermarksListable } from './topics/stable-offsets.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
@@ -183,28 +183,11 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
           compression: compressionType(config.kafka.compression),
           fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
           offsetStore,
-          published: {
-            visible: async (positions) => {
-              // One read per topic; the offsets reader's group prefix, so the group ACLs its reads need cover it.
-              const answers = new Map<string, Map<number, boolean | undefined>>();
-              for (const topic of new Set(positions.map((p) => p.topic))) {
-                const offsets = new Map(
-                  positions.filter((p) => p.topic === topic).map((p) => [p.partition, BigInt(p.offset)]),
-                );
-                answers.set(
-                  topic,
-                  await recordsVisible(kafka, {
-                    topic,
-                    offsets,
-                    groupIdPrefix: `${clientId}-offsets-reader`,
-                    timeoutMs: config.kafka.offsetsLoadTimeoutMs,
-                    clock,
-                  }),
-                );
-              }
-              return positions.map((p) => answers.get(p.topic)?.get(p.partition));
-            },
-          },
+          published: recordsVisibility(kafka, {
+            groupIdPrefix: `${clientId}-offsets-reader`,
+            timeoutMs: config.kafka.offsetsLoadTimeoutMs,
+            clock,
+          }),
           partitionCount: (topic) => topicPartitionCount(kafka, topic),
           metrics,
           logger,

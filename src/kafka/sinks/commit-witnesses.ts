@@ -51,19 +51,30 @@ export class Witnesses {
 }
 
 /**
+ * The partition count of each topic with a lost partition, asked once per settled write; undefined for a topic
+ * whose count cannot be had (then every record of it goes again, see lostPart).
+ */
+export async function lostTopicCounts(
+  lost: readonly RecordPosition[],
+  partitionCount: ((topic: string) => Promise<number>) | undefined,
+): Promise<Map<string, number | undefined>> {
+  const counts = new Map<string, number | undefined>();
+  for (const topic of new Set(lost.map((p) => p.topic)))
+    counts.set(topic, await partitionCount?.(topic).catch(() => undefined));
+  return counts;
+}
+
+/**
  * What of a page goes again when an operator aborted some partitions' part of its committed transaction: its
  * records on those partitions (by their keys, as the producer partitions them), and its offset record. When a
  * partition count cannot be had (or a record has no key), the record goes again: repeated, never lost.
  */
-export async function lostPart(
+export function lostPart(
   page: PageMessages,
   lost: readonly RecordPosition[],
   topics: SinkTopics,
-  partitionCount: ((topic: string) => Promise<number>) | undefined,
-): Promise<PageMessages> {
-  const counts = new Map<string, number | undefined>();
-  for (const topic of new Set(lost.map((p) => p.topic)))
-    counts.set(topic, await partitionCount?.(topic).catch(() => undefined));
+  counts: ReadonlyMap<string, number | undefined>,
+): PageMessages {
   return partOf(page, topics, (topic: string, key: Message['key']) => {
     if (!counts.has(topic)) return false; // every partition of that topic showed its part visible
     const count = counts.get(topic);

@@ -88,7 +88,13 @@ import {
   type PageMessages,
   type SinkTopics,
 } from '../records/page-messages.js';
-import { lostPart, Witnesses, type PublishedCheck, type RecordPosition } from './commit-witnesses.js';
+import {
+  lostPart,
+  lostTopicCounts,
+  Witnesses,
+  type PublishedCheck,
+  type RecordPosition,
+} from './commit-witnesses.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 import { groupSize, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
@@ -496,14 +502,15 @@ export class TransactionalRecordSink implements RecordSink {
           .catch(() => undefined);
     }
     const decided = verdicts;
+    // Asked once for the write, not per page: each count is a metadata request.
+    const counts = decided.includes('republish-lost')
+      ? await lostTopicCounts(lost, this.options.partitionCount)
+      : new Map<string, number | undefined>();
     const again = new Map<PendingPage, PageMessages>();
     for (const [i, page] of pages.entries()) {
       if (decided[i] === 'rewrite-offset') again.set(page, offsetOnly(page.messages));
       if (decided[i] === 'republish-lost')
-        again.set(
-          page,
-          await lostPart(page.messages, lost, this.options.topics, this.options.partitionCount),
-        );
+        again.set(page, lostPart(page.messages, lost, this.options.topics, counts));
     }
     return Object.assign(
       () => {

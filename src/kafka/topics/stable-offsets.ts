@@ -25,7 +25,7 @@ import { FatalError, RetriableError } from '../../errors/index.js';
 import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { describeKafkaError } from '../client/kafka-errors.js';
-import { endOffsets } from './topic-reader.js';
+import { endOffsets, type PartitionEnd } from './topic-reader.js';
 import { whileLeadersSettle } from './leaders-settle.js';
 
 /** kafkajs's protocol value of isolation level read_uncommitted. */
@@ -135,19 +135,38 @@ export async function awaitSettledTransactions(kafka: Kafka, options: AwaitStabl
       },
     );
   }
+  await awaitStableOffsets(kafka, {
+    ...options,
+    targets: new Map(partitions.map((p) => [p, written.get(p) ?? 0n])),
+  });
+}
+
+/**
+ * Resolves, with the partitions' ends as last listed, once each partition of `targets` has its LSO at or past
+ * its target: every transaction open before that offset has ended. Past `timeoutMs`, the RetriableError
+ * KAFKA_TRANSACTION_OPEN of the module comment. Shared by the offsets reads (targets: the high watermarks) and
+ * the sink's read-back of a commit's records (targets: just past each record).
+ */
+export async function awaitStableOffsets(
+  kafka: Kafka,
+  options: Omit<AwaitStableOptions, 'partitions'> & { targets: ReadonlyMap<number, bigint> },
+): Promise<Map<number, PartitionEnd>> {
+  const clock = options.clock ?? systemClock;
+  const { topic, targets } = options;
   const began = clock.now();
   const deadline = began + options.timeoutMs;
   let noticed = false;
   for (let look = 1; ; look += 1) {
-    const stable = new Map((await endOffsets(kafka, topic, clock)).map((e) => [e.partition, e.end]));
-    const open = partitions.filter((p) => (stable.get(p) ?? -1n) < (written.get(p) ?? 0n));
-    if (open.length === 0) return;
+    const ends = new Map((await endOffsets(kafka, topic, clock)).map((e) => [e.partition, e]));
+    const stable = (p: number): bigint => ends.get(p)?.end ?? -1n;
+    const open = [...targets].filter(([p, target]) => stable(p) < target).map(([p]) => p);
+    if (open.length === 0) return ends;
     if (!noticed && clock.now() - began >= (options.waitingNoticeMs ?? 5_000)) {
       noticed = true;
-      options.onLongWait?.(open.map((p) => ({ partition: p, stableOffset: String(stable.get(p)) })));
+      options.onLongWait?.(open.map((p) => ({ partition: p, stableOffset: String(stable(p)) })));
     }
     if (clock.now() >= deadline) {
-      const stuck = open.map((p) => `partition ${p} stable at offset ${String(stable.get(p))}`).join(', ');
+      const stuck = open.map((p) => `partition ${p} stable at offset ${String(stable(p))}`).join(', ');
       throw new RetriableError(
         'KAFKA_TRANSACTION_OPEN',
         `a transaction on ${topic} has stayed open for more than ${options.timeoutMs} ms (${stuck}), so a read_committed ` +
@@ -155,7 +174,7 @@ export async function awaitSettledTransactions(kafka: Kafka, options: AwaitStabl
           `hanging transaction: \`kafka-transactions.sh --bootstrap-server <broker> describe-producers --topic ${topic} --partition <p>\` ` +
           `shows it and \`kafka-transactions.sh ... abort --topic ${topic} --partition <p> --start-offset <offset>\` ends it ` +
           `(if the producer is this connector's, abort it while this process runs: it then writes the page's offset again rather than publish it twice; docs/runbook.md#runbook-transaction-open)`,
-        { details: { topic, partitions: open, stableOffsets: open.map((p) => String(stable.get(p))) } },
+        { details: { topic, partitions: open, stableOffsets: open.map((p) => String(stable(p))) } },
       );
     }
     await clock.sleep(Math.min(backoffDelayMs(LOOK_AGAIN, look, 0), Math.max(1, deadline - clock.now())));

@@ -1,8 +1,8 @@
 /**
  * Reads a topic from its beginning up to the end it had when the read started, as a read_committed
  * consumer sees it. Used to load the offsets topic at start, by the Kafka token store, by the
- * `offsets` CLI command and by tests. `recordsVisible` reads single records the same way: the
- * exactly-once sink asks it whether a commit of unknown outcome published its calls.
+ * `offsets` CLI command and by tests. `recordsVisible` reads single records the same way
+ * (kafka/topics/records-visible.ts: whether a commit of unknown outcome published its calls).
  *
  * "The end" is the last stable offset (LSO) of each partition, fetched with ListOffsets at
  * read_committed isolation: records of an open transaction lie beyond it. An open transaction left by
@@ -25,7 +25,6 @@ import kafkajs, { type Kafka, type KafkaMessage, type PartitionAssigner } from '
 import { FatalError, RetriableError } from '../../errors/index.js';
 import { describeKafkaError, fatalKafkaErrorType } from '../client/kafka-errors.js';
 import { whileLeadersSettle } from './leaders-settle.js';
-import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { startTimer, systemClock, type Clock, type Timer } from '../../time/clock.js';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
@@ -103,71 +102,29 @@ export async function readTopicToEnd(
 
 export interface RecordsAt {
   topic: string;
-  /** Per partition, the offset of the record to look at. */
+  /** Per partition, the offset of the record to look at: its transaction must have ended there. */
   offsets: ReadonlyMap<number, bigint>;
   /** Prefix of the throw-away consumer group id. */
   groupIdPrefix: string;
-  /** How long a record's transaction may stay open, and the read take, before a RetriableError. */
+  /** How long the read may take before a RetriableError. */
   timeoutMs: number;
   clock?: Clock;
 }
 
-/** Between looks at the last stable offsets while a record's transaction is open. */
-const LOOK_AGAIN: Backoff = Object.freeze({
-  initialDelayMs: 100,
-  maxDelayMs: 2_000,
-  multiplier: 2,
-  jitter: 0,
-});
-
 /**
- * Per partition of `at.offsets`, whether the record at that offset is visible to a read_committed reader:
- * true when its transaction committed (or it was written outside one), false when it was aborted, undefined
- * when it is gone (below the log start: retention or compaction removed it). Waits while a record's
- * transaction is open on its partition (the last stable offset has not passed it), up to `timeoutMs`: then the
- * RetriableError KAFKA_TRANSACTION_OPEN, naming kafka-transactions.sh. Reads just those partitions from those
- * offsets, through one throw-away consumer group (see the module comment). Failures as readTopicToEnd's.
+ * Per partition of `at.offsets`, whether the record at that offset is visible to a read_committed reader: true
+ * when its transaction committed (or it was written outside one), false when it was aborted. Call it once the
+ * records' transactions have ended on their partitions (stable-offsets.ts awaitStableOffsets): a record beyond
+ * the last stable offset reads as not visible. Reads just those partitions from those offsets, through one
+ * throw-away consumer group (see the module comment). Failures as readTopicToEnd's.
  */
-export async function recordsVisible(kafka: Kafka, at: RecordsAt): Promise<Map<number, boolean | undefined>> {
+export async function recordsVisible(kafka: Kafka, at: RecordsAt): Promise<Map<number, boolean>> {
   const clock = at.clock ?? systemClock;
   return asConnectorErrors(at.topic, async () => {
-    const visible = new Map<number, boolean | undefined>();
-    const began = clock.now();
-    for (let look = 1; ; look += 1) {
-      const ends = new Map((await endOffsets(kafka, at.topic, clock)).map((e) => [e.partition, e]));
-      const open: Array<[number, bigint]> = [];
-      for (const [partition, offset] of at.offsets) {
-        const end = ends.get(partition);
-        if (end === undefined || offset < end.start) visible.set(partition, undefined);
-        else if (end.end <= offset) open.push([partition, end.end]);
-      }
-      if (open.length === 0) break;
-      if (clock.now() - began >= at.timeoutMs) {
-        const [partition, stable] = open[0]!;
-        throw new RetriableError(
-          'KAFKA_TRANSACTION_OPEN',
-          `the transaction of the record at offset ${at.offsets.get(partition)} of ${at.topic} partition ${partition} has stayed ` +
-            `open for more than ${at.timeoutMs} ms (stable offset ${stable}). If it does not end, it is a hanging transaction: ` +
-            `\`kafka-transactions.sh --bootstrap-server <broker> describe-producers --topic ${at.topic} --partition ${partition}\` ` +
-            `shows it and \`kafka-transactions.sh ... abort --topic ${at.topic} --partition ${partition} --start-offset <offset>\` ends it ` +
-            `(docs/runbook.md#runbook-transaction-open)`,
-          {
-            details: {
-              topic: at.topic,
-              partitions: open.map(([p]) => p),
-              stableOffsets: open.map(([, o]) => String(o)),
-            },
-          },
-        );
-      }
-      await clock.sleep(backoffDelayMs(LOOK_AGAIN, look, 0));
-    }
-    const ranges = new Map<number, { from: bigint; to: bigint }>();
-    for (const [partition, offset] of at.offsets)
-      if (!visible.has(partition)) {
-        visible.set(partition, false);
-        ranges.set(partition, { from: offset, to: offset + 1n });
-      }
+    const visible = new Map([...at.offsets.keys()].map((partition) => [partition, false]));
+    const ranges = new Map(
+      [...at.offsets].map(([partition, offset]) => [partition, { from: offset, to: offset + 1n }]),
+    );
     await readRanges(kafka, { ...at, clock }, ranges, true, (record) => {
       if (BigInt(record.offset) === at.offsets.get(record.partition)) visible.set(record.partition, true);
     });

@@ -3,7 +3,7 @@
  * page's records go again when an operator aborted some partitions' part of its committed transaction.
  */
 import { describe, expect, it } from 'vitest';
-import { lostPart, Witnesses } from '../../../../src/kafka/sinks/commit-witnesses.js';
+import { lostPart, lostTopicCounts, Witnesses } from '../../../../src/kafka/sinks/commit-witnesses.js';
 import { keyPartition } from '../../../../src/kafka/group/location-partition.js';
 import type { PageMessages } from '../../../../src/kafka/records/page-messages.js';
 
@@ -45,12 +45,8 @@ describe('lostPart', () => {
 
   it("sends again the page's records on the aborted partitions only, with its offset record", async () => {
     const lostPartition = keyPartition('uid-0', 2);
-    const part = await lostPart(
-      pageWith(keys, 'dead'),
-      [{ topic: 'calls', partition: lostPartition, offset: '5' }],
-      topics,
-      async () => 2,
-    );
+    const lost = [{ topic: 'calls', partition: lostPartition, offset: '5' }];
+    const part = lostPart(pageWith(keys, 'dead'), lost, topics, await lostTopicCounts(lost, async () => 2));
     expect(part.calls.map((m) => m.key)).toEqual(keys.filter((k) => keyPartition(k, 2) === lostPartition));
     expect(part.calls.length).toBeLessThan(keys.length); // the visible partition's calls are not repeated
     expect(part.deadLetters).toEqual([]); // the dead-letter topic kept its part
@@ -59,18 +55,15 @@ describe('lostPart', () => {
   });
 
   it('sends again every record of a topic whose partition count cannot be had, and a record without a key: repeated, never lost', async () => {
-    const part = await lostPart(
-      pageWith(keys, null),
-      [
-        { topic: 'calls', partition: 0, offset: '5' },
-        { topic: 'dlq', partition: 1, offset: '0' },
-      ],
-      topics,
-      async (topic) => {
-        if (topic === 'calls') throw new Error('metadata unavailable');
-        return 3;
-      },
-    );
+    const lost = [
+      { topic: 'calls', partition: 0, offset: '5' },
+      { topic: 'dlq', partition: 1, offset: '0' },
+    ];
+    const counts = await lostTopicCounts(lost, async (topic) => {
+      if (topic === 'calls') throw new Error('metadata unavailable');
+      return 3;
+    });
+    const part = lostPart(pageWith(keys, null), lost, topics, counts);
     expect(part.calls).toHaveLength(keys.length);
     expect(part.deadLetters).toHaveLength(1);
   });
