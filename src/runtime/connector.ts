@@ -95,6 +95,7 @@ export class ConnectorRuntime {
       logger,
       metrics,
       clock,
+      startedAt: clock.now(),
       lifecycle,
       failures: new Failures(config.connector.name, metrics, logger),
       ...(options.signal && { signal: options.signal }),

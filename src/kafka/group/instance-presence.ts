@@ -8,12 +8,14 @@
  * - `offsets reset` describes the group and refuses while it has members, as KIP-875 requires a stopped
  *   connector before its offsets are altered (`runningInstances()`). A stopped instance leaves the group at once
  *   (consumer disconnect); a crashed one after the group session timeout.
- * - Single mode, who may initialise the transactional id: an instance joins before its producer's first
- *   initialisation (`joined()`, bounded), so an older instance that was paused or cut off, and would rebuild its
- *   producer, sees the newer one in the group (`alone()` false) and stands by instead of fencing it back
- *   (kafka/sinks/transactional-sink.ts). Single mode owns every partition whatever the group assigns (its
- *   assignment is fixed, see runtime/steps/ownership.ts), so it joins with kafkajs's default protocol and a
- *   short session timeout (`PRESENCE_SESSION_TIMEOUT_MS`: what a restart after kill -9 waits).
+ * - Single mode, who may initialise the transactional id: the newest running instance, by the start stamps in
+ *   the members' metadata (group/start-stamp.ts). Every initialisation of the producer, the first one included,
+ *   asks `newest()` first (kafka/sinks/transactional-sink.ts), which waits until the group is stable with this
+ *   instance in it: an older instance that was paused or cut off, at start or while writing, sees the newer one
+ *   and stands by instead of fencing it back. Single mode owns every partition whatever the group assigns (its
+ *   assignment is fixed, see runtime/steps/ownership.ts), so it joins with kafkajs's round-robin protocol (its
+ *   name, so earlier versions share the group) and a short session timeout (`PRESENCE_SESSION_TIMEOUT_MS`: what
+ *   a restart after kill -9 waits).
  * - Distributed mode (`assigned` option), who owns what: the partitions the group assigns this member are the
  *   ones it owns (the locations whose offset keys hash there, group/location-partition.ts), reported to
  *   `onAssignment` after every completed join; the sticky assignor (group/sticky-assigner.ts) keeps them where
@@ -37,7 +39,7 @@
  * (the runtime stops with KAFKA_GROUP_MEMBERSHIP_LOST).
  *
  * Contract: `join()` once at start (single mode: it does not wait for the group to form; distributed: it
- * resolves once the first join ended), then single mode `joined()` before the producer is initialised;
+ * resolves once the first join ended), then single mode `newest()` before each initialisation of the producer;
  * distributed `onAssignment` is called after every completed join with the whole new assignment, in order and
  * never concurrently with itself; `fresh` says this instance joined as a new member (first join, or expelled
  * after its session timeout): nothing it held before is still its own. `onHeartbeat` after each successful
@@ -45,14 +47,15 @@
  */
 import type { Admin, Consumer, ConsumerConfig, Kafka } from 'kafkajs';
 import type { Logger } from '../../logging/logger.js';
-import { systemClock, TIMED_OUT, withTimeout, type Clock } from '../../time/clock.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 import { assignedPartitions, STICKY_ASSIGNER, stickyAssigner } from './sticky-assigner.js';
+import { isNewest, stampedRoundRobin, startStampOf, type Initialisation } from './start-stamp.js';
 
 export { STICKY_ASSIGNER };
 
 /**
  * Single mode's group session timeout: short (the broker's minimum by default), since a single-mode start waits
- * for a killed or paused predecessor's member to expire before it initialises its producer (see `joined`), so
+ * for a killed or paused predecessor's member to expire before it initialises its producer (see `newest`), so
  * this is what a restart after kill -9 costs.
  */
 export const PRESENCE_SESSION_TIMEOUT_MS = 6_000;
@@ -95,11 +98,13 @@ export interface PresenceOptions {
   onLost?: (error: Error) => void;
   clock?: Clock;
   logger?: Logger;
+  /** Single mode: when this instance's start began (epoch ms), its start stamp; default: when it joins. */
+  startedAt?: number;
   /** Distributed mode; without it the instance is only present (single mode). */
   assigned?: AssignedMembership;
 }
 
-/** How often `alone()` describes the group while it rebalances. */
+/** How often `newest()` describes the group while it rebalances. */
 const DESCRIBE_INTERVAL_MS = 500;
 
 /** kafkajs's refusal of pause() while its consumer has no group (between a crash and its restart). */
@@ -108,11 +113,11 @@ const NOT_RUNNING = 'Consumer group was not initialized';
 export class InstancePresence {
   private leaving = false;
   private memberId: string | null = null;
-  private readonly onJoin: Array<() => void> = [];
   private current: Assignment | null = null;
   private rebalancingSince: number | null = null;
   private readonly consumer: Consumer;
   private readonly clock: Clock;
+  private readonly startedAt: number;
 
   private constructor(
     private readonly kafka: Kafka,
@@ -121,6 +126,7 @@ export class InstancePresence {
     private readonly options: PresenceOptions,
   ) {
     this.clock = options.clock ?? systemClock;
+    this.startedAt = options.startedAt ?? this.clock.now();
     this.consumer = kafka.consumer(this.consumerConfig());
     this.listen();
   }
@@ -138,23 +144,17 @@ export class InstancePresence {
   }
 
   /**
-   * Resolves true once this instance is a member of the group (its first join completed), false after
-   * `timeoutMs` without. A join waits for a predecessor's member that was killed or paused to expire (up to
-   * PRESENCE_SESSION_TIMEOUT_MS), which is what makes this instance visible to it before it fences it.
+   * Whether this instance is the newest one of the connector running, as the group says once it is stable with
+   * this instance's current member in it: true when every other member started before it, false when one started
+   * later (group/start-stamp.ts, which also says how members of earlier versions count at each `initialisation`). Waiting for this instance's member also waits for a killed or paused
+   * predecessor's member to expire (a join waits for it, up to PRESENCE_SESSION_TIMEOUT_MS), and for this
+   * instance's own rejoin after a pause. Rejects when the group has not settled within `timeoutMs`, or cannot be
+   * described.
    */
-  async joined(timeoutMs: number): Promise<boolean> {
-    if (this.memberId !== null) return true;
-    const join = new Promise<void>((resolve) => this.onJoin.push(resolve));
-    return (await withTimeout(this.clock, join, timeoutMs)) !== TIMED_OUT;
-  }
-
-  /**
-   * Whether no other instance of the connector runs, as the group says once it is stable with this instance's
-   * current member in it: true when that member is the only one, false when there is another. Rejects when the
-   * group has not settled within `timeoutMs` (this instance's own rejoin after a pause takes up to a session
-   * timeout), or cannot be described.
-   */
-  async alone(timeoutMs = 2 * PRESENCE_SESSION_TIMEOUT_MS + 10_000): Promise<boolean> {
+  async newest(
+    initialisation: Initialisation,
+    timeoutMs = 2 * PRESENCE_SESSION_TIMEOUT_MS + 10_000,
+  ): Promise<boolean> {
     const deadline = this.clock.now() + timeoutMs;
     const admin = this.kafka.admin();
     await admin.connect();
@@ -164,8 +164,11 @@ export class InstancePresence {
         const group = groups[0];
         const me = this.memberId;
         if (group !== undefined && group.state === 'Stable' && me !== null) {
-          if (group.members.some((m) => m.memberId !== me)) return false;
-          if (group.members.some((m) => m.memberId === me)) return true;
+          const members = group.members.map((m) => ({
+            memberId: m.memberId,
+            startedAt: startStampOf(m.memberMetadata),
+          }));
+          if (members.some((m) => m.memberId === me)) return isNewest(me, members, initialisation);
         }
         if (this.clock.now() >= deadline)
           throw new Error(
@@ -211,6 +214,7 @@ export class InstancePresence {
         sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
         heartbeatInterval: 2_000,
         readUncommitted: false,
+        partitionAssigners: [stampedRoundRobin(this.startedAt)],
         // A join cut short by leave() crashes the consumer; kafkajs would then restart it and join again.
         retry: { restartOnFailure: () => Promise.resolve(!this.leaving) },
       };
@@ -227,7 +231,7 @@ export class InstancePresence {
     };
   }
 
-  /** Single mode: present only; the join is not awaited (see `joined`). */
+  /** Single mode: present only; the join is not awaited (see `newest`). */
   private async start(): Promise<void> {
     const { consumer } = this;
     // The join below is not awaited, and the broker's refusal of a mixed group comes with it: a group already run
@@ -242,7 +246,7 @@ export class InstancePresence {
     await consumer.subscribe({ topic: this.offsetsTopic, fromBeginning: false });
     // Not awaited here: kafkajs's run() resolves only once the group is joined, and a join waits for the member of
     // a killed predecessor to expire (up to PRESENCE_SESSION_TIMEOUT_MS). A single-mode start waits for it through
-    // `joined` (bounded) before its producer fences anyone. A failure to start is reported like a refusal.
+    // `newest` (bounded) before its producer fences anyone. A failure to start is reported like a refusal.
     consumer.run({ autoCommit: false, eachMessage: async () => {} }).catch((error: unknown) => {
       if (!this.leaving) this.lost(error instanceof Error ? error : new Error(String(error)));
     });
@@ -269,7 +273,6 @@ export class InstancePresence {
     consumer.on(events.GROUP_JOIN, ({ payload }) => {
       const fresh = this.memberId !== payload.memberId;
       this.memberId = payload.memberId;
-      for (const waiter of this.onJoin.splice(0)) waiter();
       if (assigned === undefined) return;
       const now = clock.now();
       const partitions = [...(payload.memberAssignment[offsetsTopic] ?? [])].sort((a, b) => a - b);

@@ -12,8 +12,8 @@
  *   idle, starting, ready, broken, rebuilding ─beginClose─► closing ─close─► closed ◄─close─ any
  *
  * While `closing` the sink finishes what it holds: a producer is still handed out, and built on demand
- * when there is none (the state stays `closing`). Every build after the first, in any state, first passes
- * `beforeRebuild` (the transactional sink's rule: never re-initialise an id that may have been lost). Once `closed` none is built: a build still under way
+ * when there is none (the state stays `closing`). Every build, in any state, first passes `beforeBuild`
+ * (the transactional sink's rule: never initialise an id that may have been lost to a newer writer). Once `closed` none is built: a build still under way
  * is disconnected when it ends, so no producer outlives the sink.
  *
  * An event the table does not list for the current state (say, discarding a producer while it is still
@@ -87,13 +87,12 @@ export interface ProducerLifecycleOptions<P extends LifecycleProducer> {
    */
   prepare?: (producer: P) => Promise<void>;
   /**
-   * Awaited before every build after the first producer was made ready (a re-initialisation). It throws to
-   * refuse: the build fails with that error and builds nothing. The transactional sink decides here whether
-   * it may initialise its transactional id again (it may have lost it to a newer writer: doing so would
-   * fence that writer back). Unset: every rebuild is allowed (the at-least-once sink's idempotent producer
-   * fences no one).
+   * Awaited before every build; `rebuild` says a producer was made ready before (a re-initialisation). It throws
+   * to refuse: the build fails with that error and builds nothing. The transactional sink decides here whether
+   * it may initialise its transactional id (a newer writer may hold it: doing so would fence that writer back).
+   * Unset: every build is allowed (the at-least-once sink's idempotent producer fences no one).
    */
-  beforeRebuild?: () => Promise<void>;
+  beforeBuild?: (rebuild: boolean) => Promise<void>;
   metrics: Pick<ConnectorMetrics, 'producerRecreated'>;
   logger: Logger;
   clock: Clock;
@@ -164,9 +163,9 @@ export class ProducerLifecycle<P extends LifecycleProducer> {
   }
 
   private async buildProducer(): Promise<P> {
-    if (this.generations > 0 && this.options.beforeRebuild !== undefined) {
+    if (this.options.beforeBuild !== undefined) {
       try {
-        await this.options.beforeRebuild();
+        await this.options.beforeBuild(this.generations > 0);
       } catch (error) {
         if (this.current !== 'failed') this.apply('buildFailed');
         throw error;

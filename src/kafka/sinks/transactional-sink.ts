@@ -39,18 +39,21 @@
  *   moves its partitions). Retrying a bug would only repeat it, and standing still would stop every location
  *   of the group for good.
  *
- * Never re-initialising an id this sink may have lost: every producer initialisation after the first
- * (any rebuild above, a settle, an on-demand build while closing) runs InitProducerId, which fences whoever
- * holds the id. A sink that was paused or cut off cannot know whether a newer writer took the id meanwhile,
- * and the transaction's age cannot tell it either (a pause outlasts any timeout). So every re-initialisation
- * first passes `beforeRebuild`:
- * - single mode: `instances.alone()` must show, from Kafka's own membership of `<name>-instances`, that no
- *   other instance is running (a newer instance joins that group before it initialises its producer). If
- *   another one is, this sink stands down for good: FatalError KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal`
- *   (the runtime then stands by, not ready), and every later commitPage rejects with it. The newest instance
- *   wins and is never fenced back. When the membership cannot be read, nothing is built now (retriable) and
- *   the next transaction asks again. A FencingBudget still bounds rebuilds after fencings.
- * - distributed mode (option `onTakenOver`): never. Any loss of the producer (a fencing, an unknown commit
+ * Never initialising an id this sink may have lost: every producer initialisation runs InitProducerId, which
+ * fences whoever holds the id. A sink that was paused or cut off (while writing, or during its start, before
+ * its first initialisation) cannot know whether a newer writer took the id meanwhile, and the transaction's age
+ * cannot tell it either (a pause outlasts any timeout). So every initialisation passes `beforeBuild` first:
+ * - single mode: `instances.newest()` must show, from Kafka's own membership of `<name>-instances`, that no
+ *   instance started after this one is running (every instance is a member, its start stamp in its metadata:
+ *   kafka/group/start-stamp.ts). If one is, this sink stands down for good: FatalError
+ *   KAFKA_FENCED_BY_ANOTHER_INSTANCE, `onFatal` (the runtime then stands by, not ready, at start as when
+ *   running), and every later commitPage rejects with it. The newest instance wins and is never fenced back;
+ *   an older one that stands by does not stop the newest from initialising again after a failure of its own.
+ *   When the membership cannot be read, nothing is built now (retriable: the start waits, a running sink asks
+ *   again at its next transaction). A FencingBudget still bounds rebuilds after fencings. Without `instances`,
+ *   the first initialisation goes ahead and any later one stands down.
+ * - distributed mode (option `onTakenOver`): the first initialisation only (the group gave this instance the
+ *   partition). Any loss of the producer (a fencing, an unknown commit
  *   outcome, a failed send) ends the sink like a fencing: no producer is built again, the pages reject with
  *   the RetriableError KAFKA_PARTITION_TAKEN_OVER (their locations are not stopped), and `onTakenOver` is
  *   called: the instance drops that partition, and takes it again only through the group (a fresh sink
@@ -143,7 +146,7 @@ export interface TransactionalSinkOptions {
   /** Called once when the sink gives up for good; the process should shut down. */
   onFatal?: (error: FatalError) => void;
   /**
-   * Single mode: whether this instance is the only one running (see the module comment). Unset in single
+   * Single mode: whether this instance is the newest one running (see the module comment). Unset in single
    * mode: the sink never re-initialises its producer; after any loss it stands down.
    */
   instances?: InstanceCheck;
@@ -167,10 +170,11 @@ export interface LocationOffsetReader {
 /** Kafka's word on which instances of a connector run (kafka/group/instance-presence.ts implements it). */
 export interface InstanceCheck {
   /**
-   * Resolves true when Kafka's group membership shows that no other instance of this connector runs, false
-   * when another one does; rejects when it cannot tell now (Kafka unavailable, the group rebalancing too long).
+   * Resolves true when Kafka's group membership shows that no instance of this connector started after this one
+   * is running, false when one is; rejects when it cannot tell now (Kafka unavailable, the group rebalancing too
+   * long).
    */
-  alone(): Promise<boolean>;
+  newest(initialisation: 'first' | 'again'): Promise<boolean>;
 }
 
 /** Between read-backs of an unsettled write: 0.5 s doubling to 30 s, no jitter (one sink, one reader). */
@@ -259,7 +263,7 @@ export class TransactionalRecordSink implements RecordSink {
         const init = await producer.transaction();
         await init.abort();
       },
-      beforeRebuild: () => this.mayReinitialise(),
+      beforeBuild: (rebuild) => this.mayInitialise(rebuild),
       metrics: options.metrics,
       logger: this.log,
       clock: this.clock,
@@ -267,29 +271,37 @@ export class TransactionalRecordSink implements RecordSink {
   }
 
   /**
-   * The rule of the module comment, run before every producer initialisation but the first: resolves when
-   * this sink may initialise its transactional id again; otherwise stands down (throwing that error), or
-   * throws a retriable error when it cannot tell yet.
+   * The rule of the module comment, run before every producer initialisation (`rebuild`: one after the first
+   * made a producer ready): resolves when this sink may initialise its transactional id; otherwise stands down
+   * (throwing that error), or throws a retriable error when it cannot tell yet.
    */
-  private async mayReinitialise(): Promise<void> {
-    if (this.options.onTakenOver !== undefined)
+  private async mayInitialise(rebuild: boolean): Promise<void> {
+    if (this.options.onTakenOver !== undefined) {
+      if (!rebuild) return;
       throw this.takenOver(
         new Error('the producer was lost; the partition is taken again only through the group'),
       );
-    let alone = false;
-    if (this.options.instances !== undefined) {
-      try {
-        alone = await this.options.instances.alone();
-      } catch (error) {
-        throw new RetriableError(
-          'KAFKA_INSTANCES_UNKNOWN',
-          `cannot tell whether another instance of connector.name "${this.options.connectorName}" runs, so the producer is not initialised again yet: ${describeKafkaError(error)}`,
-          { cause: error },
-        );
-      }
     }
-    if (!alone)
-      throw this.fencedByAnotherInstance(undefined, 'another instance is a member of the instances group');
+    const { instances } = this.options;
+    if (instances === undefined) {
+      if (!rebuild) return;
+      throw this.fencedByAnotherInstance(undefined, 'no instances group to ask');
+    }
+    let newest: boolean;
+    try {
+      newest = await instances.newest(rebuild ? 'again' : 'first');
+    } catch (error) {
+      throw new RetriableError(
+        'KAFKA_INSTANCES_UNKNOWN',
+        `cannot tell whether a newer instance of connector.name "${this.options.connectorName}" runs, so the producer is not initialised yet: ${describeKafkaError(error)}`,
+        { cause: error },
+      );
+    }
+    if (!newest)
+      throw this.fencedByAnotherInstance(
+        undefined,
+        'an instance started after this one is a member of the instances group',
+      );
   }
 
   private fencedByAnotherInstance(cause: unknown, why: string): FatalError {
@@ -836,6 +848,7 @@ export class TransactionalRecordSink implements RecordSink {
   }
 
   private startError(error: unknown): Error {
+    if (error instanceof ConnectorError) return error; // the sink's own (a newer instance runs; cannot tell yet)
     const fatalType = fatalKafkaErrorType(error);
     if (fatalType !== undefined) {
       return new FatalError(

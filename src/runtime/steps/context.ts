@@ -15,6 +15,11 @@ export interface StartContext {
   logger: Logger;
   metrics: ConnectorMetrics;
   clock: Clock;
+  /**
+   * When this start began (epoch ms, on `clock`): the instance's start stamp in the instances group, which
+   * decides in single mode which running instance is the newest (kafka/group/start-stamp.ts).
+   */
+  startedAt: number;
   lifecycle: Lifecycle;
   failures: Failures;
   /** Aborted (SIGTERM) while start-up waits for a dependency: the wait ends with its error. */

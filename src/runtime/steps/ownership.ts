@@ -5,10 +5,11 @@
  * the producer scopes differ:
  *
  * - single mode: one fixed assignment, every partition, in one producer scope (the connector's transactional id,
- *   whose sink asks the instances group before any re-initialisation); its offsets are the whole topic's. Taken
- *   over once at start, after this instance became a member of `<name>-instances` (bounded wait): an older
- *   instance that wakes up then sees this one and stands by rather than fence it back
- *   (kafka/group/instance-presence.ts). A takeover that fails is waited for (Kafka unavailable) or ends the start.
+ *   whose sink asks the instances group before every initialisation whether this is the newest instance, by the
+ *   start stamp each member of `<name>-instances` carries: kafka/group/start-stamp.ts); its offsets are the whole
+ *   topic's. Taken over once at start. A takeover that fails is waited for (Kafka unavailable, the group not
+ *   settled yet) or ends the start, except when a newer instance runs: this one then stands by, holding nothing
+ *   (an instance paused during its start and woken after its replacement took over must not fence it).
  * - distributed mode: the instances group's assignments (sticky assignor), one producer scope per partition
  *   (`…-p<P>`: any producer loss drops P, and the handover takes it again only through the group); its offsets
  *   are its partition's. A background loop keeps calls_connector_unowned_locations.
@@ -17,30 +18,21 @@
  * (closing its sinks, the last page committed or aborted), then the shared at-least-once sink closes, and only
  * then is the group left: `offsets reset` cannot go ahead while a page may still commit.
  */
+import { FatalError } from '../../errors/index.js';
 import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { locationPartition, locationsByPartition } from '../../kafka/group/location-partition.js';
-import {
-  InstancePresence,
-  PRESENCE_SESSION_TIMEOUT_MS,
-  type AssignedMembership,
-} from '../../kafka/group/instance-presence.js';
+import { InstancePresence, type AssignedMembership } from '../../kafka/group/instance-presence.js';
 import type { OffsetScope, ScopedKafkaSession } from '../../kafka/session.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import type { Clock } from '../../time/clock.js';
 import { PartitionHandover, type HandoverPorts, type PartitionSink } from '../partition-handover.js';
 import type { AssignmentStatus } from '../status.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
-import type { StartContext } from './context.js';
+import { FENCED_BY_NEWER_INSTANCE, type StartContext } from './context.js';
 import type { KafkaStep } from './kafka.js';
 import type { Locations } from './locations.js';
 /** The gauge of locations no instance owns. */
 export type UnownedGaugeMetrics = Pick<ConnectorMetrics, 'unownedLocations'>;
-
-/**
- * How long a single-mode start waits to become a member of the instances group before it initialises its
- * producer: a predecessor's member that was killed or paused has to expire first (its session timeout).
- */
-export const PRESENCE_JOIN_WAIT_MS = PRESENCE_SESSION_TIMEOUT_MS + 10_000;
 
 export interface Ownership {
   /** The offsets-topic partitions owned now (distributed: null until the first assignment arrived). */
@@ -97,6 +89,7 @@ export async function takeOwnership(
     onLost: (error) => failures.membershipLost(error),
     clock,
     logger,
+    startedAt: ctx.startedAt,
     ...(assigned && { assigned }),
   });
   member.presence = presence;
@@ -110,17 +103,18 @@ export async function takeOwnership(
   });
 
   if (!distributed) {
-    if (!(await presence.joined(PRESENCE_JOIN_WAIT_MS)))
-      logger.warn(
-        { waitedMs: PRESENCE_JOIN_WAIT_MS },
-        'not yet a member of the instances group: initialising the producer anyway (an older instance that wakes up now may not see this one)',
-      );
-    await waitUntilAvailable(() => handover.assignFixed(session.partitions), {
-      logger,
-      clock,
-      ...(ctx.signal && { signal: ctx.signal }),
-      what: 'the Kafka cluster',
-    });
+    try {
+      await waitUntilAvailable(() => handover.assignFixed(session.partitions), {
+        logger,
+        clock,
+        ...(ctx.signal && { signal: ctx.signal }),
+        what: 'the Kafka cluster',
+      });
+    } catch (error) {
+      // A newer instance runs: the sink stood down before initialising anything (failures has it, so the
+      // runtime stands by); any other failure ends the start.
+      if (!(error instanceof FatalError && error.code === FENCED_BY_NEWER_INSTANCE)) throw error;
+    }
     metrics.unownedLocations.set(0);
     return { assignment: () => ({ partitions: handover.partitions, generationId: null }) };
   }
@@ -151,11 +145,11 @@ function connectorScope(
     scopesOf: (partitions) => [[...partitions]],
     openSink: () =>
       session.openConnectorSink({
-        alone: () => {
+        newest: (initialisation) => {
           const member = presence();
           return member === undefined
             ? Promise.reject(new Error('not a member of the instances group'))
-            : member.alone();
+            : member.newest(initialisation);
         },
       }),
     offsetsOf: () => 'connector',

@@ -13,83 +13,44 @@
  * Phases wait for observable conditions (requests served, log lines, offsets caught up), never for time alone;
  * the one wait on elapsed time is the pause itself, which must outlast the transaction timeout.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { parseConfig } from '../../../src/config/load.js';
-import type { ConnectorConfig } from '../../../src/config/schema.js';
-import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
-import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
-import { connectorDocument, publishedCalls, startTestSandbox } from '../../support/connector.js';
-import {
-  caughtUpCheck,
-  doubledAndMissing,
-  startConnectorProcess,
-  type ConnectorProcess,
-} from '../../support/connector-process.js';
-import { eventually, testKafka } from '../../support/kafka.js';
+import { publishedCalls } from '../../support/connector.js';
+import { caughtUpCheck, doubledAndMissing } from '../../support/connector-process.js';
+import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
+import { eventually } from '../../support/kafka.js';
 import { pauseInsideTransaction } from '../../support/pause.js';
 
 const TRANSACTION_TIMEOUT_MS = 10_000;
 
 describe('a single-mode instance paused past its transaction timeout while its replacement runs', () => {
-  let sandbox: RunningSandbox;
-  let kafka: Kafka;
-  let config: ConnectorConfig;
-  let configFile: string;
-  const running: ConnectorProcess[] = [];
+  let scenario: ConnectorScenario;
 
   beforeAll(async () => {
-    sandbox = await startTestSandbox({
-      data: { seed: 31, locations: 4, callsPerLocation: 2_500, privateRatio: 0.3 },
+    scenario = await connectorScenario({
+      sandbox: { data: { seed: 31, locations: 4, callsPerLocation: 2_500, privateRatio: 0.3 } },
+      connector: {
+        // Kafka is the bottleneck (no enrichment, no rate limit, one page per transaction): the sink always has
+        // pages queued and is inside a transaction nearly all the time, so the pause catches one open, with
+        // pages prepared from offsets the replacement will move past. That is the case the age rule got wrong.
+        api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
+        // Polled every second: once caught up, each instance lists the live changes at once (see above).
+        poll: { intervalMs: 1_000, maxLocationsInFlight: 4, pagesPerTurn: 2 },
+        kafka: { transactionTimeoutMs: TRANSACTION_TIMEOUT_MS, maxPagesPerTransaction: 1 },
+      },
     });
-    kafka = testKafka();
-    const document = connectorDocument(sandbox, {
-      // Kafka is the bottleneck (no enrichment, no rate limit, one page per transaction): the sink always has
-      // pages queued and is inside a transaction nearly all the time, so the pause catches one open, with
-      // pages prepared from offsets the replacement will move past. That is the case the age rule got wrong.
-      api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
-      // Polled every second: once caught up, each instance lists the live changes at once (see above).
-      poll: { intervalMs: 1_000, maxLocationsInFlight: 4, pagesPerTurn: 2 },
-      kafka: { transactionTimeoutMs: TRANSACTION_TIMEOUT_MS, maxPagesPerTransaction: 1 },
-    });
-    config = parseConfig(document, {});
-    const dir = await mkdtemp(join(tmpdir(), 'calls-paused-'));
-    configFile = join(dir, 'config.yaml');
-    await writeFile(configFile, stringify({ ...document, logging: { level: 'info', format: 'json' } }));
   });
 
-  afterAll(async () => {
-    for (const connector of running) {
-      if (connector.child.exitCode !== null) continue;
-      connector.child.kill('SIGCONT');
-      connector.child.kill('SIGKILL');
-    }
-    await sandbox.close();
-  });
+  afterAll(() => scenario.close());
 
   it('leaves the replacement writing after the old one wakes up and is stopped, nothing doubled or lost', async () => {
+    const { sandbox, kafka, config, progress } = scenario;
     sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 2 });
-    const store = new KafkaOffsetStore({
-      kafka,
-      topic: config.kafka.offsetsTopic,
-      connectorName: config.connector.name,
-      groupIdPrefix: 'paused-test-offsets',
-      loadTimeoutMs: 30_000,
-    });
+    const store = scenario.offsetStore('paused-test-offsets');
     const caughtUpNow = () => caughtUpCheck(sandbox, store)(); // the truth grows while live mode runs
-    const progress = (more: number, what: string) => {
-      const target = sandbox.admin.stats().requests + more;
-      return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
-    };
 
     const admin = kafka.admin();
     await admin.connect();
-    const old = startConnectorProcess(configFile);
-    running.push(old);
+    const old = scenario.start();
     await progress(100, 'the first instance at work');
     // Inside a transaction: the case the age rule got wrong (between two transactions the old code stood by).
     const topicPartitions = (await admin.fetchTopicMetadata({ topics: [config.kafka.topic] })).topics[0];
@@ -101,8 +62,7 @@ describe('a single-mode instance paused past its transaction timeout while its r
     const stoppedAt = Date.now();
     expect(await caughtUpNow()).toBe(false); // paused mid-backfill, or the pause proved little
 
-    const replacement = startConnectorProcess(configFile);
-    running.push(replacement);
+    const replacement = scenario.start();
     await eventually(
       () => replacement.output().includes('"connector started"'),
       60_000,

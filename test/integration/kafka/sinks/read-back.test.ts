@@ -79,7 +79,7 @@ async function startSink(
     (error) => fatal.push(error),
     undefined,
     {
-      alone: () => Promise.resolve(true),
+      newest: () => Promise.resolve(true),
     },
   );
   await sink.start();

@@ -201,7 +201,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
     (error) => fatal.push(error),
     undefined,
     // The test is the only instance of this connector: the sink may initialise its producer again.
-    { alone: () => Promise.resolve(true) },
+    { newest: () => Promise.resolve(true) },
   );
   await sink.start();
 

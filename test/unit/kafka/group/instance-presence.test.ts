@@ -1,8 +1,11 @@
-import kafkajs, { type Kafka } from 'kafkajs';
+import kafkajs, { type ConsumerConfig, type Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { InstancePresence, STICKY_ASSIGNER } from '../../../../src/kafka/group/instance-presence.js';
+import { startStampOf } from '../../../../src/kafka/group/start-stamp.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ManualClock } from '../../../support/clock.js';
+
+const { AssignerProtocol } = kafkajs;
 
 /**
  * A kafkajs stand-in whose consumer never finishes joining its group (as when the group waits for the member of
@@ -97,7 +100,20 @@ describe('InstancePresence.join', () => {
 });
 
 /** A kafkajs stand-in whose consumer joins as `me` when `join()` is called, and whose group reads as scripted. */
-function kafkaWithGroup(states: Array<{ state: string; members: string[] }>) {
+/** A member of the described group: its id, and the start stamp its metadata carries (none: an earlier version). */
+type DescribedMember = string | { id: string; startedAt: number };
+
+function memberDescription(member: DescribedMember) {
+  if (typeof member === 'string') return { memberId: member, memberMetadata: Buffer.alloc(0) };
+  const metadata = AssignerProtocol.MemberMetadata.encode({
+    version: 0,
+    topics: ['offsets'],
+    userData: Buffer.from(JSON.stringify({ startedAt: member.startedAt })),
+  });
+  return { memberId: member.id, memberMetadata: metadata };
+}
+
+function kafkaWithGroup(states: Array<{ state: string; members: DescribedMember[] }>) {
   let onJoin: ((event: { payload: { memberId: string } }) => void) | undefined;
   const consumer = {
     events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
@@ -122,7 +138,7 @@ function kafkaWithGroup(states: Array<{ state: string; members: string[] }>) {
           {
             protocol: 'RoundRobinAssigner',
             state: current.state,
-            members: current.members.map((memberId) => ({ memberId })),
+            members: current.members.map(memberDescription),
           },
         ],
       });
@@ -134,30 +150,48 @@ function kafkaWithGroup(states: Array<{ state: string; members: string[] }>) {
 
 const instantClock = { now: () => 0, random: () => 0, sleep: () => Promise.resolve() };
 
-describe('InstancePresence.alone', () => {
-  it('answers true only when the stable group holds this instance alone, false when another member is in it', async () => {
-    const lone = kafkaWithGroup([{ state: 'Stable', members: ['me'] }]);
-    const presence = await InstancePresence.join(lone.kafka, 'orders', 'offsets', { clock: instantClock });
-    lone.join('me');
-    expect(await presence.joined(1000)).toBe(true);
-    expect(await presence.alone()).toBe(true);
+describe('InstancePresence.newest', () => {
+  it('answers true when every other member of the stable group started before this instance, false when one started later', async () => {
+    const alone = kafkaWithGroup([{ state: 'Stable', members: [{ id: 'me', startedAt: 5 }] }]);
+    const only = await InstancePresence.join(alone.kafka, 'orders', 'offsets', { clock: instantClock });
+    alone.join('me');
+    expect(await only.newest('again')).toBe(true);
 
-    const shared = kafkaWithGroup([{ state: 'Stable', members: ['me', 'newer'] }]);
-    const older = await InstancePresence.join(shared.kafka, 'orders', 'offsets', { clock: instantClock });
-    shared.join('me');
-    expect(await older.alone()).toBe(false);
+    const older = [{ id: 'me', startedAt: 5 }, { id: 'before', startedAt: 4 }, 'earlier-version'];
+    const afterOthers = kafkaWithGroup([{ state: 'Stable', members: older }]);
+    const newest = await InstancePresence.join(afterOthers.kafka, 'orders', 'offsets', {
+      clock: instantClock,
+    });
+    afterOthers.join('me');
+    expect(await newest.newest('first')).toBe(true);
+    // An earlier version's member (no stamp) keeps its own rule: it holds the id against a re-initialisation.
+    expect(await newest.newest('again')).toBe(false);
+
+    const later = kafkaWithGroup([
+      {
+        state: 'Stable',
+        members: [
+          { id: 'me', startedAt: 5 },
+          { id: 'replacement', startedAt: 9 },
+        ],
+      },
+    ]);
+    const paused = await InstancePresence.join(later.kafka, 'orders', 'offsets', { clock: instantClock });
+    later.join('me');
+    expect(await paused.newest('first')).toBe(false);
   });
 
   it('waits while the group rebalances or this instance has not rejoined yet, then decides', async () => {
+    const newer = { id: 'newer', startedAt: 9 };
     const group = kafkaWithGroup([
-      { state: 'PreparingRebalance', members: ['old-me', 'newer'] },
-      { state: 'Stable', members: ['newer'] },
-      { state: 'Stable', members: ['me', 'newer'] },
+      { state: 'PreparingRebalance', members: [{ id: 'old-me', startedAt: 5 }, newer] },
+      { state: 'Stable', members: [newer] },
+      { state: 'Stable', members: [{ id: 'me', startedAt: 5 }, newer] },
     ]);
     const presence = await InstancePresence.join(group.kafka, 'orders', 'offsets', { clock: instantClock });
     group.join('me');
-    expect(await presence.alone()).toBe(false);
-    expect(group.reads()).toBeGreaterThanOrEqual(2);
+    expect(await presence.newest('again')).toBe(false);
+    expect(group.reads()).toBeGreaterThanOrEqual(3);
   });
 
   it('cannot tell (rejects) when the group never settles with this instance in it', async () => {
@@ -169,7 +203,38 @@ describe('InstancePresence.alone', () => {
       sleep: (ms: number) => Promise.resolve(void (now += ms)),
     };
     const presence = await InstancePresence.join(group.kafka, 'orders', 'offsets', { clock: clock });
-    await expect(presence.alone(5_000)).rejects.toThrow(/did not settle/);
+    await expect(presence.newest('first', 5_000)).rejects.toThrow(/did not settle/);
+  });
+
+  it('joins with a stamp of when its start began, under the round-robin protocol name earlier versions use', async () => {
+    let config: ConsumerConfig | undefined;
+    const consumer = {
+      events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
+      on: () => () => {},
+      connect: () => Promise.resolve(),
+      subscribe: () => Promise.resolve(),
+      run: () => new Promise<void>(() => {}),
+      disconnect: () => Promise.resolve(),
+    };
+    const admin = {
+      connect: () => Promise.resolve(),
+      disconnect: () => Promise.resolve(),
+      describeGroups: () => Promise.resolve({ groups: [] }),
+    };
+    const kafka = {
+      consumer: (c: ConsumerConfig) => ((config = c), consumer),
+      admin: () => admin,
+    } as unknown as Kafka;
+    await InstancePresence.join(kafka, 'orders', 'offsets', { clock: instantClock, startedAt: 1234 });
+
+    const assigner = config?.partitionAssigners?.[0]?.({
+      cluster: {} as never,
+      groupId: 'orders-instances',
+      logger: {} as never,
+    });
+    const protocol = assigner?.protocol({ topics: ['offsets'] });
+    expect(protocol?.name).toBe('RoundRobinAssigner');
+    expect(startStampOf(protocol?.metadata)).toBe(1234);
   });
 });
 

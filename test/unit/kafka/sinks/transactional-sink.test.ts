@@ -29,6 +29,15 @@ import { deferred } from '../../../support/async.js';
 const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' };
 const encoder: CallEncoder = { encodeKey: (c) => c.uid, encodeValue: (c) => Buffer.from(c.uid) };
 
+/**
+ * The instances group's answers when a newer instance starts after this sink's first initialisation: this one
+ * is the newest at its start, and no longer afterwards.
+ */
+function newerInstanceAfterStart(): () => Promise<boolean> {
+  let asked = 0;
+  return async () => asked++ === 0;
+}
+
 /** What the scripted producers do; every hook may be changed between steps of a test. */
 interface Script {
   /** Awaited by every sendBatch before it records the batch. */
@@ -97,8 +106,8 @@ function sinkWith(
     stored?: () => Map<string, LocationOffset>;
     onFatal?: (e: FatalError) => void;
     onTakenOver?: () => void;
-    /** What the instances group says (default: no other instance runs). */
-    alone?: () => Promise<boolean>;
+    /** What the instances group says (default: no instance started after this one runs). */
+    newest?: (initialisation: 'first' | 'again') => Promise<boolean>;
     clock?: Clock;
     /** Whether a record of a write is visible (PublishedCheck); unset, the sink has no check. */
     published?: PublishedCheck['visible'];
@@ -129,7 +138,7 @@ function sinkWith(
     logger: silentLogger(),
     ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
     ...(options.onTakenOver === undefined ? {} : { onTakenOver: options.onTakenOver }),
-    instances: { alone: options.alone ?? (async () => true) },
+    instances: { newest: options.newest ?? (async () => true) },
     ...(options.published === undefined ? {} : { published: { visible: options.published } }),
     ...(options.partitionCount === undefined ? {} : { partitionCount: options.partitionCount }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -635,10 +644,56 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(clock.pending).toBe(0);
   });
 
-  it('stands down for good when fenced while another instance is in the instances group, building no producer that would fence it back', async () => {
+  it('stands by at its start, initialising nothing, when an instance started after this one runs (a start paused before its first initialisation)', async () => {
+    // Issue 20, found by the chaos suite: a start frozen before its producer's first initialisation woke after
+    // its replacement had taken over, and that first initialisation fenced the replacement.
     const kafka = new ScriptedKafka();
     const fatal: FatalError[] = [];
-    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e), alone: async () => false });
+    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e), newest: async () => false });
+
+    const error = await rejectionOf(sink.start());
+    expect(error).toBeInstanceOf(FatalError);
+    expect((error as FatalError).code).toBe('KAFKA_FENCED_BY_ANOTHER_INSTANCE');
+    expect(fatal).toEqual([error]);
+    expect(kafka.producersBuilt).toBe(0);
+    expect(await outcome(sink.commitPage(page('a', '1')))).toBe(error);
+    await sink.close();
+  });
+
+  it('asks the instances group before its first initialisation and before each one after a failure, saying which', async () => {
+    const kafka = new ScriptedKafka();
+    const asked: string[] = [];
+    const { sink } = sinkWith(kafka, {
+      newest: async (initialisation) => (asked.push(initialisation), true),
+    });
+    await sink.start();
+    kafka.script.beforeSend = async () => {
+      kafka.script.beforeSend = async () => undefined;
+      throw protocolError('REQUEST_TIMED_OUT');
+    };
+    await outcome(sink.commitPage(page('a', '1')));
+    await sink.close();
+    expect(asked).toEqual(['first', 'again']);
+    expect(kafka.producersBuilt).toBe(2);
+  });
+
+  it('does not start while the instances group cannot be read (retriable: the start waits), and builds no producer', async () => {
+    const kafka = new ScriptedKafka();
+    const { sink } = sinkWith(kafka, {
+      newest: () => Promise.reject(new Error('the group did not settle with this instance in it')),
+    });
+
+    const error = await rejectionOf(sink.start());
+    expect(error).toBeInstanceOf(RetriableError);
+    expect((error as RetriableError).code).toBe('KAFKA_INSTANCES_UNKNOWN');
+    expect(kafka.producersBuilt).toBe(0);
+    await sink.close();
+  });
+
+  it('stands down for good when fenced while a newer instance is in the instances group, building no producer that would fence it back', async () => {
+    const kafka = new ScriptedKafka();
+    const fatal: FatalError[] = [];
+    const { sink } = sinkWith(kafka, { onFatal: (e) => fatal.push(e), newest: newerInstanceAfterStart() });
     await sink.start();
     const generation = sink.generation();
     kafka.script.beforeSend = async () => {
@@ -661,7 +716,7 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     // rebuilt, fencing the replacement back.
     const kafka = new ScriptedKafka();
     let now = 1_000_000;
-    const { sink } = sinkWith(kafka, { clock: clockReading(() => now), alone: async () => false });
+    const { sink } = sinkWith(kafka, { clock: clockReading(() => now), newest: newerInstanceAfterStart() });
     await sink.start();
     kafka.script.beforeSend = async () => {
       now += 75_000; // SIGSTOP for 75 s, longer than transactionTimeoutMs (60 s)
@@ -672,9 +727,9 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(kafka.producersBuilt).toBe(1);
   });
 
-  it('does not re-initialise after a failure that is not a fencing while another instance runs: it stands down', async () => {
+  it('does not re-initialise after a failure that is not a fencing while a newer instance runs: it stands down', async () => {
     const kafka = new ScriptedKafka();
-    const { sink } = sinkWith(kafka, { alone: async () => false });
+    const { sink } = sinkWith(kafka, { newest: newerInstanceAfterStart() });
     await sink.start();
     kafka.script.beforeSend = async () => {
       throw protocolError('REQUEST_TIMED_OUT');
@@ -684,9 +739,9 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(kafka.producersBuilt).toBe(1);
   });
 
-  it('does not re-initialise to settle a failed commit while another instance runs', async () => {
+  it('does not re-initialise to settle a failed commit while a newer instance runs', async () => {
     const kafka = new ScriptedKafka();
-    const { sink } = sinkWith(kafka, { alone: async () => false });
+    const { sink } = sinkWith(kafka, { newest: newerInstanceAfterStart() });
     await sink.start();
     kafka.script.commit = async () => {
       throw protocolError('NOT_COORDINATOR');
@@ -696,11 +751,12 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(kafka.producersBuilt).toBe(1);
   });
 
-  it('builds no producer while the instances group cannot be read, and rebuilds once it shows no other instance', async () => {
+  it('builds no producer while the instances group cannot be read, and rebuilds once it shows no newer instance', async () => {
     const kafka = new ScriptedKafka();
-    let answer: () => Promise<boolean> = () => Promise.reject(new Error('coordinator loading'));
-    const { sink } = sinkWith(kafka, { alone: () => answer() });
+    let answer: () => Promise<boolean> = async () => true;
+    const { sink } = sinkWith(kafka, { newest: () => answer() });
     await sink.start();
+    answer = () => Promise.reject(new Error('coordinator loading'));
     kafka.script.beforeSend = async () => {
       throw protocolError('REQUEST_TIMED_OUT');
     };
@@ -713,7 +769,7 @@ describe('TransactionalRecordSink (scripted producer)', () => {
     expect(kafka.producersBuilt).toBe(2);
   });
 
-  it('rebuilds the producer after a fencing when the instances group shows no other instance, and counts a new generation', async () => {
+  it('rebuilds the producer after a fencing when the instances group shows no newer instance, and counts a new generation', async () => {
     const kafka = new ScriptedKafka();
     let now = 1_000_000;
     const { sink } = sinkWith(kafka, { clock: clockReading(() => now) });
