@@ -128,22 +128,43 @@ function kafkajsLevelFor(pinoLevel: string): logLevel {
  * kafkajs INFO lines are client lifecycle chatter (connects, joins), so they go to pino's debug; ERROR
  * lines are mostly retried protocol errors that kafkajs recovers from, so they are warnings for us: the
  * connector logs its own errors where it decides what happens next.
+ *
+ * kafkajs calls this inside its own work (a consumer's join, a request's answer), so it never throws: an
+ * exception here crashes whatever kafkajs was doing. Its protocol traces carry raw Buffers (request and response
+ * payloads), which are logged as their size: pino's redaction walks into a Buffer and throws (at trace level
+ * that crashed the instances group's consumer, and the instance never joined). Fields that still cannot be
+ * logged are dropped, and the line is logged without them.
  */
 export function pinoLogCreator(logger: Logger): () => (entry: LogEntry) => void {
   return () =>
     ({ namespace, level, log }) => {
       const { message, timestamp: _timestamp, ...extra } = log;
-      const fields = { namespace, ...extra };
-      switch (level) {
-        case logLevel.ERROR:
-        case logLevel.WARN:
-          logger.warn(fields, message);
-          break;
-        case logLevel.INFO:
-          logger.debug(fields, message);
-          break;
-        default:
-          logger.trace(fields, message);
+      const pinoLevel =
+        level === logLevel.ERROR || level === logLevel.WARN
+          ? 'warn'
+          : level === logLevel.INFO
+            ? 'debug'
+            : 'trace';
+      if (!logger.isLevelEnabled(pinoLevel)) return;
+      try {
+        logger[pinoLevel]({ namespace, ...(loggable(extra, 0) as object) }, message);
+      } catch (error) {
+        logger[pinoLevel](
+          { namespace, fieldsDropped: error instanceof Error ? error.message : String(error) },
+          message,
+        );
       }
     };
+}
+
+/** How deep `loggable` copies a kafkajs log entry; deeper values are summarised. */
+const LOGGABLE_DEPTH = 8;
+
+/** A copy of `value` with every Buffer (any typed array) replaced by its size, for pino. */
+function loggable(value: unknown, depth: number): unknown {
+  if (ArrayBuffer.isView(value)) return `<${value.byteLength} bytes>`;
+  if (value === null || typeof value !== 'object' || value instanceof Error) return value;
+  if (depth >= LOGGABLE_DEPTH) return '[…]';
+  if (Array.isArray(value)) return value.map((item: unknown) => loggable(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, loggable(item, depth + 1)]));
 }

@@ -36,7 +36,8 @@
  * Modes do not mix: the distributed protocol has its own name, so the broker refuses a group that mixes the two
  * (INCONSISTENT_GROUP_PROTOCOL); a single-mode instance would otherwise write distributed instances' locations
  * under another transactional id, unfenced. A single-mode member checks before it joins, and `onLost` is called
- * (the runtime stops with KAFKA_GROUP_MEMBERSHIP_LOST).
+ * (the runtime stops with KAFKA_GROUP_MEMBERSHIP_LOST), as for any crash of the group consumer that kafkajs does
+ * not restart from (a group it may not join, a bug).
  *
  * Contract: `join()` once at start (single mode: it does not wait for the group to form; distributed: it
  * resolves once the first join ended), then single mode `newest()` before each initialisation of the producer;
@@ -112,6 +113,8 @@ const NOT_RUNNING = 'Consumer group was not initialized';
 
 export class InstancePresence {
   private leaving = false;
+  /** Why the membership ended for good (`lost`); undefined while it holds. */
+  private ended: Error | undefined;
   private memberId: string | null = null;
   private current: Assignment | null = null;
   private rebalancingSince: number | null = null;
@@ -148,8 +151,8 @@ export class InstancePresence {
    * this instance's current member in it: true when every other member started before it, false when one started
    * later (group/start-stamp.ts, which also says how members of earlier versions count at each `initialisation`). Waiting for this instance's member also waits for a killed or paused
    * predecessor's member to expire (a join waits for it, up to PRESENCE_SESSION_TIMEOUT_MS), and for this
-   * instance's own rejoin after a pause. Rejects when the group has not settled within `timeoutMs`, or cannot be
-   * described.
+   * instance's own rejoin after a pause. Rejects when the group has not settled within `timeoutMs`, cannot be
+   * described, or the membership ended for good (`onLost`).
    */
   async newest(
     initialisation: Initialisation,
@@ -160,6 +163,11 @@ export class InstancePresence {
     await admin.connect();
     try {
       for (;;) {
+        if (this.ended !== undefined)
+          throw new Error(
+            `this instance is no longer a member of the group ${presenceGroupId(this.connectorName)}: ${this.ended.message}`,
+            { cause: this.ended },
+          );
         const { groups } = await admin.describeGroups([presenceGroupId(this.connectorName)]);
         const group = groups[0];
         const me = this.memberId;
@@ -286,13 +294,11 @@ export class InstancePresence {
     });
     consumer.on(events.CRASH, ({ payload }) => {
       if (payload.restart || this.leaving) return; // kafkajs rejoins by itself
-      if (assigned === undefined) {
-        // Present only: the membership matters for refusing a mix of modes; kafkajs restarts anything else.
-        if (originalErrorType(payload.error) === 'INCONSISTENT_GROUP_PROTOCOL') this.lost(payload.error);
-        return;
-      }
+      // kafkajs does not restart after this crash: the membership is over for good. Single mode could no longer
+      // tell whether it is the newest instance, distributed mode what it owns: both stop (onLost). A refused mix
+      // of modes (INCONSISTENT_GROUP_PROTOCOL) ends here too.
       this.options.logger?.error(
-        { err: payload.error },
+        { err: payload.error, type: originalErrorType(payload.error) },
         'left the instances group for good (the group consumer crashed)',
       );
       this.lost(payload.error);
@@ -308,6 +314,7 @@ export class InstancePresence {
   }
 
   private lost(error: Error): void {
+    this.ended ??= error;
     this.options.onLost?.(error);
   }
 }

@@ -8,8 +8,9 @@
  *   whose sink asks the instances group before every initialisation whether this is the newest instance, by the
  *   start stamp each member of `<name>-instances` carries: kafka/group/start-stamp.ts); its offsets are the whole
  *   topic's. Taken over once at start. A takeover that fails is waited for (Kafka unavailable, the group not
- *   settled yet) or ends the start, except when a newer instance runs: this one then stands by, holding nothing
- *   (an instance paused during its start and woken after its replacement took over must not fence it).
+ *   settled yet) or ends the start, except when a failure was reported meanwhile: a newer instance runs (this one
+ *   then stands by, holding nothing: an instance paused during its start and woken after its replacement took
+ *   over must not fence it), or the membership was refused or lost; the runtime's run() acts on it.
  * - distributed mode: the instances group's assignments (sticky assignor), one producer scope per partition
  *   (`…-p<P>`: any producer loss drops P, and the handover takes it again only through the group); its offsets
  *   are its partition's. A background loop keeps calls_connector_unowned_locations.
@@ -18,7 +19,6 @@
  * (closing its sinks, the last page committed or aborted), then the shared at-least-once sink closes, and only
  * then is the group left: `offsets reset` cannot go ahead while a page may still commit.
  */
-import { FatalError } from '../../errors/index.js';
 import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { locationPartition, locationsByPartition } from '../../kafka/group/location-partition.js';
 import { InstancePresence, type AssignedMembership } from '../../kafka/group/instance-presence.js';
@@ -28,7 +28,7 @@ import type { Clock } from '../../time/clock.js';
 import { PartitionHandover, type HandoverPorts, type PartitionSink } from '../partition-handover.js';
 import type { AssignmentStatus } from '../status.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
-import { FENCED_BY_NEWER_INSTANCE, type StartContext } from './context.js';
+import type { StartContext } from './context.js';
 import type { KafkaStep } from './kafka.js';
 import type { Locations } from './locations.js';
 /** The gauge of locations no instance owns. */
@@ -107,13 +107,15 @@ export async function takeOwnership(
       await waitUntilAvailable(() => handover.assignFixed(session.partitions), {
         logger,
         clock,
-        ...(ctx.signal && { signal: ctx.signal }),
+        // A failure reported meanwhile ends the wait: the membership refused or lost (the group could never
+        // say this is the newest instance), or a newer instance runs (the sink stood down).
+        signal: AbortSignal.any([failures.signal, ...(ctx.signal ? [ctx.signal] : [])]),
         what: 'the Kafka cluster',
       });
     } catch (error) {
-      // A newer instance runs: the sink stood down before initialising anything (failures has it, so the
-      // runtime stands by); any other failure ends the start.
-      if (!(error instanceof FatalError && error.code === FENCED_BY_NEWER_INSTANCE)) throw error;
+      // Holding nothing, the runtime acts on that failure (run() stands by when a newer instance runs, or ends
+      // with the error); any other failure ends the start.
+      if (failures.error === null) throw error;
     }
     metrics.unownedLocations.set(0);
     return { assignment: () => ({ partitions: handover.partitions, generationId: null }) };

@@ -57,4 +57,51 @@ describe('pinoLogCreator', () => {
     expect(info).toMatchObject({ level: 20, msg: 'joined', namespace: 'Consumer' });
     expect(JSON.stringify(lines())).not.toContain('hunter2');
   });
+
+  it("logs kafkajs's protocol traces, whose payloads hold Buffers, without throwing into kafkajs", () => {
+    // Pino's redaction walked into a Buffer of a SyncGroup response and threw; thrown inside kafkajs's logger
+    // call, that crashed the instances group's consumer at trace level, so the instance never joined the group.
+    const { logger, lines } = capturingLogger();
+    const log = pinoLogCreator(logger)();
+    const trace = () =>
+      log({
+        namespace: 'Connection',
+        level: logLevel.DEBUG,
+        label: 'DEBUG',
+        log: {
+          timestamp: 't',
+          message: 'Response SyncGroup(key: 14, version: 3)',
+          payload: { memberAssignment: Buffer.from([0, 1, 2]), nested: { deeper: [Buffer.alloc(5)] } },
+        },
+      });
+
+    expect(trace).not.toThrow();
+    expect(lines().at(-1)).toMatchObject({
+      level: 10,
+      msg: 'Response SyncGroup(key: 14, version: 3)',
+      payload: { memberAssignment: '<3 bytes>', nested: { deeper: ['<5 bytes>'] } },
+    });
+  });
+
+  it('still logs the line, without its fields, when they cannot be logged', () => {
+    const { logger, lines } = capturingLogger();
+    const log = pinoLogCreator(logger)();
+    const hostile = {};
+    Object.defineProperty(hostile, 'boom', {
+      enumerable: true,
+      get: () => {
+        throw new TypeError('a getter that throws');
+      },
+    });
+
+    expect(() =>
+      log({
+        namespace: 'Consumer',
+        level: logLevel.ERROR,
+        label: 'ERROR',
+        log: { timestamp: 't', message: 'Crash', payload: hostile },
+      }),
+    ).not.toThrow();
+    expect(lines().at(-1)).toMatchObject({ level: 40, msg: 'Crash', namespace: 'Consumer' });
+  });
 });

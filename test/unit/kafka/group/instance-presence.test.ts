@@ -86,6 +86,52 @@ describe('InstancePresence.join', () => {
     expect(refusals).toEqual([]);
   });
 
+  it('no longer waits to tell whether it is the newest once the membership was refused', async () => {
+    const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 2 });
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', { onLost: () => undefined });
+
+    await expect(presence.newest('first')).rejects.toThrow(
+      /no longer a member of the group orders-instances/,
+    );
+    await presence.leave();
+  });
+
+  it('ends the membership (onLost) when its consumer crashed and kafkajs does not restart it', async () => {
+    // Seen at trace level: a log line kafkajs could not write crashed the consumer, which was never restarted,
+    // and the instance stayed out of the group without a word.
+    const crashes: Array<(event: { payload: { error: Error; restart: boolean } }) => void> = [];
+    const consumer = {
+      events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
+      on: (event: string, listener: (typeof crashes)[number]) => {
+        if (event === 'consumer.crash') crashes.push(listener);
+        return () => {};
+      },
+      connect: () => Promise.resolve(),
+      subscribe: () => Promise.resolve(),
+      run: () => new Promise<void>(() => {}),
+      disconnect: () => Promise.resolve(),
+    };
+    const admin = {
+      connect: () => Promise.resolve(),
+      disconnect: () => Promise.resolve(),
+      describeGroups: () => Promise.resolve({ groups: [] }),
+    };
+    const kafka = { consumer: () => consumer, admin: () => admin } as unknown as Kafka;
+    const lost: Error[] = [];
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', {
+      onLost: (error) => lost.push(error),
+      logger: silentLogger(),
+    });
+
+    const restarted = new Error('the coordinator moved');
+    for (const crash of crashes) crash({ payload: { error: restarted, restart: true } });
+    expect(lost).toEqual([]);
+    const forGood = new TypeError('a bug');
+    for (const crash of crashes) crash({ payload: { error: forGood, restart: false } });
+    expect(lost).toEqual([forGood]);
+    await presence.leave();
+  });
+
   it('joins an empty group left by distributed instances without a refusal', async () => {
     const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 0 });
     const refusals: Error[] = [];
