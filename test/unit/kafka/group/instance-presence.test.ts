@@ -44,6 +44,39 @@ function kafkaWithPendingJoin(group: { protocol: string; members: number }) {
   return { kafka, calls };
 }
 
+/**
+ * A kafkajs stand-in whose consumer never finishes joining and whose group is empty: it keeps the consumer's
+ * configuration and its event listeners, for tests of how the presence joins and reacts to consumer events.
+ */
+function idleKafka() {
+  const listeners = new Map<string, Array<(event: { payload: unknown }) => void>>();
+  let config: ConsumerConfig | undefined;
+  const consumer = {
+    events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
+    on: (event: string, listener: (event: { payload: unknown }) => void) => {
+      listeners.set(event, [...(listeners.get(event) ?? []), listener]);
+      return () => {};
+    },
+    connect: () => Promise.resolve(),
+    subscribe: () => Promise.resolve(),
+    run: () => new Promise<void>(() => {}),
+    disconnect: () => Promise.resolve(),
+  };
+  const admin = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    describeGroups: () => Promise.resolve({ groups: [] }),
+  };
+  const kafka = {
+    consumer: (c: ConsumerConfig) => ((config = c), consumer),
+    admin: () => admin,
+  } as unknown as Kafka;
+  const emit = (event: string, payload: unknown) => {
+    for (const listener of listeners.get(event) ?? []) listener({ payload });
+  };
+  return { kafka, emit, config: () => config };
+}
+
 describe('InstancePresence.join', () => {
   it('returns while the group join is still pending, so a restart after kill -9 does not wait for the old member to expire', async () => {
     const { kafka, calls } = kafkaWithPendingJoin({ protocol: 'RoundRobinAssigner', members: 1 });
@@ -99,35 +132,17 @@ describe('InstancePresence.join', () => {
   it('ends the membership (onLost) when its consumer crashed and kafkajs does not restart it', async () => {
     // Seen at trace level: a log line kafkajs could not write crashed the consumer, which was never restarted,
     // and the instance stayed out of the group without a word.
-    const crashes: Array<(event: { payload: { error: Error; restart: boolean } }) => void> = [];
-    const consumer = {
-      events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
-      on: (event: string, listener: (typeof crashes)[number]) => {
-        if (event === 'consumer.crash') crashes.push(listener);
-        return () => {};
-      },
-      connect: () => Promise.resolve(),
-      subscribe: () => Promise.resolve(),
-      run: () => new Promise<void>(() => {}),
-      disconnect: () => Promise.resolve(),
-    };
-    const admin = {
-      connect: () => Promise.resolve(),
-      disconnect: () => Promise.resolve(),
-      describeGroups: () => Promise.resolve({ groups: [] }),
-    };
-    const kafka = { consumer: () => consumer, admin: () => admin } as unknown as Kafka;
+    const { kafka, emit } = idleKafka();
     const lost: Error[] = [];
     const presence = await InstancePresence.join(kafka, 'orders', 'offsets', {
       onLost: (error) => lost.push(error),
       logger: silentLogger(),
     });
 
-    const restarted = new Error('the coordinator moved');
-    for (const crash of crashes) crash({ payload: { error: restarted, restart: true } });
+    emit('consumer.crash', { error: new Error('the coordinator moved'), restart: true });
     expect(lost).toEqual([]);
     const forGood = new TypeError('a bug');
-    for (const crash of crashes) crash({ payload: { error: forGood, restart: false } });
+    emit('consumer.crash', { error: forGood, restart: false });
     expect(lost).toEqual([forGood]);
     await presence.leave();
   });
@@ -253,27 +268,10 @@ describe('InstancePresence.newest', () => {
   });
 
   it('joins with a stamp of when its start began, under the round-robin protocol name earlier versions use', async () => {
-    let config: ConsumerConfig | undefined;
-    const consumer = {
-      events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
-      on: () => () => {},
-      connect: () => Promise.resolve(),
-      subscribe: () => Promise.resolve(),
-      run: () => new Promise<void>(() => {}),
-      disconnect: () => Promise.resolve(),
-    };
-    const admin = {
-      connect: () => Promise.resolve(),
-      disconnect: () => Promise.resolve(),
-      describeGroups: () => Promise.resolve({ groups: [] }),
-    };
-    const kafka = {
-      consumer: (c: ConsumerConfig) => ((config = c), consumer),
-      admin: () => admin,
-    } as unknown as Kafka;
+    const { kafka, config } = idleKafka();
     await InstancePresence.join(kafka, 'orders', 'offsets', { clock: instantClock, startedAt: 1234 });
 
-    const assigner = config?.partitionAssigners?.[0]?.({
+    const assigner = config()?.partitionAssigners?.[0]?.({
       cluster: {} as never,
       groupId: 'orders-instances',
       logger: {} as never,
