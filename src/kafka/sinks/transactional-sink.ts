@@ -98,6 +98,7 @@ import {
   type PublishedCheck,
   type RecordPosition,
 } from './commit-witnesses.js';
+import type { Initialisation } from '../group/start-stamp.js';
 import { FencingBudget, type FencingBudgetOptions } from './fencing-budget.js';
 import { groupSize, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { ProducerLifecycle } from './producer-lifecycle.js';
@@ -174,7 +175,7 @@ export interface InstanceCheck {
    * is running, false when one is; rejects when it cannot tell now (Kafka unavailable, the group rebalancing too
    * long).
    */
-  newest(initialisation: 'first' | 'again'): Promise<boolean>;
+  newest(initialisation: Initialisation): Promise<boolean>;
 }
 
 /** Between read-backs of an unsettled write: 0.5 s doubling to 30 s, no jitter (one sink, one reader). */

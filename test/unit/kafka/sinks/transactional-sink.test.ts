@@ -9,6 +9,7 @@ import { ConnectorError, FatalError, RetriableError } from '../../../../src/erro
 import { pageMessages, type CallEncoder } from '../../../../src/kafka/records/page-messages.js';
 import {
   TransactionalRecordSink,
+  type InstanceCheck,
   type PublishedCheck,
   type RecordPosition,
   type SinkTransaction,
@@ -107,7 +108,7 @@ function sinkWith(
     onFatal?: (e: FatalError) => void;
     onTakenOver?: () => void;
     /** What the instances group says (default: no instance started after this one runs). */
-    newest?: (initialisation: 'first' | 'again') => Promise<boolean>;
+    newest?: InstanceCheck['newest'];
     clock?: Clock;
     /** Whether a record of a write is visible (PublishedCheck); unset, the sink has no check. */
     published?: PublishedCheck['visible'];
