@@ -169,12 +169,34 @@ export function publishedFrom(visibility: readonly (boolean | undefined)[]): Pub
   return true;
 }
 
-/** `stored`'s watermark is older than `committed`'s (or missing while it has one). */
+/**
+ * `stored` is behind `committed`: an earlier state of the same location, never a newer one. The live lanes'
+ * watermarks decide when they differ. When they are the same instant, the history lane decides (review L7: a
+ * split location's history pages move only `history`, so an aborted history page's predecessor differs from the
+ * committed offset in its history lane alone): a history lane of the same `until` whose watermark is older, or a
+ * history lane where the committed offset has none (the committed page merged the lanes), is behind.
+ */
 export function isBehind(stored: LocationOffset, committed: LocationOffset): boolean {
-  if (committed.watermark === null) return false;
-  if (stored.watermark === null) return true;
-  const storedAt = parseInstant(stored.watermark);
-  const committedAt = parseInstant(committed.watermark);
-  if (storedAt === null || committedAt === null) return true;
-  return toEpochMillis(storedAt) < toEpochMillis(committedAt);
+  const live = watermarkOrder(stored.watermark, committed.watermark);
+  if (live !== 'same') return live === 'older';
+  const storedHistory = stored.history;
+  const committedHistory = committed.history;
+  if (storedHistory === undefined) return false;
+  if (committedHistory === undefined) return true;
+  if (storedHistory.until !== committedHistory.until) return false;
+  return watermarkOrder(storedHistory.watermark, committedHistory.watermark) === 'older';
+}
+
+/**
+ * How a stored watermark stands against a committed one, as instants. A missing committed watermark is never
+ * passed ('same' when both are missing); a missing or unreadable stored one counts as older.
+ */
+function watermarkOrder(stored: string | null, committed: string | null): 'older' | 'same' | 'newer' {
+  if (committed === null) return stored === null ? 'same' : 'newer';
+  if (stored === null) return 'older';
+  const storedAt = parseInstant(stored);
+  const committedAt = parseInstant(committed);
+  if (storedAt === null || committedAt === null) return 'older';
+  const difference = toEpochMillis(storedAt) - toEpochMillis(committedAt);
+  return difference < 0 ? 'older' : difference > 0 ? 'newer' : 'same';
 }

@@ -286,7 +286,63 @@ describe('publishedFrom', () => {
   });
 });
 
+describe('a split location whose history lane alone moved (review L7)', () => {
+  const live = at('2024-05-01T10:00:00Z');
+  const withHistory = (watermark: string, until = '2024-05-01T10:00:00Z'): LocationOffset => ({
+    ...live,
+    history: { since: watermark, cursor: null, watermark, boundary: [], until },
+  });
+  const h1 = withHistory('2024-04-01T00:00:00Z');
+  const h2 = withHistory('2024-04-02T00:00:00Z');
+  const h3 = withHistory('2024-04-03T00:00:00Z');
+
+  it('rejects a history page whose write was aborted when the store, read after initialising, shows the page before the committed one', () => {
+    // An operator aborted the offsets record of history page 2; page 3's write is unknown and in fact aborted.
+    const page: PageAtStake = { committed: h2, offset: h3 };
+    expect(
+      kinds(commitOutcomes([page], { write: 'unknown', reason, read: read([h1]), published: false })),
+    ).toEqual(['rejected']);
+    // Never adopted as another writer's newer offset: that would move the history lane back a page.
+    expect(commitOutcomes([page], { write: 'unknown', reason, read: read([h1]) })).toEqual(['read-again']);
+  });
+
+  it('still adopts a stored history lane ahead of the committed one as superseded', () => {
+    const page: PageAtStake = { committed: h1, offset: h2 };
+    expect(kinds(commitOutcomes([page], { write: 'unknown', reason, read: read([h3]) }))).toEqual([
+      'superseded',
+    ]);
+  });
+});
+
 describe('isBehind', () => {
+  it('reads a history lane behind the committed one as behind when the live lanes are at the same instant', () => {
+    const lane = (watermark: string, until = '2024-05-01T10:00:00Z') => ({
+      since: watermark,
+      cursor: null,
+      watermark,
+      boundary: [],
+      until,
+    });
+    const live = at('2024-05-01T10:00:00Z');
+    const h1 = { ...live, history: lane('2024-04-01T00:00:00Z') };
+    const h2 = { ...live, history: lane('2024-04-02T00:00:00Z') };
+    expect(isBehind(h1, h2)).toBe(true);
+    expect(isBehind(h2, h1)).toBe(false);
+    expect(isBehind(h2, h2)).toBe(false);
+    // The committed page merged the lanes: a stored history lane is an earlier state.
+    expect(isBehind(h1, live)).toBe(true);
+    // A stored offset without a history lane is merged (or never split): not behind on the history lane.
+    expect(isBehind(live, h1)).toBe(false);
+    // Another split (another until) is not comparable by its history lane.
+    expect(isBehind({ ...live, history: lane('2024-04-01T00:00:00Z', '2024-05-01T11:00:00Z') }, h2)).toBe(
+      false,
+    );
+    // A newer live lane is never behind, whatever its history lane.
+    expect(isBehind({ ...at('2024-05-01T11:00:00Z'), history: lane('2024-01-01T00:00:00Z') }, h2)).toBe(
+      false,
+    );
+  });
+
   it('compares watermarks as instants', () => {
     expect(isBehind(at('2024-05-01T10:00:00+01:00'), at('2024-05-01T09:30:00Z'))).toBe(true);
     expect(isBehind(at('2024-05-01T10:00:00Z'), at('2024-05-01T10:00:00Z', 'x'))).toBe(false);
