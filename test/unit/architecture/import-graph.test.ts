@@ -64,9 +64,12 @@ function specifiers(file: string): string[] {
   return found;
 }
 
-/** The file a relative specifier names (ESM specifiers end in .js for a .ts file); undefined for a package. */
+/**
+ * The file a relative specifier names (ESM specifiers end in .js for a .ts file); undefined for a package or a
+ * file that is not a module (`.json`, ...).
+ */
 function resolveSpecifier(from: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) return undefined;
+  if (!specifier.startsWith('.') || /\.(?!js$|ts$)\w+$/.test(specifier)) return undefined;
   const base = resolve(dirname(from), specifier);
   const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, join(base, 'index.ts')];
   const file = candidates.find((candidate) => candidate.endsWith('.ts') && existsSync(candidate));
