@@ -9,8 +9,8 @@ import tseslint from 'typescript-eslint';
 /**
  * Adapters and wiring: what the sync core, and the leaves below it, never import. config and metrics are
  * adapters too, not leaves: they may import the core's types and values (config the stopped-location backoff's
- * defaults, sync/healing.ts; metrics the backfill figures, sync/lanes.ts), and neither the core nor a leaf
- * (errors, logging, time) imports them.
+ * defaults, sync/healing.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
+ * time) imports them.
  */
 const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo', 'sandbox'];
 /** Libraries only adapters talk to. */

@@ -1,6 +1,6 @@
 /**
  * The progress of each location, as gauges computed at scrape time from the figures the sync reported: its
- * watermark and freshness, its last completed traversal, and the backfill of a split location (sync/lanes.ts).
+ * watermark and freshness, its last completed traversal, and the backfill of a split location (its history lane).
  * Freshness and a backfill's ETA depend on "now", and setting a gauge per location on every page would cost a
  * pass over every location: the figures are kept here per location uid and published when scraped, per
  * `location` label (the oldest, or the sum, of the locations sharing one).
@@ -14,7 +14,7 @@ export class LocationProgress {
   /** Per location uid: time (ms) of the last completed traversal. */
   private readonly lastSuccessMs = new Map<string, number>();
   /**
-   * Per location uid: its backfill (a split location's history lane, sync/lanes.ts) as last reported; once
+   * Per location uid: its backfill (a split location's history lane) as last reported; once
    * the lanes merged (`done`), its gauges stay at "read up to T0, nothing left" until the location is forgotten.
    */
   private readonly backfills = new Map<string, BackfillFigures & { done?: boolean }>();

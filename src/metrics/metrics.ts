@@ -13,8 +13,8 @@
  * and their progress, the process); this class composes them into one registry and names each metric as a
  * member, so components keep naming the few they update as a `Pick<ConnectorMetrics, ...>`. A new metric is
  * defined in its concern's module, then named here. Metrics is an adapter (docs/architecture.md "Layers"): it
- * implements the sync core's `SyncMetrics` and reads its backfill figures (sync/lanes.ts, in
- * location-progress.ts); the core imports no metrics.
+ * implements the sync core's `SyncMetrics` and reads its backfill figures (in location-progress.ts);
+ * the core imports no metrics.
  */
 import { Registry } from 'prom-client';
 import type { BackfillFigures } from '../sync/lanes.js';
