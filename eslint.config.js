@@ -1,11 +1,17 @@
 // Lint rules: typescript-eslint's type-aware recommended set, a ban on `any`, and the architecture's
 // boundaries (docs/architecture.md): dependencies point one way, cli -> runtime -> adapters -> sync core,
-// with no import cycles.
+// with no import cycles. These rules skip type-only imports; test/unit/architecture/import-graph.test.ts checks
+// the same direction and the absence of circles with them included.
 import js from '@eslint/js';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-/** Adapters and wiring: what the sync core, and the leaves below it, never import. */
+/**
+ * Adapters and wiring: what the sync core, and the leaves below it, never import. config and metrics are
+ * adapters too, not leaves: they may import the core's types and values (config the stopped-location backoff's
+ * defaults, sync/healing.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
+ * time) imports them.
+ */
 const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo', 'sandbox'];
 /** Libraries only adapters talk to. */
 const ADAPTER_LIBRARIES = [

@@ -28,52 +28,36 @@
  *   most once per backoff, not on every retry (AUTH_TOKEN_REJECTED_AFTER_REFRESH, retriable, meanwhile).
  *
  * Tokens never reach logs, errors or metrics.
+ *
+ * This module holds the grant's state and the store interplay; beside it: when to refresh
+ * (refresh-schedule.ts), sharing one read or refresh between callers (single-flight.ts), the record a token
+ * response makes (grant-record.ts) and the errors the operator is told (grant-errors.ts).
  */
 import { codeOf, ConnectorError, FatalError, RetriableError } from '../errors/index.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { GrantRecord, TokenStore } from './store/token-store.js';
-import type { TokenEndpoint, TokenResponse } from './token-endpoint.js';
+import type { TokenEndpoint } from './token-endpoint.js';
 import { TokenRequestRefused } from './token-endpoint.js';
 import type { TokenProvider } from './token-provider.js';
-import { backoffDelayMs, type Backoff } from '../time/backoff.js';
+import {
+  grantRevoked,
+  noGrantStored,
+  refreshRefused,
+  rejectedAfterRefresh,
+  storeWriteFailed,
+} from './grant-errors.js';
+import { ACCESS_TOKEN_LIFETIME_MS, grantRecordFromResponse } from './grant-record.js';
+import { DEFAULT_REFRESH_RETRY, RefreshMargin, RetryGate } from './refresh-schedule.js';
+import { abortable, SingleFlight } from './single-flight.js';
 import { systemClock, type Clock } from '../time/clock.js';
+
+export { revokedGrantMessage } from './grant-errors.js';
+export { ACCESS_TOKEN_LIFETIME_MS, grantRecordFromResponse } from './grant-record.js';
+export { DEFAULT_REFRESH_RETRY } from './refresh-schedule.js';
+
 /** A grant's state and its refreshes. */
 export type TokenManagerMetrics = Pick<ConnectorMetrics, 'grantValid' | 'tokenExpiry' | 'tokenRefreshes'>;
-
-export const ACCESS_TOKEN_LIFETIME_MS = 10 * 3600_000;
-
-/**
- * The grant record a token response produces. `started` is when the request was sent (so the expiry errs
- * early); the refresh token and scopes carry over from `previous` when the response omits them.
- */
-export function grantRecordFromResponse(
-  previous: Pick<GrantRecord, 'grant' | 'clientId' | 'scopes'> & { refreshToken?: string | undefined },
-  response: TokenResponse,
-  started: number,
-  lifetimeMs: number,
-): GrantRecord {
-  const refreshToken = response.refreshToken ?? previous.refreshToken;
-  if (refreshToken === undefined) {
-    throw new FatalError(
-      'AUTH_TOKEN_RESPONSE_INVALID',
-      'the token endpoint sent no refresh_token; the connector cannot keep the grant alive',
-    );
-  }
-  const expiresInMs =
-    response.expiresInSeconds === undefined
-      ? lifetimeMs
-      : Math.min(lifetimeMs, response.expiresInSeconds * 1000);
-  return {
-    grant: previous.grant,
-    clientId: previous.clientId,
-    accessToken: response.accessToken,
-    refreshToken,
-    accessTokenExpiresAt: started + expiresInMs,
-    obtainedAt: started,
-    scopes: response.scope === undefined ? previous.scopes : response.scope.split(' ').filter(Boolean),
-  };
-}
 
 export interface TokenManagerOptions {
   grant: string;
@@ -94,15 +78,6 @@ export interface TokenManagerOptions {
   logger?: Logger;
 }
 
-export function revokedGrantMessage(grant: string): string {
-  const flag = grant === 'default' ? '' : ` --grant ${grant}`;
-  return (
-    `the calls service refused to refresh the access token of grant "${grant}" (the grant was revoked, or its refresh ` +
-    `token expired or was retired): run \`calls-connector auth login${flag}\` again to authorize the connector; ` +
-    `the locations using this grant stay stopped until then`
-  );
-}
-
 /**
  * A refreshed token rejected before accessToken() handed it out more often than this (about the requests
  * in flight at once) is taken as "the 401 persists after the refresh"; rejected later, it served requests
@@ -116,13 +91,10 @@ const REJECTED_ON_ARRIVAL_HAND_OUTS = 16;
  */
 const MAX_ROTATED_ELSEWHERE = 3;
 
-export const DEFAULT_REFRESH_RETRY = Object.freeze({ initialDelayMs: 5_000, maxDelayMs: 300_000 });
-
 export class TokenManager implements TokenProvider {
   readonly grant: string;
   private readonly store: TokenStore;
   private readonly endpoint: TokenEndpoint;
-  private readonly refreshBeforeExpiryMs: number;
   private readonly lifetimeMs: number;
   private readonly rotationGraceMs: number;
   private readonly clock: Clock;
@@ -130,8 +102,10 @@ export class TokenManager implements TokenProvider {
   private readonly log: Logger;
 
   private current: GrantRecord | undefined;
-  private loading: Promise<GrantRecord> | undefined;
-  private inflight: Promise<GrantRecord> | undefined;
+  /** The store read under way (`record()`). */
+  private readonly loading = new SingleFlight<GrantRecord>();
+  /** The refresh under way: one per grant at a time. */
+  private readonly inflight = new SingleFlight<GrantRecord>();
   /** A refreshed pair whose durable write failed: not handed out until it is stored. */
   private unsaved: GrantRecord | undefined;
   private revoked: { refreshToken: string; error: FatalError } | undefined;
@@ -141,7 +115,7 @@ export class TokenManager implements TokenProvider {
   private refreshedToken: string | undefined;
   /** How often accessToken() handed out `refreshedToken`: a proxy for "it served requests". */
   private handOuts = 0;
-  private readonly jitterMs: number;
+  private readonly margin: RefreshMargin;
   /** Backoff of refresh attempts after a failed one (proactive refresh, refused refresh token). */
   private readonly refreshBackoff: RetryGate;
   /** Backoff of refreshes answering a 401 for a token a refresh just produced. */
@@ -150,24 +124,18 @@ export class TokenManager implements TokenProvider {
 
   constructor(options: TokenManagerOptions) {
     if (options.grant.length === 0) throw new TypeError('grant is required');
-    if (!(options.refreshBeforeExpiryMs >= 0)) throw new RangeError('refreshBeforeExpiryMs must be >= 0');
     this.grant = options.grant;
     this.store = options.store;
     this.endpoint = options.endpoint;
-    this.refreshBeforeExpiryMs = options.refreshBeforeExpiryMs;
     this.lifetimeMs = options.accessTokenLifetimeMs ?? ACCESS_TOKEN_LIFETIME_MS;
-    if (this.refreshBeforeExpiryMs >= this.lifetimeMs) {
-      throw new RangeError('refreshBeforeExpiryMs must be shorter than the access token lifetime');
-    }
     this.rotationGraceMs = options.rotationGraceMs ?? 3_000;
     this.clock = options.clock ?? systemClock;
-    const jitterWindow = options.refreshJitterMs ?? 0;
-    if (!(jitterWindow >= 0) || this.refreshBeforeExpiryMs + jitterWindow >= this.lifetimeMs) {
-      throw new RangeError(
-        'refreshBeforeExpiryMs + refreshJitterMs must be shorter than the access token lifetime',
-      );
-    }
-    this.jitterMs = Math.floor(this.clock.random() * jitterWindow);
+    this.margin = new RefreshMargin(
+      options.refreshBeforeExpiryMs,
+      options.refreshJitterMs ?? 0,
+      this.lifetimeMs,
+      this.clock,
+    );
     const retry = options.refreshRetry ?? DEFAULT_REFRESH_RETRY;
     this.refreshBackoff = new RetryGate(retry, this.clock);
     this.rejectionBackoff = new RetryGate(retry, this.clock);
@@ -178,7 +146,7 @@ export class TokenManager implements TokenProvider {
   async accessToken(signal?: AbortSignal): Promise<string> {
     const record = await this.record();
     if (record.accessToken === this.refreshedToken) this.handOuts += 1;
-    if (!this.dueForRefresh(record)) return record.accessToken;
+    if (!this.margin.due(record, this.clock.now())) return record.accessToken;
     const valid = this.clock.now() < record.accessTokenExpiresAt;
     if (this.refreshBackoff.waiting(this.clock.now())) {
       // Backing off after a failed refresh: no request until then.
@@ -212,11 +180,7 @@ export class TokenManager implements TokenProvider {
       // likely fare no better (a 401 that persists after a refresh).
       const now = this.clock.now();
       if (this.rejectionBackoff.waiting(now)) {
-        throw new RetriableError(
-          'AUTH_TOKEN_REJECTED_AFTER_REFRESH',
-          `the calls API rejects the access token of grant "${this.grant}" although it was just refreshed; refreshing again in ${this.rejectionBackoff.retryAt - now} ms`,
-          { details: { grant: this.grant } },
-        );
+        throw rejectedAfterRefresh(this.grant, this.rejectionBackoff.retryAt - now);
       }
       this.rejectionBackoff.fail(now);
     }
@@ -230,10 +194,7 @@ export class TokenManager implements TokenProvider {
    */
   private async record(): Promise<GrantRecord> {
     if (this.revoked === undefined && this.current !== undefined) return this.current;
-    this.loading ??= this.load().finally(() => {
-      this.loading = undefined;
-    });
-    return this.loading;
+    return this.loading.run(() => this.load());
   }
 
   private async load(): Promise<GrantRecord> {
@@ -245,26 +206,10 @@ export class TokenManager implements TokenProvider {
       this.log.info('a new grant was stored; resuming');
       this.revoked = undefined;
     } else if (stored === undefined) {
-      throw new FatalError(
-        'AUTH_NO_GRANT',
-        `no OAuth grant "${this.grant}" is stored in ${this.store.description}: run \`calls-connector auth login\` to authorize the connector`,
-        { details: { grant: this.grant } },
-      );
+      throw noGrantStored(this.grant, this.store.description);
     }
     this.adopt(stored);
     return stored;
-  }
-
-  /**
-   * Within refreshBeforeExpiryMs (plus this instance's jitter) of the expiry. A token the service issued for
-   * less than that margin (its `expires_in` shorter than the configuration expects) would be due the moment
-   * it arrives and refreshed on every call, by every instance sharing the grant: it is refreshed halfway
-   * through its life instead.
-   */
-  private dueForRefresh(record: GrantRecord): boolean {
-    const margin = this.refreshBeforeExpiryMs + this.jitterMs;
-    const lifetime = record.accessTokenExpiresAt - record.obtainedAt;
-    return this.clock.now() >= record.accessTokenExpiresAt - (margin < lifetime ? margin : lifetime / 2);
   }
 
   /**
@@ -272,17 +217,14 @@ export class TokenManager implements TokenProvider {
    * answered 401 to the current access token, so it cannot be relied on until it expires.
    */
   private refresh(basis: GrantRecord, tokenRejected: boolean): Promise<GrantRecord> {
-    this.inflight ??= this.refreshFrom(basis, tokenRejected).finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    return this.inflight.run(() => this.refreshFrom(basis, tokenRejected));
   }
 
   private async refreshFrom(basis: GrantRecord, tokenRejected: boolean): Promise<GrantRecord> {
     if (this.unsaved !== undefined) return this.persistAndAdopt(this.unsaved);
     // Another instance (Kafka store) may have refreshed since we loaded: use its pair rather than ours.
     let source = (await this.store.readGrant(this.grant)) ?? basis;
-    if (source.accessToken !== basis.accessToken && !this.dueForRefresh(source)) {
+    if (source.accessToken !== basis.accessToken && !this.margin.due(source, this.clock.now())) {
       this.adopt(source);
       return source;
     }
@@ -344,11 +286,7 @@ export class TokenManager implements TokenProvider {
       this.unsaved = next;
       this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'failure' });
       this.log.error({ errorCode: codeOf(error) }, 'could not store the refreshed token pair');
-      throw new RetriableError(
-        'AUTH_STORE_WRITE_FAILED',
-        `the refreshed tokens of grant "${this.grant}" could not be written to ${this.store.description}; they are held in memory and the write is retried before the next use`,
-        { cause: error, details: { grant: this.grant } },
-      );
+      throw storeWriteFailed(this.grant, this.store.description, error);
     }
     this.unsaved = undefined;
     this.adopt(next);
@@ -385,18 +323,11 @@ export class TokenManager implements TokenProvider {
         'the token endpoint refused the refresh token (invalid_grant); using the current access token while it lasts and re-reading the token store for a pair rotated by another instance',
       );
     }
-    return new RetriableError(
-      'AUTH_REFRESH_REFUSED',
-      `the token endpoint refused the refresh token of grant "${this.grant}" (invalid_grant); the current access token is used until ${new Date(source.accessTokenExpiresAt).toISOString()} while the token store is re-read`,
-      { cause, details: { grant: this.grant } },
-    );
+    return refreshRefused(this.grant, source.accessTokenExpiresAt, cause);
   }
 
   private markRevoked(refreshToken: string, cause: TokenRequestRefused): FatalError {
-    const error = new FatalError('AUTH_GRANT_REVOKED', revokedGrantMessage(this.grant), {
-      cause,
-      details: { grant: this.grant, status: cause.status },
-    });
+    const error = grantRevoked(this.grant, cause);
     this.revoked = { refreshToken, error };
     this.current = undefined;
     this.metrics?.tokenRefreshes.inc({ grant: this.grant, result: 'revoked' });
@@ -415,56 +346,4 @@ export class TokenManager implements TokenProvider {
     this.metrics?.tokenExpiry.set({ grant: this.grant }, record.accessTokenExpiresAt / 1000);
     this.metrics?.grantValid.set({ grant: this.grant }, 1);
   }
-}
-
-/**
- * A gate between attempts after failures (not a loop: callers ask it whether to try now). The waits are the
- * one backoff formula (time/backoff.ts): initialDelayMs doubling to maxDelayMs, 50-100 % of it at random.
- */
-class RetryGate {
-  private failures = 0;
-  /** Epoch ms before which no attempt is made; 0 when not backing off. */
-  retryAt = 0;
-  private readonly backoff: Backoff;
-
-  constructor(
-    policy: { initialDelayMs: number; maxDelayMs: number },
-    private readonly clock: Pick<Clock, 'random'>,
-  ) {
-    this.backoff = { ...policy, multiplier: 2, jitter: 0.5 };
-  }
-
-  waiting(now: number): boolean {
-    return now < this.retryAt;
-  }
-
-  /** Records a failure at `now`; returns the wait before the next attempt. */
-  fail(now: number): number {
-    // A streak that ended long ago starts over.
-    if (now > this.retryAt + this.backoff.maxDelayMs) this.failures = 0;
-    this.failures += 1;
-    const wait = backoffDelayMs(this.backoff, this.failures, this.clock.random());
-    this.retryAt = now + wait;
-    return wait;
-  }
-
-  reset(): void {
-    this.failures = 0;
-    this.retryAt = 0;
-  }
-}
-
-/** Lets one waiter give up without cancelling the shared refresh the others wait on. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
-  });
-}
-
-function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }

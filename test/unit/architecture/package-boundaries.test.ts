@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { ESLint } from 'eslint';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../../..');
 // Only the import rule, without type information (it needs none): a lint of one snippet in well under a second.
@@ -21,6 +21,12 @@ async function refusals(path: string, source: string): Promise<string[]> {
 }
 
 describe('package boundaries', () => {
+  // The first lint loads eslint.config.js and its plugins: seconds on a busy machine, more than a test's
+  // default timeout. Loaded here, once, with time to spare; each test then lints one snippet.
+  beforeAll(async () => {
+    await refusals('src/demo/demo.ts', 'export {};\n');
+  }, 60_000);
+
   it('refuses a sandbox module that imports product code', async () => {
     expect(
       await refusals(
