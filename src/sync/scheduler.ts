@@ -25,14 +25,11 @@
  *   the background before their turn. The turn policy (turn-policy.ts) says which kind of turn a worker takes:
  *   due live work first, history in the slots it leaves. A history turn ends after `pagesPerTurn` pages, when
  *   the lanes merge, when its next page is not ready yet, or as soon as the policy gives the worker to live work.
- *
- * Cost per poll does not grow with the number of locations nor of workers: the next due location comes from a
- * priority queue of due times, and idle workers wait on one timer for the whole scheduler (due-queue.ts).
- * `status()` is a small snapshot per location for the demo's live view and for /readyz.
+ * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a priority queue, one timer).
  */
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
-import { wallTimer, type Clock, type Timer } from '../time/clock.js';
+import { startTimer, wallTimer, type Clock, type Timer } from '../time/clock.js';
 import { BackfillQueue } from './backfill-queue.js';
 import { DueQueue } from './due-queue.js';
 import type { StoppedRetryPolicy } from './healing.js';
@@ -98,9 +95,12 @@ export class Scheduler {
       maxPrefetching: settings.maxLocationsInFlight,
       onReady: () => this.notify(),
     });
-    const { failureBackoff, stoppedRetry } = settings;
     this.health = new LocationHealth({
-      ...{ failureBackoff, stoppedRetry, metrics, logger, clock },
+      failureBackoff: settings.failureBackoff,
+      stoppedRetry: settings.stoppedRetry,
+      metrics,
+      logger,
+      clock,
       slots: () => this.slots,
     });
     this.slots = options.locations.map((location) => this.newSlot(location));
@@ -144,19 +144,14 @@ export class Scheduler {
     }
     this.health.publishStopped();
     if (leaving.length === 0) return;
-    const bound = new AbortController();
-    const done = Promise.all(leaving);
-    void this.options.clock
-      .sleep(boundMs, bound.signal)
-      .then(() => {
-        for (const slot of inFlight)
-          slot.abort.abort(new Error('the location was removed: abandoning its page in flight'));
-      })
-      .catch(() => undefined);
+    const bound = startTimer(this.options.clock, boundMs, () => {
+      for (const slot of inFlight)
+        slot.abort.abort(new Error('the location was removed: abandoning its page in flight'));
+    });
     try {
-      await done;
+      await Promise.all(leaving);
     } finally {
-      bound.abort();
+      bound.cancel();
     }
   }
 
@@ -169,6 +164,7 @@ export class Scheduler {
     if (index >= 0) this.slots.splice(index, 1);
   }
 
+  /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
   status(): LocationStatus[] {
     return this.slots.map(statusOf);
   }
@@ -187,14 +183,11 @@ export class Scheduler {
     };
     if (signal.aborted) onStop();
     else signal.addEventListener('abort', onStop, { once: true });
-    const workers = Array.from(
-      {
-        length: this.options.dynamic
-          ? settings.maxLocationsInFlight
-          : Math.min(settings.maxLocationsInFlight, Math.max(1, this.slots.length)),
-      },
-      () => this.worker(signal),
-    );
+    const { maxLocationsInFlight } = settings;
+    const count = this.options.dynamic
+      ? maxLocationsInFlight
+      : Math.min(maxLocationsInFlight, Math.max(1, this.slots.length));
+    const workers = Array.from({ length: count }, () => this.worker(signal));
     // Once the shutdown timeout has passed, run returns even if a page is still committing: a commit
     // can wait on Kafka for much longer (kafkajs retries, or the sink settling an unknown outcome), and
     // SIGTERM must end in bounded time. Abandoning it is safe: the sink's close bounds the commit, and
