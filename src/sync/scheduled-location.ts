@@ -2,10 +2,11 @@
  * What the scheduler knows of a location, and what it keeps about each one.
  *
  * `ScheduledLocation` is the part of a location the scheduler uses: run one page of a lane, whether a history
- * lane is left and whether its next page is read ahead, start reading it, and what the status view shows. It
- * names exactly the members `LocationSync` has (same names and signatures), so a `LocationSync` is one
- * without an adapter (the wiring type-checks it: runtime/partition-handover.ts hands LocationSyncs to
- * Scheduler.add); tests drive the scheduler with a scripted one (test/support/sync/scripted-location.ts).
+ * lane is left and whether its next page is read ahead, start reading it, and what the status view shows. Its
+ * members are the ones of `LocationSync` the scheduler uses, with their names and signatures, so a
+ * `LocationSync` is one without an adapter (the wiring type-checks it: runtime/partition-handover.ts hands
+ * LocationSyncs to Scheduler.add); tests drive the scheduler with a scripted one
+ * (test/support/sync/scripted-location.ts).
  *
  * `Slot` is the scheduler's bookkeeping of one location (due time, health, membership, backfill queue);
  * `LocationStatus` is the snapshot `Scheduler.status()` gives the demo's live view, /readyz and heartbeats.
