@@ -73,9 +73,6 @@ const productCode = {
 const RAW_TIME_EXCEPTIONS = [
   // kafkajs' own RequestQueue compares with Date.now(); the patch must read the same clock.
   'src/kafka/client/kafkajs-idle-timer-fix.ts',
-  // The graceful stop's deadline must pass in real time even where a test's virtual clock jumps its sleeps
-  // (one setTimeout; time/clock.ts wallTimer is the named way to do this, left for the scheduler's owner).
-  'src/sync/scheduler.ts',
   // The demo's live view and run names: wall-clock by nature.
   'src/demo/demo.ts',
 ];

@@ -11,7 +11,7 @@
  * the logs carry; cursors are the API's opaque page positions).
  */
 import type { ScopeStatus } from '../api/rate-limit/registry.js';
-import type { LocationStatus } from '../sync/scheduler.js';
+import type { LocationStatus } from '../sync/scheduled-location.js';
 
 export type ConnectState = 'UNASSIGNED' | 'RUNNING' | 'RESTARTING' | 'FAILED';
 

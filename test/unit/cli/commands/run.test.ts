@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeStoppedLocations } from '../../../../src/cli/commands/run.js';
-import type { LocationStatus } from '../../../../src/sync/scheduler.js';
+import type { LocationStatus } from '../../../../src/sync/scheduled-location.js';
 import { EMPTY_OFFSET } from '../../../../src/sync/model.js';
 import { emptyTotals } from '../../../../src/sync/location-sync.js';
 

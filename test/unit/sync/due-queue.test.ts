@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { DueQueue } from '../../../src/sync/due-queue.js';
+import { settles } from '../../support/async.js';
+import { ManualClock } from '../../support/clock.js';
+
+interface Item {
+  name: string;
+  dueAt: number;
+  seq: number;
+  waiting: boolean;
+}
+
+const item = (name: string): Item => ({ name, dueAt: 0, seq: 0, waiting: true });
+
+function queue(clock = new ManualClock()) {
+  let wakes = 0;
+  const due = new DueQueue<Item>({ clock, waiting: (i) => i.waiting, onWake: () => (wakes += 1) });
+  return { due, clock, wakes: () => wakes };
+}
+
+/** Every item due now, in the order they are taken. */
+function takeAll(due: DueQueue<Item>): string[] {
+  const names: string[] = [];
+  for (let i = due.takeDue(); i !== undefined; i = due.takeDue()) names.push(i.name);
+  return names;
+}
+
+describe('DueQueue', () => {
+  it('takes the item due first, and items due at one time in the order they became due', () => {
+    const { due, clock } = queue();
+    const [a, b, c] = [item('a'), item('b'), item('c')];
+    due.schedule(b, 20);
+    due.schedule(c, 10);
+    due.schedule(a, 20);
+    expect(due.takeDue()).toBeUndefined();
+    clock.advance(20);
+    expect(takeAll(due)).toEqual(['c', 'b', 'a']);
+  });
+
+  it('drops the older entry of an item made due again (lazy deletion)', () => {
+    const { due, clock } = queue();
+    const a = item('a');
+    due.schedule(a, 0);
+    due.schedule(a, 50);
+    expect(due.anyDue()).toBe(false);
+    expect(due.next()?.dueAt).toBe(50);
+    clock.advance(50);
+    expect(takeAll(due)).toEqual(['a']);
+  });
+
+  it('skips an item that is no longer waiting, and leaves out one due never', () => {
+    const { due } = queue();
+    const [running, never, waiting] = [item('running'), item('never'), item('waiting')];
+    due.schedule(running, 0);
+    due.schedule(never, Number.POSITIVE_INFINITY);
+    due.schedule(waiting, 0);
+    running.waiting = false;
+    expect(takeAll(due)).toEqual(['waiting']);
+    expect(due.next()).toBeUndefined();
+    expect(never.dueAt).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('keeps one timer for its parked workers, at the earliest due time, and hands one item to each', async () => {
+    const { due, clock, wakes } = queue();
+    const [a, b] = [item('a'), item('b')];
+    due.schedule(a, 100);
+    due.schedule(b, 100);
+    const parked = [due.park(), due.park(), due.park()];
+    expect(clock.pending).toBe(1);
+    expect(clock.sleeps).toEqual([100]);
+    clock.advance(100);
+    await settles(() => wakes() === 1, 'the timer fired');
+    due.handOut(() => due.takeDue());
+    due.releaseAll();
+    const handed = await Promise.all(parked);
+    expect(handed.map((i) => i?.name).sort()).toEqual(['a', 'b', undefined].sort());
+    expect(clock.pending).toBe(0);
+  });
+
+  it('sets its timer earlier for an item due sooner, and leaves a timer already set earlier', () => {
+    const { due, clock } = queue();
+    const [late, soon, later] = [item('late'), item('soon'), item('later')];
+    due.schedule(late, 500);
+    void due.park();
+    due.schedule(soon, 100);
+    due.handOut(() => undefined);
+    due.schedule(later, 900);
+    due.handOut(() => undefined);
+    // One timer at 500, cancelled for one at 100; the item due later changes nothing.
+    expect(clock.sleeps).toEqual([500, 100]);
+    expect(clock.pending).toBe(1);
+    due.releaseAll();
+  });
+
+  it('sets no timer while no worker is parked, and none for nothing due', () => {
+    const { due, clock } = queue();
+    due.schedule(item('a'), 100);
+    due.handOut(() => undefined);
+    expect(clock.pending).toBe(0);
+    const empty = queue();
+    void empty.due.park();
+    expect(empty.clock.pending).toBe(0);
+    empty.due.releaseAll();
+  });
+});
