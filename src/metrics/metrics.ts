@@ -10,7 +10,7 @@
  * never share counters. Components receive it injected; none of them creates metrics of its own.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { backfillProgress, type BackfillFigures } from '../sync/lanes.js';
+import { backfillProgress, type BackfillFigures } from '../sync/backfill.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface MetricsOptions {

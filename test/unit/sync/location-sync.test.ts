@@ -6,12 +6,9 @@ import { PassThrough } from 'node:stream';
 import { createLogger, silentLogger, type Logger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
-import {
-  LocationSync,
-  MAX_RESTARTS_WITHOUT_PROGRESS,
-  type LocationSyncSettings,
-} from '../../../src/sync/location-sync.js';
+import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
+import { MAX_RESTARTS_WITHOUT_PROGRESS } from '../../../src/sync/traversal-run.js';
 import type { PageCommit } from '../../../src/sync/ports.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
