@@ -29,7 +29,7 @@ import { SplitCheck, type SplitCheckOptions } from './split-check.js';
 import type { TraversalRun } from './traversal-run.js';
 
 export interface HistoryLaneOptions extends SplitCheckOptions {
-  counters: LocationCounters;
+  counters: Pick<LocationCounters, 'historyPublished'>;
   metrics: Pick<SyncMetrics, 'observeBackfill'>;
 }
 

@@ -21,7 +21,7 @@ export interface LiveListener {
 
 export interface LiveLaneOptions {
   listener: LiveListener;
-  counters: LocationCounters;
+  counters: Pick<LocationCounters, 'traversalCompleted'>;
   logger: Logger;
   clock: Clock;
 }

@@ -26,7 +26,7 @@
  * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
  * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
  * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
- * An idle page (nothing to publish, offset equal to `committed`, see `isIdle`) is not committed at all.
+ * An idle page (nothing to publish, offset equal to `committed`, page-commit.ts isIdlePage) is not committed.
  *
  * Failure handling:
  * - InvalidCursorError (any 4xx but 401/403/429 to a request with a cursor, whatever its body, including
@@ -67,13 +67,8 @@ import { LiveLane } from './live-lane.js';
 import { LocationCounters, type LocationTotals } from './location-counters.js';
 import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
 import type { LaneOffset, LocationOffset, PrivacyPolicy, RequestHint } from './model.js';
-import {
-  assemblePage,
-  pageTally,
-  preparePage,
-  type AssembledPage,
-  type PipelineSettings,
-} from './page-pipeline.js';
+import { isIdlePage, pageCommit } from './page-commit.js';
+import { assemblePage, pageTally, preparePage, type PipelineSettings } from './page-pipeline.js';
 import {
   InvalidCursorError,
   type CallsApi,
@@ -84,7 +79,7 @@ import {
   type SyncMetrics,
 } from './ports.js';
 import { readingAhead, type AheadState, type PageReader } from './read-ahead.js';
-import { nextPageRequest, sameOffset, type TraversalSettings } from './traversal.js';
+import { nextPageRequest, type TraversalSettings } from './traversal.js';
 import { TraversalRun } from './traversal-run.js';
 
 export { emptyTotals, type LocationTotals } from './location-counters.js';
@@ -284,7 +279,8 @@ export class LocationSync {
     signal?.throwIfAborted();
     const { outcome } = prepared;
     const offset = offsetAfterPage(this.position, lane, outcome.offset, outcome.complete);
-    const commit = this.pageCommit(traversal, request, from, offset, page);
+    const origin = { traversalId: traversal.id, page: traversal.pages, request, from };
+    const commit = pageCommit(this.locationUid, origin, page, offset, this.committed);
     if (!(await this.commit(role, traversal, commit, outcome.complete, signal)))
       return { complete: false, published: 0, lane };
     this.committed = offset;
@@ -337,7 +333,7 @@ export class LocationSync {
     last: boolean,
     signal?: AbortSignal,
   ): Promise<boolean> {
-    if (this.isIdle(commit)) return true;
+    if (isIdlePage(commit, this.position, this.committed)) return true;
     if (!last) this.startReadAhead(role, commit.offset, signal);
     let result;
     try {
@@ -362,29 +358,6 @@ export class LocationSync {
     // Another writer's offset: a history lane it no longer holds has no traversal left.
     if (stored.history === undefined) this.traversals.history = null;
     this.history.track(stored, 0);
-  }
-
-  private pageCommit(
-    traversal: TraversalRun,
-    request: PageRequest,
-    from: LaneOffset,
-    offset: LocationOffset,
-    page: AssembledPage,
-  ): PageCommit {
-    return {
-      locationUid: this.locationUid,
-      calls: page.calls,
-      deadLetters: page.deadLetters,
-      offset,
-      committed: this.committed,
-      ...(page.tombstones.length > 0 && { tombstones: page.tombstones }),
-      source: {
-        traversalId: traversal.id,
-        page: traversal.pages,
-        since: from.since,
-        cursor: request.kind === 'next' ? request.cursor : null,
-      },
-    };
   }
 
   /** The traversal settings of `lane`'s pages (lanes.ts laneTraversal). */
@@ -422,22 +395,5 @@ export class LocationSync {
     this.counters.cursorRestarted(error.details.recognised);
     logCursorRestart(traversal, error.details, laneOffset(this.position, lane));
     return { complete: false, published: 0, lane };
-  }
-
-  /**
-   * An idle page needs no commit: it publishes, dead-letters and tombstones nothing, and leaves the offset
-   * equal to what is known to be stored. Polling quiet locations then costs the HTTP request only, not a
-   * Kafka transaction and an offset record per poll. A commit is still made whenever the store may differ
-   * from `committed`: when `position` moved away from it uncommitted (a cursor rejected and cleared, which
-   * the store must forget, or a cursor to clear at the traversal's end).
-   */
-  private isIdle(commit: PageCommit): boolean {
-    return (
-      commit.calls.length === 0 &&
-      commit.deadLetters.length === 0 &&
-      (commit.tombstones?.length ?? 0) === 0 &&
-      sameOffset(this.position, this.committed) &&
-      sameOffset(commit.offset, this.committed)
-    );
   }
 }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { backfillProgress, historyPositionMs } from '../../../src/sync/backfill.js';
+import {
+  backfillFiguresAfter,
+  backfillProgress,
+  historyPositionMs,
+  startsBackfill,
+} from '../../../src/sync/backfill.js';
 
 describe('backfillProgress', () => {
   const figures = {
@@ -38,5 +43,37 @@ describe('backfillProgress', () => {
     expect(historyPositionMs(lane)).toBe(1000);
     expect(historyPositionMs({ ...lane, watermark: '1970-01-01T00:00:02.5Z' })).toBe(2500);
     expect(historyPositionMs({ ...lane, since: null })).toBeNull();
+  });
+});
+
+describe('backfillFiguresAfter', () => {
+  const until = '1970-01-01T01:00:00Z';
+  const history = { since: '1970-01-01T00:00:10Z', cursor: null, watermark: null, boundary: [], until };
+
+  it('starts the figures of a new history lane where it stands, its clock at now', () => {
+    const figures = backfillFiguresAfter(null, history, 0, 5_000);
+    expect(figures).toEqual({
+      untilMs: 3_600_000,
+      positionMs: 10_000,
+      startedAtMs: 5_000,
+      startPositionMs: 10_000,
+      records: 0,
+    });
+    expect(startsBackfill(null, figures!)).toBe(true);
+  });
+
+  it('moves them on with the lane: its position and the records it published', () => {
+    const known = backfillFiguresAfter(null, history, 0, 5_000);
+    const moved = backfillFiguresAfter(known, { ...history, watermark: '1970-01-01T00:00:40Z' }, 3, 9_000);
+    expect(moved).toEqual({ ...known, positionMs: 40_000, records: 3 });
+    expect(startsBackfill(known, moved!)).toBe(false);
+  });
+
+  it('starts again for another T0, and ends when the lanes merged', () => {
+    const known = backfillFiguresAfter(null, history, 7, 5_000);
+    const again = backfillFiguresAfter(known, { ...history, until: '1970-01-01T02:00:00Z' }, 0, 9_000);
+    expect(again).toMatchObject({ untilMs: 7_200_000, startedAtMs: 9_000, records: 0 });
+    expect(startsBackfill(known, again!)).toBe(true);
+    expect(backfillFiguresAfter(known, undefined, 0, 9_000)).toBeNull();
   });
 });

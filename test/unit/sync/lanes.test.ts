@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   boundedLane,
+  hasLane,
+  laneOffset,
+  lanePipeline,
+  laneTraversal,
+  readAheadKey,
+  restartLane,
   historyRange,
   laneBoundaryBounds,
   liveLane,
@@ -294,5 +300,52 @@ describe('splitOffset with boundary bounds', () => {
     const split = splitOffset(stored('2026-11-24T08:00:00Z'), NEWEST, ON, null, { boundaryCap: 10 })!;
     expect(split.history).toMatchObject({ boundary: ['b1'], boundaryFingerprints: { b1: 'f1' } });
     expect(split.history?.boundaryOverflow).toBeUndefined();
+  });
+});
+
+describe('lane geometry', () => {
+  const history = { ...stored('2026-11-24T08:00:00Z', { cursor: 'h-cursor' }), until: T0 };
+  const split: LocationOffset = { ...stored(T0, { boundary: ['l1', 'l2'] }), history };
+
+  it("gives each lane its position: the offset's own fields, or its history lane", () => {
+    expect(laneOffset(split, 'live')).toBe(split);
+    expect(laneOffset(split, 'history')).toBe(history);
+    expect(hasLane(split, 'history')).toBe(true);
+    expect(hasLane(EMPTY_OFFSET, 'history')).toBe(false);
+    expect(hasLane(EMPTY_OFFSET, 'live')).toBe(true);
+    expect(() => laneOffset(EMPTY_OFFSET, 'history')).toThrow('not split');
+  });
+
+  it("keys the live lane's read-ahead by the whole offset and the history lane's by its own object", () => {
+    expect(readAheadKey(split, 'live')).toBe(split);
+    expect(readAheadKey(split, 'history')).toBe(history);
+    expect(readAheadKey({ ...split, since: 'moved' }, 'history')).toBe(history);
+  });
+
+  it("gives a split location's lanes the boundary bounds the other leaves, and the history lane T0", () => {
+    const base = { boundaryCap: 10, privacy: 'redact-always' as const };
+    expect(lanePipeline(base, split, 'live')).toEqual({ ...base, boundaryCap: 9 });
+    expect(lanePipeline(base, split, 'history')).toEqual({ ...base, boundaryCap: 8, until: T0 });
+  });
+
+  it('keeps the pipeline of a location that is not split as it is', () => {
+    const base = { boundaryCap: 10, boundaryMaxBytes: 100_000 };
+    expect(lanePipeline(base, EMPTY_OFFSET, 'live')).toBe(base);
+  });
+
+  it("lists history pages of the lanes' history page size at most, live pages of the page size", () => {
+    const base = { locationUid: 'loc', pageSize: 50, startSince: null, boundaryCap: 10 };
+    expect(laneTraversal(base, 'live', 20)).toBe(base);
+    expect(laneTraversal(base, 'history', 20)).toEqual({ ...base, pageSize: 20 });
+    expect(laneTraversal(base, 'history', 100)).toEqual({ ...base, pageSize: 50 });
+    expect(laneTraversal(base, 'history', undefined)).toBe(base);
+  });
+
+  it('restarts only the lane whose cursor was rejected, from its watermark, T0 kept', () => {
+    const live = restartLane({ ...split, cursor: 'l-cursor' }, 'live');
+    expect(live).toMatchObject({ since: T0, cursor: null, history });
+    const restarted = restartLane(split, 'history');
+    expect(restarted.history).toEqual({ ...history, cursor: null, since: history.watermark });
+    expect(restarted.cursor).toBe(split.cursor);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LiveWindow } from '../../../src/sync/live-window.js';
+import { LiveWindow, withoutSupersededByLive } from '../../../src/sync/live-window.js';
+import { preparedPage } from '../../support/sync/prepared-page.js';
 
 describe('LiveWindow', () => {
   it('drops a history call the live lane published after its listing at a newer updatedAt', () => {
@@ -49,5 +50,25 @@ describe('LiveWindow', () => {
     const mark = window.mark();
     window.record([]);
     expect(window.mark()).toBe(mark);
+  });
+});
+
+describe('withoutSupersededByLive', () => {
+  it('drops from a history page the calls the live lane published newer since its listing, and counts them', () => {
+    const window = new LiveWindow();
+    const mark = window.mark();
+    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:59:00Z' }]);
+    const prepared = preparedPage([
+      { uid: 'a', updatedAt: '2026-11-24T09:00:00Z' },
+      { uid: 'b', updatedAt: '2026-11-24T09:00:00Z' },
+    ]);
+    const { kept, superseded } = withoutSupersededByLive(prepared, window, mark);
+    expect(kept.enriched.map((item) => item.listed.uid)).toEqual(['b']);
+    expect(superseded).toBe(1);
+  });
+
+  it('keeps the page itself when the window is empty', () => {
+    const prepared = preparedPage([{ uid: 'a', updatedAt: '2026-11-24T09:00:00Z' }]);
+    expect(withoutSupersededByLive(prepared, new LiveWindow(), 0)).toEqual({ kept: prepared, superseded: 0 });
   });
 });
