@@ -47,6 +47,11 @@ export class HistoryLane implements LaneRole {
     this.splitCheck = new SplitCheck(options);
   }
 
+  /** Whether this process decided the location's split already (split() then asks nothing). */
+  get splitDecided(): boolean {
+    return this.splitCheck.decided;
+  }
+
   /**
    * The location's offset split at T0 when this process's split check says so (split-check.ts), else null;
    * a split starts the backfill figures.

@@ -9,6 +9,7 @@
  * - the commit driver (commit-driver.ts): RecordSink.commitPage and its typed outcome, decided by the one rule
  *   of commit-outcome.ts (this reads no offsets): 'stored' moves the location on, 'superseded' adopts the
  *   offset the store holds, 'rejected' is committed again there until the retry policy is spent;
+ * - the page's commit and the idle rule (page-commit.ts);
  * - the counters (location-counters.ts): metrics, totals and the traversal's counts.
  *
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
@@ -236,11 +237,7 @@ export class LocationSync {
     if (this.busy) throw new Error(`LocationSync.runPage re-entered for location ${this.locationUid}`);
     this.busy = true;
     try {
-      const split = await this.history.split(this.position, signal);
-      if (split !== null) {
-        this.roles.live.readAhead.drop();
-        this.position = split;
-      }
+      if (!this.history.splitDecided) await this.decideSplit(signal);
       return await this.processPage(
         this.roles[lane === 'history' && this.hasHistory ? 'history' : 'live'],
         signal,
@@ -249,6 +246,14 @@ export class LocationSync {
       this.busy = false;
       this.history.pageEnded();
     }
+  }
+
+  /** Splits the location when its split check says so (history-lane.ts); the live lane then starts at T0. */
+  private async decideSplit(signal?: AbortSignal): Promise<void> {
+    const split = await this.history.split(this.position, signal);
+    if (split === null) return;
+    this.roles.live.readAhead.drop();
+    this.position = split;
   }
 
   private async processPage(role: LaneRole, signal?: AbortSignal): Promise<PageReport> {

@@ -73,9 +73,14 @@ export interface SplitCheckOptions {
 }
 
 export class SplitCheck {
-  private decided = false;
+  private made = false;
 
   constructor(private readonly options: SplitCheckOptions) {}
+
+  /** Whether the split was decided in this process (decide() then asks nothing and answers null). */
+  get decided(): boolean {
+    return this.made;
+  }
 
   /**
    * The location's offset split at T0 when the rule says so, else null: lanes.ts decides from `position` and
@@ -84,10 +89,10 @@ export class SplitCheck {
    * the stored one); a crash before that decides again.
    */
   async decide(position: LocationOffset, signal?: AbortSignal): Promise<LocationOffset | null> {
-    if (this.decided) return null;
+    if (this.made) return null;
     const { lanes, clock, logger, locationUid, startSince } = this.options;
     if (lanes === undefined || !needsSplitCheck(position, lanes, clock.now())) {
-      this.decided = true;
+      this.made = true;
       return null;
     }
     let newest: string | null;
@@ -95,12 +100,12 @@ export class SplitCheck {
       newest = await newestUpdatedAt(this.options.api, locationUid, signal);
     } catch (error) {
       if (!splitCheckRefused(error, signal)) throw error;
-      this.decided = true;
+      this.made = true;
       logSplitRefused(logger, locationUid, error);
       return null;
     }
     const split = splitOffset(position, newest, lanes, startSince, this.options.bounds);
-    this.decided = true;
+    this.made = true;
     if (split === null) logNotSplit(logger, locationUid, newest);
     else logSplit(logger, locationUid, split, newest, startSince);
     return split;

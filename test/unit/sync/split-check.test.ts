@@ -120,6 +120,7 @@ describe('SplitCheck', () => {
       since: '2026-11-24T11:58:00.000Z',
       history: { until: '2026-11-24T11:58:00.000Z' },
     });
+    expect(splitCheck.decided).toBe(true);
     expect(await splitCheck.decide(EMPTY_OFFSET)).toBeNull();
     expect(requests).toHaveLength(1);
   });
@@ -138,6 +139,7 @@ describe('SplitCheck', () => {
       { items: [dated('a', '2026-11-24T11:59:00Z')], nextCursor: null },
     ]);
     await expect(splitCheck.decide(EMPTY_OFFSET)).rejects.toBe(transient);
+    expect(splitCheck.decided).toBe(false);
     expect(await splitCheck.decide(EMPTY_OFFSET)).not.toBeNull();
   });
 
