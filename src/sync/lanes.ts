@@ -1,11 +1,13 @@
 /**
- * The lanes of a location (issue 23): the present first, history behind it. Pure rules over plain data;
- * the orchestrator (location-sync.ts) does the requests and commits, the scheduler (scheduler.ts) gives live
- * work precedence over history turns.
+ * The lanes of a location (issue 23): the present first, history behind it. Pure rules over plain data: the
+ * split, each lane's position, bounds, pipeline and traversal settings, and the offset after a lane's page.
+ * The split check (split-check.ts) asks the API for T0, the history lane (history-lane.ts) keeps what the
+ * second lane needs besides its position, the orchestrator (location-sync.ts) does the requests and
+ * commits, the scheduler (scheduler.ts) gives live work precedence over history turns.
  *
  * A location with no stored offset, or whose stored position is older than the API's newest change by more
  * than `splitBacklogMs`, is split at an instant T0 taken from the API's own clock: an order=desc listing
- * (location-sync.ts newestUpdatedAt) gives the newest updatedAt U, and T0 = U − `overlapMs` (the overlap absorbs an API whose
+ * (split-check.ts newestUpdatedAt) gives the newest updatedAt U, and T0 = U − `overlapMs` (the overlap absorbs an API whose
  * updatedAt values are not written in order, by up to that much). Then:
  * - the live lane (the offset's own fields) lists `since = T0` ascending, a fresh traversal, and is polled
  *   every interval like any caught-up location, its requests at the rate limiter's `live` priority;
@@ -20,15 +22,20 @@
  * - The listing shows every call at its current updatedAt. A call changed after T0 is listed by the live lane
  *   only; history lists it below T0 only if its listing was made before the change.
  * - Such a history page can commit after the live lane published the newer version only when it was
- *   listed ahead (read-ahead) before that live commit. `LiveWindow` remembers what the live lane published
+ *   listed ahead (read-ahead) before that live commit. `LiveWindow` (live-window.ts) remembers what the live lane published
  *   since the oldest history page in flight was listed; the history page drops a call the live lane
  *   published since at a newer updatedAt (`superseded_by_live`). Memory is bounded by the pages in flight.
  * - After a crash nothing in memory is needed: the listing no longer shows a changed call below T0.
  */
-import { LIVE_SINCE_WINDOW_MS } from './priority.js';
 import { compareInstants, parseInstant, toEpochMillis, type Instant } from '../time/instant.js';
 import type { LaneOffset, LocationOffset } from './model.js';
-import { boundaryEntryBytes, type Positioned } from './traversal.js';
+import { LIVE_SINCE_WINDOW_MS } from './priority.js';
+import {
+  boundaryEntryBytes,
+  restartAfterInvalidCursor,
+  type Positioned,
+  type TraversalSettings,
+} from './traversal.js';
 
 export interface LaneSettings {
   /** false: a location is never split (one lane, as before lanes). */
@@ -38,8 +45,8 @@ export interface LaneSettings {
   /** A stored position older than the newest change by more than this (ms) is split; 0 = never split. */
   splitBacklogMs: number;
   /**
-   * `limit` of the history lane's pages (at most api.pageSize). Pages are read in the background (the
-   * scheduler's nextBackfill) and committed in short turns; short pages keep the page a turn commits, and what
+   * `limit` of the history lane's pages (at most api.pageSize). Pages are read in the background (the backfill
+   * queue, backfill-queue.ts) and committed in short turns; short pages keep the page a turn commits, and what
    * waits in memory, small. Unset: api.pageSize.
    */
   historyPageSize?: number;
@@ -215,57 +222,6 @@ export function offsetAfterPage(
 }
 
 /**
- * What the live lane published since the oldest history page in flight was listed: per uid, the newest
- * updatedAt and the sequence number of its commit. A history page carries the sequence number taken when
- * its listing was requested (`mark`) and drops every call the live lane published after that at a newer
- * updatedAt (`supersededByLive`). `prune` forgets what no page in flight can need.
- */
-export class LiveWindow {
-  private seq = 0;
-  private readonly published = new Map<string, { at: Instant; seq: number }>();
-
-  /** The sequence number to carry with a history listing requested now. */
-  mark(): number {
-    return this.seq;
-  }
-
-  /** A live page committed these calls (in its order). */
-  record(calls: readonly { uid: string; updatedAt: string }[]): void {
-    if (calls.length === 0) return;
-    this.seq += 1;
-    for (const call of calls) {
-      const at = parseInstant(call.updatedAt);
-      if (at === null) continue;
-      const known = this.published.get(call.uid);
-      if (known === undefined || compareInstants(at, known.at) >= 0)
-        this.published.set(call.uid, { at, seq: this.seq });
-    }
-  }
-
-  /** Whether the live lane published `uid` after `mark` at an updatedAt newer than `updatedAt`. */
-  supersededByLive(uid: string, updatedAt: string, mark: number): boolean {
-    const known = this.published.get(uid);
-    if (known === undefined || known.seq <= mark) return false;
-    const at = parseInstant(updatedAt);
-    return at === null || compareInstants(known.at, at) > 0;
-  }
-
-  /** Forgets what was published at or before `oldestMark` (the oldest history page in flight), or all when none is. */
-  prune(oldestMark: number | null): void {
-    if (oldestMark === null) {
-      this.published.clear();
-      return;
-    }
-    for (const [uid, entry] of this.published) if (entry.seq <= oldestMark) this.published.delete(uid);
-  }
-
-  /** Entries kept (for tests and bounds). */
-  get size(): number {
-    return this.published.size;
-  }
-}
-
-/**
  * `offsets reset --history`: the offset with its history lane started over, live lane and T0 unchanged;
  * from `to` (inclusive) when given, else from the start (`startSince` or the beginning). A `to` at or after
  * T0 leaves no history to read: the lane is removed (the lanes merged, what was before T0 and not yet read
@@ -301,42 +257,59 @@ export function laneBoundaryBounds(bounds: BoundaryBounds, other: LaneOffset): B
   return { boundaryCap, boundaryMaxBytes: Math.max(1024, bounds.boundaryMaxBytes - used) };
 }
 
+/** The position of `lane` in a location's offset: the live lane's fields, or the history lane. */
+export function laneOffset(offset: LocationOffset, lane: Lane): LaneOffset {
+  if (lane === 'live') return offset;
+  const history = offset.history;
+  if (history === undefined) throw new Error('a history page of a location that is not split');
+  return history;
+}
+
+/** Whether the offset has `lane`: the live lane always, the history lane while the location is split. */
+export function hasLane(offset: LocationOffset, lane: Lane): boolean {
+  return lane === 'live' || offset.history !== undefined;
+}
+
 /**
- * A split location's backfill as this process saw it: T0, the history lane's position (its watermark, else
- * its since; null while neither is known), where that position was when this process first saw the lane, and
- * the records the history lane published since. Times in ms since the epoch.
+ * What a lane's read-ahead from `offset` is keyed by (ReadAhead compares it by identity): the live lane's, the
+ * whole offset (any commit moves it); the history lane's, its own object, which a live commit keeps.
  */
-export interface BackfillFigures {
-  untilMs: number;
-  positionMs: number | null;
-  startedAtMs: number;
-  startPositionMs: number | null;
-  records: number;
+export function readAheadKey(offset: LocationOffset, lane: Lane): LocationOffset {
+  return lane === 'live' ? offset : (offset.history ?? offset);
 }
 
-/** How far a backfill has to go: API time left to read, the rate it is read at so far, and the ETA at that rate. */
-export interface BackfillProgress {
-  /** Seconds of API time between the history lane's position and T0; null while the position is unknown. */
-  remainingSeconds: number | null;
-  /** Seconds of API time read per second since this process first saw the lane; null before any progress. */
-  rate: number | null;
-  /** remainingSeconds / rate: the ETA if the budget the live lanes leave stays as it has been. */
-  etaSeconds: number | null;
+/**
+ * The pipeline settings of `lane`'s pages from `offset`: a split location's lanes share the boundary bounds
+ * (laneBoundaryBounds), and the history lane stops at T0 (`until`). A location that is not split keeps `base`.
+ */
+export function lanePipeline<Settings extends BoundaryBounds>(
+  base: Settings,
+  offset: LocationOffset,
+  lane: Lane,
+): Settings & { until?: string } {
+  const history = offset.history;
+  if (history === undefined) return base;
+  const other = lane === 'live' ? history : liveLane(offset);
+  return {
+    ...base,
+    ...laneBoundaryBounds(base, other),
+    ...(lane === 'history' && { until: history.until }),
+  };
 }
 
-/** The history lane's position as ms since the epoch (its watermark, else its since), or null. */
-export function historyPositionMs(history: LaneOffset): number | null {
-  const text = history.watermark ?? history.since;
-  const at = text === null ? null : parseInstant(text);
-  return at === null ? null : toEpochMillis(at);
+/** The traversal settings of `lane`'s pages: history pages list `historyPageSize` items at most. */
+export function laneTraversal(
+  base: TraversalSettings,
+  lane: Lane,
+  historyPageSize: number | undefined,
+): TraversalSettings {
+  if (lane === 'live' || historyPageSize === undefined) return base;
+  return { ...base, pageSize: Math.min(base.pageSize, historyPageSize) };
 }
 
-export function backfillProgress(figures: BackfillFigures, nowMs: number): BackfillProgress {
-  const { positionMs, startPositionMs, startedAtMs, untilMs } = figures;
-  if (positionMs === null) return { remainingSeconds: null, rate: null, etaSeconds: null };
-  const remainingSeconds = Math.max(0, untilMs - positionMs) / 1000;
-  const elapsed = nowMs - startedAtMs;
-  const read = startPositionMs === null ? null : positionMs - startPositionMs;
-  const rate = read === null || read <= 0 || elapsed <= 0 ? null : read / elapsed;
-  return { remainingSeconds, rate, etaSeconds: rate === null ? null : remainingSeconds / rate };
+/** The offset after `lane`'s cursor was rejected: that lane restarts from its watermark (traversal.ts), T0 kept. */
+export function restartLane(offset: LocationOffset, lane: Lane): LocationOffset {
+  const history = offset.history;
+  if (lane === 'live' || history === undefined) return restartAfterInvalidCursor(offset);
+  return { ...offset, history: { ...restartAfterInvalidCursor(history), until: history.until } };
 }

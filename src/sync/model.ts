@@ -72,6 +72,15 @@ export interface SingleCall {
 }
 
 /**
+ * How urgent a request is, for the API adapter's rate limiter: `live` (the polls of caught-up locations
+ * and their single calls) goes before `backfill` (history), so a tight budget delays history, not the
+ * present. The rule that picks it: priority.ts.
+ */
+export interface RequestHint {
+  priority: 'live' | 'backfill';
+}
+
+/**
  * The customer phone number policy (privacy.ts): publish it only when GET {callPath} said the call is
  * not private, or never.
  */

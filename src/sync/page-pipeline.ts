@@ -61,7 +61,7 @@ export interface PageTally {
   redacted: number;
   belowWatermark: number;
   unenriched: ReadonlyMap<UnenrichedReason, number>;
-  /** Calls of a history page dropped because the live lane published a newer version (lanes.ts). */
+  /** Calls of a history page dropped because the live lane published a newer version (live-window.ts). */
   supersededByLive: number;
 }
 

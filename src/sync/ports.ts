@@ -5,10 +5,11 @@
  * writes (to learn what a failed commit left, see RecordSink).
  */
 import { RetriableError } from '../errors/index.js';
-import type { Call, DeadLetter, LocationOffset, MappedItem, SingleCall } from './model.js';
-import type { BackfillFigures } from './lanes.js';
+import type { BackfillFigures } from './backfill.js';
+import type { Call, DeadLetter, LocationOffset, MappedItem, RequestHint, SingleCall } from './model.js';
 import type { PageRequest } from './traversal.js';
 
+export type { RequestHint } from './model.js';
 export type { PageRequest } from './traversal.js';
 
 /** One page of the listing, its items mapped by the API adapter, in the API's order. */
@@ -27,15 +28,6 @@ export interface CallsApi {
   listPage(request: PageRequest, signal?: AbortSignal, hint?: RequestHint): Promise<ListedPage>;
   /** GET {callPath} mapped, or null when the API answers 404 or 410 (deleted since it was listed). */
   getCall(uid: string, signal?: AbortSignal, hint?: RequestHint): Promise<SingleCall | null>;
-}
-
-/**
- * How urgent a request is, for the API adapter's rate limiter: `live` (the polls of caught-up locations
- * and their single calls) goes before `backfill` (history), so a tight budget delays history, not the
- * present.
- */
-export interface RequestHint {
-  priority: 'live' | 'backfill';
 }
 
 /** How the listing refused a cursor: the error code read at api.errorCodeField, if any, and the answer. */
@@ -163,7 +155,7 @@ export interface SyncMetrics {
     reset(): void;
     set(labels: Record<'code', string>, value: number): void;
   };
-  /** Records committed by a split location's history lane (lanes.ts); also counted in recordsPublished. */
+  /** Records committed by a split location's history lane (history-lane.ts); also counted in recordsPublished. */
   readonly backfillRecords: SyncCounter<'location'>;
   /** A split location's backfill moved (after each history page, and at the split), or merged (null). */
   observeBackfill(locationUid: string, figures: BackfillFigures | null): void;

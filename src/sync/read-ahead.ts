@@ -12,11 +12,20 @@ import type { LocationOffset } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
 import type { ListedPage, PageRequest } from './ports.js';
 
+/**
+ * How a page is read, in its turn or ahead: listed, then prepared from what was listed. A page in its turn
+ * takes the two steps apart (a rejected cursor or a cursor loop stops it before it is prepared).
+ */
+export interface PageReader {
+  list(signal?: AbortSignal): Promise<ListedPage>;
+  prepare(listed: ListedPage, signal?: AbortSignal): Promise<PreparedPage>;
+}
+
 /** The page read ahead, as its turn uses it. */
 export interface PageAhead {
   listed: Promise<ListedPage>;
   prepared: Promise<PreparedPage>;
-  /** A history lane's page: the live window's mark taken when its listing was requested (lanes.ts). */
+  /** A history lane's page: the live window's mark taken when its listing was requested (live-window.ts). */
   mark?: number;
 }
 
@@ -39,6 +48,15 @@ export type AheadState =
 
 /** Lists and prepares a page under `signal` (the read-ahead's own, cancelled when dropped). */
 export type ReadPage = (signal: AbortSignal) => PageAhead;
+
+/** Reading a page ahead with `reader`: listed, then prepared as soon as it is listed; `mark` carried along. */
+export function readingAhead(reader: PageReader, mark?: number): ReadPage {
+  return (signal) => {
+    const listed = reader.list(signal);
+    const prepared = listed.then((page) => reader.prepare(page, signal));
+    return { listed, prepared, ...(mark !== undefined && { mark }) };
+  };
+}
 
 export class ReadAhead {
   private pending: Pending | null = null;

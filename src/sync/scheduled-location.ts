@@ -11,7 +11,8 @@
  * `Slot` is the scheduler's bookkeeping of one location (due time, health, membership, backfill queue);
  * `LocationStatus` is the snapshot `Scheduler.status()` gives the demo's live view, /readyz and heartbeats.
  */
-import type { BackfillFigures, BackfillProgress, Lane } from './lanes.js';
+import type { BackfillFigures, BackfillProgress } from './backfill.js';
+import type { Lane } from './lanes.js';
 import type { LocationTotals } from './location-counters.js';
 import type { LocationOffset } from './model.js';
 import { pollPhase } from './poll-phase.js';

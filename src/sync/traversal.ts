@@ -5,7 +5,7 @@
  *
  * The contract, in one place:
  * - Traversals always list order=asc (rules 7, 8); the only order=desc request is the split check of a
- *   location's lanes (lanes.ts), which reads the newest item and follows no cursor. The first page of a traversal sends `since` (absent when unknown),
+ *   location's lanes (split-check.ts), which reads the newest item and follows no cursor. The first page of a traversal sends `since` (absent when unknown),
  *   `locationUid` and `limit`; later pages send the cursor and `limit` only, since a cursor carries its own
  *   since/order/locationUid and overrides them (rule 3).
  * - Every page's checkpoint stores the next cursor, so an interrupted traversal resumes where it stopped.

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  backfillProgress,
   boundedLane,
-  historyPositionMs,
+  hasLane,
+  laneOffset,
+  lanePipeline,
+  laneTraversal,
+  readAheadKey,
+  restartLane,
   historyRange,
   laneBoundaryBounds,
   liveLane,
-  LiveWindow,
   needsSplitCheck,
   offsetAfterPage,
   resetHistory,
@@ -180,57 +183,6 @@ describe('offsetAfterPage', () => {
   });
 });
 
-describe('LiveWindow', () => {
-  it('drops a history call the live lane published after its listing at a newer updatedAt', () => {
-    const window = new LiveWindow();
-    const mark = window.mark();
-    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:59:00Z' }]);
-    expect(window.supersededByLive('a', '2026-11-24T09:00:00Z', mark)).toBe(true);
-    expect(window.supersededByLive('b', '2026-11-24T09:00:00Z', mark)).toBe(false);
-  });
-
-  it('keeps a history call the live lane published before its listing (the listing shows the current version)', () => {
-    const window = new LiveWindow();
-    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:59:00Z' }]);
-    const mark = window.mark();
-    expect(window.supersededByLive('a', '2026-11-24T09:00:00Z', mark)).toBe(false);
-  });
-
-  it('keeps a history call at a version not older than the live one', () => {
-    const window = new LiveWindow();
-    const mark = window.mark();
-    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:00:00Z' }]);
-    expect(window.supersededByLive('a', '2026-11-24T10:00:00+01:00', mark)).toBe(false);
-  });
-
-  it('remembers the newest version of a uid published twice', () => {
-    const window = new LiveWindow();
-    const mark = window.mark();
-    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:59:00Z' }]);
-    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:58:00Z' }]);
-    expect(window.supersededByLive('a', '2026-11-24T09:58:30Z', mark)).toBe(true);
-  });
-
-  it('is pruned to what the pages in flight can need', () => {
-    const window = new LiveWindow();
-    window.record([{ uid: 'a', updatedAt: '2026-11-24T09:59:00Z' }]);
-    const mark = window.mark();
-    window.record([{ uid: 'b', updatedAt: '2026-11-24T09:59:00Z' }]);
-    window.prune(mark);
-    expect(window.size).toBe(1);
-    expect(window.supersededByLive('b', '2026-11-24T09:00:00Z', mark)).toBe(true);
-    window.prune(null);
-    expect(window.size).toBe(0);
-  });
-
-  it('counts a commit without calls as nothing', () => {
-    const window = new LiveWindow();
-    const mark = window.mark();
-    window.record([]);
-    expect(window.mark()).toBe(mark);
-  });
-});
-
 describe('resetHistory', () => {
   const split = splitOffset(stored('2026-11-24T08:00:00Z', { cursor: 'h-1' }), NEWEST, ON, null)!;
 
@@ -351,42 +303,49 @@ describe('splitOffset with boundary bounds', () => {
   });
 });
 
-describe('backfillProgress', () => {
-  const figures = {
-    untilMs: 10_000_000,
-    positionMs: 4_000_000,
-    startedAtMs: 1_000,
-    startPositionMs: 1_000_000,
-    records: 42,
-  };
+describe('lane geometry', () => {
+  const history = { ...stored('2026-11-24T08:00:00Z', { cursor: 'h-cursor' }), until: T0 };
+  const split: LocationOffset = { ...stored(T0, { boundary: ['l1', 'l2'] }), history };
 
-  it('is the API time left before T0, the rate it was read at so far, and the ETA at that rate', () => {
-    // 3,000 s of API time read in 100 s of wall time: 30 s/s; 6,000 s left: 200 s.
-    expect(backfillProgress(figures, 101_000)).toEqual({
-      remainingSeconds: 6_000,
-      rate: 30,
-      etaSeconds: 200,
-    });
+  it("gives each lane its position: the offset's own fields, or its history lane", () => {
+    expect(laneOffset(split, 'live')).toBe(split);
+    expect(laneOffset(split, 'history')).toBe(history);
+    expect(hasLane(split, 'history')).toBe(true);
+    expect(hasLane(EMPTY_OFFSET, 'history')).toBe(false);
+    expect(hasLane(EMPTY_OFFSET, 'live')).toBe(true);
+    expect(() => laneOffset(EMPTY_OFFSET, 'history')).toThrow('not split');
   });
 
-  it('has no rate nor ETA before any progress, and nothing while the position is unknown', () => {
-    expect(backfillProgress({ ...figures, startPositionMs: 4_000_000 }, 101_000)).toEqual({
-      remainingSeconds: 6_000,
-      rate: null,
-      etaSeconds: null,
-    });
-    expect(backfillProgress({ ...figures, startPositionMs: null }, 101_000).rate).toBeNull();
-    expect(backfillProgress({ ...figures, positionMs: null }, 101_000)).toEqual({
-      remainingSeconds: null,
-      rate: null,
-      etaSeconds: null,
-    });
+  it("keys the live lane's read-ahead by the whole offset and the history lane's by its own object", () => {
+    expect(readAheadKey(split, 'live')).toBe(split);
+    expect(readAheadKey(split, 'history')).toBe(history);
+    expect(readAheadKey({ ...split, since: 'moved' }, 'history')).toBe(history);
   });
 
-  it('reads a lane position from its watermark, else its since', () => {
-    const lane = { since: '1970-01-01T00:00:01Z', cursor: null, watermark: null, boundary: [] };
-    expect(historyPositionMs(lane)).toBe(1000);
-    expect(historyPositionMs({ ...lane, watermark: '1970-01-01T00:00:02.5Z' })).toBe(2500);
-    expect(historyPositionMs({ ...lane, since: null })).toBeNull();
+  it("gives a split location's lanes the boundary bounds the other leaves, and the history lane T0", () => {
+    const base = { boundaryCap: 10, privacy: 'redact-always' as const };
+    expect(lanePipeline(base, split, 'live')).toEqual({ ...base, boundaryCap: 9 });
+    expect(lanePipeline(base, split, 'history')).toEqual({ ...base, boundaryCap: 8, until: T0 });
+  });
+
+  it('keeps the pipeline of a location that is not split as it is', () => {
+    const base = { boundaryCap: 10, boundaryMaxBytes: 100_000 };
+    expect(lanePipeline(base, EMPTY_OFFSET, 'live')).toBe(base);
+  });
+
+  it("lists history pages of the lanes' history page size at most, live pages of the page size", () => {
+    const base = { locationUid: 'loc', pageSize: 50, startSince: null, boundaryCap: 10 };
+    expect(laneTraversal(base, 'live', 20)).toBe(base);
+    expect(laneTraversal(base, 'history', 20)).toEqual({ ...base, pageSize: 20 });
+    expect(laneTraversal(base, 'history', 100)).toEqual({ ...base, pageSize: 50 });
+    expect(laneTraversal(base, 'history', undefined)).toBe(base);
+  });
+
+  it('restarts only the lane whose cursor was rejected, from its watermark, T0 kept', () => {
+    const live = restartLane({ ...split, cursor: 'l-cursor' }, 'live');
+    expect(live).toMatchObject({ since: T0, cursor: null, history });
+    const restarted = restartLane(split, 'history');
+    expect(restarted.history).toEqual({ ...history, cursor: null, since: history.watermark });
+    expect(restarted.cursor).toBe(split.cursor);
   });
 });
