@@ -140,12 +140,12 @@ export class ScopeLimiter {
     this.state = onAnswered(this.state, this.settings, grant.paced, this.clock.now());
     // A quota announced as spent: nothing more goes until it resets, or for a backoff when the reset makes
     // no sense (the answers after it tell again).
-    const { remaining, reset } = announced;
-    if (remaining !== 0 || reset === null) return;
+    const spentUntil = announced.remaining === 0 ? announced.reset : null;
+    if (spentUntil?.kind !== 'implausible') this.unreadableResetsInRow = 0;
+    if (spentUntil === null) return;
     const now = this.clock.now();
-    if (reset.kind === 'hold') {
-      this.unreadableResetsInRow = 0;
-      this.holdUntil(now + reset.holdMs);
+    if (spentUntil.kind === 'hold') {
+      this.holdUntil(now + spentUntil.holdMs);
     } else {
       this.unreadableResetsInRow += 1;
       this.holdUntil(now + this.backoffMs(this.unreadableResetsInRow));

@@ -205,10 +205,12 @@ describe('ScopeLimiter', () => {
     clock.advance(1_000);
     limiter.answered(grant, nonsense);
     expect(limiter.snapshot().heldUntilMs).toBe(3_000);
-    // A quota not spent holds nothing, whatever its reset says.
+    // A quota not spent holds nothing, whatever its reset says, and the next backoff starts over.
     clock.advance(2_000);
     limiter.answered(grant, { ...nonsense, remaining: 3 });
     expect(limiter.snapshot().heldUntilMs).toBeNull();
+    limiter.answered(grant, nonsense);
+    expect(limiter.snapshot().heldUntilMs).toBe(4_000);
   });
 
   it('caps a backoff hold at maxHoldMs too', () => {
