@@ -18,12 +18,14 @@ import PQueue from 'p-queue';
 import { Agent, request as undiciRequest } from 'undici';
 import { FatalError, isProgrammerError, RetriableError } from '../errors/index.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
+import type { Logger } from '../logging/logger.js';
+import { silentLogger } from '../logging/logger.js';
 import { systemClock, wallTimer, type Clock } from '../time/clock.js';
-import { readAnnounced } from './rate-limit/headers.js';
+import { readAnnounced, readRetryAfter, waitMs } from './rate-limit/headers.js';
+import { HoldNotices } from './rate-limit/hold-notices.js';
 import { RateLimiters, type RateLimitConfig, type RateLimitMetrics } from './rate-limit/registry.js';
-import type { RequestPriority } from './rate-limit/scope-limiter.js';
+import type { Grant, RequestPriority, ScopeLimiter } from './rate-limit/scope-limiter.js';
 import { isRateRefusal } from './response-classifier.js';
-import { parseRetryAfterMs } from './retry-policy.js';
 /** The transport's requests (in flight, waiting for the rate limiter, durations), and its rate limiters'. */
 export type HttpTransportMetrics = Pick<
   ConnectorMetrics,
@@ -46,7 +48,7 @@ export interface HttpRequest {
 
 export interface HttpResponse {
   status: number;
-  /** Lower-cased header names. */
+  /** Lower-cased header names; a field sent on several lines, its values joined by ", ". */
   header(name: string): string | null;
   /** The whole body as UTF-8 (bounded by maxResponseBytes). */
   body: string;
@@ -77,6 +79,8 @@ export interface HttpTransportOptions {
   rateLimit?: RateLimitConfig;
   retry?: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   clock?: Clock;
+  /** Where a rate-limit wait that makes no sense, or is capped, is said (once per scope and header). */
+  logger?: Logger;
 }
 
 const DEFAULT_RATE_LIMIT: RateLimitConfig = {
@@ -152,6 +156,7 @@ export class HttpTransport implements HttpClient {
   private readonly queue: PQueue;
   private readonly limiterWaits = new Map<string, Observer>();
   private readonly durations = new Map<string, Observer>();
+  private readonly notices: HoldNotices;
 
   constructor(private readonly options: HttpTransportOptions) {
     const url = new URL(options.baseUrl);
@@ -181,12 +186,14 @@ export class HttpTransport implements HttpClient {
     });
     this.queue = new PQueue({ concurrency: options.maxConcurrency });
     this.clock = options.clock ?? systemClock;
+    const retry = options.retry ?? DEFAULT_HOLDS;
     this.limiters = new RateLimiters(this.clock, {
       requestsPerSecond: options.requestsPerSecond,
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
-      retry: options.retry ?? DEFAULT_HOLDS,
+      retry,
       metrics: options.metrics,
     });
+    this.notices = new HoldNotices(options.logger ?? silentLogger(), retry.maxRetryAfterMs);
   }
 
   /** Builds a transport from the api config section, reading api.caFile. */
@@ -204,12 +211,14 @@ export class HttpTransport implements HttpClient {
     },
     metrics: HttpTransportMetrics,
     clock?: Clock,
+    logger?: Logger,
   ): Promise<HttpTransport> {
     const extraCaPem = api.caFile === undefined ? undefined : await readCaFile(api.caFile);
     return new HttpTransport({
       ...api,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
       ...(clock === undefined ? {} : { clock }),
+      ...(logger === undefined ? {} : { logger }),
       metrics,
     });
   }
@@ -235,15 +244,27 @@ export class HttpTransport implements HttpClient {
       },
       { priority: priority === 'live' ? 1 : 0, ...(signal === undefined ? {} : { signal }) },
     );
-    const retryAfter = response.header('retry-after');
-    const now = this.clock.now();
-    if (isRateRefusal(response.status, retryAfter)) scope.refused(grant, parseRetryAfterMs(retryAfter, now));
-    else
-      scope.answered(
-        grant,
-        readAnnounced((name) => response.header(name), now),
-      );
+    this.feedBack(this.limiters.scopeName(request.grant), scope, grant, response);
     return response;
+  }
+
+  /**
+   * Tells the request's scope how the API answered: a refusal for rate holds it for its Retry-After (a
+   * backoff when absent or unreadable), an answer announcing a spent quota until its reset. The scope caps
+   * every hold at api.retry.maxRetryAfterMs; a wait capped or unreadable is said once (HoldNotices).
+   */
+  private feedBack(scopeName: string, scope: ScopeLimiter, grant: Grant, response: HttpResponse): void {
+    const now = this.clock.now();
+    const retryAfter = response.header('retry-after');
+    if (isRateRefusal(response.status, retryAfter)) {
+      const wait = readRetryAfter(retryAfter, now);
+      if (wait !== null) this.notices.acted(scopeName, { header: 'retry-after', ...wait });
+      scope.refused(grant, waitMs(wait));
+      return;
+    }
+    const announced = readAnnounced((name) => response.header(name), now);
+    if (announced.remaining === 0 && announced.reset !== null) this.notices.acted(scopeName, announced.reset);
+    scope.answered(grant, announced);
   }
 
   private async timedExchange(
@@ -325,9 +346,10 @@ export class HttpTransport implements HttpClient {
       const headers = response.headers;
       return {
         status: response.statusCode,
+        // A field sent on several lines reads as one value, its lines joined by commas (RFC 9110 5.3).
         header: (name) => {
           const value = headers[name.toLowerCase()];
-          return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
+          return Array.isArray(value) ? value.join(', ') : (value ?? null);
         },
         body: Buffer.concat(chunks).toString('utf8'),
       };

@@ -5,8 +5,9 @@
  * Verdicts:
  * - ok: use the body.
  * - throttled: a refusal for rate (429, or a 503 with Retry-After): flow control, not a failure. The request
- *   is sent again after `delayMs` (Retry-After, however long: a long one parks the limiter scope) or a
- *   backoff when null, and never uses up an attempt of api.retry.maxAttempts.
+ *   is sent again after `delayMs` (Retry-After, at most api.retry.maxRetryAfterMs: a longer one parks the
+ *   limiter scope that long, then the request is tried again) or a backoff when null (no Retry-After, or
+ *   one that makes no sense), and never uses up an attempt of api.retry.maxAttempts.
  * - retry: try again after `delayMs` (from Retry-After) or after backoff when `delayMs` is null.
  * - refresh-auth: 401; refresh the token once and try once more.
  * - invalid-cursor: a listing request that carried a cursor got a 4xx other than 401, 403 and 429. Whatever
@@ -140,8 +141,14 @@ export function classifyAnswer(answer: ApiAnswer, ctx: ClassifierContext): Verdi
       message: `the calls API refused access (${detail}): the grant needs scope read_phones and access to this location`,
     };
   }
-  if (isRateRefusal(status, answer.retryAfter))
-    return { kind: 'throttled', status, delayMs: parseRetryAfterMs(answer.retryAfter, ctx.nowMs) };
+  if (isRateRefusal(status, answer.retryAfter)) {
+    const delayMs = parseRetryAfterMs(answer.retryAfter, ctx.nowMs);
+    return {
+      kind: 'throttled',
+      status,
+      delayMs: delayMs === null ? null : Math.min(delayMs, ctx.policy.maxRetryAfterMs),
+    };
+  }
   if (ctx.policy.statuses.includes(status)) {
     const retryAfterMs = parseRetryAfterMs(answer.retryAfter, ctx.nowMs);
     if (retryAfterMs !== null && retryAfterMs > ctx.policy.maxRetryAfterMs) {

@@ -48,6 +48,7 @@ export class RateLimiters {
       ceiling: Math.max(rateLimit.ceilingPerSecond, options.requestsPerSecond),
       backfillShare: rateLimit.backfillShare,
       parkAfterMs: options.retry.maxRetryAfterMs,
+      maxHoldMs: options.retry.maxRetryAfterMs,
       holdBackoffMs: Math.max(1000, options.retry.initialDelayMs),
       maxHoldBackoffMs: Math.max(1000, options.retry.maxDelayMs),
     };

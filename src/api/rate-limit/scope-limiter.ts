@@ -12,8 +12,11 @@
  *   ever; below that, backfill gets its share from the starts live leaves, and live never waits for it.
  * - Hold: a refusal's Retry-After (or a backoff when it has none) holds every start of the scope until
  *   then, not the one request: the others would be refused too. A quota announced as exhausted
- *   (remaining 0 until its reset) holds it the same way. A hold longer than `parkAfterMs` is reported as
- *   throttled (status, metrics); either way it ends by itself.
+ *   (remaining 0 until its reset) holds it the same way; one whose reset makes no sense (headers.ts,
+ *   `implausible`) holds for a backoff instead. Every hold is bounded: none lasts longer than
+ *   `maxHoldMs` from the moment it is asked for, whatever the API announced (a quota spent for a day is
+ *   tried again after each bounded hold, and refused again until it resets). A hold of at least
+ *   `parkAfterMs` is reported as throttled (status, metrics); either way it ends by itself.
  *
  * Time comes from the injected Clock; the only timer is the one that wakes the next waiter.
  */
@@ -50,9 +53,14 @@ export interface ScopeLimiterSettings extends AimdSettings {
    * live requests wait too (0: strictly live first). Owed starts are not banked while backfill is idle.
    */
   backfillShare: number;
-  /** Hold after a refusal without Retry-After: this, doubled per refusal in a row, up to maxHoldBackoffMs. */
+  /**
+   * Hold after a refusal without a readable Retry-After (or a spent quota without a readable reset):
+   * this, doubled per one in a row, up to maxHoldBackoffMs.
+   */
   holdBackoffMs: number;
   maxHoldBackoffMs: number;
+  /** No hold lasts longer than this from when it is asked for (api.retry.maxRetryAfterMs). */
+  maxHoldMs: number;
 }
 
 export interface ScopeObserver {
@@ -86,6 +94,8 @@ export class ScopeLimiter {
   /** Length of the holds that ended before the current one began. */
   private pastHoldsMs = 0;
   private refusalsInRow = 0;
+  /** Answers in a row announcing a spent quota whose reset makes no sense (each backs off longer). */
+  private unreadableResetsInRow = 0;
   /** Starts owed to backfill (see backfillShare): grows by the share per start granted while it waits. */
   private backfillOwed = 0;
   private readonly waiters: Record<RequestPriority, Waiter[]> = { live: [], backfill: [] };
@@ -128,11 +138,24 @@ export class ScopeLimiter {
     if (announced.ratePerSecond !== null)
       this.state = onAnnounced(this.state, this.settings, announced.ratePerSecond);
     this.state = onAnswered(this.state, this.settings, grant.paced, this.clock.now());
-    // A quota announced as spent: nothing more goes until it resets.
-    if (announced.remaining === 0 && announced.resetAtMs !== null) this.holdUntil(announced.resetAtMs);
+    // A quota announced as spent: nothing more goes until it resets, or for a backoff when the reset makes
+    // no sense (the answers after it tell again).
+    const spentUntil = announced.remaining === 0 ? announced.reset : null;
+    if (spentUntil?.kind !== 'implausible') this.unreadableResetsInRow = 0;
+    if (spentUntil === null) return;
+    const now = this.clock.now();
+    if (spentUntil.kind === 'hold') {
+      this.holdUntil(now + spentUntil.holdMs);
+    } else {
+      this.unreadableResetsInRow += 1;
+      this.holdUntil(now + this.backoffMs(this.unreadableResetsInRow));
+    }
   }
 
-  /** The API refused a request of this scope (429, or 503 with Retry-After); `retryAfterMs` null when absent. */
+  /**
+   * The API refused a request of this scope (429, or 503 with Retry-After); `retryAfterMs` null when absent
+   * or unreadable.
+   */
   refused(grant: Grant, retryAfterMs: number | null): void {
     const now = this.clock.now();
     this.observer.refused();
@@ -141,18 +164,7 @@ export class ScopeLimiter {
     const deep = sinceHold >= 0 && sinceHold < DEEP_WINDOW_MS;
     this.state = onRefused(this.state, this.settings, grant.sentAtMs, now, deep);
     this.refusalsInRow += 1;
-    // Without a Retry-After: holds doubling from holdBackoffMs to maxHoldBackoffMs (time/backoff.ts), not jittered.
-    const backoff = backoffDelayMs(
-      {
-        initialDelayMs: this.settings.holdBackoffMs,
-        maxDelayMs: this.settings.maxHoldBackoffMs,
-        multiplier: 2,
-        jitter: 0,
-      },
-      this.refusalsInRow,
-      0,
-    );
-    this.holdUntil(now + (retryAfterMs ?? backoff));
+    this.holdUntil(now + (retryAfterMs ?? this.backoffMs(this.refusalsInRow)));
   }
 
   snapshot(): ScopeSnapshot {
@@ -181,8 +193,24 @@ export class ScopeLimiter {
     }
   }
 
-  private holdUntil(untilMs: number): void {
+  /** Holds doubling from holdBackoffMs to maxHoldBackoffMs (time/backoff.ts), not jittered. */
+  private backoffMs(inRow: number): number {
+    return backoffDelayMs(
+      {
+        initialDelayMs: this.settings.holdBackoffMs,
+        maxDelayMs: this.settings.maxHoldBackoffMs,
+        multiplier: 2,
+        jitter: 0,
+      },
+      inRow,
+      0,
+    );
+  }
+
+  /** Holds the scope until `askedUntilMs`, or for maxHoldMs from now when that is sooner. */
+  private holdUntil(askedUntilMs: number): void {
     const now = this.clock.now();
+    const untilMs = Math.min(askedUntilMs, now + this.settings.maxHoldMs);
     if (untilMs <= this.heldUntilMs || untilMs <= now) return;
     if (this.heldUntilMs <= now) {
       // A new hold: the last one is over, its whole length counted.

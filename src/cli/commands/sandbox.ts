@@ -72,6 +72,7 @@ export interface SandboxFlags {
   faultLatencyP99?: number;
   faultRateLimit?: number;
   faultRetryAfter?: number;
+  faultRetryAfterForm?: FaultSettings['retryAfterForm'];
   faultServerError?: number;
   faultDrop?: number;
   faultMalformed?: number;
@@ -82,7 +83,8 @@ export interface SandboxFlags {
   limitRps?: number;
   limitBurst?: number;
   limitPer?: 'sandbox' | 'token' | 'client';
-  limitHeaders?: boolean;
+  limitHeaders?: boolean | 'ietf' | 'x-ratelimit';
+  limitResetForm?: 'delta-seconds' | 'epoch-seconds' | 'epoch-ms';
   limitQuota?: number;
   limitQuotaWindow?: number;
 }
@@ -117,6 +119,7 @@ function faultsFrom(f: SandboxFlags): Partial<FaultSettings> {
   }
   if (f.faultRateLimit !== undefined) faults.rateLimitRate = f.faultRateLimit;
   if (f.faultRetryAfter !== undefined) faults.retryAfterSeconds = f.faultRetryAfter;
+  if (f.faultRetryAfterForm !== undefined) faults.retryAfterForm = f.faultRetryAfterForm;
   if (f.faultServerError !== undefined) faults.serverErrorRate = f.faultServerError;
   if (f.faultDrop !== undefined) faults.dropConnectionRate = f.faultDrop;
   if (f.faultMalformed !== undefined) faults.malformedJsonRate = f.faultMalformed;
@@ -129,7 +132,8 @@ function faultsFrom(f: SandboxFlags): Partial<FaultSettings> {
       requestsPerSecond: f.limitRps,
       burst: f.limitBurst ?? Math.max(1, f.limitRps),
       per: f.limitPer ?? 'token',
-      headers: f.limitHeaders === true,
+      headers: f.limitHeaders ?? false,
+      ...(f.limitResetForm === undefined ? {} : { resetForm: f.limitResetForm }),
       quota: f.limitQuota ?? null,
       ...(f.limitQuotaWindow === undefined ? {} : { quotaWindowSeconds: f.limitQuotaWindow }),
     };
@@ -317,6 +321,12 @@ export function register(program: Command): void {
     .option('--fault-latency-p99 <ms>', 'added latency, 99th percentile', num('--fault-latency-p99', 0))
     .option('--fault-rate-limit <r>', 'share of requests answered 429', rate('--fault-rate-limit'))
     .option('--fault-retry-after <s>', 'Retry-After seconds on 429', num('--fault-retry-after', 0))
+    .addOption(
+      new Option('--fault-retry-after-form <form>', 'how every 429 writes its Retry-After').choices([
+        'delay-seconds',
+        'http-date',
+      ]),
+    )
     .option(
       '--limit-rps <r>',
       'enforce a request rate (token bucket, 429 with Retry-After beyond it), hidden unless --limit-headers',
@@ -336,7 +346,18 @@ export function register(program: Command): void {
         return v;
       },
     )
-    .option('--limit-headers', 'announce the limit in RateLimit-Policy / RateLimit headers')
+    .addOption(
+      new Option(
+        '--limit-headers [style]',
+        'announce the limit: ietf (RateLimit-Policy / RateLimit, the default) or x-ratelimit (X-RateLimit-*)',
+      ).choices(['ietf', 'x-ratelimit']),
+    )
+    .addOption(
+      new Option(
+        '--limit-reset-form <form>',
+        'how the announced reset is written (default delta-seconds)',
+      ).choices(['delta-seconds', 'epoch-seconds', 'epoch-ms']),
+    )
     .option(
       '--limit-quota <n>',
       'requests allowed per quota window (429 quota_exhausted beyond)',

@@ -58,7 +58,7 @@ export async function openApi(
     return new StaticTokenProvider(token);
   };
 
-  const transport = await HttpTransport.fromConfig(config.api, metrics, clock);
+  const transport = await HttpTransport.fromConfig(config.api, metrics, clock, logger);
   lifecycle.defer('api transport', () => transport.close());
 
   const grantOf = (source: Source) => (oauth ? source.grant : STATIC_GRANT);

@@ -8,7 +8,7 @@ import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import type { RunningSandbox, SandboxOptions } from '../../../packages/sandbox/src/index.js';
 import {
   connectorDocument,
   publishedCalls,
@@ -21,51 +21,93 @@ import { eventually, testKafka } from '../../support/kafka.js';
 
 const LIMIT = 8;
 
-describe('the connector against an API with a rate limit it does not announce', () => {
-  let sandbox: RunningSandbox;
-  let config: ConnectorConfig;
-  let connector: RunningConnector;
-  const metrics = new ConnectorMetrics();
+interface Run {
+  sandbox: RunningSandbox;
+  config: ConnectorConfig;
+  connector: RunningConnector;
+  metrics: ConnectorMetrics;
+}
 
+/**
+ * A connector at the default rate (20/s: more than twice what the API allows) against a sandbox of these
+ * data and faults, for the tests of one describe block.
+ */
+function connectorAgainst(options: SandboxOptions): Run {
+  const run = { metrics: new ConnectorMetrics() } as Run;
   beforeAll(async () => {
-    sandbox = await startTestSandbox({
-      data: { seed: 43, locations: 2, callsPerLocation: 100, privateRatio: 0.3 },
-      faults: {
-        latency: { medianMs: 10, p99Ms: 40 },
-        rateLimit: { requestsPerSecond: LIMIT, burst: LIMIT, per: 'token' },
-      },
-    });
-    // The default rate (20/s): more than twice what the API allows.
-    config = parseConfig(connectorDocument(sandbox, { api: { requestsPerSecond: 20 } }), {});
-    connector = await runConnector({ config, logger: silentLogger(), metrics });
+    run.sandbox = await startTestSandbox(options);
+    run.config = parseConfig(connectorDocument(run.sandbox, { api: { requestsPerSecond: 20 } }), {});
+    run.connector = await runConnector({ config: run.config, logger: silentLogger(), metrics: run.metrics });
   });
-
   afterAll(async () => {
-    await connector.stop();
-    await sandbox.close();
+    await run.connector.stop();
+    await run.sandbox.close();
+  });
+  return run;
+}
+
+/** Waits for a traversal of every location, then: every call published once, enriched, no location error. */
+async function expectEveryCallOnce(run: Run, timeoutMs: number, what: string): Promise<void> {
+  await eventually(
+    () => run.connector.runtime.status().every((s) => s.totals.traversalsCompleted >= 1),
+    timeoutMs,
+    what,
+  );
+  const truth = run.sandbox.locations.flatMap((location) => run.sandbox.admin.truth(location));
+  const published = await publishedCalls(testKafka(), run.config, truth);
+  expect(published.map(versionId).sort()).toEqual(truth.map(versionId).sort());
+  expect(published.every((call) => call.enriched)).toBe(true);
+  // Flow control, not failure: no traversal ended in an error.
+  const errors = (await run.metrics.locationErrors.get()).values.reduce((n, v) => n + v.value, 0);
+  expect(errors).toBe(0);
+}
+
+describe('the connector against an API with a rate limit it does not announce', () => {
+  const run = connectorAgainst({
+    data: { seed: 43, locations: 2, callsPerLocation: 100, privateRatio: 0.3 },
+    faults: {
+      latency: { medianMs: 10, p99Ms: 40 },
+      rateLimit: { requestsPerSecond: LIMIT, burst: LIMIT, per: 'token' },
+    },
   });
 
   it('converges on the limit: nothing lost, nothing doubled, no page failed for a 429, few 429s', async () => {
-    await eventually(
-      () => connector.runtime.status().every((s) => s.totals.traversalsCompleted >= 1),
-      80_000,
-      'a complete traversal of every location under the hidden limit',
-    );
-    const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const published = await publishedCalls(testKafka(), config, truth);
-    expect(published.map(versionId).sort()).toEqual(truth.map(versionId).sort());
-    expect(published.every((call) => call.enriched)).toBe(true);
-
-    const stats = sandbox.admin.stats();
+    await expectEveryCallOnce(run, 80_000, 'a complete traversal of every location under the hidden limit');
+    const stats = run.sandbox.admin.stats();
     const requests = stats.listRequests + stats.getRequests;
     expect(stats.faults.rateLimited).toBeGreaterThan(0);
     expect(stats.faults.rateLimited / requests).toBeLessThanOrEqual(0.05);
-    // Flow control, not failure: no traversal ended in an error.
-    const errors = (await metrics.locationErrors.get()).values.reduce((n, v) => n + v.value, 0);
-    expect(errors).toBe(0);
     // The learned rate came down from 20 to about the limit.
-    const learned = (await metrics.apiRateLimitRate.get()).values[0]?.value ?? 0;
+    const learned = (await run.metrics.apiRateLimitRate.get()).values[0]?.value ?? 0;
     expect(learned).toBeLessThan(LIMIT * 1.5);
     expect(learned).toBeGreaterThan(LIMIT * 0.3);
+  });
+});
+
+/**
+ * Issue 32 on the real stack: an API announcing X-RateLimit-Remaining and X-RateLimit-Reset on every
+ * answer, the reset in epoch milliseconds. The old reading took the reset for epoch seconds and held the
+ * scope until the year 58,873 (3 of 940 calls published); now the connector honours it and finishes.
+ */
+describe('the connector against an API announcing its reset in epoch milliseconds', () => {
+  const run = connectorAgainst({
+    data: { seed: 44, locations: 1, callsPerLocation: 60, privateRatio: 0.3 },
+    faults: {
+      rateLimit: {
+        requestsPerSecond: LIMIT,
+        burst: LIMIT,
+        per: 'token',
+        headers: 'x-ratelimit',
+        resetForm: 'epoch-ms',
+      },
+    },
+  });
+
+  it('publishes every call exactly once: each hold ends by itself, no stall', async () => {
+    await expectEveryCallOnce(
+      run,
+      60_000,
+      'a complete traversal under a limit announced in epoch milliseconds',
+    );
   });
 });

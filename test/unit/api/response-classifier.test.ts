@@ -80,17 +80,26 @@ describe('classifyAnswer', () => {
     expect(classifyAnswer(answer(503, UNPARSABLE_BODY, null), ctx)).toMatchObject({ kind: 'retry' });
   });
 
-  it('waits out a 429 whose Retry-After exceeds the cap (the scope parks), and gives up on another status', () => {
+  it('waits a 429 whose Retry-After exceeds the cap for the cap only (then tries again), and gives up on another status', () => {
     const capped = { ...ctx, policy: { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 60_000 } };
     expect(classifyAnswer(answer(429, null, '3600'), capped)).toEqual({
       kind: 'throttled',
       status: 429,
-      delayMs: 3_600_000,
+      delayMs: 60_000,
     });
     expect(classifyAnswer(answer(502, null, '3600'), capped)).toMatchObject({
       kind: 'give-up',
       code: 'API_RETRY_AFTER_TOO_LONG',
     });
+  });
+
+  it('backs off on a 429 whose Retry-After makes no sense, such as epoch milliseconds far from the clock (issue 32)', () => {
+    for (const retryAfter of ['soon', '-5', '1795707166748000'])
+      expect(classifyAnswer(answer(429, null, retryAfter), ctx), retryAfter).toEqual({
+        kind: 'throttled',
+        status: 429,
+        delayMs: null,
+      });
   });
 
   it('retries the configured server errors', () => {

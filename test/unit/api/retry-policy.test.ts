@@ -17,8 +17,14 @@ describe('parseRetryAfterMs', () => {
     expect(parseRetryAfterMs('Sun, 31 Dec 2023 23:59:00 GMT', now)).toBe(0);
   });
 
-  it('ignores absent and unparsable values', () => {
-    for (const value of [null, undefined, '', '-3', '1.5', 'soon', 'Xyz, 99 Foo 2024']) {
+  it('reads a fractional delay, and a Unix time in seconds or milliseconds (forms APIs write)', () => {
+    expect(parseRetryAfterMs('1.5', now)).toBe(1_500);
+    expect(parseRetryAfterMs(String(now / 1000 + 20), now)).toBe(20_000);
+    expect(parseRetryAfterMs(String(now + 20_000), now)).toBe(20_000);
+  });
+
+  it('ignores absent values and values that make no sense (the caller backs off)', () => {
+    for (const value of [null, undefined, '', '-3', 'soon', 'Xyz, 99 Foo 2024', '99999999999999999']) {
       expect(parseRetryAfterMs(value, now), String(value)).toBeNull();
     }
   });

@@ -14,7 +14,12 @@
  * single-call requests arrive in.
  */
 import { hashToUnit, normalQuantile } from '../random.js';
-import { checkRateLimit, type RateLimitSettings } from './rate-limit.js';
+import {
+  checkRateLimit,
+  RETRY_AFTER_FORMS,
+  type RateLimitSettings,
+  type RetryAfterForm,
+} from './rate-limit.js';
 
 export interface FaultSettings {
   seed: number;
@@ -23,6 +28,8 @@ export interface FaultSettings {
   /** Share of requests answered 429 rate_limited with Retry-After: retryAfterSeconds. */
   rateLimitRate: number;
   retryAfterSeconds: number;
+  /** How the Retry-After of every 429 (drawn or enforced) is written: delay-seconds, or an HTTP-date. */
+  retryAfterForm: RetryAfterForm;
   /**
    * An enforced rate (token bucket, rate-limit.ts): requests beyond it are answered 429 with the Retry-After
    * of the next free token; null = no limit. Applies before the added latency, as a gateway's would.
@@ -84,6 +91,7 @@ export const DEFAULT_FAULTS: FaultSettings = {
   latency: null,
   rateLimitRate: 0,
   retryAfterSeconds: 1,
+  retryAfterForm: 'delay-seconds',
   rateLimit: null,
   serverErrorRate: 0,
   serverErrorStatuses: [500, 502, 503],
@@ -182,6 +190,8 @@ export function mergeFaults(base: FaultSettings, update: Partial<FaultSettings>)
   if (!(Number.isFinite(merged.retryAfterSeconds) && merged.retryAfterSeconds >= 0)) {
     throw new RangeError('faults.retryAfterSeconds must be >= 0');
   }
+  if (!RETRY_AFTER_FORMS.includes(merged.retryAfterForm))
+    throw new RangeError("faults.retryAfterForm must be 'delay-seconds' or 'http-date'");
   if (!(Number.isFinite(merged.cursorTtlMs) && merged.cursorTtlMs >= 0))
     throw new RangeError('faults.cursorTtlMs must be >= 0');
   if (

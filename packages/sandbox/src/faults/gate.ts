@@ -9,7 +9,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from '../context.js';
 import { planFaults, type FaultPlan } from './faults.js';
-import { admit, freshLimitState, rateLimitHeaders, type RateLimitSettings } from './rate-limit.js';
+import {
+  admit,
+  freshLimitState,
+  rateLimitHeaders,
+  retryAfterValue,
+  type RateLimitSettings,
+} from './rate-limit.js';
 import type { BodyFaults } from '../http/respond.js';
 
 /**
@@ -35,8 +41,11 @@ export async function enterFaultGate(
   req?: IncomingMessage,
 ): Promise<FaultPlan | null> {
   const limit = ctx.faults.rateLimit;
+  // The sandbox clock: advancing it refills the buckets and ends quota windows, and the epoch forms of
+  // the announced reset and Retry-After read on it.
+  const now = ctx.clock.nowMs();
+  const retryAfter = (seconds: number) => retryAfterValue(seconds, ctx.faults.retryAfterForm, now);
   if (limit !== null) {
-    const now = performance.now();
     const key = limitKey(ctx, req, limit.per);
     let state = ctx.rateLimits.get(key);
     if (state === undefined) {
@@ -44,7 +53,7 @@ export async function enterFaultGate(
       ctx.rateLimits.set(key, state);
     }
     const admission = admit(state, limit, now);
-    const announced = limit.headers === true ? rateLimitHeaders(limit, admission) : {};
+    const announced = rateLimitHeaders(limit, admission, now);
     if (!admission.ok) {
       ctx.stats.faults.rateLimited++;
       if (admission.reason === 'quota') ctx.stats.faults.quotaExhausted++;
@@ -55,7 +64,7 @@ export async function enterFaultGate(
         admission.reason === 'quota'
           ? 'request quota exhausted; retry after the given delay'
           : 'rate limit exceeded; retry after the given delay',
-        { 'retry-after': String(admission.retryAfterSeconds), ...announced },
+        { 'retry-after': retryAfter(admission.retryAfterSeconds), ...announced },
       );
       return null;
     }
@@ -69,7 +78,7 @@ export async function enterFaultGate(
   if (plan.reject !== null) {
     const { status, retryAfterSeconds } = plan.reject;
     const headers: Record<string, string> =
-      status === 429 ? { 'retry-after': String(retryAfterSeconds ?? 1) } : {};
+      status === 429 ? { 'retry-after': retryAfter(retryAfterSeconds ?? 1) } : {};
     if (status === 429) ctx.stats.faults.rateLimited++;
     else ctx.stats.faults.serverErrors++;
     const errorBody = ctx.faults.errorBody;

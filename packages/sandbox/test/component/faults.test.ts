@@ -60,6 +60,49 @@ describe('fault injection', () => {
     expect((await client.list(other, { limit: 1 })).status).toBe(200);
   });
 
+  it('announces X-RateLimit-* with the reset in epoch milliseconds, refuses with an HTTP-date Retry-After, and ends the quota window on the sandbox clock', async () => {
+    sandbox.admin.setFaults({
+      rateLimit: {
+        requestsPerSecond: 100,
+        burst: 100,
+        quota: 1,
+        quotaWindowSeconds: 60,
+        headers: 'x-ratelimit',
+        resetForm: 'epoch-ms',
+      },
+      retryAfterForm: 'http-date',
+    });
+    const before = sandbox.admin.now().getTime();
+    const first = await client.list(token, { limit: 1 });
+    expect(first.status).toBe(200);
+    expect(first.headers).toMatchObject({ 'x-ratelimit-limit': '1', 'x-ratelimit-remaining': '0' });
+    const reset = Number(first.headers['x-ratelimit-reset']);
+    expect(reset).toBeGreaterThanOrEqual(before + 60_000);
+    expect(reset).toBeLessThanOrEqual(sandbox.admin.now().getTime() + 60_000);
+
+    const refused = await client.list(token, { limit: 1 });
+    expect(refused.status).toBe(429);
+    expect(refused.json).toMatchObject({ error: { code: 'quota_exhausted' } });
+    const retryAfter = String(refused.headers['retry-after']);
+    expect(retryAfter).toMatch(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
+    expect(Date.parse(retryAfter)).toBeGreaterThanOrEqual(reset);
+    expect(Date.parse(retryAfter)).toBeLessThan(reset + 2_000);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+
+    sandbox.admin.advanceClock(60_000);
+    expect((await client.list(token, { limit: 1 })).status).toBe(200);
+  });
+
+  it('writes the Retry-After of drawn 429s as an HTTP-date too', async () => {
+    sandbox.admin.setFaults({ rateLimitRate: 1, retryAfterSeconds: 7, retryAfterForm: 'http-date' });
+    const now = sandbox.admin.now().getTime();
+    const reply = await client.list(token, { limit: 5 });
+    expect(reply.status).toBe(429);
+    const at = Date.parse(String(reply.headers['retry-after']));
+    expect(at).toBeGreaterThanOrEqual(now + 7_000);
+    expect(at).toBeLessThanOrEqual(sandbox.admin.now().getTime() + 8_000);
+  });
+
   it('limits all the tokens of one client together with `per: client`', async () => {
     sandbox.admin.setFaults({ rateLimit: { requestsPerSecond: 0.01, burst: 1, per: 'client' } });
     const other = sandbox.issueTokens().accessToken;

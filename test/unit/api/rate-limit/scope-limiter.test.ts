@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_AIMD } from '../../../../src/api/rate-limit/aimd.js';
-import type { Announced } from '../../../../src/api/rate-limit/headers.js';
+import { readAnnounced, type Announced } from '../../../../src/api/rate-limit/headers.js';
 import {
   ScopeLimiter,
   type Grant,
@@ -17,8 +17,11 @@ const settings = (initialRate: number): ScopeLimiterSettings => ({
   parkAfterMs: 60_000,
   holdBackoffMs: 1_000,
   maxHoldBackoffMs: 30_000,
+  maxHoldMs: 60_000,
 });
-const NOTHING: Announced = { ratePerSecond: null, remaining: null, resetAtMs: null };
+const NOTHING: Announced = { ratePerSecond: null, remaining: null, reset: null };
+/** An answer announcing a spent quota, its reset read as `reset`. */
+const spent = (reset: Announced['reset']): Announced => ({ ratePerSecond: null, remaining: 0, reset });
 
 /** Lets promise continuations run (grants resolved by a timer). */
 async function settle(): Promise<void> {
@@ -158,25 +161,101 @@ describe('ScopeLimiter', () => {
     const limiter = new ScopeLimiter(clock, settings(10));
     limiter.refused({ sentAtMs: 0, paced: false }, 2_000);
     clock.advance(5_000);
-    limiter.refused({ sentAtMs: 5_000, paced: false }, 3_600_000);
-    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 3_605_000, heldSeconds: 2 });
-    clock.advance(600_000);
-    expect(limiter.snapshot().heldSeconds).toBe(602);
-    clock.advance(3_000_000);
-    expect(limiter.snapshot()).toMatchObject({ throttled: false, heldUntilMs: null, heldSeconds: 3_602 });
+    limiter.refused({ sentAtMs: 5_000, paced: false }, 60_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 65_000, heldSeconds: 2 });
+    clock.advance(30_000);
+    expect(limiter.snapshot().heldSeconds).toBe(32);
+    clock.advance(30_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: false, heldUntilMs: null, heldSeconds: 62 });
   });
 
-  it('holds until the reset of a quota announced as spent', () => {
+  it('holds at most maxHoldMs for a longer Retry-After, parked, then lets the next request try again', async () => {
     const clock = new ManualClock(0);
     const limiter = new ScopeLimiter(clock, settings(10));
-    limiter.answered({ sentAtMs: 0, paced: false }, { ratePerSecond: null, remaining: 0, resetAtMs: 90_000 });
-    expect(limiter.snapshot()).toMatchObject({ heldUntilMs: 90_000, throttled: true });
+    limiter.refused(await limiter.acquire('live'), 3_600_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 60_000 });
+    const granted = acquireAll(limiter, clock, ['retry'], 'live');
+    clock.advance(60_000);
+    await settle();
+    expect(granted).toEqual([{ label: 'retry', at: 60_000 }]);
+    // Refused again (the quota is still spent): parked again, bounded again.
+    limiter.refused({ sentAtMs: 60_000, paced: false }, 3_540_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 120_000 });
+  });
+
+  it('holds until the reset of a quota announced as spent, at most maxHoldMs (parked then)', () => {
+    for (const [holdMs, heldUntilMs, throttled] of [
+      [30_000, 30_000, false],
+      [86_400_000, 60_000, true],
+    ] as const) {
+      const limiter = new ScopeLimiter(new ManualClock(0), settings(10));
+      const reset = { header: 'x-ratelimit-reset', kind: 'hold', holdMs, form: 'epoch-ms' } as const;
+      limiter.answered({ sentAtMs: 0, paced: false }, spent(reset));
+      expect(limiter.snapshot(), String(holdMs)).toMatchObject({ heldUntilMs, throttled });
+    }
+  });
+
+  it('holds for a doubling backoff when a spent quota announces a reset that makes no sense', () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const grant: Grant = { sentAtMs: 0, paced: false };
+    const nonsense = spent({ header: 'x-ratelimit-reset', kind: 'implausible', raw: 'soon' });
+    limiter.answered(grant, nonsense);
+    expect(limiter.snapshot().heldUntilMs).toBe(1_000);
+    clock.advance(1_000);
+    limiter.answered(grant, nonsense);
+    expect(limiter.snapshot().heldUntilMs).toBe(3_000);
+    // A quota not spent holds nothing, whatever its reset says, and the next backoff starts over.
+    clock.advance(2_000);
+    limiter.answered(grant, { ...nonsense, remaining: 3 });
+    expect(limiter.snapshot().heldUntilMs).toBeNull();
+    limiter.answered(grant, nonsense);
+    expect(limiter.snapshot().heldUntilMs).toBe(4_000);
+  });
+
+  it('caps a backoff hold at maxHoldMs too', () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, { ...settings(10), maxHoldBackoffMs: 600_000 });
+    const grant: Grant = { sentAtMs: 0, paced: false };
+    for (let i = 0; i < 10; i++) limiter.refused(grant, null);
+    expect(limiter.snapshot().heldUntilMs).toBe(60_000);
+  });
+
+  it('holds at most maxHoldMs, or only for a backoff, for X-RateLimit-Reset 1717000000000 in epoch ms (review L2)', () => {
+    const headers = { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1717000000000' };
+    const read = (name: string): string | null => headers[name as keyof typeof headers] ?? null;
+    // Then: the reset is 26 min 40 s away; held for maxHoldMs (60 s), parked. Years later: it makes no
+    // sense; held for the first backoff (1 s). Never until the year 56,379.
+    for (const [now, heldFor] of [
+      [Date.UTC(2024, 4, 29, 16, 0, 0), 60_000],
+      [Date.UTC(2026, 10, 26, 17, 0, 0), 1_000],
+    ] as const) {
+      const limiter = new ScopeLimiter(new ManualClock(now), settings(10));
+      limiter.answered({ sentAtMs: now, paced: false }, readAnnounced(read, now));
+      expect(limiter.snapshot().heldUntilMs, new Date(now).toISOString()).toBe(now + heldFor);
+    }
+  });
+
+  it('honours a reset in epoch ms within maxHoldMs (issue 32: held until +058873-09-10T18:19:08.000Z)', () => {
+    const headers = { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1795707166748' };
+    const read = (name: string): string | null => headers[name as keyof typeof headers] ?? null;
+    const now = 1_795_707_166_748 - 42_000;
+    const limiter = new ScopeLimiter(new ManualClock(now), settings(10));
+    limiter.answered({ sentAtMs: now, paced: false }, readAnnounced(read, now));
+    expect(limiter.snapshot()).toMatchObject({ heldUntilMs: 1_795_707_166_748, throttled: false });
   });
 
   it("paces just under an announced policy's rate", () => {
     const clock = new ManualClock(0);
     const limiter = new ScopeLimiter(clock, settings(20));
-    limiter.answered({ sentAtMs: 0, paced: true }, { ratePerSecond: 8, remaining: 5, resetAtMs: 1_000 });
+    limiter.answered(
+      { sentAtMs: 0, paced: true },
+      {
+        ratePerSecond: 8,
+        remaining: 5,
+        reset: { header: 'ratelimit', kind: 'hold', holdMs: 1_000, form: 'delta-seconds' },
+      },
+    );
     expect(limiter.snapshot()).toMatchObject({ ratePerSecond: 8 * 0.95, announcedPerSecond: 8 });
   });
 

@@ -114,6 +114,29 @@ describe('calls-connector sandbox options', () => {
     expect(() => parse(['--limit-per', 'user'])).toThrow();
   });
 
+  it('maps the header forms of the limit and of Retry-After (issue 32)', async () => {
+    const options = await sandboxOptionsFrom(
+      parse([
+        '--limit-rps',
+        '8',
+        '--limit-headers',
+        'x-ratelimit',
+        '--limit-reset-form',
+        'epoch-ms',
+        '--fault-retry-after-form',
+        'http-date',
+      ]),
+      {},
+    );
+    expect(options.faults).toMatchObject({
+      retryAfterForm: 'http-date',
+      rateLimit: { headers: 'x-ratelimit', resetForm: 'epoch-ms' },
+    });
+    expect(() => parse(['--limit-headers', 'x-rate'])).toThrow();
+    expect(() => parse(['--limit-reset-form', 'epoch-us'])).toThrow();
+    expect(() => parse(['--fault-retry-after-form', 'epoch'])).toThrow();
+  });
+
   it('rejects rates outside 0..1 and ports out of range', () => {
     expect(() => parse(['--fault-drop', '2'])).toThrow();
     expect(() => parse(['--port', '70000'])).toThrow();
