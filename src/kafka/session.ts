@@ -27,7 +27,6 @@ import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
-import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
 import type { RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
@@ -38,18 +37,32 @@ import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { locationPartition } from './group/location-partition.js';
 import { createSchemaRegistry } from './avro/registry.js';
-import { compressionType } from './client/compression.js';
-import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
-import {
-  TransactionalRecordSink,
-  transactionalIdFor,
-  type InstanceCheck,
-} from './sinks/transactional-sink.js';
+import { AtLeastOnceRecordSink, type AtLeastOnceSinkMetrics } from './sinks/at-least-once-sink.js';
+import type { FencingBudgetOptions, InstanceCheck } from './sinks/init-rule.js';
+import { partitionTransactionalId, transactionalIdFor } from './sinks/transactional-id.js';
+import { TransactionalRecordSink, type TransactionalSinkMetrics } from './sinks/transactional-sink.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
 import { ensureConnectorTopics, topicPartitionCount } from './topics/topics.js';
 import { recordsVisibility } from './topics/records-visible.js';
 import { assertHighWatermarksListable } from './topics/stable-offsets.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import type { CompressionTypes } from 'kafkajs';
+
+/**
+ * The sinks' settings, mapped from configuration by the start-up step that opens the session
+ * (runtime/steps/kafka.ts, `sinkSettings`); the transactional ones serve exactly-once mode only.
+ */
+export interface SinkSettings {
+  /** Codec of the record batches (kafka.compression). */
+  compression: CompressionTypes;
+  transactionTimeoutMs: number;
+  maxPagesPerTransaction: number;
+  /** Rebuilds allowed after fencings (init-rule.ts). */
+  fencing: FencingBudgetOptions;
+}
+
+/** The metrics the session's sinks update. */
+export type KafkaSessionMetrics = TransactionalSinkMetrics & AtLeastOnceSinkMetrics;
 
 export interface KafkaSessionOptions {
   config: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'> & {
@@ -57,8 +70,9 @@ export interface KafkaSessionOptions {
   };
   /** poll.boundaryCap, checked against the offsets topic's max.message.bytes (see offset-size.ts). */
   boundaryCap?: number;
+  sinks: SinkSettings;
   logger: Logger;
-  metrics: ConnectorMetrics;
+  metrics: KafkaSessionMetrics;
   /** Called once if the sink gives up for good (e.g. fenced by another instance too often). */
   onFatal?: (error: FatalError) => void;
   /** An existing client (tests); otherwise built from config. */
@@ -70,6 +84,23 @@ export interface KafkaSessionOptions {
 /** A RecordSink the session starts and closes. */
 export type SessionSink = RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> };
 
+/** Single mode's sink: the connector's one producer for every partition (transactionalIdFor). */
+export interface ConnectorSinkOptions {
+  scope: 'connector';
+  onFatal?: (error: FatalError) => void;
+  /** Kafka's word on other running instances, asked before any initialisation (sinks/init-rule.ts). */
+  instances?: InstanceCheck;
+}
+
+/** Distributed mode's sink: partition P's producer (partitionTransactionalId). */
+export interface PartitionSinkOptions {
+  scope: 'partition';
+  partition: number;
+  onFatal?: (error: FatalError) => void;
+  /** A fencing, or any loss of the producer, means the partition was taken over. */
+  onTakenOver: () => void;
+}
+
 /** What prepareKafka readies: topics, schemas (the codec the sinks encode with), offset store and a sink factory. */
 export interface KafkaGround {
   kafka: KafkaClient;
@@ -77,16 +108,10 @@ export interface KafkaGround {
   /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
   boundaryMaxBytes: number;
   /**
-   * Builds a sink (not started); `transactionalId` is used in exactly-once mode only. `onTakenOver` (distributed
-   * mode): a fencing means the transactional id's partition was taken over; `instances` (single mode): Kafka's
-   * word on other running instances, asked before any re-initialisation (see TransactionalRecordSink).
+   * Builds a sink (not started) for one producer scope. At least once, only `onFatal` applies: the producer is
+   * idempotent, with no transactional id to fence by.
    */
-  buildSink(
-    transactionalId: string,
-    onFatal?: (error: FatalError) => void,
-    onTakenOver?: () => void,
-    instances?: InstanceCheck,
-  ): SessionSink;
+  buildSink(scope: ConnectorSinkOptions | PartitionSinkOptions): SessionSink;
 }
 
 /**
@@ -164,61 +189,47 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     offsets: config.kafka.offsetsTopic,
     deadLetters: config.kafka.dlqTopic,
   };
-  const buildSink = (
-    transactionalId: string,
-    onFatal?: (error: FatalError) => void,
-    onTakenOver?: () => void,
-    instances?: InstanceCheck,
-  ): SessionSink =>
-    config.kafka.exactlyOnce
-      ? new TransactionalRecordSink({
-          kafka,
-          encoder: codec,
-          topics,
-          connectorName,
-          transactionalId,
-          transactionTimeoutMs: config.kafka.transactionTimeoutMs,
-          maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
-          maxBytesPerTransaction: maxSendBytes,
-          compression: compressionType(config.kafka.compression),
-          fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
-          offsetStore,
-          published: recordsVisibility(kafka, {
-            groupIdPrefix: `${clientId}-offsets-reader`,
-            timeoutMs: config.kafka.offsetsLoadTimeoutMs,
-            clock,
-          }),
-          partitionCount: (topic) => topicPartitionCount(kafka, topic),
-          metrics,
-          logger,
-          clock,
-          ...(onFatal === undefined ? {} : { onFatal }),
-          ...(onTakenOver === undefined ? {} : { onTakenOver }),
-          ...(instances === undefined ? {} : { instances }),
-        })
-      : new AtLeastOnceRecordSink({
-          kafka,
-          encoder: codec,
-          topics,
-          connectorName,
-          maxBytesPerSend: maxSendBytes,
-          compression: compressionType(config.kafka.compression),
-          ...(onFatal === undefined ? {} : { onFatal }),
-          metrics,
-          logger,
-          clock,
-        });
+  const { sinks } = options;
+  const { compression } = sinks;
+  const buildSink = (scope: ConnectorSinkOptions | PartitionSinkOptions): SessionSink => {
+    const onFatal = scope.onFatal === undefined ? {} : { onFatal: scope.onFatal };
+    if (!config.kafka.exactlyOnce)
+      return new AtLeastOnceRecordSink({
+        ...{ kafka, encoder: codec, topics, connectorName, maxBytesPerSend: maxSendBytes },
+        ...{ compression, ...onFatal, metrics, logger, clock },
+      });
+    return new TransactionalRecordSink({
+      ...{ kafka, encoder: codec, topics, connectorName },
+      transactionalId:
+        scope.scope === 'connector'
+          ? transactionalIdFor(connectorName)
+          : partitionTransactionalId(connectorName, scope.partition),
+      transactionTimeoutMs: sinks.transactionTimeoutMs,
+      maxPagesPerTransaction: sinks.maxPagesPerTransaction,
+      maxBytesPerTransaction: maxSendBytes,
+      compression,
+      fencing: sinks.fencing,
+      offsetStore,
+      published: recordsVisibility(kafka, {
+        groupIdPrefix: `${clientId}-offsets-reader`,
+        timeoutMs: config.kafka.offsetsLoadTimeoutMs,
+        clock,
+      }),
+      partitionCount: (topic) => topicPartitionCount(kafka, topic),
+      ...{ metrics, logger, clock, ...onFatal },
+      ...(scope.scope === 'partition'
+        ? { onTakenOver: scope.onTakenOver }
+        : scope.instances === undefined
+          ? {}
+          : { instances: scope.instances }),
+    });
+  };
   return {
     kafka,
     offsetStore,
     boundaryMaxBytes: boundaryByteBudget(offsetsMaxMessageBytes),
     buildSink,
   };
-}
-
-/** The transactional id of one partition's producer in distributed mode. */
-export function partitionTransactionalId(connectorName: string, partition: number): string {
-  return `${transactionalIdFor(connectorName)}-p${partition}`;
 }
 
 /** Where a scope's offsets are read from (see ScopedKafkaSession.loadOffsets). */
@@ -275,12 +286,11 @@ export class ScopedKafkaSession {
     const { config } = this.options;
     let sink: SessionSink;
     if (config.kafka.exactlyOnce) {
-      sink = this.ground.buildSink(
-        transactionalIdFor(config.connector.name),
-        this.options.onFatal,
-        undefined,
-        instances,
-      );
+      sink = this.ground.buildSink({
+        scope: 'connector',
+        ...this.fatalHandler(),
+        ...(instances && { instances }),
+      });
       await sink.start();
     } else sink = sharedScope(await this.sharedSink());
     this.options.logger
@@ -299,11 +309,12 @@ export class ScopedKafkaSession {
     close(timeoutMs?: number): Promise<void>;
   }> {
     if (!this.options.config.kafka.exactlyOnce) return sharedScope(await this.sharedSink());
-    const sink = this.ground.buildSink(
-      partitionTransactionalId(this.options.config.connector.name, partition),
-      this.options.onFatal,
-      takenOver,
-    );
+    const sink = this.ground.buildSink({
+      scope: 'partition',
+      partition,
+      onTakenOver: takenOver,
+      ...this.fatalHandler(),
+    });
     await sink.start();
     return sink;
   }
@@ -340,12 +351,13 @@ export class ScopedKafkaSession {
     await shared?.close(timeoutMs);
   }
 
+  private fatalHandler(): { onFatal?: (error: FatalError) => void } {
+    return this.options.onFatal === undefined ? {} : { onFatal: this.options.onFatal };
+  }
+
   private sharedSink(): Promise<SessionSink> {
     this.shared ??= (async () => {
-      const sink = this.ground.buildSink(
-        transactionalIdFor(this.options.config.connector.name),
-        this.options.onFatal,
-      );
+      const sink = this.ground.buildSink({ scope: 'connector', ...this.fatalHandler() });
       await sink.start();
       return sink;
     })().catch((error: unknown) => {

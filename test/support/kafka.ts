@@ -9,6 +9,7 @@ import {
 import type { FatalError } from '../../src/errors/index.js';
 import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { ScopedKafkaSession, type KafkaSessionOptions, type SessionSink } from '../../src/kafka/session.js';
+import { sinkSettings } from '../../src/runtime/steps/kafka.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topics/topic-reader.js';
@@ -92,8 +93,17 @@ export interface KafkaSession {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export async function startKafkaSession(options: KafkaSessionOptions): Promise<KafkaSession> {
-  const scoped = await ScopedKafkaSession.start(options);
+/** A session's options, the sinks' settings mapped from `config.kafka` as the runtime does unless given. */
+export type TestKafkaSessionOptions = Omit<KafkaSessionOptions, 'sinks'> &
+  Partial<Pick<KafkaSessionOptions, 'sinks'>>;
+
+/** Completes `options` with the sinks' settings the runtime maps from `config.kafka` (runtime/steps/kafka.ts). */
+export function sessionOptions(options: TestKafkaSessionOptions): KafkaSessionOptions {
+  return { ...options, sinks: options.sinks ?? sinkSettings(options.config.kafka) };
+}
+
+export async function startKafkaSession(options: TestKafkaSessionOptions): Promise<KafkaSession> {
+  const scoped = await ScopedKafkaSession.start(sessionOptions(options));
   const sink = await scoped.openConnectorSink();
   try {
     const initialOffsets = await scoped.loadOffsets('connector');

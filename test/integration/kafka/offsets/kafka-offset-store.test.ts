@@ -9,7 +9,7 @@ import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-sto
 import { encodeOffsetValue, offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
 import { writeLocationOffset } from '../../../../src/kafka/offsets/offset-writer.js';
 import type { KafkaSession } from '../../../support/kafka.js';
-import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
+import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-id.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import {
   loadOffsetsWhen,

@@ -8,7 +8,7 @@ import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
 import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
 import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
 import type { KafkaSession } from '../../../support/kafka.js';
-import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
+import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-id.js';
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { locationPartition } from '../../../../src/kafka/group/location-partition.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';

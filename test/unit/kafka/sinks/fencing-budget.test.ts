@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FencingBudget } from '../../../../src/kafka/sinks/fencing-budget.js';
+import { FencingBudget } from '../../../../src/kafka/sinks/init-rule.js';
 
 describe('FencingBudget', () => {
   it('allows `limit` fencings within the window and refuses the next', () => {

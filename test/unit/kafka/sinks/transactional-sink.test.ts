@@ -7,14 +7,13 @@ import type { ProducerBatch, RecordMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError, RetriableError } from '../../../../src/errors/index.js';
 import { pageMessages, type CallEncoder } from '../../../../src/kafka/records/page-messages.js';
-import {
-  TransactionalRecordSink,
-  type InstanceCheck,
-  type PublishedCheck,
-  type RecordPosition,
-  type SinkTransaction,
-  type TransactionalProducer,
-} from '../../../../src/kafka/sinks/transactional-sink.js';
+import type { PublishedCheck, RecordPosition } from '../../../../src/kafka/sinks/commit-witnesses.js';
+import type { InstanceCheck } from '../../../../src/kafka/sinks/init-rule.js';
+import { TransactionalRecordSink } from '../../../../src/kafka/sinks/transactional-sink.js';
+import type {
+  SinkTransaction,
+  TransactionalProducer,
+} from '../../../../src/kafka/sinks/transactional-producer.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
