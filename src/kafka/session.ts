@@ -28,7 +28,6 @@ import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { LocationOffset } from '../sync/model.js';
-import type { RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client/kafkajs-client.js';
 import type { KafkaClient } from './client/port.js';
@@ -37,32 +36,22 @@ import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { locationPartition } from './group/location-partition.js';
 import { createSchemaRegistry } from './avro/registry.js';
-import { AtLeastOnceRecordSink, type AtLeastOnceSinkMetrics } from './sinks/at-least-once-sink.js';
-import type { FencingBudgetOptions, InstanceCheck } from './sinks/init-rule.js';
-import { partitionTransactionalId, transactionalIdFor } from './sinks/transactional-id.js';
-import { TransactionalRecordSink, type TransactionalSinkMetrics } from './sinks/transactional-sink.js';
+import {
+  buildScopeSink,
+  type ConnectorSinkOptions,
+  type PartitionSinkOptions,
+  type SessionSink,
+  type SinkMetrics,
+  type SinkSettings,
+} from './sinks/sink-factory.js';
+import type { InstanceCheck } from './sinks/init-rule.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
 import { ensureConnectorTopics, topicPartitionCount } from './topics/topics.js';
 import { recordsVisibility } from './topics/records-visible.js';
 import { assertHighWatermarksListable } from './topics/stable-offsets.js';
 import { systemClock, type Clock } from '../time/clock.js';
-import type { CompressionTypes } from 'kafkajs';
 
-/**
- * The sinks' settings, mapped from configuration by the start-up step that opens the session
- * (runtime/steps/kafka.ts, `sinkSettings`); the transactional ones serve exactly-once mode only.
- */
-export interface SinkSettings {
-  /** Codec of the record batches (kafka.compression). */
-  compression: CompressionTypes;
-  transactionTimeoutMs: number;
-  maxPagesPerTransaction: number;
-  /** Rebuilds allowed after fencings (init-rule.ts). */
-  fencing: FencingBudgetOptions;
-}
-
-/** The metrics the session's sinks update. */
-export type KafkaSessionMetrics = TransactionalSinkMetrics & AtLeastOnceSinkMetrics;
+export type { SessionSink, SinkSettings } from './sinks/sink-factory.js';
 
 export interface KafkaSessionOptions {
   config: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'> & {
@@ -72,33 +61,13 @@ export interface KafkaSessionOptions {
   boundaryCap?: number;
   sinks: SinkSettings;
   logger: Logger;
-  metrics: KafkaSessionMetrics;
+  metrics: SinkMetrics;
   /** Called once if the sink gives up for good (e.g. fenced by another instance too often). */
   onFatal?: (error: FatalError) => void;
   /** An existing client (tests); otherwise built from config. */
   kafka?: KafkaClient;
   /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
   clock?: Clock;
-}
-
-/** A RecordSink the session starts and closes. */
-export type SessionSink = RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> };
-
-/** Single mode's sink: the connector's one producer for every partition (transactionalIdFor). */
-export interface ConnectorSinkOptions {
-  scope: 'connector';
-  onFatal?: (error: FatalError) => void;
-  /** Kafka's word on other running instances, asked before any initialisation (sinks/init-rule.ts). */
-  instances?: InstanceCheck;
-}
-
-/** Distributed mode's sink: partition P's producer (partitionTransactionalId). */
-export interface PartitionSinkOptions {
-  scope: 'partition';
-  partition: number;
-  onFatal?: (error: FatalError) => void;
-  /** A fencing, or any loss of the producer, means the partition was taken over. */
-  onTakenOver: () => void;
 }
 
 /** What prepareKafka readies: topics, schemas (the codec the sinks encode with), offset store and a sink factory. */
@@ -189,46 +158,21 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     offsets: config.kafka.offsetsTopic,
     deadLetters: config.kafka.dlqTopic,
   };
-  const { sinks } = options;
-  const { compression } = sinks;
-  const buildSink = (scope: ConnectorSinkOptions | PartitionSinkOptions): SessionSink => {
-    const onFatal = scope.onFatal === undefined ? {} : { onFatal: scope.onFatal };
-    if (!config.kafka.exactlyOnce)
-      return new AtLeastOnceRecordSink({
-        ...{ kafka, encoder: codec, topics, connectorName, maxBytesPerSend: maxSendBytes },
-        ...{ compression, ...onFatal, metrics, logger, clock },
-      });
-    return new TransactionalRecordSink({
-      ...{ kafka, encoder: codec, topics, connectorName },
-      transactionalId:
-        scope.scope === 'connector'
-          ? transactionalIdFor(connectorName)
-          : partitionTransactionalId(connectorName, scope.partition),
-      transactionTimeoutMs: sinks.transactionTimeoutMs,
-      maxPagesPerTransaction: sinks.maxPagesPerTransaction,
-      maxBytesPerTransaction: maxSendBytes,
-      compression,
-      fencing: sinks.fencing,
-      offsetStore,
-      published: recordsVisibility(kafka, {
-        groupIdPrefix: `${clientId}-offsets-reader`,
-        timeoutMs: config.kafka.offsetsLoadTimeoutMs,
-        clock,
-      }),
-      partitionCount: (topic) => topicPartitionCount(kafka, topic),
-      ...{ metrics, logger, clock, ...onFatal },
-      ...(scope.scope === 'partition'
-        ? { onTakenOver: scope.onTakenOver }
-        : scope.instances === undefined
-          ? {}
-          : { instances: scope.instances }),
-    });
+  const parts = {
+    ...{ exactlyOnce: config.kafka.exactlyOnce, settings: options.sinks, kafka, encoder: codec, topics },
+    ...{ connectorName, maxSendBytes, offsetStore, metrics, logger, clock },
+    published: recordsVisibility(kafka, {
+      groupIdPrefix: `${clientId}-offsets-reader`,
+      timeoutMs: config.kafka.offsetsLoadTimeoutMs,
+      clock,
+    }),
+    partitionCount: (topic: string) => topicPartitionCount(kafka, topic),
   };
   return {
     kafka,
     offsetStore,
     boundaryMaxBytes: boundaryByteBudget(offsetsMaxMessageBytes),
-    buildSink,
+    buildSink: (scope) => buildScopeSink(parts, scope),
   };
 }
 

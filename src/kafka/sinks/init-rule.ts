@@ -62,7 +62,7 @@ export interface InitRuleOptions {
   /** Distributed mode: the partition is this instance's until its producer is lost. */
   distributed: boolean;
   /** Single mode: Kafka's word on other running instances. */
-  instances?: InstanceCheck;
+  instances?: InstanceCheck | undefined;
   fencing: FencingBudgetOptions;
 }
 

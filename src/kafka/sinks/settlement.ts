@@ -1,19 +1,17 @@
 /**
  * The read-back after a failed write of the exactly-once sink, and the plan of what to write again. The sink only
- * reports facts (aborted, or unknown: the commit's EndTxn failed); the pages are decided by the one rule
- * (sync/commit-outcome.ts) over those facts and what this reads back:
- * - the offsets of the pages' locations, only from their partitions of the offsets topic, under a producer
- *   initialised since the write (its initialisation waited for pending markers), once every transaction open
- *   there has ended (KafkaOffsetStore `awaitOpenTransactions`: a read stopped short by one, a neighbour's or a
- *   hanging one of ours, would show the committed offset and pass for an abort). The rule says stored, rejected or
- *   superseded per page, or 'read-again' (a stale read, never adopted): this reads again after a backoff until it
- *   decides, MAX_UNSETTLED_READS times at most (about a minute and a half), then stops the process (FatalError
- *   KAFKA_OFFSETS_UNSETTLED) and a restart reads the store afresh;
- * - when the read would not store every page, whether the transaction's records outside the offsets topic are
- *   visible (`published`: its first record on each partition, its witnesses). All visible, it committed; some, it
- *   committed and an operator aborted part of it since (a hanging transaction); none, it aborted.
- * What Kafka lost of a committed page (its offset record, its records on the aborted partitions) is written again
- * before the page is stored ('rewrite-offset', 'republish-lost': the plan, `rewritePlan`; the writing, writeAgain).
+ * reports facts (aborted, or unknown: EndTxn failed); the pages are decided by the one rule (sync/commit-outcome.ts)
+ * over those facts and what this reads back:
+ * - the stored offsets of the pages' locations (only their partitions of the offsets topic), under a producer
+ *   initialised since the write (its initialisation waited for pending markers), once every transaction open there
+ *   has ended (KafkaOffsetStore `awaitOpenTransactions`: a read stopped short by one would show the committed
+ *   offset and pass for an abort). The rule says stored, rejected or superseded per page, or 'read-again' (a stale
+ *   read, never adopted): read again after a backoff, MAX_UNSETTLED_READS times at most (about a minute and a half),
+ *   then the process stops (KAFKA_OFFSETS_UNSETTLED) and a restart reads the store afresh;
+ * - when that would not store every page, whether the write's records outside the offsets topic are visible
+ *   (`published`, from its witnesses). All visible, it committed; some, it committed and an operator aborted part
+ *   of it since (a hanging transaction); none, it aborted.
+ * What Kafka lost of a committed page is written again before the page is stored (`rewritePlan`, writeAgain).
  */
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
@@ -96,9 +94,9 @@ export interface SettlerOptions {
   >;
   offsetStore: LocationOffsetReader;
   /** Unset: never asked, the offsets read back alone decide. */
-  published?: PublishedCheck;
+  published?: PublishedCheck | undefined;
   /** Unset or failing: a 'republish-lost' page's records all go again. */
-  partitionCount?: (topic: string) => Promise<number>;
+  partitionCount?: ((topic: string) => Promise<number>) | undefined;
   topics: SinkTopics;
   /** The error the sink writes nothing more with, if it does not write any more. */
   fatal: () => ConnectorError | undefined;

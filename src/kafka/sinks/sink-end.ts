@@ -18,8 +18,8 @@ export interface SinkEndOptions {
   transactionalId: string;
   /** When the transaction in flight began (epoch ms), reported with a standing down. */
   transactionStartedAt: () => number;
-  onFatal?: (error: FatalError) => void;
-  onTakenOver?: () => void;
+  onFatal?: ((error: FatalError) => void) | undefined;
+  onTakenOver?: (() => void) | undefined;
   logger: Logger;
   clock: Clock;
 }

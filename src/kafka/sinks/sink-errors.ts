@@ -11,7 +11,7 @@
  *   (sync/commit-outcome.ts), or waits for Kafka (KAFKA_UNAVAILABLE).
  */
 import { Partitioners, type ProducerConfig } from 'kafkajs';
-import { FatalError, RetriableError } from '../../errors/index.js';
+import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import {
   describeKafkaError,
   fatalKafkaErrorType,
@@ -142,11 +142,12 @@ export function readTransactionFailure(
   };
 }
 
-/** Why the exactly-once sink could not start: Kafka refused its id for good, or cannot be reached yet. */
-export function transactionalStartError(
-  error: unknown,
-  transactionalId: string,
-): FatalError | RetriableError {
+/**
+ * Why the exactly-once sink could not start: its own answer (a newer instance runs, or it cannot tell yet), Kafka
+ * refused its id for good, or Kafka cannot be reached yet.
+ */
+export function transactionalStartError(error: unknown, transactionalId: string): ConnectorError {
+  if (error instanceof ConnectorError) return error;
   return (
     notPermittedError(
       error,

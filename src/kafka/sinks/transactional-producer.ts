@@ -59,7 +59,7 @@ export interface TransactionWriterOptions {
   topics: SinkTopics;
   /** Bytes per send: a larger page goes in several sends of its one transaction (under max.message.bytes). */
   maxBytesPerTransaction: number;
-  compression?: CompressionTypes;
+  compression?: CompressionTypes | undefined;
   metrics: TransactionMetrics;
   logger: Logger;
   clock: Clock;

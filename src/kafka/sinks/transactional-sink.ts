@@ -116,60 +116,34 @@ export class TransactionalRecordSink implements RecordSink {
   private readonly log: Logger;
 
   constructor(private readonly options: TransactionalSinkOptions) {
-    if (!Number.isInteger(options.maxPagesPerTransaction) || options.maxPagesPerTransaction < 1) {
+    const { connectorName, transactionalId, maxPagesPerTransaction, topics, metrics } = options;
+    if (!Number.isInteger(maxPagesPerTransaction) || maxPagesPerTransaction < 1)
       throw new RangeError('maxPagesPerTransaction must be a positive integer');
-    }
-    if (options.transactionalId.length === 0) throw new RangeError('transactionalId must not be empty');
-    const { instances, onFatal, onTakenOver, compression, published, partitionCount } = options;
-    this.initRule = new InitRule({
-      connectorName: options.connectorName,
-      distributed: onTakenOver !== undefined,
-      ...(instances !== undefined && { instances }),
-      fencing: options.fencing,
-    });
+    if (transactionalId.length === 0) throw new RangeError('transactionalId must not be empty');
+    const distributed = options.onTakenOver !== undefined;
+    this.initRule = new InitRule({ ...options, distributed });
     const clock = (this.clock = options.clock ?? systemClock);
-    this.queue = new PageQueue({
-      encoder: options.encoder,
-      connectorName: options.connectorName,
-      drain: (queue) => this.drain(queue),
-    });
-    const logger = (this.log = options.logger.child({
-      component: 'transactional-sink',
-      transactionalId: options.transactionalId,
-    }));
-    const { metrics, topics } = options;
+    const logger = (this.log = options.logger.child({ component: 'transactional-sink', transactionalId }));
+    const parts = { metrics, logger, clock };
+    this.queue = new PageQueue({ ...options, drain: (queue) => this.drain(queue) });
     this.producers = new ProducerLifecycle({
       build: () => options.kafka.producer(sinkProducerConfig(options)),
       prepare: initTransactions,
       beforeBuild: (rebuild) => this.mayInitialise(rebuild),
-      ...{ metrics, logger, clock },
+      ...parts,
     });
     this.end = new SinkEnd({
-      producers: this.producers,
-      connectorName: options.connectorName,
-      transactionalId: options.transactionalId,
+      ...{ producers: this.producers, connectorName, transactionalId, ...parts },
+      ...{ onFatal: options.onFatal, onTakenOver: options.onTakenOver },
       transactionStartedAt: () => this.writer.startedAt,
-      ...(onFatal !== undefined && { onFatal }),
-      ...(onTakenOver !== undefined && { onTakenOver }),
-      ...{ logger, clock },
     });
-    const { maxBytesPerTransaction } = options;
-    this.writer = new TransactionWriter({
-      topics,
-      maxBytesPerTransaction,
-      ...(compression !== undefined && { compression }),
-      ...{ metrics, logger, clock },
-    });
+    this.writer = new TransactionWriter({ ...options, ...parts });
     this.settler = new Settler({
-      producers: this.producers,
-      offsetStore: options.offsetStore,
-      ...(published !== undefined && { published }),
-      ...(partitionCount !== undefined && { partitionCount }),
-      topics,
+      ...{ producers: this.producers, offsetStore: options.offsetStore, topics, ...parts },
+      ...{ published: options.published, partitionCount: options.partitionCount },
       fatal: () => this.fatal,
       fail: (error) => this.end.fail(error),
       requeue: (page) => this.queue.requeue(page),
-      ...{ metrics, logger, clock },
     });
   }
 
@@ -182,7 +156,6 @@ export class TransactionalRecordSink implements RecordSink {
     try {
       await this.producers.acquire();
     } catch (error) {
-      if (error instanceof ConnectorError) throw error; // the sink's own (a newer instance runs; cannot tell yet)
       throw transactionalStartError(error, this.options.transactionalId);
     }
   }

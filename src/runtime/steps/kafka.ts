@@ -9,7 +9,8 @@
 import type { ConnectorConfig } from '../../config/schema.js';
 import { compressionType } from '../../kafka/client/compression.js';
 import type { KafkaAdmin } from '../../kafka/client/port.js';
-import { ScopedKafkaSession, type SinkSettings } from '../../kafka/session.js';
+import { ScopedKafkaSession } from '../../kafka/session.js';
+import type { SinkSettings } from '../../kafka/sinks/sink-factory.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
 import type { StartContext } from './context.js';
 
