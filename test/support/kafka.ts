@@ -1,5 +1,6 @@
 /** Kafka helpers for integration tests: a quiet client on the chosen stack, topic creation, polling. */
 import { Kafka, logLevel, type ITopicConfig } from 'kafkajs';
+import { afterEach } from 'vitest';
 import {
   kafkaSchema,
   schemaRegistrySchema,
@@ -145,6 +146,24 @@ export async function startTestSession(options: TestSessionOptions = {}): Promis
     ...(options.boundaryCap === undefined ? {} : { boundaryCap: options.boundaryCap }),
   });
   return { session, metrics, config };
+}
+
+/**
+ * The sessions of a test file (or of the describe block that calls it), each closed after the test that started it:
+ * `started` is startTestSession, its session closed by an `afterEach` this registers.
+ */
+export function useKafkaSessions(): { started: typeof startTestSession } {
+  const sessions: KafkaSession[] = [];
+  afterEach(async () => {
+    await Promise.all(sessions.splice(0).map((s) => s.close()));
+  });
+  return {
+    started: async (options) => {
+      const result = await startTestSession(options);
+      sessions.push(result.session);
+      return result;
+    },
+  };
 }
 
 /**
