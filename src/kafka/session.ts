@@ -10,10 +10,10 @@
  *    back the last stable offset of the offsets topic and so what step 4 can read;
  * 4. offsets: the scope's partitions of the offsets topic are read to their end (read_committed).
  *
- * Producer scopes (`ScopedKafkaSession`): single mode has one, the connector (`openConnectorSink`, transactional
- * id `transactionalIdFor(connector.name)`, every partition, re-initialised only when the instances group shows no
- * other instance: option `instances`); distributed mode one per partition P taken over (`openPartitionSink`,
- * `<transactionalIdFor(connector.name)>-p<P>`; any producer loss drops P, `takenOver`). At least once
+ * Producer scopes (`ScopedKafkaSession`; their sinks built by sinks/sink-factory.ts, their transactional ids named
+ * by sinks/transactional-id.ts): single mode has one, the connector (`openConnectorSink`, every partition,
+ * re-initialised only when the instances group shows no other instance: option `instances`); distributed mode one
+ * per partition P taken over (`openPartitionSink`; any producer loss drops P, `takenOver`). At least once
  * (`kafka.exactlyOnce: false`), one idempotent producer serves every scope; nothing fences a paused instance
  * then, so a zombie may publish a page the new owner publishes too: duplicates, which at-least-once allows,
  * never loss.
@@ -21,7 +21,8 @@
  * Contract: `ScopedKafkaSession.start()` once (it opens no producer); a scope's sink before its offsets are read;
  * `close()` at shutdown after every scope's sink was closed (it closes the shared at-least-once sink).
  * The runtime opens scopes through the partition handover (runtime/steps/ownership.ts); the tests' one-scope form
- * (the connector scope, its offsets read at once) is test/support/kafka.ts `startKafkaSession`.
+ * (the connector scope, its offsets read at once) is test/support/kafka.ts `startKafkaSession`. The sinks' settings
+ * come mapped from configuration (`sinks`: runtime/steps/kafka.ts, `sinkSettings`).
  */
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { ConnectorConfig } from '../config/schema.js';
