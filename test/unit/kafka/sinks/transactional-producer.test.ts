@@ -2,6 +2,7 @@
  * One transaction's I/O (TransactionWriter) over a scripted producer: the pages' records sent in chunks within
  * maxBytesPerTransaction, the stage that failed, and where a failed commit's records landed.
  */
+import { Histogram } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { pageMessages } from '../../../../src/kafka/records/page-messages.js';
 import {
@@ -10,7 +11,6 @@ import {
   TransactionWriter,
 } from '../../../../src/kafka/sinks/transactional-producer.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import { sampleCall } from '../../../support/calls.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -25,14 +25,15 @@ import {
   topics,
 } from '../../../support/scripted-kafka.js';
 
-function writerWith(maxBytesPerTransaction = 1_000_000): TransactionWriter {
-  const { transactionCommitDuration } = new ConnectorMetrics();
+/** A writer with the one metric it updates, registered nowhere. */
+function writerWith(maxBytesPerTransaction = 1_000_000, clock = new ManualClock()): TransactionWriter {
+  const transactionCommitDuration = new Histogram({ name: 'commit_seconds', help: 'commit', registers: [] });
   return new TransactionWriter({
     topics,
     maxBytesPerTransaction,
     metrics: { transactionCommitDuration },
     logger: silentLogger(),
-    clock: new ManualClock(),
+    clock,
   });
 }
 
@@ -96,14 +97,7 @@ describe('TransactionWriter', () => {
     const kafka = new ScriptedKafka();
     const clock = new ManualClock();
     clock.advance(5_000);
-    const { transactionCommitDuration } = new ConnectorMetrics();
-    const writer = new TransactionWriter({
-      topics,
-      maxBytesPerTransaction: 1_000_000,
-      metrics: { transactionCommitDuration },
-      logger: silentLogger(),
-      clock,
-    });
+    const writer = writerWith(1_000_000, clock);
     await writer.write(async () => kafka.producer(), [messagesOf(page('a', '1'))]);
     expect(writer.startedAt).toBe(clock.now());
   });
