@@ -10,10 +10,10 @@
  *    back the last stable offset of the offsets topic and so what step 4 can read;
  * 4. offsets: the scope's partitions of the offsets topic are read to their end (read_committed).
  *
- * Producer scopes (`ScopedKafkaSession`): single mode has one, the connector (`openConnectorSink`, transactional
- * id `transactionalIdFor(connector.name)`, every partition, re-initialised only when the instances group shows no
- * other instance: option `instances`); distributed mode one per partition P taken over (`openPartitionSink`,
- * `<transactionalIdFor(connector.name)>-p<P>`; any producer loss drops P, `takenOver`). At least once
+ * Producer scopes (`ScopedKafkaSession`; their sinks built by sinks/sink-factory.ts, their transactional ids named
+ * by sinks/transactional-id.ts): single mode has one, the connector (`openConnectorSink`, every partition,
+ * re-initialised only when the instances group shows no other instance: option `instances`); distributed mode one
+ * per partition P taken over (`openPartitionSink`; any producer loss drops P, `takenOver`). At least once
  * (`kafka.exactlyOnce: false`), one idempotent producer serves every scope; nothing fences a paused instance
  * then, so a zombie may publish a page the new owner publishes too: duplicates, which at-least-once allows,
  * never loss.
@@ -21,15 +21,14 @@
  * Contract: `ScopedKafkaSession.start()` once (it opens no producer); a scope's sink before its offsets are read;
  * `close()` at shutdown after every scope's sink was closed (it closes the shared at-least-once sink).
  * The runtime opens scopes through the partition handover (runtime/steps/ownership.ts); the tests' one-scope form
- * (the connector scope, its offsets read at once) is test/support/kafka.ts `startKafkaSession`.
+ * (the connector scope, its offsets read at once) is test/support/kafka.ts `startKafkaSession`. The sinks' settings
+ * come mapped from configuration (`sinks`: runtime/steps/kafka.ts, `sinkSettings`).
  */
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
-import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationOffset } from '../sync/model.js';
-import type { RecordSink } from '../sync/ports.js';
 import { CallCodec, DEFAULT_MAX_VALUE_BYTES } from './avro/call-codec.js';
 import { createKafka } from './client/kafkajs-client.js';
 import type { KafkaClient } from './client/port.js';
@@ -38,18 +37,22 @@ import { KafkaOffsetStore } from './offsets/kafka-offset-store.js';
 import { boundaryByteBudget, verifyOffsetRecordFits } from './offsets/offset-size.js';
 import { locationPartition } from './group/location-partition.js';
 import { createSchemaRegistry } from './avro/registry.js';
-import { compressionType } from './client/compression.js';
-import { AtLeastOnceRecordSink } from './sinks/at-least-once-sink.js';
 import {
-  TransactionalRecordSink,
-  transactionalIdFor,
-  type InstanceCheck,
-} from './sinks/transactional-sink.js';
+  buildScopeSink,
+  type ConnectorSinkOptions,
+  type PartitionSinkOptions,
+  type SessionSink,
+  type SinkMetrics,
+  type SinkSettings,
+} from './sinks/sink-factory.js';
+import type { InstanceCheck } from './sinks/init-rule.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
 import { ensureConnectorTopics, topicPartitionCount } from './topics/topics.js';
 import { recordsVisibility } from './topics/records-visible.js';
 import { assertHighWatermarksListable } from './topics/stable-offsets.js';
 import { systemClock, type Clock } from '../time/clock.js';
+
+export type { SessionSink, SinkSettings } from './sinks/sink-factory.js';
 
 export interface KafkaSessionOptions {
   config: Pick<ConnectorConfig, 'kafka' | 'schemaRegistry'> & {
@@ -57,8 +60,9 @@ export interface KafkaSessionOptions {
   };
   /** poll.boundaryCap, checked against the offsets topic's max.message.bytes (see offset-size.ts). */
   boundaryCap?: number;
+  sinks: SinkSettings;
   logger: Logger;
-  metrics: ConnectorMetrics;
+  metrics: SinkMetrics;
   /** Called once if the sink gives up for good (e.g. fenced by another instance too often). */
   onFatal?: (error: FatalError) => void;
   /** An existing client (tests); otherwise built from config. */
@@ -67,9 +71,6 @@ export interface KafkaSessionOptions {
   clock?: Clock;
 }
 
-/** A RecordSink the session starts and closes. */
-export type SessionSink = RecordSink & { start(): Promise<void>; close(timeoutMs?: number): Promise<void> };
-
 /** What prepareKafka readies: topics, schemas (the codec the sinks encode with), offset store and a sink factory. */
 export interface KafkaGround {
   kafka: KafkaClient;
@@ -77,16 +78,10 @@ export interface KafkaGround {
   /** Bytes a location's boundary may take in its stored offset (offset-size.ts, boundaryByteBudget). */
   boundaryMaxBytes: number;
   /**
-   * Builds a sink (not started); `transactionalId` is used in exactly-once mode only. `onTakenOver` (distributed
-   * mode): a fencing means the transactional id's partition was taken over; `instances` (single mode): Kafka's
-   * word on other running instances, asked before any re-initialisation (see TransactionalRecordSink).
+   * Builds a sink (not started) for one producer scope. At least once, only `onFatal` applies: the producer is
+   * idempotent, with no transactional id to fence by.
    */
-  buildSink(
-    transactionalId: string,
-    onFatal?: (error: FatalError) => void,
-    onTakenOver?: () => void,
-    instances?: InstanceCheck,
-  ): SessionSink;
+  buildSink(scope: ConnectorSinkOptions | PartitionSinkOptions): SessionSink;
 }
 
 /**
@@ -164,61 +159,22 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     offsets: config.kafka.offsetsTopic,
     deadLetters: config.kafka.dlqTopic,
   };
-  const buildSink = (
-    transactionalId: string,
-    onFatal?: (error: FatalError) => void,
-    onTakenOver?: () => void,
-    instances?: InstanceCheck,
-  ): SessionSink =>
-    config.kafka.exactlyOnce
-      ? new TransactionalRecordSink({
-          kafka,
-          encoder: codec,
-          topics,
-          connectorName,
-          transactionalId,
-          transactionTimeoutMs: config.kafka.transactionTimeoutMs,
-          maxPagesPerTransaction: config.kafka.maxPagesPerTransaction,
-          maxBytesPerTransaction: maxSendBytes,
-          compression: compressionType(config.kafka.compression),
-          fencing: { limit: config.kafka.fencedRebuildLimit, windowMs: config.kafka.fencedWindowMs },
-          offsetStore,
-          published: recordsVisibility(kafka, {
-            groupIdPrefix: `${clientId}-offsets-reader`,
-            timeoutMs: config.kafka.offsetsLoadTimeoutMs,
-            clock,
-          }),
-          partitionCount: (topic) => topicPartitionCount(kafka, topic),
-          metrics,
-          logger,
-          clock,
-          ...(onFatal === undefined ? {} : { onFatal }),
-          ...(onTakenOver === undefined ? {} : { onTakenOver }),
-          ...(instances === undefined ? {} : { instances }),
-        })
-      : new AtLeastOnceRecordSink({
-          kafka,
-          encoder: codec,
-          topics,
-          connectorName,
-          maxBytesPerSend: maxSendBytes,
-          compression: compressionType(config.kafka.compression),
-          ...(onFatal === undefined ? {} : { onFatal }),
-          metrics,
-          logger,
-          clock,
-        });
+  const parts = {
+    ...{ exactlyOnce: config.kafka.exactlyOnce, settings: options.sinks, kafka, encoder: codec, topics },
+    ...{ connectorName, maxSendBytes, offsetStore, metrics, logger, clock },
+    published: recordsVisibility(kafka, {
+      groupIdPrefix: `${clientId}-offsets-reader`,
+      timeoutMs: config.kafka.offsetsLoadTimeoutMs,
+      clock,
+    }),
+    partitionCount: (topic: string) => topicPartitionCount(kafka, topic),
+  };
   return {
     kafka,
     offsetStore,
     boundaryMaxBytes: boundaryByteBudget(offsetsMaxMessageBytes),
-    buildSink,
+    buildSink: (scope) => buildScopeSink(parts, scope),
   };
-}
-
-/** The transactional id of one partition's producer in distributed mode. */
-export function partitionTransactionalId(connectorName: string, partition: number): string {
-  return `${transactionalIdFor(connectorName)}-p${partition}`;
 }
 
 /** Where a scope's offsets are read from (see ScopedKafkaSession.loadOffsets). */
@@ -275,12 +231,11 @@ export class ScopedKafkaSession {
     const { config } = this.options;
     let sink: SessionSink;
     if (config.kafka.exactlyOnce) {
-      sink = this.ground.buildSink(
-        transactionalIdFor(config.connector.name),
-        this.options.onFatal,
-        undefined,
-        instances,
-      );
+      sink = this.ground.buildSink({
+        scope: 'connector',
+        ...this.fatalHandler(),
+        ...(instances && { instances }),
+      });
       await sink.start();
     } else sink = sharedScope(await this.sharedSink());
     this.options.logger
@@ -299,11 +254,12 @@ export class ScopedKafkaSession {
     close(timeoutMs?: number): Promise<void>;
   }> {
     if (!this.options.config.kafka.exactlyOnce) return sharedScope(await this.sharedSink());
-    const sink = this.ground.buildSink(
-      partitionTransactionalId(this.options.config.connector.name, partition),
-      this.options.onFatal,
-      takenOver,
-    );
+    const sink = this.ground.buildSink({
+      scope: 'partition',
+      partition,
+      onTakenOver: takenOver,
+      ...this.fatalHandler(),
+    });
     await sink.start();
     return sink;
   }
@@ -340,12 +296,13 @@ export class ScopedKafkaSession {
     await shared?.close(timeoutMs);
   }
 
+  private fatalHandler(): { onFatal?: (error: FatalError) => void } {
+    return this.options.onFatal === undefined ? {} : { onFatal: this.options.onFatal };
+  }
+
   private sharedSink(): Promise<SessionSink> {
     this.shared ??= (async () => {
-      const sink = this.ground.buildSink(
-        transactionalIdFor(this.options.config.connector.name),
-        this.options.onFatal,
-      );
+      const sink = this.ground.buildSink({ scope: 'connector', ...this.fatalHandler() });
       await sink.start();
       return sink;
     })().catch((error: unknown) => {

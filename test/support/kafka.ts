@@ -1,5 +1,6 @@
 /** Kafka helpers for integration tests: a quiet client on the chosen stack, topic creation, polling. */
 import { Kafka, logLevel, type ITopicConfig } from 'kafkajs';
+import { afterEach } from 'vitest';
 import {
   kafkaSchema,
   schemaRegistrySchema,
@@ -9,6 +10,7 @@ import {
 import type { FatalError } from '../../src/errors/index.js';
 import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { ScopedKafkaSession, type KafkaSessionOptions, type SessionSink } from '../../src/kafka/session.js';
+import { sinkSettings } from '../../src/runtime/steps/kafka.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topics/topic-reader.js';
@@ -92,8 +94,17 @@ export interface KafkaSession {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export async function startKafkaSession(options: KafkaSessionOptions): Promise<KafkaSession> {
-  const scoped = await ScopedKafkaSession.start(options);
+/** A session's options, the sinks' settings mapped from `config.kafka` as the runtime does unless given. */
+export type TestKafkaSessionOptions = Omit<KafkaSessionOptions, 'sinks'> &
+  Partial<Pick<KafkaSessionOptions, 'sinks'>>;
+
+/** Completes `options` with the sinks' settings the runtime maps from `config.kafka` (runtime/steps/kafka.ts). */
+export function sessionOptions(options: TestKafkaSessionOptions): KafkaSessionOptions {
+  return { ...options, sinks: options.sinks ?? sinkSettings(options.config.kafka) };
+}
+
+export async function startKafkaSession(options: TestKafkaSessionOptions): Promise<KafkaSession> {
+  const scoped = await ScopedKafkaSession.start(sessionOptions(options));
   const sink = await scoped.openConnectorSink();
   try {
     const initialOffsets = await scoped.loadOffsets('connector');
@@ -135,6 +146,24 @@ export async function startTestSession(options: TestSessionOptions = {}): Promis
     ...(options.boundaryCap === undefined ? {} : { boundaryCap: options.boundaryCap }),
   });
   return { session, metrics, config };
+}
+
+/**
+ * The sessions of a test file (or of the describe block that calls it), each closed after the test that started it:
+ * `started` is startTestSession, its session closed by an `afterEach` this registers.
+ */
+export function useKafkaSessions(): { started: typeof startTestSession } {
+  const sessions: KafkaSession[] = [];
+  afterEach(async () => {
+    await Promise.all(sessions.splice(0).map((s) => s.close()));
+  });
+  return {
+    started: async (options) => {
+      const result = await startTestSession(options);
+      sessions.push(result.session);
+      return result;
+    },
+  };
 }
 
 /**

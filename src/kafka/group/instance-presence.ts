@@ -10,7 +10,7 @@
  *   (consumer disconnect); a crashed one after the group session timeout.
  * - Single mode, who may initialise the transactional id: the newest running instance, by the start stamps in
  *   the members' metadata (group/start-stamp.ts). Every initialisation of the producer, the first one included,
- *   asks `newest()` first (kafka/sinks/transactional-sink.ts), which waits until the group is stable with this
+ *   asks `newest()` first (kafka/sinks/init-rule.ts), which waits until the group is stable with this
  *   instance in it: an older instance that was paused or cut off, at start or while writing, sees the newer one
  *   and stands by instead of fencing it back. Single mode owns every partition whatever the group assigns (its
  *   assignment is fixed, see runtime/steps/ownership.ts), so it joins with kafkajs's round-robin protocol (its
@@ -27,7 +27,7 @@
  * and then receives a whole new assignment (GROUP_JOIN carries it); kafkajs has no revocation callback that runs
  * before the rejoin, so an instance may still be committing a page of a partition that the group already gave to
  * another. That is safe because ownership is enforced by Kafka transactions, not by this module: each partition
- * has its own transactional id (`<transactionalIdFor(name)>-p<partition>`), and the new owner initialises it
+ * has its own transactional id (sinks/transactional-id.ts, `partitionTransactionalId`), and the new owner initialises it
  * BEFORE reading the partition. initTransactions fences the previous owner's producer (its later sends and its
  * commit fail) and completes or aborts its open transaction, so the new owner reads every committed offset and
  * nothing the old owner writes afterwards can become visible. A paused instance ("zombie") that wakes after its

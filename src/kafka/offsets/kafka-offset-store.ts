@@ -66,7 +66,7 @@ export class KafkaOffsetStore implements OffsetStore {
 
   /**
    * The stored offsets of `locationUids` only (those that have one), reading just the partitions their
-   * keys hash to: what a sink reads back after a failed commit (transactional-sink.ts, settle). Another
+   * keys hash to: what a sink reads back after a failed commit (sinks/settlement.ts). Another
    * partition's pending transaction holds nothing back, and a large topic is not read whole per failure.
    */
   async loadLocations(locationUids: readonly string[]): Promise<Map<string, LocationOffset>> {

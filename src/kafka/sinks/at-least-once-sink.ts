@@ -30,31 +30,37 @@
  * The producer's build, discard and close are the shared ProducerLifecycle's (producer-lifecycle.ts);
  * this file is how a page is written.
  */
-import { Partitioners, type CompressionTypes, type Producer, type ProducerConfig } from 'kafkajs';
+import type { CompressionTypes, Producer, ProducerConfig } from 'kafkajs';
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
-import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { commitOutcomes } from '../../sync/commit-outcome.js';
 import type { CommitOutcome, PageCommit, RecordSink } from '../../sync/ports.js';
-import {
-  describeKafkaError,
-  fatalKafkaErrorType,
-  isProgrammerError,
-  kafkaErrorTypes,
-} from '../client/kafka-errors.js';
+import { describeKafkaError, kafkaErrorTypes } from '../client/kafka-errors.js';
 import {
   chunkTopicMessages,
   countDiverted,
   topicMessages,
   type CallEncoder,
+  type DivertedMetrics,
   type SinkTopics,
 } from '../records/page-messages.js';
 import { groupSize, hasRecords, PageQueue, settlePages, type PendingPage } from './page-queue.js';
 import { systemClock, type Clock } from '../../time/clock.js';
-import { ProducerLifecycle } from './producer-lifecycle.js';
+import { ProducerLifecycle, type ProducerLifecycleOptions } from './producer-lifecycle.js';
+import {
+  isRetriedFailure,
+  kafkaUnavailable,
+  notPermittedError,
+  programmerError,
+  sinkProducerConfig,
+} from './sink-errors.js';
 
 /** The part of a kafkajs producer this sink uses; kafkajs' Producer satisfies it. */
 export type IdempotentProducer = Pick<Producer, 'connect' | 'disconnect' | 'send' | 'sendBatch'>;
+
+/** The metrics the at-least-once sink updates. */
+export type AtLeastOnceSinkMetrics = ProducerLifecycleOptions<IdempotentProducer>['metrics'] &
+  DivertedMetrics;
 
 export interface AtLeastOnceSinkOptions {
   /** Builds the producer: a kafkajs `Kafka` client (a seam for unit tests). */
@@ -70,7 +76,7 @@ export interface AtLeastOnceSinkOptions {
   maxBytesPerSend?: number;
   /** Codec of the record batches (kafka.compression); default none. */
   compression?: CompressionTypes;
-  metrics: ConnectorMetrics;
+  metrics: AtLeastOnceSinkMetrics;
   logger: Logger;
   clock?: Clock;
   /**
@@ -100,13 +106,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
       pendingBesidesQueue: () => this.acknowledged.length > 0,
     });
     this.producers = new ProducerLifecycle({
-      build: () =>
-        options.kafka.producer({
-          idempotent: true,
-          maxInFlightRequests: 1,
-          allowAutoTopicCreation: false,
-          createPartitioner: Partitioners.DefaultPartitioner,
-        }),
+      build: () => options.kafka.producer(sinkProducerConfig()),
       metrics: options.metrics,
       logger: options.logger.child({ component: 'at-least-once-sink' }),
       clock: this.clock,
@@ -136,11 +136,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
       return await this.producers.acquire();
     } catch (error) {
       if (error instanceof ConnectorError) throw error;
-      throw new RetriableError(
-        'KAFKA_UNAVAILABLE',
-        `cannot connect the producer: ${describeKafkaError(error)}`,
-        { cause: error },
-      );
+      throw kafkaUnavailable('cannot connect the producer', error);
     }
   }
 
@@ -201,7 +197,7 @@ export class AtLeastOnceRecordSink implements RecordSink {
    * sink closing meanwhile, rejects them instead: this sink writes nothing more.
    */
   private settleFailed(pages: readonly PendingPage[], error: unknown): void {
-    if (!(error instanceof RetriableError) || error.code === 'KAFKA_SINK_CLOSED') {
+    if (!isRetriedFailure(error)) {
       for (const page of pages) page.reject(error as Error);
       return;
     }
@@ -235,24 +231,14 @@ export class AtLeastOnceRecordSink implements RecordSink {
     } catch (error) {
       // The next request builds a new producer (see the module comment).
       void this.producers.discard(kafkaErrorTypes(error)[0] ?? 'SEND_FAILED', producer);
-      if (isProgrammerError(error)) {
+      const bug = programmerError(error);
+      if (bug !== undefined) {
         // A bug, never retried as a failed send: the process stops (see onFatal).
-        const fatal = new FatalError(
-          'SINK_PROGRAMMER_ERROR',
-          `the Kafka sink hit a programmer error; the process stops so that a supervisor restarts it: ${error.message}`,
-          { cause: error },
-        );
-        this.options.onFatal?.(fatal);
-        throw fatal;
+        this.options.onFatal?.(bug);
+        throw bug;
       }
-      const fatalType = fatalKafkaErrorType(error);
-      if (fatalType !== undefined) {
-        throw new FatalError(
-          'KAFKA_NOT_PERMITTED',
-          `Kafka refused the write (${fatalType}): check the ACLs and kafka.* settings`,
-          { cause: error },
-        );
-      }
+      const refused = notPermittedError(error, 'the write', 'check the ACLs and kafka.* settings');
+      if (refused !== undefined) throw refused;
       throw new RetriableError(
         'KAFKA_SEND_FAILED',
         `the page was not fully written (its offset was not stored): ${describeKafkaError(error)}`,

@@ -3,10 +3,14 @@
  * (kafka/session.ts, ScopedKafkaSession), waited for while the cluster is down (KAFKA_UNAVAILABLE is retriable,
  * like the registry), and one admin client for the readiness check. It opens no producer and reads no offsets:
  * the ownership step opens each producer scope's sink as it takes the scope's partitions over, once this
- * instance is a member of the instances group.
+ * instance is a member of the instances group. The sinks' settings are mapped from configuration here
+ * (`sinkSettings`).
  */
+import type { ConnectorConfig } from '../../config/schema.js';
+import { compressionType } from '../../kafka/client/compression.js';
 import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { ScopedKafkaSession } from '../../kafka/session.js';
+import type { SinkSettings } from '../../kafka/sinks/sink-factory.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
 import type { StartContext } from './context.js';
 
@@ -22,6 +26,7 @@ export async function openKafka(ctx: StartContext): Promise<KafkaStep> {
       ScopedKafkaSession.start({
         config,
         boundaryCap: config.poll.boundaryCap,
+        sinks: sinkSettings(config.kafka),
         logger,
         metrics,
         clock,
@@ -33,4 +38,14 @@ export async function openKafka(ctx: StartContext): Promise<KafkaStep> {
   await admin.connect();
   lifecycle.defer('kafka admin', () => admin.disconnect());
   return { session, admin };
+}
+
+/** The sinks' settings from the `kafka` section (the same for every producer scope). */
+export function sinkSettings(kafka: ConnectorConfig['kafka']): SinkSettings {
+  return {
+    compression: compressionType(kafka.compression),
+    transactionTimeoutMs: kafka.transactionTimeoutMs,
+    maxPagesPerTransaction: kafka.maxPagesPerTransaction,
+    fencing: { limit: kafka.fencedRebuildLimit, windowMs: kafka.fencedWindowMs },
+  };
 }

@@ -29,7 +29,7 @@ import { caughtUpCheck, doubledAndMissing } from '../../support/connector-proces
 import { eventually, readCommittedAtLeast, sampleCall, testKafka } from '../../support/kafka.js';
 import { schemaRegistrySchema } from '../../../src/config/schema.js';
 import { stackEndpoints, uniqueName } from '../../support/stack.js';
-import { testKafkaConfig } from '../../support/kafka.js';
+import { sessionOptions, testKafkaConfig } from '../../support/kafka.js';
 import { rejectionOf } from '../../support/rejection.js';
 
 const GROUP = { groupSessionTimeoutMs: 6_000, groupHeartbeatIntervalMs: 1_000 };
@@ -224,7 +224,7 @@ describe('a partition taken over by another instance', () => {
       kafka: testKafkaConfig({ offsetsTopicPartitions: 4, ...GROUP }),
       schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
     };
-    const options = { config, logger: logger(), metrics: new ConnectorMetrics() };
+    const options = sessionOptions({ config, logger: logger(), metrics: new ConnectorMetrics() });
     const former = await DistributedKafkaSession.start(options);
     const next = await DistributedKafkaSession.start(options);
     const location = '00000000-0000-4000-8000-000000000001';
@@ -276,12 +276,14 @@ describe('an offsets topic whose partition count changed', () => {
       schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
     };
     const fatal: ConnectorError[] = [];
-    const session = await DistributedKafkaSession.start({
-      config,
-      logger: logger(),
-      metrics: new ConnectorMetrics(),
-      onFatal: (error) => fatal.push(error),
-    });
+    const session = await DistributedKafkaSession.start(
+      sessionOptions({
+        config,
+        logger: logger(),
+        metrics: new ConnectorMetrics(),
+        onFatal: (error) => fatal.push(error),
+      }),
+    );
     try {
       const location = '00000000-0000-4000-8000-000000000007';
       const wrong = 1 - locationPartition(config.connector.name, location, 2);

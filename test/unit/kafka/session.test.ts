@@ -8,6 +8,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { prepareKafka } from '../../../src/kafka/session.js';
+import { sinkSettings } from '../../../src/runtime/steps/kafka.js';
 
 vi.mock('../../../src/kafka/client/kafkajs-read-committed-fix.js', () => ({
   readCommittedFixInstalled: () => false,
@@ -31,7 +32,12 @@ function config(exactlyOnce: boolean) {
 describe('prepareKafka', () => {
   it('refuses exactly-once at once when the kafkajs read_committed fix is not installed', async () => {
     await expect(
-      prepareKafka({ config: config(true), logger: silentLogger(), metrics: new ConnectorMetrics() }),
+      prepareKafka({
+        config: config(true),
+        sinks: sinkSettings(config(true).kafka),
+        logger: silentLogger(),
+        metrics: new ConnectorMetrics(),
+      }),
     ).rejects.toMatchObject({ code: 'KAFKA_READ_COMMITTED_FIX_MISSING' });
   });
 });

@@ -13,14 +13,13 @@ import {
   type Compression,
   type KafkajsCodec,
 } from '../../../../src/kafka/client/compression.js';
-import type { KafkaSession } from '../../../support/kafka.js';
 import { readTopicToEnd } from '../../../../src/kafka/topics/topic-reader.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import {
   createTopics,
   readCommittedAtLeast,
   commitTwoCalls,
-  startTestSession,
+  useKafkaSessions,
   testKafka,
   testKafkaConfig,
 } from '../../../support/kafka.js';
@@ -81,12 +80,11 @@ describe('kafka.compression', () => {
 });
 
 describe('the record sinks', () => {
-  const sessions: KafkaSession[] = [];
+  const { started } = useKafkaSessions();
   connectorKafka('lz4'); // registers the codecs, as the session's client does
   const registered = CompressionCodecs[CompressionTypes.LZ4];
   afterEach(async () => {
     CompressionCodecs[CompressionTypes.LZ4] = registered;
-    await Promise.all(sessions.splice(0).map((s) => s.close()));
   });
 
   it.each([true, false])(
@@ -108,8 +106,7 @@ describe('the record sinks', () => {
           },
         };
       };
-      const { session } = await startTestSession({ kafka });
-      sessions.push(session);
+      const { session } = await started({ kafka });
       const calls = await commitTwoCalls(session.sink, '00000000-0000-4000-8000-000000000024');
       const compressedBeforeRead = used.compress;
       const records = await readCommittedAtLeast(testKafka(), kafka.topic, 2);

@@ -3,13 +3,12 @@
  * other connectors, unreadable values, and the start order that makes a crashed instance's open
  * transaction harmless.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FatalError } from '../../../../src/errors/index.js';
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { encodeOffsetValue, offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
 import { writeLocationOffset } from '../../../../src/kafka/offsets/offset-writer.js';
-import type { KafkaSession } from '../../../support/kafka.js';
-import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
+import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-id.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import {
   loadOffsetsWhen,
@@ -17,16 +16,14 @@ import {
   readCommittedAtLeast,
   sampleCall,
   startTestSession,
+  useKafkaSessions,
   testKafka,
   testKafkaConfig,
 } from '../../../support/kafka.js';
 import { uniqueName } from '../../../support/stack.js';
 import { rejectionOf } from '../../../support/rejection.js';
 
-const sessions: KafkaSession[] = [];
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
+const { started } = useKafkaSessions();
 
 const LOCATION_A = '00000000-0000-4000-8000-00000000000a';
 const LOCATION_B = '00000000-0000-4000-8000-00000000000b';
@@ -57,8 +54,7 @@ function storeFor(connectorName: string, topic: string, loadTimeoutMs = 30_000):
 
 describe('KafkaOffsetStore', () => {
   it('loads the latest offset the sink stored per location, ignoring other connectors sharing the topic', async () => {
-    const { session, config } = await startTestSession();
-    sessions.push(session);
+    const { session, config } = await started();
     await session.sink.commitPage({
       locationUid: LOCATION_A,
       calls: [],
@@ -91,8 +87,7 @@ describe('KafkaOffsetStore', () => {
   });
 
   it('forgets a location reset with a tombstone and starts a location reset --to at that time', async () => {
-    const { session, config } = await startTestSession();
-    sessions.push(session);
+    const { session, config } = await started();
     await session.sink.commitPage({ locationUid: LOCATION_A, calls: [], deadLetters: [], offset: offsetA });
     await session.sink.commitPage({ locationUid: LOCATION_B, calls: [], deadLetters: [], offset: offsetB });
     const target = { topic: config.kafka.offsetsTopic, connectorName: config.connector.name };
@@ -115,8 +110,7 @@ describe('KafkaOffsetStore', () => {
 
   it('fails with a fatal error naming the key when a stored value is unreadable', async () => {
     const config = testKafkaConfig();
-    const { session } = await startTestSession({ kafka: config, connectorName: 'corrupt-offsets' });
-    sessions.push(session);
+    await started({ kafka: config, connectorName: 'corrupt-offsets' });
     const producer = testKafka().producer();
     await producer.connect();
     await producer.send({
@@ -180,8 +174,7 @@ describe('KafkaOffsetStore', () => {
       const beforeStart = await readCommitted(testKafka(), config.offsetsTopic);
       expect(beforeStart.map((r) => r.key?.toString())).toEqual([offsetKey(connectorName, LOCATION_A)]);
 
-      const second = await startTestSession({ kafka: config, connectorName });
-      sessions.push(second.session);
+      const second = await started({ kafka: config, connectorName });
       // start() initialised the producer (aborting the open transaction) before loading offsets.
       expect(second.session.initialOffsets).toEqual(new Map([[LOCATION_A, offsetA]]));
 

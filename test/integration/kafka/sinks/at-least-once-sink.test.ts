@@ -2,27 +2,23 @@
  * kafka.exactlyOnce: false against exactly-once mode: same records and offsets, no transactions, and
  * no fencing (two instances both write), which is what makes duplicates possible.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConnectorError } from '../../../../src/errors/index.js';
 import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
-import type { KafkaSession } from '../../../support/kafka.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import {
   counterValue,
   loadOffsetsWhen,
   readCommittedAtLeast,
   sampleCall,
-  startTestSession,
+  useKafkaSessions,
   testKafka,
   testKafkaConfig,
 } from '../../../support/kafka.js';
 import { uniqueName } from '../../../support/stack.js';
 import { rejectionOf } from '../../../support/rejection.js';
 
-const sessions: KafkaSession[] = [];
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
+const { started } = useKafkaSessions();
 
 const LOCATION = '00000000-0000-4000-8000-000000000001';
 
@@ -41,16 +37,10 @@ function page(cursor: string, locationUid = LOCATION): PageCommit {
   };
 }
 
-async function startedSession(connectorName: string, kafka: ReturnType<typeof testKafkaConfig>) {
-  const result = await startTestSession({ connectorName, kafka });
-  sessions.push(result.session);
-  return result;
-}
-
 describe('AtLeastOnceRecordSink', () => {
   it('publishes the records, dead letters and offset of a page without any transaction', async () => {
     const kafka = testKafkaConfig({ exactlyOnce: false });
-    const { session, metrics } = await startedSession(uniqueName('alo'), kafka);
+    const { session, metrics } = await started({ connectorName: uniqueName('alo'), kafka });
     const p = page('c1');
 
     await session.sink.commitPage(p);
@@ -69,16 +59,16 @@ describe('AtLeastOnceRecordSink', () => {
   it('lets two instances of one connector both publish, where exactly-once mode fences the older one', async () => {
     const atLeastOnce = testKafkaConfig({ exactlyOnce: false });
     const aloName = uniqueName('alo-twins');
-    const older = await startedSession(aloName, atLeastOnce);
-    const newer = await startedSession(aloName, atLeastOnce);
+    const older = await started({ connectorName: aloName, kafka: atLeastOnce });
+    const newer = await started({ connectorName: aloName, kafka: atLeastOnce });
     await newer.session.sink.commitPage(page('newer'));
     await older.session.sink.commitPage(page('older')); // no fencing: both pages land
     expect(await readCommittedAtLeast(testKafka(), atLeastOnce.topic, 4)).toHaveLength(4);
 
     const exactlyOnce = testKafkaConfig({ exactlyOnce: true });
     const eosName = uniqueName('eos-twins');
-    const olderEos = await startedSession(eosName, exactlyOnce);
-    const newerEos = await startedSession(eosName, exactlyOnce);
+    const olderEos = await started({ connectorName: eosName, kafka: exactlyOnce });
+    const newerEos = await started({ connectorName: eosName, kafka: exactlyOnce });
     await newerEos.session.sink.commitPage(page('newer'));
     const error = await rejectionOf(olderEos.session.sink.commitPage(page('older')));
     expect(error).toBeInstanceOf(ConnectorError);
@@ -89,7 +79,7 @@ describe('AtLeastOnceRecordSink', () => {
 
   it("publishes the records and offsets of many locations' pages committed at once, grouped into shared requests", async () => {
     const kafka = testKafkaConfig({ exactlyOnce: false });
-    const { session } = await startedSession(uniqueName('alo-group'), kafka);
+    const { session } = await started({ connectorName: uniqueName('alo-group'), kafka });
     const locations = Array.from(
       { length: 20 },
       (_, i) => `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,

@@ -18,7 +18,6 @@ import { schemaRegistrySchema } from '../../../../src/config/schema.js';
 import type { FatalError } from '../../../../src/errors/index.js';
 import { prepareKafka, type SessionSink } from '../../../../src/kafka/session.js';
 import { writeLocationOffset } from '../../../../src/kafka/offsets/offset-writer.js';
-import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
@@ -26,7 +25,7 @@ import type { PageCommit } from '../../../../src/sync/ports.js';
 import { eventually } from '../../../support/async.js';
 import { hookCommits } from '../../../support/commit-hook.js';
 import { sampleCall } from '../../../support/calls.js';
-import { readCommittedAtLeast, testKafkaConfig } from '../../../support/kafka.js';
+import { readCommittedAtLeast, sessionOptions, testKafkaConfig } from '../../../support/kafka.js';
 import { stackEndpoints, uniqueName } from '../../../support/stack.js';
 
 const LOCATION = '00000000-0000-4000-8000-000000000001';
@@ -72,16 +71,13 @@ async function startSink(
   config: ReturnType<typeof configFor>,
   metrics = new ConnectorMetrics(),
 ): Promise<{ ground: Awaited<ReturnType<typeof prepareKafka>>; sink: SessionSink; fatal: FatalError[] }> {
-  const ground = await prepareKafka({ config, logger: silentLogger(), metrics, kafka });
+  const ground = await prepareKafka(sessionOptions({ config, logger: silentLogger(), metrics, kafka }));
   const fatal: FatalError[] = [];
-  const sink = ground.buildSink(
-    transactionalIdFor(config.connector.name),
-    (error) => fatal.push(error),
-    undefined,
-    {
-      newest: () => Promise.resolve(true),
-    },
-  );
+  const sink = ground.buildSink({
+    scope: 'connector',
+    onFatal: (error) => fatal.push(error),
+    instances: { newest: () => Promise.resolve(true) },
+  });
   await sink.start();
   closing.push(() => sink.close());
   return { ground, sink, fatal };

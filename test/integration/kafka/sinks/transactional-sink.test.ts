@@ -3,12 +3,11 @@
  * transaction, standing down when a newer instance fenced it, dead letters, and the published Avro.
  */
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError } from '../../../../src/errors/index.js';
 import { isoToEpochMicros } from '../../../../src/kafka/avro/timestamps.js';
 import { DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
-import type { KafkaSession } from '../../../support/kafka.js';
-import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
+import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-id.js';
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { locationPartition } from '../../../../src/kafka/group/location-partition.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
@@ -18,23 +17,14 @@ import {
   loadOffsetsWhen,
   readCommittedAtLeast,
   sampleCall,
-  startTestSession,
+  useKafkaSessions,
   testKafka,
   testKafkaConfig,
 } from '../../../support/kafka.js';
 import { stackEndpoints } from '../../../support/stack.js';
 import { rejectionOf } from '../../../support/rejection.js';
 
-const sessions: KafkaSession[] = [];
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
-
-async function started(...args: Parameters<typeof startTestSession>) {
-  const result = await startTestSession(...args);
-  sessions.push(result.session);
-  return result;
-}
+const { started } = useKafkaSessions();
 
 function location(n: number): string {
   return `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;

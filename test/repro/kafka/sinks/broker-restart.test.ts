@@ -33,7 +33,6 @@ import type { FatalError } from '../../../../src/errors/index.js';
 import { applyKafkajsIdleTimerFix } from '../../../../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { prepareKafka, type SessionSink } from '../../../../src/kafka/session.js';
-import { transactionalIdFor } from '../../../../src/kafka/sinks/transactional-sink.js';
 import { readTopicToEnd, type TopicRecord } from '../../../../src/kafka/topics/topic-reader.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
@@ -42,7 +41,7 @@ import { eventually as eventuallyBare } from '../../../support/async.js';
 import { hookCommits } from '../../../support/commit-hook.js';
 import { capturingLogger } from '../../../support/logger.js';
 import { sampleCall } from '../../../support/calls.js';
-import { testKafkaConfig } from '../../../support/kafka.js';
+import { sessionOptions, testKafkaConfig } from '../../../support/kafka.js';
 import { openTransactions, startOwnBroker, type OwnBroker } from '../../../support/own-broker.js';
 import { stackEndpoints, uniqueName } from '../../../support/stack.js';
 
@@ -171,7 +170,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
       throw new Error(`${String(error)}; the sink's last log lines:\n${lines.slice(-40).join('\n')}`);
     });
   const metrics = new ConnectorMetrics();
-  const ground = await prepareKafka({ config, logger: log.logger, metrics, kafka });
+  const ground = await prepareKafka(sessionOptions({ config, logger: log.logger, metrics, kafka }));
 
   // Each location's last stored page, as its loop knows it (what a read-back is judged against).
   const committed = new Map<string, number>();
@@ -196,13 +195,12 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
   };
 
   const fatal: FatalError[] = [];
-  const sink: SessionSink = ground.buildSink(
-    transactionalIdFor(name),
-    (error) => fatal.push(error),
-    undefined,
+  const sink: SessionSink = ground.buildSink({
+    scope: 'connector',
+    onFatal: (error) => fatal.push(error),
     // The test is the only instance of this connector: the sink may initialise its producer again.
-    { newest: () => Promise.resolve(true) },
-  );
+    instances: { newest: () => Promise.resolve(true) },
+  });
   await sink.start();
 
   const locations = Array.from({ length: LOCATIONS }, (_, i) => locationUid(i + 1));
