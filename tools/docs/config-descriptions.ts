@@ -2,8 +2,8 @@
  * The words of the configuration reference (docs/configuration.md), keyed by dotted key: what each key means
  * and, where the schema cannot say it, how its default reads (another key's value, `off`). Keys, order,
  * required-ness and literal defaults come from the schema itself (`npm run docs:config` writes the file).
- * A key added to src/config/schema.ts needs a line here: the reference says so until it has one, and a unit
- * test (test/unit/docs/configuration.test.ts) fails.
+ * A key added to a section of the schema (src/config/sections/) needs a line here: the reference says so until
+ * it has one, and a unit test (test/unit/docs/configuration.test.ts) fails.
  */
 
 /** A key's meaning, or its meaning with the text of its default column. */
