@@ -5,10 +5,12 @@
  * monitoring objects the ones config/ holds; and the values the chart must refuse, refused with a message that
  * says what to do. No cluster: what a cluster would add (scheduling, probes run by a kubelet) is not claimed.
  */
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
 import {
   CHART,
@@ -185,7 +187,7 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
     expect(configMount).toMatchObject({ mountPath: '/etc/calls-connector', readOnly: true });
   });
 
-  it('renders a configuration the connector accepts, in its mode, with every secret from a Secret', () => {
+  it('renders a configuration the connector and `validate-config` accept, in its mode, with every secret from a Secret', () => {
     const secretVariables = (connector.env ?? []).filter((e) => e.valueFrom?.secretKeyRef !== undefined);
     const env = Object.fromEntries(
       secretVariables.map((e) => [e.name, e.name.endsWith('TOKEN_KEY') ? 'a'.repeat(64) : 'from-a-secret']),
@@ -200,6 +202,17 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
       new Set(secretVariables.map((e) => e.name).filter((name) => name !== 'CALLS_CONNECTOR_TOKEN_KEY')),
     );
     expect(config.oauth?.keyEnv).toBe('CALLS_CONNECTOR_TOKEN_KEY');
+    // And the built CLI's own check, as a person would run it on the rendered ConfigMap.
+    const file = join(mkdtempSync(join(tmpdir(), 'calls-helm-config-')), 'config.yaml');
+    writeFileSync(file, stringify(document));
+    const cli = join(REPO_ROOT, 'dist/src/cli/main.js');
+    expect(existsSync(cli), `${cli} is missing: run \`npm run build\``).toBe(true);
+    const validate = spawnSync(process.execPath, [cli, 'validate-config', '--config', file, '--quiet'], {
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      timeout: 30_000,
+    });
+    expect(validate.status, validate.stderr).toBe(0);
   });
 
   it('probes liveness on /healthz and readiness on /readyz, on the port the connector listens on', () => {

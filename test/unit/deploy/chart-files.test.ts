@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { packageRoot } from '../../../src/package-info.js';
+import { HELM_VERSION } from '../../support/helm.js';
 import {
   CHART_COPIES,
   CHART_DIR,
@@ -47,5 +48,12 @@ describe('the Helm chart files', () => {
       (key) => !documented.has(key) && !documented.has(key.split('.').slice(0, -1).join('.')),
     );
     expect(undocumented).toEqual([]);
+  });
+
+  it('name one helm version: the one .ci/run builds, the tests and `npm test` ask for', () => {
+    const ci = /^HELM_VERSION=(v\S+)$/m.exec(readFileSync(join(root, '.ci/run'), 'utf8'))?.[1];
+    const preflight = readFileSync(join(root, 'scripts/preflight.mjs'), 'utf8');
+    expect(ci).toBe(HELM_VERSION);
+    expect(preflight).toContain(`helm.sh/helm/v3/cmd/helm@${HELM_VERSION}`);
   });
 });
