@@ -69,4 +69,38 @@ describe('ConnectorRuntime.start', () => {
       await new Promise((resolve) => registry.server.close(resolve));
     }
   });
+
+  it('is not ready while it starts: /readyz fails on `started` until every start-up step ran', async () => {
+    const port = await freeLoopbackPort();
+    let duringStart: { status: number; body: string } | undefined;
+    const registry = await wrongRegistry(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      duringStart = { status: response.status, body: await response.text() };
+    });
+    const config = parseConfig(
+      {
+        connector: { name: 'orders' },
+        api: { baseUrl: 'https://api.example.com' },
+        auth: { staticToken: 'token' },
+        sources: [{ locations: ['11111111-1111-1111-1111-111111111111'] }],
+        kafka: { brokers: ['127.0.0.1:1'] },
+        schemaRegistry: { url: registry.url },
+        metrics: { enabled: true, host: '127.0.0.1', port },
+      },
+      {},
+    );
+    try {
+      await ConnectorRuntime.start({ config, logger: silentLogger(), metrics: new ConnectorMetrics() }).then(
+        () => undefined,
+        () => undefined,
+      );
+      expect(duringStart?.status).toBe(503);
+      expect(JSON.parse(duringStart?.body ?? '{}')).toMatchObject({
+        ok: false,
+        checks: [{ name: 'started', ok: false }],
+      });
+    } finally {
+      await new Promise((resolve) => registry.server.close(resolve));
+    }
+  });
 });

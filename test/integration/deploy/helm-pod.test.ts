@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
 import { Agent, request } from 'undici';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
 import { freeLoopbackPort } from '../../../src/demo/free-port.js';
@@ -26,9 +26,15 @@ import {
   type OAuthSandbox,
 } from '../../support/connector.js';
 import { doubledAndMissing } from '../../support/connector-process.js';
-import { only, renderChart } from '../../support/helm.js';
+import { only, renderChart, type K8sObject } from '../../support/helm.js';
 import { eventually, testKafka } from '../../support/kafka.js';
-import { materialise, runContainer, type RunningContainer, type TestSecrets } from '../../support/pod.js';
+import {
+  materialise,
+  runContainer,
+  type MaterialisedContainer,
+  type RunningContainer,
+  type TestSecrets,
+} from '../../support/pod.js';
 import { uniqueName } from '../../support/stack.js';
 
 const CA_MOUNT = '/var/run/secrets/calls-connector/sandbox-ca';
@@ -37,6 +43,13 @@ describe('the pod the Helm chart describes', () => {
   let oauth: OAuthSandbox;
   let kafka: Kafka;
   const running: RunningContainer[] = [];
+
+  beforeAll(async () => {
+    oauth = await startOAuthSandbox(uniqueName('helm-client'), {
+      data: { seed: 34, locations: 3, callsPerLocation: 25, privateRatio: 0.3 },
+    });
+    kafka = testKafka('helm-pod-test');
+  });
 
   afterAll(async () => {
     for (const container of running) {
@@ -48,41 +61,30 @@ describe('the pod the Helm chart describes', () => {
     await oauth?.sandbox.close();
   });
 
-  /** Fails with the container's output when `step` fails: the assertion alone rarely says why. */
-  async function explained<T>(step: Promise<T>, container: RunningContainer): Promise<T> {
-    try {
-      return await step;
-    } catch (error) {
-      throw new Error(`${String(error)}\n--- container output ---\n${container.output().slice(-4000)}`, {
-        cause: error,
-      });
-    }
-  }
+  const start = (container: MaterialisedContainer): RunningContainer => {
+    const started = runContainer(container);
+    running.push(started);
+    return started;
+  };
 
-  it('authorizes through its auth-login Job, then starts, becomes ready, publishes every call and stops in its grace period', async () => {
-    oauth = await startOAuthSandbox(uniqueName('helm-client'), {
-      data: { seed: 34, locations: 3, callsPerLocation: 25, privateRatio: 0.3 },
-    });
-    const { sandbox } = oauth;
-    kafka = testKafka('helm-pod-test');
-    const metricsPort = await freeLoopbackPort();
+  /** The chart's values for this sandbox and the test stack, in `mode`, under a connector name of its own. */
+  async function rendered(mode: 'single' | 'distributed', metricsPort: number): Promise<K8sObject[]> {
     // The sandbox, Kafka and registry settings the other integration tests use; the CA from a mounted Secret.
     const {
       api,
       sources,
       kafka: kafkaSection,
       schemaRegistry,
-    } = connectorDocument(sandbox, {
-      api: { pageSize: 20, caFile: `${CA_MOUNT}/ca.crt` },
-    });
+    } = connectorDocument(oauth.sandbox, { api: { pageSize: 20, caFile: `${CA_MOUNT}/ca.crt` } });
     const values = {
-      mode: 'single',
+      mode,
+      replicas: 1,
       config: {
-        connector: { name: uniqueName('helm-connector') },
+        connector: { name: uniqueName(`helm-${mode}`) },
         api,
         oauth: { clientId: oauth.clientId, redirectUri: oauth.redirectUri },
         sources,
-        kafka: kafkaSection,
+        kafka: { ...(kafkaSection as Record<string, unknown>), offsetsTopicPartitions: 3 },
         schemaRegistry,
         poll: { intervalMs: 500 },
         logging: { level: 'info', format: 'json' },
@@ -96,53 +98,80 @@ describe('the pod the Helm chart describes', () => {
       shutdownTimeoutSeconds: 10,
       authLogin: { enabled: true, port: Number(new URL(oauth.redirectUri).port), timeoutSeconds: 60 },
     };
-    const secrets: TestSecrets = {
-      'calls-oauth': { 'client-secret': oauth.env.SANDBOX_SECRET, 'token-key': oauth.env.TOKEN_KEY },
-      'sandbox-ca': { 'ca.crt': sandbox.caCertPem ?? '' },
-    };
-    const objects = renderChart({ values: [await valuesFileOf(values)] });
+    return renderChart({ values: [await valuesFileOf(values)] });
+  }
 
-    // (1) The auth-login Job: the person opens the URL it prints; the service redirects to its listener.
-    const job = await materialise(objects, only(objects, 'Job', '-auth-login'), secrets);
-    const login = runContainer(job);
-    running.push(login);
-    const url = await explained(printed(login, /^\s+(https:\/\/\S+)$/m), login);
-    const certificate = await readFile(await explained(printed(login, /written to (\S+?)\)/), login), 'utf8');
-    expect(certificate, 'the one-off certificate is written under the /tmp emptyDir').toContain(
-      'BEGIN CERTIFICATE',
-    );
-    await browse(url, sandbox.caCertPem ?? '', certificate);
-    expect(await explained(login.exited, login), login.output()).toBe(0);
-    expect(login.output()).toContain('Authorized. The grant is stored.');
-
-    // (2) The connector's pod, with the grant the Job stored in the Kafka token store.
-    const deployment = only(objects, 'Deployment');
-    const pod = await materialise(objects, deployment, secrets);
-    const connector = runContainer(pod);
-    running.push(connector);
-    const base = `http://127.0.0.1:${metricsPort}`;
-    await explained(
-      eventually(async () => (await status(`${base}/readyz`)) === 200, 90_000, 'ready'),
-      connector,
-    );
-    expect(await status(`${base}/healthz`)).toBe(200);
-
-    const config = parseConfig(pod.config, pod.env);
-    expect(config.oauth?.store).toMatchObject({ type: 'kafka' });
-    const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
-    const published = await publishedCalls(kafka, config, truth, 90_000);
-    expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
-
-    // (3) SIGTERM, as the kubelet sends it: a graceful stop (exit 0) well within terminationGracePeriodSeconds.
-    const graceSeconds = (
-      deployment['spec'] as { template: { spec: { terminationGracePeriodSeconds: number } } }
-    ).template.spec.terminationGracePeriodSeconds;
-    const stopping = Date.now();
-    connector.child.kill('SIGTERM');
-    expect(await explained(connector.exited, connector)).toBe(0);
-    expect(Date.now() - stopping).toBeLessThan(graceSeconds * 1000);
+  const secrets = (): TestSecrets => ({
+    'calls-oauth': { 'client-secret': oauth.env.SANDBOX_SECRET, 'token-key': oauth.env.TOKEN_KEY },
+    'sandbox-ca': { 'ca.crt': oauth.sandbox.caCertPem ?? '' },
   });
+
+  it.each([
+    ['single', 'writer'],
+    ['distributed', 'assignment'],
+  ] as const)(
+    'in %s mode: authorizes through its auth-login Job, then starts, becomes ready (%s), publishes every call and stops in its grace period',
+    async (mode, modeCheck) => {
+      const { sandbox } = oauth;
+      const metricsPort = await freeLoopbackPort();
+      const objects = await rendered(mode, metricsPort);
+
+      // (1) The auth-login Job: the person opens the URL it prints; the service redirects to its listener.
+      const login = start(await materialise(objects, only(objects, 'Job', '-auth-login'), secrets()));
+      const url = await explained(printed(login, /^\s+(https:\/\/\S+)$/m), login);
+      const certificate = await readFile(
+        await explained(printed(login, /written to (\S+?)\)/), login),
+        'utf8',
+      );
+      expect(certificate, 'the one-off certificate is written under the /tmp emptyDir').toContain(
+        'BEGIN CERTIFICATE',
+      );
+      await browse(url, sandbox.caCertPem ?? '', certificate);
+      expect(await explained(login.exited, login), login.output()).toBe(0);
+      expect(login.output()).toContain('Authorized. The grant is stored.');
+
+      // (2) The connector's pod, with the grant the Job stored in the Kafka token store.
+      const deployment = only(objects, 'Deployment');
+      const pod = await materialise(objects, deployment, secrets());
+      const connector = start(pod);
+      const base = `http://127.0.0.1:${metricsPort}`;
+      await explained(
+        eventually(async () => (await status(`${base}/readyz`)).code === 200, 90_000, 'ready'),
+        connector,
+      );
+      expect(await status(`${base}/healthz`)).toMatchObject({ code: 200 });
+      // Ready means what the mode means by it: the writer (single), an assignment (distributed).
+      expect((await status(`${base}/readyz`)).body).toContain(`"${modeCheck}"`);
+
+      const config = parseConfig(pod.config, pod.env);
+      expect(config.connector.mode).toBe(mode);
+      expect(config.oauth?.store).toMatchObject({ type: 'kafka' });
+      const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
+      const published = await publishedCalls(kafka, config, truth, 90_000);
+      expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
+
+      // (3) SIGTERM, as the kubelet sends it: a graceful stop (exit 0) within terminationGracePeriodSeconds.
+      const graceSeconds = (
+        deployment['spec'] as { template: { spec: { terminationGracePeriodSeconds: number } } }
+      ).template.spec.terminationGracePeriodSeconds;
+      const stopping = Date.now();
+      connector.child.kill('SIGTERM');
+      expect(await explained(connector.exited, connector)).toBe(0);
+      expect(Date.now() - stopping).toBeLessThan(graceSeconds * 1000);
+    },
+  );
 });
+
+/** Fails with the container's output when `step` fails: the assertion alone rarely says why. */
+async function explained<T>(step: Promise<T>, container: RunningContainer): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    throw new Error(`${String(error)}\n--- container output ---\n${container.output().slice(-4000)}`, {
+      cause: error,
+    });
+  }
+}
 
 /** The values as a file for `helm template -f`. */
 async function valuesFileOf(values: object): Promise<string> {
@@ -181,12 +210,11 @@ async function browse(url: string, sandboxCa: string, listenerCertificate: strin
   }
 }
 
-async function status(url: string): Promise<number> {
+async function status(url: string): Promise<{ code: number; body: string }> {
   try {
     const response = await request(url);
-    await response.body.dump();
-    return response.statusCode;
+    return { code: response.statusCode, body: await response.body.text() };
   } catch {
-    return 0;
+    return { code: 0, body: '' };
   }
 }
