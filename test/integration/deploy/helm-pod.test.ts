@@ -1,13 +1,14 @@
 /**
  * The pod as the Helm chart describes it (docs/kubernetes.md), without a cluster: the chart is rendered by a real
- * `helm` with values for a sandbox calls API and the test stack's Kafka, and each container (the auth-login
- * Job's, then the Deployment's) runs as a process with its rendered command, arguments and environment, its
- * ConfigMap and test Secrets materialised at their mount paths (test/support/pod.ts).
+ * `helm` with values for a sandbox calls API and the test stack's Kafka, and each container (the Deployment's,
+ * then the auth-login Job's) runs as a process with its rendered command, arguments and environment, its
+ * ConfigMap and test Secrets materialised at their mount paths (test/support/pod.ts). Both modes.
  *
- * The first authorization goes through the Job exactly as a person would drive it: the Job prints the URL and
- * the certificate it generated, the "browser" (the sandbox's user auto-approves) follows the URL and is
- * redirected to the Job's listener, and the Job stores the grant in the Kafka token store. The connector's pod
- * then starts with that grant, becomes ready (/readyz: Kafka, the registry, the grant, the writer), publishes
+ * In the documented order: after `helm install` the connector's pod is alive but not ready, for want of a grant.
+ * The first authorization goes through the Job as a person would drive it: the Job prints the URL and the
+ * certificate it generated, the "browser" (the sandbox's user auto-approves) follows the URL and is redirected to
+ * the Job's listener, and the Job stores the grant in the Kafka token store. The running pod finds it without a
+ * restart, becomes ready (/readyz: Kafka, the registry, the grant, and the writer or the assignment), publishes
  * every call of the sandbox, and stops within its pod's grace period when sent SIGTERM.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -86,7 +87,8 @@ describe('the pod the Helm chart describes', () => {
         sources,
         kafka: { ...(kafkaSection as Record<string, unknown>), offsetsTopicPartitions: 3 },
         schemaRegistry,
-        poll: { intervalMs: 500 },
+        // A location waiting for a grant looks for it again after a second, not the default minute.
+        poll: { intervalMs: 500, stoppedRetry: { initialDelayMs: 1000, maxDelayMs: 2000 } },
         logging: { level: 'info', format: 'json' },
       },
       secrets: {
@@ -110,13 +112,31 @@ describe('the pod the Helm chart describes', () => {
     ['single', 'writer'],
     ['distributed', 'assignment'],
   ] as const)(
-    'in %s mode: authorizes through its auth-login Job, then starts, becomes ready (%s), publishes every call and stops in its grace period',
+    'in %s mode: starts not ready, is authorized by its auth-login Job, becomes ready (%s), publishes every call and stops in its grace period',
     async (mode, modeCheck) => {
       const { sandbox } = oauth;
       const metricsPort = await freeLoopbackPort();
       const objects = await rendered(mode, metricsPort);
 
-      // (1) The auth-login Job: the person opens the URL it prints; the service redirects to its listener.
+      // (1) `helm install`: the connector's pod starts, alive but not ready, waiting for a grant.
+      const deployment = only(objects, 'Deployment');
+      const pod = await materialise(objects, deployment, secrets());
+      const connector = start(pod);
+      const base = `http://127.0.0.1:${metricsPort}`;
+      await explained(
+        eventually(
+          async () => {
+            const readyz = await status(`${base}/readyz`);
+            return readyz.code === 503 && readyz.body.includes('"grant:default","ok":false');
+          },
+          60_000,
+          'not ready for want of a grant',
+        ),
+        connector,
+      );
+      expect(await status(`${base}/healthz`)).toMatchObject({ code: 200 });
+
+      // (2) The auth-login Job: the person opens the URL it prints; the service redirects to its listener.
       const login = start(await materialise(objects, only(objects, 'Job', '-auth-login'), secrets()));
       const url = await explained(printed(login, /^\s+(https:\/\/\S+)$/m), login);
       const certificate = await readFile(
@@ -130,17 +150,12 @@ describe('the pod the Helm chart describes', () => {
       expect(await explained(login.exited, login), login.output()).toBe(0);
       expect(login.output()).toContain('Authorized. The grant is stored.');
 
-      // (2) The connector's pod, with the grant the Job stored in the Kafka token store.
-      const deployment = only(objects, 'Deployment');
-      const pod = await materialise(objects, deployment, secrets());
-      const connector = start(pod);
-      const base = `http://127.0.0.1:${metricsPort}`;
+      // (3) The running pod finds the grant in the Kafka token store, without a restart, and becomes ready:
+      // what the mode means by it, the writer (single) or an assignment (distributed).
       await explained(
         eventually(async () => (await status(`${base}/readyz`)).code === 200, 90_000, 'ready'),
         connector,
       );
-      expect(await status(`${base}/healthz`)).toMatchObject({ code: 200 });
-      // Ready means what the mode means by it: the writer (single), an assignment (distributed).
       expect((await status(`${base}/readyz`)).body).toContain(`"${modeCheck}"`);
 
       const config = parseConfig(pod.config, pod.env);
@@ -150,7 +165,7 @@ describe('the pod the Helm chart describes', () => {
       const published = await publishedCalls(kafka, config, truth, 90_000);
       expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
 
-      // (3) SIGTERM, as the kubelet sends it: a graceful stop (exit 0) within terminationGracePeriodSeconds.
+      // (4) SIGTERM, as the kubelet sends it: a graceful stop (exit 0) within terminationGracePeriodSeconds.
       const graceSeconds = (
         deployment['spec'] as { template: { spec: { terminationGracePeriodSeconds: number } } }
       ).template.spec.terminationGracePeriodSeconds;
