@@ -81,7 +81,7 @@ export interface PodSpec {
 export interface PodVolume {
   name: string;
   configMap?: { name: string };
-  secret?: { secretName: string };
+  secret?: { secretName: string; defaultMode?: number };
   emptyDir?: object;
   persistentVolumeClaim?: { claimName: string };
   hostPath?: object;

@@ -111,6 +111,12 @@ function hardeningProblems(object: K8sObject): string[] {
     (pod.volumes ?? []).every((v) => v.hostPath === undefined),
     'a hostPath volume is mounted',
   );
+  for (const volume of pod.volumes ?? [])
+    if (volume.secret !== undefined)
+      expect(
+        volume.secret.defaultMode !== undefined && (volume.secret.defaultMode & 0o007) === 0,
+        `Secret volume ${volume.name}: readable by others (defaultMode ${volume.secret.defaultMode})`,
+      );
   for (const container of [...pod.containers, ...(pod.initContainers ?? [])]) {
     const context = container.securityContext ?? {};
     const name = `container ${container.name}`;

@@ -227,6 +227,7 @@ seccompProfile:
 - name: {{ printf "secret-file-%d" $i }}
   secret:
     secretName: {{ $file.name }}
-    defaultMode: 0440
+    # 0440: the node user reads them through fsGroup (decimal: YAML 1.1 and 1.2 read 0440 differently).
+    defaultMode: 288
 {{- end }}
 {{- end -}}
