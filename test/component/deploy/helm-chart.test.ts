@@ -241,10 +241,9 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
       selector: { matchLabels: Record<string, string> };
     }>(deployment);
     expect(spec.replicas).toBe(profile.replicas);
-    expect(spec.strategy).toEqual({
-      type: 'RollingUpdate',
-      rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
-    });
+    // A standby is never ready: with none unavailable allowed, no old pod could ever go.
+    const maxUnavailable = profile.file.includes('standby') ? 1 : 0;
+    expect(spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable } });
     const budget = specOf<{ maxUnavailable: number; unhealthyPodEvictionPolicy: string; selector: unknown }>(
       only(objects, 'PodDisruptionBudget'),
     );
