@@ -2,7 +2,9 @@
  * Start-up step 1, ops: the metrics server first, so /healthz answers and /readyz says what is missing while
  * the rest starts (and it closes last); then the schema registry is asked, and waited for while it is down (a
  * wrong URL or credentials is named as such at once, see runtime/preflight.ts). Once every other step ran,
- * `serveRunning` adds the readiness checks and the full GET /status.
+ * `serveRunning` adds the readiness checks and the full GET /status. Until then /readyz fails on the check
+ * `started`: with no check at all it would pass, and an orchestrator would count a starting instance ready
+ * (in a rolling update, stopping the old one before the new one has joined its group or initialised).
  */
 import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { createHttpsDispatcher } from '../../auth/https-dispatcher.js';
@@ -30,11 +32,23 @@ export interface Ops {
   registryProbe: SchemaRegistryProbe;
   /** What GET /status answers from now on (until then: the connector, UNASSIGNED). */
   setStatus(source: () => object): void;
+  /** Every start-up step ran: the check `started` passes from now on. */
+  markStarted(): void;
 }
 
 export async function openOps(ctx: StartContext, initialStatus: () => object): Promise<Ops> {
   const { config, logger, metrics, clock, lifecycle } = ctx;
   const readiness = new Readiness();
+  let started = false;
+  readiness.add({
+    name: 'started',
+    check: () =>
+      Promise.resolve(
+        started
+          ? { name: 'started', ok: true }
+          : { name: 'started', ok: false, detail: 'starting: the start-up steps have not all run yet' },
+      ),
+  });
   let status = initialStatus;
   let metricsAddress: MetricsServerAddress | null = null;
   if (config.metrics.enabled) {
@@ -67,6 +81,9 @@ export async function openOps(ctx: StartContext, initialStatus: () => object): P
     registryProbe,
     setStatus: (source) => {
       status = source;
+    },
+    markStarted: () => {
+      started = true;
     },
   };
 }
@@ -103,6 +120,7 @@ export function serveRunning({ config, failures }: StartContext, ops: Ops, view:
       );
     },
   });
+  ops.markStarted();
   ops.setStatus(() =>
     connectorStatus(
       config.connector.name,

@@ -33,6 +33,22 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/** A configuration whose registry is `registryUrl`, its metrics server on `port`; nothing else reachable. */
+function configOn(registryUrl: string, port: number) {
+  return parseConfig(
+    {
+      connector: { name: 'orders' },
+      api: { baseUrl: 'https://api.example.com' },
+      auth: { staticToken: 'token' },
+      sources: [{ locations: ['11111111-1111-1111-1111-111111111111'] }],
+      kafka: { brokers: ['127.0.0.1:1'] },
+      schemaRegistry: { url: registryUrl },
+      metrics: { enabled: true, host: '127.0.0.1', port },
+    },
+    {},
+  );
+}
+
 describe('ConnectorRuntime.start', () => {
   it('undoes what it opened when a later step fails: the metrics server started first lets its port go', async () => {
     const port = await freeLoopbackPort();
@@ -40,18 +56,7 @@ describe('ConnectorRuntime.start', () => {
     const registry = await wrongRegistry(async () => {
       listeningDuringStart = !(await portIsFree(port));
     });
-    const config = parseConfig(
-      {
-        connector: { name: 'orders' },
-        api: { baseUrl: 'https://api.example.com' },
-        auth: { staticToken: 'token' },
-        sources: [{ locations: ['11111111-1111-1111-1111-111111111111'] }],
-        kafka: { brokers: ['127.0.0.1:1'] },
-        schemaRegistry: { url: registry.url },
-        metrics: { enabled: true, host: '127.0.0.1', port },
-      },
-      {},
-    );
+    const config = configOn(registry.url, port);
     try {
       const failure = await ConnectorRuntime.start({
         config,
@@ -65,6 +70,29 @@ describe('ConnectorRuntime.start', () => {
       expect((failure as ConnectorError).code).toBe('SCHEMA_REGISTRY_URL_WRONG');
       expect(listeningDuringStart).toBe(true);
       expect(await portIsFree(port)).toBe(true);
+    } finally {
+      await new Promise((resolve) => registry.server.close(resolve));
+    }
+  });
+
+  it('is not ready while it starts: /readyz fails on `started` until every start-up step ran', async () => {
+    const port = await freeLoopbackPort();
+    let duringStart: { status: number; body: string } | undefined;
+    const registry = await wrongRegistry(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      duringStart = { status: response.status, body: await response.text() };
+    });
+    const config = configOn(registry.url, port);
+    try {
+      await ConnectorRuntime.start({ config, logger: silentLogger(), metrics: new ConnectorMetrics() }).then(
+        () => undefined,
+        () => undefined,
+      );
+      expect(duringStart?.status).toBe(503);
+      expect(JSON.parse(duringStart?.body ?? '{}')).toMatchObject({
+        ok: false,
+        checks: [{ name: 'started', ok: false }],
+      });
     } finally {
       await new Promise((resolve) => registry.server.close(resolve));
     }
