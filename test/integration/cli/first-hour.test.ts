@@ -63,7 +63,7 @@ function start(file: string, args: string[], options: { cwd: string; env: NodeJS
       const match = pattern.exec(output);
       if (match !== null) return match;
       if (ended !== undefined) throw new Error(`it ended (${ended}) before ${what}:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}:\n${output}`);
       await new Promise((tick) => setTimeout(tick, 100));
     }
   };
@@ -210,15 +210,17 @@ describe('the first hour of a newcomer', () => {
         const steps = start('sh', ['-c', script], { cwd: home, env: person });
         try {
           // The browser: once the sandbox listens and `auth login` shows its URL and its certificate.
+          // The two background commands print in either order.
+          await steps.until(/sandbox listening on/, 'the sandbox listening');
           const url = await steps.until(
-            /sandbox listening on[^]*(https:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/,
-            'the sandbox and the authorization URL',
+            /https:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+/,
+            'the authorization URL of `auth login`',
           );
           const certificate = await steps.until(
             /written to (\S+callback-certificate\.pem)/,
             'the certificate of `auth login`',
           );
-          await approveInBrowser(String(url[1]), [
+          await approveInBrowser(url[0], [
             await readFile(config.api.caFile, 'utf8'),
             await readFile(String(certificate[1]), 'utf8'),
           ]);
