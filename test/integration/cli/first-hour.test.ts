@@ -70,19 +70,26 @@ function start(file: string, args: string[], options: { cwd: string; env: NodeJS
   return { process: child, output: () => output, exited, until };
 }
 
-/** Sends `signal` to the command's process group and waits for it to end (SIGKILL after `graceMs`). */
+/**
+ * Sends `signal` to the command's process group and waits until every process of the group has ended, not only
+ * the command itself (a shell's background job, a child stopping gracefully); SIGKILL after `graceMs`.
+ */
 async function stop(started: Started, signal: NodeJS.Signals, graceMs = 60_000): Promise<number | null> {
-  const send = (to: NodeJS.Signals) => {
+  const group = started.process.pid;
+  const send = (to: NodeJS.Signals | 0): boolean => {
     try {
-      if (started.process.pid !== undefined) process.kill(-started.process.pid, to);
+      if (group !== undefined) process.kill(-group, to);
+      return group !== undefined;
     } catch {
-      // already ended (ESRCH): its exit says how
+      return false; // ESRCH: no process of the group is left
     }
   };
   send(signal);
   const timer = setTimeout(() => send('SIGKILL'), graceMs);
   try {
-    return await started.exited;
+    const code = await started.exited;
+    while (send(0)) await new Promise((tick) => setTimeout(tick, 100));
+    return code;
   } finally {
     clearTimeout(timer);
   }
@@ -242,8 +249,20 @@ describe('the first hour of a newcomer', () => {
             await new Promise((tick) => setTimeout(tick, 1_000));
           }
         } finally {
-          // SIGTERM to the whole group: `run` stops gracefully, and so does the sandbox (a background job of a
-          // non-interactive shell ignores SIGINT).
+          // As a person stops them: Ctrl-C for `run` in the foreground, which finishes its pages while the sandbox
+          // still answers, then the sandbox in the background (stopped together, `run` would retry pages against
+          // a sandbox gone, up to its shutdown timeout).
+          const run = /"pid":(\d+),[^\n]*"msg":"connector started"/.exec(steps.output());
+          if (run !== null) {
+            try {
+              process.kill(Number(run[1]), 'SIGINT');
+            } catch {
+              // it ended already (ESRCH)
+            }
+            const stopping = Date.now() + STEP_TIMEOUT_MS;
+            while (!steps.output().includes('"msg":"stopped"') && Date.now() < stopping)
+              await new Promise((tick) => setTimeout(tick, 100));
+          }
           await stop(steps, 'SIGTERM');
         }
         // No error or stack trace on the way (the connector logs JSON lines: error is level 50).
