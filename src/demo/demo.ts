@@ -11,12 +11,12 @@
  * 5. a live view until Ctrl-C (or --duration), then a summary and how to consume the topic.
  *
  * Everything the demo writes lives under `.calls-connector/demo/` (config, encrypted tokens, key, logs) so the
- * connector can be re-run by hand with `calls-connector run --config .calls-connector/demo/config.yaml`.
+ * connector can be re-run by hand with `calls-connector run --config .calls-connector/demo/config.yaml`. Each
+ * run starts afresh there (new key, store, config and topics; demo-state.ts says why and how).
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { parseConfig } from '../config/load.js';
 import { FatalError } from '../errors/index.js';
@@ -29,6 +29,7 @@ import { TerminalView } from './terminal-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
 import { nextSteps } from './next-steps.js';
+import { demoFiles, freshStateNotice, leftoverError, startFresh } from './demo-state.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -61,9 +62,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const { out } = options;
   // The registry URL from SCHEMA_REGISTRY_URL may carry credentials (userinfo): never on the terminal.
   const say = (line: string) => out.write(`${scrubSecretsInText(line)}\n`);
-  const workDir = resolve(options.workDir);
+  const files = demoFiles(options.workDir);
+  const { workDir, logFile } = files;
   await mkdir(workDir, { recursive: true, mode: 0o700 });
-  const logFile = join(workDir, 'connector.log');
   const logger = createLogger({
     level: 'info',
     format: 'json',
@@ -75,6 +76,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   };
 
   try {
+    say(freshStateNotice(files));
     say('1/4 Kafka and schema registry ...');
     const { provideStack, stackOrder } = await loadDevTooling();
     const stack = await provideStack(stackOrder());
@@ -86,20 +88,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const clientSecret = randomBytes(24).toString('base64url');
     const redirectUri = `https://127.0.0.1:${callbackPort}/callback`;
     const seed = Date.now() % 1_000_000;
+    // Everything the last run left goes (its store first), then this run's key and client are written.
     // The sandbox's certificate and key stay in the demo's folder: the sandbox started again by the printed
-    // "run the connector alone" steps serves the certificate the config trusts (api.caFile). A new pair per demo.
-    await mkdir(join(workDir, 'secrets'), { recursive: true, mode: 0o700 });
-    const sandboxTls = {
-      certFile: join(workDir, 'sandbox-ca.pem'),
-      keyFile: join(workDir, 'secrets', 'sandbox-key.pem'),
-    };
-    await Promise.all(Object.values(sandboxTls).map((file) => rm(file, { force: true })));
+    // "run the connector alone" steps serves the certificate the config trusts (api.caFile). A new pair per run.
+    const client = { clientId: 'calls-demo', clientSecret, redirectUri };
+    await startFresh(files, client);
+    const sandboxTls = { certFile: files.certFile, keyFile: files.certKeyFile };
     const sandbox: RunningSandbox = await startSandbox({
       port: 0,
       autoApprove: true,
       rotateRefreshTokens: true,
       tls: { ...sandboxTls, createIfMissing: true },
-      client: { clientId: 'calls-demo', clientSecret, redirectUri },
+      client,
       data: {
         seed,
         locations: options.locations,
@@ -113,19 +113,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     cleanups.push(() => sandbox.close());
     say(`    ${sandbox.baseUrl}  ${sandbox.locations.length} locations`);
 
-    // Key and secret live in files of the demo folder (mode 0600), never in the config file.
-    // The key and the tokens sit in sibling folders: the token store refuses a key in, above or below
-    // the folder of the data it protects.
-    const keyFile = join(workDir, 'secrets', 'token-store.key');
-    const secretFile = join(workDir, 'secrets', 'client-secret');
-    await writeFile(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
-    await writeFile(secretFile, clientSecret, { mode: 0o600 });
-    // The registered client, for `calls-connector sandbox --client-file` (see the hint printed at the end).
-    const clientFile = join(workDir, 'secrets', 'sandbox-client.json');
-    await writeFile(clientFile, JSON.stringify({ clientId: 'calls-demo', clientSecret, redirectUri }), {
-      mode: 0o600,
-    });
-    await chmod(keyFile, 0o600);
+    // Key and secret live in files of the demo folder (mode 0600), never in the config file. The key and the
+    // tokens sit in sibling folders: the token store refuses a key in, above or below the folder of its data.
+    const { keyFile, secretFile, clientFile } = files;
     // A busy metrics port (another connector, a Prometheus exporter) must not end the demo: take a free one.
     let metricsPort = options.metricsPort;
     if (metricsPort !== 0 && !(await loopbackPortFree(metricsPort))) {
@@ -148,7 +138,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         redirectUri,
         scopes: ['read_phones'],
         keyFile,
-        store: { type: 'file', path: join(workDir, 'tokens', 'tokens.enc') },
+        store: { type: 'file', path: files.storeFile },
       },
       sources: [{ locations: sandbox.locations }],
       kafka: {
@@ -170,7 +160,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       metrics: { host: '127.0.0.1', port: metricsPort },
       logging: { level: 'info', format: 'json' },
     };
-    const configFile = join(workDir, 'config.yaml');
+    const { configFile } = files;
     await writeFile(configFile, `# written by \`calls-connector demo\`\n${stringify(document)}`, {
       mode: 0o600,
     });
@@ -284,12 +274,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
           clientFile,
           certFile: sandboxTls.certFile,
           keyFile: sandboxTls.keyFile,
-          locationsFile: join(workDir, 'sandbox-locations.json'),
+          locationsFile: files.locationsFile,
         },
       }),
     );
     if (stack.leftRunning !== undefined) say(`\n${stack.leftRunning}`);
     return { published, topic: config.kafka.topic, locations: status.length };
+  } catch (error) {
+    throw leftoverError(error, files);
   } finally {
     await cleanup();
     logger.flush();

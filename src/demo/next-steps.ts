@@ -1,7 +1,7 @@
 /**
  * What the demo prints at its end: how to consume the topic, and how to run the connector alone on the demo's
  * setup. Every command line is meant to be pasted into a shell as printed (notes are `#` comments), and the
- * integration test (test/integration/cli/demo.test.ts) runs the "alone" steps exactly as this module prints them.
+ * integration test (test/integration/cli/first-hour.test.ts) runs the tail and "alone" lines exactly as printed.
  */
 /** How to start the demo's sandbox again as it was: same port, data, live changes, client and certificate. */
 export interface SandboxRerun {

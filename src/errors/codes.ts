@@ -121,6 +121,7 @@ export const ERROR_CODES = {
   CURSOR_LOOP: { class: 'fatal', exit: ExitCode.FAILURE },
   CURSOR_RESTARTS_EXHAUSTED: { class: 'retriable', exit: ExitCode.FAILURE },
   DEMO_AUTHORIZE_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
+  DEMO_FOLDER_UNUSABLE: { class: 'fatal', exit: ExitCode.FAILURE },
   DEVSTACK_START_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
   DEVSTACK_UNAVAILABLE: { class: 'fatal', exit: ExitCode.FAILURE },
   ITEM_BAD_UPDATED_AT: { class: 'skippable', exit: ExitCode.FAILURE },

@@ -39,7 +39,7 @@ export function startInstance(name: string, configFile: string, env?: NodeJS.Pro
   };
 }
 
-export function alive(instance: Instance): boolean {
+export function alive(instance: ConnectorProcess): boolean {
   return instance.child.exitCode === null && instance.child.signalCode === null;
 }
 

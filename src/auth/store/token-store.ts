@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { FatalError } from '../../errors/index.js';
+import { ConnectorError, FatalError } from '../../errors/index.js';
 import { sealedGeneration, type StoreKey } from './encryption.js';
 
 /** Moves sealed entries; knows nothing of their content. */
@@ -167,7 +167,7 @@ export class TokenStore {
     let highest = Math.max(0, ...this.#highest.values());
     for (const sealed of current.values()) highest = Math.max(highest, sealedGeneration(sealed) ?? 0);
     const generation = highest + 1;
-    const generations = { ...this.generations(current) };
+    const generations = { ...this.generationsForWrite(current) };
     const changes = new Map<string, Buffer | null>();
     for (const [name, value] of values) {
       if (value === null) {
@@ -189,6 +189,21 @@ export class TokenStore {
     const sealed = current.get(GENERATIONS_ENTRY);
     if (sealed === undefined) return {};
     return this.decode(GENERATIONS_ENTRY, sealed, generationsSchema, new Map());
+  }
+
+  /**
+   * The map a write updates. A map sealed with another key is started anew: the key was replaced (lost, or
+   * rotated: docs/oauth.md), and `auth login` with the new key must be able to store its grant, as that error's
+   * hint says. The new generation is still above every one in the store (read in the clear), and reads of entries
+   * sealed with the old key keep failing with AUTH_STORE_KEY_MISMATCH until they are replaced.
+   */
+  private generationsForWrite(current: ReadonlyMap<string, Buffer>): Record<string, number> {
+    try {
+      return this.generations(current);
+    } catch (error) {
+      if (error instanceof ConnectorError && error.code === 'AUTH_STORE_KEY_MISMATCH') return {};
+      throw error;
+    }
   }
 
   private decode<T>(

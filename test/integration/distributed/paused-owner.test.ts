@@ -10,20 +10,12 @@
  * The sandbox keeps changing calls (live mode) and both instances poll every second, so the paused one has
  * pages to write when it wakes up even if the other finished the backfill meanwhile.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { parseConfig } from '../../../src/config/load.js';
-import type { ConnectorConfig } from '../../../src/config/schema.js';
-import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
-import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
-import { connectorDocument, publishedCalls, startTestSandbox } from '../../support/connector.js';
+import { publishedCalls } from '../../support/connector.js';
 import { caughtUpCheck, doubledAndMissing } from '../../support/connector-process.js';
-import { alive, diagnostics, startInstance, type Instance } from '../../support/distributed.js';
-import { eventually, testKafka } from '../../support/kafka.js';
+import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
+import { alive, diagnostics } from '../../support/distributed.js';
+import { eventually } from '../../support/kafka.js';
 import { pauseInsideTransaction } from '../../support/pause.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
@@ -31,71 +23,39 @@ const SESSION_TIMEOUT_MS = 6_000;
 const KAFKAJS_REQUEST_TIMEOUT_MS = 30_000;
 
 describe('a distributed owner paused past its session and request timeouts', () => {
-  let sandbox: RunningSandbox;
-  let kafka: Kafka;
-  let config: ConnectorConfig;
-  let configFile: string;
-  const instances: Instance[] = [];
+  let scenario: ConnectorScenario;
 
   beforeAll(async () => {
-    sandbox = await startTestSandbox({
-      data: { seed: 43, locations: 8, callsPerLocation: 3_000, privateRatio: 0.3 },
-    });
-    kafka = testKafka();
-    const base = connectorDocument(sandbox, {
-      // Kafka is the bottleneck (no enrichment, no rate limit, one page per transaction): each partition's
-      // sink nearly always has a request in flight and pages queued.
-      api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
-      poll: { intervalMs: 1_000, maxLocationsInFlight: 8, pagesPerTurn: 2, shutdownTimeoutMs: 10_000 },
-      kafka: {
-        offsetsTopicPartitions: 4,
-        groupSessionTimeoutMs: SESSION_TIMEOUT_MS,
-        groupHeartbeatIntervalMs: 1000,
-        transactionTimeoutMs: 10_000,
-        maxPagesPerTransaction: 1,
+    scenario = await connectorScenario({
+      mode: 'distributed',
+      sandbox: { data: { seed: 43, locations: 8, callsPerLocation: 3_000, privateRatio: 0.3 } },
+      connector: {
+        // Kafka is the bottleneck (no enrichment, no rate limit, one page per transaction): each partition's
+        // sink nearly always has a request in flight and pages queued.
+        api: { pageSize: 10, requestsPerSecond: 1_000, enrich: false },
+        poll: { intervalMs: 1_000, maxLocationsInFlight: 8, pagesPerTurn: 2, shutdownTimeoutMs: 10_000 },
+        kafka: {
+          offsetsTopicPartitions: 4,
+          groupSessionTimeoutMs: SESSION_TIMEOUT_MS,
+          groupHeartbeatIntervalMs: 1000,
+          transactionTimeoutMs: 10_000,
+          maxPagesPerTransaction: 1,
+        },
       },
-      metrics: { enabled: true, port: 0 },
     });
-    const document = {
-      ...base,
-      connector: { ...(base.connector as Record<string, unknown>), mode: 'distributed' },
-      logging: { level: 'info', format: 'json' },
-    };
-    config = parseConfig(document, {});
-    const dir = await mkdtemp(join(tmpdir(), 'calls-paused-owner-'));
-    configFile = join(dir, 'config.yaml');
-    await writeFile(configFile, stringify(document));
   });
 
-  afterAll(async () => {
-    for (const instance of instances) {
-      if (!alive(instance)) continue;
-      instance.child.kill('SIGCONT');
-      instance.child.kill('SIGKILL');
-      await instance.exited;
-    }
-    await sandbox.close();
-  });
+  afterAll(() => scenario.close());
 
   it('leaves the other instance writing every partition after the paused one wakes up and is stopped, nothing doubled or lost', async () => {
+    const { sandbox, kafka, config, instances, progress } = scenario;
     sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 2 });
-    const store = new KafkaOffsetStore({
-      kafka,
-      topic: config.kafka.offsetsTopic,
-      connectorName: config.connector.name,
-      groupIdPrefix: 'paused-owner-test-offsets',
-      loadTimeoutMs: 30_000,
-    });
+    const store = scenario.offsetStore('paused-owner-test-offsets');
     const caughtUpNow = () => caughtUpCheck(sandbox, store)(); // the truth grows while live mode runs
-    const progress = (more: number, what: string) => {
-      const target = sandbox.admin.stats().requests + more;
-      return eventually(() => sandbox.admin.stats().requests >= target, 60_000, what);
-    };
 
     // i2 starts alone and owns every partition, so that it is the only writer when it is paused: the pause is
     // taken inside one of its transactions (pauseInsideTransaction reads the broker's last stable offsets).
-    const i2 = startInstance('i2', configFile);
-    instances.push(i2);
+    const i2 = scenario.startInstance('i2');
     await eventually(() => i2.output().includes('"connector started"'), 60_000, 'i2 started');
     await progress(300, 'i2 at work');
     const admin = kafka.admin();
@@ -112,8 +72,7 @@ describe('a distributed owner paused past its session and request timeouts', () 
     expect(await caughtUpNow()).toBe(false); // paused mid-backfill, or the pause proved little
 
     // i1 joins; once i2's session has expired the group gives i1 every partition (fencing i2's producers).
-    const i1 = startInstance('i1', configFile);
-    instances.push(i1);
+    const i1 = scenario.startInstance('i1');
     await eventually(() => i1.output().includes('"connector started"'), 60_000, 'i1 started');
     await progress(200, 'i1 at work on every partition while i2 is paused');
     await eventually(

@@ -9,27 +9,19 @@
  * location keeps completing traversals, and the refresh token rotates many times.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { StoreKey } from '../../../src/auth/store/encryption.js';
 import { KafkaBackend } from '../../../src/auth/store/kafka-backend.js';
 import { TokenStore } from '../../../src/auth/store/token-store.js';
-import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
-import { connectorDocument, startTestSandbox } from '../../support/connector.js';
+import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
 import {
-  alive,
   awaitSettled,
   diagnostics,
   metricOf,
-  startInstance,
   traversedSince,
   type Instance,
 } from '../../support/distributed.js';
-import { eventually, testKafka } from '../../support/kafka.js';
+import { eventually } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
 
 const KEY_ENV = 'SHARED_GRANT_TOKEN_KEY';
@@ -50,21 +42,41 @@ function refreshesOf(instance: Instance): { refreshes: number; rotations: number
 }
 
 describe('three connector processes sharing one OAuth grant whose refresh token rotates', () => {
-  let sandbox: RunningSandbox;
-  let kafka: Kafka;
-  let configFile: string;
-  const env = { [KEY_ENV]: randomBytes(32).toString('base64'), [SECRET_ENV]: '' };
-  const instances: Instance[] = [];
+  let scenario: ConnectorScenario;
+  const key = randomBytes(32).toString('base64');
   const store = { topic: uniqueName('tokens') };
 
   beforeAll(async () => {
-    sandbox = await startTestSandbox({
-      rotateRefreshTokens: true,
-      data: { seed: 53, locations: 24, callsPerLocation: 10, privateRatio: 0.3 },
-      live: { updatesPerSecond: 2, createsPerSecond: 2 },
+    scenario = await connectorScenario({
+      mode: 'distributed',
+      sandbox: {
+        rotateRefreshTokens: true,
+        data: { seed: 53, locations: 24, callsPerLocation: 10, privateRatio: 0.3 },
+        live: { updatesPerSecond: 2, createsPerSecond: 2 },
+      },
+      connector: {
+        poll: { intervalMs: 500, maxLocationsInFlight: 3 },
+        kafka: { offsetsTopicPartitions: 6, groupSessionTimeoutMs: 6000, groupHeartbeatIntervalMs: 1000 },
+      },
+      // The OAuth grant in place of the static token: a Kafka token store, key and client secret from the env.
+      document: ({ auth: _static, ...base }, sandbox) => ({
+        ...base,
+        oauth: {
+          clientId: sandbox.client.clientId,
+          clientSecret: `\${${SECRET_ENV}}`,
+          redirectUri: sandbox.client.redirectUri,
+          store: { type: 'kafka', topic: store.topic },
+          keyEnv: KEY_ENV,
+          // Tokens believed to live a minute and due for refresh 1-2 s after issue: the instances refresh all
+          // along, and a pair one of them stores is soon due for the others too (they race to refresh it).
+          accessTokenLifetimeMs: 60_000,
+          refreshBeforeExpiryMs: 58_000,
+          refreshJitterMs: 1_000,
+        },
+      }),
+      env: (sandbox) => ({ [KEY_ENV]: key, [SECRET_ENV]: sandbox.client.clientSecret }),
     });
-    env[SECRET_ENV] = sandbox.client.clientSecret;
-    kafka = testKafka();
+    const { sandbox, kafka } = scenario;
 
     // The grant as `auth login` would have stored it, in the Kafka token store the instances share.
     const tokens = new TokenStore(
@@ -75,7 +87,7 @@ describe('three connector processes sharing one OAuth grant whose refresh token 
         replicationFactor: 1,
         createTopic: true,
       }),
-      new StoreKey(Buffer.from(env[KEY_ENV], 'base64')),
+      new StoreKey(Buffer.from(key, 'base64')),
     );
     const now = Date.now();
     await tokens.writeGrant({
@@ -87,45 +99,13 @@ describe('three connector processes sharing one OAuth grant whose refresh token 
       scopes: ['read_phones'],
     });
     await tokens.close();
-
-    const { auth: _static, ...base } = connectorDocument(sandbox, {
-      poll: { intervalMs: 500, maxLocationsInFlight: 3 },
-      kafka: { offsetsTopicPartitions: 6, groupSessionTimeoutMs: 6000, groupHeartbeatIntervalMs: 1000 },
-      metrics: { enabled: true, port: 0 },
-    });
-    const document = {
-      ...base,
-      connector: { ...(base.connector as Record<string, unknown>), mode: 'distributed' },
-      oauth: {
-        clientId: sandbox.client.clientId,
-        clientSecret: `\${${SECRET_ENV}}`,
-        redirectUri: sandbox.client.redirectUri,
-        store: { type: 'kafka', topic: store.topic },
-        keyEnv: KEY_ENV,
-        // Tokens believed to live a minute and due for refresh 1-2 s after issue: the instances refresh all
-        // along, and a pair one of them stores is soon due for the others too (they race to refresh it).
-        accessTokenLifetimeMs: 60_000,
-        refreshBeforeExpiryMs: 58_000,
-        refreshJitterMs: 1_000,
-      },
-      logging: { level: 'info', format: 'json' },
-    };
-    const dir = await mkdtemp(join(tmpdir(), 'calls-shared-grant-'));
-    configFile = join(dir, 'config.yaml');
-    await writeFile(configFile, stringify(document));
   });
 
-  afterAll(async () => {
-    for (const instance of instances) {
-      if (!alive(instance)) continue;
-      instance.child.kill('SIGKILL');
-      await instance.exited;
-    }
-    await sandbox.close();
-  });
+  afterAll(() => scenario.close());
 
   it('keeps the grant valid on every instance, without 401 loops, while every location keeps syncing', async () => {
-    for (const name of ['g1', 'g2', 'g3']) instances.push(startInstance(name, configFile, env));
+    const { sandbox, instances } = scenario;
+    for (const name of ['g1', 'g2', 'g3']) scenario.startInstance(name);
     const names = instances.map((i) => i.name);
     const settled = await awaitSettled(instances, sandbox.locations, names);
     // Each instance polls locations, so each one uses (and refreshes) the grant.

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const script = resolve(import.meta.dirname, '../../../scripts/stack.mjs');
@@ -17,7 +17,13 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A bin folder holding a fake `java` that reports `major` (none when undefined), and node's own folder. */
+/**
+ * A bin folder holding a fake `java` that reports `major` (none when undefined), and nothing else: node's own
+ * folder stays off the PATH, since where Node is installed with the system's packages (/usr/bin), the real
+ * `java` and `mvn` of a machine that runs the dev stack sit beside it, and the simulated machine would find them
+ * (regression: the first two tests failed on such machines). stack.mjs runs by process.execPath and needs no
+ * `node` on the PATH.
+ */
 function machine(major: number | undefined): NodeJS.ProcessEnv {
   const dir = mkdtempSync(join(tmpdir(), 'stack-check-'));
   dirs.push(dir);
@@ -26,7 +32,7 @@ function machine(major: number | undefined): NodeJS.ProcessEnv {
     chmodSync(join(dir, 'java'), 0o755);
   }
   return {
-    PATH: `${dir}:${dirname(process.execPath)}`,
+    PATH: dir,
     CALLS_STACK_HOME: join(dir, 'cache'),
     STACK_JVM_ROOT: join(dir, 'no-jvms'),
   };

@@ -56,6 +56,40 @@ describe('TokenStore over the file backend', () => {
     await expect(other.readGrant('default')).rejects.toMatchObject({ code: 'AUTH_STORE_KEY_MISMATCH' });
   });
 
+  it('lets a login with a new key replace the grant of a store written with the old one (regression: lost or rotated key)', async () => {
+    // docs/oauth.md: "Losing the key loses only the stored grant: create a new key and run `auth login` again".
+    // The old key's sealed map of generations used to refuse every write with AUTH_STORE_KEY_MISMATCH.
+    const { store, path, key: oldKey } = await fileStore();
+    await store.writeGrant(record);
+    await store.rememberState('state-of-the-old-key', pending);
+    const newKey = new StoreKey(randomBytes(32));
+    const renewed = new TokenStore(new FileBackend({ path }), newKey);
+    await expect(renewed.readGrant('default')).rejects.toMatchObject({ code: 'AUTH_STORE_KEY_MISMATCH' });
+
+    // What `auth login` does: remember a state, consume it, store the grant.
+    await renewed.rememberState('state-of-the-new-key', pending);
+    expect((await renewed.consumeState('state-of-the-new-key', 2000)).status).toBe('accepted');
+    await renewed.writeGrant({ ...record, accessToken: 'at-new-key' });
+    expect((await renewed.readGrant('default'))?.accessToken).toBe('at-new-key');
+    // A fresh process with the new key reads it; the old key no longer does.
+    const later = new TokenStore(new FileBackend({ path }), newKey);
+    expect((await later.readGrant('default'))?.accessToken).toBe('at-new-key');
+    await expect(
+      new TokenStore(new FileBackend({ path }), oldKey).readGrant('default'),
+    ).rejects.toMatchObject({ code: 'AUTH_STORE_KEY_MISMATCH' });
+  });
+
+  it('still refuses a write over a tampered map of generations', async () => {
+    const { store, path } = await fileStore();
+    await store.writeGrant(record);
+    const document = JSON.parse(await readFile(path, 'utf8')) as { entries: Record<string, string> };
+    const sealed = Buffer.from(document.entries['meta:generations'] ?? '', 'base64');
+    sealed[sealed.length - 1] = (sealed[sealed.length - 1] ?? 0) ^ 1;
+    document.entries['meta:generations'] = sealed.toString('base64');
+    await writeFile(path, JSON.stringify(document), { mode: 0o600 });
+    await expect(store.writeGrant(record)).rejects.toMatchObject({ code: 'AUTH_STORE_TAMPERED' });
+  });
+
   it('detects a tampered file', async () => {
     const { store, path } = await fileStore();
     await store.writeGrant(record);
