@@ -282,8 +282,16 @@ describe('sync engine against the sandbox: live mode', () => {
     const sink = new InMemorySink();
     const location = sandbox.locations[0] ?? '';
     const sync = locationSync(harness, location, sink);
+    // Calls change while the first pages are read, then stop: a traversal reads faster than the API changes only
+    // on a machine with CPU to spare (300 updates and 100 creates a second move calls ahead of the cursor), so
+    // changes that never stop made the traversal chase them for ever on a busy CI machine (a 30 s timeout).
+    let commits = 0;
+    sink.beforeCommit = () => {
+      if (++commits === 10) sandbox.admin.setLive(false);
+    };
     await runTraversal(sync);
     await runTraversal(sync);
+    expect(commits).toBeGreaterThan(10);
     const truth = sandbox.admin.truth(location);
     const watermark = sync.offset.watermark ?? '';
     const versions = sink.calls.map((c) => `${c.uid}@${c.updatedAt}`);
