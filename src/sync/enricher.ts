@@ -29,6 +29,7 @@ import { ConnectorError, SkippableError } from '../errors/index.js';
 import { compareInstants, parseInstant } from '../time/instant.js';
 import type { Enrichment, ListedCall, SingleCall, SingleCallVersion } from './model.js';
 import type { CallsApi, RequestHint } from './ports.js';
+import type { Clock } from '../time/clock.js';
 
 export type UnenrichedReason = 'gone' | 'refused' | 'invalid' | 'version_mismatch' | 'unavailable';
 
@@ -48,6 +49,12 @@ export interface EnricherOptions {
   poisonPageAttempts?: number;
   /** How many call versions' answers are remembered for retried pages (default 10,000). */
   reuseCapacity?: number;
+  /**
+   * The clock each answer is stamped with (EnrichedItem.answeredAtMs), so a page whose answers grew older
+   * than a bound is enriched again before it commits (LocationSync, privacy.maxEnrichmentAgeMs). Unset (unit
+   * tests that do not care): answers carry no time and never count as old.
+   */
+  clock?: Clock;
 }
 
 /** What a page retried for one call's failure must not ask again: one call version's outcome. */

@@ -1,0 +1,105 @@
+/**
+ * LocationSync with lanes, against the hazards of a history page that waits for its turn (the review of
+ * issue 32, L3, L5, L6, L8): cursors that expire while it waits, single-call answers that grow old, a
+ * tombstone the live lane commits meanwhile, and an API that accepts only its own form of `since`.
+ */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { Enricher } from '../../../src/sync/enricher.js';
+import { DEFAULT_LANE_SETTINGS, type LaneSettings } from '../../../src/sync/lanes.js';
+import type { LocationSync, LocationSyncSettings } from '../../../src/sync/location-sync.js';
+import { ManualClock } from '../../support/clock.js';
+import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
+import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
+
+const LOC = '11111111-1111-1111-1111-111111111111';
+/** 10:00 + `minutes` on one day. */
+const at = (minutes: number) => new Date(Date.parse('2026-11-24T10:00:00Z') + minutes * 60_000).toISOString();
+const call = (uid: string, minutes: number, extra: Partial<FakeCall> = {}): FakeCall => ({
+  uid,
+  locationUid: LOC,
+  updatedAt: at(minutes),
+  ...extra,
+});
+const NOW = Date.parse(at(200));
+
+function build(
+  api: FakeCallsApi,
+  options: { lanes?: LaneSettings; enrich?: boolean; settings?: Partial<LocationSyncSettings> } = {},
+) {
+  const clock = new ManualClock(NOW);
+  const sink = new InMemorySink();
+  const sync = unitLocationSync({
+    locationUid: LOC,
+    api,
+    enricher: new Enricher({ api, enabled: options.enrich ?? false, concurrency: 2, clock }),
+    sink,
+    metrics: new ConnectorMetrics(),
+    settings: {
+      commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 2 },
+      lanes: options.lanes ?? DEFAULT_LANE_SETTINGS,
+      ...options.settings,
+    },
+    clock,
+  });
+  return { sync, sink, clock };
+}
+
+/** Waits until the history page read ahead (if any) is listed and prepared. */
+async function historyReady(sync: LocationSync): Promise<void> {
+  const ahead = sync.historyAhead();
+  if (ahead.state === 'pending') await ahead.settled;
+}
+
+/** Per uid, the updatedAt of each version published, in order. */
+function versions(sink: InMemorySink): Map<string, string[]> {
+  const byUid = new Map<string, string[]>();
+  for (const c of sink.calls) byUid.set(c.uid, [...(byUid.get(c.uid) ?? []), c.updatedAt]);
+  return byUid;
+}
+
+const history = (n: number) => Array.from({ length: n }, (_, i) => call(`h${i}`, i));
+
+describe('LocationSync with lanes, while history pages wait', () => {
+  it('does not publish a history version over the tombstone the live lane committed after the history page was listed (L6)', async () => {
+    const api = new FakeCallsApi([...history(6), call('n1', 160)]);
+    api.keysetCursors = true;
+    const { sync, sink } = build(api, { enrich: true, settings: { tombstoneGone: true } });
+    await sync.runPage(); // split, live: n1
+    // History page 1 (h0, h1) commits; its commit reads page 2 (h2, h3) ahead, h2 answered public.
+    await sync.runPage(undefined, 'history');
+    await historyReady(sync);
+    // h2 changes now, then is deleted; the live lane lists its new version, GET answers 404: a tombstone.
+    api.upsert(call('h2', 170));
+    api.gone.add('h2');
+    expect(await sync.runPage()).toMatchObject({ lane: 'live', published: 0 });
+    expect(sink.tombstones).toEqual(['h2']);
+    // Page 2, read ahead, still holds h2's old version: publishing it would bring the deleted call back.
+    for (let i = 0; i < 10 && sync.hasHistory; i++) await sync.runPage(undefined, 'history');
+    expect(sync.hasHistory).toBe(false);
+    expect(versions(sink).get('h2')).toBeUndefined();
+    for (const uid of ['h0', 'h1', 'h3', 'h4', 'h5', 'n1']) expect(versions(sink).get(uid)).toHaveLength(1);
+  });
+
+  it("splits at an updatedAt the API wrote, so an API that refuses the connector's own date-time form still syncs the location (L8)", async () => {
+    // The API writes seconds and +00:00, and accepts only that form as since.
+    const written = (minutes: number) => at(minutes).replace('.000Z', '+00:00');
+    const api = new FakeCallsApi([
+      ...Array.from({ length: 6 }, (_, i) => call(`h${i}`, i, { updatedAt: written(i) })),
+      call('n0', 150, { updatedAt: written(150) }),
+      call('n1', 160, { updatedAt: written(160) }),
+    ]);
+    api.sinceForm = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
+    const { sync, sink } = build(api);
+    expect(await sync.runPage()).toMatchObject({ lane: 'live', complete: true });
+    // T0: the first updatedAt at or before the newest less the overlap (a minute), as the API wrote it.
+    expect(sync.offset.history?.until).toBe(written(150));
+    for (let i = 0; i < 10 && sync.hasHistory; i++) await sync.runPage(undefined, 'history');
+    expect(sync.hasHistory).toBe(false);
+    await sync.runPage();
+    expect([...versions(sink).keys()].sort()).toEqual(['h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'n0', 'n1']);
+    for (const v of versions(sink).values()) expect(v).toHaveLength(1);
+  });
+});
