@@ -265,13 +265,13 @@ export class LocationSync {
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
     const ahead = role.readAhead.take(readAheadKey(this.position, lane), request);
     role.pageBegins(ahead);
-    const reader = this.pageReader(from, request, pipeline, this.hint(role));
+    const reader = this.pageReader(role, from, request, pipeline);
     let listed: ListedPage;
     try {
       listed = await (ahead?.listed ?? reader.list(signal));
     } catch (error) {
-      if (error instanceof InvalidCursorError && request.kind === 'next')
-        return this.restart(traversal, error);
+      // A first page raises it only from a cursor its lane followed at once (group-read.ts).
+      if (error instanceof InvalidCursorError) return this.restart(traversal, error);
       throw error;
     }
     this.counters.pageFetched(traversal);
@@ -298,18 +298,19 @@ export class LocationSync {
   }
 
   /**
-   * How a page of `request` from `from` is read, in its turn or ahead: listed, then prepared (page-pipeline.ts)
-   * with `pipeline`, both at `hint`.
+   * How `role`'s page of `request` from `from` is read, in its turn or ahead: listed as the lane lists
+   * (LaneRole.list), then prepared (page-pipeline.ts) with `pipeline`, both at the lane's priority now.
    */
   private pageReader(
+    role: LaneRole,
     from: LaneOffset,
     request: PageRequest,
     pipeline: PipelineSettings,
-    hint: RequestHint,
   ): PageReader {
     const { api, enricher } = this.options;
+    const hint = this.hint(role);
     return {
-      list: (signal) => api.listPage(request, signal, hint),
+      list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, signal),
       prepare: (listed, signal) => preparePage(from, listed, pipeline, enricher, signal, hint),
     };
   }
@@ -321,7 +322,7 @@ export class LocationSync {
     const from = laneOffset(offset, lane);
     const request = nextPageRequest(from, this.traversalFor(lane));
     // The pipeline of the page after this one: its bounds are the other lane's as this commit leaves it.
-    const reader = this.pageReader(from, request, lanePipeline(this.pipeline, offset, lane), this.hint(role));
+    const reader = this.pageReader(role, from, request, lanePipeline(this.pipeline, offset, lane));
     const read = readingAhead(reader, role.aheadMark());
     role.readAhead.start(readAheadKey(offset, lane), request, read, signal);
   }

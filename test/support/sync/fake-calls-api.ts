@@ -70,6 +70,8 @@ export class FakeCallsApi implements CallsApi {
    * expired (410). null: they never expire.
    */
   cursorLifetime: { ms: number; now: () => number } | null = null;
+  /** Cursors refused as expired by cursorLifetime. */
+  expiredCursors = 0;
   /** Order of change of each call (its last upsert), the listing's tie-breaker. */
   private readonly seqOf = new Map<string, number>();
   private seq = 0;
@@ -113,13 +115,15 @@ export class FakeCallsApi implements CallsApi {
       }
       state = JSON.parse(Buffer.from(request.cursor, 'base64url').toString('utf8')) as CursorState;
       const lifetime = this.cursorLifetime;
-      if (lifetime !== null && lifetime.now() - (state.issuedAt ?? 0) > lifetime.ms)
+      if (lifetime !== null && lifetime.now() - (state.issuedAt ?? 0) > lifetime.ms) {
+        this.expiredCursors += 1;
         throw new InvalidCursorError({
           apiCode: 'cursor_expired',
           status: 410,
           recognised: true,
           detail: 'HTTP 410: {"error":{"code":"cursor_expired"}}',
         });
+      }
     } else {
       if (request.since !== null && this.sinceForm !== null && !this.sinceForm.test(request.since))
         throw new FatalError('API_BAD_REQUEST', `since ${request.since} refused (HTTP 400)`);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
+import { RetriableError } from '../../../src/errors/index.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Enricher } from '../../../src/sync/enricher.js';
 import { DEFAULT_LANE_SETTINGS, type LaneSettings } from '../../../src/sync/lanes.js';
@@ -101,5 +102,35 @@ describe('LocationSync with lanes, while history pages wait', () => {
     await sync.runPage();
     expect([...versions(sink).keys()].sort()).toEqual(['h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'n0', 'n1']);
     for (const v of versions(sink).values()) expect(v).toHaveLength(1);
+  });
+
+  it('merges the lanes when the history watermark holds a same-instant group of more than a history page and cursors expire while pages wait for their turn (L3)', async () => {
+    // 50 calls at one instant, history pages of 20, cursors that live 10 s, turns 15 s apart.
+    const group = Array.from({ length: 50 }, (_, i) => call(`g${String(i).padStart(2, '0')}`, 5));
+    const api = new FakeCallsApi([...history(3), ...group, call('n0', 159), call('n1', 160)]);
+    const { sync, sink, clock } = build(api, {
+      lanes: { ...DEFAULT_LANE_SETTINGS, historyPageSize: 20 },
+      settings: { pageSize: 100 },
+    });
+    api.cursorLifetime = { ms: 10_000, now: () => clock.now() };
+    await sync.runPage(); // split, live: n0, n1
+    const failures: string[] = [];
+    for (let turn = 0; turn < 40 && sync.hasHistory; turn++) {
+      // Between turns the scheduler reads the next page ahead; the turn comes 15 s later.
+      sync.prefetchHistory();
+      await historyReady(sync);
+      clock.advance(15_000);
+      try {
+        await sync.runPage(undefined, 'history');
+      } catch (error) {
+        if (!(error instanceof RetriableError)) throw error;
+        failures.push(error.code); // the scheduler tries again later
+      }
+    }
+    expect(sync.hasHistory).toBe(false);
+    expect(failures).toEqual([]);
+    expect(api.expiredCursors).toBeGreaterThan(0); // the waits did outlive cursors
+    const published = versions(sink);
+    for (const c of [...history(3), ...group]) expect(published.get(c.uid)).toEqual([c.updatedAt]);
   });
 });
