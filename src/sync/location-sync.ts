@@ -35,6 +35,8 @@
  *   counted by reason. The restarted first page carries no cursor, so if it fails the same way the
  *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
  *   the traversal (retriable).
+ * - A page's single-call answers older than maxEnrichmentAgeMs when its turn comes (read ahead long before)
+ *   are asked again before the commit (Enricher.refresh): privacy is never decided by an old answer.
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
@@ -69,7 +71,13 @@ import { LocationCounters, type LocationTotals } from './location-counters.js';
 import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
 import type { LaneOffset, LocationOffset, PrivacyPolicy, RequestHint } from './model.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
-import { assemblePage, pageTally, preparePage, type PipelineSettings } from './page-pipeline.js';
+import {
+  assemblePage,
+  pageTally,
+  preparePage,
+  type PipelineSettings,
+  type PreparedPage,
+} from './page-pipeline.js';
 import {
   InvalidCursorError,
   type CallsApi,
@@ -104,6 +112,11 @@ export interface LocationSyncSettings {
   tombstoneGone?: boolean;
   /** Live and history lanes (lanes.ts); unset: never split. */
   lanes?: LaneSettings;
+  /**
+   * The age (ms, on the clock) past which a prepared page's single-call answers are asked again before it
+   * commits (privacy.maxEnrichmentAgeMs; Enricher.refresh); unset: no bound (tests).
+   */
+  maxEnrichmentAgeMs?: number;
 }
 
 export interface LocationSyncOptions {
@@ -276,7 +289,11 @@ export class LocationSync {
     }
     this.counters.pageFetched(traversal);
     if (traversal.detector.isLoop(listed.nextCursor)) throw traversal.cursorLoop();
-    const prepared = await (ahead?.prepared ?? reader.prepare(listed, signal));
+    const prepared = await this.withRecentAnswers(
+      await (ahead?.prepared ?? reader.prepare(listed, signal)),
+      role,
+      signal,
+    );
     const { kept, superseded } = role.keep(prepared);
     const page = assemblePage(kept, pipeline);
     logPage(traversal, prepared, page, this.position.watermark);
@@ -313,6 +330,23 @@ export class LocationSync {
       list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, signal),
       prepare: (listed, signal) => preparePage(from, listed, pipeline, enricher, signal, hint),
     };
+  }
+
+  /**
+   * `prepared` with its single-call answers no older than maxEnrichmentAgeMs: a page read ahead may wait long
+   * for its turn (a history page, for hours) while a call turns private; those answers are asked again, by
+   * the same enricher, so the privacy rule judges the number it publishes by a recent answer.
+   */
+  private async withRecentAnswers(
+    prepared: PreparedPage,
+    role: LaneRole,
+    signal?: AbortSignal,
+  ): Promise<PreparedPage> {
+    const { settings, enricher, clock } = this.options;
+    if (settings.maxEnrichmentAgeMs === undefined) return prepared;
+    const notBeforeMs = clock.now() - settings.maxEnrichmentAgeMs;
+    const enriched = await enricher.refresh(prepared.enriched, notBeforeMs, signal, this.hint(role));
+    return enriched === prepared.enriched ? prepared : { ...prepared, enriched: [...enriched] };
   }
 
   /** Lists and prepares `role`'s page after `offset` (the offset the current page stores) while it commits. */

@@ -199,6 +199,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'poll.stoppedRetry.jitter': 'Each wait is shortened at random by up to this fraction of it.',
   'privacy.customerPhoneNumber':
     '`redact-unless-public`: publish it only when `GET /v4/calls/{uid}` said `isPrivate: false`. `redact-always`: never.',
+  'privacy.maxEnrichmentAgeMs':
+    'A page whose `GET /v4/calls/{uid}` answers are older than this when it commits (a history page read ahead waits for its turn) asks them again first, so `isPrivate` is never taken from an older answer. At least 1000.',
   'metrics.enabled': 'Serve `/metrics`, `/healthz`, `/readyz`.',
   'metrics.host':
     "Bind address: loopback outside containers; the image's and compose's config set `0.0.0.0` explicitly.",

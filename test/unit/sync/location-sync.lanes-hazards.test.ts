@@ -133,4 +133,25 @@ describe('LocationSync with lanes, while history pages wait', () => {
     const published = versions(sink);
     for (const c of [...history(3), ...group]) expect(published.get(c.uid)).toEqual([c.updatedAt]);
   });
+
+  it("asks a waiting history page's single calls again before it commits, so a call made private meanwhile is not published with its number (L5)", async () => {
+    const api = new FakeCallsApi([...history(4), call('n0', 159), call('n1', 160)]);
+    api.keysetCursors = true;
+    const { sync, sink, clock } = build(api, { enrich: true, settings: { maxEnrichmentAgeMs: 60_000 } });
+    await sync.runPage(); // split, live: n0, n1
+    // History page 1 (h0, h1) is read ahead: GET says both are public.
+    sync.prefetchHistory();
+    await historyReady(sync);
+    expect(api.gets.filter((uid) => uid === 'h1')).toHaveLength(1);
+    // It waits an hour for its turn; meanwhile h1 is made private (a new updatedAt, after T0), before the
+    // live lane polls it.
+    clock.advance(3_600_000);
+    api.upsert(call('h1', 170, { isPrivate: true }));
+    expect(await sync.runPage(undefined, 'history')).toMatchObject({ lane: 'history', published: 2 });
+    // Asked again before the commit (another version now): no number from the hour-old answer.
+    const h1 = sink.calls.filter((c) => c.uid === 'h1');
+    expect(h1.map((c) => [c.updatedAt, c.customerPhoneNumber, c.enriched])).toEqual([[at(1), null, false]]);
+    expect(api.gets.filter((uid) => uid === 'h1')).toHaveLength(2);
+    expect(sink.calls.find((c) => c.uid === 'h0')?.customerPhoneNumber).toBe('+1555h0');
+  });
 });
