@@ -13,6 +13,7 @@ import type { LocationSync, LocationSyncSettings } from '../../../src/sync/locat
 import { ManualClock } from '../../support/clock.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { publishedVersions } from '../../support/sync/published-versions.js';
 import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
@@ -55,11 +56,7 @@ async function historyReady(sync: LocationSync): Promise<void> {
 }
 
 /** Per uid, the updatedAt of each version published, in order. */
-function versions(sink: InMemorySink): Map<string, string[]> {
-  const byUid = new Map<string, string[]>();
-  for (const c of sink.calls) byUid.set(c.uid, [...(byUid.get(c.uid) ?? []), c.updatedAt]);
-  return byUid;
-}
+const versions = publishedVersions;
 
 const history = (n: number) => Array.from({ length: n }, (_, i) => call(`h${i}`, i));
 

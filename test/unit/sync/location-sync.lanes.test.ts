@@ -15,6 +15,7 @@ import { compareDateTimes } from '../../../src/time/instant.js';
 import { counterValue } from '../../support/counters.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { publishedVersions } from '../../support/sync/published-versions.js';
 import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
@@ -69,11 +70,7 @@ async function runLane(sync: LocationSync, lane: 'live' | 'history'): Promise<vo
 }
 
 /** Per uid, the updatedAt of each version published, in order. */
-function versions(sink: InMemorySink): Map<string, string[]> {
-  const byUid = new Map<string, string[]>();
-  for (const c of sink.calls) byUid.set(c.uid, [...(byUid.get(c.uid) ?? []), c.updatedAt]);
-  return byUid;
-}
+const versions = publishedVersions;
 
 const history = (n: number) => Array.from({ length: n }, (_, i) => call(`h${i}`, i));
 
