@@ -42,7 +42,7 @@ import {
 export interface LaneSettings {
   /** false: a location is never split (one lane, as before lanes). */
   enabled: boolean;
-  /** T0 = the API's newest updatedAt minus this (ms, >= 0). */
+  /** T0: the first updatedAt the API lists at or before its newest minus this (ms, >= 0), as written. */
   overlapMs: number;
   /** A stored position older than the newest change by more than this (ms) is split; 0 = never split. */
   splitBacklogMs: number;

@@ -22,7 +22,7 @@ import type { LocationOffset } from './model.js';
 import type { CallsApi, ListedPage, PageRequest } from './ports.js';
 import { LIVE_HINT } from './priority.js';
 
-/** The probe's order=desc pages: items per page, and pages followed past empty ones (newestUpdatedAt). */
+/** The probe's order=desc pages: items per page, and pages followed past empty ones (probeSplit). */
 export const SPLIT_CHECK_LIMIT = 10;
 export const SPLIT_CHECK_PAGES = 5;
 

@@ -181,7 +181,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'lanes.enabled':
     'Split a location far behind into a live lane (polled every interval from T0) and a history lane behind it ([sync.md](sync.md#lanes-the-present-first)).',
   'lanes.overlapMs':
-    "T0 is the API's newest `updatedAt` less this, so changes the API writes slightly out of order are not missed.",
+    'T0 is the first `updatedAt` the API lists at or before its newest less this, exactly as the API wrote it, so changes the API writes slightly out of order are not missed.',
   'lanes.historyPageSize':
     "`limit` of the history lane's pages (at most `api.pageSize`). History pages are read in the background and committed in short turns; shorter pages bound what waits in memory, for one more listing request per this many calls.",
   'lanes.splitBacklogMs':
