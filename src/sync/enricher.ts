@@ -24,11 +24,16 @@
  *   requests only the calls it has no answer for: progress under throttling or faults is monotonic.
  * - A fatal error or an abort fails the page at once and cancels its other requests.
  * - With enrichment off, nothing is requested and every call is unenriched (hence redacted), no reason.
+ * - Answers have an age (EnrichedItem.answeredAtMs, on the injected clock): a page that waited between its
+ *   preparation and its commit has its enrichments older than privacy.maxEnrichmentAgeMs asked again
+ *   (`refresh`, called by the orchestrator before the commit), so the privacy rule (privacy.ts) never judges
+ *   a number by an answer older than that bound.
  */
 import { ConnectorError, SkippableError } from '../errors/index.js';
 import { compareInstants, parseInstant } from '../time/instant.js';
 import type { Enrichment, ListedCall, SingleCall, SingleCallVersion } from './model.js';
 import type { CallsApi, RequestHint } from './ports.js';
+import type { Clock } from '../time/clock.js';
 
 export type UnenrichedReason = 'gone' | 'refused' | 'invalid' | 'version_mismatch' | 'unavailable';
 
@@ -38,6 +43,11 @@ export interface EnrichedItem {
   enrichment: Enrichment | null;
   /** Why a call was not enriched although enrichment is on; null otherwise. `detail` holds no secret. */
   unenriched: { reason: UnenrichedReason; detail: string } | null;
+  /**
+   * When the single-call answer was received, on the enricher's clock (EnricherOptions.clock); unset when
+   * nothing was asked (enrichment off) or no clock was given.
+   */
+  answeredAtMs?: number;
 }
 
 export interface EnricherOptions {
@@ -48,10 +58,16 @@ export interface EnricherOptions {
   poisonPageAttempts?: number;
   /** How many call versions' answers are remembered for retried pages (default 10,000). */
   reuseCapacity?: number;
+  /**
+   * The clock each answer is stamped with (EnrichedItem.answeredAtMs), so a page whose answers grew older
+   * than a bound is enriched again before it commits (LocationSync, privacy.maxEnrichmentAgeMs). Unset (unit
+   * tests that do not care): answers carry no time and never count as old.
+   */
+  clock?: Clock;
 }
 
 /** What a page retried for one call's failure must not ask again: one call version's outcome. */
-type Answer = Pick<EnrichedItem, 'enrichment' | 'unenriched'>;
+type Answer = Pick<EnrichedItem, 'enrichment' | 'unenriched' | 'answeredAtMs'>;
 
 /**
  * A Map that forgets its oldest entries beyond `capacity` (insertion order; a hit moves the key last).
@@ -89,6 +105,15 @@ class Recent<V> {
  */
 function versionKey(listed: ListedCall): string {
   return JSON.stringify(listed);
+}
+
+/**
+ * Whether an item's enrichment was answered before `notBeforeMs`: an answer too old to decide privacy by
+ * (privacy.maxEnrichmentAgeMs). Only an enrichment can publish a number; an unenriched item is redacted
+ * whatever its age, and an item without a time (no clock) never counts as old.
+ */
+export function answerOlderThan(item: EnrichedItem, notBeforeMs: number): boolean {
+  return item.enrichment !== null && item.answeredAtMs !== undefined && item.answeredAtMs < notBeforeMs;
 }
 
 /** A transient failure of one call's GET: a strike towards publishing it unenriched (not the token's 401). */
@@ -141,6 +166,7 @@ export class Enricher {
     calls: readonly ListedCall[],
     signal?: AbortSignal,
     hint?: RequestHint,
+    notBeforeMs?: number,
   ): Promise<EnrichedItem[]> {
     if (!this.options.enabled || calls.length === 0)
       return calls.map((listed) => ({ listed, enrichment: null, unenriched: null }));
@@ -161,14 +187,21 @@ export class Enricher {
         const index = next++;
         const listed = calls[index] as ListedCall;
         const known = this.answers.get(versionKey(listed));
-        if (known !== undefined) {
+        if (
+          known !== undefined &&
+          (notBeforeMs === undefined || !answerOlderThan({ listed, ...known }, notBeforeMs))
+        ) {
           reused += 1;
           results[index] = { listed, ...known };
           continue;
         }
         try {
           const item = await this.enrichOne(listed, failFast.signal, hint);
-          this.answers.set(versionKey(listed), { enrichment: item.enrichment, unenriched: item.unenriched });
+          this.answers.set(versionKey(listed), {
+            enrichment: item.enrichment,
+            unenriched: item.unenriched,
+            ...(item.answeredAtMs !== undefined && { answeredAtMs: item.answeredAtMs }),
+          });
           this.strikes.delete(versionKey(listed));
           results[index] = item;
         } catch (error) {
@@ -218,20 +251,41 @@ export class Enricher {
     throw unanswered.error;
   }
 
+  /**
+   * `items` (a prepared page's) with every enrichment answered before `notBeforeMs` asked again, through
+   * `enrich` (the answers since then reused): a page that waited for its commit publishes no number on a
+   * privacy answer older than the bound (privacy.maxEnrichmentAgeMs). `items` as given when none is that old.
+   */
+  async refresh(
+    items: readonly EnrichedItem[],
+    notBeforeMs: number,
+    signal?: AbortSignal,
+    hint?: RequestHint,
+  ): Promise<readonly EnrichedItem[]> {
+    if (!items.some((item) => answerOlderThan(item, notBeforeMs))) return items;
+    return this.enrich(
+      items.map((item) => item.listed),
+      signal,
+      hint,
+      notBeforeMs,
+    );
+  }
+
   private async enrichOne(
     listed: ListedCall,
     signal: AbortSignal,
     hint?: RequestHint,
   ): Promise<EnrichedItem> {
-    const without = (reason: UnenrichedReason, detail: string): EnrichedItem => ({
-      listed,
-      enrichment: null,
-      unenriched: { reason, detail },
-    });
+    let answeredAtMs: number | undefined;
+    const stamped = (item: EnrichedItem): EnrichedItem =>
+      answeredAtMs === undefined ? item : { ...item, answeredAtMs };
+    const without = (reason: UnenrichedReason, detail: string): EnrichedItem =>
+      stamped({ listed, enrichment: null, unenriched: { reason, detail } });
     let single: SingleCall | null;
     try {
       single = await this.options.api.getCall(listed.uid, signal, hint);
       this.answered += 1;
+      answeredAtMs = this.options.clock?.now();
     } catch (error) {
       if (error instanceof SkippableError)
         return without(error.code === 'API_CALL_TOO_LARGE' ? 'invalid' : 'refused', error.message);
@@ -246,7 +300,7 @@ export class Enricher {
     }
     const mapped = single.enrichment;
     return mapped.ok
-      ? { listed, enrichment: mapped.enrichment, unenriched: null }
+      ? stamped({ listed, enrichment: mapped.enrichment, unenriched: null })
       : without('invalid', mapped.error.message);
   }
 }

@@ -7,7 +7,9 @@
  *   the marks of those pages (the one in its turn, the one read ahead), so a history page drops a call the
  *   live lane published newer since its listing;
  * - the backfill figures (backfill.ts), in step with the lane's position, and their metrics;
- * - the prefetch: its read-ahead, which the scheduler asks about (historyAhead) and starts between turns.
+ * - the prefetch: its read-ahead, which the scheduler asks about (historyAhead) and starts between turns;
+ * - its listing: a page reads through the same-instant group at the lane's watermark (group-read.ts), so
+ *   cursors that expire while pages wait for their turns cannot keep the lane from T0.
  */
 import {
   backfillFiguresAfter,
@@ -20,9 +22,10 @@ import type { CommittedPage, LaneRole } from './lane-role.js';
 import type { LocationCounters } from './location-counters.js';
 import { logHistoryPage, logLanesMerged } from './location-log.js';
 import { LiveWindow, withoutSupersededByLive } from './live-window.js';
-import type { LocationOffset, RequestHint } from './model.js';
+import { listThroughGroup, type ListPage } from './group-read.js';
+import type { LaneOffset, LocationOffset, RequestHint } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
-import type { SyncMetrics } from './ports.js';
+import type { ListedPage, PageRequest, SyncMetrics } from './ports.js';
 import { BACKFILL_HINT } from './priority.js';
 import { ReadAhead, type AheadState, type PageAhead } from './read-ahead.js';
 import { SplitCheck, type SplitCheckOptions } from './split-check.js';
@@ -102,6 +105,11 @@ export class HistoryLane implements LaneRole {
     if (this.mark === null) return;
     this.mark = null;
     this.window.prune(this.readAhead.mark ?? null);
+  }
+
+  /** A history page reads through the same-instant group at its watermark (group-read.ts: why). */
+  list(list: ListPage, request: PageRequest, from: LaneOffset, signal?: AbortSignal): Promise<ListedPage> {
+    return listThroughGroup(list, request, from.watermark, signal);
   }
 
   hint(): RequestHint {

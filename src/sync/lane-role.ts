@@ -6,6 +6,7 @@
 import type { Lane } from './lanes.js';
 import type { LaneOffset, LocationOffset, RequestHint } from './model.js';
 import type { AssembledPage, PreparedPage } from './page-pipeline.js';
+import type { ListPage } from './group-read.js';
 import type { ListedPage, PageRequest } from './ports.js';
 import type { PageAhead, ReadAhead } from './read-ahead.js';
 import type { TraversalRun } from './traversal-run.js';
@@ -25,6 +26,11 @@ export interface LaneRole {
   readonly lane: Lane;
   /** The lane's next page, listed and prepared while its previous page commits (read-ahead.ts). */
   readonly readAhead: ReadAhead;
+  /**
+   * How the lane lists the page of `request` from `from` with `list`: the live lane as asked; the history
+   * lane reads through the same-instant group at its watermark (group-read.ts).
+   */
+  list(list: ListPage, request: PageRequest, from: LaneOffset, signal?: AbortSignal): Promise<ListedPage>;
   /** The rate limiter's priority of the lane's requests (priority.ts), the location standing at `position`. */
   hint(position: LocationOffset, traversalsCompleted: number): RequestHint;
   /** The live-window mark a page read ahead now carries (live-window.ts); undefined when the lane needs none. */

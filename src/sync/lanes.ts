@@ -7,8 +7,10 @@
  *
  * A location with no stored offset, or whose stored position is older than the API's newest change by more
  * than `splitBacklogMs`, is split at an instant T0 taken from the API's own clock: an order=desc listing
- * (split-check.ts newestUpdatedAt) gives the newest updatedAt U, and T0 = U − `overlapMs` (the overlap absorbs an API whose
- * updatedAt values are not written in order, by up to that much). Then:
+ * (split-check.ts probeSplit) gives the newest updatedAt U, and T0 is the first updatedAt it lists at or before
+ * U − `overlapMs` (the overlap absorbs an API whose updatedAt values are not written in order, by up to that
+ * much), kept exactly as the API wrote it: the live lane sends it back as `since`, and an API may refuse a
+ * date-time in a form it does not write itself (the connector's own toISOString, say). Then:
  * - the live lane (the offset's own fields) lists `since = T0` ascending, a fresh traversal, and is polled
  *   every interval like any caught-up location, its requests at the rate limiter's `live` priority;
  * - the history lane (`offset.history`) continues from the stored offset (or `startSince`) and lists
@@ -40,7 +42,7 @@ import {
 export interface LaneSettings {
   /** false: a location is never split (one lane, as before lanes). */
   enabled: boolean;
-  /** T0 = the API's newest updatedAt minus this (ms, >= 0). */
+  /** T0: the first updatedAt the API lists at or before its newest minus this (ms, >= 0), as written. */
   overlapMs: number;
   /** A stored position older than the newest change by more than this (ms) is split; 0 = never split. */
   splitBacklogMs: number;
@@ -102,7 +104,9 @@ export function splitInstant(newest: string, overlapMs: number): string {
  * The offset of a location split at the API's newest updatedAt `newest` (null: the location has no call at
  * all), or null when it needs no split: lanes off, split already, no call, a backlog under the threshold,
  * or nothing before T0 to read (a position or `startSince` at or after it).
- * History continues from the stored offset (`startSince` when nothing is stored); live starts at T0.
+ * History continues from the stored offset (`startSince` when nothing is stored); live starts at T0: `until`,
+ * an updatedAt as the API wrote it at or before `newest` − overlapMs (split-check.ts probeSplit), else
+ * (tests) splitInstant's.
  * `bounds`, the location's boundary bounds (one lane's): the boundary the history lane inherits is cut to
  * what a split location's history may hold beside a live lane (splitBoundaryBounds), so the first record
  * holding both lanes fits the offsets topic like every later one.
@@ -113,10 +117,11 @@ export function splitOffset(
   settings: LaneSettings,
   startSince: string | null,
   bounds?: BoundaryBounds,
+  at?: string,
 ): LocationOffset | null {
   if (!settings.enabled || settings.splitBacklogMs <= 0 || offset.history !== undefined || newest === null)
     return null;
-  const until = splitInstant(newest, settings.overlapMs);
+  const until = at ?? splitInstant(newest, settings.overlapMs);
   const untilInstant = instantOf(until);
   const position = isUnstarted(offset) ? startSince : (offset.watermark ?? offset.since);
   if (position !== null) {

@@ -8,11 +8,27 @@ import type { Clock } from '../time/clock.js';
 import type { CommittedPage, LaneRole } from './lane-role.js';
 import type { LocationCounters } from './location-counters.js';
 import { logTraversalComplete } from './location-log.js';
-import type { LocationOffset, RequestHint } from './model.js';
+import type { ListPage } from './group-read.js';
+import type { LaneOffset, LocationOffset, RequestHint } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
+import type { ListedPage, PageRequest } from './ports.js';
 import { LIVE_HINT, requestHint } from './priority.js';
 import { ReadAhead } from './read-ahead.js';
 import type { TraversalRun } from './traversal-run.js';
+
+/**
+ * The call versions a committed live page settled: its calls, then its tombstones at the version they were
+ * listed at (the enriched item of that uid: one per uid on a page).
+ */
+export function settledVersions(
+  committed: Pick<CommittedPage, 'page' | 'prepared'>,
+): { uid: string; updatedAt: string }[] {
+  const { page, prepared } = committed;
+  if (page.tombstones.length === 0) return page.calls;
+  const gone = new Set(page.tombstones);
+  const tombstoned = prepared.enriched.filter((item) => gone.has(item.listed.uid)).map((item) => item.listed);
+  return [...page.calls, ...tombstoned];
+}
 
 /** Who hears of the calls a live page committed: a split location's history lane (HistoryLane). */
 export interface LiveListener {
@@ -32,6 +48,10 @@ export class LiveLane implements LaneRole {
 
   constructor(private readonly options: LiveLaneOptions) {}
 
+  list(list: ListPage, request: PageRequest, _from: LaneOffset, signal?: AbortSignal): Promise<ListedPage> {
+    return list(request, signal);
+  }
+
   /** A split location's live lane is live; a location that is not split is live once caught up (priority.ts). */
   hint(position: LocationOffset, traversalsCompleted: number): RequestHint {
     if (position.history !== undefined) return LIVE_HINT;
@@ -48,8 +68,13 @@ export class LiveLane implements LaneRole {
     return { kept: prepared, superseded: 0 };
   }
 
+  /**
+   * The live lane's page committed: the history lane hears of every version it settled, the calls published
+   * and the tombstones (a call GET found gone, kafka.tombstoneGoneCalls): a history page listed before must
+   * not publish an older version over a tombstone either (it would bring a deleted call back for good).
+   */
   committed(committed: CommittedPage): void {
-    this.options.listener.liveCommitted(committed.page.calls);
+    this.options.listener.liveCommitted(settledVersions(committed));
   }
 
   /** A poll done: counted as caught up only when no history lane is left behind it (LocationTotals). */

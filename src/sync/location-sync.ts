@@ -35,6 +35,8 @@
  *   counted by reason. The restarted first page carries no cursor, so if it fails the same way the
  *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
  *   the traversal (retriable).
+ * - A page's single-call answers older than maxEnrichmentAgeMs when its turn comes (read ahead long before)
+ *   are asked again before the commit (Enricher.refresh): privacy is never decided by an old answer.
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
@@ -69,7 +71,13 @@ import { LocationCounters, type LocationTotals } from './location-counters.js';
 import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
 import type { LaneOffset, LocationOffset, PrivacyPolicy, RequestHint } from './model.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
-import { assemblePage, pageTally, preparePage, type PipelineSettings } from './page-pipeline.js';
+import {
+  assemblePage,
+  pageTally,
+  preparePage,
+  type PipelineSettings,
+  type PreparedPage,
+} from './page-pipeline.js';
 import {
   InvalidCursorError,
   type CallsApi,
@@ -104,6 +112,11 @@ export interface LocationSyncSettings {
   tombstoneGone?: boolean;
   /** Live and history lanes (lanes.ts); unset: never split. */
   lanes?: LaneSettings;
+  /**
+   * The age (ms, on the clock) past which a prepared page's single-call answers are asked again before it
+   * commits (privacy.maxEnrichmentAgeMs; Enricher.refresh); unset: no bound (tests).
+   */
+  maxEnrichmentAgeMs?: number;
 }
 
 export interface LocationSyncOptions {
@@ -265,18 +278,22 @@ export class LocationSync {
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
     const ahead = role.readAhead.take(readAheadKey(this.position, lane), request);
     role.pageBegins(ahead);
-    const reader = this.pageReader(from, request, pipeline, this.hint(role));
+    const reader = this.pageReader(role, from, request, pipeline);
     let listed: ListedPage;
     try {
       listed = await (ahead?.listed ?? reader.list(signal));
     } catch (error) {
-      if (error instanceof InvalidCursorError && request.kind === 'next')
-        return this.restart(traversal, error);
+      // A first page raises it only from a cursor its lane followed at once (group-read.ts).
+      if (error instanceof InvalidCursorError) return this.restart(traversal, error);
       throw error;
     }
     this.counters.pageFetched(traversal);
     if (traversal.detector.isLoop(listed.nextCursor)) throw traversal.cursorLoop();
-    const prepared = await (ahead?.prepared ?? reader.prepare(listed, signal));
+    const prepared = await this.withRecentAnswers(
+      await (ahead?.prepared ?? reader.prepare(listed, signal)),
+      role,
+      signal,
+    );
     const { kept, superseded } = role.keep(prepared);
     const page = assemblePage(kept, pipeline);
     logPage(traversal, prepared, page, this.position.watermark);
@@ -298,20 +315,38 @@ export class LocationSync {
   }
 
   /**
-   * How a page of `request` from `from` is read, in its turn or ahead: listed, then prepared (page-pipeline.ts)
-   * with `pipeline`, both at `hint`.
+   * How `role`'s page of `request` from `from` is read, in its turn or ahead: listed as the lane lists
+   * (LaneRole.list), then prepared (page-pipeline.ts) with `pipeline`, both at the lane's priority now.
    */
   private pageReader(
+    role: LaneRole,
     from: LaneOffset,
     request: PageRequest,
     pipeline: PipelineSettings,
-    hint: RequestHint,
   ): PageReader {
     const { api, enricher } = this.options;
+    const hint = this.hint(role);
     return {
-      list: (signal) => api.listPage(request, signal, hint),
+      list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, signal),
       prepare: (listed, signal) => preparePage(from, listed, pipeline, enricher, signal, hint),
     };
+  }
+
+  /**
+   * `prepared` with its single-call answers no older than maxEnrichmentAgeMs: a page read ahead may wait long
+   * for its turn (a history page, for hours) while a call turns private; those answers are asked again, by
+   * the same enricher, so the privacy rule judges the number it publishes by a recent answer.
+   */
+  private async withRecentAnswers(
+    prepared: PreparedPage,
+    role: LaneRole,
+    signal?: AbortSignal,
+  ): Promise<PreparedPage> {
+    const { settings, enricher, clock } = this.options;
+    if (settings.maxEnrichmentAgeMs === undefined) return prepared;
+    const notBeforeMs = clock.now() - settings.maxEnrichmentAgeMs;
+    const enriched = await enricher.refresh(prepared.enriched, notBeforeMs, signal, this.hint(role));
+    return enriched === prepared.enriched ? prepared : { ...prepared, enriched: [...enriched] };
   }
 
   /** Lists and prepares `role`'s page after `offset` (the offset the current page stores) while it commits. */
@@ -321,7 +356,7 @@ export class LocationSync {
     const from = laneOffset(offset, lane);
     const request = nextPageRequest(from, this.traversalFor(lane));
     // The pipeline of the page after this one: its bounds are the other lane's as this commit leaves it.
-    const reader = this.pageReader(from, request, lanePipeline(this.pipeline, offset, lane), this.hint(role));
+    const reader = this.pageReader(role, from, request, lanePipeline(this.pipeline, offset, lane));
     const read = readingAhead(reader, role.aheadMark());
     role.readAhead.start(readAheadKey(offset, lane), request, read, signal);
   }

@@ -181,7 +181,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'lanes.enabled':
     'Split a location far behind into a live lane (polled every interval from T0) and a history lane behind it ([sync.md](sync.md#lanes-the-present-first)).',
   'lanes.overlapMs':
-    "T0 is the API's newest `updatedAt` less this, so changes the API writes slightly out of order are not missed.",
+    'T0 is the first `updatedAt` the API lists at or before its newest less this, exactly as the API wrote it, so changes the API writes slightly out of order are not missed.',
   'lanes.historyPageSize':
     "`limit` of the history lane's pages (at most `api.pageSize`). History pages are read in the background and committed in short turns; shorter pages bound what waits in memory, for one more listing request per this many calls.",
   'lanes.splitBacklogMs':
@@ -199,6 +199,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'poll.stoppedRetry.jitter': 'Each wait is shortened at random by up to this fraction of it.',
   'privacy.customerPhoneNumber':
     '`redact-unless-public`: publish it only when `GET /v4/calls/{uid}` said `isPrivate: false`. `redact-always`: never.',
+  'privacy.maxEnrichmentAgeMs':
+    'A page whose `GET /v4/calls/{uid}` answers are older than this when it commits (a history page read ahead waits for its turn) asks them again first, so `isPrivate` is never taken from an older answer. At least 1000.',
   'metrics.enabled': 'Serve `/metrics`, `/healthz`, `/readyz`.',
   'metrics.host':
     "Bind address: loopback outside containers; the image's and compose's config set `0.0.0.0` explicitly.",

@@ -48,7 +48,7 @@ export const pollSchema = z
 
 /**
  * The present first (docs/sync.md "Lanes"): a location with no stored offset, or one behind the API's
- * newest change by more than splitBacklogMs, is split at T0 (the newest updatedAt less overlapMs) into a
+ * newest change by more than splitBacklogMs, is split at T0 (an updatedAt the API wrote, at or before its newest less overlapMs) into a
  * live lane polled every interval from T0 and a history lane reading up to T0 with the budget the live
  * lanes leave.
  */
@@ -56,7 +56,7 @@ export const lanesSchema = z
   .object({
     /** false: never split (one lane per location, history before the present). */
     enabled: z.boolean().default(true),
-    /** T0 = the API's newest updatedAt minus this, so changes written slightly out of order are not missed. */
+    /** T0 is an updatedAt at or before the API's newest minus this, so changes written slightly out of order are not missed. */
     overlapMs: durationMs().default(60_000),
     /** A stored position older than the API's newest change by more than this is split; 0 = never. */
     splitBacklogMs: durationMs().default(3_600_000),

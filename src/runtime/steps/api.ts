@@ -81,6 +81,7 @@ export async function openApi(
       enabled: config.api.enrich,
       concurrency: config.api.enrichConcurrency,
       poisonPageAttempts: config.api.poisonCallPageAttempts,
+      clock,
     });
     grants.set(grant, { tokens, api, enricher });
   }

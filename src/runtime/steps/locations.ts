@@ -65,6 +65,7 @@ export function buildLocations(
         boundaryCap: config.poll.boundaryCap,
         boundaryMaxBytes: options.boundaryMaxBytes,
         privacy: config.privacy.customerPhoneNumber,
+        maxEnrichmentAgeMs: config.privacy.maxEnrichmentAgeMs,
         fingerprints: api.fingerprints,
         commitRetry: config.api.retry,
         tombstoneGone: config.kafka.tombstoneGoneCalls,

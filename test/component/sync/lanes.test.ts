@@ -95,7 +95,8 @@ describe('lanes against the sandbox', () => {
       }
       expect({ location, lost, regressed }).toEqual({ location, lost: [], regressed: [] });
     }
-    // The refused cursors were met (each restarts a lane from its watermark, boundary kept).
-    expect(await counterValue(harness.metrics.cursorRestarts)).toBeGreaterThan(10);
+    // The refused cursors were met (each restarts a lane from its watermark, boundary kept). A history page
+    // reads a same-instant group through in one page (group-read.ts), so history follows fewer cursors.
+    expect(await counterValue(harness.metrics.cursorRestarts)).toBeGreaterThan(5);
   });
 });

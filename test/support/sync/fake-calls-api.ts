@@ -5,6 +5,7 @@
  * real sandbox is used by the component tests.
  */
 import { mapListedItem, mapSingleCall } from '../../../src/api/call-mapper.js';
+import { FatalError } from '../../../src/errors/index.js';
 import type { SingleCall } from '../../../src/sync/model.js';
 import {
   InvalidCursorError,
@@ -26,6 +27,8 @@ export interface FakeCall {
 
 interface CursorState {
   since: string | null;
+  /** When the cursor was handed out (cursorLifetime's clock). */
+  issuedAt?: number;
   locationUid: string;
   position: number;
   order?: 'asc' | 'desc';
@@ -57,6 +60,18 @@ export class FakeCallsApi implements CallsApi {
    * shifts later pages nor is listed twice at one version.
    */
   keysetCursors = false;
+  /**
+   * The only form of `since` accepted (say, the form the API writes its updatedAt in); another is refused as
+   * a 400 to a request without a cursor is (fatal). null: any date-time.
+   */
+  sinceForm: RegExp | null = null;
+  /**
+   * Cursors expire this long after the page that handed them out, on `now` (a manual clock's): refused as
+   * expired (410). null: they never expire.
+   */
+  cursorLifetime: { ms: number; now: () => number } | null = null;
+  /** Cursors refused as expired by cursorLifetime. */
+  expiredCursors = 0;
   /** Order of change of each call (its last upsert), the listing's tie-breaker. */
   private readonly seqOf = new Map<string, number>();
   private seq = 0;
@@ -99,7 +114,19 @@ export class FakeCallsApi implements CallsApi {
         });
       }
       state = JSON.parse(Buffer.from(request.cursor, 'base64url').toString('utf8')) as CursorState;
+      const lifetime = this.cursorLifetime;
+      if (lifetime !== null && lifetime.now() - (state.issuedAt ?? 0) > lifetime.ms) {
+        this.expiredCursors += 1;
+        throw new InvalidCursorError({
+          apiCode: 'cursor_expired',
+          status: 410,
+          recognised: true,
+          detail: 'HTTP 410: {"error":{"code":"cursor_expired"}}',
+        });
+      }
     } else {
+      if (request.since !== null && this.sinceForm !== null && !this.sinceForm.test(request.since))
+        throw new FatalError('API_BAD_REQUEST', `since ${request.since} refused (HTTP 400)`);
       state = {
         since: request.since,
         locationUid: request.locationUid,
@@ -120,10 +147,11 @@ export class FakeCallsApi implements CallsApi {
     const slice = matching.slice(start, start + request.limit);
     const end = start + slice.length;
     const last = slice.at(-1);
+    const issued = this.cursorLifetime === null ? {} : { issuedAt: this.cursorLifetime.now() };
     const nextState: CursorState =
       keyset && last !== undefined
-        ? { ...state, after: { updatedAt: last.updatedAt, seq: this.seqOf.get(last.uid) ?? 0 } }
-        : { ...state, position: end };
+        ? { ...state, ...issued, after: { updatedAt: last.updatedAt, seq: this.seqOf.get(last.uid) ?? 0 } }
+        : { ...state, ...issued, position: end };
     const nextCursor =
       this.loopCursor ??
       (end < matching.length ? Buffer.from(JSON.stringify(nextState)).toString('base64url') : null);

@@ -28,6 +28,41 @@ const body = {
 };
 
 describe('Enricher', () => {
+  it('stamps each answer with its clock and, on refresh, asks again only the enrichments answered before the bound', async () => {
+    let now = 1_000;
+    const asked: string[] = [];
+    const api = {
+      getCall: async (uid: string) => {
+        asked.push(uid);
+        return answer({
+          ...body,
+          uid,
+          updatedAt: '2024-03-01T12:00:00Z',
+          isPrivate: uid === 'a' && now > 1_000,
+        });
+      },
+    };
+    const enricher = new Enricher({
+      api,
+      enabled: true,
+      concurrency: 1,
+      clock: { now: () => now, random: () => 0, sleep: async () => {} },
+    });
+    const first = await enricher.enrich([listed('a')]);
+    expect(first[0]?.answeredAtMs).toBe(1_000);
+    now = 50_000;
+    const later = await enricher.enrich([listed('b')]);
+    const items = [...first, ...later];
+    // Nothing older than 500: the page as it was, nothing asked.
+    expect(await enricher.refresh(items, 500)).toBe(items);
+    const refreshed = await enricher.refresh(items, 10_000);
+    expect(asked).toEqual(['a', 'b', 'a']);
+    expect(refreshed.map((i) => [i.listed.uid, i.enrichment?.isPrivate, i.answeredAtMs])).toEqual([
+      ['a', true, 50_000],
+      ['b', false, 50_000],
+    ]);
+  });
+
   it('keeps at most `concurrency` single-call requests in flight and keeps page order', async () => {
     let inFlight = 0;
     let peak = 0;

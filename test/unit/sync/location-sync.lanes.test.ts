@@ -15,6 +15,7 @@ import { compareDateTimes } from '../../../src/time/instant.js';
 import { counterValue } from '../../support/counters.js';
 import { FakeCallsApi, type FakeCall } from '../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
+import { publishedVersions } from '../../support/sync/published-versions.js';
 import { unitLocationSync } from '../../support/sync/unit-location-sync.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
@@ -69,22 +70,19 @@ async function runLane(sync: LocationSync, lane: 'live' | 'history'): Promise<vo
 }
 
 /** Per uid, the updatedAt of each version published, in order. */
-function versions(sink: InMemorySink): Map<string, string[]> {
-  const byUid = new Map<string, string[]>();
-  for (const c of sink.calls) byUid.set(c.uid, [...(byUid.get(c.uid) ?? []), c.updatedAt]);
-  return byUid;
-}
+const versions = publishedVersions;
 
 const history = (n: number) => Array.from({ length: n }, (_, i) => call(`h${i}`, i));
 
 describe('LocationSync with lanes', () => {
   it('splits a location with nothing stored at T0: live from T0 at live priority, history up to T0 at backfill priority', async () => {
-    const api = new RecordingApi([...history(5), call('n1', 159.5), call('n2', 160)]);
+    // n1 is the first call at or before the newest (n2) less the overlap: T0 is its updatedAt as listed.
+    const api = new RecordingApi([...history(5), call('n1', 159), call('n2', 160)]);
     api.keysetCursors = true;
     const { sync, sink, metrics } = build(api);
 
     const first = await sync.runPage();
-    const T0 = new Date(Date.parse(at(160)) - 60_000).toISOString();
+    const T0 = at(159);
     expect(api.listings.slice(0, 2)).toEqual([
       {
         request: { kind: 'first', locationUid: LOC, since: null, order: 'desc', limit: 10 },
@@ -134,30 +132,32 @@ describe('LocationSync with lanes', () => {
     const { sync, sink } = build(api);
 
     await sync.runPage();
-    const T0 = new Date(Date.parse(at(160)) - 60_000).toISOString();
+    // T0: the first listed at or before n0 less the overlap (h4), as the API wrote it.
     expect(api.listings.slice(0, 2).map((l) => l.request.kind)).toEqual(['first', 'next']);
-    expect(sink.offsets.get(LOC)?.history?.until).toBe(T0);
+    expect(sink.offsets.get(LOC)?.history?.until).toBe(at(4));
     expect(sync.hasHistory).toBe(true);
     await runLane(sync, 'history');
+    await runLane(sync, 'live');
     expect(sink.calls.map((c) => c.uid).sort()).toEqual(['h0', 'h1', 'h2', 'h3', 'h4', 'n0']);
   });
 
   it('leaves the items at or after T0 to the live lane: the history page that reaches T0 ends the lane', async () => {
-    // h0..h3 are before T0; n1 sits in the overlap (after T0) and is listed by both lanes' ranges once only.
-    const api = new RecordingApi([...history(4), call('n1', 159.5), call('n2', 160)]);
+    // h0..h3 are before T0 (n0's updatedAt); n0 and n1 sit in the overlap (at or after T0) and are
+    // listed by both lanes' ranges, published once only.
+    const api = new RecordingApi([...history(4), call('n0', 159), call('n1', 159.5), call('n2', 160)]);
     api.keysetCursors = true;
     const { sync, sink, metrics } = build(api);
     await sync.runPage();
     await runLane(sync, 'history');
     expect([...versions(sink)].map(([uid, v]) => [uid, v.length])).toEqual([
+      ['n0', 1],
       ['n1', 1],
-      ['n2', 1],
       ['h0', 1],
       ['h1', 1],
       ['h2', 1],
       ['h3', 1],
     ]);
-    // The history lane's last page (h? and n1) stopped at n1 although the listing had more.
+    // The history lane's last page (n0) stopped at n0 although the listing had more.
     expect(api.listings.filter((l) => l.priority === 'backfill')).toHaveLength(3);
     expect(await counterValue(metrics.recordsPublished)).toBe(6);
   });
@@ -182,7 +182,7 @@ describe('LocationSync with lanes', () => {
   });
 
   it('publishes a history call whose single call already shows a newer version unenriched at its listed version, before the live lane publishes the newer one', async () => {
-    const api = new RecordingApi([...history(2), call('n1', 160)]);
+    const api = new RecordingApi([...history(2), call('n0', 159), call('n1', 160)]);
     api.keysetCursors = true;
     const sink = new InMemorySink();
     const { sync } = build(api, { sink, enrich: true });
@@ -214,7 +214,8 @@ describe('LocationSync with lanes', () => {
     expect(sink.offsets.get(LOC)?.history).toMatchObject({ cursor: stored.cursor, watermark: at(1) });
     await runLane(sync, 'history');
     expect([...versions(sink).values()].every((v) => v.length === 1)).toBe(true);
-    expect(sink.calls.map((c) => c.uid)).toEqual(['h0', 'h1', 'n1', 'h2', 'h3', 'h4', 'h5']);
+    // T0 is h5's updatedAt (the first at or before n1 less the overlap): h5 is the live lane's.
+    expect(sink.calls.map((c) => c.uid)).toEqual(['h0', 'h1', 'h5', 'n1', 'h2', 'h3', 'h4']);
   });
 
   it('neither checks nor splits a location caught up recently, nor one behind by the threshold or less', async () => {

@@ -5,7 +5,7 @@ import { DEFAULT_LANE_SETTINGS } from '../../../src/sync/lanes.js';
 import { EMPTY_OFFSET, type MappedItem } from '../../../src/sync/model.js';
 import type { ListedPage, PageRequest, RequestHint } from '../../../src/sync/ports.js';
 import {
-  newestUpdatedAt,
+  probeSplit,
   SPLIT_CHECK_LIMIT,
   SPLIT_CHECK_PAGES,
   SplitCheck,
@@ -38,12 +38,15 @@ function scripted(answers: (ListedPage | Error)[]) {
 
 const empty = (nextCursor: string | null): ListedPage => ({ items: [], nextCursor });
 
-describe('newestUpdatedAt', () => {
-  it('is the first dated item of an order=desc listing, asked at live priority', async () => {
+describe('probeSplit', () => {
+  it('is the first dated item of an order=desc listing, asked at live priority, and T0 the first at or before it less the overlap, as the API wrote it', async () => {
     const { api, requests } = scripted([
       { items: [dated('a', '2026-11-24T11:59:00Z'), dated('b', '2026-11-24T11:00:00Z')], nextCursor: 'c1' },
     ]);
-    expect(await newestUpdatedAt(api, LOC)).toBe('2026-11-24T11:59:00Z');
+    expect(await probeSplit(api, LOC, 60_000)).toEqual({
+      newest: '2026-11-24T11:59:00Z',
+      until: '2026-11-24T11:00:00Z',
+    });
     expect(requests).toEqual([
       {
         request: { kind: 'first', locationUid: LOC, since: null, order: 'desc', limit: SPLIT_CHECK_LIMIT },
@@ -60,14 +63,17 @@ describe('newestUpdatedAt', () => {
       payload: '{}',
     };
     const { api } = scripted([{ items: [rejected], nextCursor: null }]);
-    expect(await newestUpdatedAt(api, LOC)).toBe('2026-11-24T11:58:00Z');
+    expect(await probeSplit(api, LOC, 60_000)).toEqual({
+      newest: '2026-11-24T11:58:00Z',
+      until: '2026-11-24T11:58:00Z',
+    });
   });
 
   it('follows empty pages by their cursor, up to the page limit, then answers no call', async () => {
     const { api, requests } = scripted(
       Array.from({ length: SPLIT_CHECK_PAGES + 1 }, (_, i) => empty(`c${i}`)),
     );
-    expect(await newestUpdatedAt(api, LOC)).toBeNull();
+    expect(await probeSplit(api, LOC, 60_000)).toBeNull();
     expect(requests).toHaveLength(SPLIT_CHECK_PAGES);
     expect(requests[1]?.request).toEqual({
       kind: 'next',
@@ -77,9 +83,27 @@ describe('newestUpdatedAt', () => {
     });
   });
 
+  it('reads on for T0 while the calls it lists changed within the overlap, and takes the oldest listed when none is older', async () => {
+    const within = (i: number) => dated(`w${i}`, `2026-11-24T11:59:${String(50 - i).padStart(2, '0')}+00:00`);
+    const { api, requests } = scripted([
+      { items: [within(0), within(1)], nextCursor: 'c0' },
+      { items: [within(2), dated('old', '2026-11-24T11:58:30.5+00:00')], nextCursor: 'c1' },
+    ]);
+    expect(await probeSplit(api, LOC, 60_000)).toEqual({
+      newest: '2026-11-24T11:59:50+00:00',
+      until: '2026-11-24T11:58:30.5+00:00',
+    });
+    expect(requests).toHaveLength(2);
+    const short = scripted([{ items: [within(0), within(1)], nextCursor: null }]);
+    expect(await probeSplit(short.api, LOC, 60_000)).toEqual({
+      newest: '2026-11-24T11:59:50+00:00',
+      until: '2026-11-24T11:59:49+00:00',
+    });
+  });
+
   it('answers no call when the listing ends empty', async () => {
     const { api, requests } = scripted([empty('c0'), empty(null)]);
-    expect(await newestUpdatedAt(api, LOC)).toBeNull();
+    expect(await probeSplit(api, LOC, 60_000)).toBeNull();
     expect(requests).toHaveLength(2);
   });
 });
@@ -113,12 +137,15 @@ describe('SplitCheck', () => {
 
   it('splits a location with nothing stored at T0, once per process', async () => {
     const { splitCheck, requests } = check([
-      { items: [dated('a', '2026-11-24T11:59:00Z')], nextCursor: null },
+      {
+        items: [dated('a', '2026-11-24T11:59:00Z'), dated('b', '2026-11-24T11:30:00+00:00')],
+        nextCursor: null,
+      },
     ]);
     const split = await splitCheck.decide(EMPTY_OFFSET);
     expect(split).toMatchObject({
-      since: '2026-11-24T11:58:00.000Z',
-      history: { until: '2026-11-24T11:58:00.000Z' },
+      since: '2026-11-24T11:30:00+00:00',
+      history: { until: '2026-11-24T11:30:00+00:00' },
     });
     expect(splitCheck.decided).toBe(true);
     expect(await splitCheck.decide(EMPTY_OFFSET)).toBeNull();
