@@ -230,14 +230,16 @@ export class WebhookReceiver {
       if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
       return 'ignored';
     }
+    // Recorded before the offer, so a duplicate arriving while it is pending is a replay; forgotten when the
+    // offer fails, so the sender's retry (same id) is taken.
+    if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
     try {
       await this.options.sink.offer(resolved);
     } catch (error) {
+      if (replayKey !== null) this.options.replay.forget(replayKey);
       logger?.warn({ err: error, uid: resolved.uid }, 'webhook nudge not taken: answered 503 for a retry');
       return 'unavailable';
     }
-    // Only once taken: a refused delivery is retried with the same id and must not be seen as a replay.
-    if (replayKey !== null) this.options.replay.record(replayKey, this.options.clock.now());
     this.options.metrics.webhookNudges.inc({ resolution: resolved.resolution });
     return 'accepted';
   }

@@ -28,7 +28,10 @@ export class ReplayWindow {
     return this.seen.has(id);
   }
 
-  /** Records `id` as taken at `nowMs` (once a delivery was accepted: a refused one may be retried). */
+  /**
+   * Records `id` as taken at `nowMs`: before its nudge is offered, so that a duplicate arriving meanwhile is
+   * a replay; `forget` undoes it when the offer fails, so that the sender's retry passes.
+   */
   record(id: string, nowMs: number): void {
     this.evictExpired(nowMs);
     this.seen.delete(id);
@@ -38,6 +41,11 @@ export class ReplayWindow {
       if (oldest.done === true) break;
       this.seen.delete(oldest.value);
     }
+  }
+
+  /** Forgets `id` (its delivery was recorded, then not taken after all: its retry must pass). */
+  forget(id: string): void {
+    this.seen.delete(id);
   }
 
   get size(): number {

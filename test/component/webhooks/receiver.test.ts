@@ -165,6 +165,31 @@ describe('the webhook receiver over HTTP', () => {
     expect(await outcome(h.metrics, 'replayed')).toBe(1);
   });
 
+  it('takes one of two identical deliveries arriving together, and calls the other a replay', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const offered: ResolvedNudge[] = [];
+    const h = await start({
+      sink: {
+        offer: async (nudge) => {
+          offered.push(nudge);
+          await gate;
+        },
+      },
+    });
+    const delivery = signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } });
+    const first = post(h.url, delivery);
+    const second = post(h.url, delivery);
+    const statuses: number[] = [];
+    // One of them reaches the sink and waits there; the other is answered meanwhile.
+    statuses.push((await Promise.race([first, second])).status);
+    release();
+    statuses.push(...(await Promise.all([first, second])).map((a) => a.status));
+    expect(statuses[0]).toBe(200);
+    expect(statuses.slice(1).sort()).toEqual([200, 202]);
+    expect(offered).toHaveLength(1);
+  });
+
   it('answers 503 when the sink cannot take the nudge, and takes the same delivery when it is retried', async () => {
     let refuse = true;
     const offered: ResolvedNudge[] = [];
