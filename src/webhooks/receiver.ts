@@ -28,6 +28,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { FatalError } from '../errors/index.js';
+import { closeListener, listen } from '../ops/listening.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { Clock } from '../time/clock.js';
@@ -126,13 +127,7 @@ export class WebhookReceiver {
     server.keepAliveTimeout = 5_000;
     this.server = server;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(this.options.port, this.options.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      await listen(server, this.options.port, this.options.host);
     } catch (error) {
       this.server = undefined;
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -159,10 +154,7 @@ export class WebhookReceiver {
     const server = this.server;
     if (server === undefined) return;
     this.server = undefined;
-    await new Promise<void>((resolve, reject) => {
-      server.close((error) => (error === undefined ? resolve() : reject(error)));
-      server.closeIdleConnections();
-    });
+    await closeListener(server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { missingFromEnvironment } from '../../../src/config/environment-check.js';
 import { parseConfig } from '../../../src/config/load.js';
+import { MINIMAL_CONFIG } from '../../support/minimal-config.js';
 
-const base = {
-  connector: { name: 'n' },
-  api: { baseUrl: 'https://api.example.test' },
-  auth: { staticToken: 't' },
-  sources: [{ locations: ['6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'] }],
-  kafka: { brokers: ['127.0.0.1:9092'] },
-  schemaRegistry: { url: 'http://127.0.0.1:8081' },
-};
+const base = MINIMAL_CONFIG;
 
 describe('the webhooks section', () => {
   it('is off by default, with Standard Webhooks, the sandbox payload shape and secrets from the environment', () => {

@@ -5,18 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../src/config/load.js';
 import { FatalError } from '../../../../src/errors/index.js';
 import { signatureRule } from '../../../../src/runtime/steps/webhooks.js';
+import { MINIMAL_CONFIG } from '../../../support/minimal-config.js';
 
 const SECRET_A = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 const SECRET_B = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
 const settings = (webhooks: object) =>
   parseConfig(
     {
-      connector: { name: 'n' },
-      api: { baseUrl: 'https://api.example.test' },
-      auth: { staticToken: 't' },
-      sources: [{ locations: ['6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'] }],
-      kafka: { brokers: ['127.0.0.1:9092'] },
-      schemaRegistry: { url: 'http://127.0.0.1:8081' },
+      ...MINIMAL_CONFIG,
       webhooks: { enabled: true, ...webhooks },
     },
     {},
