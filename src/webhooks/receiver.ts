@@ -114,7 +114,9 @@ export class WebhookReceiver {
     if (this.server !== undefined) throw new Error('WebhookReceiver already started');
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.handle(req, res).catch((error: unknown) => {
-        this.options.logger?.error({ err: error }, 'webhook receiver failed on a delivery');
+        // A sender that hangs up mid-body is its own business (and an easy flood): debug, not error.
+        if (req.destroyed) this.options.logger?.debug({ err: error }, 'webhook sender hung up');
+        else this.options.logger?.error({ err: error }, 'webhook receiver failed on a delivery');
         if (!res.headersSent) reply(res, 500, 'internal error');
         else res.destroy();
       });
@@ -184,7 +186,12 @@ export class WebhookReceiver {
     if (pathname === this.path || pathname === `${this.path}/`) return { grant: null };
     const prefix = this.path === '/' ? '/' : `${this.path}/`;
     if (!pathname.startsWith(prefix)) return undefined;
-    const grant = decodeURIComponent(pathname.slice(prefix.length));
+    let grant: string;
+    try {
+      grant = decodeURIComponent(pathname.slice(prefix.length));
+    } catch {
+      return undefined; // malformed %-escape: not a grant of ours
+    }
     return grant !== '' && !grant.includes('/') && this.options.directory.hasGrant(grant)
       ? { grant }
       : undefined;
@@ -271,6 +278,8 @@ function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | unde
     req.on('data', onData);
     req.once('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks)));
     req.once('error', reject);
+    // A sender that hangs up mid-body may emit neither 'end' nor 'error': do not hold its chunks forever.
+    req.once('close', () => reject(new Error('the sender closed the connection before the body ended')));
   });
 }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { generateSelfSigned } from '@calls-connector/self-signed';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
@@ -245,6 +246,7 @@ describe('the webhook receiver over HTTP', () => {
     const h = await start();
     const origin = new URL(h.url).origin;
     expect((await post(`${origin}/metrics`, signed({ type: 'call.updated' }))).status).toBe(404);
+    expect((await post(`${h.url}/%E0%A4%A`, signed({ type: 'call.updated' }))).status).toBe(404);
     const get = await post(h.url, { method: 'GET' });
     expect(get.status).toBe(405);
     expect(get.headers.allow).toBe('POST');
@@ -268,6 +270,25 @@ describe('the webhook receiver over HTTP', () => {
       port: Number(new URL(h.url).port),
     });
     await expect(second.start()).rejects.toMatchObject({ code: 'WEBHOOK_LISTEN_FAILED' });
+  });
+});
+
+describe('the webhook receiver and a sender that hangs up', () => {
+  it('keeps serving after a sender hangs up mid-body, logging it at debug only', async () => {
+    const { logger, lines } = capturingLogger();
+    const h = await start({ logger });
+    await new Promise<void>((resolve) => {
+      const req = request(h.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': 500 },
+      });
+      req.on('error', () => resolve());
+      req.write('{"type":', () => setImmediate(() => req.destroy()));
+      req.on('close', () => resolve());
+    });
+    const answer = await post(h.url, signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } }));
+    expect(answer.status).toBe(202);
+    expect(lines().filter((l) => Number(l.level) >= 50)).toEqual([]);
   });
 });
 
