@@ -12,7 +12,19 @@ import tseslint from 'typescript-eslint';
  * defaults, sync/healing.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
  * time) imports them.
  */
-const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo', 'sandbox'];
+const ADAPTERS = [
+  'api',
+  'auth',
+  'kafka',
+  'metrics',
+  'ops',
+  'config',
+  'runtime',
+  'cli',
+  'demo',
+  'sandbox',
+  'webhooks',
+];
 /** Libraries only adapters talk to. */
 const ADAPTER_LIBRARIES = [
   'kafkajs',

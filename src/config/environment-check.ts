@@ -29,6 +29,15 @@ export async function missingFromEnvironment(
       ['kafka.ssl.keyFile', ssl.keyFile],
     );
   }
+  const webhooks = config.webhooks;
+  if (webhooks.enabled) {
+    if (webhooks.tls !== undefined)
+      files.push(
+        ['webhooks.tls.certFile', webhooks.tls.certFile],
+        ['webhooks.tls.keyFile', webhooks.tls.keyFile],
+      );
+    for (const file of webhooks.signature.secretFiles) files.push(['webhooks.signature.secretFiles', file]);
+  }
   const problems: string[] = [];
   for (const [key, path] of files) {
     if (path === undefined) continue;
@@ -44,6 +53,16 @@ export async function missingFromEnvironment(
   if (oauth !== undefined && oauth.keyFile === undefined && (env[oauth.keyEnv] ?? '') === '') {
     problems.push(
       `oauth.keyEnv: the environment variable ${oauth.keyEnv} (the token-store key) is not set; set it, or oauth.keyFile`,
+    );
+  }
+  const signature = webhooks.signature;
+  const noSecret =
+    signature.secretFiles.length === 0 &&
+    signature.secretEnv.every((name) => (env[name] ?? '').trim() === '');
+  if (webhooks.enabled && !webhooks.allowUnsigned && noSecret) {
+    problems.push(
+      `webhooks.signature.secretEnv: none of ${signature.secretEnv.join(', ') || '(no variables)'} is set (the ` +
+        'webhook signing secrets); set one, or webhooks.signature.secretFiles',
     );
   }
   return problems;

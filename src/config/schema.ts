@@ -21,6 +21,7 @@ import { privacySchema } from './sections/privacy.js';
 import { schemaRegistrySchema } from './sections/schema-registry.js';
 import { insecureSettings, securitySchema } from './sections/security.js';
 import { sourceSchema } from './sections/sources.js';
+import { webhooksSchema } from './sections/webhooks.js';
 
 export { parseDurationMs } from './duration.js';
 export { apiSchema, retrySchema, type ApiConfig, type RetryConfig } from './sections/api.js';
@@ -28,6 +29,7 @@ export { KAFKA_COMPRESSIONS, kafkaSchema, type KafkaConfig } from './sections/ka
 export { oauthSchema, type OAuthConfig } from './sections/oauth.js';
 export { schemaRegistrySchema, type SchemaRegistryConfig } from './sections/schema-registry.js';
 export { insecureSettings, type InsecureSetting } from './sections/security.js';
+export { webhooksSchema, type WebhooksConfig } from './sections/webhooks.js';
 
 export const configSchema = z
   .object({
@@ -45,6 +47,7 @@ export const configSchema = z
     metrics: metricsSchema,
     security: securitySchema,
     logging: loggingSchema,
+    webhooks: webhooksSchema,
   })
   .strict()
   .refine((c) => c.oauth !== undefined || c.auth.staticToken !== undefined, {

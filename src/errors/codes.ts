@@ -210,6 +210,16 @@ export const ERROR_CODES = {
   SECRET_FILE_TOO_OPEN: { class: 'fatal', exit: ExitCode.FAILURE },
   // A bug inside a sink: the process exits (a supervisor restarts it; distributed partitions move).
   SINK_PROGRAMMER_ERROR: { class: 'fatal', exit: ExitCode.FAILURE },
+  // The webhook receiver (webhooks.enabled) cannot bind its port, or its TLS files cannot be read.
+  WEBHOOK_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
+  // webhooks.signature names no secret that is set (or one the scheme cannot use).
+  WEBHOOK_SECRET_MISSING: {
+    class: 'fatal',
+    exit: ExitCode.USAGE,
+    hint:
+      'set the variables webhooks.signature.secretEnv names (or webhooks.signature.secretFiles), in the form the ' +
+      'scheme takes (whsec_<base64> for standard-webhooks); only for development: webhooks.allowUnsigned: true',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -10,7 +10,7 @@
  * never share counters. Components receive it injected; none of them creates metrics of its own.
  *
  * The metrics are defined by concern in the modules beside this one (api, auth, kafka, ownership, locations
- * and their progress, the process); this class composes them into one registry and names each metric as a
+ * and their progress, webhooks, the process); this class composes them into one registry and names each metric as a
  * member, so components keep naming the few they update as a `Pick<ConnectorMetrics, ...>`. A new metric is
  * defined in its concern's module, then named here. Metrics is an adapter (docs/architecture.md "Layers"): it
  * implements the sync core's `SyncMetrics` and reads its backfill figures (in location-progress.ts);
@@ -26,6 +26,7 @@ import { locationMetrics } from './location-metrics.js';
 import { LocationProgress } from './location-progress.js';
 import { ownershipMetrics } from './ownership-metrics.js';
 import { collectNodeProcessMetrics, processMetrics } from './process-metrics.js';
+import { webhookMetrics } from './webhook-metrics.js';
 
 export { statusClass, type RateLimitScopeFigures, type StatusClass } from './api-metrics.js';
 
@@ -117,6 +118,11 @@ export class ConnectorMetrics {
   readonly unownedLocations = this.ownership.unownedLocations;
   readonly locationHandover = this.ownership.locationHandover;
   readonly partitionsTakenOver = this.ownership.partitionsTakenOver;
+
+  // ---- The webhook receiver (webhook-metrics.ts). ----
+  private readonly webhooks = webhookMetrics(this.registry);
+  readonly webhookDeliveries = this.webhooks.webhookDeliveries;
+  readonly webhookNudges = this.webhooks.webhookNudges;
 
   // ---- The process as a whole (process-metrics.ts). ----
   private readonly processWide = processMetrics(this.registry, {

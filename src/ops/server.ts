@@ -18,6 +18,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FatalError } from '../errors/index.js';
+import { listen, closeListener } from './listening.js';
 import { Readiness, type ReadinessReport } from './readiness.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 
@@ -79,13 +80,7 @@ export class MetricsServer {
     server.requestTimeout = 30_000;
     this.server = server;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(this.port, this.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      await listen(server, this.port, this.host);
     } catch (error) {
       this.server = undefined; // e.g. EADDRINUSE: leave the object startable again
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -115,10 +110,7 @@ export class MetricsServer {
     const server = this.server;
     if (server === undefined) return;
     this.server = undefined;
-    await new Promise<void>((resolve, reject) => {
-      server.close((error) => (error === undefined ? resolve() : reject(error)));
-      server.closeIdleConnections();
-    });
+    await closeListener(server);
   }
 
   private publishReadiness(report: ReadinessReport): void {

@@ -10,7 +10,8 @@
  * 4. locations: the configured locations and their Scheduler (steps/locations.ts);
  * 5. ownership: which locations this instance runs and their sinks: single mode all of them, distributed mode
  *    the instances group's assignment (steps/ownership.ts);
- * 6. heartbeats (optional).
+ * 6. heartbeats (optional);
+ * 7. the webhook receiver (optional, webhooks.enabled), last so it takes nudges only once all else runs (steps/webhooks.ts).
  *
  * Each step registers the undoing of what it opened on ONE stack (lifecycle.ts), which serves both a start that
  * fails half-way and `close()`, in reverse order. The ordering constraints follow from the order of the steps and
@@ -42,6 +43,7 @@ import { openKafka } from './steps/kafka.js';
 import { buildLocations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
+import { startWebhooks } from './steps/webhooks.js';
 
 export interface ConnectorRuntimeOptions {
   config: ConnectorConfig;
@@ -116,6 +118,7 @@ export class ConnectorRuntime {
       const ownership = await takeOwnership(ctx, kafka, locations);
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
+      await startWebhooks(ctx, options.env);
 
       const runtime = new ConnectorRuntime({
         config,

@@ -27,6 +27,14 @@ export const REFERENCE_SECTIONS: ReadonlyArray<{ title: string; sections: string
     title: '`poll`, `lanes`, `privacy`, `metrics`, `logging`, `security`',
     sections: ['poll', 'lanes', 'privacy', 'metrics', 'logging', 'security'],
   },
+  {
+    title: '`webhooks`',
+    sections: ['webhooks'],
+    intro:
+      'The receiver of the `call.*` webhooks (off by default; phase 1: nudges are counted, not yet passed to the ' +
+      'scheduler). Registering the endpoint, TLS and ingress, secrets and their rotation, mapping a real payload: ' +
+      '[webhooks.md](webhooks.md).',
+  },
 ];
 
 export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
@@ -214,4 +222,50 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     'Accept `kafka.sasl` without `kafka.ssl` and `kafka.ssl.rejectUnauthorized: false` (refused otherwise); warned at start.',
   'security.allowInsecureRegistry':
     'Accept schema-registry basic auth over `http://` to a non-loopback host (refused otherwise); warned at start. See [security.md](security.md).',
+  'webhooks.enabled': 'Start the webhook receiver (its own listener, apart from `metrics`).',
+  'webhooks.host': 'Bind address: loopback behind a local ingress; `0.0.0.0` to be reached from elsewhere.',
+  'webhooks.port': 'Port of the receiver (never the metrics port: this one faces the internet).',
+  'webhooks.path':
+    'Route of the deliveries; `{path}/{grant}` names the grant whose locations a delivery without a location nudges.',
+  'webhooks.tls.certFile':
+    'PEM certificate chain: HTTPS. Absent (no `tls`): plain HTTP behind an ingress that terminates TLS.',
+  'webhooks.tls.keyFile': 'PEM private key of that certificate (mode 600).',
+  'webhooks.bodyLimitBytes': 'Larger deliveries are refused with 413 (`too_large`) before they are read.',
+  'webhooks.signature.scheme':
+    '`standard-webhooks` (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`) or `hmac` (configured below).',
+  'webhooks.signature.secretEnv':
+    'Environment variables holding the active secrets (unset ones are skipped; several while rotating). `whsec_<base64>` for `standard-webhooks`.',
+  'webhooks.signature.secretFiles': {
+    default: 'none',
+    meaning: 'Files of active secrets, one per non-empty line (mode 600).',
+  },
+  'webhooks.signature.toleranceMs':
+    'How far a signed timestamp may be from now, either way; older deliveries are refused (`stale_timestamp`).',
+  'webhooks.signature.hmac.header': 'Header of the signature(s) (several separated by commas or spaces).',
+  'webhooks.signature.hmac.algorithm': '`sha256`, `sha512` or `sha1`.',
+  'webhooks.signature.hmac.encoding': '`hex` or `base64`.',
+  'webhooks.signature.hmac.prefix': {
+    default: 'empty',
+    meaning: 'Text before each signature, e.g. `sha256=`; entries without it are skipped.',
+  },
+  'webhooks.signature.hmac.signedContent':
+    '`body`, or `timestamp.body`: the timestamp header, `separator`, then the raw body.',
+  'webhooks.signature.hmac.timestampHeader':
+    'Header of the signed timestamp; checked against `toleranceMs` when set. Required with `timestamp.body`.',
+  'webhooks.signature.hmac.timestampUnit': '`seconds` or `milliseconds`.',
+  'webhooks.signature.hmac.separator': 'Between the timestamp and the body with `timestamp.body`.',
+  'webhooks.signature.hmac.idHeader':
+    'Header of the delivery id, the replay window key; absent: the signature itself is the key.',
+  'webhooks.replay.maxEntries':
+    'Delivery ids remembered (each for twice `toleranceMs`), so a replay nudges nothing; the oldest go first over this.',
+  'webhooks.payload.eventPath': 'Dotted path of the event name in a delivery.',
+  'webhooks.payload.eventPrefix':
+    'Events starting with this act; others are answered 200 and counted `ignored`.',
+  'webhooks.payload.uidPath': 'Dotted path of the call uid.',
+  'webhooks.payload.locationPath':
+    'Dotted path of the location uid; when a payload has none, the uid index, else every location of the grant.',
+  'webhooks.uidIndexSize':
+    'Call uids whose location is remembered (least recently used go first), for deliveries without a location.',
+  'webhooks.allowUnsigned':
+    'Development only: signatures are not checked at all; warned about loudly at every start.',
 };

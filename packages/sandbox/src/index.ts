@@ -27,6 +27,7 @@ import { startLiveMode, type LiveRates } from './live.js';
 import { GrantStore } from './oauth/grants.js';
 import { createRandom } from './random.js';
 import { loadOrGenerateTls, writeCaFile } from './tls.js';
+import { WebhookDispatcher, type WebhookOptions } from './webhooks/dispatcher.js';
 
 export type { SandboxAdmin } from './admin/admin.js';
 export type { SandboxClient, SandboxStats } from './context.js';
@@ -35,6 +36,15 @@ export type { DataOptions } from './data/generator.js';
 export type { UpsertCallInput } from './data/store.js';
 export type { FaultSettings } from './faults/faults.js';
 export type { LiveRates } from './live.js';
+export type {
+  SandboxWebhooks,
+  WebhookDeliveryRecord,
+  WebhookOptions,
+  WebhookStats,
+  WebhookTarget,
+} from './webhooks/dispatcher.js';
+export type { CallEvent } from './webhooks/events.js';
+export { WEBHOOK_FAULTS, type WebhookFault } from './webhooks/faults.js';
 export { DEFAULT_FAULTS } from './faults/faults.js';
 export { KNOWN_SCOPES } from './oauth/authorize.js';
 
@@ -71,6 +81,8 @@ export interface SandboxOptions {
   adminKey?: string;
   /** Login of the sandbox user on the authorization page; default sandbox / sandbox. */
   user?: { username: string; password: string };
+  /** call.* webhooks (README "Webhooks"): targets, secret, location in the payload, retries, faults. */
+  webhooks?: WebhookOptions;
 }
 
 export interface RunningSandbox {
@@ -150,6 +162,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     rateLimits: new Map(),
   };
 
+  // Webhooks: every change of a listable call, to every registered target (faults from their own generator).
+  const webhooks = new WebhookDispatcher(
+    options.webhooks ?? {},
+    () => clock.nowMs(),
+    createRandom(dataOptions.seed ^ 0x4eb0),
+  );
+  store.onChange = (record, created) => {
+    if (!record.thirdParty) webhooks.emit(created ? 'call.created' : 'call.updated', record);
+  };
+
   // Live mode draws from its own seeded generator, kept across stop/start so a run stays reproducible.
   const liveRandom = createRandom(dataOptions.seed ^ 0x5eed);
   let stopLive: () => void = () => undefined;
@@ -182,6 +204,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     stats: () => structuredClone(stats),
     setLive,
     issueTokens,
+    webhooks,
   };
 
   let server: Server;
@@ -239,6 +262,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       if (closed) return;
       closed = true;
       stopLive();
+      webhooks.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

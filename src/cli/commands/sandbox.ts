@@ -3,7 +3,8 @@
  *
  * The client secret comes from SANDBOX_CLIENT_SECRET (or a client file), never from a flag, so it does not
  * land in shell history or `ps`; the admin key likewise from SANDBOX_ADMIN_KEY. The banner shows the
- * secret only when it is the well-known default one.
+ * secret only when it is the well-known default one. The webhook signing secret likewise comes from
+ * SANDBOX_WEBHOOK_SECRET; without it a fresh one is made and shown once, for the connector's configuration.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -87,6 +88,10 @@ export interface SandboxFlags {
   limitResetForm?: 'delta-seconds' | 'epoch-seconds' | 'epoch-ms';
   limitQuota?: number;
   limitQuotaWindow?: number;
+  /** Where call.* webhooks are sent (repeatable). */
+  webhookTarget?: string[];
+  /** Leave data.locationUid out of the webhook payloads, as the real API may. */
+  webhookOmitLocation?: boolean;
 }
 
 /** A client file: JSON `{"clientId", "redirectUri", "clientSecret"?}` (the secret may stay in the env). */
@@ -194,6 +199,11 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
         : false,
     faults: faultsFrom(f),
     ...(adminKey !== undefined && adminKey !== '' ? { adminKey } : {}),
+    webhooks: {
+      targets: f.webhookTarget ?? [],
+      includeLocation: f.webhookOmitLocation !== true,
+      ...(env.SANDBOX_WEBHOOK_SECRET ? { secret: env.SANDBOX_WEBHOOK_SECRET } : {}),
+    },
   };
 }
 
@@ -248,7 +258,8 @@ async function run(f: SandboxFlags): Promise<void> {
       `  auto-approve   ${options.autoApprove ? 'on' : 'off (log in as sandbox / sandbox)'}`,
       `  locations      ${sandbox.locations.length} (${shown}) written to ${locationsOut}`,
       `  CA certificate ${sandbox.caFile ?? '(plain HTTP, none)'}`,
-      `  admin          ${sandbox.baseUrl}/_sandbox/  (truth, calls, clock, tokens, faults, stats)${options.adminKey ? ' - key required' : ''}`,
+      `  admin          ${sandbox.baseUrl}/_sandbox/  (truth, calls, clock, tokens, faults, stats, webhooks)${options.adminKey ? ' - key required' : ''}`,
+      `  webhooks       ${sandbox.admin.webhooks.targets().join(', ') || 'no target (POST /_sandbox/webhooks/targets)'}; secret ${process.env.SANDBOX_WEBHOOK_SECRET ? '(from SANDBOX_WEBHOOK_SECRET)' : sandbox.admin.webhooks.secret}`,
       'Press Ctrl-C to stop.',
       '',
     ].join('\n'),
@@ -393,6 +404,12 @@ export function register(program: Command): void {
     .addOption(
       new Option('--fault-token-endpoint', 'apply latency/429/5xx/drop/malformed faults to /oauth/token too'),
     )
+    .option(
+      '--webhook-target <url>',
+      'send signed call.* webhooks to this URL (repeatable; secret from SANDBOX_WEBHOOK_SECRET)',
+      (v: string, previous: string[] = []) => [...previous, v],
+    )
+    .option('--webhook-omit-location', 'leave data.locationUid out of the webhook payloads')
     .addHelpText(
       'after',
       examples(

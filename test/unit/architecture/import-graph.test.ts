@@ -15,7 +15,7 @@ const root = resolve(import.meta.dirname, '../../..');
 const src = join(root, 'src');
 
 /** Folders of adapters and wiring (eslint.config.js ADAPTERS), below src/. */
-const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo'];
+const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo', 'webhooks'];
 const LEAVES = ['errors', 'logging', 'time'];
 const CORE = 'sync';
 

@@ -7,6 +7,7 @@ import type { SandboxCall } from '../data/call-record.js';
 import type { UpsertCallInput } from '../data/store.js';
 import type { FaultSettings } from '../faults/faults.js';
 import type { LiveRates } from '../live.js';
+import type { SandboxWebhooks } from '../webhooks/dispatcher.js';
 
 export interface SandboxAdmin {
   /**
@@ -33,4 +34,6 @@ export interface SandboxAdmin {
     accessToken: string;
     refreshToken: string;
   };
+  /** The call.* webhooks: targets, secret, faults, what was sent (webhooks/dispatcher.ts). */
+  webhooks: SandboxWebhooks;
 }

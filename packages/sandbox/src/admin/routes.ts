@@ -12,6 +12,7 @@
  *   GET  /_sandbox/faults / PUT /_sandbox/faults {partial}  -> {"data": settings}
  *   GET  /_sandbox/stats                     -> {"data": stats}
  *   PUT  /_sandbox/live {"updatesPerSecond", "createsPerSecond"} or false -> {"live": ...}
+ *   /_sandbox/webhooks...                    the call.* webhooks (webhook-routes.ts)
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,6 +21,7 @@ import type { SandboxContext } from '../context.js';
 import { UnknownLocationError } from '../data/store.js';
 import { mediaType, readBody } from '../http/respond.js';
 import type { SandboxAdmin } from './admin.js';
+import { handleWebhookAdmin } from './webhook-routes.js';
 
 const liveSchema = z
   .object({ updatesPerSecond: z.number().min(0), createsPerSecond: z.number().min(0) })
@@ -70,6 +72,10 @@ export async function handleAdmin(
   }
   const route = `${req.method ?? 'GET'} ${path}`;
   try {
+    if (path.startsWith('/_sandbox/webhooks')) {
+      await handleWebhookAdmin(admin.webhooks, respond, req, res, route, jsonBody);
+      return;
+    }
     switch (route) {
       case 'GET /_sandbox/locations':
         respond.json(res, 200, { data: ctx.store.locations });

@@ -41,6 +41,8 @@ export class CallStore {
   private readonly byUid = new Map<string, CallRecord>();
   private readonly indexes = new Map<string, LocationIndex>();
   private readonly phones = new Map<string, string>();
+  /** Told of every upsert (webhooks/dispatcher.ts sends the call.* events from here); `created` for a new uid. */
+  onChange: ((record: CallRecord, created: boolean) => void) | undefined;
 
   /** Location uids in creation order. */
   get locations(): string[] {
@@ -102,6 +104,7 @@ export class CallStore {
       if (input.thirdParty !== undefined) existing.thirdParty = input.thirdParty;
       if (input.representable !== undefined) existing.representable = input.representable;
       if (!existing.thirdParty) index?.insert(existing);
+      this.onChange?.(existing, false);
       return existing;
     }
     const locationUid = input.locationUid;
@@ -125,6 +128,7 @@ export class CallStore {
     };
     this.byUid.set(record.uid, record);
     if (!record.thirdParty) index.insert(record);
+    this.onChange?.(record, true);
     return record;
   }
 }

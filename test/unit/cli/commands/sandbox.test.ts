@@ -50,6 +50,28 @@ describe('calls-connector sandbox options', () => {
     expect((await sandboxOptionsFrom(explicit, {})).certOutFile).toBe(resolve('ca.pem'));
   });
 
+  it('sends webhooks to every --webhook-target, with the location unless told not to, secret from the environment', async () => {
+    expect((await sandboxOptionsFrom(parse([]), {})).webhooks).toEqual({
+      targets: [],
+      includeLocation: true,
+    });
+    const options = await sandboxOptionsFrom(
+      parse([
+        '--webhook-target',
+        'http://127.0.0.1:23801/webhooks/calls',
+        '--webhook-target',
+        'https://hooks.test/calls',
+        '--webhook-omit-location',
+      ]),
+      { SANDBOX_WEBHOOK_SECRET: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=' },
+    );
+    expect(options.webhooks).toEqual({
+      targets: ['http://127.0.0.1:23801/webhooks/calls', 'https://hooks.test/calls'],
+      includeLocation: false,
+      secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=',
+    });
+  });
+
   it('takes the client secret from SANDBOX_CLIENT_SECRET, never from a flag', async () => {
     const options = await sandboxOptionsFrom(
       parse(['--client-id', 'app', '--redirect-uri', 'https://a.test/cb']),

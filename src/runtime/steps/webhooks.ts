@@ -1,0 +1,142 @@
+/**
+ * Start-up step 7 (webhooks.enabled): the webhook receiver, started last so that it takes nudges only once
+ * everything they could reach is running, and closed first. Phase 1: a taken nudge is logged at debug and
+ * counted (calls_connector_webhook_nudges_total); it does NOT yet reach the scheduler (docs/webhooks.md).
+ * Phase 2 replaces `loggingNudgeSink` with the scheduler's nudge and feeds `uidLocations` from the sinks.
+ */
+import { readFile } from 'node:fs/promises';
+import { readPrivateFile } from '../../auth/store/secret-file.js';
+import type { WebhooksConfig } from '../../config/schema.js';
+import { FatalError } from '../../errors/index.js';
+import type { Logger } from '../../logging/logger.js';
+import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
+import { locationDirectory } from '../../webhooks/location-directory.js';
+import { WebhookReceiver, type NudgeSink, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
+import { ReplayWindow } from '../../webhooks/replay-window.js';
+import { keysOf, type SignatureRule } from '../../webhooks/signature/verify.js';
+import { LruUidLocations, type UidLocationIndex } from '../../webhooks/uid-locations.js';
+import type { StartContext } from './context.js';
+
+export interface Webhooks {
+  address: WebhookReceiverAddress;
+  /** The port the sinks will feed as they publish (phase 2). */
+  uidLocations: UidLocationIndex;
+}
+
+/** Phase 1's sink: takes every nudge at once and only logs it. */
+export function loggingNudgeSink(logger: Logger): NudgeSink {
+  return {
+    offer: async (nudge) => {
+      logger.debug(
+        {
+          uid: nudge.uid,
+          event: nudge.event,
+          locations: nudge.locations.length,
+          resolution: nudge.resolution,
+        },
+        'webhook nudge taken (not yet passed to the scheduler)',
+      );
+    },
+  };
+}
+
+export async function startWebhooks(
+  ctx: StartContext,
+  env: NodeJS.ProcessEnv = process.env,
+  sink: NudgeSink = loggingNudgeSink(ctx.logger),
+): Promise<Webhooks | null> {
+  const { config, logger, metrics, clock, lifecycle } = ctx;
+  const settings = config.webhooks;
+  if (!settings.enabled) return null;
+  const rule = await signatureRule(settings, env);
+  if (rule.scheme === 'none') {
+    logger.warn(
+      { key: 'webhooks.allowUnsigned' },
+      'WEBHOOK SIGNATURES ARE NOT CHECKED (webhooks.allowUnsigned: true): anyone who reaches the receiver can ' +
+        'trigger polls. Development only; never expose this receiver.',
+    );
+  }
+  const uidLocations = new LruUidLocations(settings.uidIndexSize);
+  const receiver = new WebhookReceiver({
+    host: settings.host,
+    port: settings.port,
+    path: settings.path,
+    tls: settings.tls === undefined ? undefined : await readTls(settings.tls),
+    bodyLimitBytes: settings.bodyLimitBytes,
+    rule,
+    replay: new ReplayWindow({
+      keepMs: 2 * settings.signature.toleranceMs,
+      maxEntries: settings.replay.maxEntries,
+    }),
+    mapping: settings.payload,
+    directory: locationDirectory(config.sources),
+    index: uidLocations,
+    sink,
+    metrics,
+    clock,
+    logger,
+  });
+  primeWebhookMetrics(metrics);
+  const address = await receiver.start();
+  lifecycle.defer('webhook receiver', () => receiver.close());
+  logger.info(
+    { url: address.url, scheme: rule.scheme, tls: settings.tls !== undefined },
+    'webhook receiver listening (nudges are counted, not yet passed to the scheduler)',
+  );
+  return { address, uidLocations };
+}
+
+/** The configured rule with its secrets from the environment and files (never from the config file). */
+export async function signatureRule(
+  settings: WebhooksConfig,
+  env: NodeJS.ProcessEnv,
+): Promise<SignatureRule> {
+  if (settings.allowUnsigned) return { scheme: 'none' };
+  const { signature } = settings;
+  const secrets = signature.secretEnv.map((name) => env[name]?.trim() ?? '').filter((s) => s !== '');
+  for (const file of signature.secretFiles) {
+    const text = await readPrivateFile(file, 'webhooks.signature.secretFiles').catch((error: unknown) => {
+      if (error instanceof FatalError) throw error;
+      throw new FatalError('WEBHOOK_SECRET_MISSING', `cannot read webhook secret file ${file}`, {
+        cause: error,
+      });
+    });
+    secrets.push(
+      ...text
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== ''),
+    );
+  }
+  if (secrets.length === 0) {
+    throw new FatalError(
+      'WEBHOOK_SECRET_MISSING',
+      `webhooks.enabled but no signing secret: none of ${signature.secretEnv.join(', ') || '(no variables)'} ` +
+        'is set and webhooks.signature.secretFiles names none',
+    );
+  }
+  try {
+    const keys = keysOf(signature.scheme, secrets);
+    return signature.scheme === 'hmac'
+      ? { scheme: 'hmac', hmac: signature.hmac, keys, toleranceMs: signature.toleranceMs }
+      : { scheme: 'standard-webhooks', keys, toleranceMs: signature.toleranceMs };
+  } catch (error) {
+    throw new FatalError('WEBHOOK_SECRET_MISSING', (error as Error).message, { cause: error });
+  }
+}
+
+async function readTls(tls: { certFile: string; keyFile: string }): Promise<{ cert: string; key: string }> {
+  try {
+    return {
+      cert: await readFile(tls.certFile, 'utf8'),
+      key: await readPrivateFile(tls.keyFile, 'webhooks.tls.keyFile'),
+    };
+  } catch (error) {
+    if (error instanceof FatalError) throw error;
+    throw new FatalError(
+      'WEBHOOK_LISTEN_FAILED',
+      `cannot read webhooks.tls.certFile or keyFile (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,293 @@
+/**
+ * The webhook receiver: the connector's first internet-facing listener (docs/security.md), on its own host
+ * and port, apart from the metrics endpoint (which is for the local scraper only). HTTPS with a certificate,
+ * or plain HTTP behind an ingress that terminates TLS.
+ *
+ * One route: `POST {path}` (every configured location) or `POST {path}/{grant}` (that grant's locations: one
+ * endpoint registered per OAuth grant says whose delivery it is). Each delivery, in this order:
+ * 1. wrong path 404, wrong method 405 (neither counted as a delivery); not a JSON content type 400 (malformed);
+ * 2. the raw body, at most `bodyLimitBytes` (413, too_large);
+ * 3. the signature over those raw bytes (401: unsigned, bad_signature, stale_timestamp);
+ * 4. an id already taken (replayed): 200, nothing nudged (the sender's duplicate must not be retried);
+ * 5. the payload mapping: not JSON or no uid 400 (malformed); not `call.*` 200 (ignored);
+ * 6. the location(s) (nudge-resolution.ts); none of ours: 200 (ignored);
+ * 7. the nudge handed to the NudgeSink: 202 (accepted) as soon as `offer` resolves, before any polling;
+ *    a rejected offer answers 503 so the sender retries later (unavailable).
+ *
+ * Each delivery is counted once by outcome (`calls_connector_webhook_deliveries_total`); a refused delivery is
+ * logged at debug only (a flood of forgeries must not flood the log), never with its body or headers.
+ *
+ * Contract: `start()` resolves with the bound address (port 0: an ephemeral one); `close()` stops listening,
+ * closes idle connections and resolves once open requests have ended. Nothing is published from a payload.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { FatalError } from '../errors/index.js';
+import { closeListener, listen } from '../ops/listening.js';
+import type { Logger } from '../logging/logger.js';
+import type { ConnectorMetrics } from '../metrics/metrics.js';
+import type { Clock } from '../time/clock.js';
+import { mapPayload, type PayloadMapping } from './payload-mapping.js';
+import type { GrantDirectory } from './location-directory.js';
+import { resolveNudge, type ResolvedNudge } from './nudge-resolution.js';
+import type { ReplayWindow } from './replay-window.js';
+import { verifyDelivery, type SignatureRule } from './signature/verify.js';
+import type { UidLocationIndex } from './uid-locations.js';
+
+/**
+ * Where a taken nudge goes. Phase 1: counted and logged (runtime/steps/webhooks.ts); phase 2: the scheduler
+ * makes the location's live poll due now (or, distributed, the nudge topic carries it to the owner).
+ * Contract: resolves once the nudge is taken (queued, not polled); rejects when it cannot be taken now.
+ */
+export interface NudgeSink {
+  offer(nudge: ResolvedNudge): Promise<void>;
+}
+
+export type DeliveryOutcome =
+  | 'accepted'
+  | 'ignored'
+  | 'unsigned'
+  | 'bad_signature'
+  | 'stale_timestamp'
+  | 'replayed'
+  | 'malformed'
+  | 'too_large'
+  | 'unavailable';
+
+export type WebhookReceiverMetrics = Pick<ConnectorMetrics, 'webhookDeliveries' | 'webhookNudges'>;
+
+export interface WebhookReceiverOptions {
+  host: string;
+  port: number;
+  /** The route, e.g. `/webhooks/calls`; `{path}/{grant}` names the grant. */
+  path: string;
+  /** PEM certificate chain and key; absent: plain HTTP (behind a TLS-terminating ingress). */
+  tls?: { cert: string; key: string } | undefined;
+  bodyLimitBytes: number;
+  rule: SignatureRule;
+  replay: ReplayWindow;
+  mapping: PayloadMapping;
+  directory: GrantDirectory;
+  index: Pick<UidLocationIndex, 'locationOf'>;
+  sink: NudgeSink;
+  metrics: WebhookReceiverMetrics;
+  clock: Pick<Clock, 'now'>;
+  logger?: Logger;
+}
+
+export interface WebhookReceiverAddress {
+  host: string;
+  port: number;
+  /** e.g. https://127.0.0.1:8465/webhooks/calls */
+  url: string;
+}
+
+/** What the sender is told; the reason stays in our metrics and debug log. */
+const STATUS: Record<DeliveryOutcome, number> = {
+  accepted: 202,
+  ignored: 200,
+  replayed: 200,
+  unsigned: 401,
+  bad_signature: 401,
+  stale_timestamp: 401,
+  malformed: 400,
+  too_large: 413,
+  unavailable: 503,
+};
+
+export class WebhookReceiver {
+  private server: Server | undefined;
+  private readonly path: string;
+
+  constructor(private readonly options: WebhookReceiverOptions) {
+    this.path = options.path.replace(/\/+$/, '') || '/';
+    if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535)
+      throw new RangeError(`webhook port must be an integer in 0..65535, got ${options.port}`);
+  }
+
+  async start(): Promise<WebhookReceiverAddress> {
+    if (this.server !== undefined) throw new Error('WebhookReceiver already started');
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      this.handle(req, res).catch((error: unknown) => {
+        // A sender that hangs up mid-body is its own business (and an easy flood): debug, not error.
+        if (req.destroyed) this.options.logger?.debug({ err: error }, 'webhook sender hung up');
+        else this.options.logger?.error({ err: error }, 'webhook receiver failed on a delivery');
+        if (!res.headersSent) reply(res, 500, 'internal error');
+        else res.destroy();
+      });
+    };
+    const tls = this.options.tls;
+    const server = tls === undefined ? createHttpServer(handler) : createHttpsServer(tls, handler);
+    // Facing the internet: a slow sender holds a socket for seconds, not minutes.
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 15_000;
+    server.keepAliveTimeout = 5_000;
+    this.server = server;
+    try {
+      await listen(server, this.options.port, this.options.host);
+    } catch (error) {
+      this.server = undefined;
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new FatalError(
+        'WEBHOOK_LISTEN_FAILED',
+        `cannot listen on ${this.options.host}:${this.options.port} for webhooks (${code}): ` +
+          'set webhooks.port (and webhooks.host) to a free address, or webhooks.enabled: false',
+        { cause: error },
+      );
+    }
+    return this.address();
+  }
+
+  address(): WebhookReceiverAddress {
+    const bound = this.server?.address();
+    if (bound === undefined || bound === null || typeof bound === 'string')
+      throw new Error('WebhookReceiver not started');
+    const host = bound.address.includes(':') ? `[${bound.address}]` : bound.address;
+    const scheme = this.options.tls === undefined ? 'http' : 'https';
+    return { host: bound.address, port: bound.port, url: `${scheme}://${host}:${bound.port}${this.path}` };
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    this.server = undefined;
+    await closeListener(server);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = this.route(req.url ?? '/');
+    if (route === undefined) {
+      reply(res, 404, 'not found');
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST');
+      reply(res, 405, 'method not allowed');
+      return;
+    }
+    const outcome = await this.deliver(req, route.grant);
+    this.options.metrics.webhookDeliveries.inc({ outcome });
+    if (!res.headersSent) {
+      const status = STATUS[outcome];
+      if (outcome === 'unavailable') res.setHeader('retry-after', '5');
+      if (outcome === 'too_large') res.setHeader('connection', 'close');
+      reply(res, status, outcome);
+    }
+  }
+
+  /** The grant the path names (null: the bare path); undefined when the path is not ours. */
+  private route(url: string): { grant: string | null } | undefined {
+    const pathname = new URL(url, 'http://receiver').pathname;
+    if (pathname === this.path || pathname === `${this.path}/`) return { grant: null };
+    const prefix = this.path === '/' ? '/' : `${this.path}/`;
+    if (!pathname.startsWith(prefix)) return undefined;
+    let grant: string;
+    try {
+      grant = decodeURIComponent(pathname.slice(prefix.length));
+    } catch {
+      return undefined; // malformed %-escape: not a grant of ours
+    }
+    return grant !== '' && !grant.includes('/') && this.options.directory.hasGrant(grant)
+      ? { grant }
+      : undefined;
+  }
+
+  private async deliver(req: IncomingMessage, grant: string | null): Promise<DeliveryOutcome> {
+    const { logger } = this.options;
+    if (!isJson(req.headers['content-type'])) {
+      req.resume();
+      logger?.debug({ outcome: 'malformed' }, 'webhook delivery refused: not application/json');
+      return 'malformed';
+    }
+    const body = await readLimited(req, this.options.bodyLimitBytes);
+    if (body === undefined) return 'too_large';
+    const nowMs = this.options.clock.now();
+    const verdict = verifyDelivery(this.options.rule, { headers: req.headers, body, nowMs });
+    if (!verdict.ok) {
+      logger?.debug({ outcome: verdict.reason, detail: verdict.detail }, 'webhook delivery refused');
+      return verdict.reason;
+    }
+    const { replayKey } = verdict;
+    if (replayKey !== null && this.options.replay.has(replayKey, nowMs)) return 'replayed';
+    const mapped = mapPayload(this.options.mapping, body);
+    if (mapped.kind === 'malformed') {
+      logger?.debug({ outcome: 'malformed', detail: mapped.detail }, 'webhook delivery refused');
+      return 'malformed';
+    }
+    if (mapped.kind === 'ignored') {
+      if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
+      return 'ignored';
+    }
+    const resolved = resolveNudge(mapped.nudge, grant, this.options.directory, this.options.index);
+    if (resolved === null) {
+      logger?.debug({ uid: mapped.nudge.uid }, 'webhook delivery names no location of this connector');
+      if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
+      return 'ignored';
+    }
+    // Recorded before the offer, so a duplicate arriving while it is pending is a replay; forgotten when the
+    // offer fails, so the sender's retry (same id) is taken.
+    if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
+    try {
+      await this.options.sink.offer(resolved);
+    } catch (error) {
+      if (replayKey !== null) this.options.replay.forget(replayKey);
+      logger?.warn({ err: error, uid: resolved.uid }, 'webhook nudge not taken: answered 503 for a retry');
+      return 'unavailable';
+    }
+    this.options.metrics.webhookNudges.inc({ resolution: resolved.resolution });
+    return 'accepted';
+  }
+}
+
+/** `application/json` or a `+json` type, any parameters (charset). */
+function isJson(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type);
+}
+
+/**
+ * The raw body, or undefined once it exceeds `limit` bytes (a declared Content-Length over the limit is
+ * refused before anything is read). The rest of an oversized body is drained, not buffered, so the 413
+ * reaches the sender before the connection closes.
+ */
+function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
+  // Events, not `for await`: leaving an async iteration early destroys the socket, and the 413 with it.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.resume();
+      resolve(undefined);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks)));
+    req.once('error', reject);
+    // A sender that hangs up mid-body may emit neither 'end' nor 'error': do not hold its chunks forever.
+    req.once('close', () => reject(new Error('the sender closed the connection before the body ended')));
+  });
+}
+
+function reply(res: ServerResponse, status: number, word: string): void {
+  const body = `${JSON.stringify({ status: word })}\n`;
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(body);
+}

@@ -1,0 +1,61 @@
+/**
+ * The ids of deliveries already taken, so a replayed delivery (an attacker's, or the API's duplicate) nudges
+ * nothing twice. Bounded memory: an id is kept `keepMs` (twice the timestamp tolerance: a delivery is
+ * accepted while |now - timestamp| <= tolerance, so its replays are refused as stale after that) and at most
+ * `maxEntries` ids are kept; over that the oldest goes first. An id evicted by count before its time could be
+ * replayed once more within the tolerance: size the window above the deliveries expected in 2 × tolerance.
+ *
+ * Contract: `now` never decreases between calls (the injected clock's); ids are kept in the order they were
+ * recorded, which is also their expiry order, so eviction looks only at the front.
+ */
+export interface ReplayWindowOptions {
+  keepMs: number;
+  maxEntries: number;
+}
+
+export class ReplayWindow {
+  /** id -> when it was recorded (epoch ms), in recording order. */
+  private readonly seen = new Map<string, number>();
+
+  constructor(private readonly options: ReplayWindowOptions) {
+    if (!(options.keepMs >= 0) || !Number.isInteger(options.maxEntries) || options.maxEntries < 1)
+      throw new RangeError('a replay window needs keepMs >= 0 and maxEntries >= 1');
+  }
+
+  /** Whether `id` was recorded within the window. */
+  has(id: string, nowMs: number): boolean {
+    this.evictExpired(nowMs);
+    return this.seen.has(id);
+  }
+
+  /**
+   * Records `id` as taken at `nowMs`: before its nudge is offered, so that a duplicate arriving meanwhile is
+   * a replay; `forget` undoes it when the offer fails, so that the sender's retry passes.
+   */
+  record(id: string, nowMs: number): void {
+    this.evictExpired(nowMs);
+    this.seen.delete(id);
+    this.seen.set(id, nowMs);
+    while (this.seen.size > this.options.maxEntries) {
+      const oldest = this.seen.keys().next();
+      if (oldest.done === true) break;
+      this.seen.delete(oldest.value);
+    }
+  }
+
+  /** Forgets `id` (its delivery was recorded, then not taken after all: its retry must pass). */
+  forget(id: string): void {
+    this.seen.delete(id);
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  private evictExpired(nowMs: number): void {
+    for (const [id, at] of this.seen) {
+      if (nowMs - at <= this.options.keepMs) return;
+      this.seen.delete(id);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { ReplayWindow } from '../../../src/webhooks/replay-window.js';
+
+describe('the replay window', () => {
+  it('holds an id for keepMs after it was recorded, then forgets it', () => {
+    const window = new ReplayWindow({ keepMs: 1_000, maxEntries: 10 });
+    window.record('a', 5_000);
+    expect(window.has('a', 5_000)).toBe(true);
+    expect(window.has('a', 6_000)).toBe(true);
+    expect(window.has('a', 6_001)).toBe(false);
+    expect(window.size).toBe(0);
+  });
+
+  it('evicts the oldest ids beyond maxEntries, so its memory is bounded', () => {
+    const window = new ReplayWindow({ keepMs: 60_000, maxEntries: 3 });
+    for (const [i, id] of ['a', 'b', 'c', 'd'].entries()) window.record(id, 1_000 + i);
+    expect(window.size).toBe(3);
+    expect(window.has('a', 1_010)).toBe(false);
+    expect(['b', 'c', 'd'].every((id) => window.has(id, 1_010))).toBe(true);
+  });
+
+  it('evicts by age before counting, so expired ids never push out live ones', () => {
+    const window = new ReplayWindow({ keepMs: 100, maxEntries: 2 });
+    window.record('old', 0);
+    window.record('live', 150);
+    window.record('new', 200);
+    expect(window.has('live', 200)).toBe(true);
+    expect(window.has('new', 200)).toBe(true);
+  });
+
+  it('moves an id recorded again to the back, dated anew', () => {
+    const window = new ReplayWindow({ keepMs: 100, maxEntries: 10 });
+    window.record('a', 0);
+    window.record('b', 50);
+    window.record('a', 90);
+    expect(window.has('b', 160)).toBe(false);
+    expect(window.has('a', 160)).toBe(true);
+  });
+
+  it('forgets an id on demand, so a delivery not taken after all can be retried', () => {
+    const window = new ReplayWindow({ keepMs: 100, maxEntries: 10 });
+    window.record('a', 0);
+    window.forget('a');
+    expect(window.has('a', 1)).toBe(false);
+  });
+
+  it('refuses options that would hold nothing', () => {
+    expect(() => new ReplayWindow({ keepMs: 1, maxEntries: 0 })).toThrow(RangeError);
+    expect(() => new ReplayWindow({ keepMs: Number.NaN, maxEntries: 1 })).toThrow(RangeError);
+  });
+});
