@@ -118,6 +118,9 @@ export class InstancePresence {
   private memberId: string | null = null;
   private current: Assignment | null = null;
   private rebalancingSince: number | null = null;
+  /** Completed joins of this instance's member (one per rebalance it took part in), and who waits for the next. */
+  private joinCount = 0;
+  private joinWaiters: (() => void)[] = [];
   private readonly consumer: Consumer;
   private readonly clock: Clock;
   private readonly startedAt: number;
@@ -187,6 +190,38 @@ export class InstancePresence {
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
+  }
+
+  /**
+   * How many joins of the group this instance's member completed so far: each is the end of a rebalance, so a
+   * change of the group's membership (an instance joined, left, or expired) moves it. A standby (single mode)
+   * asks `newest()` again once it moved (runtime/writer-role.ts).
+   */
+  get joins(): number {
+    return this.joinCount;
+  }
+
+  /** Resolves once `joins` exceeds `seen` (at once if it already does); rejects when `signal` aborts. */
+  rejoined(seen: number, signal: AbortSignal): Promise<void> {
+    if (this.joinCount > seen) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const waiter = () => {
+        if (this.joinCount <= seen) return;
+        this.joinWaiters = this.joinWaiters.filter((w) => w !== waiter);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.joinWaiters = this.joinWaiters.filter((w) => w !== waiter);
+        reject(signal.reason as Error);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.joinWaiters.push(waiter);
+    });
   }
 
   /** Distributed mode: the latest assignment; null until the first join completed. */
@@ -281,6 +316,8 @@ export class InstancePresence {
     consumer.on(events.GROUP_JOIN, ({ payload }) => {
       const fresh = this.memberId !== payload.memberId;
       this.memberId = payload.memberId;
+      this.joinCount += 1;
+      for (const waiter of [...this.joinWaiters]) waiter();
       if (assigned === undefined) return;
       const now = clock.now();
       const partitions = [...(payload.memberAssignment[offsetsTopic] ?? [])].sort((a, b) => a - b);
