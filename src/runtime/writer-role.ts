@@ -148,6 +148,11 @@ export class WriterRole {
       let newest = false;
       try {
         newest = await group.newest(TAKEOVER_INITIALISATION);
+        if (!newest)
+          logger.info(
+            { joins: this.joinsSeen },
+            'standing by: a newer instance is a member of the instances group',
+          );
       } catch (error) {
         logger.warn({ err: error }, 'standing by: cannot tell yet whether a newer instance is a member');
       }
