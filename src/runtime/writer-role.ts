@@ -84,6 +84,7 @@ export class WriterRole {
   private current: Writer;
   private role: RoleStatus;
   private joinsSeen: number;
+  private closed = false;
 
   constructor(private readonly options: WriterRoleOptions) {
     this.current = options.first;
@@ -130,8 +131,9 @@ export class WriterRole {
     }
   }
 
-  /** Closes the current writer (shutdown). */
+  /** Closes the current writer (shutdown); a writer a takeover opens after this is closed at once. */
   close(): Promise<void> {
+    this.closed = true;
     return this.current.close();
   }
 
@@ -168,6 +170,10 @@ export class WriterRole {
         failures.takeoverFailed();
         logger.warn({ err: error }, 'taking over failed holding nothing: standing by again');
         continue;
+      }
+      if (this.closed) {
+        await this.current.close();
+        return false;
       }
       this.setRole('writer');
       logger.info('took over: this instance writes');

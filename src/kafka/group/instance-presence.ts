@@ -40,8 +40,8 @@
  * not restart from (a group it may not join, a bug).
  *
  * Contract: `join()` once at start (single mode: it does not wait for the group to form; distributed: it
- * resolves once the first join ended), then single mode `newest()` before each initialisation of the producer;
- * distributed `onAssignment` is called after every completed join with the whole new assignment, in order and
+ * resolves once the first join ended), then single mode `newest()` before each initialisation of the producer,
+ * and while it stands by `rejoined()` to wait for the group's next rebalance (runtime/writer-role.ts); distributed `onAssignment` is called after every completed join with the whole new assignment, in order and
  * never concurrently with itself; `fresh` says this instance joined as a new member (first join, or expelled
  * after its session timeout): nothing it held before is still its own. `onHeartbeat` after each successful
  * heartbeat. `leave()` at shutdown, after the work stopped.

@@ -228,6 +228,23 @@ describe('WriterRole (single mode: a standby takes over)', () => {
     expect(events).not.toContain('A initialises again');
   });
 
+  it('closes at once a writer whose takeover completes after the shutdown closed the role', async () => {
+    const events: string[] = [];
+    let opened: (writer: Writer) => void = () => undefined;
+    const { failures, group, role } = setup(() => new Promise<Writer>((resolve) => (opened = resolve)));
+    const running = role.run(new AbortController().signal);
+    failures.fail(fenced());
+    group.answer = true;
+    group.rebalance();
+    await settle();
+
+    await role.close();
+    opened(writer('A2', events));
+
+    await running;
+    expect(events).toEqual(['A2 closed']);
+  });
+
   it('without an instances group to watch (distributed mode), stands by until stopped', async () => {
     const events: string[] = [];
     const metrics = new ConnectorMetrics();
