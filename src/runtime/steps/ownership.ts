@@ -18,9 +18,9 @@
  *   are its partition's. A background loop keeps calls_connector_unowned_locations.
  *
  * Cleanup order (the lifecycle's reverse): the background loop stops and the handover (single mode: the current
- * writer's) lets every partition go
- * (closing its sinks, the last page committed or aborted), then the shared at-least-once sink closes, and only
- * then is the group left: `offsets reset` cannot go ahead while a page may still commit.
+ * writer's) lets every partition go (closing its sinks, the last page committed or aborted), then the shared
+ * at-least-once sink closes, and only then is the group left: `offsets reset` cannot go ahead while a page may
+ * still commit.
  */
 import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { locationPartition, locationsByPartition } from '../../kafka/group/location-partition.js';
