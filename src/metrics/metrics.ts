@@ -112,6 +112,7 @@ export class ConnectorMetrics {
 
   // ---- Which locations this instance owns (ownership-metrics.ts). ----
   private readonly ownership = ownershipMetrics(this.registry);
+  readonly instanceWriter = this.ownership.instanceWriter;
   readonly ownedLocations = this.ownership.ownedLocations;
   readonly ownedPartitions = this.ownership.ownedPartitions;
   readonly rebalances = this.ownership.rebalances;

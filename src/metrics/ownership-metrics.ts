@@ -1,12 +1,18 @@
 /**
  * Which locations this instance owns (issue 14: several instances share the locations, `connector.mode:
- * distributed`): owned and unowned locations and partitions, rebalances, handovers, partitions taken over.
+ * distributed`): owned and unowned locations and partitions, rebalances, handovers, partitions taken over; and
+ * whether this instance writes (single mode: it holds the transactional id, or stands by).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export function ownershipMetrics(registry: Registry) {
   const registers = [registry];
   return {
+    instanceWriter: new Gauge({
+      name: 'calls_connector_instance_writer',
+      help: "Whether this instance writes: 1 while its writer runs (single mode: it holds the connector's transactional id); 0 while it stands by because a newer instance with the same connector.name writes (it takes over once no newer instance is a member of the instances group). Sum over instances: 1 in single mode.",
+      registers,
+    }),
     ownedLocations: new Gauge({
       name: 'calls_connector_owned_locations',
       help: 'Configured locations this instance owns and polls: those whose offsets-topic partition it is assigned (all of them in single mode).',

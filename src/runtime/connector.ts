@@ -32,18 +32,18 @@ import type { MetricsServerAddress } from '../ops/server.js';
 import { packageVersion } from '../package-info.js';
 import { minimumRoundMs } from '../sync/minimum-round.js';
 import type { LocationStatus } from '../sync/scheduled-location.js';
-import type { Scheduler } from '../sync/scheduler.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { Lifecycle } from './lifecycle.js';
 import { connectorStatus, type AssignmentStatus } from './status.js';
 import { openApi } from './steps/api.js';
-import { Failures, FENCED_BY_NEWER_INSTANCE, type StartContext } from './steps/context.js';
+import { Failures, type StartContext } from './steps/context.js';
 import { startHeartbeats } from './steps/heartbeats.js';
 import { openKafka } from './steps/kafka.js';
 import { buildLocations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
 import { startWebhooks } from './steps/webhooks.js';
+import type { RoleStatus, WriterRole } from './writer-role.js';
 
 export interface ConnectorRuntimeOptions {
   config: ConnectorConfig;
@@ -62,7 +62,7 @@ interface RunningParts {
   metrics: ConnectorMetrics;
   logger: Logger;
   metricsAddress: MetricsServerAddress | null;
-  scheduler: Scheduler;
+  writer: WriterRole;
   lifecycle: Lifecycle;
   failures: Failures;
   assignment: () => AssignmentStatus | null;
@@ -114,8 +114,10 @@ export class ConnectorRuntime {
         boundaryMaxBytes: kafka.session.boundaryMaxBytes,
         dynamic: config.connector.mode === 'distributed',
       });
-      const { scheduler, configured, sourceOf } = locations;
+      const { configured, sourceOf } = locations;
       const ownership = await takeOwnership(ctx, kafka, locations);
+      const { writer } = ownership;
+      const scheduler = { status: () => writer.locations() };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
       await startWebhooks(ctx, options.env);
@@ -125,7 +127,7 @@ export class ConnectorRuntime {
         metrics,
         logger,
         metricsAddress: ops.metricsAddress,
-        scheduler,
+        writer,
         lifecycle,
         failures: ctx.failures,
         assignment: () => ownership.assignment(),
@@ -137,6 +139,7 @@ export class ConnectorRuntime {
         sourceOf,
         scheduler,
         assignment: () => ownership.assignment(),
+        ...(config.connector.mode === 'single' && { role: () => writer.status() }),
       });
       logStarted(ctx, configured.length);
       return runtime;
@@ -148,7 +151,12 @@ export class ConnectorRuntime {
 
   /** Per-location status snapshot (demo live view, logs). */
   status(): LocationStatus[] {
-    return this.parts.scheduler.status();
+    return this.parts.writer.locations();
+  }
+
+  /** Whether this instance writes or stands by, and since when (runtime/writer-role.ts). */
+  role(): RoleStatus {
+    return this.parts.writer.status();
   }
 
   /**
@@ -165,28 +173,15 @@ export class ConnectorRuntime {
   }
 
   /**
-   * Runs until `signal` aborts (graceful stop), every location is stopped for good, or a fatal sink
-   * error. Fenced by a newer instance of the same connector name, it stands by instead: it writes
-   * nothing more, `/readyz` fails (check `writer`), metrics are still served, and it resolves normally
-   * when `signal` aborts. Why not exit: a restarted process (systemd, Docker restart policies) would
-   * fence the newer instance back; a rolling update sends this one SIGTERM anyway.
+   * Runs until `signal` aborts (graceful stop), every location is stopped for good, or a fatal error. Fenced by
+   * a newer instance of the same connector name, it stands by instead of stopping: it writes nothing, `/readyz`
+   * fails (check `writer`), metrics are still served; single mode takes over again once no newer instance is a
+   * member of the instances group (runtime/writer-role.ts), distributed mode waits for `signal`. Why not exit: a
+   * restarted process (systemd, Docker restart policies) would fence the newer instance back, and nobody would
+   * write once the newer one stops (a blue/green switch rolled back).
    */
   async run(signal: AbortSignal): Promise<void> {
-    await this.parts.scheduler.run(AbortSignal.any([signal, this.parts.failures.signal]));
-    const fatal = this.fatalError;
-    if (fatal?.code === FENCED_BY_NEWER_INSTANCE) {
-      if (!signal.aborted) {
-        this.parts.logger.warn(
-          { code: fatal.code },
-          'fenced by a newer instance with the same connector.name: standing by (not ready) until stopped',
-        );
-        await new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
-      }
-      return;
-    }
-    if (fatal) throw fatal;
+    await this.parts.writer.run(signal);
   }
 
   /** Undoes everything the start opened, in reverse order (see the module comment). */

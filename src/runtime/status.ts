@@ -80,6 +80,13 @@ export interface AssignmentStatus {
   generationId: number | null;
 }
 
+/** Single mode: which instance writes (holds the transactional id) and which stands by (runtime/writer-role.ts). */
+export interface InstanceRoleStatus {
+  role: 'writer' | 'standby';
+  /** Since when (ISO 8601). */
+  since: string;
+}
+
 export interface ConnectorStatus {
   name: string;
   connector: { state: ConnectState; worker_id: string; trace?: string };
@@ -90,6 +97,8 @@ export interface ConnectorStatus {
   assignment?: AssignmentStatus;
   /** The API rate limiters (docs/rate-limits.md), once the connector runs. */
   rate_limits?: RateLimitScopeStatus[];
+  /** Single mode, once the connector runs: writer or standby, and since when. */
+  instance?: InstanceRoleStatus;
 }
 
 const STATE_OF: Record<LocationStatus['state'], ConnectState> = {
@@ -105,7 +114,7 @@ function isoOrNull(ms: number | null): string | null {
 
 /**
  * `locations` null: the connector is still starting (no scheduler yet). `fatal`: the error that stopped the
- * whole connector (fenced, say). The connector is FAILED when fatal or when every location is stopped.
+ * whole connector, or the writer (fenced, say: `role` standby). The connector is FAILED when fatal or when every location is stopped.
  */
 export function connectorStatus(
   name: string,
@@ -114,6 +123,7 @@ export function connectorStatus(
   fatal: { code: string; message: string } | null = null,
   assignment: AssignmentStatus | null = null,
   rateLimits: RateLimitView | null = null,
+  role: { role: 'writer' | 'standby'; since: number } | null = null,
 ): ConnectorStatus {
   const parked = new Map(
     (rateLimits?.scopes ?? []).flatMap((s) =>
@@ -169,6 +179,7 @@ export function connectorStatus(
     type: 'source',
     ...(assignment !== null && { assignment }),
     ...(rateLimits !== null && { rate_limits: rateLimits.scopes.map(scopeStatus) }),
+    ...(role !== null && { instance: { role: role.role, since: new Date(role.since).toISOString() } }),
   };
 }
 

@@ -38,6 +38,7 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.readinessCheck.set({ check: 'kafka' }, 1);
   metrics.producerRecreated.inc({ code: 'INVALID_PRODUCER_EPOCH' });
   metrics.standby.set(0);
+  metrics.instanceWriter.set(1);
   metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
   metrics.traversalDuration.observe(4.2);

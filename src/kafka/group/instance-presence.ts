@@ -40,8 +40,8 @@
  * not restart from (a group it may not join, a bug).
  *
  * Contract: `join()` once at start (single mode: it does not wait for the group to form; distributed: it
- * resolves once the first join ended), then single mode `newest()` before each initialisation of the producer;
- * distributed `onAssignment` is called after every completed join with the whole new assignment, in order and
+ * resolves once the first join ended), then single mode `newest()` before each initialisation of the producer,
+ * and while it stands by `rejoined()` to wait for the group's next rebalance (runtime/writer-role.ts); distributed `onAssignment` is called after every completed join with the whole new assignment, in order and
  * never concurrently with itself; `fresh` says this instance joined as a new member (first join, or expelled
  * after its session timeout): nothing it held before is still its own. `onHeartbeat` after each successful
  * heartbeat. `leave()` at shutdown, after the work stopped.
@@ -118,6 +118,9 @@ export class InstancePresence {
   private memberId: string | null = null;
   private current: Assignment | null = null;
   private rebalancingSince: number | null = null;
+  /** Completed joins of this instance's member (one per rebalance it took part in), and who waits for the next. */
+  private joinCount = 0;
+  private joinWaiters: (() => void)[] = [];
   private readonly consumer: Consumer;
   private readonly clock: Clock;
   private readonly startedAt: number;
@@ -187,6 +190,38 @@ export class InstancePresence {
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
+  }
+
+  /**
+   * How many joins of the group this instance's member completed so far: each is the end of a rebalance, so a
+   * change of the group's membership (an instance joined, left, or expired) moves it. A standby (single mode)
+   * asks `newest()` again once it moved (runtime/writer-role.ts).
+   */
+  get joins(): number {
+    return this.joinCount;
+  }
+
+  /** Resolves once `joins` exceeds `seen` (at once if it already does); rejects when `signal` aborts. */
+  rejoined(seen: number, signal: AbortSignal): Promise<void> {
+    if (this.joinCount > seen) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const waiter = () => {
+        if (this.joinCount <= seen) return;
+        this.joinWaiters = this.joinWaiters.filter((w) => w !== waiter);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.joinWaiters = this.joinWaiters.filter((w) => w !== waiter);
+        reject(signal.reason as Error);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.joinWaiters.push(waiter);
+    });
   }
 
   /** Distributed mode: the latest assignment; null until the first join completed. */
@@ -281,6 +316,8 @@ export class InstancePresence {
     consumer.on(events.GROUP_JOIN, ({ payload }) => {
       const fresh = this.memberId !== payload.memberId;
       this.memberId = payload.memberId;
+      this.joinCount += 1;
+      for (const waiter of [...this.joinWaiters]) waiter();
       if (assigned === undefined) return;
       const now = clock.now();
       const partitions = [...(payload.memberAssignment[offsetsTopic] ?? [])].sort((a, b) => a - b);

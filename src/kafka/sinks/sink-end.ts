@@ -51,8 +51,9 @@ export class SinkEnd {
       new FatalError(
         'KAFKA_FENCED_BY_ANOTHER_INSTANCE',
         `another instance with connector.name "${connectorName}" (transactional id ${transactionalId}) ` +
-          `may hold the transactional id (${why}): the newest instance writes, this one stands by and writes nothing more. ` +
-          `Stop this instance (a rolling restart does); to run both, give them different connector names.`,
+          `may hold the transactional id (${why}): the newest instance writes; this one stands by, and in single mode takes ` +
+          `over once no newer instance is a member of the instances group. Stop it if it should not stand by; to run both, ` +
+          `give them different connector names.`,
         {
           cause,
           details: { transactionOpenMs: this.options.clock.now() - this.options.transactionStartedAt() },

@@ -30,12 +30,22 @@ export interface StartContext {
 export const FENCED_BY_NEWER_INSTANCE = 'KAFKA_FENCED_BY_ANOTHER_INSTANCE';
 
 /**
- * The first error that stopped the whole connector. Steps report into it from the moment they open something,
- * so an error reported while the start is still running (a membership refused at once, a partition taken over
- * during the first assignment) is kept for the runtime, not lost.
+ * What ended the writer, and what stopped the whole connector. Steps report into it from the moment they open
+ * something, so an error reported while the start is still running (a membership refused at once, a partition
+ * taken over during the first assignment) is kept for the runtime, not lost.
+ *
+ * Two kinds of end: a stand-down (KAFKA_FENCED_BY_ANOTHER_INSTANCE: a newer instance holds the transactional id)
+ * ends only the current writer, and the instance stands by; in single mode it takes over again once no newer
+ * instance is a member of the instances group (runtime/writer-role.ts, `tookOver`). Any other fatal error stops
+ * the connector for good, standing by or not.
  */
 export class Failures {
-  private readonly fatal = new AbortController();
+  /** Aborted with the error that ended the current writer (a stand-down or a fatal error). */
+  private writer = new AbortController();
+  /** Aborted with the first fatal error that is not a stand-down: nothing resumes after it. */
+  private readonly stop = new AbortController();
+  /** The stand-down the instance stands by for (restored when a takeover fails). */
+  private standDown: FatalError | null = null;
 
   constructor(
     private readonly connectorName: string,
@@ -43,22 +53,55 @@ export class Failures {
     private readonly logger: Logger,
   ) {}
 
-  /** Aborted with the FatalError once one was reported. */
+  /** Aborted once the current writer ended: stood down, or a fatal error. */
   get signal(): AbortSignal {
-    return this.fatal.signal;
+    return this.writer.signal;
   }
 
+  /** Aborted once a fatal error that is not a stand-down was reported: the connector stops. */
+  get stopped(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  /** The fatal error that stops the connector, else the stand-down the current writer ended with, else null. */
   get error(): FatalError | null {
-    return (this.fatal.signal.reason as FatalError | undefined) ?? null;
+    return (
+      (this.stop.signal.reason as FatalError | undefined) ??
+      (this.writer.signal.reason as FatalError | undefined) ??
+      null
+    );
   }
 
-  /** A sink gave up for good (fenced by a newer instance: the runtime stands by; anything else: it stops). */
+  /** A sink gave up for good (fenced by a newer instance: the writer stands down; anything else: it stops). */
   fail(error: FatalError): void {
     if (error.code === FENCED_BY_NEWER_INSTANCE) {
       this.metrics.standby.set(1);
       this.logger.warn({ err: error, code: error.code }, 'a newer instance took over: no more writes');
-    } else this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
-    if (!this.fatal.signal.aborted) this.fatal.abort(error);
+      if (!this.writer.signal.aborted) {
+        this.standDown = error;
+        this.writer.abort(error);
+      }
+      return;
+    }
+    this.logger.fatal({ err: error, code: error.code }, 'connector stopping: fatal error');
+    if (!this.stop.signal.aborted) this.stop.abort(error);
+    if (!this.writer.signal.aborted) this.writer.abort(error);
+  }
+
+  /**
+   * A standby takes over (the writer is opened again): the stand-down is over, and a later one ends the new
+   * writer. Refused after a fatal error.
+   */
+  tookOver(): void {
+    if (this.stop.signal.aborted) throw new Error('the connector stopped: it cannot take over');
+    if (this.writer.signal.aborted) this.writer = new AbortController();
+    this.metrics.standby.set(0);
+  }
+
+  /** The takeover failed holding nothing: the instance stands by again, for the stand-down it stood by for. */
+  takeoverFailed(): void {
+    if (!this.writer.signal.aborted && this.standDown !== null) this.writer.abort(this.standDown);
+    this.metrics.standby.set(1);
   }
 
   /** The instances group refused or ended this instance's membership: it owns nothing any more. */

@@ -1,7 +1,8 @@
 /**
  * Start-up step 4, the locations: every configured location once (a location listed twice is refused), how a
  * LocationSync is built for one of them once its offset and sink are known (the ownership step does it when it
- * takes the location's partition over), and the Scheduler that runs them.
+ * takes the location's partition over), and how the Scheduler that runs them is built (once per writer: single mode
+ * builds a new one when a standby takes over, runtime/writer-role.ts).
  */
 import { FatalError } from '../../errors/index.js';
 import { LocationSync } from '../../sync/location-sync.js';
@@ -15,7 +16,8 @@ export interface Locations {
   /** The configured location uids, in configuration order. */
   configured: readonly string[];
   sourceOf: ReadonlyMap<string, Source>;
-  scheduler: Scheduler;
+  /** A new Scheduler, holding no location yet (Scheduler.run is called once: each writer has its own). */
+  newScheduler: () => Scheduler;
   /**
    * A LocationSync for `locationUid` from its stored offset (undefined: none stored), writing to `sink` (whose
    * commit outcomes say what is stored after an ambiguous commit or a new producer: sync/commit-outcome.ts).
@@ -73,20 +75,21 @@ export function buildLocations(
       },
     });
   };
-  const scheduler = new Scheduler({
-    locations: [],
-    dynamic: options.dynamic,
-    settings: {
-      maxLocationsInFlight: config.poll.maxLocationsInFlight,
-      intervalMs: config.poll.intervalMs,
-      pagesPerTurn: config.poll.pagesPerTurn,
-      shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
-      failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
-      stoppedRetry: config.poll.stoppedRetry,
-    },
-    metrics,
-    logger,
-    clock,
-  });
-  return { configured: [...sourceOf.keys()], sourceOf, scheduler, syncFor };
+  const newScheduler = () =>
+    new Scheduler({
+      locations: [],
+      dynamic: options.dynamic,
+      settings: {
+        maxLocationsInFlight: config.poll.maxLocationsInFlight,
+        intervalMs: config.poll.intervalMs,
+        pagesPerTurn: config.poll.pagesPerTurn,
+        shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
+        failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+        stoppedRetry: config.poll.stoppedRetry,
+      },
+      metrics,
+      logger,
+      clock,
+    });
+  return { configured: [...sourceOf.keys()], sourceOf, newScheduler, syncFor };
 }

@@ -22,6 +22,7 @@ import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
 import type { Scheduler } from '../../sync/scheduler.js';
 import { waitForSchemaRegistry } from '../preflight.js';
 import { connectorStatus, type AssignmentStatus } from '../status.js';
+import type { RoleStatus } from '../writer-role.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
 
@@ -96,6 +97,8 @@ export interface RunningView {
   sourceOf: ReadonlyMap<string, Source>;
   scheduler: Pick<Scheduler, 'status'>;
   assignment: () => AssignmentStatus | null;
+  /** Single mode: whether this instance writes or stands by, and since when. */
+  role?: () => RoleStatus;
 }
 
 /** The readiness checks of every part, and the full GET /status (until now: the connector, UNASSIGNED). */
@@ -135,6 +138,7 @@ export function serveRunning({ config, failures }: StartContext, ops: Ops, view:
           return api.transport.limiters.scopeName(source === undefined ? undefined : api.grantOf(source));
         },
       },
+      view.role?.() ?? null,
     ),
   );
 }

@@ -7,27 +7,33 @@
  * - single mode: one fixed assignment, every partition, in one producer scope (the connector's transactional id,
  *   whose sink asks the instances group before every initialisation whether this is the newest instance, by the
  *   start stamp each member of `<name>-instances` carries: kafka/group/start-stamp.ts); its offsets are the whole
- *   topic's. Taken over once at start. A takeover that fails is waited for (Kafka unavailable, the group not
- *   settled yet) or ends the start, except when a failure was reported meanwhile: a newer instance runs (this one
- *   then stands by, holding nothing: an instance paused during its start and woken after its replacement took
- *   over must not fence it), or the membership was refused or lost; the runtime's run() acts on it.
+ *   topic's. Taken over at start by the writer (a scheduler, the scope's sink, its locations), and again each time
+ *   a standby takes over: a writer stood down by a newer instance is closed, and a new one opened once no newer
+ *   instance is a member of the group (runtime/writer-role.ts). A takeover at start that fails is waited for
+ *   (Kafka unavailable, the group not settled yet) or ends the start, except when a failure was reported
+ *   meanwhile: a newer instance runs (this one then stands by, holding nothing: an instance paused during its
+ *   start and woken after its replacement took over must not fence it), or the membership was refused or lost.
  * - distributed mode: the instances group's assignments (sticky assignor), one producer scope per partition
  *   (`…-p<P>`: any producer loss drops P, and the handover takes it again only through the group); its offsets
  *   are its partition's. A background loop keeps calls_connector_unowned_locations.
  *
- * Cleanup order (the lifecycle's reverse): the background loop stops and the handover lets every partition go
- * (closing its sinks, the last page committed or aborted), then the shared at-least-once sink closes, and only
- * then is the group left: `offsets reset` cannot go ahead while a page may still commit.
+ * Cleanup order (the lifecycle's reverse): the background loop stops and the handover (single mode: the current
+ * writer's) lets every partition go (closing its sinks, the last page committed or aborted), then the shared
+ * at-least-once sink closes, and only then is the group left: `offsets reset` cannot go ahead while a page may
+ * still commit.
  */
 import type { KafkaAdmin } from '../../kafka/client/port.js';
 import { locationPartition, locationsByPartition } from '../../kafka/group/location-partition.js';
-import { InstancePresence, type AssignedMembership } from '../../kafka/group/instance-presence.js';
+import { InstancePresence } from '../../kafka/group/instance-presence.js';
 import type { OffsetScope, ScopedKafkaSession } from '../../kafka/session.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
+import type { Scheduler } from '../../sync/scheduler.js';
 import type { Clock } from '../../time/clock.js';
-import { PartitionHandover, type HandoverPorts, type PartitionSink } from '../partition-handover.js';
+import { Lifecycle } from '../lifecycle.js';
+import { PartitionHandover, type PartitionSink } from '../partition-handover.js';
 import type { AssignmentStatus } from '../status.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
+import { TAKEOVER_INITIALISATION, WriterRole, type Writer } from '../writer-role.js';
 import type { StartContext } from './context.js';
 import type { KafkaStep } from './kafka.js';
 import type { Locations } from './locations.js';
@@ -37,6 +43,8 @@ export type UnownedGaugeMetrics = Pick<ConnectorMetrics, 'unownedLocations'>;
 export interface Ownership {
   /** The offsets-topic partitions owned now (distributed: null until the first assignment arrived). */
   assignment(): AssignmentStatus | null;
+  /** The writer (its scheduler and sinks), and in single mode the standby that opens it again to take over. */
+  writer: WriterRole;
 }
 
 /** What differs between the modes: how partitions make producer scopes, their sinks and their offsets. */
@@ -52,47 +60,122 @@ export async function takeOwnership(
   locations: Locations,
 ): Promise<Ownership> {
   const { config, logger, metrics, clock, lifecycle, failures } = ctx;
-  const { session, admin } = kafka;
-  const { configured, scheduler, syncFor } = locations;
-  const distributed = config.connector.mode === 'distributed';
+  const { session } = kafka;
+  const { configured, syncFor } = locations;
   const name = config.connector.name;
-  const { partitionCount } = session;
-  // Bound late: the single-mode sink asks the membership, which is taken before any sink is opened.
-  const member: { presence?: InstancePresence } = {};
-  const policy = distributed ? partitionScopes(session) : connectorScope(session, () => member.presence);
-  const ports: HandoverPorts = {
-    scopesOf: (partitions) => policy.scopesOf(partitions),
-    openSink: (scope, takenOver) => policy.openSink(scope, takenOver),
-    loadOffsets: (partitions) => session.loadOffsets(policy.offsetsOf(partitions)),
-    syncFor: (uid, offset, sink) => syncFor(uid, offset, sink),
-  };
-  const handover = new PartitionHandover({
-    locationsByPartition: locationsByPartition(name, configured, partitionCount),
-    ports,
-    scheduler,
-    metrics,
-    logger,
-    clock,
-    revokeBoundMs: config.poll.shutdownTimeoutMs,
-    retryDelayMs: config.kafka.groupSessionTimeoutMs,
-  });
-  const assigned: AssignedMembership | undefined = distributed
-    ? {
-        sessionTimeoutMs: config.kafka.groupSessionTimeoutMs,
-        heartbeatIntervalMs: config.kafka.groupHeartbeatIntervalMs,
-        rebalanceTimeoutMs: config.kafka.groupRebalanceTimeoutMs,
-        onAssignment: (assignment) => handover.onAssignment(assignment),
-        onHeartbeat: () => handover.onHeartbeat(),
-      }
-    : undefined;
+  const handoverFor = (policy: ScopePolicy, scheduler: Scheduler) =>
+    new PartitionHandover({
+      locationsByPartition: locationsByPartition(name, configured, session.partitionCount),
+      ports: {
+        scopesOf: (partitions) => policy.scopesOf(partitions),
+        openSink: (scope, takenOver) => policy.openSink(scope, takenOver),
+        loadOffsets: (partitions) => session.loadOffsets(policy.offsetsOf(partitions)),
+        syncFor: (uid, offset, sink) => syncFor(uid, offset, sink),
+      },
+      scheduler,
+      metrics,
+      logger,
+      clock,
+      revokeBoundMs: config.poll.shutdownTimeoutMs,
+      retryDelayMs: config.kafka.groupSessionTimeoutMs,
+    });
+  if (config.connector.mode === 'distributed')
+    return distributedOwnership(ctx, kafka, locations, handoverFor);
+
   const presence = await InstancePresence.join(session.kafka, name, config.kafka.offsetsTopic, {
     onLost: (error) => failures.membershipLost(error),
     clock,
     logger,
     startedAt: ctx.startedAt,
-    ...(assigned && { assigned }),
   });
-  member.presence = presence;
+  lifecycle.defer('instances group', () => presence.leave());
+  // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
+  lifecycle.defer('kafka session', () => session.close(config.poll.shutdownTimeoutMs));
+
+  /**
+   * Opens a writer: a scheduler, and every partition taken over in the connector's scope (its sink initialised,
+   * THEN the offsets read). At start a takeover that fails is waited for (Kafka unavailable, the group not
+   * settled yet), except when a failure was reported meanwhile: a newer instance runs (the writer then holds
+   * nothing, and the instance stands by: one paused during its start and woken after its replacement took over
+   * must not fence it), or the membership was refused or lost; the runtime acts on it. A standby's takeover
+   * (`takingOver`) is tried once and rejects holding nothing.
+   */
+  let held: PartitionHandover | null = null;
+  const openWriter = async (takingOver: boolean): Promise<Writer> => {
+    const scheduler = locations.newScheduler();
+    const handover = handoverFor(connectorScope(session, presence, takingOver), scheduler);
+    const opened = new Lifecycle(logger);
+    opened.defer('partitions', () => handover.close());
+    held = handover;
+    const writer: Writer = {
+      run: (signal) => scheduler.run(signal),
+      status: () => scheduler.status(),
+      close: () => opened.close(),
+    };
+    try {
+      if (takingOver) await handover.assignFixed(session.partitions);
+      else
+        await waitUntilAvailable(() => handover.assignFixed(session.partitions), {
+          logger,
+          clock,
+          // A failure reported meanwhile ends the wait: the membership refused or lost (the group could never
+          // say this is the newest instance), or a newer instance runs (the sink stood down).
+          signal: AbortSignal.any([failures.signal, ...(ctx.signal ? [ctx.signal] : [])]),
+          what: 'the Kafka cluster',
+        });
+    } catch (error) {
+      // At start, holding nothing, the runtime acts on the failure reported (run() stands by when a newer instance
+      // runs, or ends with the error); any other failure ends the start, or the takeover.
+      if (takingOver || failures.error === null) {
+        await opened.close();
+        throw error;
+      }
+    }
+    return writer;
+  };
+
+  const joinsAtStart = presence.joins;
+  const first = await openWriter(false);
+  metrics.unownedLocations.set(0);
+  const writer = new WriterRole({
+    first,
+    open: () => openWriter(true),
+    group: presence,
+    joinsAtStart,
+    failures,
+    metrics,
+    logger,
+    clock,
+  });
+  lifecycle.defer('writer', () => writer.close());
+  return { assignment: () => ({ partitions: held?.partitions ?? [], generationId: null }), writer };
+}
+
+/** Distributed mode: the instances group's assignments, one producer scope per partition, one writer for good. */
+async function distributedOwnership(
+  ctx: StartContext,
+  kafka: KafkaStep,
+  locations: Locations,
+  handoverFor: (policy: ScopePolicy, scheduler: Scheduler) => PartitionHandover,
+): Promise<Ownership> {
+  const { config, logger, metrics, clock, lifecycle, failures } = ctx;
+  const { session, admin } = kafka;
+  const name = config.connector.name;
+  const scheduler = locations.newScheduler();
+  const handover = handoverFor(partitionScopes(session), scheduler);
+  const presence = await InstancePresence.join(session.kafka, name, config.kafka.offsetsTopic, {
+    onLost: (error) => failures.membershipLost(error),
+    clock,
+    logger,
+    startedAt: ctx.startedAt,
+    assigned: {
+      sessionTimeoutMs: config.kafka.groupSessionTimeoutMs,
+      heartbeatIntervalMs: config.kafka.groupHeartbeatIntervalMs,
+      rebalanceTimeoutMs: config.kafka.groupRebalanceTimeoutMs,
+      onAssignment: (assignment) => handover.onAssignment(assignment),
+      onHeartbeat: () => handover.onHeartbeat(),
+    },
+  });
   lifecycle.defer('instances group', () => presence.leave());
   // Bounded: a commit the scheduler abandoned at its shutdown timeout may still hang on Kafka.
   lifecycle.defer('kafka session', () => session.close(config.poll.shutdownTimeoutMs));
@@ -102,31 +185,26 @@ export async function takeOwnership(
     await handover.close();
   });
 
-  if (!distributed) {
-    try {
-      await waitUntilAvailable(() => handover.assignFixed(session.partitions), {
-        logger,
-        clock,
-        // A failure reported meanwhile ends the wait: the membership refused or lost (the group could never
-        // say this is the newest instance), or a newer instance runs (the sink stood down).
-        signal: AbortSignal.any([failures.signal, ...(ctx.signal ? [ctx.signal] : [])]),
-        what: 'the Kafka cluster',
-      });
-    } catch (error) {
-      // Holding nothing, the runtime acts on that failure (run() stands by when a newer instance runs, or ends
-      // with the error); any other failure ends the start.
-      if (failures.error === null) throw error;
-    }
-    metrics.unownedLocations.set(0);
-    return { assignment: () => ({ partitions: handover.partitions, generationId: null }) };
-  }
-
-  void watchUnowned(presence, admin, configured, {
-    partitionOf: (uid) => locationPartition(name, uid, partitionCount),
+  void watchUnowned(presence, admin, locations.configured, {
+    partitionOf: (uid) => locationPartition(name, uid, session.partitionCount),
     metrics,
     clock,
     intervalMs: config.kafka.groupHeartbeatIntervalMs,
     signal: stopBackground.signal,
+  });
+  const writer = new WriterRole({
+    first: {
+      run: (signal) => scheduler.run(signal),
+      status: () => scheduler.status(),
+      close: () => handover.close(),
+    },
+    open: () => Promise.reject(new Error('distributed mode takes partitions over through the group')),
+    group: null,
+    joinsAtStart: 0,
+    failures,
+    metrics,
+    logger,
+    clock,
   });
   return {
     assignment: () => {
@@ -135,24 +213,23 @@ export async function takeOwnership(
         ? null
         : { partitions: handover.partitions, generationId: current.generationId };
     },
+    writer,
   };
 }
 
 /** Single mode: every partition in one scope, the connector's producer; its offsets are the whole topic's. */
 function connectorScope(
   session: ScopedKafkaSession,
-  presence: () => InstancePresence | undefined,
+  presence: Pick<InstancePresence, 'newest'>,
+  takingOver: boolean,
 ): ScopePolicy {
   return {
     scopesOf: (partitions) => [[...partitions]],
     openSink: () =>
       session.openConnectorSink({
-        newest: (initialisation) => {
-          const member = presence();
-          return member === undefined
-            ? Promise.reject(new Error('not a member of the instances group'))
-            : member.newest(initialisation);
-        },
+        // A standby taking over initialises the id again (this instance held it before): an earlier version's
+        // member counts as newer then, as at any re-initialisation (kafka/group/start-stamp.ts).
+        newest: (initialisation) => presence.newest(takingOver ? TAKEOVER_INITIALISATION : initialisation),
       }),
     offsetsOf: () => 'connector',
   };

@@ -167,4 +167,11 @@ describe('connectorStatus', () => {
       ['b', 'RUNNING', undefined],
     ]);
   });
+
+  it('says whether this instance writes or stands by, and since when (single mode)', () => {
+    const since = Date.parse('2026-11-26T17:00:00.000Z');
+    const standby = connectorStatus('calls', 'w', [], null, null, null, { role: 'standby', since });
+    expect(standby.instance).toEqual({ role: 'standby', since: '2026-11-26T17:00:00.000Z' });
+    expect(connectorStatus('calls', 'w', []).instance).toBeUndefined();
+  });
 });

@@ -147,6 +147,29 @@ describe('InstancePresence.join', () => {
     await presence.leave();
   });
 
+  it('counts completed joins, and wakes who waits for one after the joins it saw (a standby watching the group)', async () => {
+    const { kafka, emit } = idleKafka();
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', { logger: silentLogger() });
+    const join = (memberId: string) => emit('consumer.group_join', { memberId, memberAssignment: {} });
+    join('m-1');
+    expect(presence.joins).toBe(1);
+    await presence.rejoined(0, new AbortController().signal); // one already seen since 0: at once
+
+    let woken = false;
+    const waiting = presence.rejoined(1, new AbortController().signal).then(() => (woken = true));
+    await Promise.resolve();
+    expect(woken).toBe(false);
+    join('m-1'); // the group rebalanced: another instance left
+    await waiting;
+    expect(presence.joins).toBe(2);
+
+    const stop = new AbortController();
+    const aborted = presence.rejoined(2, stop.signal);
+    stop.abort(new Error('stopping'));
+    await expect(aborted).rejects.toThrow('stopping');
+    await presence.leave();
+  });
+
   it('joins an empty group left by distributed instances without a refusal', async () => {
     const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 0 });
     const refusals: Error[] = [];

@@ -45,6 +45,23 @@ describe('isNewest', () => {
     expect(isNewest('earlier-version', upgrade, 'first')).toBe(false);
   });
 
+  it("lets a standby take over (a re-initialisation) once its newer instance left, and once an earlier version's member left", () => {
+    // (a) B started after A: A stands by while B is a member, and may take over when A is alone.
+    const withB = [
+      { memberId: 'a', startedAt: 100 },
+      { memberId: 'b', startedAt: 200 },
+    ];
+    expect(isNewest('a', withB, 'again')).toBe(false);
+    expect(isNewest('a', [{ memberId: 'a', startedAt: 100 }], 'again')).toBe(true);
+    // (b) An earlier version's member (no stamp) counts as newer at a re-initialisation, until it leaves.
+    const withEarlier = [
+      { memberId: 'earlier-version', startedAt: null },
+      { memberId: 'b', startedAt: 200 },
+    ];
+    expect(isNewest('b', withEarlier, 'again')).toBe(false);
+    expect(isNewest('b', [{ memberId: 'b', startedAt: 200 }], 'again')).toBe(true);
+  });
+
   it('is false for a member that is not in the group, or carries no stamp itself', () => {
     expect(isNewest('gone', [{ memberId: 'other', startedAt: 1 }], 'first')).toBe(false);
     expect(isNewest('me', [{ memberId: 'me', startedAt: null }], 'first')).toBe(false);

@@ -35,4 +35,45 @@ describe('Failures', () => {
     expect((await fenced.standby.get()).values[0]?.value).toBe(1);
     expect((await broken.standby.get()).values[0]?.value ?? 0).toBe(0);
   });
+
+  it('ends only the writer at a stand-down, and opens a new writer signal when a standby takes over', async () => {
+    const metrics = new ConnectorMetrics();
+    const failures = new Failures('orders', metrics, silentLogger());
+    const first = failures.signal;
+    failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'));
+    expect(first.aborted).toBe(true);
+    expect(failures.stopped.aborted).toBe(false);
+
+    failures.tookOver();
+
+    expect(failures.error).toBeNull();
+    expect(failures.signal.aborted).toBe(false);
+    expect((await metrics.standby.get()).values[0]?.value).toBe(0);
+    failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer one again'));
+    expect(failures.error?.message).toBe('a newer one again');
+  });
+
+  it('stands by again for the same stand-down when a takeover fails holding nothing', async () => {
+    const metrics = new ConnectorMetrics();
+    const failures = new Failures('orders', metrics, silentLogger());
+    failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'));
+    failures.tookOver();
+
+    failures.takeoverFailed();
+
+    expect(failures.error?.message).toBe('a newer instance');
+    expect(failures.signal.aborted).toBe(true);
+    expect((await metrics.standby.get()).values[0]?.value).toBe(1);
+  });
+
+  it('stops the connector for a fatal error reported while standing by, and refuses a takeover after it', () => {
+    const failures = new Failures('orders', new ConnectorMetrics(), silentLogger());
+    failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'));
+
+    failures.membershipLost(new Error('the group consumer crashed'));
+
+    expect(failures.stopped.aborted).toBe(true);
+    expect(failures.error?.code).toBe('KAFKA_GROUP_MEMBERSHIP_LOST');
+    expect(() => failures.tookOver()).toThrow();
+  });
 });
