@@ -82,7 +82,7 @@ export function apiMetrics(registry: Registry, rateLimits: () => readonly RateLi
     /** Set at scrape time from the rate limiters (`rateLimits`). */
     apiThrottled: new Gauge({
       name: 'calls_connector_api_throttled',
-      help: 'Whether a limiter scope is parked: held longer than api.retry.maxRetryAfterMs (a long Retry-After, an exhausted quota). Its locations resume by themselves when the hold ends.',
+      help: 'Whether a limiter scope is parked: held for at least api.retry.maxRetryAfterMs (a long Retry-After, an exhausted quota). Its locations resume by themselves when the hold ends.',
       labelNames: ['scope'] as const,
       registers,
       collect() {

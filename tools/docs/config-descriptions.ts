@@ -83,7 +83,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'api.retry.statuses':
     'Statuses retried (network errors and timeouts are retried too). 401 refreshes the token once; 403 is never retried.',
   'api.retry.maxRetryAfterMs':
-    'A longer `Retry-After` parks the scope as throttled until then (429, or 503 with `Retry-After`), or is a failure (other statuses).',
+    "The longest hold of a limiter scope: a longer wait (429 or 503 `Retry-After`, a spent quota's reset) parks the scope this long at a time, then one request tries again; on other statuses a longer `Retry-After` is a failure.",
   'oauth.baseUrl': {
     default: '`api.baseUrl`',
     meaning: 'Base of `/oauth/authorize` and `/oauth/token` (https only).',
