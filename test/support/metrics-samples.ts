@@ -39,6 +39,8 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.producerRecreated.inc({ code: 'INVALID_PRODUCER_EPOCH' });
   metrics.standby.set(0);
   metrics.instanceWriter.set(1);
+  metrics.webhookDeliveries.inc({ outcome: 'accepted' });
+  metrics.webhookNudges.inc({ resolution: 'payload_location' });
   metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
   metrics.traversalDuration.observe(4.2);
