@@ -5,8 +5,8 @@
  * names those it could not (see the script's docstring for the contract).
  *
  * The Python is the example consumer's venv (`.cache/examples-python`, built by .ci/run's python_example
- * step from examples/python-consumer/requirements.txt) or CHAOS_PYTHON. Without it the checker fails and says
- * how to build it: there is no fallback to a kafkajs reader.
+ * step from examples/python-consumer/requirements.txt). Without it the checker fails and says how to build
+ * it: there is no fallback to a kafkajs reader.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -27,11 +27,11 @@ function repositoryRoot(): string {
 
 export const BUILD_VENV_HINT =
   'build it as .ci/run does: python3 -m venv .cache/examples-python && ' +
-  '.cache/examples-python/bin/pip install -r examples/python-consumer/requirements.txt (or set CHAOS_PYTHON)';
+  '.cache/examples-python/bin/pip install -r examples/python-consumer/requirements.txt';
 
-/** The witness's Python: CHAOS_PYTHON, else the example consumer's venv. Throws, saying how, when absent. */
-export function witnessPython(root = repositoryRoot(), env: NodeJS.ProcessEnv = process.env): string {
-  const python = env.CHAOS_PYTHON ?? resolve(root, '.cache', 'examples-python', 'bin', 'python');
+/** The witness's Python: the example consumer's venv. Throws, saying how to build it, when it is absent. */
+export function witnessPython(root = repositoryRoot()): string {
+  const python = resolve(root, '.cache', 'examples-python', 'bin', 'python');
   if (!existsSync(python))
     throw new Error(
       `the chaos checker's witness needs Python with confluent-kafka; ${python} is missing: ${BUILD_VENV_HINT}`,
