@@ -100,14 +100,15 @@ export async function readWithWitness(
   let failure: Error | null = null;
   for await (const text of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
     if (text.trim() === '' || failure !== null) continue;
-    const parsed = JSON.parse(text) as WitnessLine | { summary: WitnessSummary };
-    if ('summary' in parsed) summary = parsed.summary;
-    else
-      try {
-        each(parsed);
-      } catch (error) {
-        failure = error instanceof Error ? error : new Error(String(error));
-      }
+    try {
+      const parsed = JSON.parse(text) as WitnessLine | { summary: WitnessSummary };
+      if ('summary' in parsed) summary = parsed.summary;
+      else each(parsed);
+    } catch (error) {
+      // The first failure ends the read: the witness is stopped, the rest of its output drained unread.
+      failure = error instanceof Error ? error : new Error(String(error));
+      child.kill('SIGTERM');
+    }
   }
   const status = await exited;
   if (failure !== null) throw failure;

@@ -142,6 +142,22 @@ describe('the chaos witness', () => {
     }
   });
 
+  it('fails, saying why, on a value that is not in the Confluent wire format', async () => {
+    const kafka = testKafka();
+    const topic = uniqueName('witness-bad');
+    await createTopics(kafka, [{ topic }]);
+    const producer = kafka.producer();
+    await producer.connect();
+    producers.push(producer);
+    await producer.send({ topic, messages: [{ key: 'k', value: '{"not":"avro"}' }] });
+    await expect(witness(topic, 'avro')).rejects.toThrow(
+      new RegExp(
+        `the chaos witness failed reading ${topic} \\(exit 1\\): .*not the Confluent wire format`,
+        's',
+      ),
+    );
+  });
+
   it('reports a topic that does not exist as such, with no partitions', async () => {
     const { lines, summary } = await witness(uniqueName('witness-none'), 'text');
     expect(lines).toEqual([]);
