@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { readTopic } from './checker.js';
+import { probeTopic } from './progress-probe.js';
 import { cliPath, LoggedProcess, sleep } from './processes.js';
 
 const LOCATION = '6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11';
@@ -201,7 +201,7 @@ export async function runHostileCases(options: {
       }
       const log = await readFile(connector.logFile, 'utf8').catch(() => '');
       const codes = [...new Set([...log.matchAll(/"code":"([A-Z][A-Z0-9_]+)"/g)].map((m) => m[1] ?? ''))];
-      const deadLetters = await readTopic(options.brokers, `${name}-dlq`, () => undefined, 2000).catch(
+      const deadLetters = await probeTopic(options.brokers, `${name}-dlq`, () => undefined, 2000).catch(
         () => 0,
       );
       const exitText = exit === null ? 'no exit within 20 s of SIGTERM' : `exit ${exit.code ?? exit.signal}`;

@@ -99,11 +99,13 @@ export function markdown(summary: RunSummary, command: string): string {
     lines.push(
       '| Check | Result |',
       '| --- | ---: |',
-      `| records checked (read_committed) | ${c.recordsChecked} |`,
+      `| partitions the witness did not read to their end | ${c.unreadPartitions.count} |`,
+      `| records checked (read_committed, librdkafka) | ${c.recordsChecked} |`,
       `| distinct versions published | ${c.versionsPublished} |`,
       `| current versions in the truth | ${c.currentVersions} |`,
       `| lost | ${c.lost.count} |`,
       `| duplicated (uid, updatedAt) | ${c.duplicated.count} |`,
+      `| versions going backwards per uid (offset order) | ${c.regressions.count} |`,
       `| unlisted (third-party, unrepresentable) published | ${c.unlisted.count} |`,
       `| versions the sandbox never held | ${c.unknownVersion.count} |`,
       `| customer numbers leaked | ${c.privacyLeaks.count} |`,
@@ -112,6 +114,10 @@ export function markdown(summary: RunSummary, command: string): string {
       `| dead letters | ${c.deadLetters} |`,
       `| offsets inconsistent | ${c.offsetViolations.count} |`,
       `| secrets in ${c.logLinesScanned} log lines | ${c.secretLeaks.count} |`,
+      '',
+      `Witness (tools/chaos/witness/read_topic.py, librdkafka): ${Object.entries(c.witness)
+        .map(([topic, read]) => `${topic}: ${read}`)
+        .join('; ')}.`,
     );
   if (summary.hostile.length > 0) {
     lines.push(

@@ -16,7 +16,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { stringify } from 'yaml';
-import { check, readTopic, type CheckResult, type TruthCall } from './checker.js';
+import { check, type CheckResult } from './checker.js';
+import type { TruthCall } from './judge.js';
 import {
   awaitOwnership,
   distributedRollingRestart,
@@ -28,6 +29,8 @@ import {
 import { runHostileCases, type HostileOutcome } from './hostile.js';
 import { Fleet, offsetsPartitionOf, type SlotFacts } from './instances.js';
 import { lastStableOffsets } from './last-stable-offsets.js';
+import { probeTopic } from './progress-probe.js';
+import { witnessPython } from './witness.js';
 import { cliPath, closingLine, LoggedProcess, runToEnd, sleep, until, type Exit } from './processes.js';
 import { seededRandom, type Random } from './random.js';
 import { SandboxAdmin } from './sandbox-admin.js';
@@ -363,6 +366,8 @@ export class ChaosRun {
   /** The chaos run proper: sandbox, authorization, connector, faults, settle, checker, hostile bodies. */
   private async faultsAndCheck(plan: PlannedFault[], liveRandom: Random): Promise<void> {
     const { seed } = this.options;
+    // The checker's witness must be there before the faults, not found missing after them.
+    this.say(`checker's witness: ${witnessPython()} (librdkafka)`);
     await this.startSandbox();
     await this.snapshotTruth();
     await this.authorize();
@@ -990,7 +995,7 @@ export class ChaosRun {
         string,
         { cursor: string | null; watermark: string | null; history?: unknown }
       >();
-      await readTopic(
+      await probeTopic(
         this.endpoints.brokers,
         TOPICS.offsets,
         (m, partition) => {
