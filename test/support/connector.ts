@@ -46,6 +46,7 @@ export function connectorDocument(
     kafka?: Record<string, unknown>;
     metrics?: Record<string, unknown>;
     lanes?: Record<string, unknown>;
+    webhooks?: Record<string, unknown>;
   } = {},
 ): Record<string, unknown> {
   const { brokers, registryUrl } = stackEndpoints();
@@ -72,6 +73,7 @@ export function connectorDocument(
     poll: { intervalMs: 200, maxLocationsInFlight: 3, shutdownTimeoutMs: 10_000, ...overrides.poll },
     metrics: { enabled: false, ...overrides.metrics },
     ...(overrides.lanes !== undefined && { lanes: overrides.lanes }),
+    ...(overrides.webhooks !== undefined && { webhooks: overrides.webhooks }),
     logging: { level: 'warn', format: 'json' },
   };
 }

@@ -101,10 +101,16 @@ describe('Prometheus scraping a running connector with the shipped alert rules a
       api: { pageSize: 10, retry: { maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 200 } },
       kafka: { heartbeatIntervalMs: 1_000, heartbeatTopic: uniqueName('heartbeats') },
       metrics: { enabled: true, host: '127.0.0.1', port: 0 },
+      // The webhook receiver on (the webhook panels' series), on a port of its own.
+      webhooks: { enabled: true, host: '127.0.0.1', port: 0 },
     });
     await loginToSandbox(oauth, config);
     // The runtime's own metrics (process metrics, poll interval, build info), as the CLI runs it.
-    connector = await runConnector({ config, logger: silentLogger(), env: oauth.env });
+    const env = {
+      ...oauth.env,
+      CALLS_CONNECTOR_WEBHOOK_SECRET: `whsec_${Buffer.from('prometheus-test-secret').toString('base64')}`,
+    };
+    connector = await runConnector({ config, logger: silentLogger(), env });
     const target = new URL(connector.runtime.metricsAddress?.url ?? '').host;
 
     const shipped = await readYaml(join(CONFIG_DIR, 'prometheus/alerts.yml'));
