@@ -77,6 +77,11 @@ export class RateLimiters {
     return this.global || grant === undefined ? GLOBAL_SCOPE : grant;
   }
 
+  /** The limiter of scope `name` if a request has used it yet (no scope is created). */
+  existing(name: string): ScopeLimiter | undefined {
+    return this.scopes.get(name);
+  }
+
   status(): ScopeStatus[] {
     return [...this.scopes.entries()].map(([scope, limiter]) => ({ scope, ...limiter.snapshot() }));
   }

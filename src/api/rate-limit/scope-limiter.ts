@@ -167,6 +167,16 @@ export class ScopeLimiter {
     this.holdUntil(now + (retryAfterMs ?? this.backoffMs(this.refusalsInRow)));
   }
 
+  /** When the scope's hold ends (ms since epoch), or null when it is not held now. */
+  heldUntil(): number | null {
+    return this.heldUntilMs > this.clock.now() ? this.heldUntilMs : null;
+  }
+
+  /** The rate the scope paces its starts at now (requests per second). */
+  get ratePerSecond(): number {
+    return this.state.rate;
+  }
+
   snapshot(): ScopeSnapshot {
     const now = this.clock.now();
     const held = this.heldUntilMs > now;

@@ -3,6 +3,7 @@
  * LocationSync is built for one of them once its offset and sink are known (the ownership step does it when it
  * takes the location's partition over), and the Scheduler that runs them.
  */
+import { rateLimitScopes } from '../../api/rate-limit/scope-holds.js';
 import { FatalError } from '../../errors/index.js';
 import { LocationSync } from '../../sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
@@ -82,10 +83,16 @@ export function buildLocations(
       shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
       failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
       stoppedRetry: config.poll.stoppedRetry,
+      historyShare: config.api.rateLimit.backfillShare,
     },
     metrics,
     logger,
     clock,
+    // A location of a held grant is parked without a worker; grants share the workers in turn (issue 32).
+    scopes: rateLimitScopes(api.transport.limiters, (uid) => {
+      const source = sourceOf.get(uid);
+      return source === undefined ? undefined : api.grantOf(source);
+    }),
   });
   return { configured: [...sourceOf.keys()], sourceOf, scheduler, syncFor };
 }
