@@ -37,6 +37,7 @@
  *   warning when it stretches and one when it recovers), and history still advances at its share.
  * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer).
  */
+import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
 import { startTimer, wallTimer, type Clock, type Timer } from '../time/clock.js';
@@ -407,10 +408,19 @@ export class Scheduler {
     }
   }
 
-  /** A turn failed: the health rule says when the location is due again (a location leaving: at once). */
+  /**
+   * A turn failed: the health rule says when the location is due again (a location leaving: at once). A
+   * retriable failure while its grant is held (its requests refused by a parked scope) is no failure of the
+   * location: it is parked until the hold ends, throttled.
+   */
   private failed(slot: Slot, error: unknown): void {
     if (this.hardStop.signal.aborted || slot.removed !== null) {
       this.requeue(slot, 'waiting', 0);
+      return;
+    }
+    const heldUntil = this.scopes.heldUntil(slot.scope);
+    if (dispositionOf(error) === 'retriable' && heldUntil !== null && heldUntil > this.options.clock.now()) {
+      this.requeue(slot, 'throttled', heldUntil - this.options.clock.now());
       return;
     }
     const { state, delayMs } = this.health.failed(slot, error);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RetriableError } from '../../../src/errors/index.js';
 import type { RateLimitScopes } from '../../../src/sync/ports.js';
 import { settles } from '../../support/async.js';
 import { ManualClock } from '../../support/clock.js';
@@ -98,6 +99,39 @@ describe('Scheduler shares (issue 32)', () => {
     // Once the hold ends, G's locations are polled again.
     clock.advance(hourEnd - clock.now());
     await settles(() => onG.every((l) => l.runs.length === 1), "G's polls after the hold");
+    await run.stop();
+  });
+
+  it('parks a location whose page failed because its grant was parked meanwhile, without counting a failure', async () => {
+    const clock = new ManualClock();
+    let heldUntil: number | null = null;
+    const location = new ScriptedLocation(loc(1), clock);
+    location.otherwise = () => {
+      if (heldUntil === null) {
+        // The grant's quota is spent during this page: the limiter refuses its requests (a retriable error).
+        heldUntil = clock.now() + 300_000;
+        return Promise.reject(new RetriableError('API_SCOPE_THROTTLED', 'parked'));
+      }
+      return { complete: true, published: 1 };
+    };
+    const { scheduler } = testScheduler({
+      locations: [location],
+      clock,
+      scopes: {
+        scopeOf: () => 'G',
+        heldUntil: () => (heldUntil !== null && clock.now() < heldUntil ? heldUntil : null),
+        ratePerSecond: () => null,
+      },
+    });
+    const run = started(scheduler);
+    await settles(() => scheduler.status()[0]?.state === 'throttled', 'the location parked');
+    expect(scheduler.status()[0]).toMatchObject({
+      nextRunAt: 300_000,
+      consecutiveFailures: 0,
+      lastError: null,
+    });
+    clock.advance(300_000);
+    await settles(() => location.runs.length === 2, 'polled again once the hold ended');
     await run.stop();
   });
 
