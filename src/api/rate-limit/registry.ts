@@ -37,6 +37,8 @@ export class RateLimiters {
       rateLimit: RateLimitConfig;
       retry: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
       metrics?: RateLimitMetrics;
+      /** See ScopeLimiterSettings.refuseWhileParked (the connector's scheduler parks the locations). */
+      refuseWhileParked?: boolean;
     },
     private readonly metrics: RateLimitMetrics | undefined = options.metrics,
   ) {
@@ -51,6 +53,7 @@ export class RateLimiters {
       maxHoldMs: options.retry.maxRetryAfterMs,
       holdBackoffMs: Math.max(1000, options.retry.initialDelayMs),
       maxHoldBackoffMs: Math.max(1000, options.retry.maxDelayMs),
+      refuseWhileParked: options.refuseWhileParked === true,
     };
     checkAimdSettings(this.settings);
     this.global = rateLimit.scope === 'global';

@@ -17,10 +17,11 @@
  *   `maxHoldMs` from the moment it is asked for, whatever the API announced (a quota spent for a day is
  *   tried again after each bounded hold, and refused again until it resets). A hold of at least
  *   `parkAfterMs` is reported as throttled (status, metrics); either way it ends by itself.
- * - Parked: while the scope is throttled, no request waits for it: `acquire` rejects at once, and the waiters
- *   when such a hold begins, with ScopeThrottledError (retriable, API_SCOPE_THROTTLED). The page that asked
- *   fails, and the scheduler parks its location until the hold ends without holding a worker (issue 32,
- *   review L2: one grant's long hold must not take the workers of the others). Shorter holds are waited out.
+ * - Parked (with `refuseWhileParked`, the connector's): while the scope is throttled, no request waits for
+ *   it: `acquire` rejects at once, and the waiters when such a hold begins, with ScopeThrottledError
+ *   (retriable, API_SCOPE_THROTTLED). The page that asked fails, and the scheduler parks its location until
+ *   the hold ends without holding a worker (issue 32, review L2: one grant's long hold must not take the
+ *   workers of the others). Shorter holds are waited out; without the setting (tools) every hold is.
  *
  * Time comes from the injected Clock; the only timer is the one that wakes the next waiter.
  */
@@ -66,6 +67,8 @@ export interface ScopeLimiterSettings extends AimdSettings {
   maxHoldBackoffMs: number;
   /** No hold lasts longer than this from when it is asked for (api.retry.maxRetryAfterMs). */
   maxHoldMs: number;
+  /** Refuse the requests of a parked scope instead of queueing them (see the module comment). */
+  refuseWhileParked?: boolean;
 }
 
 /** A request of a parked (throttled) scope: not sent; the scope is held until `heldUntilMs`. */
@@ -246,7 +249,11 @@ export class ScopeLimiter {
 
   /** Held now by a hold of at least parkAfterMs (throttled). */
   private parked(now: number): boolean {
-    return this.heldUntilMs > now && this.heldUntilMs - this.holdStartedMs >= this.settings.parkAfterMs;
+    return (
+      this.settings.refuseWhileParked === true &&
+      this.heldUntilMs > now &&
+      this.heldUntilMs - this.holdStartedMs >= this.settings.parkAfterMs
+    );
   }
 
   private rejectWaiters(reason: unknown): void {

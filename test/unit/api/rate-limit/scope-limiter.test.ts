@@ -171,7 +171,7 @@ describe('ScopeLimiter', () => {
 
   it('holds at most maxHoldMs for a longer Retry-After, parked, then lets the next request try again', async () => {
     const clock = new ManualClock(0);
-    const limiter = new ScopeLimiter(clock, settings(10));
+    const limiter = new ScopeLimiter(clock, { ...settings(10), refuseWhileParked: true });
     limiter.refused(await limiter.acquire('live'), 3_600_000);
     expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 60_000 });
     // While parked, a request does not wait (it would hold a worker for the whole hold): refused at once.
@@ -186,9 +186,19 @@ describe('ScopeLimiter', () => {
     expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 120_000 });
   });
 
+  it('without refuseWhileParked (tools, a client alone), lets a request wait out a parked hold', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    limiter.refused(await limiter.acquire('live'), 3_600_000);
+    const granted = acquireAll(limiter, clock, ['retry'], 'live');
+    clock.advance(60_000);
+    await settle();
+    expect(granted).toEqual([{ label: 'retry', at: 60_000 }]);
+  });
+
   it('refuses the requests waiting when a parked hold begins, and waits out a shorter hold (issue 32)', async () => {
     const clock = new ManualClock(0);
-    const limiter = new ScopeLimiter(clock, settings(1));
+    const limiter = new ScopeLimiter(clock, { ...settings(1), refuseWhileParked: true });
     const first = await limiter.acquire('live');
     const waiting = [limiter.acquire('live'), limiter.acquire('backfill')];
     limiter.refused(first, 3_600_000);
