@@ -31,11 +31,13 @@
  * - Grants (rate-limit scopes, `scopes`): the due queue takes locations from the grants with one due in turn,
  *   so a grant with many locations does not take every worker; a location whose grant is held (a Retry-After,
  *   a spent quota) is parked until the hold ends, `throttled`, without taking a worker (review L2), and the
- *   other grants go on at full pace.
+ *   other grants go on at full pace. A page whose requests a parked grant refuses (a retriable error while
+ *   the grant is held) parks its location the same way, not counted as a failure.
  * - Stretching (poll-stretch.ts): when the live polls alone would exceed their share of the request budget or
  *   of the workers, every location's interval is stretched evenly (gauge poll_effective_interval_seconds, one
  *   warning when it stretches and one when it recovers), and history still advances at its share.
- * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer).
+ * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer;
+ *   the stretch rule reads counts per grant kept as locations come and go).
  */
 import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
@@ -122,6 +124,8 @@ export class Scheduler {
   /** The interval locations are polled at now (poll-stretch.ts), and whether that was reported as stretched. */
   private intervalMs: number;
   private stretched = false;
+  /** Locations scheduled per rate-limit scope, kept as they come and go (the stretch rule reads it per poll). */
+  private readonly perScope = new Map<string, number>();
 
   constructor(private readonly options: SchedulerOptions) {
     const { settings, metrics, logger, clock } = options;
@@ -161,6 +165,7 @@ export class Scheduler {
 
   private newSlot(location: ScheduledLocation): Slot {
     const slot = slotFor(location, this.hardStop.signal, this.scopes.scopeOf(location.locationUid));
+    this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 0) + 1);
     this.due.schedule(slot, this.options.clock.now());
     return slot;
   }
@@ -214,7 +219,10 @@ export class Scheduler {
     // location's removal: it would spend API quota at every rebalance for nothing (issue 20).
     if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));
     const index = this.slots.indexOf(slot);
-    if (index >= 0) this.slots.splice(index, 1);
+    if (index >= 0) {
+      this.slots.splice(index, 1);
+      this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 1) - 1);
+    }
   }
 
   /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
@@ -444,19 +452,13 @@ export class Scheduler {
   private liveTurnEnded(turnMs: number): void {
     const { settings, metrics, logger } = this.options;
     this.liveTurnMs = averageTurnMs(this.liveTurnMs, turnMs);
-    const perScope = new Map<string, number>();
-    let locations = 0;
-    for (const slot of this.slots) {
-      if (slot.state === 'stopped' && !Number.isFinite(slot.dueAt)) continue;
-      locations += 1;
-      perScope.set(slot.scope, (perScope.get(slot.scope) ?? 0) + 1);
-    }
+    const locations = this.slots.length;
     const historyWaits = !this.backfill.idle();
     const liveShare = historyWaits ? this.shares.live : 1;
     const effective = effectiveIntervalMs({
       configuredMs: settings.intervalMs,
       locations,
-      scopes: [...perScope].map(([scope, count]) => ({
+      scopes: [...this.perScope].map(([scope, count]) => ({
         locations: count,
         ratePerSecond: this.scopes.ratePerSecond(scope),
       })),
