@@ -3,7 +3,7 @@
  * requests/s per token without saying so, so the live polls alone (32 requests/s) exceed the limit. Before,
  * once the live polls filled the budget and the workers, history stopped (no lane merged in 45 s). Now every
  * location's interval is stretched evenly (the effective-interval gauge), history keeps its share, the lanes
- * merge, and every call version is published once. About 15 s on the shared stack (the test itself ~12 s).
+ * merge, and every call version is published once. 15 to 30 s on the shared stack (the test itself 12 to 26 s).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
