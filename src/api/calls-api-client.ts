@@ -215,6 +215,8 @@ export class CallsApiClient implements CallsApi {
       } catch (error) {
         if (signal?.aborted === true) throw signal.reason;
         if (!(error instanceof ConnectorError) || !error.retriable) throw error;
+        // A parked scope: retrying now is refused again; the scheduler parks the location until the hold ends.
+        if (error.code === 'API_SCOPE_THROTTLED') throw error;
         // A single call whose answer outgrows api.maxResponseBytes will do so on every try: that call is
         // published unenriched (customer number redacted) rather than fail its page for ever.
         if (endpoint === 'get_call' && error.code === 'API_RESPONSE_TOO_LARGE')

@@ -81,6 +81,11 @@ export interface HttpTransportOptions {
   clock?: Clock;
   /** Where a rate-limit wait that makes no sense, or is capped, is said (once per scope and header). */
   logger?: Logger;
+  /**
+   * A request of a parked (throttled) scope is refused (API_SCOPE_THROTTLED) instead of waiting for the hold's
+   * end: the connector's scheduler parks its location without a worker (rate-limit/scope-limiter.ts).
+   */
+  refuseWhileParked?: boolean;
 }
 
 const DEFAULT_RATE_LIMIT: RateLimitConfig = {
@@ -192,6 +197,7 @@ export class HttpTransport implements HttpClient {
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
       retry,
       metrics: options.metrics,
+      refuseWhileParked: options.refuseWhileParked === true,
     });
     this.notices = new HoldNotices(options.logger ?? silentLogger(), retry.maxRetryAfterMs);
   }
@@ -212,10 +218,12 @@ export class HttpTransport implements HttpClient {
     metrics: HttpTransportMetrics,
     clock?: Clock,
     logger?: Logger,
+    behaviour: { refuseWhileParked?: boolean } = {},
   ): Promise<HttpTransport> {
     const extraCaPem = api.caFile === undefined ? undefined : await readCaFile(api.caFile);
     return new HttpTransport({
       ...api,
+      ...behaviour,
       ...(extraCaPem === undefined ? {} : { extraCaPem }),
       ...(clock === undefined ? {} : { clock }),
       ...(logger === undefined ? {} : { logger }),

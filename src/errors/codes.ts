@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   API_TLS: { class: 'fatal', exit: ExitCode.FAILURE },
   API_UNAUTHORIZED: { class: 'retriable', exit: ExitCode.FAILURE },
   API_UNAVAILABLE: { class: 'retriable', exit: ExitCode.FAILURE },
+  /** A request of a parked (throttled) rate-limit scope: its location waits for the hold's end without a worker. */
+  API_SCOPE_THROTTLED: { class: 'retriable', exit: ExitCode.FAILURE },
   AUTH_CALLBACK_LISTEN_FAILED: {
     class: 'fatal',
     exit: ExitCode.FAILURE,

@@ -132,6 +132,7 @@ export class ConnectorMetrics {
   });
   readonly pollInterval = this.processWide.pollInterval;
   readonly pollRound = this.processWide.pollRound;
+  readonly pollEffectiveInterval = this.processWide.pollEffectiveInterval;
   readonly buildInfo = this.processWide.buildInfo;
   readonly readinessCheck = this.processWide.readinessCheck;
 
@@ -139,7 +140,10 @@ export class ConnectorMetrics {
     this.perLocationLabels = options.perLocationLabels ?? true;
     this.requestsPerSecond = options.requestsPerSecond;
     this.clock = options.clock ?? systemClock;
-    if (options.pollIntervalMs !== undefined) this.pollInterval.set(options.pollIntervalMs / 1000);
+    if (options.pollIntervalMs !== undefined) {
+      this.pollInterval.set(options.pollIntervalMs / 1000);
+      this.pollEffectiveInterval.set(options.pollIntervalMs / 1000);
+    }
     this.buildInfo.set(
       { version: options.version ?? 'unknown', connector: options.connector ?? 'unknown' },
       1,

@@ -31,6 +31,11 @@ export function processMetrics(registry: Registry, poll: PollRoundSource) {
       help: 'Configured pause between traversals of a location (poll.intervalMs); alerts judge staleness against it.',
       registers,
     }),
+    pollEffectiveInterval: new Gauge({
+      name: 'calls_connector_poll_effective_interval_seconds',
+      help: 'Interval at which the scheduler polls each location now: poll.intervalMs, stretched evenly when the live polls alone would exceed the API budget or the workers (see docs/runbook.md). Above calls_connector_poll_interval_seconds, locations are polled that much less often.',
+      registers,
+    }),
     /**
      * Computed at scrape time from the owned locations, so that it follows a distributed instance's assignment.
      * Stays 0 without api.requestsPerSecond (tests).

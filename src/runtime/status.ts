@@ -22,7 +22,7 @@ export interface LocationTaskStatus {
   worker_id: string;
   /** Present when FAILED or RESTARTING: the error code and message. */
   trace?: string;
-  /** Ours: waiting, running, backoff or stopped. */
+  /** Ours: waiting, running, backoff, stopped or throttled (parked until its grant's hold ends). */
   phase: LocationStatus['state'];
   traversal_id: string | null;
   offset: {
@@ -106,6 +106,7 @@ const STATE_OF: Record<LocationStatus['state'], ConnectState> = {
   running: 'RUNNING',
   backoff: 'RESTARTING',
   stopped: 'FAILED',
+  throttled: 'RUNNING',
 };
 
 function isoOrNull(ms: number | null): string | null {

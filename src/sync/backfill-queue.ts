@@ -8,7 +8,9 @@
  * single calls of a page, which the location's own live poll would wait for (issue 23: live freshness under a
  * low rate limit). A location whose page is not read yet starts reading it (`prefetchHistory`) and leaves the
  * queue until it is ready, then joins again; at most `maxPrefetching` read at a time, so the pages held in
- * memory stay bounded. How many history turns may run at once is the turn policy's (turn-policy.ts).
+ * memory stay bounded. A location whose rate-limit scope is held (`held`) stays in the queue without reading
+ * or taking a turn: its requests would only wait, holding a worker or a read-ahead place (review L2). How many
+ * history turns may run at once is the turn policy's (turn-policy.ts).
  */
 import type { Slot } from './scheduled-location.js';
 
@@ -18,11 +20,13 @@ export type BackfillSlot = Pick<
   'location' | 'state' | 'detached' | 'pageSignal' | 'awaitingPage' | 'inBackfill'
 >;
 
-export interface BackfillQueueOptions {
+export interface BackfillQueueOptions<S> {
   /** History pages read in the background at most at a time (poll.maxLocationsInFlight). */
   maxPrefetching: number;
   /** A page read in the background is ready: its location is back in the queue. */
   onReady: () => void;
+  /** Whether the slot's rate-limit scope is held now; never when not given. */
+  held?: (slot: S) => boolean;
 }
 
 export class BackfillQueue<S extends BackfillSlot> {
@@ -32,7 +36,7 @@ export class BackfillQueue<S extends BackfillSlot> {
   /** Slots out of the queue while their next history page is read in the background. */
   private prefetching = 0;
 
-  constructor(private readonly options: BackfillQueueOptions) {}
+  constructor(private readonly options: BackfillQueueOptions<S>) {}
 
   /** History turns running now. */
   get historyTurns(): number {
@@ -58,6 +62,10 @@ export class BackfillQueue<S extends BackfillSlot> {
       const { location } = slot;
       if (slot.detached || slot.state !== 'waiting' || location.hasHistory !== true) {
         this.leave(i);
+        continue;
+      }
+      if (this.options.held?.(slot) === true) {
+        i += 1;
         continue;
       }
       let ahead = location.historyAhead();
@@ -97,6 +105,11 @@ export class BackfillQueue<S extends BackfillSlot> {
   /** A history turn taken ended (or was never started). */
   turnEnded(): void {
     this.running -= 1;
+  }
+
+  /** Whether no history waits, runs or is being read (no side effect, unlike drained()). */
+  idle(): boolean {
+    return this.queue.length === 0 && this.running === 0 && this.prefetching === 0;
   }
 
   /**

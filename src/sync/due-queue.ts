@@ -9,6 +9,12 @@
  * Idle workers park here (`park`) and cost nothing while they wait: one timer for the whole scheduler, on the
  * injected Clock, is armed for the earliest due time, and when it fires the scheduler hands each location
  * then due to one parked worker (`handOut`), so a poll costs one wake-up, not one per worker.
+ *
+ * Groups (the locations' rate-limit scopes: OAuth grants, issue 32): each group has its own heap, and the item
+ * taken next comes from the groups with an item due now in turn (deficit round robin with one turn per item:
+ * round robin), so a grant with many locations due does not take every worker from a grant with few. A group
+ * held (its scope waits out a Retry-After or a spent quota: `heldUntil`) gives no item: its items due now are
+ * made due at the hold's end (`parked` says so to the owner), without a worker, and the others go on.
  */
 import TinyQueue from 'tinyqueue';
 import { startTimer, type Clock, type Timer } from '../time/clock.js';
@@ -36,10 +42,20 @@ export interface DueQueueOptions<T> {
   waiting: (item: T) => boolean;
   /** The timer fired: locations may be due (the scheduler hands them out, `handOut`). */
   onWake: () => void;
+  /** The group of an item (its rate-limit scope); one group for all when not given. */
+  groupOf?: (item: T) => string;
+  /** Until when a group is held (ms since epoch), or null when it is not. */
+  heldUntil?: (group: string) => number | null;
+  /** An item due now was made due at `until`, its group's hold's end (before it is scheduled again). */
+  parked?: (item: T, until: number) => void;
 }
 
 export class DueQueue<T extends Due> {
-  private readonly queue = new TinyQueue<DueEntry<T>>([], byDueTime);
+  /** One heap per group, and the groups in the order of the round robin. */
+  private readonly heaps = new Map<string, TinyQueue<DueEntry<T>>>();
+  private readonly groups: string[] = [];
+  /** Where the round robin starts looking next: the group after the one served last. */
+  private turn = 0;
   private seq = 0;
   /** Parked workers, each waiting to be handed an item or released (undefined). */
   private readonly parked: Array<(item: T | undefined) => void> = [];
@@ -53,29 +69,38 @@ export class DueQueue<T extends Due> {
   schedule(item: T, dueAt: number): void {
     item.dueAt = dueAt;
     item.seq = this.seq++;
-    if (Number.isFinite(dueAt)) this.queue.push({ item, dueAt, seq: item.seq });
+    if (Number.isFinite(dueAt)) this.heapOf(item).push({ item, dueAt, seq: item.seq });
   }
 
-  /** The earliest live entry (void ones at the head are dropped); undefined when none. */
+  /** The earliest live entry of every group (void ones at the heads are dropped); undefined when none. */
   next(): DueEntry<T> | undefined {
-    let head = this.queue.peek();
-    while (head !== undefined && !this.isLive(head)) {
-      this.queue.pop();
-      head = this.queue.peek();
+    let earliest: DueEntry<T> | undefined;
+    for (const heap of this.heaps.values()) {
+      const head = this.headOf(heap);
+      if (head !== undefined && (earliest === undefined || byDueTime(head, earliest) < 0)) earliest = head;
     }
-    return head;
+    return earliest;
   }
 
-  /** Whether an item is due now (waiting for a worker). */
+  /** Whether an item is due now (waiting for a worker); items of a held group are parked first. */
   anyDue(): boolean {
-    const head = this.next();
-    return head !== undefined && head.dueAt <= this.options.clock.now();
+    return this.groups.some((group) => this.dueHead(group) !== undefined);
   }
 
-  /** Takes the item due first (earliest due time, then the order it became due) if one is due now. */
+  /**
+   * Takes an item due now, if any: from the next group in turn with one due (round robin), the one due first
+   * in it (earliest due time, then the order it became due).
+   */
   takeDue(): T | undefined {
-    if (!this.anyDue()) return undefined;
-    return this.queue.pop()?.item;
+    const count = this.groups.length;
+    for (let i = 0; i < count; i++) {
+      const at = (this.turn + i) % count;
+      const group = this.groups[at] as string;
+      if (this.dueHead(group) === undefined) continue;
+      this.turn = (at + 1) % count;
+      return this.heaps.get(group)?.pop()?.item;
+    }
+    return undefined;
   }
 
   /** Parks a worker until `handOut` gives it an item or `releaseAll` releases it (undefined). */
@@ -106,6 +131,44 @@ export class DueQueue<T extends Due> {
     this.timer?.cancel();
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  private heapOf(item: T): TinyQueue<DueEntry<T>> {
+    const group = this.options.groupOf?.(item) ?? '';
+    let heap = this.heaps.get(group);
+    if (heap === undefined) {
+      heap = new TinyQueue<DueEntry<T>>([], byDueTime);
+      this.heaps.set(group, heap);
+      this.groups.push(group);
+    }
+    return heap;
+  }
+
+  private headOf(heap: TinyQueue<DueEntry<T>>): DueEntry<T> | undefined {
+    let head = heap.peek();
+    while (head !== undefined && !this.isLive(head)) {
+      heap.pop();
+      head = heap.peek();
+    }
+    return head;
+  }
+
+  /** The group's entry due now, if any; while the group is held, its items due now move to the hold's end. */
+  private dueHead(group: string): DueEntry<T> | undefined {
+    const heap = this.heaps.get(group);
+    if (heap === undefined) return undefined;
+    const now = this.options.clock.now();
+    let head = this.headOf(heap);
+    if (head === undefined || head.dueAt > now) return undefined;
+    const until = this.options.heldUntil?.(group) ?? null;
+    if (until === null || until <= now) return head;
+    while (head !== undefined && head.dueAt <= now) {
+      heap.pop();
+      this.options.parked?.(head.item, until);
+      this.schedule(head.item, until);
+      head = this.headOf(heap);
+    }
+    return undefined;
   }
 
   private isLive(entry: DueEntry<T>): boolean {

@@ -163,4 +163,21 @@ export interface SyncMetrics {
   observeHighWater(locationUid: string, updatedAt: number): void;
   /** A traversal of the location completed at `at` (ms since epoch). */
   observeTraversalSuccess(locationUid: string, at: number): void;
+  /** Gauge poll_effective_interval_seconds: the interval the scheduler polls at now (poll-stretch.ts). */
+  readonly pollEffectiveInterval: { set(seconds: number): void };
+}
+
+/**
+ * The rate-limit scopes the locations' requests go to (an OAuth grant each, or one for all), as the scheduler
+ * needs them (issue 32): which scope a location's requests use, whether a scope is held (it waits out a
+ * Retry-After or a spent quota, so a page of its locations would only wait), and the request rate it allows
+ * now. The API adapter implements it (api/rate-limit/scope-holds.ts); without one, every location shares one
+ * scope that is never held and whose rate is unknown.
+ */
+export interface RateLimitScopes {
+  scopeOf(locationUid: string): string;
+  /** When the scope's hold ends (ms since epoch), or null when it is not held. */
+  heldUntil(scope: string): number | null;
+  /** Requests per second the scope allows now (learned or announced); null when unknown. */
+  ratePerSecond(scope: string): number | null;
 }

@@ -46,7 +46,8 @@ export interface ScheduledLocation {
   readonly backfill: (BackfillFigures & BackfillProgress) | null;
 }
 
-export type LocationState = 'waiting' | 'running' | 'backoff' | 'stopped';
+/** throttled: parked until its rate-limit scope's hold ends (a Retry-After, a spent quota), without a worker. */
+export type LocationState = 'waiting' | 'running' | 'backoff' | 'stopped' | 'throttled';
 
 export interface LocationStatus {
   locationUid: string;
@@ -98,10 +99,15 @@ export interface Slot {
   inBackfill: boolean;
   /** The lane of the turn it was handed for. */
   lane: Lane;
+  /** The rate-limit scope (grant) its requests go to (ports.ts RateLimitScopes). */
+  scope: string;
 }
 
-/** A new slot for `location`, waiting (its due time is the due queue's); `hardStop` aborts its pages too. */
-export function slotFor(location: ScheduledLocation, hardStop: AbortSignal): Slot {
+/**
+ * A new slot for `location`, waiting (its due time is the due queue's); `hardStop` aborts its pages too; its
+ * requests go to rate-limit scope `scope`.
+ */
+export function slotFor(location: ScheduledLocation, hardStop: AbortSignal, scope = 'global'): Slot {
   const abort = new AbortController();
   return {
     location,
@@ -121,6 +127,7 @@ export function slotFor(location: ScheduledLocation, hardStop: AbortSignal): Slo
     inBackfill: false,
     awaitingPage: false,
     lane: 'live',
+    scope,
   };
 }
 

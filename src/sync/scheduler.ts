@@ -23,10 +23,23 @@
  * - Lanes (lanes.ts): a split location is due at its phase for its live lane like any other; once its live
  *   traversal completes it also joins the backfill queue (backfill-queue.ts), whose history pages are read in
  *   the background before their turn. The turn policy (turn-policy.ts) says which kind of turn a worker takes:
- *   due live work first, history in the slots it leaves. A history turn ends after `pagesPerTurn` pages, when
- *   the lanes merge, when its next page is not ready yet, or as soon as the policy gives the worker to live work.
- * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a priority queue, one timer).
+ *   each kind has a guaranteed share of the turns (history: `historyShare`, api.rateLimit.backfillShare), an
+ *   unused share is borrowed, so live polls filling every worker do not starve history (review L1). Looking
+ *   for history work (the policy's "history waits") starts reading history pages ahead, so history's requests
+ *   reach the rate limiter whatever live does. A history turn ends after `pagesPerTurn` pages, when the lanes
+ *   merge, when its next page is not ready yet, or as soon as the policy gives the next page's turn to live.
+ * - Grants (rate-limit scopes, `scopes`): the due queue takes locations from the grants with one due in turn,
+ *   so a grant with many locations does not take every worker; a location whose grant is held (a Retry-After,
+ *   a spent quota) is parked until the hold ends, `throttled`, without taking a worker (review L2), and the
+ *   other grants go on at full pace. A page whose requests a parked grant refuses (a retriable error while
+ *   the grant is held) parks its location the same way, not counted as a failure.
+ * - Stretching (poll-stretch.ts): when the live polls alone would exceed their share of the request budget or
+ *   of the workers, every location's interval is stretched evenly (gauge poll_effective_interval_seconds, one
+ *   warning when it stretches and one when it recovers), and history still advances at its share.
+ * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer;
+ *   the stretch rule reads counts per grant kept as locations come and go).
  */
+import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
 import { startTimer, wallTimer, type Clock, type Timer } from '../time/clock.js';
@@ -35,7 +48,6 @@ import { DueQueue } from './due-queue.js';
 import type { StoppedRetryPolicy } from './healing.js';
 import { LocationHealth } from './location-health.js';
 import { phasedDelayMs } from './poll-phase.js';
-import type { SyncMetrics } from './ports.js';
 import {
   slotFor,
   statusOf,
@@ -44,7 +56,16 @@ import {
   type ScheduledLocation,
   type Slot,
 } from './scheduled-location.js';
-import { nextTurn } from './turn-policy.js';
+import { averageTurnMs, effectiveIntervalMs, isStretched } from './poll-stretch.js';
+import type { RateLimitScopes, SyncMetrics } from './ports.js';
+import {
+  nextTurn,
+  turnShares,
+  NO_DEFICITS,
+  type TurnDeficits,
+  type TurnKind,
+  type TurnShares,
+} from './turn-policy.js';
 
 export interface SchedulerSettings {
   maxLocationsInFlight: number;
@@ -55,7 +76,22 @@ export interface SchedulerSettings {
   failureBackoff: Readonly<BackoffPolicy>;
   /** Backoff of a location stopped by a fatal error that can heal (attempt = consecutive stops). */
   stoppedRetry: StoppedRetryPolicy;
+  /**
+   * History's guaranteed share of the turns, and of the budget live polls leave it (api.rateLimit.backfillShare,
+   * the share the rate limiter owes history's requests); DEFAULT_HISTORY_SHARE when not given.
+   */
+  historyShare?: number;
 }
+
+/** api.rateLimit.backfillShare's default. */
+export const DEFAULT_HISTORY_SHARE = 0.25;
+
+/** The scopes when none are wired: one for every location, never held, rate unknown. */
+const ONE_SCOPE: RateLimitScopes = {
+  scopeOf: () => 'global',
+  heldUntil: () => null,
+  ratePerSecond: () => null,
+};
 
 export interface SchedulerOptions {
   locations: readonly ScheduledLocation[];
@@ -65,6 +101,8 @@ export interface SchedulerOptions {
   metrics: SyncMetrics;
   logger: Logger;
   clock: Clock;
+  /** The locations' rate-limit scopes (grants) and their holds; one scope never held when not given. */
+  scopes?: RateLimitScopes;
 }
 
 export class Scheduler {
@@ -77,6 +115,17 @@ export class Scheduler {
   /** run()'s stop signal, for notify(). */
   private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
+  private readonly scopes: RateLimitScopes;
+  private readonly shares: TurnShares;
+  /** The turn policy's credits (turn-policy.ts). */
+  private deficits: TurnDeficits = NO_DEFICITS;
+  /** Moving average of live turn durations (ms), for the stretch rule. */
+  private liveTurnMs: number | null = null;
+  /** The interval locations are polled at now (poll-stretch.ts), and whether that was reported as stretched. */
+  private intervalMs: number;
+  private stretched = false;
+  /** Locations scheduled per rate-limit scope, kept as they come and go (the stretch rule reads it per poll). */
+  private readonly perScope = new Map<string, number>();
 
   constructor(private readonly options: SchedulerOptions) {
     const { settings, metrics, logger, clock } = options;
@@ -86,14 +135,22 @@ export class Scheduler {
       throw new RangeError('pagesPerTurn must be >= 1');
     const uids = new Set(options.locations.map((l) => l.locationUid));
     if (uids.size !== options.locations.length) throw new RangeError('each location may be scheduled once');
+    this.scopes = options.scopes ?? ONE_SCOPE;
+    this.shares = turnShares(settings.historyShare ?? DEFAULT_HISTORY_SHARE);
+    this.intervalMs = settings.intervalMs;
+    metrics.pollEffectiveInterval.set(settings.intervalMs / 1000);
     this.due = new DueQueue<Slot>({
       clock,
       waiting: (slot) => slot.state !== 'running' && !slot.detached,
       onWake: () => this.notify(),
+      groupOf: (slot) => slot.scope,
+      heldUntil: (scope) => this.scopes.heldUntil(scope),
+      parked: (slot) => (slot.state = 'throttled'),
     });
     this.backfill = new BackfillQueue<Slot>({
       maxPrefetching: settings.maxLocationsInFlight,
       onReady: () => this.notify(),
+      held: (slot) => this.isHeld(slot),
     });
     this.health = new LocationHealth({
       failureBackoff: settings.failureBackoff,
@@ -107,7 +164,8 @@ export class Scheduler {
   }
 
   private newSlot(location: ScheduledLocation): Slot {
-    const slot = slotFor(location, this.hardStop.signal);
+    const slot = slotFor(location, this.hardStop.signal, this.scopes.scopeOf(location.locationUid));
+    this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 0) + 1);
     this.due.schedule(slot, this.options.clock.now());
     return slot;
   }
@@ -161,7 +219,10 @@ export class Scheduler {
     // location's removal: it would spend API quota at every rebalance for nothing (issue 20).
     if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));
     const index = this.slots.indexOf(slot);
-    if (index >= 0) this.slots.splice(index, 1);
+    if (index >= 0) {
+      this.slots.splice(index, 1);
+      this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 1) - 1);
+    }
   }
 
   /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
@@ -241,15 +302,15 @@ export class Scheduler {
   }
 
   /**
-   * A slot for the kind of turn the policy gives now (turn-policy.ts), marked running: the location due first
-   * (earliest due time, then the order it became due) for a live turn, the backfill queue's next ready one for
-   * a history turn; or none yet.
+   * A slot for the kind of turn the policy gives now (turn-policy.ts), marked running: a location due now
+   * (the due queue's, grants in turn) for a live turn, the backfill queue's next ready one for a history turn;
+   * or none yet. Asking whether history waits starts reading history pages ahead (backfill-queue.ts).
    */
   private takeDue(): Slot | undefined {
-    const kind = nextTurn({
-      liveDue: this.due.anyDue(),
+    const kind = this.turnFor({
+      live: this.due.anyDue(),
+      history: this.backfill.next() !== undefined,
       historyTurns: this.backfill.historyTurns,
-      maxLocationsInFlight: this.options.settings.maxLocationsInFlight,
     });
     if (kind === null) return undefined;
     const slot = kind === 'live' ? this.due.takeDue() : this.backfill.take();
@@ -257,6 +318,28 @@ export class Scheduler {
     slot.state = 'running';
     slot.lane = kind;
     return slot;
+  }
+
+  /**
+   * Asks the turn policy and keeps its credits, unless the answer is not `keepOnly` (a history turn asking
+   * whether it goes on: when it does not, the worker asks again for the turn it takes, which is charged then).
+   */
+  private turnFor(
+    work: { live: boolean; history: boolean; historyTurns: number },
+    keepOnly?: TurnKind,
+  ): TurnKind | null {
+    const choice = nextTurn(this.deficits, this.shares, {
+      waiting: { live: work.live, history: work.history },
+      historyTurns: work.historyTurns,
+      maxLocationsInFlight: this.options.settings.maxLocationsInFlight,
+    });
+    if (keepOnly === undefined || choice.kind === keepOnly) this.deficits = choice.deficits;
+    return choice.kind;
+  }
+
+  private isHeld(slot: Slot): boolean {
+    const until = this.scopes.heldUntil(slot.scope);
+    return until !== null && until > this.options.clock.now();
   }
 
   /**
@@ -273,14 +356,17 @@ export class Scheduler {
   /** A live turn: pages of the location's live lane until `pagesPerTurn` or its traversal completes. */
   private async liveTurn(slot: Slot, stop: AbortSignal): Promise<void> {
     const { settings, clock } = this.options;
+    const startedAt = clock.now();
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
         const report = await slot.location.runPage(slot.pageSignal);
         this.health.pageDone(slot, report);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
-          // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).
-          this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), settings.intervalMs, slot.phase));
+          this.liveTurnEnded(clock.now() - startedAt);
+          // Due again at the location's phase of the (effective) interval, so polls spread evenly
+          // (poll-phase.ts).
+          this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), this.intervalMs, slot.phase));
           // Its history lane, if split, reads in the time until then, when no live work is due.
           this.backfill.enqueue(slot);
           return;
@@ -308,11 +394,14 @@ export class Scheduler {
         const report = await location.runPage(slot.pageSignal, 'history');
         this.health.pageDone(slot, report);
         if (location.hasHistory !== true || stop.aborted || slot.removed !== null) break;
-        const goesOn = nextTurn({
-          liveDue: liveDueAt <= clock.now() || this.due.anyDue(),
-          historyTurns: this.backfill.historyTurns - 1,
-          maxLocationsInFlight: settings.maxLocationsInFlight,
-        });
+        const goesOn = this.turnFor(
+          {
+            live: liveDueAt <= clock.now() || this.due.anyDue(),
+            history: true,
+            historyTurns: this.backfill.historyTurns - 1,
+          },
+          'history',
+        );
         if (goesOn !== 'history') break;
         // Its next page is still being read (its commit started it): the slot comes back when it is ready.
         if (location.historyAhead().state === 'pending') break;
@@ -327,10 +416,19 @@ export class Scheduler {
     }
   }
 
-  /** A turn failed: the health rule says when the location is due again (a location leaving: at once). */
+  /**
+   * A turn failed: the health rule says when the location is due again (a location leaving: at once). A
+   * retriable failure while its grant is held (its requests refused by a parked scope) is no failure of the
+   * location: it is parked until the hold ends, throttled.
+   */
   private failed(slot: Slot, error: unknown): void {
     if (this.hardStop.signal.aborted || slot.removed !== null) {
       this.requeue(slot, 'waiting', 0);
+      return;
+    }
+    const heldUntil = this.scopes.heldUntil(slot.scope);
+    if (dispositionOf(error) === 'retriable' && heldUntil !== null && heldUntil > this.options.clock.now()) {
+      this.requeue(slot, 'throttled', heldUntil - this.options.clock.now());
       return;
     }
     const { state, delayMs } = this.health.failed(slot, error);
@@ -345,6 +443,47 @@ export class Scheduler {
       this.health.publishStopped();
       removed();
     }
+  }
+
+  /**
+   * A live traversal completed in one turn of `turnMs`: the stretch rule (poll-stretch.ts) says the interval
+   * locations are polled at now; the gauge follows it and a change of its verdict is said once.
+   */
+  private liveTurnEnded(turnMs: number): void {
+    const { settings, metrics, logger } = this.options;
+    this.liveTurnMs = averageTurnMs(this.liveTurnMs, turnMs);
+    const locations = this.slots.length;
+    const historyWaits = !this.backfill.idle();
+    const liveShare = historyWaits ? this.shares.live : 1;
+    const effective = effectiveIntervalMs({
+      configuredMs: settings.intervalMs,
+      locations,
+      scopes: [...this.perScope].map(([scope, count]) => ({
+        locations: count,
+        ratePerSecond: this.scopes.ratePerSecond(scope),
+      })),
+      liveTurnMs: this.liveTurnMs,
+      workers: settings.maxLocationsInFlight,
+      liveShare,
+    });
+    this.intervalMs = effective;
+    metrics.pollEffectiveInterval.set(effective / 1000);
+    const stretched = isStretched(effective, settings.intervalMs, this.stretched);
+    if (stretched === this.stretched) return;
+    this.stretched = stretched;
+    const figures = {
+      intervalMs: settings.intervalMs,
+      effectiveIntervalMs: Math.round(effective),
+      locations,
+      liveTurnMs: Math.round(this.liveTurnMs),
+      liveShare,
+    };
+    if (stretched)
+      logger.warn(
+        figures,
+        'live polls alone exceed their share of the API budget or of the workers: every location is polled at effectiveIntervalMs instead of poll.intervalMs, history keeps its share (docs/runbook.md)',
+      );
+    else logger.info(figures, 'polls are back at poll.intervalMs');
   }
 
   private requeue(slot: Slot, state: LocationState, delayMs: number): void {

@@ -61,7 +61,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'api.rateLimit.floorPerSecond': 'Lowest rate a scope learns down to.',
   'api.rateLimit.ceilingPerSecond': 'Highest rate a scope learns up to.',
   'api.rateLimit.backfillShare':
-    'Live requests go first; of the starts granted while history requests wait, this share is still owed to history (0: strict).',
+    "History's guaranteed share while live work wants more: of the worker turns, and of the rate limiter's starts while history requests wait; polls are stretched evenly rather than take it (0: strict, history gets only what live leaves).",
   'api.poisonCallPageAttempts':
     'Page attempts after which a call whose single-call GET keeps failing (while the API answers others) is published unenriched and redacted.',
   'api.maxConcurrency': 'Requests in flight at most.',

@@ -37,6 +37,8 @@ export class RateLimiters {
       rateLimit: RateLimitConfig;
       retry: { initialDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
       metrics?: RateLimitMetrics;
+      /** See ScopeLimiterSettings.refuseWhileParked (the connector's scheduler parks the locations). */
+      refuseWhileParked?: boolean;
     },
     private readonly metrics: RateLimitMetrics | undefined = options.metrics,
   ) {
@@ -51,6 +53,7 @@ export class RateLimiters {
       maxHoldMs: options.retry.maxRetryAfterMs,
       holdBackoffMs: Math.max(1000, options.retry.initialDelayMs),
       maxHoldBackoffMs: Math.max(1000, options.retry.maxDelayMs),
+      refuseWhileParked: options.refuseWhileParked === true,
     };
     checkAimdSettings(this.settings);
     this.global = rateLimit.scope === 'global';
@@ -75,6 +78,11 @@ export class RateLimiters {
   /** The name of the scope a grant's requests go to. */
   scopeName(grant: string | undefined): string {
     return this.global || grant === undefined ? GLOBAL_SCOPE : grant;
+  }
+
+  /** The limiter of scope `name` if a request has used it yet (no scope is created). */
+  existing(name: string): ScopeLimiter | undefined {
+    return this.scopes.get(name);
   }
 
   status(): ScopeStatus[] {

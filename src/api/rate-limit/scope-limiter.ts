@@ -17,9 +17,15 @@
  *   `maxHoldMs` from the moment it is asked for, whatever the API announced (a quota spent for a day is
  *   tried again after each bounded hold, and refused again until it resets). A hold of at least
  *   `parkAfterMs` is reported as throttled (status, metrics); either way it ends by itself.
+ * - Parked (with `refuseWhileParked`, the connector's): while the scope is throttled, no request waits for
+ *   it: `acquire` rejects at once, and the waiters when such a hold begins, with ScopeThrottledError
+ *   (retriable, API_SCOPE_THROTTLED). The page that asked fails, and the scheduler parks its location until
+ *   the hold ends without holding a worker (issue 32, review L2: one grant's long hold must not take the
+ *   workers of the others). Shorter holds are waited out; without the setting (tools) every hold is.
  *
  * Time comes from the injected Clock; the only timer is the one that wakes the next waiter.
  */
+import { RetriableError } from '../../errors/index.js';
 import { backoffDelayMs } from '../../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
 import type { Announced } from './headers.js';
@@ -61,6 +67,19 @@ export interface ScopeLimiterSettings extends AimdSettings {
   maxHoldBackoffMs: number;
   /** No hold lasts longer than this from when it is asked for (api.retry.maxRetryAfterMs). */
   maxHoldMs: number;
+  /** Refuse the requests of a parked scope instead of queueing them (see the module comment). */
+  refuseWhileParked?: boolean;
+}
+
+/** A request of a parked (throttled) scope: not sent; the scope is held until `heldUntilMs`. */
+export class ScopeThrottledError extends RetriableError {
+  constructor(readonly heldUntilMs: number) {
+    super(
+      'API_SCOPE_THROTTLED',
+      `the rate-limit scope is parked until ${new Date(heldUntilMs).toISOString()}: the request waits for then`,
+      { details: { heldUntilMs } },
+    );
+  }
 }
 
 export interface ScopeObserver {
@@ -114,6 +133,7 @@ export class ScopeLimiter {
   acquire(priority: RequestPriority, signal?: AbortSignal): Promise<Grant> {
     signal?.throwIfAborted();
     const now = this.clock.now();
+    if (this.parked(now)) return Promise.reject(new ScopeThrottledError(this.heldUntilMs));
     if (this.waiting() === 0 && now >= this.startAllowedAtMs())
       return Promise.resolve(this.grant(now, false));
     return new Promise<Grant>((resolve, reject) => {
@@ -167,6 +187,16 @@ export class ScopeLimiter {
     this.holdUntil(now + (retryAfterMs ?? this.backoffMs(this.refusalsInRow)));
   }
 
+  /** When the scope's hold ends (ms since epoch), or null when it is not held now. */
+  heldUntil(): number | null {
+    return this.heldUntilMs > this.clock.now() ? this.heldUntilMs : null;
+  }
+
+  /** The rate the scope paces its starts at now (requests per second). */
+  get ratePerSecond(): number {
+    return this.state.rate;
+  }
+
   snapshot(): ScopeSnapshot {
     const now = this.clock.now();
     const held = this.heldUntilMs > now;
@@ -185,12 +215,7 @@ export class ScopeLimiter {
   close(reason: unknown): void {
     this.timer?.cancel();
     this.timer = null;
-    for (const queue of [this.waiters.live, this.waiters.backfill]) {
-      for (const waiter of queue.splice(0)) {
-        if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
-        waiter.reject(reason);
-      }
-    }
+    this.rejectWaiters(reason);
   }
 
   /** Holds doubling from holdBackoffMs to maxHoldBackoffMs (time/backoff.ts), not jittered. */
@@ -218,7 +243,26 @@ export class ScopeLimiter {
       this.holdStartedMs = now;
     }
     this.heldUntilMs = untilMs;
+    if (this.parked(now)) this.rejectWaiters(new ScopeThrottledError(untilMs));
     this.schedule();
+  }
+
+  /** Held now by a hold of at least parkAfterMs (throttled). */
+  private parked(now: number): boolean {
+    return (
+      this.settings.refuseWhileParked === true &&
+      this.heldUntilMs > now &&
+      this.heldUntilMs - this.holdStartedMs >= this.settings.parkAfterMs
+    );
+  }
+
+  private rejectWaiters(reason: unknown): void {
+    for (const queue of [this.waiters.live, this.waiters.backfill]) {
+      for (const waiter of queue.splice(0)) {
+        if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+        waiter.reject(reason);
+      }
+    }
   }
 
   private waiting(): number {

@@ -58,7 +58,11 @@ export async function openApi(
     return new StaticTokenProvider(token);
   };
 
-  const transport = await HttpTransport.fromConfig(config.api, metrics, clock, logger);
+  // The scheduler parks the locations of a parked grant (sync/scheduler.ts): their requests are refused at
+  // once rather than hold a worker for the whole hold (issue 32).
+  const transport = await HttpTransport.fromConfig(config.api, metrics, clock, logger, {
+    refuseWhileParked: true,
+  });
   lifecycle.defer('api transport', () => transport.close());
 
   const grantOf = (source: Source) => (oauth ? source.grant : STATIC_GRANT);

@@ -4,6 +4,7 @@
  * takes the location's partition over), and how the Scheduler that runs them is built (once per writer: single mode
  * builds a new one when a standby takes over, runtime/writer-role.ts).
  */
+import { rateLimitScopes } from '../../api/rate-limit/scope-holds.js';
 import { FatalError } from '../../errors/index.js';
 import { LocationSync } from '../../sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
@@ -86,10 +87,16 @@ export function buildLocations(
         shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
         failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
         stoppedRetry: config.poll.stoppedRetry,
+        historyShare: config.api.rateLimit.backfillShare,
       },
       metrics,
       logger,
       clock,
+      // A location of a held grant is parked without a worker; grants share the workers in turn (issue 32).
+      scopes: rateLimitScopes(api.transport.limiters, (uid) => {
+        const source = sourceOf.get(uid);
+        return source === undefined ? undefined : api.grantOf(source);
+      }),
     });
   return { configured: [...sourceOf.keys()], sourceOf, newScheduler, syncFor };
 }

@@ -8,6 +8,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
+import type { RateLimitScopes } from '../../../src/sync/ports.js';
 import type { ScheduledLocation } from '../../../src/sync/scheduled-location.js';
 import { Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
 import { settles } from '../async.js';
@@ -18,6 +19,8 @@ export function testScheduler(options: {
   clock: ManualClock;
   settings?: Partial<SchedulerSettings>;
   dynamic?: boolean;
+  /** The locations' rate-limit scopes (grants); one scope never held when not given. */
+  scopes?: RateLimitScopes;
 }): { scheduler: Scheduler; metrics: ConnectorMetrics } {
   const metrics = new ConnectorMetrics();
   const scheduler = new Scheduler({
@@ -35,6 +38,7 @@ export function testScheduler(options: {
     metrics,
     logger: silentLogger(),
     clock: options.clock,
+    ...(options.scopes !== undefined && { scopes: options.scopes }),
   });
   return { scheduler, metrics };
 }

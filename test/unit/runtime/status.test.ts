@@ -39,6 +39,7 @@ describe('connectorStatus', () => {
       }),
       location('c', { state: 'backoff', lastError: failed, consecutiveFailures: 2 }),
       location('d', { state: 'stopped', lastError: { ...failed, code: 'CURSOR_LOOP' }, nextRunAt: null }),
+      location('e', { state: 'throttled' }),
     ]);
 
     expect(status).toMatchObject({
@@ -51,6 +52,8 @@ describe('connectorStatus', () => {
       ['b', 'RUNNING', 'running'],
       ['c', 'RESTARTING', 'backoff'],
       ['d', 'FAILED', 'stopped'],
+      // Parked until its grant's hold ends (issue 32): running, not failed.
+      ['e', 'RUNNING', 'throttled'],
     ]);
     expect(status.tasks[0]).toEqual({
       id: 'a',

@@ -103,3 +103,58 @@ describe('DueQueue', () => {
     empty.due.releaseAll();
   });
 });
+
+describe('DueQueue groups (rate-limit scopes, issue 32)', () => {
+  interface Grouped extends Item {
+    group: string;
+  }
+  const grouped = (name: string, group: string): Grouped => ({ ...item(name), group });
+
+  function groupedQueue(heldUntil: (group: string) => number | null = () => null) {
+    const clock = new ManualClock();
+    const parked: Array<[string, number]> = [];
+    const due = new DueQueue<Grouped>({
+      clock,
+      waiting: (i) => i.waiting,
+      onWake: () => undefined,
+      groupOf: (i) => i.group,
+      heldUntil,
+      parked: (i, until) => parked.push([i.name, until]),
+    });
+    return { due, clock, parked };
+  }
+
+  it('takes the items due from the groups in turn, each group in due order', () => {
+    const { due, clock } = groupedQueue();
+    for (const [name, group, at] of [
+      ['g2', 'G', 20],
+      ['g1', 'G', 10],
+      ['g3', 'G', 30],
+      ['h1', 'H', 40],
+      ['h2', 'H', 50],
+    ] as const)
+      due.schedule(grouped(name, group), at);
+    clock.advance(50);
+    const taken: string[] = [];
+    for (let i = due.takeDue(); i !== undefined; i = due.takeDue()) taken.push(i.name);
+    // A grant with many due does not go first for all of them: one of each grant in turn.
+    expect(taken).toEqual(['g1', 'h1', 'g2', 'h2', 'g3']);
+  });
+
+  it('parks the items due of a held group at the hold’s end, gives none of them, and gives the others', () => {
+    const { due, clock, parked } = groupedQueue((group) => (group === 'G' ? 3_600_000 : null));
+    const [g1, g2, h1] = [grouped('g1', 'G'), grouped('g2', 'G'), grouped('h1', 'H')];
+    due.schedule(g1, 0);
+    due.schedule(g2, 0);
+    due.schedule(h1, 0);
+    expect(due.takeDue()?.name).toBe('h1');
+    expect(due.takeDue()).toBeUndefined();
+    expect(parked).toEqual([
+      ['g1', 3_600_000],
+      ['g2', 3_600_000],
+    ]);
+    expect([g1.dueAt, g2.dueAt]).toEqual([3_600_000, 3_600_000]);
+    expect(due.next()?.dueAt).toBe(3_600_000);
+    expect(clock.now()).toBe(0);
+  });
+});

@@ -171,16 +171,47 @@ describe('ScopeLimiter', () => {
 
   it('holds at most maxHoldMs for a longer Retry-After, parked, then lets the next request try again', async () => {
     const clock = new ManualClock(0);
-    const limiter = new ScopeLimiter(clock, settings(10));
+    const limiter = new ScopeLimiter(clock, { ...settings(10), refuseWhileParked: true });
     limiter.refused(await limiter.acquire('live'), 3_600_000);
     expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 60_000 });
+    // While parked, a request does not wait (it would hold a worker for the whole hold): refused at once.
+    await expect(limiter.acquire('live')).rejects.toMatchObject({
+      code: 'API_SCOPE_THROTTLED',
+      heldUntilMs: 60_000,
+    });
+    clock.advance(60_000);
+    expect((await limiter.acquire('live')).sentAtMs).toBe(60_000);
+    // Refused again (the quota is still spent): parked again, bounded again.
+    limiter.refused({ sentAtMs: 60_000, paced: false }, 3_540_000);
+    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 120_000 });
+  });
+
+  it('without refuseWhileParked (tools, a client alone), lets a request wait out a parked hold', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    limiter.refused(await limiter.acquire('live'), 3_600_000);
     const granted = acquireAll(limiter, clock, ['retry'], 'live');
     clock.advance(60_000);
     await settle();
     expect(granted).toEqual([{ label: 'retry', at: 60_000 }]);
-    // Refused again (the quota is still spent): parked again, bounded again.
-    limiter.refused({ sentAtMs: 60_000, paced: false }, 3_540_000);
-    expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 120_000 });
+  });
+
+  it('refuses the requests waiting when a parked hold begins, and waits out a shorter hold (issue 32)', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, { ...settings(1), refuseWhileParked: true });
+    const first = await limiter.acquire('live');
+    const waiting = [limiter.acquire('live'), limiter.acquire('backfill')];
+    limiter.refused(first, 3_600_000);
+    for (const request of waiting)
+      await expect(request).rejects.toMatchObject({ code: 'API_SCOPE_THROTTLED', heldUntilMs: 60_000 });
+    // A short hold (flow control) is waited out, as before.
+    const short = new ScopeLimiter(clock, settings(10));
+    const sent = await short.acquire('live');
+    const granted = acquireAll(short, clock, ['after'], 'live');
+    short.refused(sent, 2_000);
+    clock.advance(2_000);
+    await settle();
+    expect(granted).toEqual([{ label: 'after', at: 2_000 }]);
   });
 
   it('holds until the reset of a quota announced as spent, at most maxHoldMs (parked then)', () => {
