@@ -5,6 +5,7 @@
  * retries only the unknown topic). `whileLeadersSettle` tries such a call again, a few times over about 10 s on
  * the clock; any other error, or the last attempt's, passes on as it is.
  */
+import type { Admin } from 'kafkajs';
 import { retrying, type BackoffPolicy } from '../../time/backoff.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
@@ -29,4 +30,22 @@ function leaderMoving(error: unknown): boolean {
 
 export function whileLeadersSettle<T>(attempt: () => Promise<T>, clock: Clock = systemClock): Promise<T> {
   return retrying(SETTLING, { clock, retriable: leaderMoving }, attempt);
+}
+
+/**
+ * Resolves once every partition of `topics` has a leader in the broker's metadata; for right after CreateTopics,
+ * in place of kafkajs's `waitForLeaders`. That waits out LEADER_NOT_AVAILABLE only, yet a KRaft broker answers
+ * the topic's Metadata with UNKNOWN_TOPIC_OR_PARTITION for a moment after the creation: the controller answers
+ * CreateTopics once the topic's records are committed, and the broker's metadata cache takes them in afterwards,
+ * on its own thread (later still while it applies other topics' changes). kafkajs then gives up at once, and the
+ * topic it just created reads as a failed creation. Metadata answers with no error only once the topic is in that
+ * cache (which a transaction's AddPartitionsToTxn checks too) and each partition has a leader. Bounded as
+ * whileLeadersSettle is (about 10 s); then the last error passes on.
+ */
+export async function whenTopicsLed(
+  admin: Pick<Admin, 'fetchTopicMetadata'>,
+  topics: readonly string[],
+  clock: Clock = systemClock,
+): Promise<void> {
+  await whileLeadersSettle(() => admin.fetchTopicMetadata({ topics: [...topics] }), clock);
 }
