@@ -3,7 +3,8 @@
  * after a topic is created (its partitions' leaders are still being elected: the offsets topic has many) or
  * while a broker restarts. Several kafkajs admin calls give up at once on some of these (fetchTopicOffsets
  * retries only the unknown topic). `whileLeadersSettle` tries such a call again, a few times over about 10 s on
- * the clock; any other error, or the last attempt's, passes on as it is.
+ * the clock; any other error, or the last attempt's, passes on as it is. `whenTopicsLed` waits the same way, longer,
+ * for topics just created to show in the broker's metadata with their leaders.
  */
 import type { Admin } from 'kafkajs';
 import { retrying, type BackoffPolicy } from '../../time/backoff.js';
@@ -23,6 +24,13 @@ const SETTLING: BackoffPolicy = Object.freeze({
   jitter: 0,
 });
 
+/**
+ * For a creation to reach the broker's metadata: as SETTLING, for about 30 s. A broker still applying a burst of
+ * other topics' creations and deletions answered UNKNOWN_TOPIC_OR_PARTITION for up to 12.7 s after CreateTopics
+ * (a reproduction on a loaded 2-core machine), longer than SETTLING waits.
+ */
+const CREATION_SETTLING: BackoffPolicy = Object.freeze({ ...SETTLING, maxAttempts: 18 });
+
 function leaderMoving(error: unknown): boolean {
   const type = (error as { type?: unknown } | null)?.type;
   return typeof type === 'string' && LEADER_MOVING.has(type);
@@ -39,13 +47,15 @@ export function whileLeadersSettle<T>(attempt: () => Promise<T>, clock: Clock = 
  * CreateTopics once the topic's records are committed, and the broker's metadata cache takes them in afterwards,
  * on its own thread (later still while it applies other topics' changes). kafkajs then gives up at once, and the
  * topic it just created reads as a failed creation. Metadata answers with no error only once the topic is in that
- * cache (which a transaction's AddPartitionsToTxn checks too) and each partition has a leader. Bounded as
- * whileLeadersSettle is (about 10 s); then the last error passes on.
+ * cache (which a transaction's AddPartitionsToTxn checks too) and each partition has a leader. Bounded (about
+ * 30 s, CREATION_SETTLING); then the last error passes on.
  */
 export async function whenTopicsLed(
   admin: Pick<Admin, 'fetchTopicMetadata'>,
   topics: readonly string[],
   clock: Clock = systemClock,
 ): Promise<void> {
-  await whileLeadersSettle(() => admin.fetchTopicMetadata({ topics: [...topics] }), clock);
+  await retrying(CREATION_SETTLING, { clock, retriable: leaderMoving }, () =>
+    admin.fetchTopicMetadata({ topics: [...topics] }),
+  );
 }

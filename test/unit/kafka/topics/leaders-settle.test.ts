@@ -57,6 +57,24 @@ describe('whenTopicsLed', () => {
     expect(clock.sleeps).toEqual([200, 400, 800]);
   });
 
+  it('gives up after about 30 s with the last error', async () => {
+    const clock = new RecordingClock();
+    let attempts = 0;
+    const waiting = whenTopicsLed(
+      {
+        fetchTopicMetadata: () => {
+          attempts += 1;
+          return Promise.reject(protocolError('UNKNOWN_TOPIC_OR_PARTITION'));
+        },
+      },
+      ['calls'],
+      clock,
+    );
+    expect(((await rejectionOf(waiting)) as { type?: string }).type).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+    expect(attempts).toBe(18);
+    expect(clock.sleeps.reduce((sum, ms) => sum + ms, 0)).toBe(29_000);
+  });
+
   it('passes a refusal on at once', async () => {
     const clock = new RecordingClock();
     const error = protocolError('TOPIC_AUTHORIZATION_FAILED');
