@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { Agent, request } from 'undici';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
+import { whenTopicsLed } from '../src/kafka/topics/leaders-settle.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { backfill, startSandboxWorker, type Mode } from './connector.js';
 import type { WorkerReady } from './sandbox-worker.js';
@@ -119,7 +120,9 @@ async function sandboxMix(
 async function createTopic(kafka: Kafka, topic: string): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: true });
+  // whenTopicsLed, not waitForLeaders: kafkajs gives up on the UNKNOWN_TOPIC_OR_PARTITION of a just-created topic.
+  await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: false });
+  await whenTopicsLed(admin, [topic]);
   await admin.disconnect();
 }
 

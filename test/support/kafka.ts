@@ -13,6 +13,7 @@ import { ScopedKafkaSession, type KafkaSessionOptions, type SessionSink } from '
 import { sinkSettings } from '../../src/runtime/steps/kafka.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
+import { whenTopicsLed } from '../../src/kafka/topics/leaders-settle.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topics/topic-reader.js';
 import type { Call, LocationOffset } from '../../src/sync/model.js';
 import type { OffsetStore, RecordSink } from '../../src/sync/ports.js';
@@ -34,15 +35,23 @@ export function testKafka(clientId = 'calls-connector-test'): Kafka {
   return new Kafka({ brokers: stackEndpoints().brokers, clientId, logLevel: logLevel.NOTHING });
 }
 
-/** Creates topics (waiting for their leaders), one partition unless told otherwise. */
+/**
+ * Creates topics, one partition unless told otherwise, and waits until the broker's metadata shows each with its
+ * leaders, as the product does (whenTopicsLed): kafkajs's waitForLeaders gives up on the UNKNOWN_TOPIC_OR_PARTITION
+ * a loaded KRaft broker answers for a moment after the creation, which failed tests at their first line.
+ */
 export async function createTopics(kafka: Kafka, topics: ITopicConfig[]): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     await admin.createTopics({
       topics: topics.map((t) => ({ numPartitions: 1, replicationFactor: 1, ...t })),
-      waitForLeaders: true,
+      waitForLeaders: false,
     });
+    await whenTopicsLed(
+      admin,
+      topics.map((t) => t.topic),
+    );
   } finally {
     await admin.disconnect();
   }

@@ -18,7 +18,7 @@ import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see this export by name (only vitest's transform can).
 const { ConfigResourceTypes } = kafkajs;
-import { whileLeadersSettle } from './leaders-settle.js';
+import { whenTopicsLed, whileLeadersSettle } from './leaders-settle.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { KafkaConfig } from '../../config/schema.js';
 import { describeKafkaError, fatalKafkaErrorType } from '../client/kafka-errors.js';
@@ -104,8 +104,10 @@ export async function ensureTopics(
       );
     }
     if (missing.length > 0) {
+      // Not kafkajs's waitForLeaders: it gives up on the UNKNOWN_TOPIC_OR_PARTITION a KRaft broker answers for a
+      // moment after the creation (whenTopicsLed waits that out too).
       await admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: missing.map((s) => ({
           topic: s.topic,
           numPartitions: s.partitions,
@@ -113,6 +115,10 @@ export async function ensureTopics(
           configEntries: Object.entries(s.configs ?? {}).map(([name, value]) => ({ name, value })),
         })),
       });
+      await whenTopicsLed(
+        admin,
+        missing.map((s) => s.topic),
+      );
     }
     for (const spec of specs)
       if (spec.requirePolicy !== undefined) await whileLeadersSettle(() => assertCleanupPolicy(admin, spec));

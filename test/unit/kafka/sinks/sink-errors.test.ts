@@ -87,6 +87,26 @@ describe('readTransactionFailure', () => {
     });
   });
 
+  it("reads UNKNOWN_TOPIC_OR_PARTITION (a topic the broker's metadata does not know yet, as right after its creation) as retriable at every stage", () => {
+    // kafkajs retries it within a send, and wraps it when its retries run out: a first transaction right after the
+    // topics were created must not stop the connector, and its pages are committed again (aborted) or read back.
+    const unknownTopic = protocolError('UNKNOWN_TOPIC_OR_PARTITION');
+    const retriesOut = Object.assign(new Error('This server does not host this topic-partition'), {
+      name: 'KafkaJSNumberOfRetriesExceeded',
+      cause: unknownTopic,
+    });
+    for (const [stage, kind] of [
+      ['begin', 'aborted'],
+      ['send', 'aborted'],
+      ['commit', 'unknown'],
+    ] as const)
+      for (const error of [unknownTopic, retriesOut])
+        expect(readTransactionFailure(stage, error)).toMatchObject({
+          kind,
+          code: 'UNKNOWN_TOPIC_OR_PARTITION',
+        });
+  });
+
   it('reads a programmer error or a refusal as fatal before anything else', () => {
     expect(readTransactionFailure('commit', new RangeError('bad'))).toMatchObject({
       kind: 'fatal',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { whileLeadersSettle } from '../../../../src/kafka/topics/leaders-settle.js';
+import { whenTopicsLed, whileLeadersSettle } from '../../../../src/kafka/topics/leaders-settle.js';
 import { RecordingClock } from '../../../support/clock.js';
 import { protocolError } from '../../../support/kafka-errors.js';
 import { rejectionOf } from '../../../support/rejection.js';
@@ -34,5 +34,52 @@ describe('whileLeadersSettle', () => {
     );
     expect((error as { type?: string }).type).toBe('NOT_LEADER_FOR_PARTITION');
     expect(attempts).toBe(8);
+  });
+});
+
+describe('whenTopicsLed', () => {
+  it("waits while the broker's metadata does not know a just-created topic yet, which kafkajs's waitForLeaders gives up on", async () => {
+    const clock = new RecordingClock();
+    const answers = ['UNKNOWN_TOPIC_OR_PARTITION', 'UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE'];
+    const asked: string[][] = [];
+    await whenTopicsLed(
+      {
+        fetchTopicMetadata: (options) => {
+          asked.push(options?.topics ?? []);
+          const type = answers.shift();
+          return type === undefined ? Promise.resolve({ topics: [] }) : Promise.reject(protocolError(type));
+        },
+      },
+      ['calls', 'offsets'],
+      clock,
+    );
+    expect(asked).toEqual(Array.from({ length: 4 }, () => ['calls', 'offsets']));
+    expect(clock.sleeps).toEqual([200, 400, 800]);
+  });
+
+  it('gives up after about 30 s with the last error', async () => {
+    const clock = new RecordingClock();
+    let attempts = 0;
+    const waiting = whenTopicsLed(
+      {
+        fetchTopicMetadata: () => {
+          attempts += 1;
+          return Promise.reject(protocolError('UNKNOWN_TOPIC_OR_PARTITION'));
+        },
+      },
+      ['calls'],
+      clock,
+    );
+    expect(((await rejectionOf(waiting)) as { type?: string }).type).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+    expect(attempts).toBe(18);
+    expect(clock.sleeps.reduce((sum, ms) => sum + ms, 0)).toBe(29_000);
+  });
+
+  it('passes a refusal on at once', async () => {
+    const clock = new RecordingClock();
+    const error = protocolError('TOPIC_AUTHORIZATION_FAILED');
+    const waiting = whenTopicsLed({ fetchTopicMetadata: () => Promise.reject(error) }, ['calls'], clock);
+    expect(await rejectionOf(waiting)).toBe(error);
+    expect(clock.sleeps).toEqual([]);
   });
 });
