@@ -26,6 +26,8 @@
  *   due live work first, history in the slots it leaves. A history turn ends after `pagesPerTurn` pages, when
  *   the lanes merge, when its next page is not ready yet, or as soon as the policy gives the worker to live work.
  * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a priority queue, one timer).
+ * - Nudges (`nudge(uid)`, a webhook delivery said the location changed): its live lane is due now, coalesced.
+ *   A nudged poll is an ordinary live turn: the turn policy's share rule counts it as live work.
  */
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
@@ -67,6 +69,13 @@ export interface SchedulerOptions {
   clock: Clock;
 }
 
+/**
+ * What a nudge did: made the live lane due now (`due_now`); found it due already or a follow-up already asked
+ * (`coalesced`); asked one follow-up live poll after the turn running now (`follow_up`); left a location in
+ * backoff or stopped to its health rule (`held`); or named a location not scheduled here (`unknown`).
+ */
+export type NudgeOutcome = 'due_now' | 'coalesced' | 'follow_up' | 'held' | 'unknown';
+
 export class Scheduler {
   private readonly slots: Slot[];
   /** Due times of the slots not running (stopped-for-good slots, due never, are left out); parked workers. */
@@ -77,6 +86,10 @@ export class Scheduler {
   /** run()'s stop signal, for notify(). */
   private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
+  /** Running locations nudged meanwhile: their next live poll is due at once when the turn ends. */
+  private readonly followUps = new WeakSet<Slot>();
+  /** The scheduled slots by location uid, for nudges. */
+  private readonly byUid = new Map<string, Slot>();
 
   constructor(private readonly options: SchedulerOptions) {
     const { settings, metrics, logger, clock } = options;
@@ -108,6 +121,7 @@ export class Scheduler {
 
   private newSlot(location: ScheduledLocation): Slot {
     const slot = slotFor(location, this.hardStop.signal);
+    this.byUid.set(location.locationUid, slot);
     this.due.schedule(slot, this.options.clock.now());
     return slot;
   }
@@ -162,6 +176,29 @@ export class Scheduler {
     if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
+    if (this.byUid.get(slot.location.locationUid) === slot) this.byUid.delete(slot.location.locationUid);
+  }
+
+  /**
+   * A webhook said `locationUid` changed: its live lane is due now (before the locations due later, after
+   * those due already), coalesced per location. A location polling now gets exactly one follow-up live poll
+   * once its live traversal completes (or its history turn ends), however many nudges came meanwhile; one in
+   * backoff or stopped keeps its health rule's due time (a nudge must not hammer a failing API).
+   */
+  nudge(locationUid: string): NudgeOutcome {
+    const slot = this.byUid.get(locationUid);
+    if (slot === undefined || slot.removed !== null) return 'unknown';
+    if (slot.state === 'running') {
+      if (this.followUps.has(slot)) return 'coalesced';
+      this.followUps.add(slot);
+      return 'follow_up';
+    }
+    if (slot.state !== 'waiting') return 'held';
+    const now = this.options.clock.now();
+    if (slot.dueAt <= now) return 'coalesced';
+    this.due.schedule(slot, now);
+    this.notify();
+    return 'due_now';
   }
 
   /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
@@ -280,7 +317,8 @@ export class Scheduler {
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
           // Due again at the location's phase of the interval, so idle polls spread evenly (poll-phase.ts).
-          this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), settings.intervalMs, slot.phase));
+          const phased = phasedDelayMs(clock.now(), settings.intervalMs, slot.phase);
+          this.requeue(slot, 'waiting', this.followUps.delete(slot) ? 0 : phased);
           // Its history lane, if split, reads in the time until then, when no live work is due.
           this.backfill.enqueue(slot);
           return;
@@ -317,7 +355,7 @@ export class Scheduler {
         // Its next page is still being read (its commit started it): the slot comes back when it is ready.
         if (location.historyAhead().state === 'pending') break;
       }
-      this.requeue(slot, 'waiting', Math.max(0, liveDueAt - clock.now()));
+      this.requeue(slot, 'waiting', this.followUps.delete(slot) ? 0 : Math.max(0, liveDueAt - clock.now()));
       this.backfill.enqueue(slot);
     } catch (error) {
       this.failed(slot, error);
@@ -347,8 +385,10 @@ export class Scheduler {
     }
   }
 
+  /** Due again in `delayMs`; a failed turn voids a follow-up a nudge asked (the health rule's time rules). */
   private requeue(slot: Slot, state: LocationState, delayMs: number): void {
     slot.state = state;
+    if (state !== 'waiting') this.followUps.delete(slot);
     this.due.schedule(slot, this.options.clock.now() + delayMs);
   }
 }

@@ -3,11 +3,13 @@
  * LocationSync is built for one of them once its offset and sink are known (the ownership step does it when it
  * takes the location's partition over), and the Scheduler that runs them.
  */
+import { livePollIntervalMs } from '../../config/sections/webhooks.js';
 import { FatalError } from '../../errors/index.js';
 import { LocationSync } from '../../sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
 import type { RecordSink } from '../../sync/ports.js';
 import { Scheduler } from '../../sync/scheduler.js';
+import { reportingPublished, type PublishedCalls } from '../../webhooks/published-calls.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
 
@@ -31,6 +33,8 @@ export function buildLocations(
     boundaryMaxBytes: number;
     /** Locations join and leave as partitions are taken over and let go (distributed mode). */
     dynamic: boolean;
+    /** Told the calls of every stored page (webhooks.enabled: the uid index and the delivery ledger). */
+    published?: PublishedCalls | undefined;
   },
 ): Locations {
   const { config, logger, metrics, clock } = ctx;
@@ -55,7 +59,7 @@ export function buildLocations(
       startOffset: offset ?? empty(),
       api: client,
       enricher,
-      sink,
+      sink: options.published === undefined ? sink : reportingPublished(sink, options.published),
       metrics,
       logger,
       clock,
@@ -78,7 +82,7 @@ export function buildLocations(
     dynamic: options.dynamic,
     settings: {
       maxLocationsInFlight: config.poll.maxLocationsInFlight,
-      intervalMs: config.poll.intervalMs,
+      intervalMs: livePollIntervalMs(config),
       pagesPerTurn: config.poll.pagesPerTurn,
       shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
       failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },

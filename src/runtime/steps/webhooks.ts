@@ -1,8 +1,11 @@
 /**
  * Start-up step 7 (webhooks.enabled): the webhook receiver, started last so that it takes nudges only once
- * everything they could reach is running, and closed first. Phase 1: a taken nudge is logged at debug and
- * counted (calls_connector_webhook_nudges_total); it does NOT yet reach the scheduler (docs/webhooks.md).
- * Phase 2 replaces `loggingNudgeSink` with the scheduler's nudge and feeds `uidLocations` from the sinks.
+ * everything they could reach is running, and closed first. A taken nudge makes each of its locations' live
+ * poll due now through the scheduler's nudge (webhooks/scheduler-nudges.ts); a location this instance does not
+ * schedule is counted and acknowledged (docs/webhooks.md).
+ *
+ * `webhookDeliveries` comes before the locations are built: the uid index and the delivery ledger it makes are
+ * fed by the sinks (webhooks/published-calls.ts) from the first page on; `wire` then joins them to the scheduler.
  */
 import { readFile } from 'node:fs/promises';
 import { readPrivateFile } from '../../auth/store/secret-file.js';
@@ -10,20 +13,60 @@ import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
+import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
 import { WebhookReceiver, type NudgeSink, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
+import { publishedCallsFeed, type PublishedCalls } from '../../webhooks/published-calls.js';
 import { ReplayWindow } from '../../webhooks/replay-window.js';
+import { schedulerNudgeSink, type NudgeTarget } from '../../webhooks/scheduler-nudges.js';
 import { keysOf, type SignatureRule } from '../../webhooks/signature/verify.js';
 import { LruUidLocations, type UidLocationIndex } from '../../webhooks/uid-locations.js';
 import type { StartContext } from './context.js';
 
 export interface Webhooks {
   address: WebhookReceiverAddress;
-  /** The port the sinks will feed as they publish (phase 2). */
+  /** The index of published uids the receiver resolves locations with. */
   uidLocations: UidLocationIndex;
 }
 
-/** Phase 1's sink: takes every nudge at once and only logs it. */
+/** What the receiver nudges, and the uid index the sinks feed. */
+export interface WebhookWiring {
+  sink: NudgeSink;
+  uidLocations: UidLocationIndex;
+}
+
+/** The webhook side's parts made before the locations (null when webhooks are off). */
+export interface WebhookDeliveries {
+  /** For the sinks: every stored page's calls (buildLocations' `published`). */
+  published: PublishedCalls;
+  ledger: DeliveryLedger;
+  /** The receiver's wiring once the scheduler exists. */
+  wire(target: NudgeTarget): WebhookWiring;
+}
+
+export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
+  const { config, metrics, clock } = ctx;
+  const settings = config.webhooks;
+  if (!settings.enabled) return null;
+  const uidLocations = new LruUidLocations(settings.uidIndexSize);
+  const ledger = new DeliveryLedger({
+    clock,
+    graceMs: settings.missedGraceMs,
+    maxEntries: settings.uidIndexSize,
+    since: clock.now(),
+    metrics: {
+      nudgeToPublished: metrics.webhookNudgeToPublished,
+      missedDeliveries: metrics.webhookMissedDeliveries,
+    },
+  });
+  return {
+    published: publishedCallsFeed(uidLocations, ledger),
+    ledger,
+    wire: (target) => ({ sink: schedulerNudgeSink({ target, metrics, ledger }), uidLocations }),
+  };
+}
+
+/** A sink that takes every nudge at once and only logs it (a receiver with no scheduler: tests, tools). */
 export function loggingNudgeSink(logger: Logger): NudgeSink {
   return {
     offer: async (nudge) => {
@@ -34,7 +77,7 @@ export function loggingNudgeSink(logger: Logger): NudgeSink {
           locations: nudge.locations.length,
           resolution: nudge.resolution,
         },
-        'webhook nudge taken (not yet passed to the scheduler)',
+        'webhook nudge taken (logged only)',
       );
     },
   };
@@ -43,7 +86,7 @@ export function loggingNudgeSink(logger: Logger): NudgeSink {
 export async function startWebhooks(
   ctx: StartContext,
   env: NodeJS.ProcessEnv = process.env,
-  sink: NudgeSink = loggingNudgeSink(ctx.logger),
+  wiring?: WebhookWiring,
 ): Promise<Webhooks | null> {
   const { config, logger, metrics, clock, lifecycle } = ctx;
   const settings = config.webhooks;
@@ -56,7 +99,8 @@ export async function startWebhooks(
         'trigger polls. Development only; never expose this receiver.',
     );
   }
-  const uidLocations = new LruUidLocations(settings.uidIndexSize);
+  const uidLocations = wiring?.uidLocations ?? new LruUidLocations(settings.uidIndexSize);
+  const sink = wiring?.sink ?? loggingNudgeSink(logger);
   const receiver = new WebhookReceiver({
     host: settings.host,
     port: settings.port,
@@ -81,7 +125,7 @@ export async function startWebhooks(
   lifecycle.defer('webhook receiver', () => receiver.close());
   logger.info(
     { url: address.url, scheme: rule.scheme, tls: settings.tls !== undefined },
-    'webhook receiver listening (nudges are counted, not yet passed to the scheduler)',
+    'webhook receiver listening',
   );
   return { address, uidLocations };
 }
