@@ -44,7 +44,7 @@ import { openKafka } from './steps/kafka.js';
 import { buildLocations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
-import { startWebhooks, webhookDeliveries } from './steps/webhooks.js';
+import { nudgeRelay, startWebhooks, webhookDeliveries } from './steps/webhooks.js';
 
 export interface ConnectorRuntimeOptions {
   config: ConnectorConfig;
@@ -121,7 +121,18 @@ export class ConnectorRuntime {
       const ownership = await takeOwnership(ctx, kafka, locations);
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
-      if (deliveries !== null) await startWebhooks(ctx, options.env, deliveries.wire(scheduler));
+      if (deliveries !== null) {
+        const wiring = deliveries.wire(scheduler);
+        const sink =
+          config.connector.mode === 'distributed'
+            ? await nudgeRelay(ctx, kafka.session.kafka, {
+                partitionCount: kafka.session.partitionCount,
+                instanceId: `${hostname()}-${process.pid}-${clock.now()}`,
+                owned: deliveries.owned(scheduler),
+              })
+            : wiring.sink;
+        await startWebhooks(ctx, options.env, { ...wiring, sink });
+      }
 
       const runtime = new ConnectorRuntime({
         config,

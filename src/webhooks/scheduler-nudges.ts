@@ -14,12 +14,30 @@ export interface NudgeTarget {
   nudge(locationUid: string): NudgeOutcome;
 }
 
-export function schedulerNudgeSink(options: {
+export interface SchedulerNudgeOptions {
   target: NudgeTarget;
   metrics: Pick<ConnectorMetrics, 'webhookNudgeOutcomes'>;
   /** Notes each delivery's uid (delivery-ledger.ts). */
   ledger?: { announced(uid: string): void };
-}): NudgeSink {
+}
+
+/**
+ * For a nudge read from the nudge topic (distributed mode), which every instance reads: only the instance
+ * whose scheduler runs the location acts on it, notes it and counts it; the others skip it silently.
+ */
+export function ownedLocationNudge(
+  options: SchedulerNudgeOptions,
+): (nudge: { uid: string; location: string }) => void {
+  const { target, metrics, ledger } = options;
+  return ({ uid, location }) => {
+    const outcome = target.nudge(location);
+    if (outcome === 'unknown') return;
+    ledger?.announced(uid);
+    metrics.webhookNudgeOutcomes.inc({ outcome });
+  };
+}
+
+export function schedulerNudgeSink(options: SchedulerNudgeOptions): NudgeSink {
   const { target, metrics, ledger } = options;
   return {
     offer: (nudge) => {

@@ -11,6 +11,13 @@ import { readFile } from 'node:fs/promises';
 import { readPrivateFile } from '../../auth/store/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
+import type { KafkaClient } from '../../kafka/client/port.js';
+import {
+  ensureNudgeTopic,
+  NudgeTopicReader,
+  NudgeTopicWriter,
+  nudgeTopicName,
+} from '../../kafka/nudges/nudge-topic.js';
 import type { Logger } from '../../logging/logger.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
@@ -18,7 +25,7 @@ import { locationDirectory } from '../../webhooks/location-directory.js';
 import { WebhookReceiver, type NudgeSink, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
 import { publishedCallsFeed, type PublishedCalls } from '../../webhooks/published-calls.js';
 import { ReplayWindow } from '../../webhooks/replay-window.js';
-import { schedulerNudgeSink, type NudgeTarget } from '../../webhooks/scheduler-nudges.js';
+import { ownedLocationNudge, schedulerNudgeSink, type NudgeTarget } from '../../webhooks/scheduler-nudges.js';
 import { keysOf, type SignatureRule } from '../../webhooks/signature/verify.js';
 import { LruUidLocations, type UidLocationIndex } from '../../webhooks/uid-locations.js';
 import type { StartContext } from './context.js';
@@ -42,6 +49,8 @@ export interface WebhookDeliveries {
   ledger: DeliveryLedger;
   /** The receiver's wiring once the scheduler exists. */
   wire(target: NudgeTarget): WebhookWiring;
+  /** Distributed mode: what a nudge read from the nudge topic does on this instance (its own locations only). */
+  owned(target: NudgeTarget): (nudge: { uid: string; location: string }) => void;
 }
 
 export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
@@ -63,6 +72,51 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
     published: publishedCallsFeed(uidLocations, ledger),
     ledger,
     wire: (target) => ({ sink: schedulerNudgeSink({ target, metrics, ledger }), uidLocations }),
+    owned: (target) => ownedLocationNudge({ target, metrics, ledger }),
+  };
+}
+
+/**
+ * Distributed mode: the receiver's nudges go through the nudge topic (kafka/nudges/nudge-topic.ts) to the
+ * instances owning their locations; this instance reads it and nudges its own (`owned`). The sink resolves once
+ * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
+ */
+export async function nudgeRelay(
+  ctx: StartContext,
+  kafka: KafkaClient,
+  options: {
+    partitionCount: number;
+    /** Unique per instance (its consumer group reads every partition). */
+    instanceId: string;
+    owned: (nudge: { uid: string; location: string }) => void;
+  },
+): Promise<NudgeSink> {
+  const { config, logger, lifecycle } = ctx;
+  const topic = nudgeTopicName(config.kafka.offsetsTopic);
+  await ensureNudgeTopic(kafka, {
+    topic,
+    partitions: options.partitionCount,
+    replicationFactor: config.kafka.replicationFactor,
+    create: config.kafka.createTopics,
+  });
+  const writer = new NudgeTopicWriter(kafka, {
+    topic,
+    connectorName: config.connector.name,
+    partitionCount: options.partitionCount,
+  });
+  await writer.connect();
+  lifecycle.defer('nudge topic writer', () => writer.disconnect());
+  const reader = new NudgeTopicReader(kafka, {
+    topic,
+    groupId: `${config.connector.name}-nudges-${options.instanceId}`,
+    each: options.owned,
+    logger,
+  });
+  await reader.start();
+  lifecycle.defer('nudge topic reader', () => reader.stop());
+  return {
+    offer: (nudge) =>
+      writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
   };
 }
 
