@@ -178,6 +178,7 @@ export const ERROR_CODES = {
   KAFKA_TLS_FILE_UNREADABLE: { class: 'fatal', exit: ExitCode.USAGE },
   KAFKA_TOPIC_MISSING: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_TOPIC_NOT_COMPACTED: { class: 'fatal', exit: ExitCode.FAILURE },
+  KAFKA_TOPIC_PARTITIONS_MISMATCH: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_TRANSACTION_ABORTED: { class: 'retriable', exit: ExitCode.FAILURE },
   // An offsets read waits for transactions open ahead of it (kafka/topics/stable-offsets.ts); one open for longer
   // than the load timeout: retried, and named for the operator in case it is a hanging transaction.

@@ -124,6 +124,9 @@ export class ConnectorMetrics {
   private readonly webhooks = webhookMetrics(this.registry);
   readonly webhookDeliveries = this.webhooks.webhookDeliveries;
   readonly webhookNudges = this.webhooks.webhookNudges;
+  readonly webhookNudgeOutcomes = this.webhooks.webhookNudgeOutcomes;
+  readonly webhookNudgeToPublished = this.webhooks.webhookNudgeToPublished;
+  readonly webhookMissedDeliveries = this.webhooks.webhookMissedDeliveries;
 
   // ---- The process as a whole (process-metrics.ts). ----
   private readonly processWide = processMetrics(this.registry, {

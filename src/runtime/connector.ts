@@ -25,6 +25,7 @@
  */
 import { hostname } from 'node:os';
 import type { ConnectorConfig } from '../config/schema.js';
+import { livePollIntervalMs } from '../config/sections/webhooks.js';
 import type { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
@@ -42,7 +43,7 @@ import { openKafka } from './steps/kafka.js';
 import { buildLocations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
-import { startWebhooks } from './steps/webhooks.js';
+import { nudgeRelay, startWebhooks, webhookDeliveries } from './steps/webhooks.js';
 import type { RoleStatus, WriterRole } from './writer-role.js';
 
 export interface ConnectorRuntimeOptions {
@@ -88,7 +89,7 @@ export class ConnectorRuntime {
         clock,
         perLocationLabels: config.metrics.perLocationLabels,
         processMetrics: true,
-        pollIntervalMs: config.poll.intervalMs,
+        pollIntervalMs: livePollIntervalMs(config),
         requestsPerSecond: config.api.requestsPerSecond,
         version: packageVersion(),
         connector: config.connector.name,
@@ -110,17 +111,34 @@ export class ConnectorRuntime {
       const ops = await openOps(ctx, () => connectorStatus(config.connector.name, workerId, null));
       const kafka = await openKafka(ctx);
       const api = await openApi(ctx, kafka.session.kafka, options.env);
+      const deliveries = webhookDeliveries(ctx);
       const locations = buildLocations(ctx, api, {
         boundaryMaxBytes: kafka.session.boundaryMaxBytes,
         dynamic: config.connector.mode === 'distributed',
+        published: deliveries?.published,
       });
       const { configured, sourceOf } = locations;
       const ownership = await takeOwnership(ctx, kafka, locations);
       const { writer } = ownership;
-      const scheduler = { status: () => writer.locations() };
+      // The current writer's scheduler (single mode opens a new one when a standby takes over).
+      const scheduler = {
+        status: () => writer.locations(),
+        nudge: (locationUid: string) => writer.nudge(locationUid),
+      };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
-      await startWebhooks(ctx, options.env);
+      if (deliveries !== null) {
+        const wiring = deliveries.wire(scheduler);
+        const sink =
+          config.connector.mode === 'distributed'
+            ? await nudgeRelay(ctx, kafka.session.kafka, {
+                partitionCount: kafka.session.partitionCount,
+                instanceId: `${hostname()}-${process.pid}-${clock.now()}`,
+                owned: deliveries.owned(scheduler),
+              })
+            : wiring.sink;
+        await startWebhooks(ctx, options.env, { ...wiring, sink });
+      }
 
       const runtime = new ConnectorRuntime({
         config,
@@ -202,14 +220,15 @@ function logStarted({ config, logger }: StartContext, locations: number): void {
     'connector started',
   );
   const roundMs = minimumRoundMs(locations, config.api.requestsPerSecond);
-  if (roundMs > config.poll.intervalMs)
+  const intervalMs = livePollIntervalMs(config);
+  if (roundMs > intervalMs)
     logger.warn(
       {
         locations,
         requestsPerSecond: config.api.requestsPerSecond,
         roundMs: Math.round(roundMs),
-        intervalMs: config.poll.intervalMs,
+        intervalMs,
       },
-      'api.requestsPerSecond cannot poll every location once per poll.intervalMs: a round of idle polls takes at least roundMs, so each location is polled that often, not every interval (raise api.requestsPerSecond if the API allows it)',
+      'api.requestsPerSecond cannot poll every location once per poll interval (poll.intervalMs, or webhooks.reconcileIntervalMs with webhooks): a round of idle polls takes at least roundMs, so each location is polled that often, not every interval (raise api.requestsPerSecond if the API allows it)',
     );
 }

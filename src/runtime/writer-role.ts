@@ -28,6 +28,7 @@ import type { Initialisation } from '../kafka/group/start-stamp.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationStatus } from '../sync/scheduled-location.js';
+import type { NudgeOutcome } from '../sync/scheduler.js';
 import type { Clock } from '../time/clock.js';
 import { FENCED_BY_NEWER_INSTANCE, type Failures } from './steps/context.js';
 
@@ -36,6 +37,8 @@ export interface Writer {
   /** Runs the locations until `signal` aborts or every one is stopped for good (Scheduler.run). */
   run(signal: AbortSignal): Promise<void>;
   status(): LocationStatus[];
+  /** A webhook said the location changed: its live poll is due now (Scheduler.nudge). */
+  nudge(locationUid: string): NudgeOutcome;
   /** Closes what the writer opened (its sink, the last page committed or aborted); idempotent. */
   close(): Promise<void>;
 }
@@ -103,6 +106,14 @@ export class WriterRole {
   /** The current writer's locations (a standby shows where its last writer left them). */
   locations(): LocationStatus[] {
     return this.current.status();
+  }
+
+  /**
+   * A nudge reaches the current writer's scheduler; a standby schedules nothing ('unknown': the writing instance
+   * has the location, and the API's delivery to it, or its reconciliation poll, publishes the change).
+   */
+  nudge(locationUid: string): NudgeOutcome {
+    return this.roleNow() === 'writer' ? this.current.nudge(locationUid) : 'unknown';
   }
 
   async run(signal: AbortSignal): Promise<void> {

@@ -38,6 +38,8 @@
  *   warning when it stretches and one when it recovers), and history still advances at its share.
  * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer;
  *   the stretch rule reads counts per grant kept as locations come and go).
+ * - Nudges (`nudge(uid)`, a webhook delivery said the location changed): its live lane is due now, coalesced.
+ *   A nudged poll is an ordinary live turn: the turn policy's share rule counts it as live work.
  */
 import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
@@ -105,6 +107,13 @@ export interface SchedulerOptions {
   scopes?: RateLimitScopes;
 }
 
+/**
+ * What a nudge did: made the live lane due now (`due_now`); found it due already or a follow-up already asked
+ * (`coalesced`); asked one follow-up live poll after the turn running now (`follow_up`); left a location in
+ * backoff or stopped to its health rule (`held`); or named a location not scheduled here (`unknown`).
+ */
+export type NudgeOutcome = 'due_now' | 'coalesced' | 'follow_up' | 'held' | 'unknown';
+
 export class Scheduler {
   private readonly slots: Slot[];
   /** Due times of the slots not running (stopped-for-good slots, due never, are left out); parked workers. */
@@ -126,6 +135,10 @@ export class Scheduler {
   private stretched = false;
   /** Locations scheduled per rate-limit scope, kept as they come and go (the stretch rule reads it per poll). */
   private readonly perScope = new Map<string, number>();
+  /** Running locations nudged meanwhile: their next live poll is due at once when the turn ends. */
+  private readonly followUps = new WeakSet<Slot>();
+  /** The scheduled slots by location uid, for nudges. */
+  private readonly byUid = new Map<string, Slot>();
 
   constructor(private readonly options: SchedulerOptions) {
     const { settings, metrics, logger, clock } = options;
@@ -166,6 +179,7 @@ export class Scheduler {
   private newSlot(location: ScheduledLocation): Slot {
     const slot = slotFor(location, this.hardStop.signal, this.scopes.scopeOf(location.locationUid));
     this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 0) + 1);
+    this.byUid.set(location.locationUid, slot);
     this.due.schedule(slot, this.options.clock.now());
     return slot;
   }
@@ -223,6 +237,29 @@ export class Scheduler {
       this.slots.splice(index, 1);
       this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 1) - 1);
     }
+    if (this.byUid.get(slot.location.locationUid) === slot) this.byUid.delete(slot.location.locationUid);
+  }
+
+  /**
+   * A webhook said `locationUid` changed: its live lane is due now (before the locations due later, after
+   * those due already), coalesced per location. A location polling now gets exactly one follow-up live poll
+   * once its live traversal completes (or its history turn ends), however many nudges came meanwhile; one in
+   * backoff or stopped keeps its health rule's due time (a nudge must not hammer a failing API).
+   */
+  nudge(locationUid: string): NudgeOutcome {
+    const slot = this.byUid.get(locationUid);
+    if (slot === undefined || slot.removed !== null) return 'unknown';
+    if (slot.state === 'running') {
+      if (this.followUps.has(slot)) return 'coalesced';
+      this.followUps.add(slot);
+      return 'follow_up';
+    }
+    if (slot.state !== 'waiting') return 'held';
+    const now = this.options.clock.now();
+    if (slot.dueAt <= now) return 'coalesced';
+    this.due.schedule(slot, now);
+    this.notify();
+    return 'due_now';
   }
 
   /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
@@ -365,8 +402,9 @@ export class Scheduler {
           slot.lastSuccessAt = clock.now();
           this.liveTurnEnded(clock.now() - startedAt);
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
-          // (poll-phase.ts).
-          this.requeue(slot, 'waiting', phasedDelayMs(clock.now(), this.intervalMs, slot.phase));
+          // (poll-phase.ts); at once when a nudge asked a follow-up poll meanwhile.
+          const phased = phasedDelayMs(clock.now(), this.intervalMs, slot.phase);
+          this.requeue(slot, 'waiting', this.followUps.delete(slot) ? 0 : phased);
           // Its history lane, if split, reads in the time until then, when no live work is due.
           this.backfill.enqueue(slot);
           return;
@@ -406,7 +444,7 @@ export class Scheduler {
         // Its next page is still being read (its commit started it): the slot comes back when it is ready.
         if (location.historyAhead().state === 'pending') break;
       }
-      this.requeue(slot, 'waiting', Math.max(0, liveDueAt - clock.now()));
+      this.requeue(slot, 'waiting', this.followUps.delete(slot) ? 0 : Math.max(0, liveDueAt - clock.now()));
       this.backfill.enqueue(slot);
     } catch (error) {
       this.failed(slot, error);
@@ -486,8 +524,10 @@ export class Scheduler {
     else logger.info(figures, 'polls are back at poll.intervalMs');
   }
 
+  /** Due again in `delayMs`; a failed turn voids a follow-up a nudge asked (the health rule's time rules). */
   private requeue(slot: Slot, state: LocationState, delayMs: number): void {
     slot.state = state;
+    if (state !== 'waiting') this.followUps.delete(slot);
     this.due.schedule(slot, this.options.clock.now() + delayMs);
   }
 }

@@ -4,7 +4,7 @@
  * - `payload_location`: the payload names a configured location;
  * - `indexed_uid`: it names none, but the connector published this uid for a location (uid-locations.ts);
  * - `grant_fanout`: neither: every location of the delivery's grant (every configured location when the
- *   delivery does not say its grant), coalesced by the poller (phase 2).
+ *   delivery does not say its grant), coalesced by the scheduler.
  *
  * A payload location this connector does not sync is not ours: no location, counted as ignored. Pure.
  */

@@ -40,8 +40,8 @@ import { verifyDelivery, type SignatureRule } from './signature/verify.js';
 import type { UidLocationIndex } from './uid-locations.js';
 
 /**
- * Where a taken nudge goes. Phase 1: counted and logged (runtime/steps/webhooks.ts); phase 2: the scheduler
- * makes the location's live poll due now (or, distributed, the nudge topic carries it to the owner).
+ * Where a taken nudge goes: the scheduler makes the location's live poll due now (scheduler-nudges.ts); a
+ * distributed instance will carry it to the location's owner over a nudge topic (docs/webhooks.md).
  * Contract: resolves once the nudge is taken (queued, not polled); rejects when it cannot be taken now.
  */
 export interface NudgeSink {

@@ -4,8 +4,8 @@
  * published `capacity` uids (LRU); a uid no longer held falls back to the grant's fan-out, which costs polls,
  * never correctness.
  *
- * `UidLocationIndex` is the port: the sync/sink side feeds `recordPublished` as it publishes (phase 2 wires
- * it), the webhook receiver reads `locationOf`.
+ * `UidLocationIndex` is the port: the sync/sink side feeds `recordPublished` as it publishes
+ * (published-calls.ts), the webhook receiver reads `locationOf`.
  */
 export interface UidLocationIndex {
   /** A record of `uid` was published for `location`. */

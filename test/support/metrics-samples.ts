@@ -4,6 +4,7 @@
  * any metric this helper forgot, so a metric added to ConnectorMetrics without a sample here fails the
  * promtool test instead of silently escaping it.
  */
+import { primeWebhookMetrics } from '../../src/metrics/webhook-metrics.js';
 import { ConnectorMetrics } from '../../src/metrics/metrics.js';
 
 export const SAMPLE_LOCATION = '7f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f';
@@ -59,6 +60,9 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
     startPositionMs: Date.now() - 7_200_000,
     records: 5,
   });
+  // The webhook receiver's series (webhooks.enabled), as its start primes them, and one timed nudge.
+  primeWebhookMetrics(metrics);
+  metrics.webhookNudgeToPublished.observe(0.4);
 }
 
 /** Names of metrics whose exposition has a TYPE line but no sample line. */

@@ -31,8 +31,8 @@ export const REFERENCE_SECTIONS: ReadonlyArray<{ title: string; sections: string
     title: '`webhooks`',
     sections: ['webhooks'],
     intro:
-      'The receiver of the `call.*` webhooks (off by default; phase 1: nudges are counted, not yet passed to the ' +
-      'scheduler). Registering the endpoint, TLS and ingress, secrets and their rotation, mapping a real payload: ' +
+      'The receiver of the `call.*` webhooks (off by default): a delivery makes its location poll now, and the ' +
+      'polls reconcile at `reconcileIntervalMs`. Registering the endpoint, TLS and ingress, secrets and their rotation, mapping a real payload: ' +
       '[webhooks.md](webhooks.md).',
   },
 ];
@@ -183,7 +183,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'schemaRegistry.compatibility':
     'Compatibility set on a subject the connector registers first; an existing subject must match.',
   'poll.intervalMs':
-    "Time between a location's polls: each location polls at its own phase of the interval, so polls spread evenly over it.",
+    "Time between a location's polls: each location polls at its own phase of the interval, so polls spread evenly over it. With `webhooks.enabled`, `webhooks.reconcileIntervalMs` instead.",
   'poll.maxLocationsInFlight':
     'Locations worked on at the same time (each holds at most two pages: one committing, one read ahead); also the most history pages read in the background at a time, waiting for their turn.',
   'lanes.enabled':
@@ -266,6 +266,10 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     'Dotted path of the location uid; when a payload has none, the uid index, else every location of the grant.',
   'webhooks.uidIndexSize':
     'Call uids whose location is remembered (least recently used go first), for deliveries without a location.',
+  'webhooks.reconcileIntervalMs':
+    'The live poll interval while the receiver is enabled, in place of `poll.intervalMs`: nudges poll changes as they come, these polls reconcile what deliveries missed.',
+  'webhooks.missedGraceMs':
+    'How late a delivery may come after a poll published its change before the change counts as a missed delivery (`calls_connector_webhook_missed_deliveries_total`).',
   'webhooks.allowUnsigned':
     'Development only: signatures are not checked at all; warned about loudly at every start.',
 };

@@ -91,6 +91,13 @@ export const webhooksSchema = z
       .prefault({}),
     /** uids whose location the receiver remembers (LRU), for deliveries without a location. */
     uidIndexSize: z.number().int().min(1).max(10_000_000).default(100_000),
+    /**
+     * The live poll interval while the receiver is enabled, in place of poll.intervalMs: polls are then the
+     * safety net that reconciles what deliveries missed (livePollIntervalMs).
+     */
+    reconcileIntervalMs: durationMs(1_000).default(15 * 60_000),
+    /** How late a delivery may come after a poll published its change before the change counts as missed. */
+    missedGraceMs: durationMs(1_000).default(60_000),
     /** Development only: accept deliveries without checking any signature (warned about at every start). */
     allowUnsigned: z.boolean().default(false),
   })
@@ -98,3 +105,14 @@ export const webhooksSchema = z
   .prefault({});
 
 export type WebhooksConfig = z.infer<typeof webhooksSchema>;
+
+/**
+ * The interval of the live polls: webhooks.reconcileIntervalMs while the receiver is enabled (the nudges poll
+ * changes as they happen), poll.intervalMs otherwise. One rule, whatever poll.intervalMs says.
+ */
+export function livePollIntervalMs(config: {
+  poll: { intervalMs: number };
+  webhooks: Pick<WebhooksConfig, 'enabled' | 'reconcileIntervalMs'>;
+}): number {
+  return config.webhooks.enabled ? config.webhooks.reconcileIntervalMs : config.poll.intervalMs;
+}

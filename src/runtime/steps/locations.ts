@@ -5,11 +5,13 @@
  * builds a new one when a standby takes over, runtime/writer-role.ts).
  */
 import { rateLimitScopes } from '../../api/rate-limit/scope-holds.js';
+import { livePollIntervalMs } from '../../config/sections/webhooks.js';
 import { FatalError } from '../../errors/index.js';
 import { LocationSync } from '../../sync/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
 import type { RecordSink } from '../../sync/ports.js';
 import { Scheduler } from '../../sync/scheduler.js';
+import { reportingPublished, type PublishedCalls } from '../../webhooks/published-calls.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
 
@@ -34,6 +36,8 @@ export function buildLocations(
     boundaryMaxBytes: number;
     /** Locations join and leave as partitions are taken over and let go (distributed mode). */
     dynamic: boolean;
+    /** Told the calls of every stored page (webhooks.enabled: the uid index and the delivery ledger). */
+    published?: PublishedCalls | undefined;
   },
 ): Locations {
   const { config, logger, metrics, clock } = ctx;
@@ -58,7 +62,7 @@ export function buildLocations(
       startOffset: offset ?? empty(),
       api: client,
       enricher,
-      sink,
+      sink: options.published === undefined ? sink : reportingPublished(sink, options.published),
       metrics,
       logger,
       clock,
@@ -82,7 +86,7 @@ export function buildLocations(
       dynamic: options.dynamic,
       settings: {
         maxLocationsInFlight: config.poll.maxLocationsInFlight,
-        intervalMs: config.poll.intervalMs,
+        intervalMs: livePollIntervalMs(config),
         pagesPerTurn: config.poll.pagesPerTurn,
         shutdownTimeoutMs: config.poll.shutdownTimeoutMs,
         failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },

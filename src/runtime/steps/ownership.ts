@@ -110,6 +110,7 @@ export async function takeOwnership(
     const writer: Writer = {
       run: (signal) => scheduler.run(signal),
       status: () => scheduler.status(),
+      nudge: (locationUid) => scheduler.nudge(locationUid),
       close: () => opened.close(),
     };
     try {
@@ -196,6 +197,7 @@ async function distributedOwnership(
     first: {
       run: (signal) => scheduler.run(signal),
       status: () => scheduler.status(),
+      nudge: (locationUid) => scheduler.nudge(locationUid),
       close: () => handover.close(),
     },
     open: () => Promise.reject(new Error('distributed mode takes partitions over through the group')),

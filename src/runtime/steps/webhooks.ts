@@ -1,29 +1,126 @@
 /**
  * Start-up step 7 (webhooks.enabled): the webhook receiver, started last so that it takes nudges only once
- * everything they could reach is running, and closed first. Phase 1: a taken nudge is logged at debug and
- * counted (calls_connector_webhook_nudges_total); it does NOT yet reach the scheduler (docs/webhooks.md).
- * Phase 2 replaces `loggingNudgeSink` with the scheduler's nudge and feeds `uidLocations` from the sinks.
+ * everything they could reach is running, and closed first. A taken nudge makes each of its locations' live
+ * poll due now through the scheduler's nudge (webhooks/scheduler-nudges.ts); a location this instance does not
+ * schedule is counted and acknowledged (docs/webhooks.md).
+ *
+ * `webhookDeliveries` comes before the locations are built: the uid index and the delivery ledger it makes are
+ * fed by the sinks (webhooks/published-calls.ts) from the first page on; `wire` then joins them to the scheduler.
  */
 import { readFile } from 'node:fs/promises';
 import { readPrivateFile } from '../../auth/store/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
+import type { KafkaClient } from '../../kafka/client/port.js';
+import {
+  ensureNudgeTopic,
+  NudgeTopicReader,
+  NudgeTopicWriter,
+  nudgeTopicName,
+} from '../../kafka/nudges/nudge-topic.js';
 import type { Logger } from '../../logging/logger.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
+import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
 import { WebhookReceiver, type NudgeSink, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
+import { publishedCallsFeed, type PublishedCalls } from '../../webhooks/published-calls.js';
 import { ReplayWindow } from '../../webhooks/replay-window.js';
+import { ownedLocationNudge, schedulerNudgeSink, type NudgeTarget } from '../../webhooks/scheduler-nudges.js';
 import { keysOf, type SignatureRule } from '../../webhooks/signature/verify.js';
 import { LruUidLocations, type UidLocationIndex } from '../../webhooks/uid-locations.js';
 import type { StartContext } from './context.js';
 
 export interface Webhooks {
   address: WebhookReceiverAddress;
-  /** The port the sinks will feed as they publish (phase 2). */
+  /** The index of published uids the receiver resolves locations with. */
   uidLocations: UidLocationIndex;
 }
 
-/** Phase 1's sink: takes every nudge at once and only logs it. */
+/** What the receiver nudges, and the uid index the sinks feed. */
+export interface WebhookWiring {
+  sink: NudgeSink;
+  uidLocations: UidLocationIndex;
+}
+
+/** The webhook side's parts made before the locations (null when webhooks are off). */
+export interface WebhookDeliveries {
+  /** For the sinks: every stored page's calls (buildLocations' `published`). */
+  published: PublishedCalls;
+  ledger: DeliveryLedger;
+  /** The receiver's wiring once the scheduler exists. */
+  wire(target: NudgeTarget): WebhookWiring;
+  /** Distributed mode: what a nudge read from the nudge topic does on this instance (its own locations only). */
+  owned(target: NudgeTarget): (nudge: { uid: string; location: string }) => void;
+}
+
+export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
+  const { config, metrics, clock } = ctx;
+  const settings = config.webhooks;
+  if (!settings.enabled) return null;
+  const uidLocations = new LruUidLocations(settings.uidIndexSize);
+  const ledger = new DeliveryLedger({
+    clock,
+    graceMs: settings.missedGraceMs,
+    maxEntries: settings.uidIndexSize,
+    since: clock.now(),
+    metrics: {
+      nudgeToPublished: metrics.webhookNudgeToPublished,
+      missedDeliveries: metrics.webhookMissedDeliveries,
+    },
+  });
+  return {
+    published: publishedCallsFeed(uidLocations, ledger),
+    ledger,
+    wire: (target) => ({ sink: schedulerNudgeSink({ target, metrics, ledger }), uidLocations }),
+    owned: (target) => ownedLocationNudge({ target, metrics, ledger }),
+  };
+}
+
+/**
+ * Distributed mode: the receiver's nudges go through the nudge topic (kafka/nudges/nudge-topic.ts) to the
+ * instances owning their locations; this instance reads it and nudges its own (`owned`). The sink resolves once
+ * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
+ */
+export async function nudgeRelay(
+  ctx: StartContext,
+  kafka: KafkaClient,
+  options: {
+    partitionCount: number;
+    /** Unique per instance (its consumer group reads every partition). */
+    instanceId: string;
+    owned: (nudge: { uid: string; location: string }) => void;
+  },
+): Promise<NudgeSink> {
+  const { config, logger, lifecycle } = ctx;
+  const topic = nudgeTopicName(config.kafka.offsetsTopic);
+  await ensureNudgeTopic(kafka, {
+    topic,
+    partitions: options.partitionCount,
+    replicationFactor: config.kafka.replicationFactor,
+    create: config.kafka.createTopics,
+  });
+  const writer = new NudgeTopicWriter(kafka, {
+    topic,
+    connectorName: config.connector.name,
+    partitionCount: options.partitionCount,
+  });
+  await writer.connect();
+  lifecycle.defer('nudge topic writer', () => writer.disconnect());
+  const reader = new NudgeTopicReader(kafka, {
+    topic,
+    groupId: `${config.connector.name}-nudges-${options.instanceId}`,
+    each: options.owned,
+    logger,
+  });
+  await reader.start();
+  lifecycle.defer('nudge topic reader', () => reader.stop());
+  return {
+    offer: (nudge) =>
+      writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
+  };
+}
+
+/** A sink that takes every nudge at once and only logs it (a receiver with no scheduler: tests, tools). */
 export function loggingNudgeSink(logger: Logger): NudgeSink {
   return {
     offer: async (nudge) => {
@@ -34,7 +131,7 @@ export function loggingNudgeSink(logger: Logger): NudgeSink {
           locations: nudge.locations.length,
           resolution: nudge.resolution,
         },
-        'webhook nudge taken (not yet passed to the scheduler)',
+        'webhook nudge taken (logged only)',
       );
     },
   };
@@ -43,7 +140,7 @@ export function loggingNudgeSink(logger: Logger): NudgeSink {
 export async function startWebhooks(
   ctx: StartContext,
   env: NodeJS.ProcessEnv = process.env,
-  sink: NudgeSink = loggingNudgeSink(ctx.logger),
+  wiring?: WebhookWiring,
 ): Promise<Webhooks | null> {
   const { config, logger, metrics, clock, lifecycle } = ctx;
   const settings = config.webhooks;
@@ -56,7 +153,8 @@ export async function startWebhooks(
         'trigger polls. Development only; never expose this receiver.',
     );
   }
-  const uidLocations = new LruUidLocations(settings.uidIndexSize);
+  const uidLocations = wiring?.uidLocations ?? new LruUidLocations(settings.uidIndexSize);
+  const sink = wiring?.sink ?? loggingNudgeSink(logger);
   const receiver = new WebhookReceiver({
     host: settings.host,
     port: settings.port,
@@ -81,7 +179,7 @@ export async function startWebhooks(
   lifecycle.defer('webhook receiver', () => receiver.close());
   logger.info(
     { url: address.url, scheme: rule.scheme, tls: settings.tls !== undefined },
-    'webhook receiver listening (nudges are counted, not yet passed to the scheduler)',
+    'webhook receiver listening',
   );
   return { address, uidLocations };
 }

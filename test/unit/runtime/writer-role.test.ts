@@ -52,6 +52,10 @@ function writer(name: string, events: string[]): Writer {
         else signal.addEventListener('abort', () => resolve(), { once: true });
       }),
     status: () => [],
+    nudge: (locationUid) => {
+      events.push(`${name} nudged ${locationUid}`);
+      return 'due_now';
+    },
     close: () => {
       events.push(`${name} closed`);
       return Promise.resolve();
@@ -128,6 +132,29 @@ describe('WriterRole (single mode: a standby takes over)', () => {
     await running;
     await role.close();
     expect(events.at(-1)).toBe('A2 closed');
+  });
+
+  it("hands a webhook's nudge to the current writer's scheduler, and none to a standby (it schedules nothing)", async () => {
+    const { events, failures, group, role } = setup();
+    const stop = new AbortController();
+    const running = role.run(stop.signal);
+    await settle();
+    expect(role.nudge('loc-1')).toBe('due_now');
+
+    group.rebalance();
+    failures.fail(fenced());
+    await settle();
+    expect(role.nudge('loc-1')).toBe('unknown');
+
+    group.answer = true;
+    group.rebalance();
+    await settle();
+    expect(role.nudge('loc-1')).toBe('due_now');
+    expect(events.filter((e) => e.includes('nudged'))).toEqual(['A nudged loc-1', 'A2 nudged loc-1']);
+
+    stop.abort();
+    await running;
+    await role.close();
   });
 
   it('asks as a re-initialisation, so a member of an earlier version keeps it standing by until it leaves (review L4 b)', async () => {
