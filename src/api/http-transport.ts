@@ -9,14 +9,14 @@
  * One attempt per call: retries are the client's business (calls-api-client.ts). Failures come out as
  * ConnectorErrors: RetriableError API_NETWORK / API_TIMEOUT for transient faults, FatalError API_TLS when
  * the server's certificate cannot be verified (retrying cannot fix trust), FatalError API_INVALID_REQUEST
- * when undici refuses to send the request (an invalid header, such as a token with a line break).
- * Programmer errors pass through unwrapped. A caller's abort rejects with the signal's reason, untouched.
+ * when undici refuses to send the request (an invalid header, such as a token with a line break); which is
+ * which is transport-errors.ts. Programmer errors pass through unwrapped. A caller's abort rejects with the
+ * signal's reason, untouched.
  */
-import { readFile } from 'node:fs/promises';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import PQueue from 'p-queue';
 import { Agent, request as undiciRequest } from 'undici';
-import { FatalError, isProgrammerError, RetriableError } from '../errors/index.js';
+import { FatalError, RetriableError } from '../errors/index.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
@@ -26,6 +26,10 @@ import { HoldNotices } from './rate-limit/hold-notices.js';
 import { RateLimiters, type RateLimitConfig, type RateLimitMetrics } from './rate-limit/registry.js';
 import type { Grant, RequestPriority, ScopeLimiter } from './rate-limit/scope-limiter.js';
 import { isRateRefusal } from './response-classifier.js';
+import { readCaFile, transportError } from './transport-errors.js';
+
+export { readCaFile };
+
 /** The transport's requests (in flight, waiting for the rate limiter, durations), and its rate limiters'. */
 export type HttpTransportMetrics = Pick<
   ConnectorMetrics,
@@ -99,56 +103,6 @@ const DEFAULT_HOLDS = { initialDelayMs: 250, maxDelayMs: 30_000, maxRetryAfterMs
 /** A histogram of one set of label values. */
 interface Observer {
   observe(value: number): void;
-}
-
-/** Error codes of Node's TLS layer meaning "this certificate is not trusted for this host". */
-const TLS_TRUST_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-/**
- * Codes of a request that cannot be sent at all (refused before any connection), e.g. a token with a
- * line break in a header. Retrying sends the same request again, so these are fatal, not network errors.
- */
-const INVALID_REQUEST_CODES = new Set([
-  'UND_ERR_INVALID_ARG',
-  'UND_ERR_NOT_SUPPORTED',
-  'ERR_INVALID_ARG_TYPE',
-  'ERR_INVALID_ARG_VALUE',
-  'ERR_INVALID_CHAR',
-  'ERR_INVALID_HTTP_TOKEN',
-  'ERR_INVALID_URL',
-]);
-
-function errorCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') return code;
-    current = current.cause;
-  }
-  return undefined;
-}
-
-/** Reads `api.caFile`; a missing or unreadable file is a fatal configuration error. */
-export async function readCaFile(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw new FatalError(
-      'API_CA_FILE',
-      `cannot read api.caFile ${path}: ${errorCode(error) ?? String(error)}`,
-      { cause: error },
-    );
-  }
 }
 
 export class HttpTransport implements HttpClient {
@@ -363,37 +317,11 @@ export class HttpTransport implements HttpClient {
       };
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
-      if (error instanceof RetriableError) throw error;
-      const code = errorCode(error);
-      if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
-        throw new RetriableError(
-          'API_TIMEOUT',
-          `the calls API did not answer ${request.path} within api.requestTimeoutMs (${this.options.requestTimeoutMs} ms)`,
-          { cause: error },
-        );
-      }
-      if (code !== undefined && INVALID_REQUEST_CODES.has(code)) {
-        // The undici message names the header, never its value; the value may be the token.
-        throw new FatalError(
-          'API_INVALID_REQUEST',
-          `the request to ${request.path} cannot be sent (${code}: ${error instanceof Error ? error.message : 'invalid'}); check the token source, api.tokenHeader and api.tokenPrefix`,
-          { cause: error },
-        );
-      }
-      // A programmer error (no system or undici code) is never retried as if it were the network's.
-      if (code === undefined && isProgrammerError(error)) throw error;
-      if (code !== undefined && TLS_TRUST_CODES.has(code)) {
-        throw new FatalError(
-          'API_TLS',
-          `the calls API's TLS certificate could not be verified (${code}); trust its CA with api.caFile`,
-          { cause: error },
-        );
-      }
-      throw new RetriableError(
-        'API_NETWORK',
-        `network error calling the calls API (${code ?? (error instanceof Error ? error.message : 'unknown')})`,
-        { cause: error },
-      );
+      throw transportError(error, {
+        path: request.path,
+        timedOut,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+      });
     } finally {
       timer.cancel();
       signal?.removeEventListener('abort', onAbort);

@@ -49,10 +49,13 @@
 import type { Admin, Consumer, ConsumerConfig, Kafka } from 'kafkajs';
 import type { Logger } from '../../logging/logger.js';
 import { systemClock, type Clock } from '../../time/clock.js';
+import { presenceGroupId, runByDistributedInstances } from './group-members.js';
+import { JoinCounter } from './join-counter.js';
 import { assignedPartitions, STICKY_ASSIGNER, stickyAssigner } from './sticky-assigner.js';
 import { isNewest, stampedRoundRobin, startStampOf, type Initialisation } from './start-stamp.js';
 
 export { STICKY_ASSIGNER };
+export { presenceGroupId, runningInstances, type RunningInstance } from './group-members.js';
 
 /**
  * Single mode's group session timeout: short (the broker's minimum by default), since a single-mode start waits
@@ -60,16 +63,6 @@ export { STICKY_ASSIGNER };
  * this is what a restart after kill -9 costs.
  */
 export const PRESENCE_SESSION_TIMEOUT_MS = 6_000;
-
-export function presenceGroupId(connectorName: string): string {
-  return `${connectorName}-instances`;
-}
-
-export interface RunningInstance {
-  memberId: string;
-  clientId: string;
-  clientHost: string;
-}
 
 /** The partitions of the offsets topic this instance owns, as one completed join of the group gave them. */
 export interface Assignment {
@@ -119,8 +112,7 @@ export class InstancePresence {
   private current: Assignment | null = null;
   private rebalancingSince: number | null = null;
   /** Completed joins of this instance's member (one per rebalance it took part in), and who waits for the next. */
-  private joinCount = 0;
-  private joinWaiters: (() => void)[] = [];
+  private readonly joinCounter = new JoinCounter();
   private readonly consumer: Consumer;
   private readonly clock: Clock;
   private readonly startedAt: number;
@@ -198,30 +190,12 @@ export class InstancePresence {
    * asks `newest()` again once it moved (runtime/writer-role.ts).
    */
   get joins(): number {
-    return this.joinCount;
+    return this.joinCounter.joins;
   }
 
   /** Resolves once `joins` exceeds `seen` (at once if it already does); rejects when `signal` aborts. */
   rejoined(seen: number, signal: AbortSignal): Promise<void> {
-    if (this.joinCount > seen) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(signal.reason as Error);
-        return;
-      }
-      const waiter = () => {
-        if (this.joinCount <= seen) return;
-        this.joinWaiters = this.joinWaiters.filter((w) => w !== waiter);
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        this.joinWaiters = this.joinWaiters.filter((w) => w !== waiter);
-        reject(signal.reason as Error);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.joinWaiters.push(waiter);
-    });
+    return this.joinCounter.rejoined(seen, signal);
   }
 
   /** Distributed mode: the latest assignment; null until the first join completed. */
@@ -316,8 +290,7 @@ export class InstancePresence {
     consumer.on(events.GROUP_JOIN, ({ payload }) => {
       const fresh = this.memberId !== payload.memberId;
       this.memberId = payload.memberId;
-      this.joinCount += 1;
-      for (const waiter of [...this.joinWaiters]) waiter();
+      this.joinCounter.joined();
       if (assigned === undefined) return;
       const now = clock.now();
       const partitions = [...(payload.memberAssignment[offsetsTopic] ?? [])].sort((a, b) => a - b);
@@ -362,41 +335,6 @@ function pauseIfRunning(consumer: Pick<Consumer, 'pause'>, topic: string): void 
     consumer.pause([{ topic }]);
   } catch (error) {
     if (!(error instanceof Error && error.message.startsWith(NOT_RUNNING))) throw error;
-  }
-}
-
-/**
- * Whether the connector's group has members in distributed mode (its protocol is the sticky assigner's). A check
- * that cannot be made (the coordinator loading, a broker restarting) answers false rather than fail the start:
- * the broker's refusal of the join still stops a mix of modes, a moment later.
- */
-async function runByDistributedInstances(kafka: Kafka, connectorName: string): Promise<boolean> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
-    const group = groups[0];
-    return group !== undefined && group.members.length > 0 && group.protocol === STICKY_ASSIGNER;
-  } catch {
-    return false;
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
-}
-
-/** Members of the connector's instances group: empty when no instance runs (or the group never existed). */
-export async function runningInstances(kafka: Kafka, connectorName: string): Promise<RunningInstance[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const { groups } = await admin.describeGroups([presenceGroupId(connectorName)]);
-    return (groups[0]?.members ?? []).map((m) => ({
-      memberId: m.memberId,
-      clientId: m.clientId,
-      clientHost: m.clientHost,
-    }));
-  } finally {
-    await admin.disconnect();
   }
 }
 
