@@ -101,8 +101,9 @@ describe('Prometheus scraping a running connector with the shipped alert rules a
       api: { pageSize: 10, retry: { maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 200 } },
       kafka: { heartbeatIntervalMs: 1_000, heartbeatTopic: uniqueName('heartbeats') },
       metrics: { enabled: true, host: '127.0.0.1', port: 0 },
-      // The webhook receiver on (the webhook panels' series), on a port of its own.
-      webhooks: { enabled: true, host: '127.0.0.1', port: 0 },
+      // The webhook receiver on (the webhook panels' series), on a port of its own; with webhooks on, locations are
+      // polled every reconcileIntervalMs, here the poll interval the staleness test needs.
+      webhooks: { enabled: true, host: '127.0.0.1', port: 0, reconcileIntervalMs: 1_000 },
     });
     await loginToSandbox(oauth, config);
     // The runtime's own metrics (process metrics, poll interval, build info), as the CLI runs it.
