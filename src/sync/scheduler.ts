@@ -33,33 +33,37 @@
  *   a spent quota) is parked until the hold ends, `throttled`, without taking a worker (review L2), and the
  *   other grants go on at full pace. A page whose requests a parked grant refuses (a retriable error while
  *   the grant is held) parks its location the same way, not counted as a failure.
- * - Stretching (poll-stretch.ts): when the live polls alone would exceed their share of the request budget or
- *   of the workers, every location's interval is stretched evenly (gauge poll_effective_interval_seconds, one
- *   warning when it stretches and one when it recovers), and history still advances at its share.
+ * - Stretching (interval-stretch.ts, poll-stretch.ts): when the live polls alone would exceed their share of
+ *   the request budget or of the workers, every location's interval is stretched evenly.
  * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer;
- *   the stretch rule reads counts per grant kept as locations come and go).
- * - Nudges (`nudge(uid)`, a webhook delivery said the location changed): its live lane is due now, coalesced.
- *   A nudged poll is an ordinary live turn: the turn policy's share rule counts it as live work.
+ *   interval-stretch.ts: counts per grant kept as locations come and go).
+ * - Nudges (`nudge(uid)`, nudges.ts: a webhook delivery said the location changed): its live lane is due now,
+ *   coalesced; one follow-up poll for a location polling now.
  */
 import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
-import type { BackoffPolicy } from '../time/backoff.js';
-import { startTimer, wallTimer, type Clock, type Timer } from '../time/clock.js';
+import { wallTimer, type Clock, type Timer } from '../time/clock.js';
 import { BackfillQueue } from './backfill-queue.js';
 import { DueQueue } from './due-queue.js';
-import type { StoppedRetryPolicy } from './healing.js';
+import { IntervalStretch } from './interval-stretch.js';
 import { LocationHealth } from './location-health.js';
+import { Membership } from './membership.js';
+import { Nudges, type NudgeOutcome } from './nudges.js';
 import { phasedDelayMs } from './poll-phase.js';
+import type { RateLimitScopes, SyncMetrics } from './ports.js';
 import {
-  slotFor,
   statusOf,
   type LocationState,
   type LocationStatus,
   type ScheduledLocation,
   type Slot,
 } from './scheduled-location.js';
-import { averageTurnMs, effectiveIntervalMs, isStretched } from './poll-stretch.js';
-import type { RateLimitScopes, SyncMetrics } from './ports.js';
+import {
+  checkSchedulerSettings,
+  DEFAULT_HISTORY_SHARE,
+  ONE_SCOPE,
+  type SchedulerSettings,
+} from './scheduler-settings.js';
 import {
   nextTurn,
   turnShares,
@@ -69,31 +73,7 @@ import {
   type TurnShares,
 } from './turn-policy.js';
 
-export interface SchedulerSettings {
-  maxLocationsInFlight: number;
-  intervalMs: number;
-  pagesPerTurn: number;
-  shutdownTimeoutMs: number;
-  /** Backoff of a location after a failed traversal (attempt = consecutive failures). */
-  failureBackoff: Readonly<BackoffPolicy>;
-  /** Backoff of a location stopped by a fatal error that can heal (attempt = consecutive stops). */
-  stoppedRetry: StoppedRetryPolicy;
-  /**
-   * History's guaranteed share of the turns, and of the budget live polls leave it (api.rateLimit.backfillShare,
-   * the share the rate limiter owes history's requests); DEFAULT_HISTORY_SHARE when not given.
-   */
-  historyShare?: number;
-}
-
-/** api.rateLimit.backfillShare's default. */
-export const DEFAULT_HISTORY_SHARE = 0.25;
-
-/** The scopes when none are wired: one for every location, never held, rate unknown. */
-const ONE_SCOPE: RateLimitScopes = {
-  scopeOf: () => 'global',
-  heldUntil: () => null,
-  ratePerSecond: () => null,
-};
+export { DEFAULT_HISTORY_SHARE, type SchedulerSettings } from './scheduler-settings.js';
 
 export interface SchedulerOptions {
   locations: readonly ScheduledLocation[];
@@ -107,15 +87,11 @@ export interface SchedulerOptions {
   scopes?: RateLimitScopes;
 }
 
-/**
- * What a nudge did: made the live lane due now (`due_now`); found it due already or a follow-up already asked
- * (`coalesced`); asked one follow-up live poll after the turn running now (`follow_up`); left a location in
- * backoff or stopped to its health rule (`held`); or named a location not scheduled here (`unknown`).
- */
-export type NudgeOutcome = 'due_now' | 'coalesced' | 'follow_up' | 'held' | 'unknown';
+export type { NudgeOutcome } from './nudges.js';
 
 export class Scheduler {
-  private readonly slots: Slot[];
+  /** The locations scheduled now, as they come and go (membership.ts). */
+  private readonly members: Membership;
   /** Due times of the slots not running (stopped-for-good slots, due never, are left out); parked workers. */
   private readonly due: DueQueue<Slot>;
   /** Split locations whose history lane waits for a turn, and the history turns running. */
@@ -128,30 +104,26 @@ export class Scheduler {
   private readonly shares: TurnShares;
   /** The turn policy's credits (turn-policy.ts). */
   private deficits: TurnDeficits = NO_DEFICITS;
-  /** Moving average of live turn durations (ms), for the stretch rule. */
-  private liveTurnMs: number | null = null;
-  /** The interval locations are polled at now (poll-stretch.ts), and whether that was reported as stretched. */
-  private intervalMs: number;
-  private stretched = false;
-  /** Locations scheduled per rate-limit scope, kept as they come and go (the stretch rule reads it per poll). */
-  private readonly perScope = new Map<string, number>();
-  /** Running locations nudged meanwhile: their next live poll is due at once when the turn ends. */
-  private readonly followUps = new WeakSet<Slot>();
-  /** The scheduled slots by location uid, for nudges. */
-  private readonly byUid = new Map<string, Slot>();
+  /** The interval locations are polled at now, and the stretch rule's inputs (interval-stretch.ts). */
+  private readonly stretch: IntervalStretch;
+  /** The slots nudges reach and the follow-ups they asked (nudges.ts). */
+  private readonly nudges: Nudges;
 
   constructor(private readonly options: SchedulerOptions) {
     const { settings, metrics, logger, clock } = options;
-    if (!Number.isInteger(settings.maxLocationsInFlight) || settings.maxLocationsInFlight < 1)
-      throw new RangeError('maxLocationsInFlight must be >= 1');
-    if (!Number.isInteger(settings.pagesPerTurn) || settings.pagesPerTurn < 1)
-      throw new RangeError('pagesPerTurn must be >= 1');
-    const uids = new Set(options.locations.map((l) => l.locationUid));
-    if (uids.size !== options.locations.length) throw new RangeError('each location may be scheduled once');
+    checkSchedulerSettings(
+      settings,
+      options.locations.map((l) => l.locationUid),
+    );
     this.scopes = options.scopes ?? ONE_SCOPE;
     this.shares = turnShares(settings.historyShare ?? DEFAULT_HISTORY_SHARE);
-    this.intervalMs = settings.intervalMs;
-    metrics.pollEffectiveInterval.set(settings.intervalMs / 1000);
+    this.stretch = new IntervalStretch({
+      configuredMs: settings.intervalMs,
+      workers: settings.maxLocationsInFlight,
+      scopes: this.scopes,
+      metrics,
+      logger,
+    });
     this.due = new DueQueue<Slot>({
       clock,
       waiting: (slot) => slot.state !== 'running' && !slot.detached,
@@ -173,93 +145,43 @@ export class Scheduler {
       clock,
       slots: () => this.slots,
     });
-    this.slots = options.locations.map((location) => this.newSlot(location));
+    this.nudges = new Nudges({
+      clock,
+      dueNow: (slot, nowMs) => {
+        this.due.schedule(slot, nowMs);
+        this.notify();
+      },
+    });
+    this.members = new Membership({
+      clock,
+      hardStop: this.hardStop.signal,
+      scopes: this.scopes,
+      due: this.due,
+      stretch: this.stretch,
+      nudges: this.nudges,
+      health: this.health,
+    });
+    this.members.schedule(options.locations);
   }
 
-  private newSlot(location: ScheduledLocation): Slot {
-    const slot = slotFor(location, this.hardStop.signal, this.scopes.scopeOf(location.locationUid));
-    this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 0) + 1);
-    this.byUid.set(location.locationUid, slot);
-    this.due.schedule(slot, this.options.clock.now());
-    return slot;
+  private get slots(): readonly Slot[] {
+    return this.members.slots;
   }
 
   /** Schedules locations (due at once). A uid already scheduled (or still leaving) is a RangeError. */
   add(locations: readonly ScheduledLocation[]): void {
-    const present = new Set(this.slots.map((s) => s.location.locationUid));
-    for (const location of locations) {
-      if (present.has(location.locationUid))
-        throw new RangeError(`location ${location.locationUid} is already scheduled`);
-      present.add(location.locationUid);
-    }
-    for (const location of locations) this.slots.push(this.newSlot(location));
+    this.members.add(locations);
     this.notify();
   }
 
-  /**
-   * Unschedules locations (unknown uids are ignored): no page of theirs starts any more. Resolves once
-   * none of them has a page in flight; a page still in flight after `boundMs` is aborted. Their status
-   * and their share of locations_stopped go with them.
-   */
-  async remove(locationUids: Iterable<string>, boundMs: number): Promise<void> {
-    const uids = new Set(locationUids);
-    const leaving: Array<Promise<void>> = [];
-    const inFlight: Slot[] = [];
-    for (const slot of [...this.slots]) {
-      if (!uids.has(slot.location.locationUid) || slot.removed !== null) continue;
-      if (slot.state !== 'running') {
-        this.detach(slot);
-        continue;
-      }
-      inFlight.push(slot);
-      leaving.push(new Promise<void>((resolve) => (slot.removed = resolve)));
-    }
-    this.health.publishStopped();
-    if (leaving.length === 0) return;
-    const bound = startTimer(this.options.clock, boundMs, () => {
-      for (const slot of inFlight)
-        slot.abort.abort(new Error('the location was removed: abandoning its page in flight'));
-    });
-    try {
-      await Promise.all(leaving);
-    } finally {
-      bound.cancel();
-    }
+  /** Unschedules locations; resolves once none of them has a page in flight (membership.ts). */
+  remove(locationUids: Iterable<string>, boundMs: number): Promise<void> {
+    return this.members.remove(locationUids, boundMs);
   }
 
-  private detach(slot: Slot): void {
-    slot.detached = true;
-    // A read-ahead its last page started (listing and GETs, on the page signal) must not outlive the
-    // location's removal: it would spend API quota at every rebalance for nothing (issue 20).
-    if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));
-    const index = this.slots.indexOf(slot);
-    if (index >= 0) {
-      this.slots.splice(index, 1);
-      this.perScope.set(slot.scope, (this.perScope.get(slot.scope) ?? 1) - 1);
-    }
-    if (this.byUid.get(slot.location.locationUid) === slot) this.byUid.delete(slot.location.locationUid);
-  }
-
-  /**
-   * A webhook said `locationUid` changed: its live lane is due now (before the locations due later, after
-   * those due already), coalesced per location. A location polling now gets exactly one follow-up live poll
-   * once its live traversal completes (or its history turn ends), however many nudges came meanwhile; one in
-   * backoff or stopped keeps its health rule's due time (a nudge must not hammer a failing API).
-   */
+  /** A webhook said `locationUid` changed: its live lane is due now, coalesced (nudges.ts). */
   nudge(locationUid: string): NudgeOutcome {
-    const slot = this.byUid.get(locationUid);
-    if (slot === undefined || slot.removed !== null) return 'unknown';
-    if (slot.state === 'running') {
-      if (this.followUps.has(slot)) return 'coalesced';
-      this.followUps.add(slot);
-      return 'follow_up';
-    }
-    if (slot.state !== 'waiting') return 'held';
-    const now = this.options.clock.now();
-    if (slot.dueAt <= now) return 'coalesced';
-    this.due.schedule(slot, now);
-    this.notify();
-    return 'due_now';
+    return this.nudges.nudge(locationUid);
   }
 
   /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
@@ -400,11 +322,15 @@ export class Scheduler {
         this.health.pageDone(slot, report);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
-          this.liveTurnEnded(clock.now() - startedAt);
+          // The stretch rule (interval-stretch.ts) sets the interval from this turn.
+          this.stretch.liveTurnEnded(clock.now() - startedAt, {
+            locations: this.slots.length,
+            liveShare: this.backfill.idle() ? 1 : this.shares.live,
+          });
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
           // (poll-phase.ts); at once when a nudge asked a follow-up poll meanwhile.
-          const phased = phasedDelayMs(clock.now(), this.intervalMs, slot.phase);
-          this.requeue(slot, 'waiting', this.followUps.delete(slot) ? 0 : phased);
+          const phased = phasedDelayMs(clock.now(), this.stretch.intervalMs, slot.phase);
+          this.requeue(slot, 'waiting', this.nudges.takeFollowUp(slot) ? 0 : phased);
           // Its history lane, if split, reads in the time until then, when no live work is due.
           this.backfill.enqueue(slot);
           return;
@@ -415,7 +341,7 @@ export class Scheduler {
     } catch (error) {
       this.failed(slot, error);
     } finally {
-      this.turnEnded(slot);
+      this.members.turnEnded(slot);
     }
   }
 
@@ -444,13 +370,14 @@ export class Scheduler {
         // Its next page is still being read (its commit started it): the slot comes back when it is ready.
         if (location.historyAhead().state === 'pending') break;
       }
-      this.requeue(slot, 'waiting', this.followUps.delete(slot) ? 0 : Math.max(0, liveDueAt - clock.now()));
+      const followUp = this.nudges.takeFollowUp(slot);
+      this.requeue(slot, 'waiting', followUp ? 0 : Math.max(0, liveDueAt - clock.now()));
       this.backfill.enqueue(slot);
     } catch (error) {
       this.failed(slot, error);
     } finally {
       this.backfill.turnEnded();
-      this.turnEnded(slot);
+      this.members.turnEnded(slot);
     }
   }
 
@@ -473,61 +400,10 @@ export class Scheduler {
     this.requeue(slot, state, delayMs);
   }
 
-  /** A turn is over: a location removed meanwhile leaves now. */
-  private turnEnded(slot: Slot): void {
-    const removed = slot.removed;
-    if (removed !== null) {
-      this.detach(slot);
-      this.health.publishStopped();
-      removed();
-    }
-  }
-
-  /**
-   * A live traversal completed in one turn of `turnMs`: the stretch rule (poll-stretch.ts) says the interval
-   * locations are polled at now; the gauge follows it and a change of its verdict is said once.
-   */
-  private liveTurnEnded(turnMs: number): void {
-    const { settings, metrics, logger } = this.options;
-    this.liveTurnMs = averageTurnMs(this.liveTurnMs, turnMs);
-    const locations = this.slots.length;
-    const historyWaits = !this.backfill.idle();
-    const liveShare = historyWaits ? this.shares.live : 1;
-    const effective = effectiveIntervalMs({
-      configuredMs: settings.intervalMs,
-      locations,
-      scopes: [...this.perScope].map(([scope, count]) => ({
-        locations: count,
-        ratePerSecond: this.scopes.ratePerSecond(scope),
-      })),
-      liveTurnMs: this.liveTurnMs,
-      workers: settings.maxLocationsInFlight,
-      liveShare,
-    });
-    this.intervalMs = effective;
-    metrics.pollEffectiveInterval.set(effective / 1000);
-    const stretched = isStretched(effective, settings.intervalMs, this.stretched);
-    if (stretched === this.stretched) return;
-    this.stretched = stretched;
-    const figures = {
-      intervalMs: settings.intervalMs,
-      effectiveIntervalMs: Math.round(effective),
-      locations,
-      liveTurnMs: Math.round(this.liveTurnMs),
-      liveShare,
-    };
-    if (stretched)
-      logger.warn(
-        figures,
-        'live polls alone exceed their share of the API budget or of the workers: every location is polled at effectiveIntervalMs instead of poll.intervalMs, history keeps its share (docs/runbook.md)',
-      );
-    else logger.info(figures, 'polls are back at poll.intervalMs');
-  }
-
   /** Due again in `delayMs`; a failed turn voids a follow-up a nudge asked (the health rule's time rules). */
   private requeue(slot: Slot, state: LocationState, delayMs: number): void {
     slot.state = state;
-    if (state !== 'waiting') this.followUps.delete(slot);
+    if (state !== 'waiting') this.nudges.takeFollowUp(slot);
     this.due.schedule(slot, this.options.clock.now() + delayMs);
   }
 }
