@@ -9,17 +9,13 @@
  *   later (poll-phase.ts), so the polls of many locations spread evenly over the interval. A failed turn is
  *   the health rule's (location-health.ts): a retriable error makes the location due again after a growing
  *   backoff; a fatal one stops only that location, tried again later if it can heal.
- * - Graceful stop: when `signal` aborts, no new page starts; pages in flight may finish and commit for up
- *   to `shutdownTimeoutMs` (a wall timer: real time, whatever the injected clock does), after which they
- *   are aborted (abandoned before their commit). `run` resolves once every worker has stopped, or at the
- *   shutdown timeout even if a commit has not settled (the caller then closes the sink with a bound). Stopped
- *   locations that can heal never end `run`: the process keeps retrying them and serving metrics. `run`
- *   resolves without a stop only when every location is stopped by an error that only a restart can fix.
- * - Run-time membership (distributed mode, `dynamic`): `add(locations)` schedules locations now owned, due at
- *   once; `remove(uids, boundMs)` stops taking pages of locations no longer owned: a location between pages
- *   leaves at once, one in the middle of a page may finish it for up to `boundMs` (on the injected clock),
- *   after which the page is aborted (abandoned before its commit). It resolves once none of them has a page
- *   in flight. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
+ * - Graceful stop (graceful-stop.ts): when `signal` aborts, no new page starts; pages in flight may finish
+ *   for up to `shutdownTimeoutMs`. `run` resolves once every worker has stopped, or at the shutdown timeout
+ *   even if a commit has not settled (the caller then closes the sink with a bound). Stopped locations that
+ *   can heal never end `run`: the process keeps retrying them and serving metrics. `run` resolves without a
+ *   stop only when every location is stopped by an error that only a restart can fix.
+ * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
+ *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
  * - Lanes (lanes.ts): a split location is due at its phase for its live lane like any other; once its live
  *   traversal completes it also joins the backfill queue (backfill-queue.ts), whose history pages are read in
  *   the background before their turn. The turn policy (turn-policy.ts) says which kind of turn a worker takes:
@@ -42,9 +38,10 @@
  */
 import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
-import { wallTimer, type Clock, type Timer } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { BackfillQueue } from './backfill-queue.js';
 import { DueQueue } from './due-queue.js';
+import { gracefulStop } from './graceful-stop.js';
 import { IntervalStretch } from './interval-stretch.js';
 import { LocationHealth } from './location-health.js';
 import { Membership } from './membership.js';
@@ -64,14 +61,7 @@ import {
   ONE_SCOPE,
   type SchedulerSettings,
 } from './scheduler-settings.js';
-import {
-  nextTurn,
-  turnShares,
-  NO_DEFICITS,
-  type TurnDeficits,
-  type TurnKind,
-  type TurnShares,
-} from './turn-policy.js';
+import { TurnCredits } from './turn-credits.js';
 
 export { DEFAULT_HISTORY_SHARE, type SchedulerSettings } from './scheduler-settings.js';
 
@@ -101,9 +91,8 @@ export class Scheduler {
   private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
   private readonly scopes: RateLimitScopes;
-  private readonly shares: TurnShares;
-  /** The turn policy's credits (turn-policy.ts). */
-  private deficits: TurnDeficits = NO_DEFICITS;
+  /** The turn policy's shares and credits (turn-credits.ts, turn-policy.ts). */
+  private readonly turns: TurnCredits;
   /** The interval locations are polled at now, and the stretch rule's inputs (interval-stretch.ts). */
   private readonly stretch: IntervalStretch;
   /** The slots nudges reach and the follow-ups they asked (nudges.ts). */
@@ -116,7 +105,10 @@ export class Scheduler {
       options.locations.map((l) => l.locationUid),
     );
     this.scopes = options.scopes ?? ONE_SCOPE;
-    this.shares = turnShares(settings.historyShare ?? DEFAULT_HISTORY_SHARE);
+    this.turns = new TurnCredits(
+      settings.historyShare ?? DEFAULT_HISTORY_SHARE,
+      settings.maxLocationsInFlight,
+    );
     this.stretch = new IntervalStretch({
       configuredMs: settings.intervalMs,
       workers: settings.maxLocationsInFlight,
@@ -193,16 +185,13 @@ export class Scheduler {
   async run(signal: AbortSignal): Promise<void> {
     this.stopSignal = signal;
     const { settings, logger } = this.options;
-    let deadline: Timer | undefined;
-    const onStop = () => {
-      logger.info({ shutdownTimeoutMs: settings.shutdownTimeoutMs }, 'stopping: finishing pages in flight');
-      deadline = wallTimer(settings.shutdownTimeoutMs, () =>
-        this.hardStop.abort(new Error('shutdown timeout: abandoning pages in flight')),
-      );
-      this.notify();
-    };
-    if (signal.aborted) onStop();
-    else signal.addEventListener('abort', onStop, { once: true });
+    const stopping = gracefulStop({
+      signal,
+      shutdownTimeoutMs: settings.shutdownTimeoutMs,
+      hardStop: this.hardStop,
+      logger,
+      onStop: () => this.notify(),
+    });
     const { maxLocationsInFlight } = settings;
     const count = this.options.dynamic
       ? maxLocationsInFlight
@@ -212,20 +201,15 @@ export class Scheduler {
     // can wait on Kafka for much longer (kafkajs retries, or the sink settling an unknown outcome), and
     // SIGTERM must end in bounded time. Abandoning it is safe: the sink's close bounds the commit, and
     // what is stored decides where the next start resumes.
-    const abandoned = new Promise<'abandoned'>((resolve) => {
-      if (this.hardStop.signal.aborted) resolve('abandoned');
-      else this.hardStop.signal.addEventListener('abort', () => resolve('abandoned'), { once: true });
-    });
     try {
-      const outcome = await Promise.race([Promise.all(workers), abandoned]);
+      const outcome = await Promise.race([Promise.all(workers), stopping.abandoned]);
       if (outcome === 'abandoned') {
         const stuck = this.slots.filter((s) => s.state === 'running').map((s) => s.location.locationUid);
         if (stuck.length > 0)
           logger.warn({ locations: stuck }, 'shutdown timeout passed: abandoning pages still in flight');
       }
     } finally {
-      signal.removeEventListener('abort', onStop);
-      deadline?.cancel();
+      stopping.dispose();
       this.due.cancelTimer();
     }
   }
@@ -266,7 +250,7 @@ export class Scheduler {
    * or none yet. Asking whether history waits starts reading history pages ahead (backfill-queue.ts).
    */
   private takeDue(): Slot | undefined {
-    const kind = this.turnFor({
+    const kind = this.turns.turnFor({
       live: this.due.anyDue(),
       history: this.backfill.next() !== undefined,
       historyTurns: this.backfill.historyTurns,
@@ -277,23 +261,6 @@ export class Scheduler {
     slot.state = 'running';
     slot.lane = kind;
     return slot;
-  }
-
-  /**
-   * Asks the turn policy and keeps its credits, unless the answer is not `keepOnly` (a history turn asking
-   * whether it goes on: when it does not, the worker asks again for the turn it takes, which is charged then).
-   */
-  private turnFor(
-    work: { live: boolean; history: boolean; historyTurns: number },
-    keepOnly?: TurnKind,
-  ): TurnKind | null {
-    const choice = nextTurn(this.deficits, this.shares, {
-      waiting: { live: work.live, history: work.history },
-      historyTurns: work.historyTurns,
-      maxLocationsInFlight: this.options.settings.maxLocationsInFlight,
-    });
-    if (keepOnly === undefined || choice.kind === keepOnly) this.deficits = choice.deficits;
-    return choice.kind;
   }
 
   private isHeld(slot: Slot): boolean {
@@ -325,7 +292,7 @@ export class Scheduler {
           // The stretch rule (interval-stretch.ts) sets the interval from this turn.
           this.stretch.liveTurnEnded(clock.now() - startedAt, {
             locations: this.slots.length,
-            liveShare: this.backfill.idle() ? 1 : this.shares.live,
+            liveShare: this.backfill.idle() ? 1 : this.turns.shares.live,
           });
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
           // (poll-phase.ts); at once when a nudge asked a follow-up poll meanwhile.
@@ -358,7 +325,7 @@ export class Scheduler {
         const report = await location.runPage(slot.pageSignal, 'history');
         this.health.pageDone(slot, report);
         if (location.hasHistory !== true || stop.aborted || slot.removed !== null) break;
-        const goesOn = this.turnFor(
+        const goesOn = this.turns.turnFor(
           {
             live: liveDueAt <= clock.now() || this.due.anyDue(),
             history: true,
