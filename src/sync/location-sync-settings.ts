@@ -1,4 +1,7 @@
-/** LocationSync's settings (sync.*, privacy.*, kafka.tombstoneGoneCalls, lanes), its collaborators and its page report. */
+/**
+ * LocationSync's settings (sync.*, privacy.*, kafka.tombstoneGoneCalls, lanes), its collaborators and its page
+ * report.
+ */
 import type { Logger } from '../logging/logger.js';
 import type { BackoffPolicy } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';
