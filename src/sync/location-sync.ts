@@ -3,6 +3,7 @@
  * progress of each lane, and sequences the parts, none of which calls another:
  * - the listing (CallsApi, whose items arrive mapped) and the paginator rules (traversal.ts);
  * - the page pipeline (page-pipeline.ts: map, boundary dedupe, enrich, privacy, tombstones, dead letters);
+ * - how a lane's page is read, listed as the lane lists and prepared at its priority (page-reading.ts);
  * - the read-ahead (read-ahead.ts): while a page that is not the traversal's last commits, the next one is
  *   listed and prepared from the offset it will store; only that work is done ahead, the cursor-loop check,
  *   the metrics and the commit happen when the page's turn comes, in order;
@@ -36,7 +37,7 @@
  *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
  *   the traversal (retriable).
  * - A page's single-call answers older than maxEnrichmentAgeMs when its turn comes (read ahead long before)
- *   are asked again before the commit (Enricher.refresh): privacy is never decided by an old answer.
+ *   are asked again before the commit (page-reading.ts, Enricher.refresh): privacy is never decided by an old answer.
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
@@ -46,13 +47,8 @@
  *   started it is awaited, the sink bounding its own time.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
-import type { Logger } from '../logging/logger.js';
-import type { BackoffPolicy } from '../time/backoff.js';
-import type { Clock } from '../time/clock.js';
 import type { BackfillFigures, BackfillProgress } from './backfill.js';
 import { CommitDriver } from './commit-driver.js';
-import type { Enricher } from './enricher.js';
-import type { BoundaryFingerprints } from './fingerprint.js';
 import { HistoryLane } from './history-lane.js';
 import type { LaneRole } from './lane-role.js';
 import {
@@ -64,84 +60,23 @@ import {
   readAheadKey,
   restartLane,
   type Lane,
-  type LaneSettings,
 } from './lanes.js';
 import { LiveLane } from './live-lane.js';
 import { LocationCounters, type LocationTotals } from './location-counters.js';
 import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
-import type { LaneOffset, LocationOffset, PrivacyPolicy, RequestHint } from './model.js';
+import type { LocationSyncOptions, PageReport } from './location-sync-settings.js';
+import type { LocationOffset, RequestHint } from './model.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
-import {
-  assemblePage,
-  pageTally,
-  preparePage,
-  type PipelineSettings,
-  type PreparedPage,
-} from './page-pipeline.js';
-import {
-  InvalidCursorError,
-  type CallsApi,
-  type ListedPage,
-  type PageCommit,
-  type PageRequest,
-  type RecordSink,
-  type SyncMetrics,
-} from './ports.js';
-import { readingAhead, type AheadState, type PageReader } from './read-ahead.js';
+import { assemblePage, pageTally, type PipelineSettings } from './page-pipeline.js';
+import { pageReader, withRecentAnswers } from './page-reading.js';
+import { InvalidCursorError, type ListedPage, type PageCommit } from './ports.js';
+import { readingAhead, type AheadState } from './read-ahead.js';
 import { nextPageRequest, type TraversalSettings } from './traversal.js';
 import { TraversalRun } from './traversal-run.js';
 
 export { emptyTotals, type LocationTotals } from './location-counters.js';
 
-export interface LocationSyncSettings {
-  pageSize: number;
-  /** `since` of a location's first traversal when it has no stored offset; null = from the beginning. */
-  startSince: string | null;
-  boundaryCap: number;
-  /**
-   * Bytes the boundary may take in the stored offset (traversal.ts, boundaryEntryBytes): the offsets
-   * topic's max.message.bytes less the rest of the record. Unset: no byte bound (tests).
-   */
-  boundaryMaxBytes?: number;
-  privacy: PrivacyPolicy;
-  /** Keyed fingerprints of boundary records (fingerprint.ts: why keyed); one per connector, same on every instance. */
-  fingerprints: BoundaryFingerprints;
-  /** Backoff and attempts for rejected commits (the API retry policy's numbers serve well). */
-  commitRetry: Readonly<BackoffPolicy>;
-  /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
-  tombstoneGone?: boolean;
-  /** Live and history lanes (lanes.ts); unset: never split. */
-  lanes?: LaneSettings;
-  /**
-   * The age (ms, on the clock) past which a prepared page's single-call answers are asked again before it
-   * commits (privacy.maxEnrichmentAgeMs; Enricher.refresh); unset: no bound (tests).
-   */
-  maxEnrichmentAgeMs?: number;
-}
-
-export interface LocationSyncOptions {
-  locationUid: string;
-  startOffset: LocationOffset;
-  api: Pick<CallsApi, 'listPage'>;
-  enricher: Enricher;
-  sink: RecordSink;
-  metrics: SyncMetrics;
-  logger: Logger;
-  settings: LocationSyncSettings;
-  clock: Clock;
-}
-
-export interface PageReport {
-  /**
-   * The lane's traversal ended with this page (nextCursor null); for a history page, the history lane
-   * reached T0 and the lanes merged.
-   */
-  complete: boolean;
-  /** Calls published by this page (0 when the cursor was rejected and the traversal restarted). */
-  published: number;
-  /** The lane the page belonged to. */
-  lane: Lane;
-}
+export type { LocationSyncOptions, LocationSyncSettings, PageReport } from './location-sync-settings.js';
 
 export class LocationSync {
   readonly locationUid: string;
@@ -278,7 +213,7 @@ export class LocationSync {
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
     const ahead = role.readAhead.take(readAheadKey(this.position, lane), request);
     role.pageBegins(ahead);
-    const reader = this.pageReader(role, from, request, pipeline);
+    const reader = pageReader(this.options, role, from, request, pipeline, this.hint(role));
     let listed: ListedPage;
     try {
       listed = await (ahead?.listed ?? reader.list(signal));
@@ -289,9 +224,11 @@ export class LocationSync {
     }
     this.counters.pageFetched(traversal);
     if (traversal.detector.isLoop(listed.nextCursor)) throw traversal.cursorLoop();
-    const prepared = await this.withRecentAnswers(
+    const { enricher, clock, settings } = this.options;
+    const prepared = await withRecentAnswers(
+      { enricher, clock, maxEnrichmentAgeMs: settings.maxEnrichmentAgeMs },
       await (ahead?.prepared ?? reader.prepare(listed, signal)),
-      role,
+      () => this.hint(role),
       signal,
     );
     const { kept, superseded } = role.keep(prepared);
@@ -314,41 +251,6 @@ export class LocationSync {
     return { complete: outcome.complete, published: page.calls.length, lane };
   }
 
-  /**
-   * How `role`'s page of `request` from `from` is read, in its turn or ahead: listed as the lane lists
-   * (LaneRole.list), then prepared (page-pipeline.ts) with `pipeline`, both at the lane's priority now.
-   */
-  private pageReader(
-    role: LaneRole,
-    from: LaneOffset,
-    request: PageRequest,
-    pipeline: PipelineSettings,
-  ): PageReader {
-    const { api, enricher } = this.options;
-    const hint = this.hint(role);
-    return {
-      list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, signal),
-      prepare: (listed, signal) => preparePage(from, listed, pipeline, enricher, signal, hint),
-    };
-  }
-
-  /**
-   * `prepared` with its single-call answers no older than maxEnrichmentAgeMs: a page read ahead may wait long
-   * for its turn (a history page, for hours) while a call turns private; those answers are asked again, by
-   * the same enricher, so the privacy rule judges the number it publishes by a recent answer.
-   */
-  private async withRecentAnswers(
-    prepared: PreparedPage,
-    role: LaneRole,
-    signal?: AbortSignal,
-  ): Promise<PreparedPage> {
-    const { settings, enricher, clock } = this.options;
-    if (settings.maxEnrichmentAgeMs === undefined) return prepared;
-    const notBeforeMs = clock.now() - settings.maxEnrichmentAgeMs;
-    const enriched = await enricher.refresh(prepared.enriched, notBeforeMs, signal, this.hint(role));
-    return enriched === prepared.enriched ? prepared : { ...prepared, enriched: [...enriched] };
-  }
-
   /** Lists and prepares `role`'s page after `offset` (the offset the current page stores) while it commits. */
   private startReadAhead(role: LaneRole, offset: LocationOffset, signal?: AbortSignal): void {
     const { lane } = role;
@@ -356,7 +258,14 @@ export class LocationSync {
     const from = laneOffset(offset, lane);
     const request = nextPageRequest(from, this.traversalFor(lane));
     // The pipeline of the page after this one: its bounds are the other lane's as this commit leaves it.
-    const reader = this.pageReader(role, from, request, lanePipeline(this.pipeline, offset, lane));
+    const reader = pageReader(
+      this.options,
+      role,
+      from,
+      request,
+      lanePipeline(this.pipeline, offset, lane),
+      this.hint(role),
+    );
     const read = readingAhead(reader, role.aheadMark());
     role.readAhead.start(readAheadKey(offset, lane), request, read, signal);
   }

@@ -1,0 +1,40 @@
+/** The scheduler's settings (poll.*, api.rateLimit.backfillShare) and their checks. */
+import type { BackoffPolicy } from '../time/backoff.js';
+import type { StoppedRetryPolicy } from './healing.js';
+import type { RateLimitScopes } from './ports.js';
+
+export interface SchedulerSettings {
+  maxLocationsInFlight: number;
+  intervalMs: number;
+  pagesPerTurn: number;
+  shutdownTimeoutMs: number;
+  /** Backoff of a location after a failed traversal (attempt = consecutive failures). */
+  failureBackoff: Readonly<BackoffPolicy>;
+  /** Backoff of a location stopped by a fatal error that can heal (attempt = consecutive stops). */
+  stoppedRetry: StoppedRetryPolicy;
+  /**
+   * History's guaranteed share of the turns, and of the budget live polls leave it (api.rateLimit.backfillShare,
+   * the share the rate limiter owes history's requests); DEFAULT_HISTORY_SHARE when not given.
+   */
+  historyShare?: number;
+}
+
+/** api.rateLimit.backfillShare's default. */
+export const DEFAULT_HISTORY_SHARE = 0.25;
+
+/** The scopes when none are wired: one for every location, never held, rate unknown. */
+export const ONE_SCOPE: RateLimitScopes = {
+  scopeOf: () => 'global',
+  heldUntil: () => null,
+  ratePerSecond: () => null,
+};
+
+/** Throws a RangeError naming what is wrong with `settings` or `locationUids` (each scheduled once). */
+export function checkSchedulerSettings(settings: SchedulerSettings, locationUids: readonly string[]): void {
+  if (!Number.isInteger(settings.maxLocationsInFlight) || settings.maxLocationsInFlight < 1)
+    throw new RangeError('maxLocationsInFlight must be >= 1');
+  if (!Number.isInteger(settings.pagesPerTurn) || settings.pagesPerTurn < 1)
+    throw new RangeError('pagesPerTurn must be >= 1');
+  if (new Set(locationUids).size !== locationUids.length)
+    throw new RangeError('each location may be scheduled once');
+}
