@@ -157,6 +157,17 @@ export async function loadConfig(
   file: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ConnectorConfig> {
+  return (await loadConfigFile(file, env)).config;
+}
+
+/**
+ * The validated config and the document as the file wrote it (before `${ENV}` and defaults), for the checks
+ * that depend on what a person wrote rather than on the effective value (ignoredSettings).
+ */
+export async function loadConfigFile(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ config: ConnectorConfig; document: unknown }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -173,7 +184,7 @@ export async function loadConfig(
     throw new ConfigError(`the config file ${file} is not valid YAML${where}: ${problem}`, [], error);
   }
   try {
-    return parseConfig(document, env);
+    return { config: parseConfig(document, env), document };
   } catch (error) {
     if (error instanceof ConfigError) throw new ConfigError(`${file}: ${error.message}`, [], error.cause);
     throw error;

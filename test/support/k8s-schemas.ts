@@ -10,9 +10,9 @@
 import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import type { K8sObject } from './helm.js';
 
 interface Validatable {
@@ -28,10 +28,12 @@ const model =
 const MODELS: Record<string, (data: K8sObject) => Validatable> = {
   'v1/ConfigMap': model(ConfigMap),
   'v1/ServiceAccount': model(ServiceAccount),
+  'v1/Service': model(Service),
   'apps/v1/Deployment': model(Deployment),
   'batch/v1/Job': model(Job),
   'policy/v1/PodDisruptionBudget': model(PodDisruptionBudget),
   'networking.k8s.io/v1/NetworkPolicy': model(NetworkPolicy),
+  'networking.k8s.io/v1/Ingress': model(Ingress),
   'monitoring.coreos.com/v1/PodMonitor': model(PodMonitor),
   'monitoring.coreos.com/v1/PrometheusRule': model(PrometheusRule),
 };

@@ -9,7 +9,8 @@
  * or every location is stopped by an error only a restart can fix, 2 on a configuration error.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/load.js';
+import { ignoredSettings } from '../../config/ignored-settings.js';
+import { loadConfigFile } from '../../config/load.js';
 import { insecureSettings } from '../../config/schema.js';
 import { redactSecrets } from '../../config/redact.js';
 import { createLogger } from '../../logging/logger.js';
@@ -79,13 +80,18 @@ export function register(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: { config: string }) => {
-      const config = await loadConfig(options.config);
+      const { config, document } = await loadConfigFile(options.config);
       const logger = createLogger({ level: config.logging.level, format: config.logging.format });
       logger.debug({ config: redactSecrets(config) }, 'configuration');
       for (const insecure of insecureSettings(config))
         logger.warn(
           { setting: insecure.path.join('.'), accepted: `security.${insecure.consent}` },
           `insecure setting accepted: ${insecure.problem}`,
+        );
+      for (const ignored of ignoredSettings(document, config))
+        logger.warn(
+          { setting: ignored.key, instead: ignored.instead },
+          `setting ignored: ${ignored.problem}`,
         );
       const stop = shutdownSignal((received) => logger.info({ signal: received }, 'stopping'));
       let runtime: ConnectorRuntime | null = null;

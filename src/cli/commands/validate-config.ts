@@ -2,11 +2,13 @@
  * `calls-connector validate-config --config FILE`: loads and validates a configuration without connecting to
  * anything, prints the effective configuration (defaults filled in, secrets redacted) and exits 0, or prints
  * every problem with its key and exits 2 (ExitCode.USAGE). Files the config names and the token-store key
- * variable are checked too: warnings, or errors (exit 2) with --strict.
+ * variable are checked too: warnings, or errors (exit 2) with --strict. Keys set but ignored (another key
+ * applies in their place, ignoredSettings) are warnings, with or without --strict.
  */
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { loadConfig } from '../../config/load.js';
+import { ignoredSettings } from '../../config/ignored-settings.js';
+import { loadConfigFile } from '../../config/load.js';
 import { redactSecrets } from '../../config/redact.js';
 import { missingFromEnvironment } from '../../config/environment-check.js';
 import { ExitCode } from '../../errors/exit-codes.js';
@@ -30,7 +32,10 @@ export function register(program: Command): void {
       ),
     )
     .action(async (options: { config: string; quiet?: boolean; strict?: boolean }) => {
-      const config = await loadConfig(options.config);
+      const { config, document } = await loadConfigFile(options.config);
+      // Valid but without effect: always a warning (the config is still what the connector would run).
+      for (const ignored of ignoredSettings(document, config))
+        process.stderr.write(`calls-connector: warning: ${ignored.problem}\n`);
       // Files and variables belong to the machine that runs the connector, which may not be this one:
       // a warning by default, an error with --strict (e.g. as an init container on the target).
       const missing = await missingFromEnvironment(config);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
+import { livePollIntervalMs } from '../../../src/config/sections/webhooks.js';
 import {
   CHART,
   REPO_ROOT,
@@ -48,7 +49,7 @@ const PROFILES: Profile[] = [
     mode: 'distributed',
     replicas: 6,
     tokenStore: 'kafka',
-    extraKinds: ['ConfigMap', 'NetworkPolicy', 'PodMonitor', 'PrometheusRule'],
+    extraKinds: ['ConfigMap', 'Ingress', 'NetworkPolicy', 'PodMonitor', 'PrometheusRule', 'Service'],
   },
   { file: 'profiles/file-store.yaml', mode: 'single', replicas: 1, tokenStore: 'file', extraKinds: ['Job'] },
 ];
@@ -71,6 +72,14 @@ function configDocument(objects: readonly K8sObject[]): Record<string, unknown> 
     string,
     unknown
   >;
+}
+
+/** A stand-in for a Secret's value, in the form its variable needs. */
+function secretStandIn(name: string): string {
+  if (name.endsWith('TOKEN_KEY')) return 'a'.repeat(64);
+  if (name.startsWith('CALLS_CONNECTOR_WEBHOOK_SECRET_'))
+    return `whsec_${Buffer.from('a webhook signing secret').toString('base64')}`;
+  return 'from-a-secret';
 }
 
 function mebibytes(quantity: string): number {
@@ -173,8 +182,16 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
     expect(objects.flatMap(schemaProblems)).toEqual([]);
   });
 
-  it('renders no Secret and no Service: secrets are referenced, the metrics port is exposed by nothing', () => {
-    expect(objects.filter((o) => o.kind === 'Secret' || o.kind === 'Service')).toEqual([]);
+  it("renders no Secret, and no Service but the webhook receiver's: secrets are referenced, the metrics port is exposed by nothing", () => {
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const services = objects.filter((o) => o.kind === 'Service');
+    expect(services.map((o) => o.metadata.name)).toEqual(
+      document['webhooks'] === undefined ? [] : ['calls-connector-webhooks'],
+    );
+    for (const service of services)
+      expect(specOf<{ ports: Array<{ targetPort: unknown }> }>(service).ports).toEqual([
+        expect.objectContaining({ targetPort: 'webhooks' }),
+      ]);
   });
 
   it('runs every pod hardened: non-root, read-only root, no capabilities, RuntimeDefault seccomp, heap from the memory limit', () => {
@@ -195,19 +212,24 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
 
   it('renders a configuration the connector and `validate-config` accept, in its mode, with every secret from a Secret', () => {
     const secretVariables = (connector.env ?? []).filter((e) => e.valueFrom?.secretKeyRef !== undefined);
-    const env = Object.fromEntries(
-      secretVariables.map((e) => [e.name, e.name.endsWith('TOKEN_KEY') ? 'a'.repeat(64) : 'from-a-secret']),
-    );
+    const env = Object.fromEntries(secretVariables.map((e) => [e.name, secretStandIn(e.name)]));
     const config = parseConfig(document, env);
     expect(config.connector.mode).toBe(profile.mode);
     expect(config.oauth?.store.type).toBe(profile.tokenStore);
     expect(config.metrics).toMatchObject({ enabled: true, host: '0.0.0.0' });
-    // Every ${NAME} the config names is a variable the container sets from a Secret, and nothing else is.
+    // Every ${NAME} the config names is a variable the container sets from a Secret, and nothing else is;
+    // the token key and the webhook secrets are named by keyEnv and secretEnv instead.
     const referenced = [...JSON.stringify(document).matchAll(/\$\{([A-Z0-9_]+)\}/g)].map((m) => m[1]);
+    const byName = secretVariables.map((e) => e.name);
+    const webhookSecrets = byName.filter((name) => name.startsWith('CALLS_CONNECTOR_WEBHOOK_SECRET_'));
     expect(new Set(referenced)).toEqual(
-      new Set(secretVariables.map((e) => e.name).filter((name) => name !== 'CALLS_CONNECTOR_TOKEN_KEY')),
+      new Set(
+        byName.filter((name) => name !== 'CALLS_CONNECTOR_TOKEN_KEY' && !webhookSecrets.includes(name)),
+      ),
     );
     expect(config.oauth?.keyEnv).toBe('CALLS_CONNECTOR_TOKEN_KEY');
+    if (config.webhooks.enabled) expect(config.webhooks.signature.secretEnv).toEqual(webhookSecrets);
+    else expect(webhookSecrets).toEqual([]);
     // And the built CLI's own check, as a person would run it on the rendered ConfigMap.
     const file = join(mkdtempSync(join(tmpdir(), 'calls-helm-config-')), 'config.yaml');
     writeFileSync(file, stringify(document));
@@ -300,10 +322,15 @@ describe('the Helm chart with monitoring on', () => {
       only(objects, 'NetworkPolicy'),
     );
     expect(spec.policyTypes).toEqual(['Ingress']);
-    expect(spec.ingress).toHaveLength(1);
+    expect(spec.ingress).toHaveLength(2);
     expect(spec.ingress[0]?.ports).toEqual([{ port: 'metrics', protocol: 'TCP' }]);
     expect(spec.ingress[0]?.from).toEqual([
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ]);
+    // The profile's webhook receiver: its port, from the ingress controller's namespace only.
+    expect(spec.ingress[1]?.ports).toEqual([{ port: 'webhooks', protocol: 'TCP' }]);
+    expect(spec.ingress[1]?.from).toEqual([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
     ]);
   });
 });
@@ -356,6 +383,146 @@ describe('the auth-login Job', () => {
   });
 });
 
+describe('the Helm chart with the webhook receiver', () => {
+  const single = [profileValues('profiles/single.yaml')];
+  const withWebhooks = ['webhooks.enabled=true', 'webhooks.existingSecret=calls-webhooks'];
+  const webhookPort = (objects: readonly K8sObject[]) =>
+    (podSpecOf(only(objects, 'Deployment')).containers[0] as Container).ports?.find(
+      (p) => p.name === 'webhooks',
+    );
+
+  it('renders nothing of it by default: no port, no Service, no Ingress, no secret, the receiver off', () => {
+    const objects = renderChart({ values: single, set: ['networkPolicy.enabled=true'] });
+    expect(objects.filter((o) => o.kind === 'Service' || o.kind === 'Ingress')).toEqual([]);
+    expect(webhookPort(objects)).toBeUndefined();
+    const env = (podSpecOf(only(objects, 'Deployment')).containers[0] as Container).env ?? [];
+    expect(env.filter((e) => e.name.includes('WEBHOOK'))).toEqual([]);
+    expect(configDocument(objects)['webhooks']).toBeUndefined();
+    const policy = specOf<{ ingress: Array<{ ports: unknown[] }> }>(only(objects, 'NetworkPolicy'));
+    expect(policy.ingress.map((rule) => rule.ports)).toEqual([[{ port: 'metrics', protocol: 'TCP' }]]);
+  });
+
+  describe('enabled (the distributed profile: Service, Ingress with TLS, NetworkPolicy)', () => {
+    const objects = renderChart({ values: [profileValues('profiles/distributed.yaml')] });
+    const deployment = only(objects, 'Deployment');
+    const config = configDocument(objects);
+    const webhooks = config['webhooks'] as { port: number; path: string; host: string };
+    const service = only(objects, 'Service', '-webhooks');
+
+    it('listens on a port of its own, on every interface, apart from the metrics port', () => {
+      expect(webhooks).toMatchObject({ enabled: true, host: '0.0.0.0', port: 8465, path: '/webhooks/calls' });
+      expect(webhookPort(objects)).toEqual({ name: 'webhooks', containerPort: 8465, protocol: 'TCP' });
+      expect(webhooks.port).not.toBe((config['metrics'] as { port: number }).port);
+    });
+
+    it("exposes that port, and only it, through a Service of its own whose endpoints are the connector's ready pods", () => {
+      const spec = specOf<{
+        type: string;
+        selector: Record<string, string>;
+        ports: unknown[];
+        publishNotReadyAddresses?: boolean;
+      }>(service);
+      expect(spec.type).toBe('ClusterIP');
+      expect(spec.ports).toEqual([{ name: 'webhooks', port: 80, targetPort: 'webhooks', protocol: 'TCP' }]);
+      expect(podLabelsOf(deployment)).toMatchObject(spec.selector);
+      expect(spec.selector['app.kubernetes.io/component']).toBe('connector');
+      // Only ready pods take deliveries: a single-mode standby fails /readyz (`writer`) and gets none.
+      expect(spec.publishNotReadyAddresses).toBeUndefined();
+      const connector = podSpecOf(deployment).containers[0] as Container;
+      expect(connector.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    });
+
+    it('routes https://<host><webhooks.path> to that Service through an Ingress that terminates TLS', () => {
+      const ingress = only(objects, 'Ingress', '-webhooks');
+      expect(ingress.metadata.annotations).toMatchObject({
+        'cert-manager.io/cluster-issuer': 'letsencrypt',
+      });
+      expect(specOf(ingress)).toEqual({
+        ingressClassName: 'nginx',
+        tls: [{ hosts: ['hooks.calls.example.com'], secretName: 'hooks-calls-example-com-tls' }],
+        rules: [
+          {
+            host: 'hooks.calls.example.com',
+            http: {
+              paths: [
+                {
+                  path: webhooks.path,
+                  pathType: 'Prefix',
+                  backend: { service: { name: service.metadata.name, port: { name: 'webhooks' } } },
+                },
+              ],
+            },
+          },
+        ],
+      });
+    });
+
+    it('takes the signing secret from the existing Secret, as the variable webhooks.signature.secretEnv names', () => {
+      const env = (podSpecOf(deployment).containers[0] as Container).env ?? [];
+      expect(env.filter((e) => e.name.startsWith('CALLS_CONNECTOR_WEBHOOK_SECRET'))).toEqual([
+        {
+          name: 'CALLS_CONNECTOR_WEBHOOK_SECRET_0',
+          valueFrom: { secretKeyRef: { name: 'calls-connector-webhooks', key: 'webhook-secret' } },
+        },
+      ]);
+      expect(config['webhooks']).toMatchObject({
+        signature: { secretEnv: ['CALLS_CONNECTOR_WEBHOOK_SECRET_0'] },
+      });
+    });
+
+    it('polls every webhooks.reconcileIntervalMs, the interval the profile sets, with no poll.intervalMs to ignore', () => {
+      const parsed = parseConfig(config, {
+        CALLS_CONNECTOR_CLIENT_SECRET: 'x',
+        CALLS_CONNECTOR_TOKEN_KEY: 'a'.repeat(64),
+        CALLS_CONNECTOR_KAFKA_SASL_SECRET: 'x',
+        CALLS_CONNECTOR_REGISTRY_USERNAME: 'x',
+        CALLS_CONNECTOR_REGISTRY_PASSWORD: 'x',
+      });
+      expect(livePollIntervalMs(parsed)).toBe(15 * 60_000);
+      expect(config['poll']).not.toHaveProperty('intervalMs');
+    });
+  });
+
+  it('keeps every secret of a rotation active: one variable per key of webhooks.secretKeys', () => {
+    const objects = renderChart({ values: single, set: [...withWebhooks, 'webhooks.secretKeys={new,old}'] });
+    const env = (podSpecOf(only(objects, 'Deployment')).containers[0] as Container).env ?? [];
+    expect(env.filter((e) => e.name.startsWith('CALLS_CONNECTOR_WEBHOOK_SECRET'))).toEqual(
+      ['new', 'old'].map((key, i) => ({
+        name: `CALLS_CONNECTOR_WEBHOOK_SECRET_${i}`,
+        valueFrom: { secretKeyRef: { name: 'calls-webhooks', key } },
+      })),
+    );
+    expect((configDocument(objects)['webhooks'] as { signature: unknown }).signature).toEqual({
+      secretEnv: ['CALLS_CONNECTOR_WEBHOOK_SECRET_0', 'CALLS_CONNECTOR_WEBHOOK_SECRET_1'],
+    });
+  });
+
+  it('renders the Service without an Ingress unless asked, each valid, and admits the webhook port from any peer by default', () => {
+    const objects = renderChart({ values: single, set: [...withWebhooks, 'networkPolicy.enabled=true'] });
+    expect(objects.filter((o) => o.kind === 'Ingress')).toEqual([]);
+    expect(only(objects, 'Service', '-webhooks')).toBeDefined();
+    expect(objects.flatMap(schemaProblems)).toEqual([]);
+    const policy = specOf<{ ingress: Array<{ ports: unknown[]; from?: unknown[] }> }>(
+      only(objects, 'NetworkPolicy'),
+    );
+    expect(policy.ingress[1]).toEqual({ ports: [{ port: 'webhooks', protocol: 'TCP' }] });
+    expect(lintChart({ values: single, set: [...withWebhooks, 'networkPolicy.enabled=true'] }).status).toBe(
+      0,
+    );
+  });
+
+  it("omits the Ingress's tls section when no certificate Secret is named", () => {
+    const objects = renderChart({
+      values: single,
+      set: [...withWebhooks, 'webhooks.ingress.enabled=true', 'webhooks.ingress.host=hooks.example.com'],
+    });
+    const ingress = only(objects, 'Ingress');
+    expect(specOf(ingress)).not.toHaveProperty('tls');
+    expect(specOf(ingress)).not.toHaveProperty('ingressClassName');
+    expect(schemaProblems(ingress)).toEqual([]);
+  });
+});
+
 describe('the Helm chart refuses', () => {
   const base = [profileValues('profiles/single.yaml')];
 
@@ -395,6 +562,31 @@ describe('the Helm chart refuses', () => {
     [['resources.limits.memory=512M'], /memory/],
     [['mode=both'], /mode/],
     [['replicaCount=3'], /replicaCount/],
+    [['webhooks.enabled=true'], /webhooks\.existingSecret: name the existing Secret/],
+    [
+      ['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.port=9464'],
+      /webhooks\.port equals metrics\.port/,
+    ],
+    [
+      ['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.ingress.enabled=true'],
+      /webhooks\.ingress\.host: the public host name/,
+    ],
+    [['webhooks.ingress.enabled=true'], /webhooks\.ingress\.enabled needs webhooks\.enabled/],
+    [
+      ['config.webhooks.enabled=true'],
+      /config\.webhooks\.enabled is set by the chart: use webhooks\.enabled/,
+    ],
+    [['config.webhooks.port=8000'], /config\.webhooks\.port is set by the chart: use webhooks\.port/],
+    [
+      ['config.webhooks.signature.secretEnv={MINE}'],
+      /config\.webhooks\.signature\.secretEnv is set by the chart: use webhooks\.existingSecret/,
+    ],
+    [['config.webhooks.tls.certFile=/c'], /config\.webhooks\.tls: terminate TLS at the Ingress/],
+    [
+      ['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.secretKeys=null'],
+      /webhooks\.secretKeys: name the key/,
+    ],
+    [['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.secretKeys={}'], /secretKeys/],
   ])('%j, saying what to do', (set, message) => {
     expect(renderRefusal({ values: base, set })).toMatch(message);
   });

@@ -10,16 +10,26 @@
  * the Job's listener, and the Job stores the grant in the Kafka token store. The running pod finds it without a
  * restart, becomes ready (/readyz: Kafka, the registry, the grant, and the writer or the assignment), publishes
  * every call of the sandbox, and stops within its pod's grace period when sent SIGTERM.
+ *
+ * With the webhook receiver (single mode, two pods of one connector): the writer takes a delivery signed with
+ * the key of the webhook Secret on the receiver's own port; once a second pod fences it, it stands by and fails
+ * /readyz on `writer`, which is what keeps it out of the webhook Service's endpoints (no cluster here: the
+ * Service's selection by readiness is Kubernetes'), while the new writer takes deliveries.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse as parseYaml, stringify } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
 import { freeLoopbackPort } from '../../../src/demo/free-port.js';
+import {
+  standardWebhooksKey,
+  standardWebhooksSignature,
+} from '../../../src/webhooks/signature/standard-webhooks.js';
 import {
   connectorDocument,
   publishedCalls,
@@ -68,8 +78,16 @@ describe('the pod the Helm chart describes', () => {
     return started;
   };
 
-  /** The chart's values for this sandbox and the test stack, in `mode`, under a connector name of its own. */
-  async function rendered(mode: 'single' | 'distributed', metricsPort: number): Promise<K8sObject[]> {
+  /**
+   * The chart's values for this sandbox and the test stack, in `mode`, under a connector name and topics of its
+   * own (or those of `options.like`, for a second pod of one connector), with the webhook receiver on
+   * `options.webhookPort`.
+   */
+  async function rendered(
+    mode: 'single' | 'distributed',
+    metricsPort: number,
+    options: { like?: readonly K8sObject[]; webhookPort?: number } = {},
+  ): Promise<K8sObject[]> {
     // The sandbox, Kafka and registry settings the other integration tests use; the CA from a mounted Secret.
     const {
       api,
@@ -77,19 +95,28 @@ describe('the pod the Helm chart describes', () => {
       kafka: kafkaSection,
       schemaRegistry,
     } = connectorDocument(oauth.sandbox, { api: { pageSize: 20, caFile: `${CA_MOUNT}/ca.crt` } });
+    const like =
+      options.like === undefined
+        ? undefined
+        : (parseYaml(configYamlOf(options.like)) as {
+            connector: { name: string };
+            kafka: object;
+          });
     const values = {
       mode,
       replicas: 1,
       config: {
-        connector: { name: uniqueName(`helm-${mode}`) },
+        connector: { name: like?.connector.name ?? uniqueName(`helm-${mode}`) },
         api,
         oauth: { clientId: oauth.clientId, redirectUri: oauth.redirectUri },
         sources,
-        kafka: { ...(kafkaSection as Record<string, unknown>), offsetsTopicPartitions: 3 },
+        kafka: like?.kafka ?? { ...(kafkaSection as Record<string, unknown>), offsetsTopicPartitions: 3 },
         schemaRegistry,
         // A location waiting for a grant looks for it again after a second, not the default minute.
         poll: { intervalMs: 500, stoppedRetry: { initialDelayMs: 1000, maxDelayMs: 2000 } },
         logging: { level: 'info', format: 'json' },
+        // With the receiver on, locations are polled every reconcile interval (15 min by default).
+        ...(options.webhookPort !== undefined && { webhooks: { reconcileIntervalMs: 1000 } }),
       },
       secrets: {
         clientSecret: { name: 'calls-oauth', key: 'client-secret' },
@@ -99,6 +126,9 @@ describe('the pod the Helm chart describes', () => {
       metrics: { port: metricsPort },
       shutdownTimeoutSeconds: 10,
       authLogin: { enabled: true, port: Number(new URL(oauth.redirectUri).port), timeoutSeconds: 60 },
+      ...(options.webhookPort !== undefined && {
+        webhooks: { enabled: true, port: options.webhookPort, existingSecret: 'calls-webhooks' },
+      }),
     };
     return renderChart({ values: [await valuesFileOf(values)] });
   }
@@ -106,7 +136,21 @@ describe('the pod the Helm chart describes', () => {
   const secrets = (): TestSecrets => ({
     'calls-oauth': { 'client-secret': oauth.env.SANDBOX_SECRET, 'token-key': oauth.env.TOKEN_KEY },
     'sandbox-ca': { 'ca.crt': oauth.sandbox.caCertPem ?? '' },
+    'calls-webhooks': { 'webhook-secret': WEBHOOK_SECRET },
   });
+
+  /** (2) The auth-login Job: the person opens the URL it prints; the service redirects to its listener. */
+  async function authorize(objects: readonly K8sObject[]): Promise<void> {
+    const login = start(await materialise(objects, only(objects, 'Job', '-auth-login'), secrets()));
+    const url = await explained(printed(login, /^\s+(https:\/\/\S+)$/m), login);
+    const certificate = await readFile(await explained(printed(login, /written to (\S+?)\)/), login), 'utf8');
+    expect(certificate, 'the one-off certificate is written under the /tmp emptyDir').toContain(
+      'BEGIN CERTIFICATE',
+    );
+    await browse(url, oauth.sandbox.caCertPem ?? '', certificate);
+    expect(await explained(login.exited, login), login.output()).toBe(0);
+    expect(login.output()).toContain('Authorized. The grant is stored.');
+  }
 
   it.each([
     ['single', 'writer'],
@@ -136,19 +180,8 @@ describe('the pod the Helm chart describes', () => {
       );
       expect(await status(`${base}/healthz`)).toMatchObject({ code: 200 });
 
-      // (2) The auth-login Job: the person opens the URL it prints; the service redirects to its listener.
-      const login = start(await materialise(objects, only(objects, 'Job', '-auth-login'), secrets()));
-      const url = await explained(printed(login, /^\s+(https:\/\/\S+)$/m), login);
-      const certificate = await readFile(
-        await explained(printed(login, /written to (\S+?)\)/), login),
-        'utf8',
-      );
-      expect(certificate, 'the one-off certificate is written under the /tmp emptyDir').toContain(
-        'BEGIN CERTIFICATE',
-      );
-      await browse(url, sandbox.caCertPem ?? '', certificate);
-      expect(await explained(login.exited, login), login.output()).toBe(0);
-      expect(login.output()).toContain('Authorized. The grant is stored.');
+      // (2) The auth-login Job stores the grant.
+      await authorize(objects);
 
       // (3) The running pod finds the grant in the Kafka token store, without a restart, and becomes ready:
       // what the mode means by it, the writer (single) or an assignment (distributed).
@@ -175,7 +208,98 @@ describe('the pod the Helm chart describes', () => {
       expect(Date.now() - stopping).toBeLessThan(graceSeconds * 1000);
     },
   );
+
+  it('with the webhook receiver: the writer takes signed deliveries on its own port, and a pod standing by is not ready, so the Service sends it none', async () => {
+    const location = oauth.sandbox.locations[0] ?? '';
+    const ports = async () => ({ metrics: await freeLoopbackPort(), webhooks: await freeLoopbackPort() });
+    const readyz = (port: number) => status(`http://127.0.0.1:${port}/readyz`);
+
+    // Pod A, authorized through the Job, becomes the writer and takes a delivery signed with the Secret's key.
+    const first = await ports();
+    const objectsA = await rendered('single', first.metrics, { webhookPort: first.webhooks });
+    const a = start(await materialise(objectsA, only(objectsA, 'Deployment'), secrets()));
+    await authorize(objectsA);
+    await explained(
+      eventually(async () => (await readyz(first.metrics)).code === 200, 90_000, 'A ready'),
+      a,
+    );
+    expect((await deliver(first.webhooks, location)).code, a.output().slice(-2000)).toBe(202);
+    // The values set poll.intervalMs beside the receiver: the start-up log says it is ignored, and what applies.
+    expect(a.output()).toContain('"setting":"poll.intervalMs","instead":"webhooks.reconcileIntervalMs"');
+    // Calls keep changing, so that A writes and meets the fencing (an idle writer learns of it at its next write).
+    oauth.sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 0 });
+
+    // Pod B of the same connector (a rolling update's new pod, or a standby's replacement) fences A: B is the
+    // writer and ready, A stands by and fails /readyz on `writer`, so the webhook Service's endpoints (the
+    // ready pods) are B's alone.
+    const second = await ports();
+    const objectsB = await rendered('single', second.metrics, {
+      like: objectsA,
+      webhookPort: second.webhooks,
+    });
+    const b = start(await materialise(objectsB, only(objectsB, 'Deployment'), secrets()));
+    await explained(
+      eventually(async () => (await readyz(second.metrics)).code === 200, 90_000, 'B ready'),
+      b,
+    );
+    await explained(
+      eventually(
+        async () => {
+          const answer = await readyz(first.metrics);
+          return answer.code === 503 && answer.body.includes('"writer","ok":false');
+        },
+        60_000,
+        'A standing by, not ready on `writer`',
+      ),
+      a,
+    );
+    expect((await readyz(first.metrics)).body).not.toContain('"grant:default","ok":false');
+    expect((await deliver(second.webhooks, location)).code, b.output().slice(-2000)).toBe(202);
+
+    oauth.sandbox.admin.setLive(false);
+    for (const pod of [b, a]) {
+      pod.child.kill('SIGTERM');
+      expect(await explained(pod.exited, pod)).toBe(0);
+    }
+  });
 });
+
+/** The config.yaml of the rendered ConfigMap. */
+function configYamlOf(objects: readonly K8sObject[]): string {
+  const configMap = objects.find(
+    (o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('calls-connector'),
+  );
+  const text = (configMap?.['data'] as Record<string, string> | undefined)?.['config.yaml'];
+  if (text === undefined) throw new Error('no rendered config.yaml');
+  return text;
+}
+
+/** The signing secret of the test's webhook Secret (Standard Webhooks: whsec_ and base64 key bytes). */
+const WEBHOOK_SECRET = `whsec_${Buffer.from('helm-pod test webhook signing key').toString('base64')}`;
+
+/** A `call.updated` delivery for a call of `location`, signed as the API would sign it, to the receiver's path. */
+async function deliver(port: number, location: string): Promise<{ code: number; body: string }> {
+  const body = JSON.stringify({ type: 'call.updated', data: { uid: randomUUID(), locationUid: location } });
+  const id = `msg_${randomUUID()}`;
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = standardWebhooksSignature(
+    standardWebhooksKey(WEBHOOK_SECRET),
+    id,
+    timestamp,
+    Buffer.from(body),
+  );
+  const response = await request(`http://127.0.0.1:${port}/webhooks/calls`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signature,
+    },
+    body,
+  });
+  return { code: response.statusCode, body: await response.body.text() };
+}
 
 /** Fails with the container's output when `step` fails: the assertion alone rarely says why. */
 async function explained<T>(step: Promise<T>, container: RunningContainer): Promise<T> {

@@ -13,6 +13,16 @@ const valid = [
   'schemaRegistry: { url: "http://127.0.0.1:8081" }',
 ];
 
+/** `validate-config --strict` on `file`, with the token-store key variable set for the run only. */
+async function validateStrictWithTokenKey(file: string): Promise<number> {
+  process.env.CALLS_CONNECTOR_TOKEN_KEY = 'set-for-this-test';
+  try {
+    return await main(['node', 'calls-connector', 'validate-config', '--config', file, '--strict']);
+  } finally {
+    delete process.env.CALLS_CONNECTOR_TOKEN_KEY;
+  }
+}
+
 describe('calls-connector validate-config', () => {
   afterEach(() => {
     vi.restoreAllMocks();
@@ -93,7 +103,6 @@ describe('calls-connector validate-config', () => {
   it('with --strict, exits 2 when a file the config names cannot be read', async () => {
     process.env.APP_SECRET = 's';
     process.env.KAFKA_PASSWORD = 'p';
-    process.env.CALLS_CONNECTOR_TOKEN_KEY = 'set-for-this-test';
     const stderr = capture(process.stderr);
     const stdout = capture(process.stdout);
     const file = await configFile([
@@ -101,16 +110,29 @@ describe('calls-connector validate-config', () => {
         l.replace('"https://api.example.test"', '"https://api.example.test", caFile: /nonexistent/ca.pem'),
       ),
     ]);
-    try {
-      const code = await main(['node', 'calls-connector', 'validate-config', '--config', file, '--strict']);
-      expect(code).toBe(ExitCode.USAGE);
-    } finally {
-      delete process.env.CALLS_CONNECTOR_TOKEN_KEY;
-    }
+    expect(await validateStrictWithTokenKey(file)).toBe(ExitCode.USAGE);
     expect(stderr.text()).toBe(
       'calls-connector: error: api.caFile: cannot read /nonexistent/ca.pem (ENOENT)\n',
     );
     expect(stdout.text()).toBe('');
+  });
+
+  it('warns that poll.intervalMs is ignored while webhooks are enabled, naming the key to set, even with --strict', async () => {
+    process.env.APP_SECRET = 's';
+    process.env.KAFKA_PASSWORD = 'p';
+    const stderr = capture(process.stderr);
+    capture(process.stdout);
+    const file = await configFile([
+      ...valid,
+      'poll: { intervalMs: 30s }',
+      'webhooks: { enabled: true, allowUnsigned: true }',
+    ]);
+    expect(await validateStrictWithTokenKey(file)).toBe(ExitCode.OK);
+    expect(stderr.text()).toBe(
+      'calls-connector: warning: poll.intervalMs (30000 ms) is ignored while webhooks.enabled: locations are ' +
+        'polled every webhooks.reconcileIntervalMs (900000 ms) and nudged by deliveries; set ' +
+        'webhooks.reconcileIntervalMs to change the interval, and remove poll.intervalMs\n',
+    );
   });
 
   it('exits 2 on an unknown command', async () => {

@@ -83,9 +83,9 @@ describe('names used in the docs and deployment files', () => {
     expect(unknown).toEqual([]);
   });
 
-  it('names only configuration keys the schema has', () => {
+  it('names only configuration keys the schema has (or values of the Helm chart, whose `webhooks` block shares the name)', () => {
     const { all, sections } = configKeys();
-    const paths = new Set(all.map((key) => key.replaceAll('[]', '')));
+    const paths = new Set([...all.map((key) => key.replaceAll('[]', '')), ...chartValuePaths()]);
     const keyPattern = new RegExp(`\`((?:${sections.join('|')})(?:\\[\\])?(?:\\.[a-zA-Z]+)+)`, 'g');
     expect(docs.flatMap(({ text }) => [...text.matchAll(keyPattern)]).length).toBeGreaterThan(100);
     const unknown = docs.flatMap(({ path, text }) =>
@@ -133,4 +133,19 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
   );
+}
+
+interface ValuesSchemaNode {
+  properties?: Record<string, ValuesSchemaNode>;
+}
+
+/** Every key path of the Helm chart's values (deploy/helm/calls-connector/values.schema.json). */
+function chartValuePaths(): string[] {
+  const schema = JSON.parse(read('deploy/helm/calls-connector/values.schema.json')) as ValuesSchemaNode;
+  const walk = (node: ValuesSchemaNode, prefix: string): string[] =>
+    Object.entries(node.properties ?? {}).flatMap(([name, child]) => {
+      const path = prefix === '' ? name : `${prefix}.${name}`;
+      return [path, ...walk(child, path)];
+    });
+  return walk(schema, '');
 }

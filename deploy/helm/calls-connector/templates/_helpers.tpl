@@ -95,7 +95,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   (list "oauth" "keyFile" "secrets.tokenStoreKey")
   (list "oauth" "store" "tokenStore")
   (list "schemaRegistry" "username" "secrets.schemaRegistry")
-  (list "schemaRegistry" "password" "secrets.schemaRegistry") -}}
+  (list "schemaRegistry" "password" "secrets.schemaRegistry")
+  (list "webhooks" "enabled" "webhooks.enabled")
+  (list "webhooks" "host" "(0.0.0.0 in a pod)")
+  (list "webhooks" "port" "webhooks.port")
+  (list "webhooks" "path" "webhooks.path") -}}
 {{- range $owned -}}
 {{- $section := get $config (index . 0) -}}
 {{- if and (kindIs "map" $section) (hasKey $section (index . 1)) -}}
@@ -109,6 +113,33 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- range list "password" "clientSecret" "clientSecretFile" -}}
 {{- if hasKey $sasl . -}}
 {{- fail (printf "config.kafka.sasl.%s is a secret: use secrets.kafkaSasl instead" .) -}}
+{{- end -}}
+{{- end -}}
+{{- $webhooks := default dict $config.webhooks -}}
+{{- $signature := default dict $webhooks.signature -}}
+{{- range list "secretEnv" "secretFiles" -}}
+{{- if hasKey $signature . -}}
+{{- fail (printf "config.webhooks.signature.%s is set by the chart: use webhooks.existingSecret and webhooks.secretKeys" .) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasKey $webhooks "tls" -}}
+{{- fail "config.webhooks.tls: terminate TLS at the Ingress (webhooks.ingress.tlsSecretName); the connector refuses a key file that its group may read, and a Secret volume under the pod's fsGroup is one" -}}
+{{- end -}}
+{{- if and .Values.webhooks.ingress.enabled (not .Values.webhooks.enabled) -}}
+{{- fail "webhooks.ingress.enabled needs webhooks.enabled: the Ingress routes to the webhook receiver" -}}
+{{- end -}}
+{{- if .Values.webhooks.enabled -}}
+{{- if and (not .Values.webhooks.existingSecret) (not $webhooks.allowUnsigned) -}}
+{{- fail "webhooks.existingSecret: name the existing Secret holding the webhook signing secrets (docs/kubernetes.md, Webhooks)" -}}
+{{- end -}}
+{{- if and .Values.webhooks.existingSecret (not .Values.webhooks.secretKeys) -}}
+{{- fail "webhooks.secretKeys: name the key(s) of webhooks.existingSecret holding the signing secrets" -}}
+{{- end -}}
+{{- if eq (int .Values.webhooks.port) (int .Values.metrics.port) -}}
+{{- fail "webhooks.port equals metrics.port: the receiver faces the internet and needs a port of its own" -}}
+{{- end -}}
+{{- if and .Values.webhooks.ingress.enabled (not .Values.webhooks.ingress.host) -}}
+{{- fail "webhooks.ingress.host: the public host name the API delivers to (the endpoint registered in its developer portal)" -}}
 {{- end -}}
 {{- end -}}
 {{- $kafka := default dict $config.kafka -}}
@@ -142,6 +173,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- with .Values.secrets.schemaRegistry.name -}}
 {{- $_ := set $owned "schemaRegistry" (dict "username" "${CALLS_CONNECTOR_REGISTRY_USERNAME}" "password" "${CALLS_CONNECTOR_REGISTRY_PASSWORD}") -}}
 {{- end -}}
+{{- if .Values.webhooks.enabled -}}
+{{- $secretEnv := list -}}
+{{- if .Values.webhooks.existingSecret -}}
+{{- range $i, $_ := .Values.webhooks.secretKeys -}}
+{{- $secretEnv = append $secretEnv (printf "CALLS_CONNECTOR_WEBHOOK_SECRET_%d" $i) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $owned "webhooks" (dict "enabled" true "host" "0.0.0.0" "port" (int .Values.webhooks.port) "path" .Values.webhooks.path "signature" (dict "secretEnv" $secretEnv)) -}}
+{{- end -}}
 {{- toYaml (mergeOverwrite $config $owned) -}}
 {{- end -}}
 
@@ -165,6 +205,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: CALLS_CONNECTOR_REGISTRY_PASSWORD
   valueFrom:
     secretKeyRef: { name: {{ . | quote }}, key: {{ $.Values.secrets.schemaRegistry.passwordKey | quote }} }
+{{- end }}
+{{- if and .Values.webhooks.enabled .Values.webhooks.existingSecret }}
+{{- range $i, $key := .Values.webhooks.secretKeys }}
+- name: {{ printf "CALLS_CONNECTOR_WEBHOOK_SECRET_%d" $i }}
+  valueFrom:
+    secretKeyRef: { name: {{ $.Values.webhooks.existingSecret | quote }}, key: {{ $key | quote }} }
+{{- end }}
 {{- end }}
 - name: NODE_OPTIONS
   value: {{ printf "--max-old-space-size=%s" (include "calls-connector.heapMiB" .) | quote }}
