@@ -30,6 +30,8 @@ export interface DemoFiles {
   storeFile: string;
   /** The sandbox client's secret, and the client as `calls-connector sandbox --client-file` reads it. */
   secretFile: string;
+  /** The sandbox's webhook signing secret, which the demo's receivers check (demo-webhooks.ts). */
+  webhookSecretFile: string;
   clientFile: string;
   /** The sandbox's certificate (the config's api.caFile) and its key. */
   certFile: string;
@@ -48,6 +50,7 @@ export function demoFiles(folder: string): DemoFiles {
     keyFile: join(workDir, 'secrets', 'token-store.key'),
     storeFile: join(workDir, 'tokens', 'tokens.enc'),
     secretFile: join(workDir, 'secrets', 'client-secret'),
+    webhookSecretFile: join(workDir, 'secrets', 'webhook-secret'),
     clientFile: join(workDir, 'secrets', 'sandbox-client.json'),
     certFile: join(workDir, 'sandbox-ca.pem'),
     certKeyFile: join(workDir, 'secrets', 'sandbox-key.pem'),

@@ -7,7 +7,8 @@
  * 3. the real OAuth flow: authorization URL → (auto-approving) consent → redirect to a local HTTPS listener →
  *    state check → code redemption → encrypted token store. The "browser" here is a small HTTPS client that
  *    follows the redirect, so the same code path as `auth login` runs end to end;
- * 4. the connector itself (ConnectorRuntime, as `run` builds it), with metrics on --metrics-port;
+ * 4. the connector itself (ConnectorRuntime, as `run` builds it), with metrics on --metrics-port and its
+ *    webhook receiver on, the sandbox sending it a delivery per change (demo-webhooks.ts);
  * 5. a live view until Ctrl-C (or --duration), then a summary and how to consume the topic.
  *
  * Everything the demo writes lives under `.calls-connector/demo/` (config, encrypted tokens, key, logs) so the
@@ -24,12 +25,24 @@ import { createLogger } from '../logging/logger.js';
 import { ConnectorRuntime } from '../runtime/connector.js';
 import { startSandbox, type RunningSandbox } from '@calls-connector/sandbox';
 import { authorizeAgainstSandbox } from './sandbox-authorization.js';
-import { renderFrame, type ViewFrame, type ViewLocation } from './live-view.js';
+import { arrivalsText, renderFrame, type ViewFrame, type ViewLocation } from './live-view.js';
 import { TerminalView } from './terminal-view.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
 import { freeLoopbackPort, loopbackPortFree } from './free-port.js';
 import { nextSteps } from './next-steps.js';
-import { demoFiles, freshStateNotice, leftoverError, startFresh } from './demo-state.js';
+import {
+  demoFiles,
+  freshStateNotice,
+  leftoverError,
+  startFresh,
+  writePrivateFileAtomically,
+} from './demo-state.js';
+import {
+  demoReceiverUrl,
+  demoWebhooksSection,
+  RECONCILE_INTERVAL_MS,
+  webhookArrivals,
+} from './demo-webhooks.js';
 
 export interface DemoOptions {
   /** Stop after this many seconds; absent = until the signal aborts (Ctrl-C). */
@@ -112,6 +125,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     });
     cleanups.push(() => sandbox.close());
     say(`    ${sandbox.baseUrl}  ${sandbox.locations.length} locations`);
+    await writePrivateFileAtomically(files.webhookSecretFile, sandbox.admin.webhooks.secret);
 
     // Key and secret live in files of the demo folder (mode 0600), never in the config file. The key and the
     // tokens sit in sibling folders: the token store refuses a key in, above or below the folder of its data.
@@ -181,12 +195,22 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     say(
       instances > 1 ? `4/4 connector, ${instances} instances in distributed mode ...` : '4/4 connector ...',
     );
+    // Each instance's receiver on a port of its own; the config file keeps it off (demo-webhooks.ts).
+    const receiverPorts: number[] = [];
+    for (let i = 0; i < instances; i++) receiverPorts.push(await freeLoopbackPort());
+    const webhooks = (i: number) => demoWebhooksSection(receiverPorts[i] ?? 0, files.webhookSecretFile);
     // All instances start (join the group, take their partitions over) before any runs, so the split is
     // settled before the first page; the first serves metrics on the port asked for, the others on free ones.
     const runtimes: ConnectorRuntime[] = [];
     for (let i = 0; i < instances; i++) {
-      const instanceConfig =
-        i === 0 ? config : parseConfig({ ...document, metrics: { ...document.metrics, port: 0 } }, {});
+      const instanceConfig = parseConfig(
+        {
+          ...document,
+          ...(i > 0 && { metrics: { ...document.metrics, port: 0 } }),
+          webhooks: webhooks(i),
+        },
+        {},
+      );
       const started = await ConnectorRuntime.start({
         config: instanceConfig,
         logger: instances > 1 ? logger.child({ instance: i + 1 }) : logger,
@@ -197,6 +221,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         `    ${instances > 1 ? `instance #${i + 1}: ` : ''}metrics ${started.metricsAddress?.url ?? '(off)'}/metrics   logs ${logFile}`,
       );
     }
+    // Every delivery to the first instance, as a load balancer may send them all to one (distributed mode:
+    // it hands each nudge to the owner over the nudge topic).
+    sandbox.admin.webhooks.addTarget(demoReceiverUrl(receiverPorts[0] ?? 0));
+    say(
+      `    webhooks: the sandbox sends each change to ${demoReceiverUrl(receiverPorts[0] ?? 0)}; ` +
+        `reconciliation polls every ${RECONCILE_INTERVAL_MS / 1000}s`,
+    );
     const statusOf = (): ViewLocation[] =>
       runtimes.flatMap((r, i) =>
         r.status().map((location) => (instances > 1 ? { ...location, instance: i + 1 } : location)),
@@ -220,15 +251,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       options.durationSeconds === undefined
         ? undefined
         : setTimeout(() => stop.abort(), options.durationSeconds * 1000);
-    const draw = () => {
-      const frame: ViewFrame = { at: Date.now(), locations: statusOf() };
+    const draw = async () => {
+      const arrivals = await webhookArrivals(runtimes.map((r) => r.metrics));
+      const frame: ViewFrame = { at: Date.now(), locations: statusOf(), arrivals };
       // Off a terminal a frame is appended: one every 5 s is enough for a log.
       if (view.isTerminal || previous === null || frame.at - previous.at >= 5_000) {
         view.draw(renderFrame(previous, frame));
         previous = frame;
       }
     };
-    const redraw = setInterval(draw, view.isTerminal ? 1_000 : 5_000);
+    const redraw = setInterval(() => void draw(), view.isTerminal ? 1_000 : 5_000);
     try {
       await Promise.all(runtimes.map((r) => r.run(stop.signal)));
     } finally {
@@ -236,7 +268,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       if (timer) clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
     }
-    draw();
+    await draw();
 
     const status = statusOf();
     const published = status.reduce((n, l) => n + l.totals.published, 0);
@@ -246,6 +278,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         `${status.reduce((n, l) => n + l.totals.traversalsCompleted, 0)} traversals completed, ` +
         `${status.reduce((n, l) => n + l.totals.redacted, 0)} customer numbers redacted (private or unknown), ` +
         `${status.reduce((n, l) => n + l.totals.deduplicated, 0)} boundary duplicates skipped.`,
+    );
+    say(
+      `Webhooks: ${arrivalsText(await webhookArrivals(runtimes.map((r) => r.metrics)))} (deliveries missed).`,
     );
     const owned = (instance: number) => {
       const n = status.filter((l) => l.instance === instance).length;

@@ -7,10 +7,26 @@ import type { LocationStatus } from '../sync/scheduled-location.js';
 /** A location's status, with the demo instance that owns it when the demo runs several (`--instances`). */
 export type ViewLocation = LocationStatus & { instance?: number };
 
+/**
+ * How the changes published since the start came, with webhooks on (demo-webhooks.ts): `webhook`, after a
+ * delivery announced them; `poll`, found by a reconciliation poll that no delivery announced.
+ */
+export interface WebhookArrivals {
+  webhook: number;
+  poll: number;
+}
+
 export interface ViewFrame {
   /** Time of this snapshot, ms since the epoch. */
   at: number;
   locations: readonly ViewLocation[];
+  /** With webhooks on: how the changes came. */
+  arrivals?: WebhookArrivals;
+}
+
+/** How the changes came: by webhook or by a reconciliation poll (a missed delivery). */
+export function arrivalsText(arrivals: WebhookArrivals): string {
+  return `changes by webhook ${arrivals.webhook}, by reconciliation poll ${arrivals.poll}`;
 }
 
 const pad = (text: string, width: number) =>
@@ -65,7 +81,8 @@ export function renderFrame(previous: ViewFrame | null, current: ViewFrame): str
     .join(', ');
   const lines = [
     `published ${published(current)} records  (${rate.toFixed(1)}/s)   locations ${current.locations.length}` +
-      (owners.length === 0 ? '' : `   owned by instance ${ownedBy}`),
+      (owners.length === 0 ? '' : `   owned by instance ${ownedBy}`) +
+      (current.arrivals === undefined ? '' : `   ${arrivalsText(current.arrivals)}`),
     `${pad('location', 38)} ${owners.length === 0 ? '' : `${padLeft('inst', 5)} `}${pad('state', 8)} ${padLeft('published', 9)} ${padLeft('deduped', 7)} ${padLeft('redacted', 8)} ${padLeft('travs', 5)} ${padLeft('lag', 7)}  position`,
   ];
   for (const location of current.locations) {

@@ -43,8 +43,8 @@ export function webhookMetrics(registry: Registry) {
     webhookNudgeOutcomes: new Counter({
       name: 'calls_connector_webhook_nudge_outcomes_total',
       help:
-        'What each nudge did to each location it named: due_now (its live poll brought forward), follow_up (one ' +
-        'more poll after the one running), coalesced (already due, or a follow-up already asked), held (backoff ' +
+        'What each nudge did to each location it named: due_now (its live poll due now as a nudged poll), follow_up ' +
+        '(one more poll after the one running), coalesced (nudged already, or a follow-up already asked), held (backoff ' +
         'or stopped), unknown (not a location this instance schedules).',
       labelNames: ['outcome'] as const,
       registers,

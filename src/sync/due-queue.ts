@@ -15,6 +15,10 @@
  * round robin), so a grant with many locations due does not take every worker from a grant with few. A group
  * held (its scope waits out a Retry-After or a spent quota: `heldUntil`) gives no item: its items due now are
  * made due at the hold's end (`parked` says so to the owner), without a worker, and the others go on.
+ *
+ * Kinds (`kindOf`: a scheduled live poll or a nudged one, issue 33): each kind has its own heaps, so the owner
+ * asks whether an item of a kind is due (`anyDue(kind)`) and takes one of that kind (`takeDue(kind)`), the
+ * turn policy choosing the kind. An item's kind is read when it is scheduled.
  */
 import TinyQueue from 'tinyqueue';
 import { startTimer, type Clock, type Timer } from '../time/clock.js';
@@ -44,18 +48,24 @@ export interface DueQueueOptions<T> {
   onWake: () => void;
   /** The group of an item (its rate-limit scope); one group for all when not given. */
   groupOf?: (item: T) => string;
+  /** The kind of an item as it is scheduled (see the module comment); one kind for all when not given. */
+  kindOf?: (item: T) => string;
   /** Until when a group is held (ms since epoch), or null when it is not. */
   heldUntil?: (group: string) => number | null;
   /** An item due now was made due at `until`, its group's hold's end (before it is scheduled again). */
   parked?: (item: T, until: number) => void;
 }
 
-export class DueQueue<T extends Due> {
-  /** One heap per group, and the groups in the order of the round robin. */
-  private readonly heaps = new Map<string, TinyQueue<DueEntry<T>>>();
-  private readonly groups: string[] = [];
+/** One kind's heaps: one per group, and the groups in the order of the round robin. */
+interface KindHeaps<T extends Due> {
+  heaps: Map<string, TinyQueue<DueEntry<T>>>;
+  groups: string[];
   /** Where the round robin starts looking next: the group after the one served last. */
-  private turn = 0;
+  turn: number;
+}
+
+export class DueQueue<T extends Due> {
+  private readonly kinds = new Map<string, KindHeaps<T>>();
   private seq = 0;
   /** Parked workers, each waiting to be handed an item or released (undefined). */
   private readonly parked: Array<(item: T | undefined) => void> = [];
@@ -72,33 +82,36 @@ export class DueQueue<T extends Due> {
     if (Number.isFinite(dueAt)) this.heapOf(item).push({ item, dueAt, seq: item.seq });
   }
 
-  /** The earliest live entry of every group (void ones at the heads are dropped); undefined when none. */
+  /** The earliest live entry of every kind and group (void ones at the heads are dropped); undefined when none. */
   next(): DueEntry<T> | undefined {
     let earliest: DueEntry<T> | undefined;
-    for (const heap of this.heaps.values()) {
-      const head = this.headOf(heap);
-      if (head !== undefined && (earliest === undefined || byDueTime(head, earliest) < 0)) earliest = head;
-    }
+    for (const kind of this.kinds.values())
+      for (const heap of kind.heaps.values()) {
+        const head = this.headOf(heap);
+        if (head !== undefined && (earliest === undefined || byDueTime(head, earliest) < 0)) earliest = head;
+      }
     return earliest;
   }
 
-  /** Whether an item is due now (waiting for a worker); items of a held group are parked first. */
-  anyDue(): boolean {
-    return this.groups.some((group) => this.dueHead(group) !== undefined);
+  /** Whether an item (of `kind`, when given) is due now (waiting for a worker); held groups' are parked first. */
+  anyDue(kind?: string): boolean {
+    return this.kindsOf(kind).some((k) => k.groups.some((group) => this.dueHead(k, group) !== undefined));
   }
 
   /**
-   * Takes an item due now, if any: from the next group in turn with one due (round robin), the one due first
-   * in it (earliest due time, then the order it became due).
+   * Takes an item due now (of `kind`, when given), if any: from the next group in turn with one due (round
+   * robin), the one due first in it (earliest due time, then the order it became due).
    */
-  takeDue(): T | undefined {
-    const count = this.groups.length;
-    for (let i = 0; i < count; i++) {
-      const at = (this.turn + i) % count;
-      const group = this.groups[at] as string;
-      if (this.dueHead(group) === undefined) continue;
-      this.turn = (at + 1) % count;
-      return this.heaps.get(group)?.pop()?.item;
+  takeDue(kind?: string): T | undefined {
+    for (const k of this.kindsOf(kind)) {
+      const count = k.groups.length;
+      for (let i = 0; i < count; i++) {
+        const at = (k.turn + i) % count;
+        const group = k.groups[at] as string;
+        if (this.dueHead(k, group) === undefined) continue;
+        k.turn = (at + 1) % count;
+        return k.heaps.get(group)?.pop()?.item;
+      }
     }
     return undefined;
   }
@@ -133,13 +146,25 @@ export class DueQueue<T extends Due> {
     this.timerAt = Number.POSITIVE_INFINITY;
   }
 
+  private kindsOf(kind: string | undefined): KindHeaps<T>[] {
+    if (kind === undefined) return [...this.kinds.values()];
+    const one = this.kinds.get(kind);
+    return one === undefined ? [] : [one];
+  }
+
   private heapOf(item: T): TinyQueue<DueEntry<T>> {
+    const kindName = this.options.kindOf?.(item) ?? '';
+    let kind = this.kinds.get(kindName);
+    if (kind === undefined) {
+      kind = { heaps: new Map(), groups: [], turn: 0 };
+      this.kinds.set(kindName, kind);
+    }
     const group = this.options.groupOf?.(item) ?? '';
-    let heap = this.heaps.get(group);
+    let heap = kind.heaps.get(group);
     if (heap === undefined) {
       heap = new TinyQueue<DueEntry<T>>([], byDueTime);
-      this.heaps.set(group, heap);
-      this.groups.push(group);
+      kind.heaps.set(group, heap);
+      kind.groups.push(group);
     }
     return heap;
   }
@@ -154,8 +179,8 @@ export class DueQueue<T extends Due> {
   }
 
   /** The group's entry due now, if any; while the group is held, its items due now move to the hold's end. */
-  private dueHead(group: string): DueEntry<T> | undefined {
-    const heap = this.heaps.get(group);
+  private dueHead(kind: KindHeaps<T>, group: string): DueEntry<T> | undefined {
+    const heap = kind.heaps.get(group);
     if (heap === undefined) return undefined;
     const now = this.options.clock.now();
     let head = this.headOf(heap);

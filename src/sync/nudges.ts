@@ -1,44 +1,45 @@
 /**
- * Nudges (a webhook delivery said a location changed): its live lane is due now (before the locations due
- * later, after those due already), coalesced per location. A location polling now gets exactly one follow-up
- * live poll once its live traversal completes (or its history turn ends), however many nudges came meanwhile;
- * one in backoff or stopped keeps its health rule's due time (a nudge must not hammer a failing API). A nudged
- * poll is an ordinary live turn: the turn policy's share rule counts it as live work.
+ * Nudges (a webhook delivery said a location changed): its live lane is due now, coalesced per location. A
+ * nudged poll is its own kind of work (turn-policy.ts `nudge`, with its guaranteed share of the turns,
+ * api.rateLimit.nudgeShare): the slot waits in the due queue's nudge heaps (`Slot.nudged`), so a flood of
+ * deliveries cannot starve the scheduled polls or history, and scheduled polls filling every worker cannot
+ * starve the nudges. A location due already for its schedule is moved to the nudges, keeping its due time. A
+ * location polling now gets exactly one follow-up poll, a nudged one, once its live traversal completes (or its
+ * history turn ends), however many nudges came meanwhile; one in backoff or stopped keeps its health rule's due
+ * time (a nudge must not hammer a failing API).
  *
- * The decision is nudgeOutcome (pure); Nudges keeps the bookkeeping: the slots by uid, the follow-ups asked.
+ * The decision is nudgeOutcome (pure); Nudges keeps the bookkeeping: the slots by uid, the follow-ups asked,
+ * and which slots are due for a nudge.
  */
 import type { Clock } from '../time/clock.js';
 import type { Slot } from './scheduled-location.js';
 
 /**
- * What a nudge did: made the live lane due now (`due_now`); found it due already or a follow-up already asked
- * (`coalesced`); asked one follow-up live poll after the turn running now (`follow_up`); left a location in
- * backoff or stopped to its health rule (`held`); or named a location not scheduled here (`unknown`).
+ * What a nudge did: made the live lane due now as a nudged poll (`due_now`; a location due already for its
+ * schedule is moved ahead with the nudges); found it nudged already or a follow-up already asked (`coalesced`);
+ * asked one follow-up live poll after the turn running now (`follow_up`); left a location in backoff or stopped
+ * to its health rule (`held`); or named a location not scheduled here (`unknown`).
  */
 export type NudgeOutcome = 'due_now' | 'coalesced' | 'follow_up' | 'held' | 'unknown';
 
 /** What the nudge decision reads of a slot. */
-export type NudgedSlot = Pick<Slot, 'state' | 'dueAt' | 'removed'>;
+export type NudgedSlot = Pick<Slot, 'state' | 'nudged' | 'removed'>;
 
 /**
- * What a nudge does to `slot` (undefined: not scheduled here) at `nowMs`, given whether a follow-up was asked
- * for it already (see the module comment).
+ * What a nudge does to `slot` (undefined: not scheduled here), given whether a follow-up was asked for it
+ * already (see the module comment).
  */
-export function nudgeOutcome(
-  slot: NudgedSlot | undefined,
-  followUpAsked: boolean,
-  nowMs: number,
-): NudgeOutcome {
+export function nudgeOutcome(slot: NudgedSlot | undefined, followUpAsked: boolean): NudgeOutcome {
   if (slot === undefined || slot.removed !== null) return 'unknown';
   if (slot.state === 'running') return followUpAsked ? 'coalesced' : 'follow_up';
   if (slot.state !== 'waiting') return 'held';
-  return slot.dueAt <= nowMs ? 'coalesced' : 'due_now';
+  return slot.nudged ? 'coalesced' : 'due_now';
 }
 
 export interface NudgesOptions {
   clock: Clock;
-  /** Makes `slot` due at `nowMs` and hands it out (a `due_now` nudge). */
-  dueNow: (slot: Slot, nowMs: number) => void;
+  /** Makes `slot` (marked nudged) due at `dueAt` and hands it out (a `due_now` nudge). */
+  dueNow: (slot: Slot, dueAt: number) => void;
 }
 
 export class Nudges {
@@ -62,16 +63,38 @@ export class Nudges {
   /** A webhook said `locationUid` changed (see the module comment). */
   nudge(locationUid: string): NudgeOutcome {
     const slot = this.byUid.get(locationUid);
-    const now = this.options.clock.now();
-    const outcome = nudgeOutcome(slot, slot !== undefined && this.followUps.has(slot), now);
+    const outcome = nudgeOutcome(slot, slot !== undefined && this.followUps.has(slot));
     if (slot === undefined) return outcome;
     if (outcome === 'follow_up') this.followUps.add(slot);
-    else if (outcome === 'due_now') this.options.dueNow(slot, now);
+    else if (outcome === 'due_now') {
+      slot.nudged = true;
+      this.options.dueNow(slot, Math.min(slot.dueAt, this.options.clock.now()));
+    }
     return outcome;
   }
 
-  /** Whether a nudge asked `slot` a follow-up poll; it is asked no more (the turn ended: it is used or void). */
-  takeFollowUp(slot: Slot): boolean {
-    return this.followUps.delete(slot);
+  /**
+   * The live traversal completed: the poll a nudge asked for is done. Returns when the live lane is due next:
+   * at once, as a nudged poll, when a nudge asked a follow-up meanwhile; else in `scheduledDelayMs`.
+   */
+  afterLiveTraversal(slot: Slot, scheduledDelayMs: number): number {
+    slot.nudged = this.followUps.delete(slot);
+    return slot.nudged ? 0 : scheduledDelayMs;
+  }
+
+  /**
+   * A history turn ended: the live lane is due at once, as a nudged poll, when a nudge asked a follow-up
+   * meanwhile; else in `liveDelayMs`, as it was.
+   */
+  afterHistoryTurn(slot: Slot, liveDelayMs: number): number {
+    if (!this.followUps.delete(slot)) return liveDelayMs;
+    slot.nudged = true;
+    return 0;
+  }
+
+  /** A turn failed (or was parked): the health rule's time rules, so the follow-up and the nudge are void. */
+  turnFailed(slot: Slot): void {
+    this.followUps.delete(slot);
+    slot.nudged = false;
   }
 }

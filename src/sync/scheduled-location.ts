@@ -78,6 +78,11 @@ export interface Slot {
   dueAt: number;
   /** Tie-breaker: order in which locations became due; a new one voids the slot's older due entries. */
   seq: number;
+  /**
+   * Its live poll is due for a nudge (nudges.ts), not for its schedule: it waits as the turn policy's `nudge`
+   * kind, and stays one until the live traversal completes or the turn fails.
+   */
+  nudged: boolean;
   lastSuccessAt: number | null;
   lastError: LocationStatus['lastError'];
   consecutiveFailures: number;
@@ -115,6 +120,7 @@ export function slotFor(location: ScheduledLocation, hardStop: AbortSignal, scop
     state: 'waiting',
     dueAt: 0,
     seq: 0,
+    nudged: false,
     lastSuccessAt: null,
     lastError: null,
     consecutiveFailures: 0,

@@ -1,4 +1,4 @@
-/** The scheduler's settings (poll.*, api.rateLimit.backfillShare) and their checks. */
+/** The scheduler's settings (poll.*, api.rateLimit.backfillShare and nudgeShare) and their checks. */
 import type { BackoffPolicy } from '../time/backoff.js';
 import type { StoppedRetryPolicy } from './healing.js';
 import type { RateLimitScopes } from './ports.js';
@@ -17,10 +17,17 @@ export interface SchedulerSettings {
    * the share the rate limiter owes history's requests); DEFAULT_HISTORY_SHARE when not given.
    */
   historyShare?: number;
+  /**
+   * Nudged polls' guaranteed share of the turns (api.rateLimit.nudgeShare; turn-policy.ts);
+   * DEFAULT_NUDGE_SHARE when not given. With historyShare, at most 1.
+   */
+  nudgeShare?: number;
 }
 
 /** api.rateLimit.backfillShare's default. */
 export const DEFAULT_HISTORY_SHARE = 0.25;
+/** api.rateLimit.nudgeShare's default. */
+export const DEFAULT_NUDGE_SHARE = 0.25;
 
 /** The scopes when none are wired: one for every location, never held, rate unknown. */
 export const ONE_SCOPE: RateLimitScopes = {

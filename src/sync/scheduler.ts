@@ -16,25 +16,18 @@
  *   stop only when every location is stopped by an error that only a restart can fix.
  * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
  *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
- * - Lanes (lanes.ts): a split location is due at its phase for its live lane like any other; once its live
- *   traversal completes it also joins the backfill queue (backfill-queue.ts), whose history pages are read in
- *   the background before their turn. The turn policy (turn-policy.ts) says which kind of turn a worker takes:
- *   each kind has a guaranteed share of the turns (history: `historyShare`, api.rateLimit.backfillShare), an
- *   unused share is borrowed, so live polls filling every worker do not starve history (review L1). Looking
- *   for history work (the policy's "history waits") starts reading history pages ahead, so history's requests
- *   reach the rate limiter whatever live does. A history turn ends after `pagesPerTurn` pages, when the lanes
- *   merge, when its next page is not ready yet, or as soon as the policy gives the next page's turn to live.
- * - Grants (rate-limit scopes, `scopes`): the due queue takes locations from the grants with one due in turn,
- *   so a grant with many locations does not take every worker; a location whose grant is held (a Retry-After,
- *   a spent quota) is parked until the hold ends, `throttled`, without taking a worker (review L2), and the
- *   other grants go on at full pace. A page whose requests a parked grant refuses (a retriable error while
- *   the grant is held) parks its location the same way, not counted as a failure.
- * - Stretching (interval-stretch.ts, poll-stretch.ts): when the live polls alone would exceed their share of
- *   the request budget or of the workers, every location's interval is stretched evenly.
- * - Cost per poll grows with neither the locations nor the workers (due-queue.ts: a heap per grant, one timer;
- *   interval-stretch.ts: counts per grant kept as locations come and go).
- * - Nudges (`nudge(uid)`, nudges.ts: a webhook delivery said the location changed): its live lane is due now,
- *   coalesced; one follow-up poll for a location polling now.
+ * - Kinds of work (turn-policy.ts, with turn-credits.ts): scheduled live polls, nudged live polls (nudges.ts,
+ *   `nudge(uid)`: a webhook delivery said the location changed) and a split location's history pages (lanes.ts,
+ *   backfill-queue.ts) each have a guaranteed share of the turns, an unused share borrowed by the others. The
+ *   due queue (due-queue.ts) keeps scheduled and nudged locations apart, per grant.
+ * - A history turn ends after `pagesPerTurn` pages, when the lanes merge, when its next page is not read yet,
+ *   or as soon as the policy gives the next page's turn to another kind. Looking for history work starts
+ *   reading history pages ahead, so history's requests reach the rate limiter whatever live does.
+ * - Grants (rate-limit scopes, `scopes`): a location whose grant is held is parked until the hold ends,
+ *   `throttled`, without taking a worker (review L2); so is one whose page a parked grant refused (a
+ *   retriable error while the grant is held), not counted as a failure.
+ * - Stretching (interval-stretch.ts, poll-stretch.ts): when the scheduled live polls alone would exceed their
+ *   share of the request budget or of the workers, every location's interval is stretched evenly.
  */
 import { dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
@@ -58,12 +51,13 @@ import {
 import {
   checkSchedulerSettings,
   DEFAULT_HISTORY_SHARE,
+  DEFAULT_NUDGE_SHARE,
   ONE_SCOPE,
   type SchedulerSettings,
 } from './scheduler-settings.js';
 import { TurnCredits } from './turn-credits.js';
 
-export { DEFAULT_HISTORY_SHARE, type SchedulerSettings } from './scheduler-settings.js';
+export { DEFAULT_HISTORY_SHARE, DEFAULT_NUDGE_SHARE, type SchedulerSettings } from './scheduler-settings.js';
 
 export interface SchedulerOptions {
   locations: readonly ScheduledLocation[];
@@ -106,7 +100,10 @@ export class Scheduler {
     );
     this.scopes = options.scopes ?? ONE_SCOPE;
     this.turns = new TurnCredits(
-      settings.historyShare ?? DEFAULT_HISTORY_SHARE,
+      {
+        history: settings.historyShare ?? DEFAULT_HISTORY_SHARE,
+        nudge: settings.nudgeShare ?? DEFAULT_NUDGE_SHARE,
+      },
       settings.maxLocationsInFlight,
     );
     this.stretch = new IntervalStretch({
@@ -121,6 +118,7 @@ export class Scheduler {
       waiting: (slot) => slot.state !== 'running' && !slot.detached,
       onWake: () => this.notify(),
       groupOf: (slot) => slot.scope,
+      kindOf: (slot) => (slot.nudged ? 'nudge' : 'live'),
       heldUntil: (scope) => this.scopes.heldUntil(scope),
       parked: (slot) => (slot.state = 'throttled'),
     });
@@ -139,8 +137,8 @@ export class Scheduler {
     });
     this.nudges = new Nudges({
       clock,
-      dueNow: (slot, nowMs) => {
-        this.due.schedule(slot, nowMs);
+      dueNow: (slot, dueAt) => {
+        this.due.schedule(slot, dueAt);
         this.notify();
       },
     });
@@ -246,20 +244,21 @@ export class Scheduler {
 
   /**
    * A slot for the kind of turn the policy gives now (turn-policy.ts), marked running: a location due now
-   * (the due queue's, grants in turn) for a live turn, the backfill queue's next ready one for a history turn;
-   * or none yet. Asking whether history waits starts reading history pages ahead (backfill-queue.ts).
+   * (the due queue's, of that kind, grants in turn) for a live or nudged turn, the backfill queue's next ready
+   * one for a history turn; or none yet. Asking whether history waits starts reading history pages ahead.
    */
   private takeDue(): Slot | undefined {
     const kind = this.turns.turnFor({
-      live: this.due.anyDue(),
+      nudge: this.due.anyDue('nudge'),
+      live: this.due.anyDue('live'),
       history: this.backfill.next() !== undefined,
       historyTurns: this.backfill.historyTurns,
     });
     if (kind === null) return undefined;
-    const slot = kind === 'live' ? this.due.takeDue() : this.backfill.take();
+    const slot = kind === 'history' ? this.backfill.take() : this.due.takeDue(kind);
     if (slot === undefined) return undefined;
     slot.state = 'running';
-    slot.lane = kind;
+    slot.lane = kind === 'history' ? 'history' : 'live';
     return slot;
   }
 
@@ -292,12 +291,12 @@ export class Scheduler {
           // The stretch rule (interval-stretch.ts) sets the interval from this turn.
           this.stretch.liveTurnEnded(clock.now() - startedAt, {
             locations: this.slots.length,
-            liveShare: this.backfill.idle() ? 1 : this.turns.shares.live,
+            liveShare: this.backfill.idle() ? 1 : this.turns.liveShareBesideHistory,
           });
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
           // (poll-phase.ts); at once when a nudge asked a follow-up poll meanwhile.
           const phased = phasedDelayMs(clock.now(), this.stretch.intervalMs, slot.phase);
-          this.requeue(slot, 'waiting', this.nudges.takeFollowUp(slot) ? 0 : phased);
+          this.requeue(slot, 'waiting', this.nudges.afterLiveTraversal(slot, phased));
           // Its history lane, if split, reads in the time until then, when no live work is due.
           this.backfill.enqueue(slot);
           return;
@@ -327,7 +326,8 @@ export class Scheduler {
         if (location.hasHistory !== true || stop.aborted || slot.removed !== null) break;
         const goesOn = this.turns.turnFor(
           {
-            live: liveDueAt <= clock.now() || this.due.anyDue(),
+            nudge: (slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('nudge'),
+            live: (!slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('live'),
             history: true,
             historyTurns: this.backfill.historyTurns - 1,
           },
@@ -337,8 +337,7 @@ export class Scheduler {
         // Its next page is still being read (its commit started it): the slot comes back when it is ready.
         if (location.historyAhead().state === 'pending') break;
       }
-      const followUp = this.nudges.takeFollowUp(slot);
-      this.requeue(slot, 'waiting', followUp ? 0 : Math.max(0, liveDueAt - clock.now()));
+      this.requeue(slot, 'waiting', this.nudges.afterHistoryTurn(slot, Math.max(0, liveDueAt - clock.now())));
       this.backfill.enqueue(slot);
     } catch (error) {
       this.failed(slot, error);
@@ -367,10 +366,10 @@ export class Scheduler {
     this.requeue(slot, state, delayMs);
   }
 
-  /** Due again in `delayMs`; a failed turn voids a follow-up a nudge asked (the health rule's time rules). */
+  /** Due again in `delayMs`; a failed turn voids a nudge (the health rule's time rules). */
   private requeue(slot: Slot, state: LocationState, delayMs: number): void {
     slot.state = state;
-    if (state !== 'waiting') this.nudges.takeFollowUp(slot);
+    if (state !== 'waiting') this.nudges.turnFailed(slot);
     this.due.schedule(slot, this.options.clock.now() + delayMs);
   }
 }

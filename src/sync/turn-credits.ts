@@ -6,6 +6,7 @@ import {
   nextTurn,
   turnShares,
   NO_DEFICITS,
+  type GivenShares,
   type TurnDeficits,
   type TurnKind,
   type TurnShares,
@@ -13,7 +14,11 @@ import {
 
 /** The work waiting now, as the scheduler sees it (turn-policy.ts WorkNow, less the workers). */
 export interface WorkWaiting {
+  /** A location due now for a live poll a nudge asked for. */
+  nudge: boolean;
+  /** A location due now for its scheduled live poll. */
   live: boolean;
+  /** A history page ready. */
   history: boolean;
   /** History turns running now, the asking one not included. */
   historyTurns: number;
@@ -23,12 +28,24 @@ export class TurnCredits {
   readonly shares: TurnShares;
   private deficits: TurnDeficits = NO_DEFICITS;
 
-  /** `historyShare`: api.rateLimit.backfillShare; `workers`: poll.maxLocationsInFlight. */
+  /**
+   * `given`: history's and nudges' guaranteed shares (api.rateLimit.backfillShare, nudgeShare); `workers`:
+   * poll.maxLocationsInFlight.
+   */
   constructor(
-    historyShare: number,
+    given: GivenShares,
     private readonly workers: number,
   ) {
-    this.shares = turnShares(historyShare);
+    this.shares = turnShares(given);
+  }
+
+  /**
+   * The share of the turns scheduled live polls take while history waits and no nudge does (theirs and the
+   * nudges' idle share, borrowed in proportion: turn-policy.ts); what the stretch rule gives live polls.
+   */
+  get liveShareBesideHistory(): number {
+    const { live, history } = this.shares;
+    return live + history > 0 ? live / (live + history) : 1;
   }
 
   /**
@@ -37,7 +54,7 @@ export class TurnCredits {
    */
   turnFor(work: WorkWaiting, keepOnly?: TurnKind): TurnKind | null {
     const choice = nextTurn(this.deficits, this.shares, {
-      waiting: { live: work.live, history: work.history },
+      waiting: { nudge: work.nudge, live: work.live, history: work.history },
       historyTurns: work.historyTurns,
       maxLocationsInFlight: this.workers,
     });

@@ -1,22 +1,27 @@
 /**
- * Which kind of turn a worker takes next: the one rule sharing the workers between live work (a location due
- * for its live lane) and history (a split location's backfill, lanes.ts). Pure; the scheduler asks it when a
- * worker looks for work and, during a history turn, after each page (whether the turn goes on: each page is a
- * turn of the rule).
+ * Which kind of turn a worker takes next: the one rule sharing the workers between the kinds of work. Pure;
+ * the scheduler asks it when a worker looks for work and, during a history turn, after each page (whether the
+ * turn goes on: each page is a turn of the rule).
  *
- * The rule is deficit round robin over kinds of work (issue 32): each kind has a guaranteed share of the turns
- * (history: api.rateLimit.backfillShare, the same share the rate limiter owes history's requests; live: the
- * rest). When several kinds wait for a worker, each is credited its share and the kind owed most takes the turn
- * and pays one (ties: live, the present first). A kind with nothing waiting is credited nothing and its credit
- * is cleared (no banking while idle), and a kind alone waiting takes the turn without paying: an unused share
- * is borrowed by the others. So live polls alone filling the workers no longer starve history (review L1): it
- * still gets `backfillShare` of the turns. History also runs in at most half the slots (at least one), so a
- * location falling due finds a free worker while history pages commit.
+ * Kinds: `nudge` (a live poll a webhook delivery asked for, nudges.ts), `live` (a location due for its
+ * scheduled live poll) and `history` (a split location's backfill, lanes.ts).
+ *
+ * The rule is deficit round robin over the kinds (issues 32 and 33): each kind has a guaranteed share of the
+ * turns (history: api.rateLimit.backfillShare, the share the rate limiter owes history's requests; nudge:
+ * api.rateLimit.nudgeShare; live: the rest). When several kinds wait for a worker, each is credited its share
+ * (scaled so that one turn's credits sum to one) and the kind owed most takes the turn and pays one (ties:
+ * nudge, then live, then history: a change known to have happened first, then the present). A kind with nothing waiting is credited nothing and its credit is
+ * cleared (no banking while idle), and its share is borrowed by the kinds waiting, in proportion to theirs (a
+ * kind alone waiting takes the turn without paying). So live polls alone filling the workers do not starve history (review L1) nor
+ * nudges, and a flood of deliveries does not starve the scheduled polls nor history. History also runs in at
+ * most half the slots (at least one), so a location falling due finds a free worker while history pages
+ * commit.
  */
 
-export type TurnKind = 'live' | 'history';
+export type TurnKind = 'nudge' | 'live' | 'history';
 
-export const TURN_KINDS: readonly TurnKind[] = ['live', 'history'];
+/** The kinds in the order ties go. */
+export const TURN_KINDS: readonly TurnKind[] = ['nudge', 'live', 'history'];
 
 /** Each kind's guaranteed share of the turns (0..1, summing to 1). */
 export type TurnShares = Readonly<Record<TurnKind, number>>;
@@ -24,16 +29,25 @@ export type TurnShares = Readonly<Record<TurnKind, number>>;
 /** Each kind's credit in turns: grows by its share while it waits beside another kind, pays 1 per turn. */
 export type TurnDeficits = Readonly<Record<TurnKind, number>>;
 
-export const NO_DEFICITS: TurnDeficits = { live: 0, history: 0 };
+export const NO_DEFICITS: TurnDeficits = { nudge: 0, live: 0, history: 0 };
 
-/** The shares from history's guaranteed share (api.rateLimit.backfillShare); live has the rest. */
-export function turnShares(historyShare: number): TurnShares {
-  if (!(historyShare >= 0 && historyShare <= 1)) throw new RangeError('the history share must be in 0..1');
-  return { live: 1 - historyShare, history: historyShare };
+/** The guaranteed shares of history and nudges (api.rateLimit.backfillShare, api.rateLimit.nudgeShare). */
+export interface GivenShares {
+  history: number;
+  nudge: number;
+}
+
+/** The shares from history's and nudges' guaranteed shares; live has the rest. A RangeError if they do not fit. */
+export function turnShares(given: GivenShares): TurnShares {
+  const { history, nudge } = given;
+  if (!(history >= 0 && history <= 1)) throw new RangeError('the history share must be in 0..1');
+  if (!(nudge >= 0 && nudge <= 1)) throw new RangeError('the nudge share must be in 0..1');
+  if (history + nudge > 1) throw new RangeError('the history and nudge shares must sum to at most 1');
+  return { nudge, live: Math.max(0, 1 - history - nudge), history };
 }
 
 export interface WorkNow {
-  /** Work of each kind waits for a worker (live: a location due now; history: a history page ready). */
+  /** Work of each kind waits for a worker (nudge / live: a location due now as such; history: a page ready). */
   waiting: Readonly<Record<TurnKind, boolean>>;
   /** History turns running now, the asking one not included. */
   historyTurns: number;
@@ -64,13 +78,16 @@ export function nextTurn(deficits: TurnDeficits, shares: TurnShares, work: WorkN
       (kind !== 'history' || work.historyTurns < historySlots(work.maxLocationsInFlight)),
   );
   // Idle kinds bank nothing.
-  const kept: Record<TurnKind, number> = { live: 0, history: 0 };
+  const kept: Record<TurnKind, number> = { ...NO_DEFICITS };
   for (const kind of eligible) kept[kind] = deficits[kind];
   if (eligible.length === 0) return { kind: null, deficits: kept };
   if (eligible.length === 1) return { kind: eligible[0] as TurnKind, deficits: kept };
+  // The shares of the kinds waiting, scaled to sum to 1: an idle kind's share is borrowed by the others in
+  // proportion to theirs.
+  const waitingShares = eligible.reduce((sum, kind) => sum + shares[kind], 0);
   let owed: TurnKind = eligible[0] as TurnKind;
   for (const kind of eligible) {
-    kept[kind] += shares[kind];
+    kept[kind] += waitingShares > 0 ? shares[kind] / waitingShares : 0;
     if (kept[kind] > kept[owed]) owed = kind;
   }
   kept[owed] -= 1;

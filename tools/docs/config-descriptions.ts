@@ -62,6 +62,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'api.rateLimit.ceilingPerSecond': 'Highest rate a scope learns up to.',
   'api.rateLimit.backfillShare':
     "History's guaranteed share while live work wants more: of the worker turns, and of the rate limiter's starts while history requests wait; polls are stretched evenly rather than take it (0: strict, history gets only what live leaves).",
+  'api.rateLimit.nudgeShare':
+    'With webhooks on, the guaranteed share of the worker turns of the polls deliveries nudged, beside backfillShare (the two sum to at most 1; scheduled polls have the rest); an unused share is borrowed.',
   'api.poisonCallPageAttempts':
     'Page attempts after which a call whose single-call GET keeps failing (while the API answers others) is published unenriched and redacted.',
   'api.maxConcurrency': 'Requests in flight at most.',

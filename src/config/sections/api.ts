@@ -40,8 +40,19 @@ const rateLimitSchema = z
      * live first). Only used when the live lanes want more than the rest of the budget.
      */
     backfillShare: z.number().min(0).max(1).default(0.25),
+    /**
+     * With webhooks on, the guaranteed share of the worker turns of the live polls that deliveries nudged
+     * (their requests are live ones), beside history's backfillShare; the scheduled polls have the rest. A
+     * share a kind leaves unused is borrowed by the others, so a flood of deliveries cannot starve the
+     * scheduled polls and history, nor scheduled polls filling every worker the nudges.
+     */
+    nudgeShare: z.number().min(0).max(1).default(0.25),
   })
   .strict()
+  .refine((r) => r.backfillShare + r.nudgeShare <= 1, {
+    message: 'backfillShare and nudgeShare must sum to at most 1 (the scheduled live polls have the rest)',
+    path: ['nudgeShare'],
+  })
   .prefault({});
 
 export const apiSchema = z

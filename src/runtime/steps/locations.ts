@@ -92,6 +92,8 @@ export function buildLocations(
         failureBackoff: { ...config.api.retry, maxAttempts: Number.MAX_SAFE_INTEGER },
         stoppedRetry: config.poll.stoppedRetry,
         historyShare: config.api.rateLimit.backfillShare,
+        // No delivery nudges without the receiver: its share would only be borrowed.
+        nudgeShare: config.webhooks.enabled ? config.api.rateLimit.nudgeShare : 0,
       },
       metrics,
       logger,

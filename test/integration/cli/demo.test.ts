@@ -64,6 +64,12 @@ describe('calls-connector demo', () => {
     expect(output).toMatch(/granted read_phones/);
     const published = Number(/Summary: (\d+) call records published/.exec(output)?.[1] ?? 0);
     expect(published).toBeGreaterThanOrEqual(250);
+    // The sandbox's live updates (3/s) come in by webhook: the live view and the summary say so.
+    expect(output).toContain('webhooks: the sandbox sends each change to http://127.0.0.1:');
+    const byWebhook = Number(
+      /Webhooks: changes by webhook (\d+), by reconciliation poll/.exec(output)?.[1] ?? 0,
+    );
+    expect(byWebhook, output).toBeGreaterThan(0);
     expect(output).toContain('calls-connector tail --config');
     expect(output).toContain(`metrics port ${busyPort} is busy: using`);
     // Consume recipes that need no Confluent Platform.

@@ -8,27 +8,25 @@
  * 2. A reconcile interval of a second or two and dropped deliveries: the reconciliation polls publish the
  *    dropped changes, and count them as missed deliveries.
  */
-import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { runConnector, type ExpectedVersion, type RunningConnector } from '../../support/connector.js';
+import { counterValue, eventually } from '../../support/kafka.js';
 import {
-  connectorDocument,
-  publishedCalls,
-  runConnector,
-  startTestSandbox,
-  versionId,
-  type ExpectedVersion,
-  type RunningConnector,
-} from '../../support/connector.js';
-import { counterValue, eventually, testKafka } from '../../support/kafka.js';
+  deliveries,
+  expectEachVersionOnce,
+  receiverUrl,
+  sendForgedDelivery,
+  startWebhookSandbox,
+  webhookDocument,
+} from '../../support/webhooks.js';
 
-const SECRET_ENV = 'CALLS_CONNECTOR_WEBHOOK_SECRET';
-/** This helper's port range (24100-24199). */
-const RECEIVER_PORTS = { nudged: 24_131, reconciled: 24_132 };
+/** This helper's port range (25400-25499). */
+const RECEIVER_PORTS = { nudged: 25_431, reconciled: 25_432 };
 
 interface Setup {
   sandbox: RunningSandbox;
@@ -46,18 +44,10 @@ afterEach(async () => {
 });
 
 async function setUp(port: number, reconcileIntervalMs: number): Promise<Setup> {
-  const sandbox = await startTestSandbox({
-    data: { seed: 33, locations: 2, callsPerLocation: 8 },
-    webhooks: { retry: { initialDelayMs: 5, maxDelayMs: 20 }, faults: { delayMs: 30 } },
-  });
+  const { sandbox, env } = await startWebhookSandbox({ seed: 33, locations: 2, callsPerLocation: 8 });
   opened.push(() => sandbox.close());
-  const env = { [SECRET_ENV]: sandbox.admin.webhooks.secret };
   const config = parseConfig(
-    {
-      // Unsplit: a split location's first traversal completes only at the live poll after its history merged.
-      ...connectorDocument(sandbox, { lanes: { enabled: false } }),
-      webhooks: { enabled: true, host: '127.0.0.1', port, reconcileIntervalMs, missedGraceMs: 1_000 },
-    },
+    webhookDocument(sandbox, { port, reconcileIntervalMs, missedGraceMs: 1_000 }),
     env,
   );
   const metrics = new ConnectorMetrics();
@@ -68,14 +58,13 @@ async function setUp(port: number, reconcileIntervalMs: number): Promise<Setup> 
     30_000,
     'the first traversal of every location',
   );
-  const url = `http://127.0.0.1:${port}/webhooks/calls`;
+  const url = receiverUrl(port);
   sandbox.admin.webhooks.addTarget(url);
   const expected: ExpectedVersion[] = sandbox.locations.flatMap((l) => sandbox.admin.truth(l));
   return { sandbox, config, connector, metrics, url, expected };
 }
 
 const published = (s: Setup) => s.connector.runtime.status().reduce((sum, l) => sum + l.totals.published, 0);
-const deliveries = (s: Setup, outcome: string) => counterValue(s.metrics.webhookDeliveries, { outcome });
 
 /** Makes one change (an update of an existing call, or a new call) and waits until a poll published it. */
 async function change(s: Setup, input: { uid: string } | { locationUid: string }): Promise<void> {
@@ -83,12 +72,6 @@ async function change(s: Setup, input: { uid: string } | { locationUid: string }
   s.expected.push(s.sandbox.admin.upsertCall(input));
   await eventually(() => published(s) > before, 20_000, 'the change published');
   await s.sandbox.admin.webhooks.idle();
-}
-
-/** Exactly the expected versions, each once, as a read_committed consumer sees them. */
-async function expectEachVersionOnce(s: Setup): Promise<void> {
-  const calls = await publishedCalls(testKafka(), s.config, s.expected);
-  expect(calls.map(versionId).sort()).toEqual(s.expected.map(versionId).sort());
 }
 
 describe('webhooks nudging the connector (single mode)', () => {
@@ -107,26 +90,13 @@ describe('webhooks nudging the connector (single mode)', () => {
     await change(s, { uid: existing[0]!.uid });
 
     // A forgery: well-formed, fresh, signed with a key that is not the sandbox's.
-    const body = JSON.stringify({
-      type: 'call.updated',
-      data: { uid: existing[0]!.uid, locationUid: first },
-    });
-    const forged = await fetch(s.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': 'msg_forged',
-        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-        'webhook-signature': `v1,${randomBytes(32).toString('base64')}`,
-      },
-      body,
-    });
+    const forged = await sendForgedDelivery(s.url, { uid: existing[0]!.uid, locationUid: first });
     expect(forged.status).toBe(401);
 
-    await expectEachVersionOnce(s);
-    expect(await deliveries(s, 'accepted')).toBe(5);
-    expect(await deliveries(s, 'bad_signature')).toBe(2);
-    expect(await deliveries(s, 'replayed')).toBe(2);
+    await expectEachVersionOnce(s.config, s.expected);
+    expect(await deliveries(s.metrics, 'accepted')).toBe(5);
+    expect(await deliveries(s.metrics, 'bad_signature')).toBe(2);
+    expect(await deliveries(s.metrics, 'replayed')).toBe(2);
     // Every change came in through a nudge: the day-long reconcile interval polled none of them.
     expect(await counterValue(s.metrics.webhookNudgeOutcomes, { outcome: 'due_now' })).toBeGreaterThanOrEqual(
       1,
@@ -149,8 +119,8 @@ describe('webhooks nudging the connector (single mode)', () => {
     await change(s, { uid: existing[0]!.uid });
     s.sandbox.admin.webhooks.failNext('drop');
     await change(s, { locationUid: second });
-    expect(await deliveries(s, 'accepted')).toBe(0);
-    await expectEachVersionOnce(s);
+    expect(await deliveries(s.metrics, 'accepted')).toBe(0);
+    await expectEachVersionOnce(s.config, s.expected);
 
     // Missed once webhooks.missedGraceMs (1 s) has passed with no delivery for them: the next delivery settles.
     const droppedPublishedAt = Date.now();
@@ -161,7 +131,7 @@ describe('webhooks nudging the connector (single mode)', () => {
       10_000,
       'two missed deliveries',
     );
-    expect(await deliveries(s, 'accepted')).toBe(1);
-    await expectEachVersionOnce(s);
+    expect(await deliveries(s.metrics, 'accepted')).toBe(1);
+    await expectEachVersionOnce(s.config, s.expected);
   });
 });

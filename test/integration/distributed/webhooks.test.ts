@@ -1,112 +1,181 @@
 /**
- * Webhooks in distributed mode (issue 33, item 5): deliveries reach one instance only (as a load balancer may
- * send them all to one), and each change still comes in through the instance that owns its location, over the
- * nudge topic. The reconcile interval is a day: after the first traversals, only nudges bring changes in.
+ * Webhooks in distributed mode (issue 33, items 5 and 9): deliveries reach one instance only (as a load balancer
+ * may send them all to one), and each change still comes in through the instance that owns its location, over
+ * the nudge topic.
+ *
+ * 1. A reconcile interval of a day: after the first traversals, only nudges bring changes in.
+ * 2. The faults a real sender and an attacker bring (forged, badly signed, replayed, duplicated, delayed,
+ *    reordered and dropped deliveries) with a reconcile interval of a few seconds: a read_committed consumer
+ *    sees every version once (0 lost, 0 duplicated), the receiver refuses the forged and replayed ones, and the
+ *    dropped ones are published by the owners' reconciliation polls, counted as missed deliveries.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import {
-  connectorDocument,
-  publishedCalls,
-  runConnector,
-  startTestSandbox,
-  versionId,
-  type ExpectedVersion,
-  type RunningConnector,
-} from '../../support/connector.js';
-import { counterValue, eventually, testKafka } from '../../support/kafka.js';
+import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { runConnector, type ExpectedVersion, type RunningConnector } from '../../support/connector.js';
+import { counterValue, eventually } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
+import * as webhooks from '../../support/webhooks.js';
 
 const GROUP = { groupSessionTimeoutMs: 6_000, groupHeartbeatIntervalMs: 1_000 };
-/** This helper's port range (24100-24199). */
-const PORTS = [24_141, 24_142] as const;
-const SECRET_ENV = 'CALLS_CONNECTOR_WEBHOOK_SECRET';
+/** This helper's port range (25400-25499): the two instances' receivers of each test. */
+const PORTS = { nudged: [25_441, 25_442], faults: [25_443, 25_444] } as const;
+
+interface TwoInstances {
+  sandbox: RunningSandbox;
+  config: ConnectorConfig;
+  instances: readonly [RunningConnector, RunningConnector];
+  metrics: readonly [ConnectorMetrics, ConnectorMetrics];
+  /** Every version the sandbox held or made: each must be published once. */
+  expected: ExpectedVersion[];
+}
+
+const closing: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+/**
+ * Two instances sharing the sandbox's 8 locations, each having traversed its own once; every delivery goes to
+ * the first one's receiver.
+ */
+async function twoInstances(
+  seed: number,
+  ports: readonly [number, number],
+  receiver: { reconcileIntervalMs: number; missedGraceMs?: number },
+): Promise<TwoInstances> {
+  const { sandbox, env } = await webhooks.startWebhookSandbox({ seed, locations: 8, callsPerLocation: 4 });
+  closing.push(() => sandbox.close());
+  const name = uniqueName('it-nudges');
+  // One document (its topics are fresh names), each instance's receiver on its own port.
+  const document = webhooks.webhookDocument(
+    sandbox,
+    { port: ports[0], ...receiver },
+    { offsetsTopicPartitions: 4, ...GROUP },
+  );
+  const configOf = (port: number) =>
+    parseConfig(
+      {
+        ...document,
+        connector: { name, mode: 'distributed' },
+        webhooks: { ...(document['webhooks'] as Record<string, unknown>), port },
+      },
+      env,
+    );
+  const metrics = [new ConnectorMetrics(), new ConnectorMetrics()] as const;
+  const start = async (i: 0 | 1): Promise<RunningConnector> => {
+    const connector = await runConnector({
+      config: configOf(ports[i]),
+      logger: silentLogger(),
+      metrics: metrics[i],
+      env,
+    });
+    closing.push(() => connector.stop());
+    return connector;
+  };
+  const first = await start(0);
+  await eventually(() => first.runtime.assignment()?.partitions.length === 4, 60_000, 'the first owns all');
+  const second = await start(1);
+  const instances = [first, second] as const;
+  await eventually(
+    () =>
+      instances.every((c) => owned(c).length > 0) &&
+      owned(first).length + owned(second).length === sandbox.locations.length &&
+      instances.every((c) => c.runtime.status().every((s) => s.totals.traversalsCompleted >= 1)),
+    60_000,
+    'the locations split between the two, each traversed once',
+  );
+  sandbox.admin.webhooks.addTarget(webhooks.receiverUrl(ports[0]));
+  const expected: ExpectedVersion[] = sandbox.locations.flatMap((l) => sandbox.admin.truth(l));
+  return { sandbox, config: configOf(ports[0]), instances, metrics, expected };
+}
+
+const owned = (c: RunningConnector): string[] => c.runtime.status().map((s) => s.locationUid);
+const published = (c: RunningConnector): number =>
+  c.runtime.status().reduce((sum, s) => sum + s.totals.published, 0);
+
+/** Makes changes (updates of existing calls, or new calls), then waits until `owner` published them all. */
+async function changes(
+  t: TwoInstances,
+  owner: RunningConnector,
+  inputs: ReadonlyArray<{ uid: string } | { locationUid: string }>,
+): Promise<void> {
+  const before = published(owner);
+  for (const input of inputs) t.expected.push(t.sandbox.admin.upsertCall(input));
+  await eventually(() => published(owner) >= before + inputs.length, 20_000, 'the changes published');
+  await t.sandbox.admin.webhooks.idle();
+}
 
 describe('webhooks in distributed mode', () => {
-  const closing: Array<() => Promise<void>> = [];
-  afterAll(async () => {
-    for (const close of closing.reverse()) await close().catch(() => undefined);
-  });
-
   it('nudges the owner of each location over the nudge topic, whichever instance took the delivery', async () => {
-    const sandbox = await startTestSandbox({
-      data: { seed: 52, locations: 8, callsPerLocation: 4 },
-      webhooks: { retry: { initialDelayMs: 5, maxDelayMs: 20 } },
-    });
-    closing.push(() => sandbox.close());
-    const env = { [SECRET_ENV]: sandbox.admin.webhooks.secret };
-    const name = uniqueName('it-nudges');
-    const document = connectorDocument(sandbox, {
-      kafka: { offsetsTopicPartitions: 4, ...GROUP },
-      lanes: { enabled: false },
-    });
-    const configOf = (port: number) =>
-      parseConfig(
-        {
-          ...document,
-          connector: { name, mode: 'distributed' },
-          webhooks: { enabled: true, host: '127.0.0.1', port, reconcileIntervalMs: 24 * 3_600_000 },
-        },
-        env,
-      );
-    const metrics = [new ConnectorMetrics(), new ConnectorMetrics()] as const;
-    const start = async (i: 0 | 1): Promise<RunningConnector> => {
-      const connector = await runConnector({
-        config: configOf(PORTS[i]),
-        logger: silentLogger(),
-        metrics: metrics[i],
-        env,
-      });
-      closing.push(() => connector.stop());
-      return connector;
-    };
-    const first = await start(0);
-    await eventually(() => first.runtime.assignment()?.partitions.length === 4, 60_000, 'the first owns all');
-    const second = await start(1);
-    const instances = [first, second] as const;
-    const owned = (c: RunningConnector) => c.runtime.status().map((s) => s.locationUid);
-    await eventually(
-      () =>
-        instances.every((c) => owned(c).length > 0) &&
-        owned(first).length + owned(second).length === sandbox.locations.length &&
-        instances.every((c) => c.runtime.status().every((s) => s.totals.traversalsCompleted >= 1)),
-      60_000,
-      'the locations split between the two, each traversed once',
-    );
+    const t = await twoInstances(52, PORTS.nudged, { reconcileIntervalMs: 24 * 3_600_000 });
+    const [first, second] = t.instances;
+    for (const owner of [second, first, second])
+      await changes(t, owner, [{ locationUid: owned(owner)[0] as string }]);
 
-    // Every delivery goes to the first instance.
-    sandbox.admin.webhooks.addTarget(`http://127.0.0.1:${PORTS[0]}/webhooks/calls`);
-    const expected: ExpectedVersion[] = sandbox.locations.flatMap((l) => sandbox.admin.truth(l));
-    const published = (c: RunningConnector) =>
-      c.runtime.status().reduce((sum, s) => sum + s.totals.published, 0);
-    for (const [owner, index] of [
-      [second, 1],
-      [first, 0],
-      [second, 1],
-    ] as const) {
-      const location = owned(owner)[0] as string;
-      const before = published(owner);
-      expected.push(sandbox.admin.upsertCall({ locationUid: location }));
-      await eventually(
-        () => published(owner) > before,
-        20_000,
-        `instance ${index + 1} publishing the change`,
-      );
-      await sandbox.admin.webhooks.idle();
-    }
-
-    const calls = await publishedCalls(testKafka(), configOf(PORTS[0]), expected);
-    expect(calls.map(versionId).sort()).toEqual(expected.map(versionId).sort());
-    expect(await counterValue(metrics[0].webhookDeliveries, { outcome: 'accepted' })).toBe(3);
-    expect(await counterValue(metrics[1].webhookDeliveries)).toBe(0);
+    await webhooks.expectEachVersionOnce(t.config, t.expected);
+    expect(await webhooks.deliveries(t.metrics[0], 'accepted')).toBe(3);
+    expect(await counterValue(t.metrics[1].webhookDeliveries)).toBe(0);
     // Each owner acted on its own nudges only (neither counts the other's as unknown).
     const acted = async (i: 0 | 1) =>
-      (await counterValue(metrics[i].webhookNudgeOutcomes)) -
-      (await counterValue(metrics[i].webhookNudgeOutcomes, { outcome: 'unknown' }));
+      (await counterValue(t.metrics[i].webhookNudgeOutcomes)) -
+      (await counterValue(t.metrics[i].webhookNudgeOutcomes, { outcome: 'unknown' }));
     expect(await acted(0)).toBe(1);
     expect(await acted(1)).toBe(2);
-    expect(await counterValue(metrics[1].webhookNudgeOutcomes, { outcome: 'unknown' })).toBe(0);
+    expect(await counterValue(t.metrics[1].webhookNudgeOutcomes, { outcome: 'unknown' })).toBe(0);
+  });
+
+  it('publishes every change once through forged, replayed, duplicated, reordered and dropped deliveries', async () => {
+    const t = await twoInstances(53, PORTS.faults, { reconcileIntervalMs: 3_000, missedGraceMs: 1_000 });
+    const [first, second] = t.instances;
+    const faults = t.sandbox.admin.webhooks;
+    const [a, c] = owned(second) as [string, string];
+    const b = owned(first)[0] as string;
+    const existing = t.sandbox.admin.truth(a)[0]!.uid;
+
+    faults.failNext('badSignature'); // refused (401); the sender's retry is signed right
+    await changes(t, second, [{ uid: existing }]);
+    faults.failNext('duplicate'); // the second copy is a replay of a taken id
+    await changes(t, first, [{ locationUid: b }]);
+    faults.failNext('replay'); // an attacker sends the accepted request again
+    await changes(t, second, [{ locationUid: c }]);
+    faults.failNext('delay');
+    await changes(t, second, [{ uid: existing }]);
+    faults.failNext('reorder'); // held until the next one was sent: the later change arrives first
+    await changes(t, second, [{ locationUid: a }, { locationUid: c }]);
+    // Dropped: only the owners' reconciliation polls find these.
+    faults.failNext('drop');
+    await changes(t, first, [{ locationUid: b }]);
+    faults.failNext('drop');
+    await changes(t, second, [{ locationUid: c }]);
+
+    const forged = await webhooks.sendForgedDelivery(webhooks.receiverUrl(PORTS.faults[0]), {
+      uid: existing,
+      locationUid: a,
+    });
+    expect(forged.status).toBe(401);
+    await webhooks.expectEachVersionOnce(t.config, t.expected);
+
+    const [taker, other] = t.metrics;
+    expect(await webhooks.deliveries(taker, 'bad_signature')).toBe(2);
+    expect(await webhooks.deliveries(taker, 'replayed')).toBe(2);
+    expect(await webhooks.deliveries(taker, 'accepted')).toBe(6);
+    expect(await counterValue(other.webhookDeliveries)).toBe(0);
+
+    // The dropped changes count as missed at their owners once webhooks.missedGraceMs (1 s) has passed with no
+    // delivery for them: each owner's next delivery settles it.
+    const droppedPublishedAt = Date.now();
+    await eventually(() => Date.now() > droppedPublishedAt + 1_000, 5_000, 'the grace of the dropped ones');
+    await changes(t, first, [{ locationUid: b }]);
+    await changes(t, second, [{ locationUid: a }]);
+    const missed = async () =>
+      (await counterValue(taker.webhookMissedDeliveries)) +
+      (await counterValue(other.webhookMissedDeliveries));
+    await eventually(async () => (await missed()) === 2, 10_000, 'two missed deliveries');
+    expect(await webhooks.deliveries(taker, 'accepted')).toBe(8);
+    await webhooks.expectEachVersionOnce(t.config, t.expected);
   });
 });

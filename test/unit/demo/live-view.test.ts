@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  arrivalsText,
   fitToTerminal,
   formatLag,
   publishRate,
@@ -98,5 +99,17 @@ describe('the demo live view', () => {
     const lines = renderFrame(null, { at: 0, locations: [status('loc-1', 5)] });
     expect(lines[0]).not.toContain('owned by');
     expect(lines[1]).not.toContain('inst');
+  });
+
+  it('says how the changes came with webhooks on, in the first line, and nothing of it without', () => {
+    const locations = [status('a', 10)];
+    const withWebhooks = renderFrame(null, { at: 1_000, locations, arrivals: { webhook: 42, poll: 3 } });
+    expect(arrivalsText({ webhook: 42, poll: 3 })).toBe('changes by webhook 42, by reconciliation poll 3');
+    expect(withWebhooks[0]).toMatch(
+      /^published 10 records .* {3}changes by webhook 42, by reconciliation poll 3$/,
+    );
+    const without = renderFrame(null, { at: 1_000, locations });
+    expect(without.join('\n')).not.toContain('by webhook');
+    expect(without.slice(1)).toEqual(withWebhooks.slice(1));
   });
 });

@@ -158,3 +158,36 @@ describe('DueQueue groups (rate-limit scopes, issue 32)', () => {
     expect(clock.now()).toBe(0);
   });
 });
+
+describe('DueQueue kinds (scheduled and nudged polls, issue 33)', () => {
+  interface Kinded extends Item {
+    kind: string;
+  }
+  const kinded = (name: string, kind: string): Kinded => ({ ...item(name), kind });
+
+  it('tells the kinds apart: due now of each kind, taken by kind, an item moving kind with its schedule', () => {
+    const clock = new ManualClock();
+    const due = new DueQueue<Kinded>({
+      clock,
+      waiting: (i) => i.waiting,
+      onWake: () => undefined,
+      kindOf: (i) => i.kind,
+    });
+    const [s1, s2, n1] = [kinded('s1', 'live'), kinded('s2', 'live'), kinded('n1', 'nudge')];
+    due.schedule(s1, 0);
+    due.schedule(s2, 0);
+    due.schedule(n1, 10);
+    expect([due.anyDue('live'), due.anyDue('nudge'), due.anyDue()]).toEqual([true, false, true]);
+    // s2 is nudged: it moves to the nudges, keeping its due time; its scheduled entry is void.
+    s2.kind = 'nudge';
+    due.schedule(s2, 0);
+    expect(due.takeDue('nudge')?.name).toBe('s2');
+    expect(due.takeDue('nudge')).toBeUndefined();
+    expect(due.takeDue('live')?.name).toBe('s1');
+    expect(due.takeDue('live')).toBeUndefined();
+    clock.advance(10);
+    expect([due.anyDue('live'), due.anyDue('nudge')]).toEqual([false, true]);
+    expect(due.next()?.item.name).toBe('n1');
+    expect(due.takeDue()?.name).toBe('n1');
+  });
+});

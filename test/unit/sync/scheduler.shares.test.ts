@@ -157,3 +157,83 @@ describe('Scheduler shares (issue 32)', () => {
     await run.stop();
   });
 });
+
+describe('Scheduler shares with nudges (issue 33)', () => {
+  /** Moves the clock like runFor, nudging `nudged` at every step (a flood of deliveries). */
+  async function floodFor(clock: ManualClock, nudge: () => void, total: number, step: number): Promise<void> {
+    for (let moved = 0; moved < total; moved += step) {
+      nudge();
+      await eventLoopTurns();
+      clock.advance(step);
+    }
+    await eventLoopTurns();
+  }
+
+  it('lets scheduled polls and history advance at their shares while a flood of deliveries keeps nudging', async () => {
+    const clock = new ManualClock();
+    const journal: string[] = [];
+    // Every page takes the same time (turns are counted). Scheduled: five locations whose polls alone would take
+    // 1.5 workers, the first split, its history ready. Nudged: two locations a delivery names at every step.
+    const evenLocation = (n: number) => {
+      const location = new ScriptedLocation(loc(n), clock);
+      location.otherwise = async (run) => {
+        await clock.sleep(0.3 * INTERVAL, run.signal);
+        return { complete: run.lane === 'live', published: 1 };
+      };
+      location.journal = journal;
+      return location;
+    };
+    const scheduled = [1, 2, 3, 4, 5].map(evenLocation);
+    const nudged = [8, 9].map(evenLocation);
+    const split = scheduled[0] as ScriptedLocation;
+    split.hasHistory = true;
+    split.ahead = { state: 'ready' };
+    const { scheduler } = testScheduler({
+      locations: [...scheduled, ...nudged],
+      clock,
+      settings: { maxLocationsInFlight: 1, intervalMs: INTERVAL, historyShare: 0.25, nudgeShare: 0.25 },
+    });
+    const run = started(scheduler);
+    await floodFor(
+      clock,
+      () => nudged.forEach((l) => scheduler.nudge(l.locationUid)),
+      40 * INTERVAL,
+      INTERVAL / 20,
+    );
+    await run.stop();
+    // Every kind of work waited throughout (the scheduled polls but for the slack their stretched interval
+    // leaves them): each took about its share of the turns (pages): history and nudges 1/4, scheduled 1/2.
+    const turns = journal.slice(10);
+    const share = (match: (entry: string) => boolean) => turns.filter(match).length / turns.length;
+    expect(turns.length).toBeGreaterThan(100);
+    expect(share((e) => e.endsWith(':history'))).toBeGreaterThanOrEqual(0.2);
+    expect(share((e) => /^[1-5]:live$/.test(e))).toBeGreaterThanOrEqual(0.4);
+    expect(share((e) => /^[89]:live$/.test(e))).toBeGreaterThanOrEqual(0.2);
+  });
+
+  it('runs a nudged poll within a turn or two while scheduled polls alone fill every worker', async () => {
+    const clock = new ManualClock();
+    const journal: string[] = [];
+    // Six scheduled locations whose polls would take three workers: all of them are always overdue.
+    const scheduled = [1, 2, 3, 4, 5, 6].map((n) => slowLocation(loc(n), clock, 0.5 * INTERVAL));
+    const nudged = slowLocation(loc(9), clock, 0.05 * INTERVAL);
+    for (const location of [...scheduled, nudged]) location.journal = journal;
+    const { scheduler } = testScheduler({
+      locations: [...scheduled, nudged],
+      clock,
+      settings: { maxLocationsInFlight: 1, intervalMs: INTERVAL, nudgeShare: 0.25 },
+    });
+    const run = started(scheduler);
+    await runFor(clock, 10 * INTERVAL, INTERVAL / 20);
+    const before = nudged.runs.length;
+    expect(scheduler.nudge(nudged.locationUid)).toBe('due_now');
+    const from = journal.length;
+    await runFor(clock, 3 * INTERVAL, INTERVAL / 20);
+    await run.stop();
+    // Not behind every overdue scheduled poll (six of them): it had the next turn but one.
+    expect(nudged.runs.length).toBeGreaterThan(before);
+    const scheduledFirst = journal.slice(from).indexOf('9:live');
+    expect(scheduledFirst).toBeGreaterThanOrEqual(0);
+    expect(scheduledFirst).toBeLessThanOrEqual(2);
+  });
+});
