@@ -997,8 +997,13 @@ export class ChaosRun {
     return Date.now();
   }
 
-  /** SIGSTOP the active instance, let a new one take over, SIGCONT the old one: it must be fenced. */
-  private async sigstop(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+  /**
+   * Single mode: SIGSTOP the running instance and start its replacement (a supervisor's) at once; SIGCONT the
+   * paused one after the fault's duration. `tookOver`: the replacement's first progress (null: none in 180 s).
+   */
+  private async pauseWhileReplaced(
+    fault: PlannedFault,
+  ): Promise<{ frozen: LoggedProcess; next: LoggedProcess; tookOver: number | null }> {
     const frozen = this.fleet.running(0);
     this.fleet.retire(frozen);
     this.fleet.fact(frozen).sigstops++;
@@ -1008,6 +1013,12 @@ export class ChaosRun {
     const tookOver = await this.waitForProgress(started, 180_000);
     await sleep(Math.max(0, fault.durationMs - (Date.now() - started)));
     frozen.signal('SIGCONT');
+    return { frozen, next, tookOver };
+  }
+
+  /** SIGSTOP the active instance, let a new one take over, SIGCONT the old one: it must be fenced. */
+  private async sigstop(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+    const { frozen, next, tookOver } = await this.pauseWhileReplaced(fault);
     // Woken, it meets the fencing on its next commit and either exits or stands by (/readyz no longer 200);
     // waiting for either, not a fixed 30 s, keeps the short form short. 30 s at most, as before.
     // Only a definite "not ready" counts: an instance too busy to answer has not stood by yet.
@@ -1043,15 +1054,7 @@ export class ChaosRun {
    * each within RESUME_CAP_MS of B's exit (the "writes resumed" time of the report).
    */
   private async replacementStopped(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
-    const standby = this.fleet.running(0);
-    this.fleet.retire(standby);
-    this.fleet.fact(standby).sigstops++;
-    standby.signal('SIGSTOP');
-    const started = Date.now();
-    const replacement = this.fleet.start(0);
-    const tookOver = await this.waitForProgress(started, 180_000);
-    await sleep(Math.max(0, fault.durationMs - (Date.now() - started)));
-    standby.signal('SIGCONT');
+    const { frozen: standby, next: replacement, tookOver } = await this.pauseWhileReplaced(fault);
     // Woken, it meets the fencing and stands by (/readyz no longer 200); only a definite "not ready" counts.
     const stoodBy = await until(
       async () => !standby.running || !(await this.fleet.ready(standby).catch(() => true)),
