@@ -1171,7 +1171,9 @@ export class ChaosRun {
       `; effective poll interval at the end ${stretched === null ? 'not read' : `${stretched.toFixed(1)} s (configured ${POLL_INTERVAL_MS / 1000} s)`}`;
     this.summary.faultChecks.push(`limit below live demand: ${text}`);
     outcome.detail = text;
-    if (history.stuck.length > 0) this.summary.violations.push(`api-limit-below-live-demand: ${text}`);
+    // A limit that refused nothing was not below the demand: the fault did not happen.
+    if (history.stuck.length > 0 || refused === 0)
+      this.summary.violations.push(`api-limit-below-live-demand: ${text}`);
     return Date.now();
   }
 
