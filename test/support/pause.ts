@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { lastStableOffsets } from '../../tools/chaos/last-stable-offsets.js';
+import { eventually } from './kafka.js';
 import { stackEndpoints } from './stack.js';
 
 /**
@@ -34,4 +35,22 @@ export async function pauseInsideTransaction(
 async function settleThen<T>(check: () => Promise<T>, ms = 300): Promise<T> {
   await new Promise((resolve) => setTimeout(resolve, ms));
   return check();
+}
+
+/**
+ * The fault path of a pause: waits until the woken process logged `text` after `from` (its output's length
+ * when the pause began), so that a test whose pause caught nothing fails instead of passing vacuously. The
+ * failure carries what the process logged instead.
+ */
+export async function awaitFaultPath(
+  process: { output(): string },
+  from: number,
+  text: string,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const since = () => process.output().slice(from);
+  await eventually(() => since().includes(text), timeoutMs, what).catch((error: unknown) => {
+    throw new Error(`${String(error)}; its log since the pause:\n${since().slice(-6000)}`);
+  });
 }

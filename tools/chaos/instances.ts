@@ -137,6 +137,15 @@ export class Fleet {
     this.retiring.add(instance);
   }
 
+  /**
+   * Makes `instance` its slot's current process again (a standby the driver woke and now relies on to take
+   * over): its exit is unexpected from now on, and restarted.
+   */
+  reinstate(instance: LoggedProcess): void {
+    this.retiring.delete(instance);
+    this.currents[this.slotIndex(instance)] = instance;
+  }
+
   async kill9(instance: LoggedProcess): Promise<void> {
     this.retire(instance);
     instance.signal('SIGCONT');

@@ -83,9 +83,10 @@ export function markdown(summary: RunSummary, command: string): string {
       `kills inside an open transaction: ${summary.mode === 'distributed' ? 'not measured (the other instances keep writing)' : summary.killsInsideTransaction}; kills between a token refresh and its storage: ` +
       `${summary.killsBetweenRefreshAndStorage}.`,
     `- Unexpected exits (restarted by the driver as a supervisor would): ${summary.unexpectedExits.length}; crash loops: ${summary.crashLoops}; ` +
-      `operator logins after a lost grant: ${Math.max(0, summary.operatorLogins - 1)}.`,
+      `operator logins after a lost grant: ${Math.max(0, summary.operatorLogins - 2)} (two grants, each logged in at the start).`,
     ...summary.rollingRestartOutcomes.map((o) => `- Rolling restart: ${o}.`),
     ...summary.fencedInstanceOutcomes.map((o) => `- SIGSTOP/SIGCONT: ${o}.`),
+    ...summary.faultChecks.map((o) => `- ${o[0]?.toUpperCase() ?? ''}${o.slice(1)}.`),
     `- Settled: ${summary.settled ? 'yes' : 'NO'} (${seconds(summary.settleMs)} after the faults stopped); final SIGTERM: ${summary.finalExit || '—'}.`,
     `- Peak RSS of a connector process: ${mib(summary.peakRssBytes)}.`,
     ...(summary.mode === 'distributed' ? [`- Ownership at the end: ${summary.finalOwnership || '—'}.`] : []),

@@ -12,11 +12,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { stringify } from 'yaml';
 import { check, type CheckResult } from './checker.js';
+import {
+  GRANTS,
+  historyProgress,
+  limitBelowLiveDemand,
+  locationsByGrant,
+  revokedGrants,
+  staleLocations,
+  type GrantName,
+  type OffsetReading,
+  type OffsetView,
+} from './fault-checks.js';
 import type { TruthCall } from './judge.js';
 import {
   awaitOwnership,
@@ -92,6 +103,11 @@ export interface RunSummary {
   operatorLogins: number;
   fencedInstanceOutcomes: string[];
   rollingRestartOutcomes: string[];
+  /**
+   * What issue 32's faults showed, one line each: the standby's takeover once the replacement stopped, the
+   * other grant's freshness during a spent quota and the held one's resumption, history under a hidden limit.
+   */
+  faultChecks: string[];
   settled: boolean;
   settleMs: number;
   finalExit: string;
@@ -147,7 +163,18 @@ const NO_FAULTS = {
   singleCallFailures: [],
   singleCallVersionSkewRate: 0,
   errorBody: null,
+  rateLimit: null,
+  grantQuotaSpent: null,
 } as const;
+
+/** How long the connector polls each location (poll.intervalMs of the chaos config). */
+const POLL_INTERVAL_MS = 2000;
+/** A grant's spent quota, as the sandbox announces it: 15 minutes (the hold itself is the fault's duration). */
+const QUOTA_RETRY_AFTER_SECONDS = 900;
+/** How long after its live change a location must have committed a page (a poll, its enrichment, a commit). */
+const FRESH_LEAD_MS = 10_000;
+/** How long a held grant's locations, or a standby taking over, may take once the fault ends. */
+const RESUME_CAP_MS = 120_000;
 
 /** Answers of other APIs' shapes, none of which the connector's configuration names. */
 const CURSOR_REFUSALS = [
@@ -237,6 +264,7 @@ export class ChaosRun {
   private sandbox: LoggedProcess | null = null;
   private admin!: SandboxAdmin;
   private locations: string[] = [];
+  private grantLocations: Record<GrantName, string[]> = { default: [], second: [] };
   /** The connector processes: one slot in single mode, `instances` in distributed mode. */
   private readonly fleet: Fleet;
   private readonly secrets = {
@@ -253,6 +281,8 @@ export class ChaosRun {
   private settling = false;
   private readonly recentExits: number[] = [];
   private liveCurrent = new Map<string, { locationUid: string; isPrivate: boolean }>();
+  /** When each location had live changes (epoch ms): which locations a fault's freshness check expects to move. */
+  private readonly changedAt = new Map<string, number[]>();
   private offsetPartitions: number[] = [];
   /** The live-change writer; settling waits for its last change before reading the truth. */
   private live: Promise<void> = Promise.resolve();
@@ -292,6 +322,7 @@ export class ChaosRun {
       operatorLogins: 0,
       fencedInstanceOutcomes: [],
       rollingRestartOutcomes: [],
+      faultChecks: [],
       settled: false,
       settleMs: 0,
       finalExit: '',
@@ -370,10 +401,10 @@ export class ChaosRun {
     this.say(`checker's witness: ${witnessPython()} (librdkafka)`);
     await this.startSandbox();
     await this.snapshotTruth();
-    await this.authorize();
+    for (const grant of GRANTS) await this.authorize(grant);
     for (let slot = 0; slot < this.fleet.size; slot++) this.fleet.start(slot);
     this.live = this.liveLoop(liveRandom);
-    const background = [this.progressLoop(), this.live];
+    const background = [this.progressLoop(), this.live, this.operatorLoop()];
     if (!(await until(() => this.lastProgressAt > 0, 300_000, 500)))
       throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
     this.say('first page committed; fault phase begins');
@@ -455,6 +486,7 @@ export class ChaosRun {
     }, 120_000);
     if (!up) throw new Error(`the sandbox did not start; see ${this.sandbox.logFile}`);
     this.locations = (await this.admin.call<{ data: string[] }>('GET', 'locations')).data;
+    this.grantLocations = locationsByGrant(this.locations);
     this.say(`sandbox up on ${baseUrl} (${this.locations.length} locations)`);
   }
 
@@ -486,7 +518,12 @@ export class ChaosRun {
         maxConcurrency: 32,
         enrichConcurrency: 16,
         requestTimeoutMs: 10_000,
-        retry: { maxAttempts: 8, initialDelayMs: 100, maxDelayMs: 5000 },
+        retry: {
+          maxAttempts: 8,
+          initialDelayMs: 100,
+          maxDelayMs: 5000,
+          maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,
+        },
       },
       oauth: {
         clientId: 'chaos-client',
@@ -495,7 +532,8 @@ export class ChaosRun {
         store: { type: 'kafka', topic: TOPICS.tokens },
         keyEnv: 'CHAOS_TOKEN_KEY',
       },
-      sources: [{ locations: this.locations }],
+      // Two grants divide the locations, so that one grant's quota can be spent while the other goes on.
+      sources: GRANTS.map((grant) => ({ grant, locations: this.grantLocations[grant] })),
       kafka: {
         brokers: [this.endpoints.brokers],
         topic: TOPICS.calls,
@@ -515,7 +553,7 @@ export class ChaosRun {
       },
       schemaRegistry: { url: this.endpoints.registryUrl },
       poll: {
-        intervalMs: 2000,
+        intervalMs: POLL_INTERVAL_MS,
         maxLocationsInFlight: 16,
         shutdownTimeoutMs: 10_000,
         ...(this.options.profile.stoppedRetryInitialDelayMs !== undefined && {
@@ -531,12 +569,23 @@ export class ChaosRun {
   }
 
   /** `auth login` as an operator runs it, with the driver as the browser (the sandbox user auto-approves). */
-  private async authorize(): Promise<void> {
+  private async authorize(grant: GrantName): Promise<void> {
     const n = this.summary.operatorLogins + 1;
     const log = join(this.logDir, `auth-login-${n}.log`);
     let followed = false;
     const result = await runToEnd(
-      [cliPath, 'auth', 'login', '--config', this.configFile(0), '--no-open', '--timeout', '60'],
+      [
+        cliPath,
+        'auth',
+        'login',
+        '--config',
+        this.configFile(0),
+        '--grant',
+        grant,
+        '--no-open',
+        '--timeout',
+        '60',
+      ],
       this.env,
       (stdout) => {
         const url = /https:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+/.exec(stdout)?.[0];
@@ -551,7 +600,7 @@ export class ChaosRun {
     writeFileSync(log, `${result.stdout}\n${result.stderr}`);
     if (result.code !== 0) throw new Error(`auth login exited ${result.code}; see ${log}`);
     this.summary.operatorLogins = n;
-    this.say(`auth login #${n} done (grant stored in the Kafka token store)`);
+    this.say(`auth login #${n} done (grant "${grant}" stored in the Kafka token store)`);
   }
 
   // ---------- connector instances ----------
@@ -684,32 +733,44 @@ export class ChaosRun {
     return offsets.reduce((sum, p) => sum + p.high, 0n);
   }
 
-  /** Whether an instance started since `since` logged that its grant is revoked (the operator's page). */
-  private async grantLost(since: number): Promise<boolean> {
-    for (const instance of this.fleet.all.filter((i) => i.startedAt >= since - 5000)) {
-      const text = await readFile(instance.logFile, 'utf8').catch(() => '');
-      if (text.includes('AUTH_GRANT_REVOKED')) return true;
-    }
-    return false;
-  }
+  /** How much of each instance's log the operator has read (the AUTH_GRANT_REVOKED pages it acted on). */
+  private readonly logRead = new Map<string, number>();
+  private readonly lastLoginAt = new Map<GrantName, number>();
+  private logins: Promise<void> = Promise.resolve();
 
   /**
-   * Recovery with the operator in the loop: when no progress comes and an instance says its grant is revoked
-   * (a kill between a refresh and its storage, with rotated refresh tokens), the operator logs in again, once.
+   * The operator, paged by AUTH_GRANT_REVOKED (a kill between a refresh and its storage, with rotated refresh
+   * tokens): runs `auth login` for each grant an instance's log says was lost, at most once per 30 s per grant
+   * (the other instances of a shared grant say so too). Watching every log all along, not only after a fault,
+   * since the other grant's progress does not tell whether one was lost.
    */
-  private async recover(after: number): Promise<number | null> {
-    let loggedIn = false;
-    const deadline = after + RECOVERY_CAP_MS;
-    while (Date.now() < deadline) {
-      if (this.lastProgressAt > after) return this.lastProgressAt - after;
-      if (!loggedIn && (await this.grantLost(after))) {
-        loggedIn = true;
-        this.say('the grant is lost (AUTH_GRANT_REVOKED in the log): the operator runs auth login');
-        await this.authorize();
+  private async operatorLoop(): Promise<void> {
+    while (!this.stopBackground) {
+      const lost = new Set<string>();
+      for (const instance of this.fleet.all) {
+        const from = this.logRead.get(instance.logFile) ?? 0;
+        const added = await readFrom(instance.logFile, from);
+        const end = added.lastIndexOf('\n') + 1;
+        if (end === 0) continue;
+        this.logRead.set(instance.logFile, from + end);
+        for (const grant of revokedGrants(added.subarray(0, end).toString('utf8'))) lost.add(grant);
       }
-      await sleep(loggedIn ? 100 : 1000);
+      for (const grant of GRANTS.filter((g) => lost.has(g)))
+        if (Date.now() - (this.lastLoginAt.get(grant) ?? 0) > 30_000) {
+          this.lastLoginAt.set(grant, Date.now());
+          this.say(`grant "${grant}" is lost (AUTH_GRANT_REVOKED in the log): the operator runs auth login`);
+          this.logins = this.logins
+            .then(() => this.authorize(grant))
+            .catch((error: unknown) => this.say(`operator login failed: ${String(error)}`));
+        }
+      await sleep(1000);
     }
-    return null;
+    await this.logins;
+  }
+
+  /** Recovery: the next committed page after `after` (the operator loop logs in again should a grant be lost). */
+  private async recover(after: number): Promise<number | null> {
+    return this.waitForProgress(after, RECOVERY_CAP_MS);
   }
 
   // ---------- live changes ----------
@@ -766,6 +827,11 @@ export class ChaosRun {
 
   private record(call: TruthCall): void {
     this.liveCurrent.set(call.uid, { locationUid: call.locationUid, isPrivate: call.isPrivate });
+    if (!this.settling) {
+      const times = this.changedAt.get(call.locationUid) ?? [];
+      times.push(Date.now());
+      this.changedAt.set(call.locationUid, times);
+    }
     appendFileSync(this.historyFile, `${JSON.stringify(call)}\n`);
   }
 
@@ -864,6 +930,7 @@ export class ChaosRun {
         return this.rollingRestart(outcome);
       case 'sigstop':
       case 'sigstop-long':
+      case 'replacement-stopped':
         if (this.options.distributed) {
           const { end, handoverMs, text } = await distributedSigstop(this.driver, fault, random);
           this.summary.fencedInstanceOutcomes.push(text);
@@ -871,7 +938,12 @@ export class ChaosRun {
           outcome.handoverMs = handoverMs;
           return end;
         }
+        if (fault.kind === 'replacement-stopped') return this.replacementStopped(fault, outcome);
         return this.sigstop(fault, outcome);
+      case 'api-grant-quota-spent':
+        return this.grantQuotaSpent(fault, outcome);
+      case 'api-limit-below-live-demand':
+        return this.limitBelowLiveDemand(fault, outcome);
       default: {
         const settings = apiFaultSettings(fault.kind, random);
         await this.admin.call('PUT', 'faults', settings);
@@ -925,8 +997,13 @@ export class ChaosRun {
     return Date.now();
   }
 
-  /** SIGSTOP the active instance, let a new one take over, SIGCONT the old one: it must be fenced. */
-  private async sigstop(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+  /**
+   * Single mode: SIGSTOP the running instance and start its replacement (a supervisor's) at once; SIGCONT the
+   * paused one after the fault's duration. `tookOver`: the replacement's first progress (null: none in 180 s).
+   */
+  private async pauseWhileReplaced(
+    fault: PlannedFault,
+  ): Promise<{ frozen: LoggedProcess; next: LoggedProcess; tookOver: number | null }> {
     const frozen = this.fleet.running(0);
     this.fleet.retire(frozen);
     this.fleet.fact(frozen).sigstops++;
@@ -936,6 +1013,12 @@ export class ChaosRun {
     const tookOver = await this.waitForProgress(started, 180_000);
     await sleep(Math.max(0, fault.durationMs - (Date.now() - started)));
     frozen.signal('SIGCONT');
+    return { frozen, next, tookOver };
+  }
+
+  /** SIGSTOP the active instance, let a new one take over, SIGCONT the old one: it must be fenced. */
+  private async sigstop(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+    const { frozen, next, tookOver } = await this.pauseWhileReplaced(fault);
     // Woken, it meets the fencing on its next commit and either exits or stands by (/readyz no longer 200);
     // waiting for either, not a fixed 30 s, keeps the short form short. 30 s at most, as before.
     // Only a definite "not ready" counts: an instance too busy to answer has not stood by yet.
@@ -963,6 +1046,203 @@ export class ChaosRun {
     outcome.detail = `SIGSTOP: ${text}`;
     if (!stillWriting) this.summary.violations.push(`SIGSTOP: ${text}`);
     return Date.now();
+  }
+
+  /**
+   * Issue 32: SIGSTOP the writer A, start its replacement B (a supervisor's), wake A (it stands by), then stop
+   * B, as a blue/green switch rolled back does. A must take over: its /readyz 200 again and pages committed,
+   * each within RESUME_CAP_MS of B's exit (the "writes resumed" time of the report).
+   */
+  private async replacementStopped(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+    const { frozen: standby, next: replacement, tookOver } = await this.pauseWhileReplaced(fault);
+    // Woken, it meets the fencing and stands by (/readyz no longer 200); only a definite "not ready" counts.
+    const stoodBy = await until(
+      async () => !standby.running || !(await this.fleet.ready(standby).catch(() => true)),
+      60_000,
+      250,
+    );
+    const replacementWriting = await until(
+      () => this.fleet.ready(replacement).catch(() => false),
+      60_000,
+      500,
+    );
+    const head = `${standby.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${replacement.name} ${tookOver === null ? 'made NO progress' : 'took over'}`;
+    if (!standby.running || !stoodBy || !replacementWriting) {
+      const text = `${head}, ${standby.name} ${standby.running ? (stoodBy ? 'stood by' : 'did NOT stand by within 60 s') : `EXITED ${standby.exit?.code ?? standby.exit?.signal} instead of standing by`}, ${replacement.name} ${replacementWriting ? 'writing' : 'NOT writing'}: the takeover was not tried`;
+      this.summary.faultChecks.push(`replacement stopped: ${text}`);
+      this.summary.violations.push(`replacement-stopped: ${text}`);
+      outcome.detail = `replacement stopped: ${text}`;
+      if (standby.running) await this.kill9(standby);
+      return Date.now();
+    }
+    // The standby is the slot's process again: the replacement goes, as a rolled-back switch stops it.
+    this.fleet.reinstate(standby);
+    this.fleet.retire(replacement);
+    replacement.signal('SIGTERM');
+    const exit = await Promise.race([replacement.exited, sleep(60_000).then(() => null)]);
+    if (exit === null) await this.kill9(replacement);
+    const stoppedAt = Date.now();
+    const writer = await until(() => this.fleet.ready(standby).catch(() => false), RESUME_CAP_MS, 250);
+    const writerMs = writer ? Date.now() - stoppedAt : null;
+    const resumedMs = await this.waitForProgress(stoppedAt, RESUME_CAP_MS);
+    const text =
+      `${head}, ${standby.name} stood by after SIGCONT; ${replacement.name} stopped (${exit === null ? 'killed: no exit within 60 s of SIGTERM' : `exit ${exit.code ?? exit.signal}`}); ` +
+      `${standby.name} ${writerMs === null ? 'did NOT take over' : `took over (ready) after ${(writerMs / 1000).toFixed(1)} s`}, ` +
+      `writes ${resumedMs === null ? 'did NOT resume' : `resumed after ${(resumedMs / 1000).toFixed(1)} s`}`;
+    this.summary.faultChecks.push(`replacement stopped: ${text}`);
+    outcome.detail = `replacement stopped: ${text}`;
+    if (writerMs === null || resumedMs === null || exit === null || exit.code !== 0)
+      this.summary.violations.push(`replacement-stopped: ${text}`);
+    return stoppedAt;
+  }
+
+  /**
+   * Issue 32: the quota of grant `second` spent (429 quota_exhausted, Retry-After 15 min) for the fault's
+   * duration while grant `default` goes on. The other grant's locations must stay fresh meanwhile (each with a
+   * live change at least FRESH_LEAD_MS before the end committed a page), and the held grant must resume after
+   * (one of its locations changed during the hold commits a page within RESUME_CAP_MS of its end).
+   */
+  private async grantQuotaSpent(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+    const held = this.grantLocations.second;
+    const free = this.grantLocations.default;
+    const before = await this.offsetReading();
+    const from = Date.now();
+    await this.admin.call('PUT', 'faults', {
+      grantQuotaSpent: { locations: held, retryAfterSeconds: QUOTA_RETRY_AFTER_SECONDS },
+    });
+    const refusedBefore = await this.quotaRefusals();
+    await sleep(fault.durationMs);
+    const during = await this.offsetReading();
+    await this.admin.call('PUT', 'faults', { grantQuotaSpent: null });
+    const end = Date.now();
+    const refused = (await this.quotaRefusals()) - refusedBefore;
+    const window = { from, until: end, leadMs: FRESH_LEAD_MS };
+    const stale = staleLocations(before, during, free, this.changedAt, window);
+    const expected = staleLocations(before, before, free, this.changedAt, window).length;
+    // The held grant's locations changed during the hold: once the quota is back the grant must resume (a
+    // page of one of them committed); that every one of them catches up is the settle's check.
+    const waiting = staleLocations(before, before, held, this.changedAt, window);
+    let resumedMs: number | null = null;
+    let notResumed = waiting;
+    if (waiting.length > 0) {
+      await until(
+        async () => {
+          notResumed = staleLocations(during, await this.offsetReading(), waiting, this.changedAt, window);
+          return notResumed.length < waiting.length;
+        },
+        RESUME_CAP_MS,
+        1000,
+      );
+      if (notResumed.length < waiting.length) resumedMs = Date.now() - end;
+    }
+    const text =
+      `grant "second" (${held.length} locations) held ${(fault.durationMs / 1000).toFixed(0)} s (${refused} requests refused quota_exhausted, Retry-After ${QUOTA_RETRY_AFTER_SECONDS} s); ` +
+      `grant "default": ${expected - stale.length} of ${expected} locations with a live change advanced during the hold` +
+      (stale.length > 0 ? ` (STALE: ${stale.slice(0, 3).join(', ')})` : '') +
+      `; the held grant ${waiting.length === 0 ? 'had no change to resume' : resumedMs === null ? `did NOT resume (${notResumed.length} of ${waiting.length} locations)` : `resumed ${(resumedMs / 1000).toFixed(1)} s after the hold (${waiting.length - notResumed.length} of ${waiting.length} locations changed meanwhile committed by then)`}`;
+    this.summary.faultChecks.push(`grant quota spent: ${text}`);
+    outcome.detail = text;
+    if (stale.length > 0 || (waiting.length > 0 && resumedMs === null) || refused === 0)
+      this.summary.violations.push(`api-grant-quota-spent: ${text}`);
+    return end;
+  }
+
+  /**
+   * Issue 32: a hidden limit (no header says it) at half of what the live polls alone need, for the fault's
+   * duration. History lanes open at its start must still advance (or merge) by its end; the limit must have
+   * refused requests (or it proved nothing); how far the connector stretched its poll interval is reported.
+   */
+  private async limitBelowLiveDemand(fault: PlannedFault, outcome: FaultOutcome): Promise<number> {
+    const rps = limitBelowLiveDemand(this.locations.length, POLL_INTERVAL_MS);
+    const before = await this.offsetReading();
+    const refusedBefore = await this.rateRefusals();
+    await this.admin.call('PUT', 'faults', { rateLimit: { requestsPerSecond: rps, burst: rps } });
+    await sleep(fault.durationMs);
+    const stretched = await this.effectiveIntervalSeconds();
+    const after = await this.offsetReading();
+    await this.admin.call('PUT', 'faults', { rateLimit: null });
+    const refused = (await this.rateRefusals()) - refusedBefore;
+    const history = historyProgress(before, after);
+    const text =
+      `${rps} requests/s (the live polls alone need ${this.locations.length / (POLL_INTERVAL_MS / 1000)}/s) for ${(fault.durationMs / 1000).toFixed(0)} s, ${refused} requests refused 429; ` +
+      (history.open.length === 0
+        ? 'no history lane was open (backfill done)'
+        : `history lanes advanced: ${history.advanced.length} of ${history.open.length}${history.stuck.length > 0 ? ` (STUCK: ${history.stuck.slice(0, 3).join(', ')})` : ''}`) +
+      `; effective poll interval at the end ${stretched === null ? 'not read' : `${stretched.toFixed(1)} s (configured ${POLL_INTERVAL_MS / 1000} s)`}`;
+    this.summary.faultChecks.push(`limit below live demand: ${text}`);
+    outcome.detail = text;
+    // A limit that refused nothing was not below the demand: the fault did not happen.
+    if (history.stuck.length > 0 || refused === 0)
+      this.summary.violations.push(`api-limit-below-live-demand: ${text}`);
+    return Date.now();
+  }
+
+  /** Every location's stored offset, read from the offsets topic (read_committed). */
+  private async offsetReading(): Promise<OffsetReading> {
+    const views = new Map<string, OffsetView>();
+    const prefix = `${CONNECTOR_NAME}/`;
+    await probeTopic(
+      this.endpoints.brokers,
+      TOPICS.offsets,
+      (m) => {
+        const key = m.key?.toString() ?? '';
+        if (!key.startsWith(prefix) || m.value === null) return;
+        const value = JSON.parse(m.value.toString()) as {
+          cursor?: string | null;
+          watermark?: string | null;
+          history?: unknown;
+        };
+        const location = key.slice(prefix.length);
+        views.set(location, {
+          records: (views.get(location)?.records ?? 0) + 1,
+          watermark: value.watermark ?? null,
+          cursor: value.cursor ?? null,
+          history:
+            value.history === undefined || value.history === null ? null : JSON.stringify(value.history),
+        });
+      },
+      2000,
+    );
+    return views;
+  }
+
+  private async sandboxFaultStats(): Promise<{ rateLimited: number; quotaExhausted: number }> {
+    return (
+      await this.admin.call<{ data: { faults: { rateLimited: number; quotaExhausted: number } } }>(
+        'GET',
+        'stats',
+      )
+    ).data.faults;
+  }
+
+  private async quotaRefusals(): Promise<number> {
+    return (await this.sandboxFaultStats()).quotaExhausted;
+  }
+
+  private async rateRefusals(): Promise<number> {
+    const { rateLimited, quotaExhausted } = await this.sandboxFaultStats();
+    return rateLimited - quotaExhausted;
+  }
+
+  /** The largest calls_connector_poll_effective_interval_seconds among the running instances (null: none read). */
+  private async effectiveIntervalSeconds(): Promise<number | null> {
+    const values = await Promise.all(
+      this.fleet.currentRunning().map(async (instance) => {
+        try {
+          const response = await fetch(`http://127.0.0.1:${this.fleet.metricsPort(instance)}/metrics`, {
+            signal: AbortSignal.timeout(2000),
+          });
+          const line = (await response.text())
+            .split('\n')
+            .find((l) => l.startsWith('calls_connector_poll_effective_interval_seconds '));
+          return line === undefined ? null : Number(line.split(' ')[1]);
+        } catch {
+          return null;
+        }
+      }),
+    );
+    const read = values.filter((v): v is number => v !== null && Number.isFinite(v));
+    return read.length === 0 ? null : Math.max(...read);
   }
 
   // ---------- settle, check, tear down ----------
@@ -1102,6 +1382,21 @@ export class ChaosRun {
       this.say('stopping the chaos stack');
       await this.stack.down().catch((error: unknown) => this.say(`stack down failed: ${String(error)}`));
     }
+  }
+}
+
+/** The bytes of `file` from `position` on (none when it cannot be read). */
+async function readFrom(file: string, position: number): Promise<Buffer> {
+  const handle = await open(file, 'r').catch(() => null);
+  if (handle === null) return Buffer.alloc(0);
+  try {
+    const { size } = await handle.stat();
+    if (size <= position) return Buffer.alloc(0);
+    const buffer = Buffer.alloc(size - position);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
   }
 }
 

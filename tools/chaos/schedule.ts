@@ -16,6 +16,9 @@ export const PROCESS_FAULTS = [
   // transaction fails fenced or timed out, and it must never fence back the one that took over (single mode:
   // its replacement; distributed mode: the new owners of its partitions).
   'sigstop-long',
+  // Issue 32: the old instance woke and stands by, then its replacement is stopped (a blue/green switch rolled
+  // back): the standby must take over and write again. Distributed mode has no replacement: it runs as sigstop.
+  'replacement-stopped',
 ] as const;
 
 export const API_FAULTS = [
@@ -29,6 +32,11 @@ export const API_FAULTS = [
   'api-token-expiry',
   'api-single-call-failures',
   'api-single-call-newer-version',
+  // Issue 32: one grant's quota spent for minutes (429 quota_exhausted, a long Retry-After) while the other
+  // grant's locations must stay fresh; the held one resumes after.
+  'api-grant-quota-spent',
+  // Issue 32: a hidden limit below what the live polls alone need: history still advances, the run settles.
+  'api-limit-below-live-demand',
 ] as const;
 
 export type FaultKind = (typeof PROCESS_FAULTS)[number] | (typeof API_FAULTS)[number];
@@ -48,7 +56,16 @@ export interface PlannedFault {
  * kafkajs's request timeout (the connector keeps kafkajs's default) and, in distributed mode,
  * kafka.groupSessionTimeoutMs.
  */
-export const TIMEOUTS = { transactionMs: 30_000, requestMs: 30_000, sessionMs: 10_000 } as const;
+export const TIMEOUTS = {
+  transactionMs: 30_000,
+  requestMs: 30_000,
+  sessionMs: 10_000,
+  /**
+   * api.retry.maxRetryAfterMs: a Retry-After this long or longer parks the grant, asked again after this
+   * long (the deployed 5 min would make a held grant's resumption take most of a short run).
+   */
+  maxRetryAfterMs: 20_000,
+} as const;
 
 export interface Profile {
   name: 'short' | 'full';
@@ -89,8 +106,12 @@ export function profile(name: 'short' | 'full', minutes?: number, distributed = 
         'broker-kill': 1,
         'registry-stop': 1,
         'rolling-restart': 1,
-        sigstop: 1,
+        // replacement-stopped holds sigstop's sequence (single mode: a pause, a replacement, the woken one
+        // standing by; distributed mode: it runs as sigstop), then stops the replacement: the short form runs
+        // it instead of a plain sigstop, to keep CI's length.
+        sigstop: 0,
         'sigstop-long': 1,
+        'replacement-stopped': 1,
         ...Object.fromEntries(API_FAULTS.map((k) => [k, 1])),
       } as Record<FaultKind, number>,
       liveUpdatesPerSecond: 3,
@@ -118,6 +139,7 @@ export function profile(name: 'short' | 'full', minutes?: number, distributed = 
       'rolling-restart': Math.ceil(3 * scale),
       sigstop: Math.ceil(2 * scale),
       'sigstop-long': Math.ceil(1 * scale),
+      'replacement-stopped': Math.ceil(1 * scale),
       ...Object.fromEntries(API_FAULTS.map((k) => [k, Math.ceil(1 * scale)])),
     } as Record<FaultKind, number>,
     liveUpdatesPerSecond: 20,
@@ -141,6 +163,7 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
     case 'rolling-restart':
       return 0;
     case 'sigstop':
+    case 'replacement-stopped':
       // Distributed: past the group session timeout, so that the group moves the paused one's partitions.
       return p.distributed
         ? random.int(TIMEOUTS.sessionMs + 2000, TIMEOUTS.sessionMs + 10_000)
@@ -150,6 +173,12 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
       const past = Math.max(TIMEOUTS.transactionMs, TIMEOUTS.requestMs) + 5000;
       return random.int(past, past + (short ? 5000 : 25_000));
     }
+    case 'api-grant-quota-spent':
+      // "For minutes" in a full run; the short form keeps CI's length: past TIMEOUTS.maxRetryAfterMs, so that
+      // the held grant is parked, asked again and refused again before the quota comes back.
+      return short ? random.int(22_000, 28_000) : random.int(120_000, 240_000);
+    case 'api-limit-below-live-demand':
+      return short ? random.int(10_000, 15_000) : random.int(60_000, 120_000);
     default:
       return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
   }

@@ -4,7 +4,8 @@
  * flight). The other instance takes its partitions (fencing their producers). When the paused one wakes up, its
  * request fails, often timed out rather than fenced; it used to re-initialise the partition's producer on such
  * a failure, fencing the new owner and committing pages it had prepared before the pause (published twice). It
- * must drop the partition instead and take it again only through the group. After it is stopped, the other
+ * must drop the partition instead (asserted: KAFKA_PARTITION_TAKEN_OVER in its log after the pause, so a pause that
+ * caught nothing fails) and take it again only through the group. After it is stopped, the other
  * instance finishes alone, and a read_committed reader finds every call version exactly once.
  *
  * The sandbox keeps changing calls (live mode) and both instances poll every second, so the paused one has
@@ -16,7 +17,7 @@ import { caughtUpCheck, doubledAndMissing } from '../../support/connector-proces
 import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
 import { alive, diagnostics } from '../../support/distributed.js';
 import { eventually } from '../../support/kafka.js';
-import { pauseInsideTransaction } from '../../support/pause.js';
+import { awaitFaultPath, pauseInsideTransaction } from '../../support/pause.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
 /** kafkajs's request timeout (the connector keeps its default): the pause must outlast it too. */
@@ -63,6 +64,7 @@ describe('a distributed owner paused past its session and request timeouts', () 
     const calls = (await admin.fetchTopicMetadata({ topics: [config.kafka.topic] })).topics[0];
     await admin.disconnect();
     i2.paused = true;
+    const pausedOutput = i2.output().length;
     await pauseInsideTransaction(
       i2.child,
       config.kafka.topic,
@@ -82,6 +84,15 @@ describe('a distributed owner paused past its session and request timeouts', () 
     );
     i2.child.kill('SIGCONT');
     i2.paused = false;
+    // The fault path: its transaction in flight failed (fenced or timed out) and it dropped the partition
+    // (KAFKA_PARTITION_TAKEN_OVER) instead of re-initialising its producer. Without this the test could pass
+    // with a pause that caught nothing.
+    await awaitFaultPath(
+      i2,
+      pausedOutput,
+      'KAFKA_PARTITION_TAKEN_OVER',
+      'the woken instance dropped its partition (KAFKA_PARTITION_TAKEN_OVER)',
+    );
     // Awake: it rejoins the group (and may be given partitions again, through the group); live changes keep
     // pages flowing.
     await progress(100, 'pages still flowing after i2 woke up');

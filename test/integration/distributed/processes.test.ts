@@ -2,8 +2,8 @@
  * Distributed mode across real processes (issue 14 point 4): built CLIs of one connector name share the
  * locations of one in-process sandbox through the Kafka group, while live updates and new calls keep pages
  * flowing. One sequence shares the processes (CI time): three instances split the locations; one is killed
- * with SIGKILL and the others take its locations; one is SIGSTOPped past its session timeout and resumed,
- * and rejoins; two are added and one removed. Throughout, a background watcher samples every instance's
+ * with SIGKILL and the others take its locations; one is SIGSTOPped inside a transaction past its session
+ * timeout and resumed, meets the new owner's fencing (asserted: the fault path was taken) and rejoins; two are added and one removed. Throughout, a background watcher samples every instance's
  * /status: a partition that two instances hold in the same generation must be let go by the old holder within
  * the handover's bound (eager rebalancing: the old holder learns of the new assignment when the new one does,
  * and its page in flight is fenced meanwhile); held longer, it is two owners. At the end a read_committed
@@ -31,6 +31,7 @@ import {
   type Instance,
 } from '../../support/distributed.js';
 import { eventually } from '../../support/kafka.js';
+import { awaitFaultPath, pauseInsideTransaction } from '../../support/pause.js';
 
 const SESSION_TIMEOUT_MS = 6000;
 const POLL_INTERVAL_MS = 500;
@@ -122,23 +123,35 @@ describe('connector processes sharing one name in distributed mode', () => {
     );
     expect(handovers.reduce((sum, n) => (sum ?? 0) + (n ?? 0), 0)).toBeGreaterThan(0);
 
-    // (c) SIGSTOP one past its session timeout: the other takes everything; SIGCONT: the paused one finds
-    // itself out of the group (fenced if it tries to commit what it had in flight) and rejoins.
-    const generationBefore = (await statusOf(i2))?.assignment.generationId ?? null;
-    const held = owned(await statusOf(i2));
+    // (c) SIGSTOP one past its session timeout, inside one of its transactions: the other takes everything
+    // (its producers fencing the paused one's); SIGCONT: the paused one's transaction meets that fencing, it
+    // drops the partition (KAFKA_PARTITION_TAKEN_OVER) and rejoins. The pause is taken while a transaction of
+    // its own is open on a partition of the offsets topic it owns (only it writes there), so the woken
+    // instance always has a commit to attempt: a pause between two transactions would prove nothing.
+    const before = await statusOf(i2);
+    const generationBefore = before?.assignment.generationId ?? null;
+    const held = owned(before);
+    const ownPartitions = before?.assignment.partitions ?? [];
+    expect(ownPartitions.length, 'i2 owns partitions of the offsets topic').toBeGreaterThan(0);
     const pausedOutput = i2.output().length;
     i2.paused = true;
+    await pauseInsideTransaction(i2.child, scenario.config.kafka.offsetsTopic, ownPartitions);
     const pausedAt = Date.now();
-    i2.child.kill('SIGSTOP');
     await settled(['i1'], traversedSince(held, pausedAt));
     const pausedTakeoverMs = Date.now() - pausedAt;
     i2.child.kill('SIGCONT');
     i2.paused = false;
+    // The fault path: the woken instance's open transaction met the new owner's fencing and it dropped the
+    // partition, rather than committing (a doubled page) or re-initialising the producer (fencing i1 back).
+    await awaitFaultPath(
+      i2,
+      pausedOutput,
+      'KAFKA_PARTITION_TAKEN_OVER',
+      'the woken instance met the fencing (KAFKA_PARTITION_TAKEN_OVER)',
+    );
     views = await settled(['i1', 'i2']);
     expect(alive(i2), diagnostics(instances)).toBe(true);
     expect(views.get('i2')?.assignment.generationId ?? 0).toBeGreaterThan(generationBefore ?? 0);
-    // Whether its page in flight met the new owner's fencing depends on where SIGSTOP caught it: reported.
-    const zombieFenced = i2.output().slice(pausedOutput).includes('took this partition over (fenced)');
 
     // (d) Scale up by two, then down by one (graceful: SIGTERM), while pages flow.
     const [i4, i5] = [start('i4'), start('i5')];
@@ -170,7 +183,7 @@ describe('connector processes sharing one name in distributed mode', () => {
     console.info(
       `distributed: takeover after kill -9 ${takeoverMs} ms (${orphaned.length} locations; session timeout ` +
         `${SESSION_TIMEOUT_MS} ms + poll interval ${POLL_INTERVAL_MS} ms), after SIGSTOP ${pausedTakeoverMs} ms; ` +
-        `resumed instance ${zombieFenced ? 'fenced on its page in flight' : 'had no page in flight'}; ` +
+        `resumed instance fenced on its transaction in flight; ` +
         `${watch.overlaps} partition(s) held by old and new owner during a handover, longest ${watch.longestOverlapMs} ms ` +
         `(${watch.samples} status samples)`,
     );

@@ -37,6 +37,25 @@ describe('the chaos fault schedule', () => {
         }
   });
 
+  it("holds issue 32's faults in both profiles and modes, a spent quota past the connector's longest wait", () => {
+    for (const distributed of [false, true])
+      for (const name of ['short', 'full'] as const)
+        for (let seed = 1; seed <= 20; seed++) {
+          const plan = planFaults(seededRandom(seed), profile(name, undefined, distributed));
+          for (const kind of [
+            'replacement-stopped',
+            'api-grant-quota-spent',
+            'api-limit-below-live-demand',
+          ] as const)
+            expect(plan.filter((f) => f.kind === kind).length, kind).toBeGreaterThanOrEqual(1);
+          for (const f of plan.filter((p) => p.kind === 'api-grant-quota-spent'))
+            expect(f.durationMs).toBeGreaterThan(TIMEOUTS.maxRetryAfterMs);
+          if (distributed)
+            for (const f of plan.filter((p) => p.kind === 'replacement-stopped'))
+              expect(f.durationMs).toBeGreaterThan(TIMEOUTS.sessionMs);
+        }
+  });
+
   it('spreads the faults over the fault phase in time order', () => {
     const short = profile('short', 2);
     const plan = planFaults(seededRandom(9), short);

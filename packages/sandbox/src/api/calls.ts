@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from '../context.js';
 import { listedCallJson, toSingleCall } from '../data/call-record.js';
 import type { LocationIndex } from '../data/location-index.js';
-import { bodyFaults, enterFaultGate } from '../faults/gate.js';
+import { answerSpentQuota, bodyFaults, enterFaultGate } from '../faults/gate.js';
 import { planSingleCallFault, type FaultPlan } from '../faults/faults.js';
 import type { AccessTokenEntry } from '../oauth/grants.js';
 import { decodeCursor, encodeCursor, type CursorPayload } from '../listing/cursor.js';
@@ -119,6 +119,7 @@ export async function handleListCalls(
       ctx.respond.apiError(res, 403, 'location_forbidden', 'the token does not give access to this location');
       return;
     }
+    if (answerSpentQuota(ctx, res, listing.locationUid)) return;
     locations = [listing.locationUid];
   } else {
     locations = token.locations;
@@ -174,6 +175,7 @@ export async function handleGetCall(
     );
     return;
   }
+  if (answerSpentQuota(ctx, res, record.locationUid)) return;
   const attempt = ctx.singleCallAttempts.get(uid) ?? 0;
   ctx.singleCallAttempts.set(uid, attempt + 1);
   const fault = planSingleCallFault(ctx.faults, uid, attempt);

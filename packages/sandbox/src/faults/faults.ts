@@ -71,6 +71,19 @@ export interface FaultSettings {
   singleCallVersionSkewRate: number;
   /** Also inject latency, 429, 5xx, drops and malformed bodies into POST /oauth/token. */
   includeTokenEndpoint: boolean;
+  /**
+   * One grant's quota spent (issue 32): every listing of one of these locations and every single-call
+   * request for one of their calls is answered 429 quota_exhausted with `Retry-After: retryAfterSeconds`
+   * (after authentication, as a quota is the grant's), while requests for other locations go on. The
+   * sandbox's grants each cover every location and a client's grants divide the locations among them
+   * (the connector's `sources[].grant`), so the locations name the grant. null = none.
+   */
+  grantQuotaSpent: GrantQuotaSpent | null;
+}
+
+export interface GrantQuotaSpent {
+  locations: string[];
+  retryAfterSeconds: number;
 }
 
 /** An answer sent as-is, for error shapes of other APIs (JSON of any layout, HTML, plain text). */
@@ -106,6 +119,7 @@ export const DEFAULT_FAULTS: FaultSettings = {
   singleCallFailures: [],
   singleCallVersionSkewRate: 0,
   includeTokenEndpoint: false,
+  grantQuotaSpent: null,
 };
 
 const RATE_KEYS = [
@@ -208,7 +222,33 @@ export function mergeFaults(base: FaultSettings, update: Partial<FaultSettings>)
   }
   if (typeof merged.includeTokenEndpoint !== 'boolean')
     throw new RangeError('faults.includeTokenEndpoint must be boolean');
+  if (merged.grantQuotaSpent !== null) checkGrantQuotaSpent(merged.grantQuotaSpent);
   return merged;
+}
+
+function checkGrantQuotaSpent(v: unknown): void {
+  const q = v as Partial<GrantQuotaSpent> | null;
+  if (
+    typeof q !== 'object' ||
+    q === null ||
+    !Array.isArray(q.locations) ||
+    q.locations.length === 0 ||
+    q.locations.some((l) => typeof l !== 'string') ||
+    !(
+      typeof q.retryAfterSeconds === 'number' &&
+      Number.isInteger(q.retryAfterSeconds) &&
+      q.retryAfterSeconds >= 1
+    )
+  )
+    throw new RangeError(
+      'faults.grantQuotaSpent must be null or {locations: non-empty list of location uids, retryAfterSeconds: integer >= 1}',
+    );
+}
+
+/** Whether `locationUid`'s grant has its quota spent (faults.grantQuotaSpent): the Retry-After seconds, else null. */
+export function quotaSpentFor(settings: FaultSettings, locationUid: string): number | null {
+  const spent = settings.grantQuotaSpent;
+  return spent !== null && spent.locations.includes(locationUid) ? spent.retryAfterSeconds : null;
 }
 
 /** What to do to one request, decided before it is handled. */

@@ -8,7 +8,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from '../context.js';
-import { planFaults, type FaultPlan } from './faults.js';
+import { planFaults, quotaSpentFor, type FaultPlan } from './faults.js';
 import {
   admit,
   freshLimitState,
@@ -104,6 +104,25 @@ export async function enterFaultGate(
     return null;
   }
   return plan;
+}
+
+/**
+ * faults.grantQuotaSpent: answers 429 quota_exhausted when `locationUid`'s grant has its quota spent.
+ * Returns true when it answered (the handler stops), false when the request goes on.
+ */
+export function answerSpentQuota(ctx: SandboxContext, res: ServerResponse, locationUid: string): boolean {
+  const seconds = quotaSpentFor(ctx.faults, locationUid);
+  if (seconds === null) return false;
+  ctx.stats.faults.rateLimited++;
+  ctx.stats.faults.quotaExhausted++;
+  ctx.respond.apiError(
+    res,
+    429,
+    'quota_exhausted',
+    "the grant's request quota is spent; retry after the given delay",
+    { 'retry-after': retryAfterValue(seconds, ctx.faults.retryAfterForm, ctx.clock.nowMs()) },
+  );
+  return true;
 }
 
 /** The response-level half of a plan, wired to the stats. */

@@ -126,6 +126,24 @@ describe('fault injection', () => {
     expect(sandbox.admin.stats().faults.quotaExhausted - before).toBe(1);
   });
 
+  it("answers 429 quota_exhausted to the listing and single calls of a spent grant's locations, and serves the others", async () => {
+    const [held, free] = sandbox.locations;
+    const heldCall = sandbox.admin.truth(held ?? '')[0];
+    sandbox.admin.setFaults({
+      grantQuotaSpent: { locations: [held ?? ''], retryAfterSeconds: 900 },
+    });
+    const before = sandbox.admin.stats().faults.quotaExhausted;
+    const refused = await client.list(token, { locationUid: held ?? '', limit: 1 });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('900');
+    expect(refused.json).toMatchObject({ error: { code: 'quota_exhausted' } });
+    expect((await client.get(`/v4/calls/${heldCall?.uid ?? ''}`, token)).status).toBe(429);
+    expect((await client.list(token, { locationUid: free ?? '', limit: 1 })).status).toBe(200);
+    expect(sandbox.admin.stats().faults.quotaExhausted - before).toBe(2);
+    sandbox.admin.setFaults({ grantQuotaSpent: null });
+    expect((await client.list(token, { locationUid: held ?? '', limit: 1 })).status).toBe(200);
+  });
+
   it('answers 500, 502 and 503 server_error at the configured rate', async () => {
     sandbox.admin.setFaults({ serverErrorRate: 1 });
     const statuses = new Set<number>();

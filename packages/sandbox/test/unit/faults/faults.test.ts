@@ -6,6 +6,7 @@ import {
   mergeFaults,
   planFaults,
   planSingleCallFault,
+  quotaSpentFor,
 } from '../../../src/faults/faults.js';
 
 describe('fault planning', () => {
@@ -122,5 +123,25 @@ describe('log-normal latency', () => {
   it('is a constant when the p99 equals the median, and zero for a zero median', () => {
     expect(logNormalDelayMs(0.999, 30, 30)).toBeCloseTo(30, 6);
     expect(logNormalDelayMs(0.7, 0, 0)).toBe(0);
+  });
+});
+
+describe('a grant whose quota is spent (grantQuotaSpent)', () => {
+  it('holds only the locations it names, with its Retry-After', () => {
+    const settings = mergeFaults(DEFAULT_FAULTS, {
+      grantQuotaSpent: { locations: ['loc-a'], retryAfterSeconds: 900 },
+    });
+    expect(quotaSpentFor(settings, 'loc-a')).toBe(900);
+    expect(quotaSpentFor(settings, 'loc-b')).toBeNull();
+    expect(quotaSpentFor(DEFAULT_FAULTS, 'loc-a')).toBeNull();
+  });
+
+  it('refuses a setting without locations or with a Retry-After under a second', () => {
+    expect(() =>
+      mergeFaults(DEFAULT_FAULTS, { grantQuotaSpent: { locations: [], retryAfterSeconds: 60 } }),
+    ).toThrow(/grantQuotaSpent/);
+    expect(() =>
+      mergeFaults(DEFAULT_FAULTS, { grantQuotaSpent: { locations: ['loc-a'], retryAfterSeconds: 0 } }),
+    ).toThrow(/grantQuotaSpent/);
   });
 });

@@ -1,0 +1,88 @@
+/**
+ * The promises of the faults of issue 32 (a grant whose quota is spent, a hidden limit below the live demand),
+ * judged from two readings of the offsets topic taken around the fault: pure functions over plain data, so that
+ * they are unit-tested (test/unit/tools/chaos-fault-checks.test.ts). Nothing here imports the connector.
+ */
+
+/** One location's stored offset as the driver reads it from the offsets topic (its newest record). */
+export interface OffsetView {
+  /** Offset records of the location read so far: one more per committed page. */
+  records: number;
+  watermark: string | null;
+  cursor: string | null;
+  /** The history lane's position (its JSON), or null when the location has none (not split, or merged). */
+  history: string | null;
+}
+
+export type OffsetReading = ReadonlyMap<string, OffsetView>;
+
+/** The grant names of the chaos config: the locations are divided between them (sources[].grant). */
+export const GRANTS = ['default', 'second'] as const;
+export type GrantName = (typeof GRANTS)[number];
+
+/**
+ * The locations of each grant: the first half (rounded up) read with grant `default`, the rest with `second`,
+ * in the sandbox's order of the locations.
+ */
+export function locationsByGrant(locations: readonly string[]): Record<GrantName, string[]> {
+  const half = Math.ceil(locations.length / 2);
+  return { default: locations.slice(0, half), second: locations.slice(half) };
+}
+
+/** Whether the location committed a page between the two readings. */
+export function advanced(before: OffsetReading, after: OffsetReading, location: string): boolean {
+  return (after.get(location)?.records ?? 0) > (before.get(location)?.records ?? 0);
+}
+
+/**
+ * The locations among `locations` that had a live change at least `leadMs` before `until` (time enough for a
+ * poll and its commit) and still committed no page between the readings: locations left stale. `changedAt`
+ * holds each location's live changes (epoch ms), `from` when the first reading was taken.
+ */
+export function staleLocations(
+  before: OffsetReading,
+  after: OffsetReading,
+  locations: readonly string[],
+  changedAt: ReadonlyMap<string, readonly number[]>,
+  window: { from: number; until: number; leadMs: number },
+): string[] {
+  return locations.filter((location) => {
+    const changed = (changedAt.get(location) ?? []).some(
+      (t) => t >= window.from && t <= window.until - window.leadMs,
+    );
+    return changed && !advanced(before, after, location);
+  });
+}
+
+/** The history lanes open at the first reading, and which of them moved (or merged) by the second. */
+export function historyProgress(
+  before: OffsetReading,
+  after: OffsetReading,
+): { open: string[]; advanced: string[]; stuck: string[] } {
+  const open = [...before].filter(([, view]) => view.history !== null).map(([location]) => location);
+  const moved = open.filter((location) => after.get(location)?.history !== before.get(location)?.history);
+  return { open, advanced: moved, stuck: open.filter((location) => !moved.includes(location)) };
+}
+
+/**
+ * The hidden limit of the `api-limit-below-live-demand` fault: half of what the live polls alone need (one
+ * listing per location per poll interval), at least one request per second.
+ */
+export function limitBelowLiveDemand(locations: number, pollIntervalMs: number): number {
+  return Math.max(1, Math.floor(locations / (pollIntervalMs / 1000) / 2));
+}
+
+/**
+ * The grant names an instance's log says were lost (AUTH_GRANT_REVOKED lines), in order of first mention; a
+ * line naming none counts as `default`.
+ */
+export function revokedGrants(log: string): string[] {
+  const names: string[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.includes('AUTH_GRANT_REVOKED')) continue;
+    const name =
+      /"grant":"([^"\\]+)"/.exec(line)?.[1] ?? /grant \\?"([^"\\]+)\\?"/.exec(line)?.[1] ?? 'default';
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
