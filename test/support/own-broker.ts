@@ -10,7 +10,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -79,6 +79,32 @@ export function openTransactions(describeProducers: string): OpenTransaction[] {
       .filter((cells) => cells[start] !== undefined && cells[start] !== '-1' && cells[start] !== 'None')
       .map((cells) => ({ producerId: cells[id] ?? '', startOffset: cells[start] ?? '' }))
   );
+}
+
+/**
+ * The line Kafka's transaction coordinator logs (INFO, kafka.coordinator.transaction) when it drops a partition's
+ * markers as if the partition were deleted: on 4.x also for a partition without a live leader (KAFKA-20734,
+ * docs/kafka-hanging-transaction.md). Its transactional id follows "send transaction markers for".
+ */
+export const SKIPPED_MARKERS =
+  /Couldn't find leader endpoint for partitions .* these partitions are likely deleted already/;
+
+/**
+ * SIGKILLs `own` as soon as its transaction coordinator's log (__transaction_state-0, the one partition own-broker
+ * configures) grows, that is once the coordinator logged what the caller's EndTxn asked (PrepareCommit or
+ * PrepareAbort), or after 2 s. Call it right after sending the EndTxn; resolves once the JVM is gone.
+ */
+export function killOnceTransactionLogged(own: OwnBroker): Promise<void> {
+  const segment = join(own.dataDir, '__transaction_state-0', '00000000000000000000.log');
+  const before = statSync(segment).size;
+  const deadline = Date.now() + 2000;
+  return new Promise((resolveKill) => {
+    const poll = (): void => {
+      if (statSync(segment).size > before || Date.now() > deadline) resolveKill(own.kill());
+      else setImmediate(poll);
+    };
+    poll();
+  });
 }
 
 const HOST = '127.0.0.1';

@@ -18,17 +18,19 @@
  * broker; the registry is not used). The test aborts what hangs, as an operator would, so that each attempt starts
  * clean, and says per attempt what the broker logged.
  */
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openTransactions, startOwnBroker, type OwnBroker } from '../../support/own-broker.js';
+import {
+  killOnceTransactionLogged,
+  openTransactions,
+  SKIPPED_MARKERS,
+  startOwnBroker,
+  type OwnBroker,
+} from '../../support/own-broker.js';
 
 const ATTEMPTS = 4;
 const TOPIC = 'hanging';
 const TRANSACTIONAL_ID = 'markers-repro';
-/** What the coordinator logs when it drops a partition's markers (TransactionMarkerChannelManager, INFO). */
-const SKIPPED = /Couldn't find leader endpoint for partitions .* these partitions are likely deleted already/;
 
 let broker: OwnBroker | undefined;
 beforeAll(async () => {
@@ -42,18 +44,6 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-/** SIGKILLs the broker as soon as the coordinator's log grows past `before` bytes (or after 2 s). */
-function killOnceLogged(own: OwnBroker, segment: string, before: number): Promise<void> {
-  const deadline = Date.now() + 2000;
-  return new Promise((resolve) => {
-    const poll = (): void => {
-      if (statSync(segment).size > before || Date.now() > deadline) resolve(own.kill());
-      else setImmediate(poll);
-    };
-    poll();
-  });
-}
-
 function transactionalProducer(kafka: Kafka): Producer {
   return kafka.producer({ transactionalId: TRANSACTIONAL_ID, idempotent: true, maxInFlightRequests: 1 });
 }
@@ -65,7 +55,6 @@ it('writes the markers of a transaction the coordinator logged as committed, thr
   await admin.connect();
   await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 2, replicationFactor: 1 }] });
   await admin.disconnect();
-  const segment = join(own.dataDir, '__transaction_state-0', '00000000000000000000.log');
 
   const hanging: string[] = [];
   const attempts: string[] = [];
@@ -78,8 +67,9 @@ it('writes the markers of a transaction the coordinator logged as committed, thr
       topic: TOPIC,
       messages: [0, 1].map((partition) => ({ partition, key: `a${attempt}`, value: `p${partition}` })),
     });
-    const killed = killOnceLogged(own, segment, statSync(segment).size);
-    const commit = await transaction.commit().then(
+    const committing = transaction.commit();
+    const killed = killOnceTransactionLogged(own);
+    const commit = await committing.then(
       () => 'answered',
       () => 'failed',
     );
@@ -121,7 +111,7 @@ it('writes the markers of a transaction the coordinator logged as committed, thr
       .log()
       .slice(logBefore)
       .split('\n')
-      .filter((line) => SKIPPED.test(line));
+      .filter((line) => SKIPPED_MARKERS.test(line));
     attempts.push(
       `attempt ${attempt}: commit ${commit}; open after init: ${open.join(', ') || 'none'}; markers skipped: ${skipped.length}`,
     );

@@ -19,14 +19,18 @@
  * It found two causes of pages published twice. The first: a read-back held back by a transaction open ahead of it
  * showed exactly the committed offset and was taken for proof of an abort; reads now wait for such transactions
  * (kafka/topics/stable-offsets.ts), and test/integration/kafka/sinks/read-back.test.ts replays it in CI. The second
- * is Kafka's: some runs, records of our transaction are left without their marker (an offsets partition, often a
- * calls partition too) while its other partitions commit. The sink then waits (KAFKA_TRANSACTION_OPEN) and this
- * test plays the runbook's operator, who ends it with kafka-transactions.sh abort on every partition the sink
- * names. The page used to be committed again and its visible calls seen twice; now the sink reads its records back
- * and writes again only what Kafka lost of a committed transaction (the line below counts those pages), or commits
- * the page again when nothing of it is visible.
+ * is Kafka 4.x's (docs/kafka-hanging-transaction.md, reproduced without connector code by
+ * test/repro/kafka-bugs/transaction-markers.test.ts): restarted after a kill that followed the coordinator's
+ * PrepareCommit, the broker can write CompleteCommit without the markers, and the transaction's records hang. The sink
+ * then waits (KAFKA_TRANSACTION_OPEN), and this test plays the runbook's operator for that bug only (the broker logged
+ * that it skipped our markers): kafka-transactions.sh abort on every partition that hangs. The sink reads its records
+ * back and writes again only what the abort took from a committed transaction (the line below counts those pages),
+ * or commits the page again when nothing of it is visible.
+ *
+ * CALLS_REPRO_KILL_AT=prepare kills the broker once the coordinator logged the commit (Kafka's bug is then met
+ * far more often); CALLS_REPRO_EVIDENCE=<dir> keeps the broker's data dir and log (coordinator at DEBUG) before any abort, for
+ * kafka-dump-log.
  */
-import { statSync } from 'node:fs';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer, type Transaction } from 'kafkajs';
@@ -45,7 +49,13 @@ import { hookCommits } from '../../../support/commit-hook.js';
 import { capturingLogger } from '../../../support/logger.js';
 import { sampleCall } from '../../../support/calls.js';
 import { sessionOptions, testKafkaConfig } from '../../../support/kafka.js';
-import { openTransactions, startOwnBroker, type OwnBroker } from '../../../support/own-broker.js';
+import {
+  killOnceTransactionLogged,
+  openTransactions,
+  SKIPPED_MARKERS,
+  startOwnBroker,
+  type OwnBroker,
+} from '../../../support/own-broker.js';
 import { stackEndpoints, uniqueName } from '../../../support/stack.js';
 
 const LOCATIONS = 4;
@@ -65,25 +75,12 @@ const NEIGHBOUR_TRANSACTION_TIMEOUT_MS = 10_000;
  * not answer it (committed, markers pending). Either way the sink sees the commit fail: an unknown outcome.
  */
 const KILL_DELAYS_MS = [0, 3, 1, 6];
-/** What Kafka's transaction coordinator logs (INFO) when it drops a partition's markers (KAFKA-20734). */
-const SKIPPED_MARKERS =
-  /Couldn't find leader endpoint for partitions .* these partitions are likely deleted already/;
 /** kafka.offsetsLoadTimeoutMs here: how long the sink's read waits for an open transaction before it says so. */
 const OPEN_TRANSACTION_PATIENCE_MS = 15_000;
 
 let broker: OwnBroker | undefined;
 /** CALLS_REPRO_KILL_AT=prepare: the kill lands once the coordinator logged the commit (PrepareCommit), not after a delay. */
 const KILL_AT_PREPARE = process.env['CALLS_REPRO_KILL_AT'] === 'prepare';
-function killOnceLogged(own: OwnBroker, kill: () => void): void {
-  const segment = join(own.dataDir, '__transaction_state-0', '00000000000000000000.log');
-  const before = statSync(segment).size;
-  const deadline = Date.now() + 2000;
-  const poll = (): void => {
-    if (statSync(segment).size > before || Date.now() > deadline) kill();
-    else setImmediate(poll);
-  };
-  poll();
-}
 /** Where a hanging transaction's evidence goes before the operator aborts it (CALLS_REPRO_EVIDENCE=dir), if set. */
 const EVIDENCE = process.env['CALLS_REPRO_EVIDENCE'];
 async function keepEvidence(own: OwnBroker, what: string, texts: Record<string, string>): Promise<void> {
@@ -170,7 +167,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
     const pending = transaction.commit();
     const arm = armed;
     armed = undefined;
-    if (arm !== undefined && KILL_AT_PREPARE) killOnceLogged(own, () => arm.killed(own.kill()));
+    if (arm !== undefined && KILL_AT_PREPARE) arm.killed(killOnceTransactionLogged(own));
     else if (arm !== undefined) setTimeout(() => arm.killed(own.kill()), arm.delayMs);
     try {
       await pending;
