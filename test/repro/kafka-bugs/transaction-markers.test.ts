@@ -107,13 +107,13 @@ it('writes the markers of a transaction the coordinator logged as committed, thr
         );
       }
     }
-    const skipped = own
-      .log()
-      .slice(logBefore)
-      .split('\n')
-      .filter((line) => SKIPPED_MARKERS.test(line));
+    const logged = own.log().slice(logBefore).split('\n');
+    const skipped = logged.filter((line) => SKIPPED_MARKERS.test(line));
+    // That the coordinator's log is there at all: "no skipped markers" means something only then.
+    const elected = logged.filter((line) => line.includes('Elected as the txn coordinator')).length;
     attempts.push(
-      `attempt ${attempt}: commit ${commit}; open after init: ${open.join(', ') || 'none'}; markers skipped: ${skipped.length}`,
+      `attempt ${attempt}: commit ${commit}; open after init: ${open.join(', ') || 'none'}; ` +
+        `markers skipped: ${skipped.length}; coordinator elections logged: ${elected}`,
     );
     if (open.length > 0)
       hanging.push(
