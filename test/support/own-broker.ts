@@ -10,7 +10,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,6 +28,8 @@ export interface OwnBrokerOptions {
   properties?: readonly string[];
   /** Further JVM options (system properties). */
   jvmOptions?: readonly string[];
+  /** log4j2 levels by logger name (say DEBUG for the transaction coordinator); the root stays WARN. */
+  logLevels?: Readonly<Record<string, string>>;
   /** How long a start may take before it fails with the broker's log (default 45 s). */
   startTimeoutMs?: number;
 }
@@ -39,6 +41,8 @@ export interface OwnBroker {
   listeners: Readonly<Record<string, string>>;
   /** The broker's log so far (WARN and above), across restarts. */
   log(): string;
+  /** Its log.dirs (partition directories, __transaction_state included), for kafka-dump-log evidence. */
+  dataDir: string;
   /** SIGKILL, resolved once the JVM is gone. */
   kill(): Promise<void>;
   /** Starts the killed broker again on the same data dir and ports; resolves once it answers. */
@@ -58,7 +62,7 @@ export interface OpenTransaction {
   startOffset: string;
 }
 
-/** The open transactions in `describe-producers` output (CurrentTransactionStartOffset other than -1). */
+/** The open transactions in `describe-producers` output (a CurrentTransactionStartOffset other than -1 or None). */
 export function openTransactions(describeProducers: string): OpenTransaction[] {
   const lines = describeProducers
     .split('\n')
@@ -67,11 +71,40 @@ export function openTransactions(describeProducers: string): OpenTransaction[] {
   const id = header.indexOf('ProducerId');
   const start = header.indexOf('CurrentTransactionStartOffset');
   if (id < 0 || start < 0) return [];
-  return lines
-    .slice(1)
-    .map((line) => line.split('\t').map((c) => c.trim()))
-    .filter((cells) => cells[start] !== undefined && cells[start] !== '-1')
-    .map((cells) => ({ producerId: cells[id] ?? '', startOffset: cells[start] ?? '' }));
+  return (
+    lines
+      .slice(1)
+      .map((line) => line.split('\t').map((c) => c.trim()))
+      // No open transaction: -1 (Kafka 3.x) or None (4.x).
+      .filter((cells) => cells[start] !== undefined && cells[start] !== '-1' && cells[start] !== 'None')
+      .map((cells) => ({ producerId: cells[id] ?? '', startOffset: cells[start] ?? '' }))
+  );
+}
+
+/**
+ * The line Kafka's transaction coordinator logs (INFO, kafka.coordinator.transaction) when it drops a partition's
+ * markers as if the partition were deleted: on 4.x also for a partition without a live leader (KAFKA-20734,
+ * docs/kafka-hanging-transaction.md). Its transactional id follows "send transaction markers for".
+ */
+export const SKIPPED_MARKERS =
+  /Couldn't find leader endpoint for partitions .* these partitions are likely deleted already/;
+
+/**
+ * SIGKILLs `own` as soon as its transaction coordinator's log (__transaction_state-0, the one partition own-broker
+ * configures) grows, that is once the coordinator logged what the caller's EndTxn asked (PrepareCommit or
+ * PrepareAbort), or after 2 s. Call it right after sending the EndTxn; resolves once the JVM is gone.
+ */
+export function killOnceTransactionLogged(own: OwnBroker): Promise<void> {
+  const segment = join(own.dataDir, '__transaction_state-0', '00000000000000000000.log');
+  const before = statSync(segment).size;
+  const deadline = Date.now() + 2000;
+  return new Promise((resolveKill) => {
+    const poll = (): void => {
+      if (statSync(segment).size > before || Date.now() > deadline) resolveKill(own.kill());
+      else setImmediate(poll);
+    };
+    poll();
+  });
 }
 
 const HOST = '127.0.0.1';
@@ -83,7 +116,21 @@ function kafkaClasspath(): string {
   const file = join(home, `kafka-${version}`, 'classpath.txt');
   if (!existsSync(file))
     throw new Error(`no Kafka ${version} jars in ${home}: run \`node scripts/stack.mjs fetch\` first`);
-  return readFileSync(file, 'utf8').trim();
+  return withSlf4jBinding(readFileSync(file, 'utf8').trim());
+}
+
+/**
+ * The broker's slf4j 1.7 binding: 4.x's classpath pairs slf4j-api 1.7 with log4j's slf4j2 binding, so the broker
+ * logs nothing (SLF4J falls back to its NOP logger); 3.x's binds reload4j, which our log4j2 file does not configure.
+ * slf4j-simple of the api's version, when the repository has it beside the api, takes that place: the broker then
+ * logs WARN and above (and `logLevels`) to its log file, on either version.
+ */
+function withSlf4jBinding(classpath: string): string {
+  const jars = classpath.split(':');
+  const api = jars.find((jar) => /\/org\/slf4j\/slf4j-api\/1\.[^/]+\/slf4j-api-1\.[^/]+\.jar$/.test(jar));
+  const simple = api?.replaceAll('slf4j-api', 'slf4j-simple');
+  if (simple === undefined || !existsSync(simple)) return classpath;
+  return [...jars.filter((jar) => !/\/slf4j-(reload4j|log4j12)-[^/]+\.jar$/.test(jar)), simple].join(':');
 }
 
 function javaBinary(): string {
@@ -176,7 +223,10 @@ export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBrok
   await writeFile(
     join(dir, 'log4j2.properties'),
     'rootLogger.level=WARN\nrootLogger.appenderRef.out.ref=OUT\nappender.out.type=Console\nappender.out.name=OUT\n' +
-      'appender.out.layout.type=PatternLayout\nappender.out.layout.pattern=[%d] %p %m (%c)%n\n',
+      'appender.out.layout.type=PatternLayout\nappender.out.layout.pattern=[%d] %p %m (%c)%n\n' +
+      Object.entries(options.logLevels ?? {})
+        .map(([name, level], i) => `logger.l${i}.name=${name}\nlogger.l${i}.level=${level}\n`)
+        .join(''),
   );
   const jvm = [
     '-Xms128m',
@@ -184,6 +234,12 @@ export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBrok
     '-XX:+UseSerialGC',
     '-XX:TieredStopAtLevel=1',
     `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`,
+    '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
+    '-Dorg.slf4j.simpleLogger.showDateTime=true',
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSS",
+    ...Object.entries(options.logLevels ?? {}).map(
+      ([name, level]) => `-Dorg.slf4j.simpleLogger.log.${name}=${level.toLowerCase()}`,
+    ),
     ...(options.jvmOptions ?? []),
     '-cp',
     classpath,
@@ -240,6 +296,7 @@ export async function startOwnBroker(options: OwnBrokerOptions): Promise<OwnBrok
     broker: `${HOST}:${plainPort}`,
     listeners: Object.fromEntries(extra.map((l) => [l.name, `${HOST}:${l.port}`])),
     log,
+    dataDir: join(dir, 'data'),
     kill,
     restart: launch,
     stop,
