@@ -45,3 +45,54 @@ describe('the chaos fault table', () => {
     expect(result.detail).toMatch(/^0\.0 s of \{"serverErrorRate":0\.\d+\}$/);
   });
 });
+
+describe('the chaos stack faults', () => {
+  /** A one-slot fleet that records kills and starts (what the supervisor did). */
+  function recordingFleet(): { events: string[]; fleet: object } {
+    const events: string[] = [];
+    const process = { name: 'connector-1' };
+    return {
+      events,
+      fleet: {
+        size: 1,
+        running: () => process,
+        label: () => 'i1 (connector-1)',
+        fact: () => ({ kills: 0 }),
+        kill9: async () => void events.push('kill -9 connector-1'),
+        slotIndex: () => 0,
+        start: () => {
+          events.push('start slot 0');
+          return process;
+        },
+      },
+    };
+  }
+
+  it('takes the broker down and up again, restarting the connector meanwhile as its seed draws it', async () => {
+    const details = new Set<string>();
+    for (let seed = 1; seed <= 8; seed++) {
+      const { events, fleet } = recordingFleet();
+      const stack = {
+        killKafka: async () => void events.push('kill-kafka'),
+        startKafka: async () => void events.push('start-kafka'),
+      };
+      const context = { fleet, distributed: false, stack } as unknown as FaultContext;
+      const result = await FAULT_UNITS['broker-kill'](
+        { kind: 'broker-kill', atMs: 0, durationMs: 0, seed },
+        seededRandom(seed),
+        context,
+      );
+      const restarted = result.detail.endsWith(', i1 (connector-1) killed and restarted meanwhile');
+      expect(events).toEqual(
+        restarted
+          ? ['kill-kafka', 'kill -9 connector-1', 'start slot 0', 'start-kafka']
+          : ['kill-kafka', 'start-kafka'],
+      );
+      details.add(result.detail);
+    }
+    expect([...details].sort()).toEqual([
+      'broker kill -9, restarted after 0.0 s down',
+      'broker kill -9, restarted after 0.0 s down, i1 (connector-1) killed and restarted meanwhile',
+    ]);
+  });
+});

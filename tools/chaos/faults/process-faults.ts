@@ -45,9 +45,7 @@ export async function connectorKill(
   const inside = !context.distributed && (await context.topics.openTransaction().catch(() => false));
   if (inside) context.report.killInsideTransaction();
   const detail = `kill -9 ${fleet.label(hit)} (${aimed ? 'aimed' : 'random moment'})${inside ? ' inside an open transaction' : ''}`;
-  await sleep(fault.durationMs);
-  restart(fleet, hit);
-  return { end: Date.now(), detail };
+  return restartAfter(fault, context, hit, detail);
 }
 
 /**
@@ -76,8 +74,18 @@ export async function refreshKill(
   const detail = refreshed
     ? `kill -9 ${fleet.label(hit)} right after a refresh request${between ? ', before the new tokens were stored' : ' (tokens already stored)'}`
     : `kill -9 ${fleet.label(hit)} (no refresh seen within 60 s)`;
+  return restartAfter(fault, context, hit, detail);
+}
+
+/** The supervisor's restart of a killed instance, after the fault's duration: the fault's end. */
+async function restartAfter(
+  fault: PlannedFault,
+  context: ProcessFaultContext,
+  killed: LoggedProcess,
+  detail: string,
+): Promise<FaultResult> {
   await sleep(fault.durationMs);
-  restart(fleet, hit);
+  restart(context.fleet, killed);
   return { end: Date.now(), detail };
 }
 
@@ -113,14 +121,8 @@ export async function rollingRestart(
  * `sigstop` and `sigstop-long`. Single mode: SIGSTOP the active instance, let a new one take over, SIGCONT
  * the old one: it must be fenced, and the replacement still writing. Distributed mode: distributed.ts's.
  */
-export async function sigstop(
-  fault: PlannedFault,
-  random: Random,
-  context: ProcessFaultContext,
-): Promise<FaultResult> {
-  if (context.distributed) return pauseOneOfMany(fault, random, context);
+export const sigstop = pauseFault(async (fault, context, { frozen, next, tookOver }) => {
   const { fleet, report } = context;
-  const { frozen, next, tookOver } = await pauseWhileReplaced(fault, context);
   // Woken, it meets the fencing on its next commit and either exits or stands by (/readyz no longer 200);
   // waiting for either, not a fixed 30 s, keeps the short form short. 30 s at most, as before.
   // Only a definite "not ready" counts: an instance too busy to answer has not stood by yet.
@@ -143,7 +145,7 @@ export async function sigstop(
   report.fencedInstance(text);
   if (!stillWriting) report.violation(`SIGSTOP: ${text}`);
   return { end: Date.now(), detail: `SIGSTOP: ${text}` };
-}
+});
 
 /**
  * Issue 32: SIGSTOP the writer A, start its replacement B (a supervisor's), wake A (it stands by), then stop
@@ -151,14 +153,9 @@ export async function sigstop(
  * each within RESUME_CAP_MS of B's exit (the "writes resumed" time of the report). Distributed mode has no
  * replacement: it runs as sigstop.
  */
-export async function replacementStopped(
-  fault: PlannedFault,
-  random: Random,
-  context: ProcessFaultContext,
-): Promise<FaultResult> {
-  if (context.distributed) return pauseOneOfMany(fault, random, context);
+export const replacementStopped = pauseFault(async (fault, context, paused) => {
   const { fleet, report } = context;
-  const { frozen: standby, next: replacement, tookOver } = await pauseWhileReplaced(fault, context);
+  const { frozen: standby, next: replacement, tookOver } = paused;
   // Woken, it meets the fencing and stands by (/readyz no longer 200); only a definite "not ready" counts.
   const stoodBy = await until(
     async () => !standby.running || !(await fleet.ready(standby).catch(() => true)),
@@ -192,27 +189,35 @@ export async function replacementStopped(
   if (writerMs === null || resumedMs === null || exit === null || exit.code !== 0)
     report.violation(`replacement-stopped: ${text}`);
   return { end: stoppedAt, detail: `replacement stopped: ${text}` };
+});
+
+/** A paused instance, its replacement, and when the replacement first committed (null: not within 180 s). */
+interface Paused {
+  frozen: LoggedProcess;
+  next: LoggedProcess;
+  tookOver: number | null;
 }
 
-/** Distributed mode's SIGSTOP of one instance among several (no replacement: the group moves its work). */
-async function pauseOneOfMany(
-  fault: PlannedFault,
-  random: Random,
-  context: ProcessFaultContext,
-): Promise<FaultResult> {
-  const { end, handoverMs, text } = await distributedSigstop(context.driver, fault, random);
-  context.report.fencedInstance(text);
-  return { end, handoverMs, detail: `SIGSTOP: ${text}` };
+/**
+ * A SIGSTOP fault: in distributed mode distributed.ts's (one instance among several paused, no replacement:
+ * the group moves its work); in single mode `afterPause`, once the paused instance was replaced and woken.
+ */
+function pauseFault(
+  afterPause: (fault: PlannedFault, context: ProcessFaultContext, paused: Paused) => Promise<FaultResult>,
+): (fault: PlannedFault, random: Random, context: ProcessFaultContext) => Promise<FaultResult> {
+  return async (fault, random, context) => {
+    if (!context.distributed) return afterPause(fault, context, await pauseWhileReplaced(fault, context));
+    const { end, handoverMs, text } = await distributedSigstop(context.driver, fault, random);
+    context.report.fencedInstance(text);
+    return { end, handoverMs, detail: `SIGSTOP: ${text}` };
+  };
 }
 
 /**
  * Single mode: SIGSTOP the running instance and start its replacement (a supervisor's) at once; SIGCONT the
  * paused one after the fault's duration. `tookOver`: the replacement's first progress (null: none in 180 s).
  */
-async function pauseWhileReplaced(
-  fault: PlannedFault,
-  context: ProcessFaultContext,
-): Promise<{ frozen: LoggedProcess; next: LoggedProcess; tookOver: number | null }> {
+async function pauseWhileReplaced(fault: PlannedFault, context: ProcessFaultContext): Promise<Paused> {
   const { fleet } = context;
   const frozen = fleet.running(0);
   fleet.retire(frozen);

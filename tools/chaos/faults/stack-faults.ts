@@ -3,8 +3,7 @@
  * registry stopped and started on its data; half the time a connector instance is killed and restarted
  * meanwhile (a node rebooted while the stack was down).
  */
-import { sleep } from '../processes.js';
-import type { LoggedProcess } from '../processes.js';
+import { sleep, type LoggedProcess } from '../processes.js';
 import type { Random } from '../random.js';
 import type { PlannedFault } from '../schedule.js';
 import type { ChaosStack } from '../stack.js';
@@ -16,33 +15,35 @@ export interface StackFaultContext extends FleetAccess {
   stack: Pick<ChaosStack, 'killKafka' | 'startKafka' | 'stopRegistry' | 'startRegistry'>;
 }
 
-export async function brokerKill(
-  fault: PlannedFault,
-  random: Random,
-  context: StackFaultContext,
-): Promise<FaultResult> {
-  await context.stack.killKafka();
-  const hit = await restartConnectorMeanwhile(random, context);
-  await sleep(fault.durationMs);
-  await context.stack.startKafka();
-  return {
-    end: Date.now(),
-    detail: `broker kill -9, restarted after ${(fault.durationMs / 1000).toFixed(1)} s down${meanwhile(hit, context)}`,
-  };
-}
+type Stack = StackFaultContext['stack'];
 
-export async function registryStop(
-  fault: PlannedFault,
-  random: Random,
-  context: StackFaultContext,
-): Promise<FaultResult> {
-  await context.stack.stopRegistry();
-  const hit = await restartConnectorMeanwhile(random, context);
-  await sleep(fault.durationMs);
-  await context.stack.startRegistry();
-  return {
-    end: Date.now(),
-    detail: `registry stopped ${(fault.durationMs / 1000).toFixed(1)} s${meanwhile(hit, context)}`,
+/** The broker killed (kill -9) for the fault's duration, then started on its data. */
+export const brokerKill = outage(
+  (stack) => stack.killKafka(),
+  (stack) => stack.startKafka(),
+  (seconds) => `broker kill -9, restarted after ${seconds} s down`,
+);
+
+/** The registry stopped (SIGTERM) for the fault's duration, then started on its data. */
+export const registryStop = outage(
+  (stack) => stack.stopRegistry(),
+  (stack) => stack.startRegistry(),
+  (seconds) => `registry stopped ${seconds} s`,
+);
+
+/** A stack component down for the fault's duration, a connector instance restarted meanwhile half the time. */
+function outage(
+  down: (stack: Stack) => Promise<unknown>,
+  up: (stack: Stack) => Promise<unknown>,
+  describe: (seconds: string) => string,
+): (fault: PlannedFault, random: Random, context: StackFaultContext) => Promise<FaultResult> {
+  return async (fault, random, context) => {
+    await down(context.stack);
+    const hit = await restartConnectorMeanwhile(random, context);
+    await sleep(fault.durationMs);
+    await up(context.stack);
+    const meanwhile = hit === null ? '' : `, ${context.fleet.label(hit)} killed and restarted meanwhile`;
+    return { end: Date.now(), detail: `${describe((fault.durationMs / 1000).toFixed(1))}${meanwhile}` };
   };
 }
 
@@ -58,8 +59,4 @@ async function restartConnectorMeanwhile(
     restart(context.fleet, hit);
   }
   return hit;
-}
-
-function meanwhile(hit: LoggedProcess | null, context: StackFaultContext): string {
-  return hit === null ? '' : `, ${context.fleet.label(hit)} killed and restarted meanwhile`;
 }
