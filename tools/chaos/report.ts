@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { closingLine } from './processes.js';
-import type { RunSummary } from './run.js';
+import type { RunSummary } from './summary.js';
 
 export interface Recovery {
   kind: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../../tools/chaos/random.js';
 import { handovers, recoveries } from '../../../tools/chaos/report.js';
-import type { RunSummary } from '../../../tools/chaos/run.js';
+import type { RunSummary } from '../../../tools/chaos/summary.js';
 import { API_FAULTS, PROCESS_FAULTS, planFaults, profile, TIMEOUTS } from '../../../tools/chaos/schedule.js';
 
 describe('the chaos fault schedule', () => {

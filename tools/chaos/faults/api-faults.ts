@@ -1,0 +1,269 @@
+/**
+ * The faults the sandbox applies to the calls API, one window each: latency, 429 storms, 5xx, dropped
+ * connections, malformed bodies, a gateway's non-JSON errors, rejected cursors, early token expiry, per-call
+ * failures and newer versions; and issue 32's: one grant's quota spent while the other must stay fresh, and
+ * a hidden limit below what the live polls alone need. After a window the background rate is back.
+ */
+import { POLL_INTERVAL_MS } from '../connector-config.js';
+import {
+  historyProgress,
+  limitBelowLiveDemand,
+  staleLocations,
+  type GrantName,
+  type OffsetReading,
+} from '../fault-checks.js';
+import type { Fleet } from '../instances.js';
+import { sleep, until } from '../processes.js';
+import type { Random } from '../random.js';
+import type { SandboxAdmin } from '../sandbox-admin.js';
+import type { FaultKind, PlannedFault } from '../schedule.js';
+import { backgroundFaults, NO_FAULTS } from './background.js';
+import { RESUME_CAP_MS, type FaultReport, type FaultResult } from './outcome.js';
+
+/** A grant's spent quota, as the sandbox announces it: 15 minutes (the hold itself is the fault's duration). */
+const QUOTA_RETRY_AFTER_SECONDS = 900;
+/** How long after its live change a location must have committed a page (a poll, its enrichment, a commit). */
+const FRESH_LEAD_MS = 10_000;
+
+/** What the API faults need of the run. */
+export interface ApiFaultContext {
+  admin: Pick<SandboxAdmin, 'call'>;
+  /** The run's seed: the background faults restored after a window. */
+  seed: number;
+  /** The running instances' metrics (the effective poll interval under a hidden limit). */
+  fleet: Pick<Fleet, 'currentRunning' | 'metricsPort'>;
+  locations: readonly string[];
+  grantLocations: Readonly<Record<GrantName, readonly string[]>>;
+  /** When each location had live changes (live-changes.ts). */
+  changedAt: ReadonlyMap<string, readonly number[]>;
+  offsetReading: () => Promise<OffsetReading>;
+  report: FaultReport;
+}
+
+/** Answers of other APIs' shapes, none of which the connector's configuration names. */
+const CURSOR_REFUSALS = [
+  {
+    status: 400,
+    body: '{"errors":[{"detail":"pagination token is stale"}]}',
+    contentType: 'application/json',
+  },
+  { status: 422, body: 'Pagination token is stale', contentType: 'text/plain' },
+  { status: 404, body: '<html><body><h1>Not Found</h1></body></html>', contentType: 'text/html' },
+  { status: 409, body: '{"message":"cursor no longer valid","code":12}', contentType: 'application/json' },
+] as const;
+
+const GATEWAY_ERRORS = [
+  { body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>', contentType: 'text/html' },
+  { body: 'upstream connect error or disconnect/reset before headers', contentType: 'text/plain' },
+] as const;
+
+const HTML_503 = {
+  status: 503,
+  body: '<html><body>503 Service Unavailable</body></html>',
+  contentType: 'text/html',
+};
+
+/** The sandbox settings of one API fault window. */
+function apiFaultSettings(kind: FaultKind, random: Random): Record<string, unknown> {
+  switch (kind) {
+    case 'api-latency':
+      return { latency: { medianMs: random.int(100, 400), p99Ms: random.int(2000, 6000) } };
+    case 'api-429-storm':
+      return { rateLimitRate: random.between(0.5, 0.9), retryAfterSeconds: random.int(1, 3) };
+    case 'api-5xx':
+      return { serverErrorRate: random.between(0.3, 0.6) };
+    case 'api-dropped-connections':
+      return { dropConnectionRate: random.between(0.1, 0.3) };
+    case 'api-malformed-bodies':
+      return { malformedJsonRate: random.between(0.05, 0.2) };
+    case 'api-non-json-errors':
+      // 5xx and 429 of a gateway in front of the API: HTML or plain text, not the API's JSON.
+      return {
+        serverErrorRate: random.between(0.2, 0.4),
+        rateLimitRate: random.between(0.05, 0.2),
+        errorBody: random.pick(GATEWAY_ERRORS),
+        singleCallFailures: [
+          { rate: 0.3, attempts: 2, answer: HTML_503 },
+          { rate: 0.1, attempts: 1, answer: { status: 200, body: 'OK', contentType: 'text/plain' } },
+        ],
+      };
+    case 'api-cursor-rejected':
+      // Expired cursors, answered with a status and body no configuration names.
+      return {
+        cursorTtlMs: random.int(1, 200),
+        cursorRejection: random.pick(CURSOR_REFUSALS),
+        cursorRejectionRate: random.between(0.2, 0.5),
+      };
+    case 'api-token-expiry':
+      return { accessTokenEarlyExpiryRate: random.between(0.02, 0.08) };
+    case 'api-single-call-failures':
+      return {
+        singleCallFailures: [
+          { rate: random.between(0.1, 0.3), attempts: random.int(1, 3), answer: HTML_503 },
+          // A per-call refusal: published unenriched, the number redacted (never lost).
+          {
+            rate: 0.03,
+            attempts: 0,
+            answer: { status: 404, body: '{"error":"gone"}', contentType: 'application/json' },
+          },
+        ],
+      };
+    case 'api-single-call-newer-version':
+      return { singleCallVersionSkewRate: random.between(0.05, 0.2) };
+    default:
+      return {};
+  }
+}
+
+/** JSON.stringify replacer for event lines: rates to two decimals, long bodies cut. */
+function brief(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isInteger(value)) return Number(value.toFixed(2));
+  if (typeof value === 'string' && value.length > 40) return `${value.slice(0, 37)}...`;
+  return value;
+}
+
+/** One window of the fault's sandbox settings (drawn from its seed), then the background rate again. */
+export async function apiFaultWindow(
+  fault: PlannedFault,
+  random: Random,
+  context: ApiFaultContext,
+): Promise<FaultResult> {
+  const settings = apiFaultSettings(fault.kind, random);
+  await context.admin.call('PUT', 'faults', settings);
+  await sleep(fault.durationMs);
+  await context.admin.call('PUT', 'faults', { ...NO_FAULTS, ...backgroundFaults(context.seed) });
+  return {
+    end: Date.now(),
+    detail: `${(fault.durationMs / 1000).toFixed(1)} s of ${JSON.stringify(settings, brief)}`,
+  };
+}
+
+/**
+ * Issue 32: the quota of grant `second` spent (429 quota_exhausted, Retry-After 15 min) for the fault's
+ * duration while grant `default` goes on. The other grant's locations must stay fresh meanwhile (each with a
+ * live change at least FRESH_LEAD_MS before the end committed a page), and the held grant must resume after
+ * (one of its locations changed during the hold commits a page within RESUME_CAP_MS of its end).
+ */
+export async function grantQuotaSpent(
+  fault: PlannedFault,
+  _random: Random,
+  context: ApiFaultContext,
+): Promise<FaultResult> {
+  const { admin, changedAt, offsetReading, report } = context;
+  const held = context.grantLocations.second;
+  const free = context.grantLocations.default;
+  const before = await offsetReading();
+  const from = Date.now();
+  await admin.call('PUT', 'faults', {
+    grantQuotaSpent: { locations: held, retryAfterSeconds: QUOTA_RETRY_AFTER_SECONDS },
+  });
+  const refusedBefore = await quotaRefusals(admin);
+  await sleep(fault.durationMs);
+  const during = await offsetReading();
+  await admin.call('PUT', 'faults', { grantQuotaSpent: null });
+  const end = Date.now();
+  const refused = (await quotaRefusals(admin)) - refusedBefore;
+  const window = { from, until: end, leadMs: FRESH_LEAD_MS };
+  const stale = staleLocations(before, during, free, changedAt, window);
+  const expected = staleLocations(before, before, free, changedAt, window).length;
+  // The held grant's locations changed during the hold: once the quota is back the grant must resume (a
+  // page of one of them committed); that every one of them catches up is the settle's check.
+  const waiting = staleLocations(before, before, held, changedAt, window);
+  let resumedMs: number | null = null;
+  let notResumed = waiting;
+  if (waiting.length > 0) {
+    await until(
+      async () => {
+        notResumed = staleLocations(during, await offsetReading(), waiting, changedAt, window);
+        return notResumed.length < waiting.length;
+      },
+      RESUME_CAP_MS,
+      1000,
+    );
+    if (notResumed.length < waiting.length) resumedMs = Date.now() - end;
+  }
+  const text =
+    `grant "second" (${held.length} locations) held ${(fault.durationMs / 1000).toFixed(0)} s (${refused} requests refused quota_exhausted, Retry-After ${QUOTA_RETRY_AFTER_SECONDS} s); ` +
+    `grant "default": ${expected - stale.length} of ${expected} locations with a live change advanced during the hold` +
+    (stale.length > 0 ? ` (STALE: ${stale.slice(0, 3).join(', ')})` : '') +
+    `; the held grant ${waiting.length === 0 ? 'had no change to resume' : resumedMs === null ? `did NOT resume (${notResumed.length} of ${waiting.length} locations)` : `resumed ${(resumedMs / 1000).toFixed(1)} s after the hold (${waiting.length - notResumed.length} of ${waiting.length} locations changed meanwhile committed by then)`}`;
+  report.faultCheck(`grant quota spent: ${text}`);
+  if (stale.length > 0 || (waiting.length > 0 && resumedMs === null) || refused === 0)
+    report.violation(`api-grant-quota-spent: ${text}`);
+  return { end, detail: text };
+}
+
+/**
+ * Issue 32: a hidden limit (no header says it) at half of what the live polls alone need, for the fault's
+ * duration. History lanes open at its start must still advance (or merge) by its end; the limit must have
+ * refused requests (or it proved nothing); how far the connector stretched its poll interval is reported.
+ */
+export async function hiddenLimitBelowLiveDemand(
+  fault: PlannedFault,
+  _random: Random,
+  context: ApiFaultContext,
+): Promise<FaultResult> {
+  const { admin, locations, offsetReading, report } = context;
+  const rps = limitBelowLiveDemand(locations.length, POLL_INTERVAL_MS);
+  const before = await offsetReading();
+  const refusedBefore = await rateRefusals(admin);
+  await admin.call('PUT', 'faults', { rateLimit: { requestsPerSecond: rps, burst: rps } });
+  await sleep(fault.durationMs);
+  const stretched = await effectiveIntervalSeconds(context.fleet);
+  const after = await offsetReading();
+  await admin.call('PUT', 'faults', { rateLimit: null });
+  const refused = (await rateRefusals(admin)) - refusedBefore;
+  const history = historyProgress(before, after);
+  const text =
+    `${rps} requests/s (the live polls alone need ${locations.length / (POLL_INTERVAL_MS / 1000)}/s) for ${(fault.durationMs / 1000).toFixed(0)} s, ${refused} requests refused 429; ` +
+    (history.open.length === 0
+      ? 'no history lane was open (backfill done)'
+      : `history lanes advanced: ${history.advanced.length} of ${history.open.length}${history.stuck.length > 0 ? ` (STUCK: ${history.stuck.slice(0, 3).join(', ')})` : ''}`) +
+    `; effective poll interval at the end ${stretched === null ? 'not read' : `${stretched.toFixed(1)} s (configured ${POLL_INTERVAL_MS / 1000} s)`}`;
+  report.faultCheck(`limit below live demand: ${text}`);
+  // A limit that refused nothing was not below the demand: the fault did not happen.
+  if (history.stuck.length > 0 || refused === 0) report.violation(`api-limit-below-live-demand: ${text}`);
+  return { end: Date.now(), detail: text };
+}
+
+async function sandboxFaultStats(
+  admin: Pick<SandboxAdmin, 'call'>,
+): Promise<{ rateLimited: number; quotaExhausted: number }> {
+  return (
+    await admin.call<{ data: { faults: { rateLimited: number; quotaExhausted: number } } }>('GET', 'stats')
+  ).data.faults;
+}
+
+/** Requests the sandbox refused quota_exhausted so far. */
+async function quotaRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number> {
+  return (await sandboxFaultStats(admin)).quotaExhausted;
+}
+
+/** Requests the sandbox refused 429 for its rate limit (not a spent quota) so far. */
+async function rateRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number> {
+  const { rateLimited, quotaExhausted } = await sandboxFaultStats(admin);
+  return rateLimited - quotaExhausted;
+}
+
+/** The largest calls_connector_poll_effective_interval_seconds among the running instances (null: none read). */
+async function effectiveIntervalSeconds(
+  fleet: Pick<Fleet, 'currentRunning' | 'metricsPort'>,
+): Promise<number | null> {
+  const values = await Promise.all(
+    fleet.currentRunning().map(async (instance) => {
+      try {
+        const response = await fetch(`http://127.0.0.1:${fleet.metricsPort(instance)}/metrics`, {
+          signal: AbortSignal.timeout(2000),
+        });
+        const line = (await response.text())
+          .split('\n')
+          .find((l) => l.startsWith('calls_connector_poll_effective_interval_seconds '));
+        return line === undefined ? null : Number(line.split(' ')[1]);
+      } catch {
+        return null;
+      }
+    }),
+  );
+  const read = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  return read.length === 0 ? null : Math.max(...read);
+}
