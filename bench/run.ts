@@ -26,6 +26,7 @@ import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
+import { webhooksBench } from './webhooks.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
@@ -47,6 +48,7 @@ const modules: BenchModule[] = [
   lanesBench,
   idleBench,
   distributedBench,
+  webhooksBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */
@@ -75,6 +77,8 @@ const QUICK: Record<string, string> = {
   BENCH_LANES_INTERVAL_MS: '3000',
   BENCH_LANES_WINDOW_S: '6',
   BENCH_DIST_CALLS: '300',
+  BENCH_WH_SIZES: '100,1000',
+  BENCH_WH_WINDOW_S: '10',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];

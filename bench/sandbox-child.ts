@@ -7,7 +7,12 @@ import { once } from 'node:events';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxOptions, SandboxStats } from '../packages/sandbox/src/index.js';
+import type {
+  SandboxOptions,
+  SandboxStats,
+  WebhookDeliveryRecord,
+  WebhookStats,
+} from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
 
 export interface SandboxChild {
@@ -19,13 +24,15 @@ export interface SandboxChild {
   stats(): Promise<SandboxStats>;
   /** Every current call version of the sandbox, as `uid@updatedAt` (ISO). */
   truth(): Promise<string[]>;
+  /** The webhook dispatcher's counters and its last deliveries (the last 1000). */
+  webhooks(): Promise<{ stats: WebhookStats; deliveries: WebhookDeliveryRecord[] }>;
   close(): Promise<void>;
 }
 
 export async function startSandboxChild(
   locations: number,
   calls: number,
-  options: Pick<SandboxOptions, 'faults' | 'live'> = {},
+  options: Pick<SandboxOptions, 'faults' | 'live' | 'webhooks'> = {},
 ): Promise<SandboxChild> {
   const child = fork(
     new URL('./sandbox-process.js', import.meta.url),
@@ -49,6 +56,13 @@ export async function startSandboxChild(
       child.send('truth');
       const [answer] = (await once(child, 'message')) as [{ truth: string[] }];
       return answer.truth;
+    },
+    webhooks: async () => {
+      child.send('webhooks');
+      const [answer] = (await once(child, 'message')) as [
+        { webhooks: { stats: WebhookStats; deliveries: WebhookDeliveryRecord[] } },
+      ];
+      return answer.webhooks;
     },
     close: async () => {
       child.send('close');
