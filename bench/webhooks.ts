@@ -158,6 +158,8 @@ async function runArm(spec: ArmSpec, stack: DevStack, secret: string): Promise<A
       stack,
       api: { requestsPerSecond: spec.rps, rateLimit: { ceilingPerSecond: spec.rps }, enrich: true },
       poll: { intervalMs: spec.intervalMs },
+      // No history to split from (the locations start empty): no split check, so the warm-up is one listing each.
+      lanes: { enabled: false },
     });
     const config = parseConfig(
       webhooks
@@ -380,7 +382,7 @@ export const webhooksBench: BenchModule = {
       await stack.stop();
     }
     notes.push(
-      `Each arm: its own sandbox (child process) creating ${creates} call(s)/s with a hidden limit of ${rps} requests/s per token (429 + Retry-After, no RateLimit headers), its own connector in this process (api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps}, enrichment on, exactly-once); the arms of a size run at the same time.`,
+      `Each arm: its own sandbox (child process) creating ${creates} call(s)/s with a hidden limit of ${rps} requests/s per token (429 + Retry-After, no RateLimit headers), its own connector in this process (api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps}, enrichment on, exactly-once, lanes off: the locations start empty); the arms of a size run at the same time.`,
       'Requests per published change: listing and single-call requests answered in a window, less the reconciliation polls expected in it (locations / reconcileIntervalMs, each an idle listing), over the changes of the window received.',
     );
     return {
