@@ -79,6 +79,9 @@ const QUICK: Record<string, string> = {
   BENCH_DIST_CALLS: '300',
   BENCH_WH_SIZES: '100,1000',
   BENCH_WH_WINDOW_S: '10',
+  BENCH_WH_DROP_SIZES: '100',
+  BENCH_WH_DROP_RECONCILE_MS: '15000',
+  BENCH_WH_TAIL_MAX_S: '20',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];

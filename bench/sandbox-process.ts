@@ -5,7 +5,7 @@
  * options (faults, live rates) as argv, sends back what the client needs (the same WorkerReady as
  * sandbox-worker.ts), then answers 'stats' with the sandbox's counters, 'truth' with every current call version
  * (`uid@updatedAt`, ISO, for an exactly-once check), 'webhooks' with its webhook counters and last deliveries, and
- * exits when sent 'close'.
+ * exits when sent 'close' or when the parent disconnects.
  */
 import { startSandbox, type SandboxOptions } from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
@@ -27,6 +27,8 @@ const ready: WorkerReady = {
   heapMb: process.memoryUsage().heapUsed / 2 ** 20,
 };
 process.send?.(ready);
+// The parent gone (ended or crashed) ends the sandbox too: a bench never leaves a process behind.
+process.on('disconnect', () => process.exit(0));
 process.on('message', (message) => {
   if (message === 'stats') process.send?.({ stats: sandbox.admin.stats() });
   else if (message === 'webhooks')

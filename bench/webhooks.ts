@@ -1,85 +1,69 @@
 /**
- * Webhooks against polling (issue 33 item 9): at each size (1,000 and 10,000 locations by default), side by side in
- * one run, arms that each have a sandbox of their own (a child process) changing one call per second and enforcing a
- * hidden limit of BENCH_WH_RPS (20) requests/s per token (429 with Retry-After, no RateLimit headers), and a connector
- * of their own (in process, api.requestsPerSecond and api.rateLimit.ceilingPerSecond at that budget, enrichment on):
+ * Webhooks against polling (issue 33 item 9), side by side in one run: every arm at once, each with a sandbox of its
+ * own (a child process creating BENCH_WH_CREATES call per second on random locations and enforcing a hidden limit
+ * of BENCH_WH_RPS (20) requests/s per token: 429 with Retry-After, no RateLimit headers) and a connector of its own
+ * (in this process; api.requestsPerSecond and api.rateLimit.ceilingPerSecond at that budget, enrichment on,
+ * exactly-once, lanes off: the locations start empty). At each size (BENCH_WH_SIZES, 1,000 and 10,000):
  * - `polling`: no webhooks, poll.intervalMs the shortest the budget allows: every location's idle listing plus one
  *   single-call request per change must fit, so interval = locations / (budget − changes/s), rounded up to a second;
- * - `webhooks`: the sandbox delivers a signed `call.*` webhook per change to the connector's receiver, polls are the
- *   reconciliation at webhooks.reconcileIntervalMs (15 min);
- * - `webhooks, deliveries dropped` (BENCH_WH_DROP_SIZES, the first size by default): the same with BENCH_WH_DROP_PCT
- *   (20) % of deliveries dropped by the sandbox and the reconciliation interval scaled down to what the budget allows
- *   (BENCH_WH_DROP_RECONCILE_MS, default locations / 15 per s) so that "the dropped ones published within one
- *   reconciliation interval" is observable in the window.
+ * - `webhooks`: the sandbox delivers a signed `call.*` webhook per change to the connector's receiver; polls are the
+ *   reconciliation, every BENCH_WH_RECONCILE_MS (15 min).
+ * And at BENCH_WH_DROP_SIZES (1,000): `webhooks, 20 % dropped`: BENCH_WH_DROP_PCT (20) % of the deliveries dropped
+ * by the sandbox, with a short reconciliation interval (BENCH_WH_DROP_RECONCILE_MS, 60 s) so that "the dropped ones
+ * published within one reconciliation interval" is seen in the run (the goal is relative to the interval).
  *
- * Each arm first waits for every location's first traversal (the warm-up: locations / budget seconds, the same in
- * every arm), then measures REPETITIONS consecutive windows, then waits a tail for the last changes (the polling
- * interval, the reconciliation interval, capped at BENCH_WH_TAIL_MAX_S). Figures per window:
+ * Warm-up: a connector polls every location at once when it starts (due at once, whatever the interval), so each
+ * arm waits for every location's first traversal (LocationStatus.totals.traversalsCompleted; locations / budget
+ * seconds, 500 s at 10,000 locations and 20 req/s: the budget, not the machine, sets it), bounded by
+ * warmUpBoundMs: past the bound the arm measures anyway and its note says how many locations were not traversed.
+ * Then REPETITIONS consecutive windows (BENCH_WH_WINDOW_S, 40 s; BENCH_WH_LARGE_WINDOW_S, 30 s, from 10,000
+ * locations on), then a tail for the last changes (webhooks: 10 s; polling: its interval + 10 s, at most
+ * BENCH_WH_TAIL_MAX_S, 60 s; the drop case: its reconciliation interval + 15 s). Figures per window
+ * (webhooks-figures.ts):
  * - freshness p99: the delay from a change (its updatedAt, the sandbox's wall clock) to a read_committed consumer
- *   receiving it (as bench/freshness.ts); a change of the window never received counts with the delay it had at the
- *   end of the tail (a lower bound, so a missed change cannot make the figure look better);
- * - requests per published change (webhooks arm): the listing and single-call requests the sandbox answered in the
- *   window, less the reconciliation polls' share (one idle listing per location per reconciliation interval, spread
- *   uniformly by the poll phases), over the changes of the window received; the reconciliation rate beside it, and
- *   the total per change with it included;
- * - drop case: changes of the window whose last version was never received (lost), and the slowest delay of the
- *   changes whose delivery was dropped over the reconciliation interval.
+ *   receiving it; a change never received counts with the delay it had at the end (a lower bound: polling at
+ *   10,000 locations finds most changes only after the run);
+ * - requests per published change: the listings and single calls the sandbox answered in the window, less the
+ *   reconciliation polls due in it (counted from the locations' poll phases: exact, not an estimate), over the
+ *   changes of the window received; with its listings and single calls apart, the reconciliation's own rate and
+ *   the total per change reconciliation included beside it;
+ * - drop case: changes of the window never received (lost), and the slowest delay of those whose delivery was
+ *   dropped, over the reconciliation interval.
  *
- * Knobs (env): BENCH_WH_SIZES (1000,10000), BENCH_WH_WINDOW_S (40; BENCH_WH_LARGE_WINDOW_S, 20, from 10,000 locations
- * on), BENCH_WH_CREATES (1 change/s: creations, so that each change has one delivery whose fate is known),
- * BENCH_WH_RPS (20), BENCH_WH_RECONCILE_MS (900000), BENCH_WH_DROP_PCT (20), BENCH_WH_DROP_SIZES (the first size),
- * BENCH_WH_DROP_RECONCILE_MS (locations / 15 s, at least 10 s), BENCH_WH_TAIL_MAX_S (90), BENCH_WH_PORT (24200, the
- * receivers' first port).
+ * Failure: the first arm that fails stops every other (a shared abort), each arm stops its connector, consumer and
+ * sandbox process whatever happened, and the module returns what the arms measured with the failure in its notes,
+ * so a failed run leaves no process behind and still writes its report.
+ *
+ * Other knobs: BENCH_WH_PORT (25100): the receivers' first port, one per webhook arm.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { parseConfig } from '../src/config/load.js';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
+import { pollPhase } from '../src/sync/poll-phase.js';
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { benchDocument } from './connector.js';
 import { readFirstArrivals } from './lanes.js';
 import { startSandboxChild, type SandboxChild } from './sandbox-child.js';
-import { atMost, envInt, envList, percentile, REPETITIONS, Samples } from './stats.js';
+import { atMost, envInt, envList, REPETITIONS, Samples } from './stats.js';
 import type { BenchGoal, BenchModule, BenchResult } from './types.js';
+import {
+  delaysWithMissing,
+  pollingIntervalMs,
+  reconciliationPolls,
+  warmUpBoundMs,
+  windowFigures,
+  type WindowChange,
+} from './webhooks-figures.js';
 
 /** The environment variable the bench's receivers read their signing secret from. */
 const SECRET_ENV = 'BENCH_WH_SECRET';
-
-/** The shortest polling interval (ms, whole seconds) at which idle listings and the changes' single calls fit the budget. */
-export function pollingIntervalMs(locations: number, budgetPerS: number, changesPerS: number): number {
-  const spare = budgetPerS - changesPerS;
-  if (!(spare > 0)) throw new RangeError('the budget must exceed the changes per second');
-  return Math.ceil(locations / spare) * 1000;
-}
-
-/**
- * Requests per published change once the reconciliation polls' own requests (one idle listing per location per
- * interval, spread uniformly) are taken out of the requests answered in a window of `seconds`.
- */
-export function requestsPerChange(
-  requests: number,
-  changes: number,
-  seconds: number,
-  reconcilePerS: number,
-): number {
-  return changes === 0 ? Number.NaN : Math.max(0, requests - reconcilePerS * seconds) / changes;
-}
-
-/** A change of a window: its delay (s) when received, else undefined. */
-export interface WindowChange {
-  updatedAtMs: number;
-  receivedAtMs: number | undefined;
-}
-
-/** Delays (s, ascending): a change never received counts with the delay it had at `endMs` (a lower bound). */
-export function delaysWithMissing(changes: readonly WindowChange[], endMs: number): number[] {
-  return changes.map((c) => ((c.receivedAtMs ?? endMs) - c.updatedAtMs) / 1000).sort((a, b) => a - b);
-}
+const RECEIVER_PATH = '/webhooks/calls';
 
 type ArmKind = 'polling' | 'webhooks' | 'drop';
 
@@ -91,22 +75,22 @@ interface ArmSpec {
   /** The live (polling) or reconciliation (webhooks) interval. */
   intervalMs: number;
   dropRate: number;
+  /** The receiver's port (webhook arms). */
   port: number;
   windowS: number;
-  tailMaxS: number;
+  tailS: number;
 }
 
-interface Received {
-  updatedAtMs: number;
-  receivedAtMs: number;
-}
-
-interface ArmResult {
-  figures: Array<{ label: string; unit: string; values: number[] }>;
+/** What every arm shares: the stack, the secret, the abort that stops them all, where figures and notes go. */
+interface ArmContext {
+  stack: DevStack;
+  secret: string;
+  signal: AbortSignal;
+  samples: Samples;
   notes: string[];
 }
 
-function armLabel(spec: ArmSpec): string {
+function armLabel(spec: Pick<ArmSpec, 'kind' | 'locations' | 'dropRate'>): string {
   const size = `${spec.locations.toLocaleString('en-US')} locations`;
   if (spec.kind === 'polling') return `${size}, polling`;
   if (spec.kind === 'webhooks') return `${size}, webhooks`;
@@ -121,274 +105,350 @@ export const labels = {
   droppedSlowest: (arm: string) => `${arm}: slowest dropped change / reconciliation interval`,
 };
 
-async function runArm(spec: ArmSpec, stack: DevStack, secret: string): Promise<ArmResult> {
-  const label = armLabel(spec);
+function say(line: string): void {
+  process.stdout.write(`  webhooks: ${line}\n`);
+}
+
+/** Resolves with `promise`'s outcome ignored, or after `ms` (a stop that hangs must not hang the bench). */
+async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
+  const timeout = new AbortController();
+  await Promise.race([
+    promise.catch(() => undefined),
+    sleep(ms, undefined, { signal: timeout.signal }).catch(() => undefined),
+  ]);
+  timeout.abort();
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
+function connectorDocument(spec: ArmSpec, sandbox: SandboxChild, run: string, stack: DevStack) {
+  const document = benchDocument({
+    run,
+    sandbox: sandbox.ready,
+    caFile: sandbox.caFile,
+    stack,
+    api: { requestsPerSecond: spec.rps, rateLimit: { ceilingPerSecond: spec.rps }, enrich: true },
+    poll: { intervalMs: spec.intervalMs },
+    // No history to split from (the locations start empty): no split check, so the warm-up is one listing each.
+    lanes: { enabled: false },
+  });
+  if (spec.kind === 'polling') return document;
+  return {
+    ...document,
+    webhooks: {
+      enabled: true,
+      host: '127.0.0.1',
+      port: spec.port,
+      path: RECEIVER_PATH,
+      reconcileIntervalMs: spec.intervalMs,
+      signature: { secretEnv: [SECRET_ENV] },
+    },
+  };
+}
+
+/**
+ * One arm (see the module comment): figures and its note go to `ctx` as soon as measured. Rejects on an error of
+ * its own; an abort (another arm failed) ends its waits, and it reports the windows it completed. Its connector,
+ * consumer and sandbox are stopped whatever happens.
+ */
+async function runArm(spec: ArmSpec, ctx: ArmContext): Promise<void> {
   const webhooks = spec.kind !== 'polling';
-  const path = '/webhooks/calls';
-  const sandbox: SandboxChild = await startSandboxChild(spec.locations, 0, {
+  const sandbox = await startSandboxChild(spec.locations, 0, {
     live: { updatesPerSecond: 0, createsPerSecond: spec.creates },
     faults: { rateLimit: { requestsPerSecond: spec.rps, burst: spec.rps, per: 'token', headers: false } },
     ...(webhooks && {
       webhooks: {
-        secret,
-        targets: [`http://127.0.0.1:${spec.port}${path}`],
+        secret: ctx.secret,
+        targets: [`http://127.0.0.1:${spec.port}${RECEIVER_PATH}`],
         faults: { rates: { drop: spec.dropRate } },
       },
     }),
   });
   const run = `bench-wh-${spec.kind}-${spec.locations}-${Date.now().toString(36)}`;
-  const kafka = new Kafka({ clientId: run, brokers: stack.brokers, logLevel: logLevel.NOTHING });
-  const registry = new SchemaRegistry({ host: stack.registryUrl });
-  const consumer = kafka.consumer({ groupId: `${run}-reader`, maxWaitTimeInMs: 100 });
-  const arrivals = new Map<string, Received>();
-  /** Delivery id -> uid and whether it was dropped (the sandbox keeps its last 1000: read every few seconds). */
-  const deliveries = new Map<string, { uid: string; dropped: boolean }>();
-  const figures = new Map<string, { unit: string; values: number[] }>();
-  const add = (name: string, unit: string, value: number): void => {
-    const entry = figures.get(name) ?? { unit, values: [] };
-    entry.values.push(value);
-    figures.set(name, entry);
-  };
-  const notes: string[] = [];
+  const kafka = new Kafka({ clientId: run, brokers: ctx.stack.brokers, logLevel: logLevel.NOTHING });
+  const consumer: Consumer = kafka.consumer({ groupId: `${run}-reader`, maxWaitTimeInMs: 100 });
+  const stop = new AbortController();
+  let runtime: ConnectorRuntime | undefined;
+  let running: Promise<void> | undefined;
   try {
-    const document = benchDocument({
-      run,
-      sandbox: sandbox.ready,
-      caFile: sandbox.caFile,
-      stack,
-      api: { requestsPerSecond: spec.rps, rateLimit: { ceilingPerSecond: spec.rps }, enrich: true },
-      poll: { intervalMs: spec.intervalMs },
-      // No history to split from (the locations start empty): no split check, so the warm-up is one listing each.
-      lanes: { enabled: false },
-    });
-    const config = parseConfig(
-      webhooks
-        ? {
-            ...document,
-            webhooks: {
-              enabled: true,
-              host: '127.0.0.1',
-              port: spec.port,
-              path,
-              reconcileIntervalMs: spec.intervalMs,
-              signature: { secretEnv: [SECRET_ENV] },
-            },
-          }
-        : document,
-      {},
-    );
-    const runtime = await ConnectorRuntime.start({
-      config,
+    runtime = await ConnectorRuntime.start({
+      config: parseConfig(connectorDocument(spec, sandbox, run, ctx.stack), {}),
       logger: silentLogger(),
       metrics: new ConnectorMetrics({ perLocationLabels: false }),
     });
     await consumer.connect();
     await consumer.subscribe({ topic: run, fromBeginning: true });
-    const stop = new AbortController();
     const startedAt = Date.now();
-    const running = runtime.run(stop.signal);
-    await readFirstArrivals(consumer, registry, arrivals);
-    // Warm-up: every location's first traversal (a full round of listings at the budget).
-    const warmUpLimitMs = ((spec.locations / spec.rps) * 3 + 120) * 1000;
-    while (runtime.status().some((l) => l.totals.traversalsCompleted < 1)) {
-      if (Date.now() - startedAt > warmUpLimitMs) throw new Error(`${label}: the warm-up did not end`);
-      await sleep(500);
-    }
-    const warmUpS = (Date.now() - startedAt) / 1000;
-    const readDeliveries = async (): Promise<void> => {
-      if (!webhooks) return;
-      for (const d of (await sandbox.webhooks()).deliveries)
-        deliveries.set(d.id, { uid: d.uid, dropped: d.state === 'dropped' });
-    };
-    const windowMs = spec.windowS * 1000;
-    const from = Date.now();
-    const counts: Array<{ list: number; get: number; refused: number }> = [];
-    const count = async (): Promise<void> => {
-      const s = await sandbox.stats();
-      counts.push({ list: s.listRequests, get: s.getRequests, refused: s.faults.rateLimited });
-    };
-    await count();
-    for (let rep = 0; rep < REPETITIONS; rep++) {
-      const end = from + (rep + 1) * windowMs;
-      while (Date.now() < end) {
-        await readDeliveries();
-        await sleep(Math.min(3_000, Math.max(0, end - Date.now())));
-      }
-      await count();
-    }
-    const to = Date.now();
-    // The last changes: a nudged poll's, or the next poll's (polling) or reconciliation's (drop case).
-    const tailS = spec.kind === 'webhooks' ? 10 : Math.min(spec.tailMaxS, spec.intervalMs / 1000 + 10);
-    const tailEnd = to + tailS * 1000;
-    while (Date.now() < tailEnd) {
-      await readDeliveries();
-      await sleep(Math.min(3_000, Math.max(0, tailEnd - Date.now())));
-    }
-    const observedTo = Date.now();
-    const truth = await sandbox.truth();
-    stop.abort();
-    await running;
-    await runtime.close();
-
-    // The window's changes: every version received, and every current version never received.
-    const changes = new Map<string, WindowChange & { uid: string }>();
-    for (const [key, a] of arrivals)
-      changes.set(key, {
-        uid: key.split('@')[0] ?? '',
-        updatedAtMs: a.updatedAtMs,
-        receivedAtMs: a.receivedAtMs,
-      });
-    for (const key of truth)
-      if (!changes.has(key)) {
-        const [uid = '', iso = ''] = key.split('@');
-        changes.set(key, { uid, updatedAtMs: Date.parse(iso), receivedAtMs: undefined });
-      }
-    const droppedUids = new Set([...deliveries.values()].filter((d) => d.dropped).map((d) => d.uid));
-    const reconcilePerS = webhooks ? spec.locations / (spec.intervalMs / 1000) : 0;
-    let windowChanges = 0;
-    let missing = 0;
-    const droppedDelays: number[] = [];
-    for (let rep = 0; rep < REPETITIONS; rep++) {
-      const a = from + rep * windowMs;
-      const b = a + windowMs;
-      const inWindow = [...changes.values()].filter((c) => c.updatedAtMs >= a && c.updatedAtMs < b);
-      const delays = delaysWithMissing(inWindow, observedTo);
-      const received = inWindow.filter((c) => c.receivedAtMs !== undefined).length;
-      windowChanges += inWindow.length;
-      missing += inWindow.length - received;
-      add(labels.p99(label), 's', percentile(delays, 0.99));
-      add(`${label}: freshness p50`, 's', percentile(delays, 0.5));
-      const before = counts[rep];
-      const after = counts[rep + 1];
-      if (before !== undefined && after !== undefined) {
-        const requests = after.list - before.list + (after.get - before.get);
-        add(`${label}: requests answered`, 'req/s', requests / spec.windowS);
-        add(`${label}: 429 answers (the hidden limit)`, 'req', after.refused - before.refused);
-        if (spec.kind === 'webhooks') {
-          add(
-            labels.perChange(label),
-            'req',
-            requestsPerChange(requests, received, spec.windowS, reconcilePerS),
-          );
-          add(
-            `${label}: requests per published change (reconciliation included)`,
-            'req',
-            requests / received,
-          );
-          add(
-            `${label}: single-call requests per published change`,
-            'req',
-            (after.get - before.get) / received,
-          );
-        }
-      }
-      if (spec.kind === 'drop') {
-        add(labels.lost(label), 'changes', inWindow.length - received);
-        const dropped = inWindow.filter((c) => droppedUids.has(c.uid));
-        add(`${label}: changes whose delivery was dropped`, 'changes', dropped.length);
-        const slowest = Math.max(0, ...delaysWithMissing(dropped, observedTo));
-        droppedDelays.push(slowest);
-        add(labels.droppedSlowest(label), 'ratio', slowest / (spec.intervalMs / 1000));
-      }
-    }
-    if (webhooks) add(`${label}: reconciliation polls' own rate`, 'req/s', reconcilePerS);
-    notes.push(
-      `${label}: ${spec.kind === 'polling' ? 'poll.intervalMs' : 'webhooks.reconcileIntervalMs'} ${spec.intervalMs / 1000} s; warm-up (every location's first traversal) ${warmUpS.toFixed(0)} s; ${REPETITIONS} windows of ${spec.windowS} s, then ${((observedTo - to) / 1000).toFixed(0)} s for the last changes; ${windowChanges} changes in the windows, ${missing} not received by the end (counted with their delay at the end: a lower bound)${webhooks ? `; ${deliveries.size} deliveries seen, ${droppedUids.size} dropped` : ''}.`,
-    );
+    running = runtime.run(stop.signal);
+    const arrivals = new Map<string, { updatedAtMs: number; receivedAtMs: number }>();
+    await readFirstArrivals(consumer, new SchemaRegistry({ host: ctx.stack.registryUrl }), arrivals);
+    await measure(spec, ctx, { sandbox, runtime, startedAt, arrivals });
   } finally {
-    await consumer.disconnect().catch(() => undefined);
+    stop.abort();
+    if (running !== undefined) await bounded(running, 60_000);
+    if (runtime !== undefined) await bounded(runtime.close(), 30_000);
+    await bounded(consumer.disconnect(), 10_000);
     await sandbox.close();
   }
-  return {
-    figures: [...figures].map(([label, { unit, values }]) => ({ label, unit, values })),
-    notes,
+}
+
+interface Measured {
+  sandbox: SandboxChild;
+  runtime: ConnectorRuntime;
+  startedAt: number;
+  arrivals: ReadonlyMap<string, { updatedAtMs: number; receivedAtMs: number }>;
+}
+
+async function measure(spec: ArmSpec, ctx: ArmContext, m: Measured): Promise<void> {
+  const { sandbox, runtime, startedAt, arrivals } = m;
+  const label = armLabel(spec);
+  const webhooks = spec.kind !== 'polling';
+  /** The uids whose delivery the sandbox dropped (it keeps its last 1000 deliveries: read every few seconds). */
+  const dropped = new Set<string>();
+  const readDeliveries = async (): Promise<void> => {
+    if (spec.kind !== 'drop') return;
+    for (const d of (await sandbox.webhooks()).deliveries) if (d.state === 'dropped') dropped.add(d.uid);
   };
+  /** Waits until `untilMs`, reading the deliveries meanwhile; an abort ends it (AbortError). */
+  const waitUntil = async (untilMs: number): Promise<void> => {
+    while (Date.now() < untilMs) {
+      await readDeliveries();
+      await sleep(Math.min(3_000, Math.max(0, untilMs - Date.now())), undefined, { signal: ctx.signal });
+    }
+  };
+  const notTraversed = (): number => runtime.status().filter((l) => l.totals.traversalsCompleted < 1).length;
+
+  const windowMs = spec.windowS * 1000;
+  const counts: Array<{ listings: number; singleCalls: number; refused: number }> = [];
+  const count = async (): Promise<void> => {
+    const s = await sandbox.stats();
+    counts.push({ listings: s.listRequests, singleCalls: s.getRequests, refused: s.faults.rateLimited });
+  };
+  let from = Date.now();
+  let warmUpS = 0;
+  let untraversedAtStart = 0;
+  let windowsDone = 0;
+  let interrupted = false;
+  try {
+    // Warm-up: every location's first traversal (they are all due at once when the connector starts).
+    const bound = startedAt + warmUpBoundMs(spec.locations, spec.rps);
+    let nextSay = startedAt + 30_000;
+    while (notTraversed() > 0 && Date.now() < bound) {
+      if (Date.now() >= nextSay) {
+        say(
+          `${label}: warm-up ${((Date.now() - startedAt) / 1000).toFixed(0)} s, ${notTraversed()} not traversed yet`,
+        );
+        nextSay += 30_000;
+      }
+      await waitUntil(Date.now() + 1_000);
+    }
+    untraversedAtStart = notTraversed();
+    warmUpS = (Date.now() - startedAt) / 1000;
+    say(`${label}: measuring after a warm-up of ${warmUpS.toFixed(0)} s`);
+    from = Date.now();
+    await count();
+    for (let rep = 0; rep < REPETITIONS; rep++) {
+      await waitUntil(from + (rep + 1) * windowMs);
+      await count();
+      windowsDone += 1;
+    }
+    // The last changes: a nudged poll's, or the next poll's (polling) or reconciliation's (drop case).
+    await waitUntil(Date.now() + spec.tailS * 1000);
+  } catch (error) {
+    if (!isAbort(error)) throw error;
+    interrupted = true;
+  }
+  const observedTo = Date.now();
+  const truth = await sandbox.truth();
+
+  // The changes: every version received, and every current version never received.
+  const changes = new Map<string, WindowChange & { uid: string }>();
+  for (const [key, a] of arrivals) changes.set(key, { uid: key.split('@')[0] ?? '', ...a });
+  for (const key of truth)
+    if (!changes.has(key)) {
+      const [uid = '', iso = ''] = key.split('@');
+      changes.set(key, { uid, updatedAtMs: Date.parse(iso), receivedAtMs: undefined });
+    }
+  const phases = webhooks ? sandbox.ready.locations.map(pollPhase) : [];
+  const add = (name: string, unit: string, value: number): void =>
+    ctx.samples.add(`${label}: ${name}`, unit, value);
+  let windowChanges = 0;
+  let missing = 0;
+  for (let rep = 0; rep < windowsDone; rep++) {
+    const a = from + rep * windowMs;
+    const b = a + windowMs;
+    const inWindow = [...changes.values()].filter((c) => c.updatedAtMs >= a && c.updatedAtMs < b);
+    const before = counts[rep];
+    const after = counts[rep + 1];
+    if (before === undefined || after === undefined) continue;
+    const f = windowFigures({
+      changes: inWindow,
+      observedToMs: observedTo,
+      requests: {
+        listings: after.listings - before.listings,
+        singleCalls: after.singleCalls - before.singleCalls,
+        refused: after.refused - before.refused,
+      },
+      seconds: spec.windowS,
+      reconcilePolls: webhooks ? reconciliationPolls(phases, spec.intervalMs, a, b) : 0,
+    });
+    windowChanges += inWindow.length;
+    missing += f.missing;
+    ctx.samples.add(labels.p99(label), 's', f.p99S);
+    add('freshness p50', 's', f.p50S);
+    add('requests answered', 'req/s', f.requestsPerS);
+    add('429 answers (the hidden limit)', 'req', after.refused - before.refused);
+    if (webhooks) {
+      ctx.samples.add(labels.perChange(label), 'req', f.perChange);
+      add('listings per published change (reconciliation excluded)', 'req', f.listingsPerChange);
+      add('single-call requests per published change', 'req', f.singleCallsPerChange);
+      add("reconciliation polls' own rate", 'req/s', f.reconcilePerS);
+      add('requests per published change (reconciliation included)', 'req', f.perChangeAll);
+    }
+    if (spec.kind === 'drop') {
+      ctx.samples.add(labels.lost(label), 'changes', f.missing);
+      const droppedHere = inWindow.filter((c) => dropped.has(c.uid));
+      add('changes whose delivery was dropped', 'changes', droppedHere.length);
+      const slowest = Math.max(0, ...delaysWithMissing(droppedHere, observedTo));
+      ctx.samples.add(labels.droppedSlowest(label), 'ratio', slowest / (spec.intervalMs / 1000));
+    }
+  }
+  ctx.notes.push(
+    `${label}: ${webhooks ? 'webhooks.reconcileIntervalMs' : 'poll.intervalMs'} ${spec.intervalMs / 1000} s; warm-up ${warmUpS.toFixed(0)} s${untraversedAtStart > 0 ? ` (its bound passed with ${untraversedAtStart} locations not traversed yet: their first listings count in the windows)` : ''}; ${windowsDone} window(s) of ${spec.windowS} s${interrupted ? ' (interrupted: another arm failed)' : ''}, then ${((observedTo - from) / 1000 - windowsDone * spec.windowS).toFixed(0)} s for the last changes; ${windowChanges} changes in the windows, ${missing} not received by the end (counted with their delay then: a lower bound)${spec.kind === 'drop' ? `; ${dropped.size} deliveries dropped` : ''}.`,
+  );
+}
+
+/** The arms of one run (see the module comment), their receivers on ports from `firstPort`. */
+export function armsOf(knobs: {
+  sizes: readonly number[];
+  dropSizes: readonly number[];
+  rps: number;
+  creates: number;
+  reconcileMs: number;
+  dropReconcileMs: number;
+  dropRate: number;
+  windowS: number;
+  largeWindowS: number;
+  tailMaxS: number;
+  firstPort: number;
+}): ArmSpec[] {
+  const arms: ArmSpec[] = [];
+  let port = knobs.firstPort;
+  for (const locations of knobs.sizes) {
+    const base = {
+      locations,
+      rps: knobs.rps,
+      creates: knobs.creates,
+      dropRate: 0,
+      windowS: locations >= 10_000 ? knobs.largeWindowS : knobs.windowS,
+    };
+    const pollMs = pollingIntervalMs(locations, knobs.rps, knobs.creates);
+    arms.push(
+      {
+        ...base,
+        kind: 'polling',
+        intervalMs: pollMs,
+        port: 0,
+        tailS: Math.min(knobs.tailMaxS, pollMs / 1000 + 10),
+      },
+      { ...base, kind: 'webhooks', intervalMs: knobs.reconcileMs, port: port++, tailS: 10 },
+    );
+    if (knobs.dropSizes.includes(locations))
+      arms.push({
+        ...base,
+        kind: 'drop',
+        dropRate: knobs.dropRate,
+        intervalMs: knobs.dropReconcileMs,
+        port: port++,
+        tailS: knobs.dropReconcileMs / 1000 + 15,
+      });
+  }
+  return arms;
+}
+
+/** The goals an arm's figures judge (issue 33 item 9). */
+function goalsOf(arm: ArmSpec): BenchGoal[] {
+  const label = armLabel(arm);
+  const size = `${arm.locations.toLocaleString('en-US')} locations`;
+  const pct = `${Math.round(arm.dropRate * 100)} % dropped`;
+  if (arm.kind === 'webhooks')
+    return [
+      atMost(`webhooks, ${size}: freshness p99 ≤ 2 s`, labels.p99(label), 2),
+      atMost(`webhooks, ${size}: ≤ 2.5 requests per published change`, labels.perChange(label), 2.5),
+    ];
+  if (arm.kind === 'drop')
+    return [
+      atMost(`webhooks, ${pct}: 0 lost`, labels.lost(label), 0),
+      atMost(
+        `webhooks, ${pct}: dropped ones published within one reconciliation interval (${arm.intervalMs / 1000} s)`,
+        labels.droppedSlowest(label),
+        1,
+      ),
+    ];
+  return [];
 }
 
 export const webhooksBench: BenchModule = {
   name: 'webhooks',
+  // Its own process: whatever a failed arm leaves open (a client's handle) ends with it.
+  isolated: true,
   async run(): Promise<BenchResult> {
     const sizes = envList('BENCH_WH_SIZES', [1_000, 10_000]);
-    const windowS = envInt('BENCH_WH_WINDOW_S', 40);
-    const largeWindowS = envInt('BENCH_WH_LARGE_WINDOW_S', 20);
     const creates = envInt('BENCH_WH_CREATES', 1);
     const rps = envInt('BENCH_WH_RPS', 20);
-    const reconcileMs = envInt('BENCH_WH_RECONCILE_MS', 15 * 60_000);
-    const dropRate = envInt('BENCH_WH_DROP_PCT', 20) / 100;
-    const dropSizes = envList('BENCH_WH_DROP_SIZES', sizes.slice(0, 1));
-    const tailMaxS = envInt('BENCH_WH_TAIL_MAX_S', 90);
-    const firstPort = envInt('BENCH_WH_PORT', 24_200);
+    const arms = armsOf({
+      sizes,
+      dropSizes: envList('BENCH_WH_DROP_SIZES', sizes.slice(0, 1)),
+      rps,
+      creates,
+      reconcileMs: envInt('BENCH_WH_RECONCILE_MS', 15 * 60_000),
+      dropReconcileMs: envInt('BENCH_WH_DROP_RECONCILE_MS', 60_000),
+      dropRate: envInt('BENCH_WH_DROP_PCT', 20) / 100,
+      windowS: envInt('BENCH_WH_WINDOW_S', 40),
+      largeWindowS: envInt('BENCH_WH_LARGE_WINDOW_S', 30),
+      tailMaxS: envInt('BENCH_WH_TAIL_MAX_S', 60),
+      firstPort: envInt('BENCH_WH_PORT', 25_100),
+    });
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     process.env[SECRET_ENV] = secret;
     applyKafkajsIdleTimerFix();
     const stack = await provideStack(['environment', 'jvm']);
-    const s = new Samples();
+    const samples = new Samples();
     const notes: string[] = [];
-    const goals: BenchGoal[] = [];
+    const abort = new AbortController();
     try {
-      for (const [i, locations] of sizes.entries()) {
-        const base = {
-          locations,
-          rps,
-          creates,
-          dropRate: 0,
-          windowS: locations >= 10_000 ? largeWindowS : windowS,
-          tailMaxS,
-        };
-        const arms: ArmSpec[] = [
-          { ...base, kind: 'polling', intervalMs: pollingIntervalMs(locations, rps, creates), port: 0 },
-          { ...base, kind: 'webhooks', intervalMs: reconcileMs, port: firstPort + 3 * i },
-        ];
-        if (dropSizes.includes(locations))
-          arms.push({
-            ...base,
-            kind: 'drop',
-            dropRate,
-            intervalMs: envInt('BENCH_WH_DROP_RECONCILE_MS', Math.max(10, Math.ceil(locations / 15)) * 1000),
-            port: firstPort + 3 * i + 1,
-          });
-        process.stdout.write(
-          `  webhooks: ${locations} locations, arms ${arms.map((a) => a.kind).join(', ')}\n`,
-        );
-        // Side by side: every arm at once, each with its own sandbox (its own hidden limit) and connector.
-        const results = await Promise.all(arms.map((arm) => runArm(arm, stack, secret)));
-        for (const r of results) {
-          for (const f of r.figures) for (const v of f.values) s.add(f.label, f.unit, v);
-          notes.push(...r.notes);
+      say(`arms ${arms.map(armLabel).join('; ')}, all at once`);
+      const ctx: ArmContext = { stack, secret, signal: abort.signal, samples, notes };
+      const outcomes = await Promise.allSettled(
+        arms.map((arm) =>
+          runArm(arm, ctx).catch((error: unknown) => {
+            // The first failure stops every other arm; each still reports the windows it completed.
+            abort.abort();
+            throw error;
+          }),
+        ),
+      );
+      for (const [i, outcome] of outcomes.entries())
+        if (outcome.status === 'rejected') {
+          const arm = arms[i];
+          const reason: unknown = outcome.reason;
+          const message = reason instanceof Error ? reason.message : String(reason);
+          notes.push(`${arm === undefined ? 'an arm' : armLabel(arm)}: FAILED: ${message}`);
+          say(`${arm === undefined ? 'an arm' : armLabel(arm)} failed: ${message}`);
         }
-        for (const arm of arms) {
-          const label = armLabel(arm);
-          if (arm.kind === 'webhooks')
-            goals.push(
-              atMost(`webhooks, ${locations} locations: freshness p99 ≤ 2 s`, labels.p99(label), 2),
-              atMost(
-                `webhooks, ${locations} locations: ≤ 2.5 requests per published change`,
-                labels.perChange(label),
-                2.5,
-              ),
-            );
-          if (arm.kind === 'drop')
-            goals.push(
-              atMost(`webhooks, ${Math.round(dropRate * 100)} % dropped: 0 lost`, labels.lost(label), 0),
-              atMost(
-                `webhooks, ${Math.round(dropRate * 100)} % dropped: dropped ones published within one reconciliation interval`,
-                labels.droppedSlowest(label),
-                1,
-              ),
-            );
-        }
-      }
     } finally {
       await stack.stop();
     }
     notes.push(
-      `Each arm: its own sandbox (child process) creating ${creates} call(s)/s with a hidden limit of ${rps} requests/s per token (429 + Retry-After, no RateLimit headers), its own connector in this process (api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps}, enrichment on, exactly-once, lanes off: the locations start empty); the arms of a size run at the same time.`,
-      'Requests per published change: listing and single-call requests answered in a window, less the reconciliation polls expected in it (locations / reconcileIntervalMs, each an idle listing), over the changes of the window received.',
+      `Each arm: its own sandbox (child process) creating ${creates} call(s)/s on random locations with a hidden limit of ${rps} requests/s per token (429 + Retry-After, no RateLimit headers), its own connector in this process (api.requestsPerSecond and api.rateLimit.ceilingPerSecond ${rps}, enrichment on, exactly-once, lanes off: the locations start empty); every arm runs at the same time.`,
+      "Requests per published change: the listings and single calls answered in a window, less the reconciliation polls due in it (counted from each location's poll phase: one idle listing each), over the changes of the window received.",
     );
     return {
       name: `webhooks: against polling, ${sizes.join(' and ')} locations, ${creates} change/s, ${rps} req/s hidden limit`,
-      figures: s.figures(),
-      goals,
+      figures: samples.figures(),
+      goals: arms.flatMap(goalsOf),
       notes,
     };
   },

@@ -1,33 +1,43 @@
 import { describe, expect, it } from 'vitest';
-import { delaysWithMissing, pollingIntervalMs, requestsPerChange } from '../../../bench/webhooks.js';
+import { armsOf } from '../../../bench/webhooks.js';
 
-describe('webhooks bench helpers', () => {
-  it('gives the polling arm the shortest whole-second interval at which idle listings and single calls fit the budget', () => {
-    expect(pollingIntervalMs(1_000, 20, 1)).toBe(53_000); // 1000 / 19 = 52.6 s
-    expect(pollingIntervalMs(10_000, 20, 1)).toBe(527_000);
-    expect(pollingIntervalMs(95, 20, 1)).toBe(5_000);
+const knobs = {
+  sizes: [1_000, 10_000],
+  dropSizes: [1_000],
+  rps: 20,
+  creates: 1,
+  reconcileMs: 900_000,
+  dropReconcileMs: 60_000,
+  dropRate: 0.2,
+  windowS: 40,
+  largeWindowS: 30,
+  tailMaxS: 60,
+  firstPort: 25_100,
+};
+
+describe('the webhooks bench arms', () => {
+  it('pits polling at the budget against webhooks at each size, with the drop case at its sizes only', () => {
+    const arms = armsOf(knobs);
+    expect(arms.map((a) => `${a.locations} ${a.kind}`)).toEqual([
+      '1000 polling',
+      '1000 webhooks',
+      '1000 drop',
+      '10000 polling',
+      '10000 webhooks',
+    ]);
+    expect(arms.map((a) => a.intervalMs)).toEqual([53_000, 900_000, 60_000, 527_000, 900_000]);
   });
 
-  it('refuses a budget that the changes alone use up', () => {
-    expect(() => pollingIntervalMs(100, 1, 1)).toThrow(RangeError);
+  it('gives each webhook arm a receiver port of its own', () => {
+    const ports = armsOf(knobs)
+      .filter((a) => a.kind !== 'polling')
+      .map((a) => a.port);
+    expect(ports).toEqual([25_100, 25_101, 25_102]);
   });
 
-  it("takes the reconciliation polls' requests out before dividing by the changes published", () => {
-    // 40 s at 1.11 req/s of reconciliation = 44.4 requests; 124.4 requests in all for 40 changes.
-    expect(requestsPerChange(124.4, 40, 40, 1.11)).toBeCloseTo(2, 5);
-    expect(requestsPerChange(10, 40, 40, 1)).toBe(0);
-    expect(requestsPerChange(10, 0, 40, 1)).toBeNaN();
-  });
-
-  it('counts a change never received with the delay it had at the end, so a missed change cannot lower the tail', () => {
-    const delays = delaysWithMissing(
-      [
-        { updatedAtMs: 1_000, receivedAtMs: 1_500 },
-        { updatedAtMs: 2_000, receivedAtMs: undefined },
-        { updatedAtMs: 3_000, receivedAtMs: 3_200 },
-      ],
-      10_000,
-    );
-    expect(delays).toEqual([0.2, 0.5, 8]);
+  it('waits past the reconciliation interval for the dropped ones, and at most the tail bound for polling', () => {
+    const arms = armsOf(knobs);
+    expect(arms.map((a) => a.tailS)).toEqual([60, 10, 75, 60, 10]);
+    expect(arms.map((a) => a.windowS)).toEqual([40, 40, 40, 30, 30]);
   });
 });

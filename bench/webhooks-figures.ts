@@ -1,0 +1,111 @@
+/**
+ * The pure parts of the webhooks bench (bench/webhooks.ts): the polling arm's interval, the warm-up's bound, the
+ * reconciliation polls a window holds, and one window's figures from what the sandbox answered and the consumer
+ * received. No I/O, no clock: unit-tested in test/unit/bench/webhooks-figures.test.ts.
+ */
+import { percentile } from './stats.js';
+
+/** The shortest polling interval (ms, whole seconds) at which idle listings and the changes' single calls fit the budget. */
+export function pollingIntervalMs(locations: number, budgetPerS: number, changesPerS: number): number {
+  const spare = budgetPerS - changesPerS;
+  if (!(spare > 0)) throw new RangeError('the budget must exceed the changes per second');
+  return Math.ceil(locations / spare) * 1000;
+}
+
+/**
+ * How long the warm-up may take (ms): every location's first traversal is one listing at the budget, so a round
+ * takes locations / budget; half as much again for the nudged polls and single calls meanwhile, and a minute for
+ * the connector's start. Past it the arm measures anyway and says how many locations were not traversed yet (their
+ * first listings then count in the windows' requests: the figure can only get worse).
+ */
+export function warmUpBoundMs(locations: number, budgetPerS: number): number {
+  return ((locations / budgetPerS) * 1.5 + 60) * 1000;
+}
+
+/**
+ * The reconciliation polls due in [fromMs, toMs): a location that completed a traversal is due again at the next
+ * instant k × interval + phase × interval (src/sync/poll-phase.ts), whether that traversal was its reconciliation
+ * or a nudged poll, so its reconciliation polls fall on that grid whatever the nudges did. Counting them from the
+ * phases is exact where an estimate (locations / interval × seconds) is off by the binomial spread: ±15 polls in
+ * a 30 s window of 10,000 locations at 15 min, more than the changes' own requests.
+ */
+export function reconciliationPolls(
+  phases: readonly number[],
+  intervalMs: number,
+  fromMs: number,
+  toMs: number,
+): number {
+  let polls = 0;
+  for (const phase of phases) {
+    const offset = phase * intervalMs;
+    polls += Math.ceil((toMs - offset) / intervalMs) - Math.ceil((fromMs - offset) / intervalMs);
+  }
+  return polls;
+}
+
+/** A change of a window: when it was made (its updatedAt) and when the consumer received it (undefined: never). */
+export interface WindowChange {
+  updatedAtMs: number;
+  receivedAtMs: number | undefined;
+}
+
+/** Delays (s, ascending): a change never received counts with the delay it had at `endMs` (a lower bound). */
+export function delaysWithMissing(changes: readonly WindowChange[], endMs: number): number[] {
+  return changes.map((c) => ((c.receivedAtMs ?? endMs) - c.updatedAtMs) / 1000).sort((a, b) => a - b);
+}
+
+/** The requests the sandbox answered in a window (differences of its counters). */
+export interface WindowRequests {
+  listings: number;
+  singleCalls: number;
+  /** 429 answers of the hidden limit. */
+  refused: number;
+}
+
+export interface WindowInput {
+  /** The changes made in the window (updatedAt in it). */
+  changes: readonly WindowChange[];
+  /** When the arm stopped looking (a change not received by then counts with its delay then). */
+  observedToMs: number;
+  requests: WindowRequests;
+  seconds: number;
+  /** The reconciliation polls due in the window (reconciliationPolls); 0 for polling. */
+  reconcilePolls: number;
+}
+
+export interface WindowFigures {
+  p50S: number;
+  p99S: number;
+  received: number;
+  missing: number;
+  requestsPerS: number;
+  /** The changes' own requests (reconciliation polls taken out) per change received. */
+  perChange: number;
+  /** Of those, the listings (a nudged poll's, shared by the changes it found). */
+  listingsPerChange: number;
+  singleCallsPerChange: number;
+  /** Every request answered per change received, reconciliation included. */
+  perChangeAll: number;
+  reconcilePerS: number;
+}
+
+/** One window's figures (see WindowInput); per-change figures are NaN when no change of it was received. */
+export function windowFigures(input: WindowInput): WindowFigures {
+  const { changes, requests, seconds, reconcilePolls } = input;
+  const delays = delaysWithMissing(changes, input.observedToMs);
+  const received = changes.filter((c) => c.receivedAtMs !== undefined).length;
+  const per = (n: number): number => (received === 0 ? Number.NaN : n / received);
+  const changeListings = Math.max(0, requests.listings - reconcilePolls);
+  return {
+    p50S: percentile(delays, 0.5),
+    p99S: percentile(delays, 0.99),
+    received,
+    missing: changes.length - received,
+    requestsPerS: (requests.listings + requests.singleCalls) / seconds,
+    perChange: per(changeListings + requests.singleCalls),
+    listingsPerChange: per(changeListings),
+    singleCallsPerChange: per(requests.singleCalls),
+    perChangeAll: per(requests.listings + requests.singleCalls),
+    reconcilePerS: reconcilePolls / seconds,
+  };
+}
