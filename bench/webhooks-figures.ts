@@ -14,12 +14,46 @@ export function pollingIntervalMs(locations: number, budgetPerS: number, changes
 
 /**
  * How long the warm-up may take (ms): every location's first traversal is one listing at the budget, so a round
- * takes locations / budget; half as much again for the nudged polls and single calls meanwhile, and a minute for
- * the connector's start. Past it the arm measures anyway and says how many locations were not traversed yet (their
- * first listings then count in the windows' requests: the figure can only get worse).
+ * takes locations / budget; as much again for the polls that fell due meanwhile (see webhooks.ts, "Warm-up"), and
+ * two minutes for the connector's start. Past it the arm measures anyway and says what was left (those polls then
+ * count in the windows' requests: the figure can only get worse).
  */
 export function warmUpBoundMs(locations: number, budgetPerS: number): number {
-  return ((locations / budgetPerS) * 1.5 + 60) * 1000;
+  return ((locations / budgetPerS) * 2 + 120) * 1000;
+}
+
+/** What the warm-up reads of a location (LocationStatus). */
+export interface WarmUpLocation {
+  state: string;
+  nextRunAt: number | null;
+  totals: { traversalsCompleted: number };
+}
+
+/** Locations not traversed yet, and those waiting past their due time (more than a second: a backlog). */
+export function warmUpState(
+  locations: readonly WarmUpLocation[],
+  nowMs: number,
+): { notTraversed: number; overdue: number } {
+  let notTraversed = 0;
+  let overdue = 0;
+  for (const l of locations) {
+    if (l.totals.traversalsCompleted < 1) notTraversed += 1;
+    else if (l.state === 'waiting' && l.nextRunAt !== null && l.nextRunAt < nowMs - 1_000) overdue += 1;
+  }
+  return { notTraversed, overdue };
+}
+
+/**
+ * Whether the arm may start measuring: every location traversed and, when `steady` (the webhook arms, whose polls
+ * leave the budget room), a backlog under one second of the budget. A polling arm at the shortest interval uses
+ * the whole budget by design, so its backlog never drains and is not waited for.
+ */
+export function warmedUp(
+  state: { notTraversed: number; overdue: number },
+  steady: boolean,
+  budgetPerS: number,
+): boolean {
+  return state.notTraversed === 0 && (!steady || state.overdue <= budgetPerS);
 }
 
 /**

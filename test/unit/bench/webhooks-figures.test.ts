@@ -3,7 +3,9 @@ import {
   delaysWithMissing,
   pollingIntervalMs,
   reconciliationPolls,
+  warmedUp,
   warmUpBoundMs,
+  warmUpState,
   windowFigures,
 } from '../../../bench/webhooks-figures.js';
 
@@ -18,9 +20,41 @@ describe('the webhooks bench figures', () => {
     expect(() => pollingIntervalMs(100, 1, 1)).toThrow(RangeError);
   });
 
-  it('bounds the warm-up by one round of listings at the budget, half as much again, and a minute', () => {
-    expect(warmUpBoundMs(1_000, 20)).toBe(135_000);
-    expect(warmUpBoundMs(10_000, 20)).toBe(810_000);
+  it('bounds the warm-up by two rounds of listings at the budget and two minutes', () => {
+    expect(warmUpBoundMs(1_000, 20)).toBe(220_000);
+    expect(warmUpBoundMs(10_000, 20)).toBe(1_120_000);
+  });
+
+  it('counts the locations not traversed yet, and the traversed ones waiting more than a second past their due time', () => {
+    const at = (state: string, nextRunAt: number | null, traversals: number) => ({
+      state,
+      nextRunAt,
+      totals: { traversalsCompleted: traversals },
+    });
+    const state = warmUpState(
+      [
+        at('waiting', 0, 0), // not traversed (due since the start)
+        at('running', null, 0), // its first traversal running
+        at('waiting', 8_000, 1), // overdue by 2 s
+        at('waiting', 9_500, 1), // due half a second ago: not a backlog
+        at('waiting', 20_000, 1), // due later
+        at('backoff', 1_000, 1), // in backoff: its health rule's time, not a backlog
+        at('running', null, 3),
+      ],
+      10_000,
+    );
+    expect(state).toEqual({ notTraversed: 2, overdue: 1 });
+  });
+
+  it('starts measuring a webhook arm once every location is traversed and the backlog is under a second of the budget', () => {
+    expect(warmedUp({ notTraversed: 1, overdue: 0 }, true, 20)).toBe(false);
+    expect(warmedUp({ notTraversed: 0, overdue: 21 }, true, 20)).toBe(false);
+    expect(warmedUp({ notTraversed: 0, overdue: 20 }, true, 20)).toBe(true);
+  });
+
+  it('does not wait for the backlog of a polling arm, which uses the whole budget by design', () => {
+    expect(warmedUp({ notTraversed: 0, overdue: 500 }, false, 20)).toBe(true);
+    expect(warmedUp({ notTraversed: 3, overdue: 0 }, false, 20)).toBe(false);
   });
 
   it('counts the reconciliation polls whose phase instant falls in the window, the end excluded', () => {
