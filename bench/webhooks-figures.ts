@@ -60,8 +60,8 @@ export function warmedUp(
  * The reconciliation polls due in [fromMs, toMs): a location that completed a traversal is due again at the next
  * instant k × interval + phase × interval (src/sync/poll-phase.ts), whether that traversal was its reconciliation
  * or a nudged poll, so its reconciliation polls fall on that grid whatever the nudges did. Counting them from the
- * phases is exact where an estimate (locations / interval × seconds) is off by the binomial spread: ±15 polls in
- * a 30 s window of 10,000 locations at 15 min, more than the changes' own requests.
+ * phases is exact where an estimate (locations / interval × seconds) is off by the binomial spread: ±18 polls (one
+ * standard deviation) in a 30 s window of 10,000 locations at 15 min, against the changes' own 60 requests.
  */
 export function reconciliationPolls(
   phases: readonly number[],
