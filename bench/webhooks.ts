@@ -344,8 +344,32 @@ async function measure(spec: ArmSpec, ctx: ArmContext, m: Measured): Promise<voi
     }
   }
   ctx.notes.push(
-    `${label}: ${webhooks ? 'webhooks.reconcileIntervalMs' : 'poll.intervalMs'} ${spec.intervalMs / 1000} s; warm-up ${warmUpS.toFixed(0)} s${webhooks ? ` (at most ${mostOverdue} locations overdue during it)` : ''}${left.notTraversed + (webhooks ? left.overdue : 0) > (webhooks ? spec.rps : 0) ? ` (its bound passed with ${left.notTraversed} locations not traversed and ${left.overdue} overdue: their polls count in the windows)` : ''}; ${windowsDone} window(s) of ${spec.windowS} s${interrupted ? ' (interrupted: another arm failed)' : ''}${emptyWindows > 0 ? ` (${emptyWindows} with no change received)` : ''}, then ${((observedTo - from) / 1000 - windowsDone * spec.windowS).toFixed(0)} s for the last changes; ${windowChanges} changes in the windows, ${missing} not received by the end (counted with their delay then: a lower bound)${spec.kind === 'drop' ? `; ${dropped.size} deliveries dropped` : ''}.`,
+    armNote(label, spec, webhooks, { warmUpS, left, mostOverdue, windowsDone, interrupted }) +
+      `${emptyWindows > 0 ? ` ${emptyWindows} window(s) with no change received.` : ''} ${windowChanges} changes in the windows, ${missing} not received by the end (counted with their delay then: a lower bound)${spec.kind === 'drop' ? `; ${dropped.size} deliveries dropped` : ''}; ${((observedTo - from) / 1000 - windowsDone * spec.windowS).toFixed(0)} s after the last window for the last changes.`,
   );
+}
+
+/** The first part of an arm's note: its interval, its warm-up, and what was left when it ended or was interrupted. */
+function armNote(
+  label: string,
+  spec: ArmSpec,
+  webhooks: boolean,
+  m: {
+    warmUpS: number;
+    left: { notTraversed: number; overdue: number };
+    mostOverdue: number;
+    windowsDone: number;
+    interrupted: boolean;
+  },
+): string {
+  const interval = `${webhooks ? 'webhooks.reconcileIntervalMs' : 'poll.intervalMs'} ${spec.intervalMs / 1000} s`;
+  if (m.warmUpS === 0) return `${label}: ${interval}; interrupted during its warm-up (another arm failed).`;
+  const overdue = webhooks ? ` (at most ${m.mostOverdue} locations overdue during it)` : '';
+  const bound = warmedUp(m.left, webhooks, spec.rps)
+    ? ''
+    : ` (its bound passed with ${m.left.notTraversed} locations not traversed and ${m.left.overdue} overdue: their polls count in the windows)`;
+  const stopped = m.interrupted ? ' (interrupted: another arm failed)' : '';
+  return `${label}: ${interval}; warm-up ${m.warmUpS.toFixed(0)} s${overdue}${bound}; ${m.windowsDone} window(s) of ${spec.windowS} s${stopped}.`;
 }
 
 /** The arms of one run (see the module comment), their receivers on ports from `firstPort`. */
