@@ -23,7 +23,7 @@ import { createWriteStream } from 'node:fs';
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
 import { createLogger, silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
@@ -33,6 +33,27 @@ import { benchConfig } from './connector.js';
 import { startSandboxChild, type SandboxChild } from './sandbox-child.js';
 import { atLeast, atMost, envInt, percentile, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
+
+/**
+ * Runs `consumer` (subscribed) so that it records, by `uid@updatedAt`, when each call version was first received:
+ * the wall clock of the read, and the version's updatedAt (the sandbox's wall clock).
+ */
+export async function readFirstArrivals(
+  consumer: Consumer,
+  registry: SchemaRegistry,
+  arrivals: Map<string, { updatedAtMs: number; receivedAtMs: number }>,
+): Promise<void> {
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      const receivedAtMs = Date.now();
+      if (message.value === null) return;
+      const value = (await registry.decode(message.value)) as { uid: string; updatedAtIso: string };
+      const key = `${value.uid}@${value.updatedAtIso}`;
+      if (!arrivals.has(key))
+        arrivals.set(key, { updatedAtMs: Date.parse(value.updatedAtIso), receivedAtMs });
+    },
+  });
+}
 
 /** Requests the sandbox answered so far (listings and single calls). */
 async function requestsSoFar(sandbox: SandboxChild): Promise<number> {
@@ -115,16 +136,7 @@ export const lanesBench: BenchModule = {
       const stop = new AbortController();
       const started = Date.now();
       const running = runtime.run(stop.signal);
-      await consumer.run({
-        eachMessage: async ({ message }) => {
-          const receivedAtMs = Date.now();
-          if (message.value === null) return;
-          const value = (await registry.decode(message.value)) as { uid: string; updatedAtIso: string };
-          const key = `${value.uid}@${value.updatedAtIso}`;
-          if (!arrivals.has(key))
-            arrivals.set(key, { updatedAtMs: Date.parse(value.updatedAtIso), receivedAtMs });
-        },
-      });
+      await readFirstArrivals(consumer, registry, arrivals);
       // The first location split; the backfill runs from then until every lane merged (with many locations, the
       // first live polls of the others overlap the first history turns).
       while (!runtime.status().some((l) => l.backfill !== null)) await sleep(50);

@@ -18,19 +18,10 @@ import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
-import { atLeast, atMost, envInt } from './stats.js';
+import { atLeast, atMost, envInt, envList } from './stats.js';
 import type { BenchFigure, BenchGoal, BenchModule, BenchResult } from './types.js';
 
 const PAGE = 100;
-
-function envList(name: string, fallback: number[]): number[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  return raw
-    .split(',')
-    .map((v) => Number(v.trim()))
-    .filter((v) => Number.isFinite(v) && v > 0);
-}
 
 interface Sample {
   atS: number;

@@ -26,6 +26,7 @@ import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
+import { webhooksBench } from './webhooks.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
@@ -47,6 +48,7 @@ const modules: BenchModule[] = [
   lanesBench,
   idleBench,
   distributedBench,
+  webhooksBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */
@@ -75,12 +77,20 @@ const QUICK: Record<string, string> = {
   BENCH_LANES_INTERVAL_MS: '3000',
   BENCH_LANES_WINDOW_S: '6',
   BENCH_DIST_CALLS: '300',
+  BENCH_WH_SIZES: '100,1000',
+  BENCH_WH_WINDOW_S: '10',
+  BENCH_WH_DROP_SIZES: '100',
+  BENCH_WH_DROP_RECONCILE_MS: '15000',
+  BENCH_WH_TAIL_MAX_S: '20',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];
 
-function num(value: number | undefined): string {
-  return value === undefined ? '' : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
+/** A figure for the report; NaN (null once it crossed an isolated module's IPC, which is JSON) is `n/a`. */
+function num(value: number | null | undefined): string {
+  if (value === undefined) return '';
+  if (value === null || Number.isNaN(value)) return 'n/a';
+  return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
 function target(outcome: GoalOutcome): string {
@@ -196,7 +206,7 @@ async function main(argv: string[]): Promise<void> {
     const started = performance.now();
     const result = m.isolated === true ? await runIsolated(m, quick) : await m.run();
     const seconds = (performance.now() - started) / 1000;
-    for (const f of result.figures) process.stdout.write(`  ${f.label}: ${f.value.toFixed(2)} ${f.unit}\n`);
+    for (const f of result.figures) process.stdout.write(`  ${f.label}: ${num(f.value)} ${f.unit}\n`);
     process.stdout.write(`bench: ${m.name} took ${seconds.toFixed(0)} s\n`);
     timed.push({ result, seconds });
   }
@@ -205,7 +215,7 @@ async function main(argv: string[]): Promise<void> {
   );
   for (const o of outcomes)
     process.stdout.write(
-      `bench: goal ${o.met ? 'met' : 'NOT met'}: ${o.goal.goal} (${o.goal.figure}: ${o.figure?.value.toFixed(2) ?? 'missing'})\n`,
+      `bench: goal ${o.met ? 'met' : 'NOT met'}: ${o.goal.goal} (${o.goal.figure}: ${o.figure === undefined ? 'missing' : num(o.figure.value)})\n`,
     );
   const date = new Date().toISOString().slice(0, 19).replace(/:/g, '-');
   const dir = join(process.cwd(), 'bench', 'reports');

@@ -7,7 +7,12 @@ import { once } from 'node:events';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxOptions, SandboxStats } from '../packages/sandbox/src/index.js';
+import type {
+  SandboxOptions,
+  SandboxStats,
+  WebhookDeliveryRecord,
+  WebhookStats,
+} from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
 
 export interface SandboxChild {
@@ -19,20 +24,33 @@ export interface SandboxChild {
   stats(): Promise<SandboxStats>;
   /** Every current call version of the sandbox, as `uid@updatedAt` (ISO). */
   truth(): Promise<string[]>;
+  /** The webhook dispatcher's counters and its last deliveries (the last 1000). */
+  webhooks(): Promise<{ stats: WebhookStats; deliveries: WebhookDeliveryRecord[] }>;
   close(): Promise<void>;
 }
 
 export async function startSandboxChild(
   locations: number,
   calls: number,
-  options: Pick<SandboxOptions, 'faults' | 'live'> = {},
+  options: Pick<SandboxOptions, 'faults' | 'live' | 'webhooks'> = {},
 ): Promise<SandboxChild> {
   const child = fork(
     new URL('./sandbox-process.js', import.meta.url),
     [String(locations), String(calls), JSON.stringify(options)],
     { execArgv: ['--max-old-space-size=8192'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
   );
-  const [ready] = (await once(child, 'message')) as [WorkerReady];
+  // Each question waits for the child's answer or its exit, so a sandbox that died fails the bench instead of
+  // hanging it.
+  const exited = once(child, 'exit').then(([code]: unknown[]) => {
+    throw new Error(`the sandbox process exited (code ${String(code)})`);
+  });
+  exited.catch(() => undefined);
+  const ask = async <T>(question?: string): Promise<T> => {
+    if (question !== undefined) child.send(question);
+    const [answer] = (await Promise.race([once(child, 'message'), exited])) as [T];
+    return answer;
+  };
+  const ready = await ask<WorkerReady>();
   const dir = await mkdtemp(join(tmpdir(), 'calls-bench-'));
   const caFile = join(dir, 'sandbox-ca.pem');
   await writeFile(caFile, ready.caCertPem ?? '');
@@ -40,19 +58,19 @@ export async function startSandboxChild(
     ready,
     pid: child.pid,
     caFile,
-    stats: async () => {
-      child.send('stats');
-      const [answer] = (await once(child, 'message')) as [{ stats: SandboxStats }];
-      return answer.stats;
-    },
-    truth: async () => {
-      child.send('truth');
-      const [answer] = (await once(child, 'message')) as [{ truth: string[] }];
-      return answer.truth;
-    },
+    stats: async () => (await ask<{ stats: SandboxStats }>('stats')).stats,
+    truth: async () => (await ask<{ truth: string[] }>('truth')).truth,
+    webhooks: async () =>
+      (await ask<{ webhooks: { stats: WebhookStats; deliveries: WebhookDeliveryRecord[] } }>('webhooks'))
+        .webhooks,
     close: async () => {
-      child.send('close');
-      await once(child, 'exit');
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exit = once(child, 'exit');
+      if (child.connected) child.send('close');
+      // A sandbox that does not close within 10 s is killed: a bench never leaves a process behind.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(timer);
     },
   };
 }

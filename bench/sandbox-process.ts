@@ -4,13 +4,14 @@
  * alone. Started by startSandboxChild() (bench/sandbox-child.ts) with fork(); receives the data size and the
  * options (faults, live rates) as argv, sends back what the client needs (the same WorkerReady as
  * sandbox-worker.ts), then answers 'stats' with the sandbox's counters, 'truth' with every current call version
- * (`uid@updatedAt`, ISO, for an exactly-once check) and exits when sent 'close'.
+ * (`uid@updatedAt`, ISO, for an exactly-once check), 'webhooks' with its webhook counters and last deliveries, and
+ * exits when sent 'close' or when the parent disconnects.
  */
 import { startSandbox, type SandboxOptions } from '../packages/sandbox/src/index.js';
 import type { WorkerReady } from './sandbox-worker.js';
 
 const [locations, calls] = process.argv.slice(2, 4).map((a) => Number.parseInt(a, 10));
-const options = JSON.parse(process.argv[4] ?? '{}') as Pick<SandboxOptions, 'faults' | 'live'>;
+const options = JSON.parse(process.argv[4] ?? '{}') as Pick<SandboxOptions, 'faults' | 'live' | 'webhooks'>;
 const t0 = performance.now();
 const sandbox = await startSandbox({
   data: { seed: 1, locations: locations ?? 1, callsPerLocation: calls ?? 0 },
@@ -26,8 +27,14 @@ const ready: WorkerReady = {
   heapMb: process.memoryUsage().heapUsed / 2 ** 20,
 };
 process.send?.(ready);
+// The parent gone (ended or crashed) ends the sandbox too: a bench never leaves a process behind.
+process.on('disconnect', () => process.exit(0));
 process.on('message', (message) => {
   if (message === 'stats') process.send?.({ stats: sandbox.admin.stats() });
+  else if (message === 'webhooks')
+    process.send?.({
+      webhooks: { stats: sandbox.admin.webhooks.stats(), deliveries: sandbox.admin.webhooks.deliveries() },
+    });
   else if (message === 'truth')
     process.send?.({
       truth: sandbox.locations.flatMap((l) =>

@@ -10,6 +10,16 @@ export function envInt(name: string, fallback: number): number {
   return v === undefined || v === '' ? fallback : Number.parseInt(v, 10);
 }
 
+/** A bench knob listing positive numbers (`5,20,60`), or its default when unset or empty. */
+export function envList(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return raw
+    .split(',')
+    .map((v) => Number(v.trim()))
+    .filter((v) => Number.isFinite(v) && v > 0);
+}
+
 /** Runs per measured figure (BENCH_REPETITIONS, at least 3). */
 export const REPETITIONS = Math.max(3, Number.parseInt(process.env['BENCH_REPETITIONS'] ?? '3', 10) || 3);
 
