@@ -6,14 +6,15 @@
  * - Start at api.requestsPerSecond in "slow start": while nothing was ever refused, each request sent at
  *   full pace adds `slowStartGrowth` of a request per second (the rate grows by that fraction each second),
  *   so a limit far above the configured rate is found in seconds, not minutes.
- * - A refusal (429, or 503 with Retry-After) multiplies the rate by `decrease` (below 1), or by
- *   `deepDecrease` when it came within a second of the end of the last hold (still far above the limit), once per round:
- *   refusals of requests sent before the last decrease were caused by the old rate and are not counted again.
+ * - A refusal (429, or 503 with Retry-After; not one asking for longer than any hold: scope-limiter.ts) multiplies
+ *   the rate by `decrease` (below 1), or by `deepDecrease` when it came within a second of the end of the
+ *   last hold (still far above the limit), once per round: refusals of requests sent before the last
+ *   decrease were caused by the old rate and are not counted again.
  *   Slow start ends; the rate where it was refused is remembered as the peak.
  * - After that, each request sent at full pace adds `increasePerSecond × peak / rate`, i.e. the rate grows by
  *   `increasePerSecond × peak` per second: gently, so the probing above a limit costs a few refusals per
  *   cycle (about 1 % of requests), and alike at 5 and 200 requests/s.
- * - After `slowStartAfterMs` at full pace without a refusal, slow start again (recovery after a storm).
+ * - After `slowStartAfterMs` (20 s) at full pace without a refusal, slow start again (recovery after a storm).
  * - Requests sent below the pace (the scope was not the bottleneck) change nothing: a rate never used is not
  *   trusted (as TCP's congestion-window validation), so an idle scope does not come back with a burst.
  * - An announced policy (RateLimit-Policy q/w) replaces probing: the rate is set just under what it allows
@@ -42,8 +43,12 @@ export interface AimdSettings {
   /**
    * Slow start again after this long at full pace without a refusal: after a storm of refusals that had
    * nothing to do with our rate (an API answering 429 to everyone for a while) the rate sits near the floor,
-   * where additive steps (a share of a tiny last peak) would take hours to climb back. Longer than an AIMD
-   * cycle at the limit (about 40 s), so a steady probe does not restart it.
+   * where additive steps (a share of a tiny last peak) would take minutes to climb back. 20 s (issue 32: with
+   * 60 s, a scope left at a third of its demand by a hidden limit took over a minute to come back after the
+   * limit was lifted): back to the demand about 20 s + ln(demand / rate) / 0.15 s after the last refusal.
+   * Shorter than an AIMD cycle at a steady limit (about 25 s at 1 % a second from 0.75 of the peak), so each
+   * cycle's climb ends in slow start: a few more refusals (measured 0.3–1.2 % of requests after warm-up, not
+   * 0.2–0.7 %), for a bounded recovery.
    */
   slowStartAfterMs: number;
 }
@@ -54,7 +59,7 @@ export const DEFAULT_AIMD: Omit<AimdSettings, 'initialRate' | 'floor' | 'ceiling
   increasePerSecond: 0.01,
   slowStartGrowth: 0.15,
   announcedShare: 0.95,
-  slowStartAfterMs: 60_000,
+  slowStartAfterMs: 20_000,
 });
 
 export interface AimdState {

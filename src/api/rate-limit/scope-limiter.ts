@@ -15,8 +15,12 @@
  *   (remaining 0 until its reset) holds it the same way; one whose reset makes no sense (headers.ts,
  *   `implausible`) holds for a backoff instead. Every hold is bounded: none lasts longer than
  *   `maxHoldMs` from the moment it is asked for, whatever the API announced (a quota spent for a day is
- *   tried again after each bounded hold, and refused again until it resets). A hold of at least
- *   `parkAfterMs` is reported as throttled (status, metrics); either way it ends by itself.
+ *   tried again after each bounded hold, and refused again until it resets: the scope is back at most
+ *   `maxHoldMs` after the quota is). A hold of at least `parkAfterMs` is reported as throttled (status,
+ *   metrics); either way it ends by itself.
+ * - Rate: a refusal for flow control (no Retry-After, or one of at most `maxHoldMs`) decreases the learned
+ *   rate (aimd.ts); one asking for longer (a spent quota, capped) does not: the API asked for later, not
+ *   slower, and after the hold the scope goes on at the rate it had.
  * - Parked (with `refuseWhileParked`, the connector's): while the scope is throttled, no request waits for
  *   it: `acquire` rejects at once, and the waiters when such a hold begins, with ScopeThrottledError
  *   (retriable, API_SCOPE_THROTTLED). The page that asked fails, and the scheduler parks its location until
@@ -173,16 +177,24 @@ export class ScopeLimiter {
   }
 
   /**
-   * The API refused a request of this scope (429, or 503 with Retry-After); `retryAfterMs` null when absent
-   * or unreadable.
+   * The API refused a request of this scope (429, or 503 with Retry-After); `retryAfterMs` (as the API
+   * asked, not capped) null when absent or unreadable.
+   *
+   * A refusal asking for longer than `maxHoldMs` (a spent quota: `Retry-After: 900`, held for maxHoldMs at a
+   * time) holds the scope but teaches the rate nothing: the API said "later", not "slower". Counting it cut the rate at the first
+   * refusal and again, deeper, at each bounded probe that met the still-spent quota, so the grant came back
+   * from its hold far below what it sent before (issue 32, chaos seed 3201: committed again 100 s after the
+   * quota returned).
    */
   refused(grant: Grant, retryAfterMs: number | null): void {
     const now = this.clock.now();
     this.observer.refused();
-    // Refused within a second of the last hold's end: the bucket that hold refilled is spent already.
-    const sinceHold = grant.sentAtMs - this.heldUntilMs;
-    const deep = sinceHold >= 0 && sinceHold < DEEP_WINDOW_MS;
-    this.state = onRefused(this.state, this.settings, grant.sentAtMs, now, deep);
+    if (retryAfterMs === null || retryAfterMs <= this.settings.maxHoldMs) {
+      // Refused within a second of the last hold's end: the bucket that hold refilled is spent already.
+      const sinceHold = grant.sentAtMs - this.heldUntilMs;
+      const deep = sinceHold >= 0 && sinceHold < DEEP_WINDOW_MS;
+      this.state = onRefused(this.state, this.settings, grant.sentAtMs, now, deep);
+    }
     this.refusalsInRow += 1;
     this.holdUntil(now + (retryAfterMs ?? this.backoffMs(this.refusalsInRow)));
   }

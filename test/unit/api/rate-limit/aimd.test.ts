@@ -44,7 +44,7 @@ describe('AIMD rate', () => {
     let state = initialAimd(settings);
     for (let i = 0; i < 30; i++) state = onRefused(state, settings, i, i);
     expect(state.rate).toBe(0.5);
-    const sunk = onAnswered(state, settings, true, 30_000);
+    const sunk = onAnswered(state, settings, true, 28 + DEFAULT_AIMD.slowStartAfterMs);
     expect(sunk.slowStart).toBe(false);
     const recovering = onAnswered(state, settings, true, 29 + DEFAULT_AIMD.slowStartAfterMs);
     expect(recovering.slowStart).toBe(true);

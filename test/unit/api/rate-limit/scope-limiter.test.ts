@@ -3,6 +3,7 @@ import { DEFAULT_AIMD } from '../../../../src/api/rate-limit/aimd.js';
 import { readAnnounced, type Announced } from '../../../../src/api/rate-limit/headers.js';
 import {
   ScopeLimiter,
+  ScopeThrottledError,
   type Grant,
   type ScopeLimiterSettings,
 } from '../../../../src/api/rate-limit/scope-limiter.js';
@@ -184,6 +185,21 @@ describe('ScopeLimiter', () => {
     // Refused again (the quota is still spent): parked again, bounded again.
     limiter.refused({ sentAtMs: 60_000, paced: false }, 3_540_000);
     expect(limiter.snapshot()).toMatchObject({ throttled: true, heldUntilMs: 120_000 });
+  });
+
+  it('leaves the rate alone for a refusal asking for longer than maxHoldMs (a spent quota: later, not slower)', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, { ...settings(20), refuseWhileParked: true });
+    limiter.refused(await limiter.acquire('live'), 900_000);
+    expect(limiter.snapshot()).toMatchObject({ ratePerSecond: 20, throttled: true, heldUntilMs: 60_000 });
+    clock.advance(60_000);
+    // The bounded probe meets the still-spent quota: held again, the rate still untouched (no deep decrease).
+    limiter.refused(await limiter.acquire('live'), 840_000);
+    expect(limiter.snapshot()).toMatchObject({ ratePerSecond: 20, heldUntilMs: 120_000 });
+    // One of at most maxHoldMs is flow control: the rate decreases.
+    clock.advance(60_000);
+    limiter.refused(await limiter.acquire('live'), 60_000);
+    expect(limiter.snapshot().ratePerSecond).toBeLessThan(20);
   });
 
   it('without refuseWhileParked (tools, a client alone), lets a request wait out a parked hold', async () => {
@@ -369,5 +385,135 @@ describe('learning a limit the API does not announce', () => {
     const afterWarmUp = served.filter((at) => at >= 30_000).length / 60;
     expect(afterWarmUp).toBeGreaterThanOrEqual(0.9 * 20);
     expect(refused / (served.length + refused)).toBeLessThanOrEqual(0.02);
+  });
+});
+
+/**
+ * Issue 32, chaos seed 3201: a grant of 6 locations, each polled every 2 s with a page of one listing and 8
+ * single calls (20 ms each), against an API that may enforce a hidden limit (a token bucket of one second's
+ * requests, 429 with the whole seconds to the next token, no other header, as the sandbox's) and may answer
+ * every request 429 `Retry-After: 900` (a spent quota) for a while. The scope is the connector's (parked at
+ * maxRetryAfterMs = 20 s, as the chaos config); a page refused by the parked scope waits for the hold's end
+ * and starts over, as the scheduler parks its location.
+ */
+async function grantUnderFaults(faults: {
+  rate: number;
+  hiddenLimit?: { from: number; to: number; perSecond: number };
+  quotaSpent?: { from: number; to: number };
+  seconds: number;
+}) {
+  const clock = new ManualClock(0);
+  const limiter = new ScopeLimiter(clock, {
+    ...settings(faults.rate),
+    parkAfterMs: 20_000,
+    maxHoldMs: 20_000,
+    maxHoldBackoffMs: 5_000,
+    refuseWhileParked: true,
+  });
+  const bucket = { tokens: 0, at: 0 };
+  const refusal = (now: number): number | null => {
+    const { quotaSpent, hiddenLimit } = faults;
+    if (quotaSpent !== undefined && now >= quotaSpent.from && now < quotaSpent.to) return 900_000;
+    if (hiddenLimit === undefined || now < hiddenLimit.from || now >= hiddenLimit.to) return null;
+    const limit = hiddenLimit.perSecond;
+    bucket.tokens = Math.min(
+      limit,
+      bucket.tokens + ((now - Math.max(bucket.at, hiddenLimit.from)) * limit) / 1000,
+    );
+    bucket.at = now;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return null;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / limit)) * 1000;
+  };
+  const request = async (): Promise<void> => {
+    for (;;) {
+      const grant = await limiter.acquire('live');
+      const retryAfter = refusal(clock.now());
+      await clock.sleep(20);
+      if (retryAfter === null) return limiter.answered(grant, NOTHING);
+      limiter.refused(grant, retryAfter);
+    }
+  };
+  /** Pages committed: when, and how long each took from its first request. */
+  const pages: { at: number; tookMs: number }[] = [];
+  let running = true;
+  const locations = Array.from({ length: 6 }, async () => {
+    while (running) {
+      const startedAt = clock.now();
+      try {
+        await request();
+        await Promise.all(Array.from({ length: 8 }, request));
+        pages.push({ at: clock.now(), tookMs: clock.now() - startedAt });
+        await clock.sleep(2_000);
+      } catch (error) {
+        if (!(error instanceof ScopeThrottledError)) return;
+        await clock.sleep(Math.max(1, error.heldUntilMs - clock.now()));
+      }
+    }
+  });
+  const rates: number[] = [];
+  for (let t = 0; t < faults.seconds * 1000; t += 5) {
+    clock.advance(5);
+    await settle();
+    if (t % 1000 === 0) rates.push(limiter.ratePerSecond);
+  }
+  running = false;
+  limiter.close(new Error('done'));
+  clock.advance(1_000_000);
+  await Promise.all(locations);
+  /** Requests per second the pages asked for in [from, to). */
+  const served = (from: number, to: number) =>
+    (pages.filter((p) => p.at >= from && p.at < to).length * 9 * 1000) / (to - from);
+  return { pages, rates, served };
+}
+
+describe('coming back from a spent quota or a hidden limit (issue 32, chaos seed 3201)', () => {
+  it('commits the held grant again within maxRetryAfterMs of its quota coming back, at the rate it had', async () => {
+    // Quota spent from 30 s to 55 s: refused at 30 s (held to 50 s), the probe at 50 s refused (held to 70 s).
+    const { pages, rates } = await grantUnderFaults({
+      rate: 30,
+      quotaSpent: { from: 30_000, to: 55_000 },
+      seconds: 90,
+    });
+    const first = pages.find((p) => p.at >= 55_000);
+    // Bound: the probe one cap (20 s) after the last refusal (at most 20 s after the quota is back), then a
+    // page at the rate the grant had (9 requests of 6 locations at 30/s: under 2 s).
+    expect(first?.at).toBeLessThanOrEqual(55_000 + 20_000 + 2_000);
+    // "Later", not "slower": the refusals of the spent quota left the learned rate as it was.
+    expect(rates[80]).toBeGreaterThanOrEqual(rates[29] ?? Number.POSITIVE_INFINITY);
+    const tookAfter = pages.filter((p) => p.at >= 75_000).map((p) => p.tookMs);
+    expect(Math.max(...tookAfter)).toBeLessThan(2_500);
+  });
+
+  it('gets back to the live demand within 25 s of a hidden limit at half of it lifting', async () => {
+    // The demand: 6 locations x 9 requests every ~2.2 s, about 25 requests/s; the limit 12/s from 20 s to 35 s.
+    const { served } = await grantUnderFaults({
+      rate: 30,
+      hiddenLimit: { from: 20_000, to: 35_000, perSecond: 12 },
+      seconds: 120,
+    });
+    const demand = served(5_000, 20_000);
+    expect(demand).toBeGreaterThan(20);
+    expect(served(25_000, 35_000)).toBeLessThan(0.6 * demand);
+    // Bound: slow start again slowStartAfterMs (20 s) after the last refusal, then 15 %/s to the demand
+    // (twice the limit it was left at): at the demand 25 s after the lift (with 60 s: 60 s after).
+    expect(served(60_000, 70_000)).toBeGreaterThanOrEqual(0.9 * demand);
+  });
+
+  it('commits the held grant within maxRetryAfterMs of its quota coming back after a hidden limit (the chaos run)', async () => {
+    // Seed 3201: the hidden limit lifted 25 s before the quota was spent, for 32 s.
+    const { pages, served } = await grantUnderFaults({
+      rate: 30,
+      hiddenLimit: { from: 20_000, to: 35_000, perSecond: 12 },
+      quotaSpent: { from: 60_000, to: 92_000 },
+      seconds: 150,
+    });
+    const demand = served(5_000, 20_000);
+    const first = pages.find((p) => p.at >= 92_000);
+    expect(first?.at).toBeLessThanOrEqual(92_000 + 20_000 + 2_000);
+    // And at the demand from the first window after the hold (before: a quarter of it for 40 s).
+    expect(served(100_000, 120_000)).toBeGreaterThanOrEqual(0.9 * demand);
   });
 });
