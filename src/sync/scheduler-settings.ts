@@ -22,6 +22,12 @@ export interface SchedulerSettings {
    * DEFAULT_NUDGE_SHARE when not given. With historyShare, at most 1.
    */
   nudgeShare?: number;
+  /**
+   * Polls are a safety net (webhooks on: deliveries bring the changes, intervalMs is
+   * webhooks.reconcileIntervalMs): a location's next poll is at least half an interval after its traversal
+   * completed (poll-phase.ts). False or absent: at its next phase instant however soon.
+   */
+  reconciling?: boolean;
 }
 
 /** api.rateLimit.backfillShare's default. */

@@ -294,8 +294,15 @@ export class Scheduler {
             liveShare: this.backfill.idle() ? 1 : this.turns.liveShareBesideHistory,
           });
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
-          // (poll-phase.ts); at once when a nudge asked a follow-up poll meanwhile.
-          const phased = phasedDelayMs(clock.now(), this.stretch.intervalMs, slot.phase);
+          // (poll-phase.ts; reconciliation polls at least half an interval apart); at once when a nudge asked a
+          // follow-up poll meanwhile.
+          const interval = this.stretch.intervalMs;
+          const phased = phasedDelayMs(
+            clock.now(),
+            interval,
+            slot.phase,
+            settings.reconciling === true ? interval / 2 : 0,
+          );
           this.requeue(slot, 'waiting', this.nudges.afterLiveTraversal(slot, phased));
           // Its history lane, if split, reads in the time until then, when no live work is due.
           this.backfill.enqueue(slot);

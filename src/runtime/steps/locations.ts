@@ -94,6 +94,7 @@ export function buildLocations(
         historyShare: config.api.rateLimit.backfillShare,
         // No delivery nudges without the receiver: its share would only be borrowed.
         nudgeShare: config.webhooks.enabled ? config.api.rateLimit.nudgeShare : 0,
+        reconciling: config.webhooks.enabled,
       },
       metrics,
       logger,

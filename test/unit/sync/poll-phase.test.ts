@@ -61,6 +61,25 @@ describe('phasedDelayMs', () => {
       }
   });
 
+  it('skips the phase instants sooner than minDelayMs, so reconciliation polls are at least half an interval apart', () => {
+    // Interval 1,000, phase 0.3: instants at …, 1,300, 2,300, … A traversal completing at 1,100 would be due
+    // again at 1,300 (200 ms later); with half an interval as the minimum it is due at 2,300.
+    expect(phasedDelayMs(1_100, 1_000, 0.3)).toBe(200);
+    expect(phasedDelayMs(1_100, 1_000, 0.3, 500)).toBe(1_200);
+    // An instant at least minDelayMs away is kept.
+    expect(phasedDelayMs(1_000, 1_000, 0.7, 500)).toBe(700);
+    expect(phasedDelayMs(1_000, 1_000, 0.5, 500)).toBe(500);
+  });
+
+  it('stays on the phase and within [minDelayMs, minDelayMs + interval) for any completion time', () => {
+    for (let now = 0; now < 5_000; now += 37) {
+      const delay = phasedDelayMs(now, 1_000, 0.42, 500);
+      expect(delay).toBeGreaterThanOrEqual(500);
+      expect(delay).toBeLessThan(1_500);
+      expect((now + delay - 420) % 1_000).toBeCloseTo(0, 6);
+    }
+  });
+
   it('refuses an interval that is not positive and a phase outside [0, 1)', () => {
     expect(() => phasedDelayMs(0, 0, 0.5)).toThrow(RangeError);
     expect(() => phasedDelayMs(0, 60_000, 1)).toThrow(RangeError);
