@@ -97,8 +97,8 @@ describe('names used in the docs and deployment files', () => {
     expect(unknown).toEqual([]);
   });
 
-  it('names only error codes and environment variables that the code, the deployment files or CI use', () => {
-    const sources = ['src', 'scripts', 'test/support']
+  it('names only error codes and environment variables that the code, the bench, the tools, the deployment files or CI use', () => {
+    const sources = ['src', 'scripts', 'test/support', 'bench', 'tools']
       .flatMap((dir) => filesUnder(fileURLToPath(new URL(dir, root))))
       .concat(['Dockerfile', 'docker-compose.yml', '.ci/run'].map((f) => fileURLToPath(new URL(f, root))))
       .map((file) => readFileSync(file, 'utf8'))
