@@ -8,9 +8,9 @@
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 
 /**
- * Every committed message of a topic, from the beginning, with a consumer group of its own. The end is the
- * high watermark read first (the run has settled, nothing writes); transaction markers occupy offsets no
- * message reaches, so a partition also ends after a few quiet seconds.
+ * Every committed message of a topic, from the beginning, with a consumer group of its own, up to the high
+ * watermark read first: a partition ends when a fetched batch, its transaction markers included, reaches it (or
+ * after `quietMs` without a record, should a transaction open at that watermark never end).
  */
 export async function probeTopic(
   brokers: string,
@@ -43,6 +43,14 @@ export async function probeTopic(
   let count = 0;
   let lastMessageAt = Date.now();
   let failure: Error | null = null;
+  // A read_committed fetch never hands out a transaction's marker, the last entry of a partition written in
+  // transactions: a partition is read to its end when a batch, markers included (kafkajs's lastOffset), reaches the
+  // high watermark taken above. Without it every read ran until `quietMs` without a record, which a topic written
+  // all the time (the offsets topic in distributed mode) reached only after minutes.
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    if (BigInt(payload.lastOffset) + 1n >= (high.get(payload.partition) ?? 0n))
+      pending.delete(payload.partition);
+  });
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
