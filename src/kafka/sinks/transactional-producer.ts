@@ -40,6 +40,8 @@ export class TransactionFailure extends Error {
     readonly original: unknown,
     /** A commit's: where its first call or dead letter on each partition landed (see settlement.ts). */
     readonly witnesses: readonly RecordPosition[] = [],
+    /** A commit's: where it began on every partition it wrote, the offsets topic's included. */
+    readonly firsts: readonly RecordPosition[] = [],
   ) {
     super(describeKafkaError(original), { cause: original });
   }
@@ -113,7 +115,7 @@ export class TransactionWriter {
       await transaction.commit();
       commitTimer();
     } catch (error) {
-      throw new TransactionFailure('commit', error, witnesses.positions());
+      throw new TransactionFailure('commit', error, witnesses.positions(), witnesses.firsts());
     }
   }
 

@@ -317,7 +317,12 @@ export class TransactionalRecordSink implements RecordSink {
         'committing failed with an unknown outcome; rebuilding the producer to settle it',
       );
       await this.producers.discard(reading.code);
-      return { write: 'unknown', witnesses: failure.witnesses, reason: reading.reason };
+      return {
+        write: 'unknown',
+        witnesses: failure.witnesses,
+        firsts: failure.firsts,
+        reason: reading.reason,
+      };
     }
     // Even after a clean abort the producer is rebuilt: kafkajs keeps the sequence numbers of the failed
     // batch, and the broker then refuses the next transaction with OUT_OF_ORDER_SEQUENCE_NUMBER (the
