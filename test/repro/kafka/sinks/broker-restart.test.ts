@@ -393,7 +393,8 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
     `broker restarts: ${CYCLES} kills inside commits, ${unknownCommits} commit(s) with an unknown outcome, ` +
       `${readBacks} read-back(s), ${staleReads} refused as stale (behind the committed offset); ` +
       `outcomes ${JSON.stringify(outcomes)}, ${storedCount()} pages stored; KAFKA_TRANSACTION_OPEN said ${saidOpen} ` +
-      `time(s); partitions of hanging transactions the sink healed: ${healed}; broker lines of skipped markers: ` +
+      `time(s); partitions of hanging transactions the sink healed: ${healed} ` +
+      `(${log.text().split('"code":"KAFKA_TRANSACTION_HEALED"').length - 1} heal(s)); broker lines of skipped markers: ` +
       `${markersSkipped().length}; pages written again in part: ` +
       `${(await metrics.pageRewrites.get()).values[0]?.value ?? 0}`,
   );
