@@ -16,11 +16,15 @@
  * committed page it took. The record written is a tombstone (null value) under a key naming the heal: aborted, no
  * read_committed reader ever sees it, and compaction drops it.
  *
- * Ours, proven: the sink knows where its commit of unknown outcome began on each partition (Witnesses.firsts, from
- * the produce answers). A partition's last stable offset is the first offset of the oldest transaction open there,
- * so a partition stuck exactly at the offset where our commit began holds OUR transaction open. Any other stuck
- * partition (a neighbour's transaction, or ours from before a restart, which this process cannot prove) is left
- * to its transaction timeout or to the operator, as before. Bounded: each (partition, offset) is healed once.
+ * Ours: the sink knows where each of its failed writes began on each partition a send answered (Witnesses.firsts,
+ * from the produce answers; the last few writes are kept, as a page refused after a failed send reads back later). A partition's last stable offset is the first offset of the oldest transaction open there, so a
+ * partition stuck exactly at the offset where our write began holds OUR transaction open: proven. One more case is
+ * healed without that proof: a partition of the offsets topic that the read-back of the write's own locations found
+ * stuck while a failed write's sends did not answer for it (the kill took the answer; the record may be there). Our
+ * write may have sent records there, and an abort marker of our producer id cannot end another producer's transaction (the marker is
+ * per producer id): at worst it aborts nothing but its own tombstone, the partition stays stuck, and the sink says
+ * it is not its own (healed once per offset). Any other stuck partition (a neighbour's transaction, or ours from
+ * before a restart, which this process cannot tell) is left to its transaction timeout or to the operator.
  */
 import type { Message } from 'kafkajs';
 import type { RecordPosition } from './commit-witnesses.js';
@@ -61,18 +65,33 @@ export function healKey(position: RecordPosition): string {
 }
 
 /**
- * Which stuck partitions to heal: those whose LSO is exactly where our commit of unknown outcome began there
- * (`ours`, see the module comment), not healed already at that offset (`healed`, keys of healKey). Pure.
+ * What the sink knows of its failed writes that sent records (their transactions ended on the coordinator since,
+ * by the producer initialised after each): per write, where its answered sends began (`firsts`).
+ */
+export interface OwnWrites {
+  writes: ReadonlyArray<readonly RecordPosition[]>;
+  offsetsTopic: string;
+}
+
+/**
+ * Which stuck partitions to heal (see the module comment): those stuck exactly where one of our failed writes
+ * began there, and those of the offsets topic where a failed write's sends did not answer; never one healed already
+ * at that offset (`healed`, keys of healKey). Pure.
  */
 export function partitionsToHeal(
   stuck: StuckPartitions,
-  ours: readonly RecordPosition[],
+  own: OwnWrites,
   healed: ReadonlySet<string>,
 ): RecordPosition[] {
+  const on = (firsts: readonly RecordPosition[], partition: number): RecordPosition | undefined =>
+    firsts.find((o) => o.topic === stuck.topic && o.partition === partition);
   return stuck.partitions
     .map((partition, i) => ({ topic: stuck.topic, partition, offset: stuck.stableOffsets[i] ?? '' }))
     .filter((p) =>
-      ours.some((o) => o.topic === p.topic && o.partition === p.partition && o.offset === p.offset),
+      own.writes.some((firsts) => {
+        const first = on(firsts, p.partition);
+        return first === undefined ? p.topic === own.offsetsTopic : first.offset === p.offset;
+      }),
     )
     .filter((p) => !healed.has(healKey(p)));
 }

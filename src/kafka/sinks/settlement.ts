@@ -51,7 +51,10 @@ export type Failure =
       write: 'aborted' | 'unknown';
       reason: RetriableError;
       witnesses?: readonly RecordPosition[];
-      /** Where the write began on every partition (offsets topic included): what proves a hanging one ours. */
+      /**
+       * Set when the write sent records (a failed send or commit): where it began on each partition a send answered
+       * (offsets topic included), what proves a hanging transaction ours (hanging-transaction-heal.ts).
+       */
       firsts?: readonly RecordPosition[];
     };
 
@@ -122,9 +125,20 @@ export interface SettlerOptions {
   clock: Clock;
 }
 
+/** Failed writes remembered for the heal: a page refused after a failed send may read back a few writes later. */
+const REMEMBERED_WRITES = 16;
+
 /** Decides the pages of failed writes (see the module comment). */
 export class Settler {
+  /** Where the last failed writes that sent records began (hanging-transaction-heal.ts), newest last. */
+  private readonly failedWrites: Array<readonly RecordPosition[]> = [];
+
   constructor(private readonly options: SettlerOptions) {}
+
+  private rememberWrite(firsts: readonly RecordPosition[]): void {
+    this.failedWrites.push(firsts);
+    if (this.failedWrites.length > REMEMBERED_WRITES) this.failedWrites.shift();
+  }
 
   /**
    * Decides the pages of a failed write by the rule, reading their locations' offsets when the facts do
@@ -146,7 +160,7 @@ export class Settler {
     let published: Published | undefined;
     let lost: readonly RecordPosition[] = [];
     let witnesses = failure.write === 'unknown' ? (failure.witnesses ?? []) : [];
-    const ours = failure.write === 'unknown' ? (failure.firsts ?? []) : [];
+    if ('firsts' in failure && failure.firsts !== undefined) this.rememberWrite(failure.firsts);
     const healed = new Set<string>();
     for (let attempt = 0; verdicts.includes('read-again'); attempt += 1) {
       // After a timed-out close, reading would build a producer nobody disconnects: leave the outcome to
@@ -199,7 +213,7 @@ export class Settler {
       } catch (error) {
         const fatal = this.options.fatal() ?? this.fatalOf(error);
         if (fatal !== undefined) return rejectAll(fatal);
-        await this.healOurOwn(error, ours, healed);
+        await this.healOurOwn(error, healed);
         log.warn(
           {
             ...(error instanceof ConnectorError ? { code: error.code } : {}),
@@ -248,16 +262,13 @@ export class Settler {
    * finds what the abort took and writes it again. Another producer's is left as it is. Never throws: a failed
    * heal is logged, its producer discarded (its sequence numbers may be spent), and tried at the next read-back.
    */
-  private async healOurOwn(
-    error: unknown,
-    ours: readonly RecordPosition[],
-    healed: Set<string>,
-  ): Promise<void> {
-    if (!(error instanceof RetriableError) || error.code !== 'KAFKA_TRANSACTION_OPEN' || ours.length === 0)
-      return;
+  private async healOurOwn(error: unknown, healed: Set<string>): Promise<void> {
+    if (!(error instanceof RetriableError) || error.code !== 'KAFKA_TRANSACTION_OPEN') return;
+    if (this.failedWrites.length === 0) return;
     const stuck = stuckPartitionsOf(error.details);
     if (stuck === undefined) return;
-    const heal = partitionsToHeal(stuck, ours, healed);
+    const own = { writes: this.failedWrites, offsetsTopic: this.options.topics.offsets };
+    const heal = partitionsToHeal(stuck, own, healed);
     const log = this.options.logger;
     if (heal.length === 0) {
       log.warn(
@@ -284,7 +295,7 @@ export class Settler {
     this.options.metrics.hangingTransactionsHealed.inc(heal.length);
     log.warn(
       { code: TRANSACTION_HEALED, partitions: heal.map(healKey), producerGeneration: producers.generation },
-      "our commit's transaction hung on partitions Kafka left without markers (KAFKA-20734): ended it there with an abort of our own producer id; the read-back writes again what it took",
+      "our failed write's transaction hung on partitions Kafka left without markers (KAFKA-20734): wrote an abort marker of our own producer id there, which ends it; the read-back writes again what it took",
     );
   }
 

@@ -329,6 +329,8 @@ export class TransactionalRecordSink implements RecordSink {
     // Java client bumps the epoch instead, KIP-360; kafkajs cannot).
     await this.rebuildProducer(reading.code);
     if (this.fatal !== undefined) return { reject: this.fatal };
+    // A failed send may have left records (its answer lost): where the sends that answered began, for the heal.
+    if (failure.stage === 'send') return { write: 'aborted', reason: reading.reason, firsts: failure.firsts };
     return { write: 'aborted', reason: reading.reason };
   }
 

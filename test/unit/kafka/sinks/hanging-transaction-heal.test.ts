@@ -13,11 +13,16 @@ import {
 } from '../../../../src/kafka/sinks/hanging-transaction-heal.js';
 import type { TransactionalProducer } from '../../../../src/kafka/sinks/transactional-producer.js';
 
-const ours = [
-  { topic: 'offsets', partition: 0, offset: '7' },
-  { topic: 'offsets', partition: 1, offset: '11' },
-  { topic: 'calls', partition: 0, offset: '15' },
-];
+const ours = {
+  writes: [
+    [
+      { topic: 'offsets', partition: 0, offset: '7' },
+      { topic: 'offsets', partition: 1, offset: '11' },
+      { topic: 'calls', partition: 0, offset: '15' },
+    ],
+  ],
+  offsetsTopic: 'offsets',
+};
 
 describe('partitionsToHeal', () => {
   it('heals a partition stuck exactly where our commit of unknown outcome began on it', () => {
@@ -50,9 +55,32 @@ describe('partitionsToHeal', () => {
     expect(partitionsToHeal(stuck, ours, healed)).toEqual([]);
   });
 
-  it('heals nothing without a commit of unknown outcome to prove it ours', () => {
+  it('heals nothing without a failed write of ours', () => {
+    const none = { writes: [], offsetsTopic: 'offsets' };
     expect(
-      partitionsToHeal({ topic: 'offsets', partitions: [0], stableOffsets: ['7'] }, [], new Set()),
+      partitionsToHeal({ topic: 'offsets', partitions: [0], stableOffsets: ['7'] }, none, new Set()),
+    ).toEqual([]);
+  });
+
+  it('heals a partition of the offsets topic where a failed write of ours got no answer (the kill took it)', () => {
+    const unanswered = {
+      writes: [[{ topic: 'offsets', partition: 0, offset: '7' }]],
+      offsetsTopic: 'offsets',
+    };
+    expect(
+      partitionsToHeal({ topic: 'offsets', partitions: [1], stableOffsets: ['13'] }, unanswered, new Set()),
+    ).toEqual([{ topic: 'offsets', partition: 1, offset: '13' }]);
+    // Once per offset: still stuck there after the abort, it is another producer's.
+    expect(
+      partitionsToHeal(
+        { topic: 'offsets', partitions: [1], stableOffsets: ['13'] },
+        unanswered,
+        new Set(['offsets/1@13']),
+      ),
+    ).toEqual([]);
+    // Of another topic, an unanswered partition is not healed: its read-back asks only where sends answered.
+    expect(
+      partitionsToHeal({ topic: 'calls', partitions: [1], stableOffsets: ['13'] }, unanswered, new Set()),
     ).toEqual([]);
   });
 });
