@@ -267,6 +267,44 @@ describe('settling a failed write in the sink (scripted producer)', () => {
     }
   });
 
+  it('ends a transaction hanging from a failed send whose answer was lost, met by a later read-back of the offsets', async () => {
+    // The kill took the send's answer: no offset proves the record there, but the offsets partition of a failed
+    // write of ours may hold it; an abort marker of our producer id can end nothing else.
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    let hanging = true;
+    const { sink, metrics } = sinkWith(kafka, {
+      clock,
+      stored: () => {
+        if (hanging)
+          throw new RetriableError('KAFKA_TRANSACTION_OPEN', 'a transaction on offsets has stayed open', {
+            details: { topic: 'offsets', partitions: [1], stableOffsets: ['13'] },
+          });
+        return new Map();
+      },
+    });
+    await sink.start();
+    const before = sink.generation();
+    kafka.script.beforeSend = async () => {
+      kafka.script.beforeSend = async () => undefined;
+      throw protocolError('NOT_LEADER_OR_FOLLOWER');
+    };
+    expect(await sink.commitPage(page('a', 'first'))).toMatchObject({ kind: 'rejected' });
+    // A page prepared under the producer before the failure is read back (the rule wants its stored offset).
+    const refused = sink.commitPage({ ...page('b', 'next'), generation: before });
+    await clock.sleeping();
+    const heals = kafka.sent.filter((b) =>
+      (b.topicMessages ?? []).some((t) => t.messages.some((m) => m.key === HEAL_RECORD_KEY)),
+    );
+    expect(heals.map((b) => b.topicMessages)).toEqual([
+      [{ topic: 'offsets', messages: [{ partition: 1, key: HEAL_RECORD_KEY, value: null }] }],
+    ]);
+    expect(await counterValue(metrics.hangingTransactionsHealed)).toBe(1);
+    hanging = false;
+    clock.advance(500);
+    expect(await refused).toMatchObject({ kind: 'rejected' });
+  });
+
   it('commits the page again when its calls are not visible after a commit of unknown outcome, and when they cannot be read', async () => {
     for (const published of [
       async (positions: readonly RecordPosition[]) => positions.map(() => false),
