@@ -56,6 +56,13 @@ describe('the read-back policy', () => {
   });
 });
 
+/** An offsets read stopped by a transaction open on `partition` at `offset` (stable-offsets.ts's error). */
+function stuckOn(partition: number, offset: string): never {
+  throw new RetriableError('KAFKA_TRANSACTION_OPEN', 'a transaction on offsets has stayed open', {
+    details: { topic: 'offsets', partitions: [partition], stableOffsets: [offset] },
+  });
+}
+
 describe('settling a failed write in the sink (scripted producer)', () => {
   it('resolves the pages of a commit that failed but took effect, as the stored offsets show after a rebuild', async () => {
     const kafka = new ScriptedKafka();
@@ -229,13 +236,7 @@ describe('settling a failed write in the sink (scripted producer)', () => {
       let hanging = true;
       const { sink, metrics } = sinkWith(kafka, {
         clock,
-        stored: () => {
-          if (hanging)
-            throw new RetriableError('KAFKA_TRANSACTION_OPEN', 'a transaction on offsets has stayed open', {
-              details: { topic: 'offsets', partitions: [0], stableOffsets: [stuckAt] },
-            });
-          return new Map([['a', previous]]);
-        },
+        stored: () => (hanging ? stuckOn(0, stuckAt) : new Map([['a', previous]])),
         published: async (positions) => positions.map(() => false),
       });
       await sink.start();
@@ -275,13 +276,7 @@ describe('settling a failed write in the sink (scripted producer)', () => {
     let hanging = true;
     const { sink, metrics } = sinkWith(kafka, {
       clock,
-      stored: () => {
-        if (hanging)
-          throw new RetriableError('KAFKA_TRANSACTION_OPEN', 'a transaction on offsets has stayed open', {
-            details: { topic: 'offsets', partitions: [1], stableOffsets: ['13'] },
-          });
-        return new Map();
-      },
+      stored: () => (hanging ? stuckOn(1, '13') : new Map()),
     });
     await sink.start();
     const before = sink.generation();
