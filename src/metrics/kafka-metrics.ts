@@ -30,6 +30,11 @@ export function kafkaMetrics(registry: Registry) {
       help: 'Committed pages written again in part: a commit of unknown outcome whose calls are visible while Kafka lost part of it since (an operator aborted a hanging transaction): its offset record, and its records on the aborted partitions, go again. Each is a page not published twice.',
       registers,
     }),
+    hangingTransactionsHealed: new Counter({
+      name: 'calls_connector_kafka_hanging_transactions_healed_total',
+      help: "Partitions where the sink ended a hanging transaction of its own: its commit's records left without markers by Kafka (KAFKA-20734), ended with an abort marker of its own producer id; what that took of a committed page is written again (calls_connector_kafka_page_rewrites_total).",
+      registers,
+    }),
     standby: new Gauge({
       name: 'calls_connector_standby',
       help: '1 while this instance stands by because a newer instance with the same connector.name took over its transactional id (it writes nothing); 0 otherwise.',

@@ -106,6 +106,7 @@ export class ConnectorMetrics {
   readonly transactionCommitDuration = this.kafka.transactionCommitDuration;
   readonly producerRecreated = this.kafka.producerRecreated;
   readonly pageRewrites = this.kafka.pageRewrites;
+  readonly hangingTransactionsHealed = this.kafka.hangingTransactionsHealed;
   readonly standby = this.kafka.standby;
   readonly deadLetters = this.kafka.deadLetters;
   readonly heartbeats = this.kafka.heartbeats;

@@ -38,14 +38,23 @@ export class Witnesses {
   /** Takes a sendBatch's answers (kafkajs: per topic and partition, the base offset of what it appended). */
   add(answers: readonly RecordMetadata[] | undefined): void {
     for (const a of answers ?? []) {
-      if (a.topicName === this.offsetsTopic || a.errorCode !== 0 || a.baseOffset === undefined) continue;
+      if (a.errorCode !== 0 || a.baseOffset === undefined) continue;
       const key = `${a.topicName}/${a.partition}`;
       if (!this.byPartition.has(key))
         this.byPartition.set(key, { topic: a.topicName, partition: a.partition, offset: a.baseOffset });
     }
   }
 
+  /** The witnesses: the first record on each partition outside the offsets topic. */
   positions(): RecordPosition[] {
+    return this.firsts().filter((p) => p.topic !== this.offsetsTopic);
+  }
+
+  /**
+   * The first record on every partition the transaction wrote, the offsets topic's included: where the
+   * transaction begins on each (what tells a hanging transaction of ours, hanging-transaction-heal.ts).
+   */
+  firsts(): RecordPosition[] {
     return [...this.byPartition.values()];
   }
 }

@@ -40,6 +40,8 @@ export class TransactionFailure extends Error {
     readonly original: unknown,
     /** A commit's: where its first call or dead letter on each partition landed (see settlement.ts). */
     readonly witnesses: readonly RecordPosition[] = [],
+    /** A send's or a commit's: where it began on every partition a send answered, the offsets topic's included. */
+    readonly firsts: readonly RecordPosition[] = [],
   ) {
     super(describeKafkaError(original), { cause: original });
   }
@@ -106,14 +108,14 @@ export class TransactionWriter {
     } catch (error) {
       // Best effort: the rebuild that follows aborts it anyway, this just releases it sooner.
       await this.tryAbort(transaction);
-      throw new TransactionFailure('send', error);
+      throw new TransactionFailure('send', error, [], witnesses.firsts());
     }
     try {
       const commitTimer = this.options.metrics.transactionCommitDuration.startTimer();
       await transaction.commit();
       commitTimer();
     } catch (error) {
-      throw new TransactionFailure('commit', error, witnesses.positions());
+      throw new TransactionFailure('commit', error, witnesses.positions(), witnesses.firsts());
     }
   }
 

@@ -317,13 +317,20 @@ export class TransactionalRecordSink implements RecordSink {
         'committing failed with an unknown outcome; rebuilding the producer to settle it',
       );
       await this.producers.discard(reading.code);
-      return { write: 'unknown', witnesses: failure.witnesses, reason: reading.reason };
+      return {
+        write: 'unknown',
+        witnesses: failure.witnesses,
+        firsts: failure.firsts,
+        reason: reading.reason,
+      };
     }
     // Even after a clean abort the producer is rebuilt: kafkajs keeps the sequence numbers of the failed
     // batch, and the broker then refuses the next transaction with OUT_OF_ORDER_SEQUENCE_NUMBER (the
     // Java client bumps the epoch instead, KIP-360; kafkajs cannot).
     await this.rebuildProducer(reading.code);
     if (this.fatal !== undefined) return { reject: this.fatal };
+    // A failed send may have left records (its answer lost): where the sends that answered began, for the heal.
+    if (failure.stage === 'send') return { write: 'aborted', reason: reading.reason, firsts: failure.firsts };
     return { write: 'aborted', reason: reading.reason };
   }
 

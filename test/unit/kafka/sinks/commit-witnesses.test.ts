@@ -37,6 +37,12 @@ describe('Witnesses', () => {
       { topic: 'calls', partition: 0, offset: '10' },
       { topic: 'dlq', partition: 2, offset: '0' },
     ]);
+    // Where the transaction began on every partition, the offsets topic's too (what proves a hanging one ours).
+    expect(witnesses.firsts()).toEqual([
+      { topic: 'calls', partition: 0, offset: '10' },
+      { topic: 'offsets', partition: 0, offset: '3' },
+      { topic: 'dlq', partition: 2, offset: '0' },
+    ]);
   });
 });
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError, RetriableError } from '../../../../src/errors/index.js';
 import { offsetOnly, pageMessages } from '../../../../src/kafka/records/page-messages.js';
 import type { RecordPosition } from '../../../../src/kafka/sinks/commit-witnesses.js';
+import { HEAL_RECORD_KEY } from '../../../../src/kafka/sinks/hanging-transaction-heal.js';
 import { MAX_UNSETTLED_READS, readBackDelayMs, rewritePlan } from '../../../../src/kafka/sinks/settlement.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
@@ -54,6 +55,13 @@ describe('the read-back policy', () => {
     expect(waits.reduce((a, b) => a + b, 0)).toBe(61_500);
   });
 });
+
+/** An offsets read stopped by a transaction open on `partition` at `offset` (stable-offsets.ts's error). */
+function stuckOn(partition: number, offset: string): never {
+  throw new RetriableError('KAFKA_TRANSACTION_OPEN', 'a transaction on offsets has stayed open', {
+    details: { topic: 'offsets', partitions: [partition], stableOffsets: [offset] },
+  });
+}
 
 describe('settling a failed write in the sink (scripted producer)', () => {
   it('resolves the pages of a commit that failed but took effect, as the stored offsets show after a rebuild', async () => {
@@ -216,6 +224,80 @@ describe('settling a failed write in the sink (scripted producer)', () => {
     expect(kafka.committed.flatMap((batches) => batches.flatMap((b) => b.topicMessages ?? []))).toEqual([
       expect.objectContaining({ topic: 'offsets' }),
     ]);
+  });
+
+  it('ends its own commit hanging on an offsets partition with an abort of its own, then commits the page again', async () => {
+    // KAFKA-20734: the coordinator completed the commit without the offsets partition's marker. The partition's
+    // last stable offset stays where the transaction began ('100': the scripted broker's answer to its send).
+    for (const stuckAt of ['100', '7']) {
+      const kafka = new ScriptedKafka();
+      const clock = new ManualClock();
+      const previous = page('a', 'previous').offset;
+      let hanging = true;
+      const { sink, metrics } = sinkWith(kafka, {
+        clock,
+        stored: () => (hanging ? stuckOn(0, stuckAt) : new Map([['a', previous]])),
+        published: async (positions) => positions.map(() => false),
+      });
+      await sink.start();
+      kafka.script.commit = async () => {
+        kafka.script.commit = async () => undefined;
+        throw protocolError('REQUEST_TIMED_OUT');
+      };
+      const result = sink.commitPage({ ...page('a', 'next'), committed: previous });
+      await clock.sleeping();
+      const heals = kafka.sent.filter((b) =>
+        (b.topicMessages ?? []).some((t) => t.messages.some((m) => m.key === HEAL_RECORD_KEY)),
+      );
+      if (stuckAt === '7') {
+        // Stuck where our transaction did not begin: another producer's, left to its timeout or the operator.
+        expect(heals).toEqual([]);
+        expect(await counterValue(metrics.hangingTransactionsHealed)).toBe(0);
+        void result.catch(() => undefined);
+        continue;
+      }
+      expect(heals.map((b) => b.topicMessages)).toEqual([
+        [{ topic: 'offsets', messages: [{ partition: 0, key: HEAL_RECORD_KEY, value: null }] }],
+      ]);
+      expect(await counterValue(metrics.hangingTransactionsHealed)).toBe(1);
+      hanging = false; // the abort marker ended it
+      clock.advance(500);
+      // Nothing of the page is visible: it is committed again by its location, never published twice.
+      expect(await result).toMatchObject({ kind: 'rejected' });
+      expect(kafka.committed).toEqual([]);
+    }
+  });
+
+  it('ends a transaction hanging from a failed send whose answer was lost, met by a later read-back of the offsets', async () => {
+    // The kill took the send's answer: no offset proves the record there, but the offsets partition of a failed
+    // write of ours may hold it; an abort marker of our producer id can end nothing else.
+    const kafka = new ScriptedKafka();
+    const clock = new ManualClock();
+    let hanging = true;
+    const { sink, metrics } = sinkWith(kafka, {
+      clock,
+      stored: () => (hanging ? stuckOn(1, '13') : new Map()),
+    });
+    await sink.start();
+    const before = sink.generation();
+    kafka.script.beforeSend = async () => {
+      kafka.script.beforeSend = async () => undefined;
+      throw protocolError('NOT_LEADER_OR_FOLLOWER');
+    };
+    expect(await sink.commitPage(page('a', 'first'))).toMatchObject({ kind: 'rejected' });
+    // A page prepared under the producer before the failure is read back (the rule wants its stored offset).
+    const refused = sink.commitPage({ ...page('b', 'next'), generation: before });
+    await clock.sleeping();
+    const heals = kafka.sent.filter((b) =>
+      (b.topicMessages ?? []).some((t) => t.messages.some((m) => m.key === HEAL_RECORD_KEY)),
+    );
+    expect(heals.map((b) => b.topicMessages)).toEqual([
+      [{ topic: 'offsets', messages: [{ partition: 1, key: HEAL_RECORD_KEY, value: null }] }],
+    ]);
+    expect(await counterValue(metrics.hangingTransactionsHealed)).toBe(1);
+    hanging = false;
+    clock.advance(500);
+    expect(await refused).toMatchObject({ kind: 'rejected' });
   });
 
   it('commits the page again when its calls are not visible after a commit of unknown outcome, and when they cannot be read', async () => {
