@@ -23,13 +23,7 @@ import type { Clock } from '../../time/clock.js';
 import { describeKafkaError } from '../client/kafka-errors.js';
 import { offsetOnly, type PageMessages, type SinkTopics } from '../records/page-messages.js';
 import { lostPart, lostTopicCounts, type PublishedCheck, type RecordPosition } from './commit-witnesses.js';
-import {
-  abortThrough,
-  healKey,
-  partitionsToHeal,
-  stuckPartitionsOf,
-  TRANSACTION_HEALED,
-} from './hanging-transaction-heal.js';
+import { OwnTransactionHealer } from './own-transaction-healer.js';
 import { settlePages, type PendingPage } from './page-queue.js';
 import type { ProducerLifecycle } from './producer-lifecycle.js';
 import { notPermittedError } from './sink-errors.js';
@@ -125,19 +119,13 @@ export interface SettlerOptions {
   clock: Clock;
 }
 
-/** Failed writes remembered for the heal: a page refused after a failed send may read back a few writes later. */
-const REMEMBERED_WRITES = 16;
-
 /** Decides the pages of failed writes (see the module comment). */
 export class Settler {
-  /** Where the last failed writes that sent records began (hanging-transaction-heal.ts), newest last. */
-  private readonly failedWrites: Array<readonly RecordPosition[]> = [];
+  /** Ends a hanging transaction of our own failed writes (own-transaction-healer.ts). */
+  private readonly healer: OwnTransactionHealer;
 
-  constructor(private readonly options: SettlerOptions) {}
-
-  private rememberWrite(firsts: readonly RecordPosition[]): void {
-    this.failedWrites.push(firsts);
-    if (this.failedWrites.length > REMEMBERED_WRITES) this.failedWrites.shift();
+  constructor(private readonly options: SettlerOptions) {
+    this.healer = new OwnTransactionHealer(options);
   }
 
   /**
@@ -160,7 +148,7 @@ export class Settler {
     let published: Published | undefined;
     let lost: readonly RecordPosition[] = [];
     let witnesses = failure.write === 'unknown' ? (failure.witnesses ?? []) : [];
-    if ('firsts' in failure && failure.firsts !== undefined) this.rememberWrite(failure.firsts);
+    if ('firsts' in failure && failure.firsts !== undefined) this.healer.rememberWrite(failure.firsts);
     const healed = new Set<string>();
     for (let attempt = 0; verdicts.includes('read-again'); attempt += 1) {
       // After a timed-out close, reading would build a producer nobody disconnects: leave the outcome to
@@ -213,7 +201,7 @@ export class Settler {
       } catch (error) {
         const fatal = this.options.fatal() ?? this.fatalOf(error);
         if (fatal !== undefined) return rejectAll(fatal);
-        await this.healOurOwn(error, healed);
+        await this.healer.heal(error, healed);
         log.warn(
           {
             ...(error instanceof ConnectorError ? { code: error.code } : {}),
@@ -252,50 +240,6 @@ export class Settler {
       },
       // Some page shows its offset stored, or the write's records are visible: the transaction committed.
       { stored: again.some((m) => m !== undefined) || decided.some(isStored) },
-    );
-  }
-
-  /**
-   * A read-back stopped by a transaction open for longer than the load timeout (KAFKA_TRANSACTION_OPEN): when it
-   * is our own commit's, hanging on partitions Kafka left without markers, ends it with an abort marker of our
-   * producer id (hanging-transaction-heal.ts), once per partition and offset (`healed`). The next read-back then
-   * finds what the abort took and writes it again. Another producer's is left as it is. Never throws: a failed
-   * heal is logged, its producer discarded (its sequence numbers may be spent), and tried at the next read-back.
-   */
-  private async healOurOwn(error: unknown, healed: Set<string>): Promise<void> {
-    if (!(error instanceof RetriableError) || error.code !== 'KAFKA_TRANSACTION_OPEN') return;
-    if (this.failedWrites.length === 0) return;
-    const stuck = stuckPartitionsOf(error.details);
-    if (stuck === undefined) return;
-    const own = { writes: this.failedWrites, offsetsTopic: this.options.topics.offsets };
-    const heal = partitionsToHeal(stuck, own, healed);
-    const log = this.options.logger;
-    if (heal.length === 0) {
-      log.warn(
-        { topic: stuck.topic, partitions: stuck.partitions, stableOffsets: stuck.stableOffsets },
-        "a transaction open on these partitions is not this sink's failed commit: left to its timeout or the operator",
-      );
-      return;
-    }
-    for (const p of heal) healed.add(healKey(p));
-    const { producers } = this.options;
-    let producer: TransactionalProducer | undefined;
-    try {
-      producer = await producers.acquire();
-      await abortThrough(producer, heal);
-    } catch (healError) {
-      log.warn(
-        { err: describeKafkaError(healError), partitions: heal },
-        'ending our own hanging transaction failed; the next read-back tries again',
-      );
-      for (const p of heal) healed.delete(healKey(p));
-      if (producer !== undefined) await producers.discard('KAFKA_TRANSACTION_HEAL_FAILED', producer);
-      return;
-    }
-    this.options.metrics.hangingTransactionsHealed.inc(heal.length);
-    log.warn(
-      { code: TRANSACTION_HEALED, partitions: heal.map(healKey), producerGeneration: producers.generation },
-      "our failed write's transaction hung on partitions Kafka left without markers (KAFKA-20734): wrote an abort marker of our own producer id there, which ends it; the read-back writes again what it took",
     );
   }
 
