@@ -341,8 +341,12 @@ export class Scheduler {
           'history',
         );
         if (goesOn !== 'history') break;
-        // Its next page is still being read (its commit started it): the slot comes back when it is ready.
-        if (location.historyAhead().state === 'pending') break;
+        // Its next page is not read yet: still being read (its commit started it), or not started (a rejected
+        // cursor restarted the lane, an idle page): the slot comes back when the backfill queue has it read.
+        // Reading it in the turn would hold the location, and its own live poll, for a listing and its
+        // single calls at backfill priority: a same-instant group read through page by page, under a rate
+        // limit cut by 429s, once held a live lane for 47 s (chaos seed 402924, api-grant-quota-spent).
+        if (location.historyAhead().state !== 'ready') break;
       }
       this.requeue(slot, 'waiting', this.nudges.afterHistoryTurn(slot, Math.max(0, liveDueAt - clock.now())));
       this.backfill.enqueue(slot);

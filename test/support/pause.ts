@@ -10,26 +10,39 @@ import { stackEndpoints } from './stack.js';
 /**
  * Pauses `child` while it has a transaction open on `topic` (some partition's last stable offset below its
  * high watermark, still so a moment later: a commit already under way would have moved it). Only `child` may
- * write to `topic` meanwhile, or another writer's transaction would be taken for its. When the pause lands
- * between two transactions, the process is resumed and paused again a little later. Resolves with the number
- * of tries; throws after `maxTries`.
+ * write to `topic` meanwhile, or another writer's transaction would be taken for its.
+ *
+ * It watches the broker first and pauses the moment a transaction is seen open, rather than pausing blindly
+ * and looking: a transaction lives for a few milliseconds of each poll, so blind pauses land between two
+ * transactions most of the time (a run of 100 of them once missed every one). When the commit won the race
+ * to the pause, the process is resumed and the watch goes on. Resolves with the number of pauses taken;
+ * throws after `timeoutMs`.
  */
 export async function pauseInsideTransaction(
   child: ChildProcess,
   topic: string,
   partitions: number[],
-  maxTries = 100,
+  timeoutMs = 90_000,
 ): Promise<number> {
   const broker = stackEndpoints().brokers[0] ?? '127.0.0.1:9092';
   const open = async () =>
     (await lastStableOffsets(broker, topic, partitions)).some((p) => p.lastStable < p.high);
-  for (let attempt = 1; attempt <= maxTries; attempt++) {
-    child.kill('SIGSTOP');
-    if ((await open()) && (await settleThen(open))) return attempt;
-    child.kill('SIGCONT');
-    await settleThen(async () => undefined, 10 + ((attempt * 37) % 90)); // land elsewhere in the cycle
+  const deadline = Date.now() + timeoutMs;
+  let pauses = 0;
+  let looks = 0;
+  while (Date.now() < deadline) {
+    looks++;
+    if (await open()) {
+      child.kill('SIGSTOP');
+      pauses++;
+      if (await settleThen(open)) return pauses;
+      child.kill('SIGCONT');
+    }
+    await settleThen(async () => undefined, 2);
   }
-  throw new Error(`paused ${maxTries} times, never inside a transaction on ${topic}`);
+  throw new Error(
+    `watched ${topic} ${looks} times in ${timeoutMs} ms and paused ${pauses} times, never inside a transaction`,
+  );
 }
 
 async function settleThen<T>(check: () => Promise<T>, ms = 300): Promise<T> {

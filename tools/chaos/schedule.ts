@@ -64,7 +64,7 @@ export const TIMEOUTS = {
    * api.retry.maxRetryAfterMs: a Retry-After this long or longer parks the grant, asked again after this
    * long (the deployed 5 min would make a held grant's resumption take most of a short run).
    */
-  maxRetryAfterMs: 20_000,
+  maxRetryAfterMs: 10_000,
 } as const;
 
 export interface Profile {

@@ -132,6 +132,30 @@ describe('Scheduler with lanes: history pages read in the background', () => {
     expect(split.runs.map((r) => r.lane)).toEqual(['live', 'history', 'history', 'history']);
     await run.stop();
   });
+  it('ends a history turn whose cursor was rejected, and reads the restarted page in the background, not in the turn', async () => {
+    // Chaos seed 402924: the turn read the restarted page itself (a same-instant group through, and its single
+    // calls, at backfill priority), and the location's own live poll waited 47 s behind it.
+    const clock = new ManualClock();
+    const split = splitLocation(loc(1), clock, 2, (n) => {
+      // The first history page's read-ahead met a rejected cursor: the lane restarted from its watermark, and
+      // nothing is read ahead from there.
+      if (n === 1) split.ahead = { state: 'none' };
+    });
+    const read = deferred();
+    split.onPrefetch = () => (split.ahead = { state: 'pending', settled: read.promise });
+    const { scheduler } = testScheduler({ locations: [split], clock, settings: { pagesPerTurn: 10 } });
+    const run = started(scheduler);
+    await settles(() => split.prefetches.length === 1, 'the restarted page being read');
+    expect(split.runsOf('history')).toHaveLength(1);
+    // Meanwhile its live lane is polled at its interval.
+    await driveUntil(scheduler, clock, () => split.runsOf('live').length === 2, 'the next live poll');
+    expect(split.runsOf('history')).toHaveLength(1);
+    split.ahead = { state: 'ready' };
+    read.resolve();
+    await settles(() => !split.hasHistory, 'history merged');
+    expect(split.runs.map((r) => r.lane)).toEqual(['live', 'history', 'live', 'history']);
+    await run.stop();
+  });
 });
 
 describe('Scheduler history slots', () => {
