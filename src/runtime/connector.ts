@@ -94,7 +94,7 @@ export class ConnectorRuntime {
         version: packageVersion(),
         connector: config.connector.name,
       });
-    const lifecycle = new Lifecycle(logger);
+    const lifecycle = new Lifecycle(logger, clock);
     const ctx: StartContext = {
       config,
       logger,

@@ -8,8 +8,14 @@
  * opened later depends on what was opened earlier, so it is closed first.
  *
  * Contract: `defer` while starting; `close()` once at the end (later calls wait for the first); a cleanup that
- * fails is logged with its name and does not stop the ones after it.
+ * fails is logged with its name and does not stop the ones after it. A cleanup slower than `slowCloseMs` is
+ * logged with its name and time: a stop that takes most of a minute (one CI run saw a demo's Ctrl-C take 55 s)
+ * then says which resource held it.
  */
+import type { Clock } from '../time/clock.js';
+
+/** A cleanup at least this slow (ms) is named in a warning. */
+export const SLOW_CLOSE_MS = 5_000;
 interface Cleanup {
   name: string;
   close: () => Promise<void> | void;
@@ -19,7 +25,10 @@ export class Lifecycle {
   private readonly stack: Cleanup[] = [];
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly logger: { warn(details: object, message: string): void }) {}
+  constructor(
+    private readonly logger: { warn(details: object, message: string): void },
+    private readonly clock?: Pick<Clock, 'now'>,
+  ) {}
 
   /** Registers the undoing of something just opened; it runs before everything registered earlier. */
   defer(name: string, close: () => Promise<void> | void): void {
@@ -35,11 +44,15 @@ export class Lifecycle {
 
   private async unwind(): Promise<void> {
     for (let cleanup = this.stack.pop(); cleanup !== undefined; cleanup = this.stack.pop()) {
+      const startedAt = this.clock?.now();
       try {
         await cleanup.close();
       } catch (error) {
         this.logger.warn({ err: error, component: cleanup.name }, 'error while closing');
       }
+      const tookMs = startedAt === undefined ? 0 : (this.clock?.now() ?? startedAt) - startedAt;
+      if (tookMs >= SLOW_CLOSE_MS)
+        this.logger.warn({ component: cleanup.name, tookMs }, 'slow to close: it held the stop this long');
     }
   }
 }

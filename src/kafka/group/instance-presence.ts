@@ -64,6 +64,9 @@ export { presenceGroupId, runningInstances, type RunningInstance } from './group
  */
 export const PRESENCE_SESSION_TIMEOUT_MS = 6_000;
 
+/** Single mode: the presence consumer's longest fetch wait (ms), so that leaving takes at most about this long. */
+export const PRESENCE_MAX_WAIT_MS = 500;
+
 /** The partitions of the offsets topic this instance owns, as one completed join of the group gave them. */
 export interface Assignment {
   partitions: number[];
@@ -230,6 +233,9 @@ export class InstancePresence {
         groupId,
         sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
         heartbeatInterval: 2_000,
+        // A leave (disconnect) waits for the fetch in flight: kafkajs's default long poll (5 s) held every
+        // single-mode stop for 5 s.
+        maxWaitTimeInMs: PRESENCE_MAX_WAIT_MS,
         readUncommitted: false,
         partitionAssigners: [stampedRoundRobin(this.startedAt)],
         // A join cut short by leave() crashes the consumer; kafkajs would then restart it and join again.

@@ -104,7 +104,7 @@ export async function takeOwnership(
   const openWriter = async (takingOver: boolean): Promise<Writer> => {
     const scheduler = locations.newScheduler();
     const handover = handoverFor(connectorScope(session, presence, takingOver), scheduler);
-    const opened = new Lifecycle(logger);
+    const opened = new Lifecycle(logger, clock);
     opened.defer('partitions', () => handover.close());
     held = handover;
     const writer: Writer = {

@@ -280,7 +280,11 @@ describe('the first hour of a newcomer', () => {
       expect(owned, output).not.toBeNull();
       expect(Number(owned?.[1]) + Number(owned?.[2]) + Number(owned?.[3])).toBe(5);
     });
-    // How long the first hour takes on this machine (the integration project runs files one at a time).
-    process.stderr.write(`[first hour] ${timings.join(', ')}\n`);
+    // How long the first hour takes on this machine (the integration project runs files one at a time), and
+    // what held a stop, if anything did (the demos' log; runtime/lifecycle.ts names a slow cleanup).
+    const slowCloses = (await readFile(join(home, '.calls-connector', 'demo', 'connector.log'), 'utf8'))
+      .split('\n')
+      .filter((line) => line.includes('slow to close'));
+    process.stderr.write(`[first hour] ${timings.join(', ')}\n${slowCloses.join('\n')}`);
   }, 480_000);
 });

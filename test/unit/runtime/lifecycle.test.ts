@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Lifecycle } from '../../../src/runtime/lifecycle.js';
+import { Lifecycle, SLOW_CLOSE_MS } from '../../../src/runtime/lifecycle.js';
+import { ManualClock } from '../../support/clock.js';
 
 function recordingLogger() {
   const warnings: Array<{ details: object; message: string }> = [];
@@ -68,5 +69,22 @@ describe('Lifecycle', () => {
     await lifecycle.close();
 
     expect(() => lifecycle.defer('late', () => undefined)).toThrow(/lifecycle is closing/);
+  });
+
+  it('names a cleanup that held the stop for SLOW_CLOSE_MS or longer, with its time, and no quicker one', async () => {
+    const { logger, warnings } = recordingLogger();
+    const clock = new ManualClock(1_000);
+    const lifecycle = new Lifecycle(logger, clock);
+    lifecycle.defer('kafka session', () => clock.advance(SLOW_CLOSE_MS + 250));
+    lifecycle.defer('heartbeats', () => clock.advance(SLOW_CLOSE_MS - 1));
+
+    await lifecycle.close();
+
+    expect(warnings).toEqual([
+      {
+        details: { component: 'kafka session', tookMs: SLOW_CLOSE_MS + 250 },
+        message: 'slow to close: it held the stop this long',
+      },
+    ]);
   });
 });

@@ -1,6 +1,10 @@
 import kafkajs, { type ConsumerConfig, type Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { InstancePresence, STICKY_ASSIGNER } from '../../../../src/kafka/group/instance-presence.js';
+import {
+  InstancePresence,
+  PRESENCE_MAX_WAIT_MS,
+  STICKY_ASSIGNER,
+} from '../../../../src/kafka/group/instance-presence.js';
 import { startStampOf } from '../../../../src/kafka/group/start-stamp.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -302,6 +306,15 @@ describe('InstancePresence.newest', () => {
     const protocol = assigner?.protocol({ topics: ['offsets'] });
     expect(protocol?.name).toBe('RoundRobinAssigner');
     expect(startStampOf(protocol?.metadata)).toBe(1234);
+  });
+
+  it('fetches with a short wait, so that leaving at a stop does not wait out kafkajs’s 5 s long poll', async () => {
+    // Every single-mode stop took 5 s more than its work: the leave waited for the presence consumer's fetch.
+    const { kafka, config } = idleKafka();
+    await InstancePresence.join(kafka, 'orders', 'offsets', { clock: instantClock });
+
+    expect(config()?.maxWaitTimeInMs).toBe(PRESENCE_MAX_WAIT_MS);
+    expect(PRESENCE_MAX_WAIT_MS).toBeLessThanOrEqual(500);
   });
 });
 
