@@ -12,10 +12,11 @@
  * logged with its name and time: a stop that takes most of a minute (one CI run saw a demo's Ctrl-C take 55 s)
  * then says which resource held it.
  */
-import type { Clock } from '../time/clock.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /** A cleanup at least this slow (ms) is named in a warning. */
 export const SLOW_CLOSE_MS = 5_000;
+
 interface Cleanup {
   name: string;
   close: () => Promise<void> | void;
@@ -27,7 +28,7 @@ export class Lifecycle {
 
   constructor(
     private readonly logger: { warn(details: object, message: string): void },
-    private readonly clock?: Pick<Clock, 'now'>,
+    private readonly clock: Pick<Clock, 'now'> = systemClock,
   ) {}
 
   /** Registers the undoing of something just opened; it runs before everything registered earlier. */
@@ -44,13 +45,13 @@ export class Lifecycle {
 
   private async unwind(): Promise<void> {
     for (let cleanup = this.stack.pop(); cleanup !== undefined; cleanup = this.stack.pop()) {
-      const startedAt = this.clock?.now();
+      const startedAt = this.clock.now();
       try {
         await cleanup.close();
       } catch (error) {
         this.logger.warn({ err: error, component: cleanup.name }, 'error while closing');
       }
-      const tookMs = startedAt === undefined ? 0 : (this.clock?.now() ?? startedAt) - startedAt;
+      const tookMs = this.clock.now() - startedAt;
       if (tookMs >= SLOW_CLOSE_MS)
         this.logger.warn({ component: cleanup.name, tookMs }, 'slow to close: it held the stop this long');
     }

@@ -10,12 +10,12 @@
  * turns (history: api.rateLimit.backfillShare, the share the rate limiter owes history's requests; nudge:
  * api.rateLimit.nudgeShare; live: the rest). When several kinds wait for a worker, each is credited its share
  * (scaled so that one turn's credits sum to one) and the kind owed most takes the turn and pays one (ties:
- * nudge, then live, then history: a change known to have happened first, then the present). A kind with nothing waiting is credited nothing and its credit is
- * cleared (no banking while idle), and its share is borrowed by the kinds waiting, in proportion to theirs (a
- * kind alone waiting takes the turn without paying). So live polls alone filling the workers do not starve history (review L1) nor
- * nudges, and a flood of deliveries does not starve the scheduled polls nor history. History also runs in at
- * most half the slots (at least one), so a location falling due finds a free worker while history pages
- * commit.
+ * nudge, then live, then history: a change known to have happened first, then the present). A kind with
+ * nothing waiting is credited nothing and its credit is cleared (no banking while idle), and its share is
+ * borrowed by the kinds waiting, in proportion to theirs (a kind alone waiting takes the turn without paying).
+ * So live polls alone filling the workers do not starve history (review L1) nor nudges, and a flood of
+ * deliveries does not starve the scheduled polls nor history. History also runs in at most half the slots (at
+ * least one), so a location falling due finds a free worker while history pages commit.
  */
 
 export type TurnKind = 'nudge' | 'live' | 'history';

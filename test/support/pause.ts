@@ -3,6 +3,7 @@
  * container does to the writers around it.
  */
 import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { lastStableOffsets } from '../../tools/chaos/last-stable-offsets.js';
 import { eventually } from './kafka.js';
 import { stackEndpoints } from './stack.js';
@@ -38,15 +39,16 @@ export async function pauseInsideTransaction(
       if (await settleThen(open)) return pauses;
       child.kill('SIGCONT');
     }
-    await settleThen(async () => undefined, 2);
+    await sleep(2);
   }
   throw new Error(
     `watched ${topic} ${looks} times in ${timeoutMs} ms and paused ${pauses} times, never inside a transaction`,
   );
 }
 
-async function settleThen<T>(check: () => Promise<T>, ms = 300): Promise<T> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
+/** `check` once a commit already under way would have ended (300 ms later). */
+async function settleThen<T>(check: () => Promise<T>): Promise<T> {
+  await sleep(300);
   return check();
 }
 

@@ -285,6 +285,6 @@ describe('the first hour of a newcomer', () => {
     const slowCloses = (await readFile(join(home, '.calls-connector', 'demo', 'connector.log'), 'utf8'))
       .split('\n')
       .filter((line) => line.includes('slow to close'));
-    process.stderr.write(`[first hour] ${timings.join(', ')}\n${slowCloses.join('\n')}`);
+    process.stderr.write(['[first hour] ' + timings.join(', '), ...slowCloses, ''].join('\n'));
   }, 480_000);
 });
