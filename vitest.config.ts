@@ -46,9 +46,10 @@ export default defineConfig({
           setupFiles: ['test/support/kafkajs-fix.setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          // One broker, one registry, two cores: integration files run one at a time.
+          // Two integration files at a time: their topics, groups and sandboxes are their own, and most of their time
+          // is spent waiting on brokers, so a second fork on the one broker and registry shortens the run.
           pool: 'forks',
-          poolOptions: { forks: { singleFork: true } },
+          poolOptions: { forks: { singleFork: false, minForks: 1, maxForks: 2 } },
         },
       },
       // Reproductions of rare faults (test/repro/, docs/reliability.md): they kill a broker of their own at timed
