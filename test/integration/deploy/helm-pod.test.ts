@@ -9,7 +9,8 @@
  * certificate it generated, the "browser" (the sandbox's user auto-approves) follows the URL and is redirected to
  * the Job's listener, and the Job stores the grant in the Kafka token store. The running pod finds it without a
  * restart, becomes ready (/readyz: Kafka, the registry, the grant, and `running` or the assignment), publishes
- * every call of the sandbox, and stops within its pod's grace period when sent SIGTERM.
+ * every call of the sandbox, passes the chart's `helm test` pod (run the same way), and stops within its pod's
+ * grace period when sent SIGTERM.
  *
  * With the webhook receiver (single mode, two pods of one connector, as `standby: true` runs them): the writer
  * takes a delivery signed with the key of the webhook Secret on the receiver's own port and refuses one signed
@@ -158,7 +159,7 @@ describe('the pod the Helm chart describes', () => {
     ['single', 'running'],
     ['distributed', 'assignment'],
   ] as const)(
-    'in %s mode: starts not ready, is authorized by its auth-login Job, becomes ready (%s), publishes every call and stops in its grace period',
+    'in %s mode: starts not ready, is authorized by its auth-login Job, becomes ready (%s), publishes every call, passes helm test and stops in its grace period',
     async (mode, modeCheck) => {
       const { sandbox } = oauth;
       const metricsPort = await freeLoopbackPort();
@@ -199,6 +200,19 @@ describe('the pod the Helm chart describes', () => {
       const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
       const published = await publishedCalls(kafka, config, truth, 90_000);
       expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
+
+      // `helm test`: the chart's test pod, run the same way, checks this pod and the calls topic. Its one
+      // change: the headless metrics Service's name becomes this host (no cluster DNS here).
+      const testPod = await materialise(objects, only(objects, 'Pod', '-test'), secrets());
+      const serviceHost = testPod.argv.indexOf('calls-connector-metrics');
+      expect(serviceHost, 'the test pod names the headless metrics Service').toBeGreaterThan(0);
+      testPod.argv[serviceHost] = 'localhost';
+      const helmTest = start(testPod);
+      expect(await explained(helmTest.exited, helmTest), helmTest.output()).toBe(0);
+      expect(helmTest.output()).toContain(`:${metricsPort}: /readyz 200, /status RUNNING`);
+      expect(helmTest.output()).toMatch(
+        new RegExp(`calls topic ${config.kafka.topic}: [1-9]\\d* partition\\(s\\)`),
+      );
 
       // (4) SIGTERM, as the kubelet sends it: a graceful stop (exit 0) within terminationGracePeriodSeconds.
       const graceSeconds = (
