@@ -219,6 +219,8 @@ export const ERROR_CODES = {
   SINK_PROGRAMMER_ERROR: { class: 'fatal', exit: ExitCode.FAILURE },
   // The webhook receiver (webhooks.enabled) cannot bind its port, or its TLS files cannot be read.
   WEBHOOK_LISTEN_FAILED: { class: 'fatal', exit: ExitCode.FAILURE },
+  // A single-mode standby refuses a webhook delivery (503, Retry-After) so that the sender retries onto the writer.
+  WEBHOOK_STANDING_BY: { class: 'retriable', exit: ExitCode.FAILURE },
   // webhooks.signature names no secret that is set (or one the scheme cannot use).
   WEBHOOK_SECRET_MISSING: {
     class: 'fatal',

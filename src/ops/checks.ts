@@ -159,6 +159,45 @@ export function locationsCheck(
   };
 }
 
+/** What the `running` check reads: what stopped the connector or ended its writer, and whether it can take over. */
+export interface RunningState {
+  /** The fatal error that stopped the connector for good (never a stand-down), else null. */
+  stopped: { code: string; message: string } | null;
+  /** The stand-down the current writer ended with (a newer instance writes), else null: this instance writes. */
+  standDown: { code: string; message: string } | null;
+  /** Single mode: a standby takes over once no newer instance is a member of the instances group. */
+  takesOver: boolean;
+}
+
+/**
+ * Ready while the connector runs and serves its purpose. A fatal error fails it. A single-mode standby (its writer
+ * stood down because a newer instance writes) is ready: it is up, healthy and takes over on its own, so a rollout
+ * (`kubectl rollout status`, `helm upgrade --wait`) completes with one; which instance writes is a signal of its
+ * own (GET /status `role`, the writer gauge), never readiness. A stood-down instance that can never take over
+ * (distributed mode: its partition went to another instance for good) is not ready.
+ */
+export function runningCheck(state: () => RunningState): NamedReadinessCheck {
+  const name = 'running';
+  return {
+    name,
+    check: () => {
+      const { stopped, standDown, takesOver } = state();
+      if (stopped !== null)
+        return Promise.resolve({ name, ok: false, detail: `stopped: ${stopped.code}: ${stopped.message}` });
+      if (standDown === null) return Promise.resolve({ name, ok: true, detail: 'writing' });
+      return Promise.resolve(
+        takesOver
+          ? {
+              name,
+              ok: true,
+              detail: `standing by (${standDown.code}): takes over once no newer instance is a member of the instances group`,
+            }
+          : { name, ok: false, detail: `stood down for good: ${standDown.code}: ${standDown.message}` },
+      );
+    },
+  };
+}
+
 /**
  * Distributed mode: ready once this instance has joined the instances group and received an assignment.
  * An empty assignment (more instances than offsets-topic partitions) is ready: the instance is a standby.

@@ -128,7 +128,7 @@ export class ConnectorRuntime {
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
       if (deliveries !== null) {
-        const wiring = deliveries.wire(scheduler);
+        const wiring = deliveries.wire(scheduler, () => writer.status().role === 'standby');
         const sink =
           config.connector.mode === 'distributed'
             ? await nudgeRelay(ctx, kafka.session.kafka, {
@@ -192,9 +192,9 @@ export class ConnectorRuntime {
 
   /**
    * Runs until `signal` aborts (graceful stop), every location is stopped for good, or a fatal error. Fenced by
-   * a newer instance of the same connector name, it stands by instead of stopping: it writes nothing, `/readyz`
-   * fails (check `writer`), metrics are still served; single mode takes over again once no newer instance is a
-   * member of the instances group (runtime/writer-role.ts), distributed mode waits for `signal`. Why not exit: a
+   * a newer instance of the same connector name, it stands by instead of stopping: it writes nothing, metrics are still
+   * served; single mode stays ready (check `running`: GET /status says `role` standby) and takes over again once no newer instance is a
+   * member of the instances group (runtime/writer-role.ts), distributed mode fails `/readyz` and waits for `signal`. Why not exit: a
    * restarted process (systemd, Docker restart policies) would fence the newer instance back, and nobody would
    * write once the newer one stops (a blue/green switch rolled back).
    */

@@ -11,6 +11,11 @@ import { parseAllDocuments } from 'yaml';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const CHART = join(REPO_ROOT, 'deploy/helm/calls-connector');
+/**
+ * The Kubernetes version charts are rendered for (`helm template --kube-version`: helm's own default, 1.20, is
+ * older than Chart.yaml's kubeVersion), the version of the API schemas vendored in tools/helm/schemas/.
+ */
+export const KUBE_VERSION = '1.34.4';
 /** The version .ci/run builds; keep the two in step. */
 export const HELM_VERSION = 'v3.22.0';
 
@@ -51,6 +56,7 @@ export interface K8sObject {
 /** The fields of a rendered container the tests read. */
 export interface PodContainer {
   name: string;
+  image?: string;
   command?: string[];
   args?: string[];
   env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
@@ -101,9 +107,21 @@ function valueArgs(options: RenderOptions): string[] {
   ];
 }
 
+/** `helm template`'s arguments: the release, the chart, the Kubernetes version and the values. */
+export function templateArgs(options: RenderOptions): string[] {
+  return [
+    'template',
+    options.release ?? 'calls-connector',
+    CHART,
+    '--kube-version',
+    KUBE_VERSION,
+    ...valueArgs(options),
+  ];
+}
+
 /** `helm template`: the objects, or a thrown error with helm's message. */
 export function renderChart(options: RenderOptions = {}): K8sObject[] {
-  const result = helm(['template', options.release ?? 'calls-connector', CHART, ...valueArgs(options)]);
+  const result = helm(templateArgs(options));
   if (result.status !== 0)
     throw new Error(`helm template failed (${result.status}): ${result.stderr.trim()}`);
   return parseAllDocuments(result.stdout)
@@ -117,13 +135,13 @@ export function renderChart(options: RenderOptions = {}): K8sObject[] {
 
 /** `helm template`'s failure message (stderr) for values the chart must refuse; throws if it renders. */
 export function renderRefusal(options: RenderOptions): string {
-  const result = helm(['template', options.release ?? 'calls-connector', CHART, ...valueArgs(options)]);
+  const result = helm(templateArgs(options));
   if (result.status === 0) throw new Error('helm template rendered values the chart should refuse');
   return result.stderr;
 }
 
 export function lintChart(options: RenderOptions): HelmResult {
-  return helm(['lint', '--strict', CHART, ...valueArgs(options)]);
+  return helm(['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...valueArgs(options)]);
 }
 
 export function only(objects: readonly K8sObject[], kind: string, nameSuffix = ''): K8sObject {

@@ -28,13 +28,16 @@ export interface MaterialisedContainer {
   config: Record<string, unknown>;
 }
 
-/** Materialises the first container of `workload`'s pod template (a Deployment or a Job). */
+/** Materialises the first container of `workload`'s pod template (a Deployment or a Job), or of a Pod. */
 export async function materialise(
   objects: readonly K8sObject[],
   workload: K8sObject,
   secrets: TestSecrets,
 ): Promise<MaterialisedContainer> {
-  const pod = (workload['spec'] as { template: { spec: PodSpec } }).template.spec;
+  const pod =
+    workload.kind === 'Pod'
+      ? (workload['spec'] as PodSpec)
+      : (workload['spec'] as { template: { spec: PodSpec } }).template.spec;
   const container = pod.containers[0];
   if (container === undefined) throw new Error(`${workload.metadata.name} has no container`);
   const root = await mkdtemp(join(tmpdir(), 'calls-pod-'));

@@ -14,6 +14,7 @@ import {
   grantCheck,
   kafkaCheck,
   locationsCheck,
+  runningCheck,
   schemaRegistryCheck,
   type SchemaRegistryProbe,
 } from '../../ops/checks.js';
@@ -112,17 +113,17 @@ export function serveRunning({ config, failures }: StartContext, ops: Ops, view:
     ...(config.connector.mode === 'distributed' ? [assignmentCheck(() => view.assignment())] : []),
   ];
   for (const check of checks) ops.readiness.add(check);
-  ops.readiness.add({
-    name: 'writer',
-    check: () => {
-      const fatal = failures.error;
-      return Promise.resolve(
-        fatal === null
-          ? { name: 'writer', ok: true }
-          : { name: 'writer', ok: false, detail: `${fatal.code}: ${fatal.message}` },
-      );
-    },
-  });
+  ops.readiness.add(
+    runningCheck(() => {
+      const ended = failures.error;
+      const stopped = failures.stopped.aborted ? ended : null;
+      return {
+        stopped,
+        standDown: stopped === null ? ended : null,
+        takesOver: config.connector.mode === 'single',
+      };
+    }),
+  );
   ops.markStarted();
   ops.setStatus(() =>
     connectorStatus(

@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { readPrivateFile } from '../../auth/store/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
-import { FatalError } from '../../errors/index.js';
+import { FatalError, RetriableError } from '../../errors/index.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
 import {
   ensureNudgeTopic,
@@ -47,8 +47,12 @@ export interface WebhookDeliveries {
   /** For the sinks: every stored page's calls (buildLocations' `published`). */
   published: PublishedCalls;
   ledger: DeliveryLedger;
-  /** The receiver's wiring once the scheduler exists. */
-  wire(target: NudgeTarget): WebhookWiring;
+  /**
+   * The receiver's wiring once the scheduler exists. `standingBy` (single mode): while it says true, deliveries
+   * are refused (503 with Retry-After) so that the sender retries them onto the writer; a ready standby is
+   * behind the same Service as the writer.
+   */
+  wire(target: NudgeTarget, standingBy?: () => boolean): WebhookWiring;
   /** Distributed mode: what a nudge read from the nudge topic does on this instance (its own locations only). */
   owned(target: NudgeTarget): (nudge: { uid: string; location: string }) => void;
 }
@@ -71,7 +75,13 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
   return {
     published: publishedCallsFeed(uidLocations, ledger),
     ledger,
-    wire: (target) => ({ sink: schedulerNudgeSink({ target, metrics, ledger }), uidLocations }),
+    wire: (target, standingBy) => {
+      const sink = schedulerNudgeSink({ target, metrics, ledger });
+      return {
+        sink: standingBy === undefined ? sink : refusedWhileStandingBy(sink, standingBy),
+        uidLocations,
+      };
+    },
     owned: (target) => ownedLocationNudge({ target, metrics, ledger }),
   };
 }
@@ -117,6 +127,21 @@ export async function nudgeRelay(
   return {
     offer: (nudge) =>
       writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
+  };
+}
+
+/** Refuses every nudge while `standingBy()` (the receiver answers 503 with Retry-After), else hands it on. */
+export function refusedWhileStandingBy(sink: NudgeSink, standingBy: () => boolean): NudgeSink {
+  return {
+    offer: (nudge) =>
+      standingBy()
+        ? Promise.reject(
+            new RetriableError(
+              'WEBHOOK_STANDING_BY',
+              'this instance stands by: the writing instance takes deliveries (retry)',
+            ),
+          )
+        : sink.offer(nudge),
   };
 }
 

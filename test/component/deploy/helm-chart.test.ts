@@ -1,12 +1,13 @@
 /**
  * The Helm chart (deploy/helm/calls-connector, docs/kubernetes.md) rendered by a real `helm` for every documented
- * values profile: linted, every object validated against the Kubernetes and Prometheus Operator schemas, the pod's
+ * values profile: linted, every object validated strictly (kubeconform -strict, unknown fields refused) against
+ * the Kubernetes and Prometheus Operator schemas vendored in tools/helm/schemas/, the pod's
  * hardening checked object by object, the configuration accepted by the connector's own validation, the
  * monitoring objects the ones config/ holds; and the values the chart must refuse, refused with a message that
- * says what to do. No cluster: what a cluster would add (scheduling, probes run by a kubelet) is not claimed.
+ * says what to do; the subchart keys, the helm test hook, the chart's metadata. No cluster: what a cluster would add (scheduling, probes run by a kubelet) is not claimed.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,10 +17,12 @@ import { livePollIntervalMs } from '../../../src/config/sections/webhooks.js';
 import {
   CHART,
   REPO_ROOT,
+  helm,
   lintChart,
   only,
   renderChart,
   renderRefusal,
+  templateArgs,
   type K8sObject,
   type PodContainer as Container,
   type PodSpec,
@@ -31,7 +34,10 @@ interface Profile {
   mode: 'single' | 'distributed';
   replicas: number;
   tokenStore: 'kafka' | 'file';
-  /** Kinds the profile renders beyond the ConfigMap, ServiceAccount, Deployment and PodDisruptionBudget. */
+  /**
+   * Kinds the profile renders beyond the ConfigMap, ServiceAccount, Deployment and PodDisruptionBudget, and the
+   * `helm test` hook's ConfigMap, Pod and headless metrics Service.
+   */
   extraKinds: string[];
 }
 
@@ -54,10 +60,19 @@ const PROFILES: Profile[] = [
   { file: 'profiles/file-store.yaml', mode: 'single', replicas: 1, tokenStore: 'file', extraKinds: ['Job'] },
 ];
 
+/** The labels of the release's `helm test` pod, which the NetworkPolicy admits to the metrics port. */
+const HELM_TEST_POD = {
+  'app.kubernetes.io/name': 'calls-connector',
+  'app.kubernetes.io/instance': 'calls-connector',
+  'app.kubernetes.io/component': 'helm-test',
+};
+
 const profileValues = (file: string) => `deploy/helm/calls-connector/${file}`;
 
 const podSpecOf = (object: K8sObject): PodSpec =>
-  (object['spec'] as { template: { spec: PodSpec } }).template.spec;
+  object.kind === 'Pod'
+    ? (object['spec'] as PodSpec)
+    : (object['spec'] as { template: { spec: PodSpec } }).template.spec;
 const podLabelsOf = (object: K8sObject): Record<string, string> =>
   (object['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
 const specOf = <T>(object: K8sObject): T => object['spec'] as T;
@@ -177,25 +192,48 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
 
   it('renders the objects of its profile, each valid against the Kubernetes and Prometheus Operator schemas', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'ServiceAccount', ...profile.extraKinds].sort(),
+      [
+        'ConfigMap',
+        'Deployment',
+        'PodDisruptionBudget',
+        'ServiceAccount',
+        ...['ConfigMap', 'Pod', 'Service'],
+        ...profile.extraKinds,
+      ].sort(),
     );
-    expect(objects.flatMap(schemaProblems)).toEqual([]);
+    expect(schemaProblems(objects)).toEqual([]);
   });
 
-  it("renders no Secret, and no Service but the webhook receiver's: secrets are referenced, the metrics port is exposed by nothing", () => {
+  it("renders no Secret, and no Service but the webhook receiver's and a headless one over the metrics port (no cluster IP: the helm test reaches each pod)", () => {
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     const services = objects.filter((o) => o.kind === 'Service');
-    expect(services.map((o) => o.metadata.name)).toEqual(
-      document['webhooks'] === undefined ? [] : ['calls-connector-webhooks'],
+    expect(services.map((o) => o.metadata.name).sort()).toEqual(
+      document['webhooks'] === undefined
+        ? ['calls-connector-metrics']
+        : ['calls-connector-metrics', 'calls-connector-webhooks'],
     );
-    for (const service of services)
-      expect(specOf<{ ports: Array<{ targetPort: unknown }> }>(service).ports).toEqual([
+    const metrics = specOf<{ clusterIP: string; ports: unknown[]; selector: Record<string, string> }>(
+      only(services, 'Service', '-metrics'),
+    );
+    expect(metrics.clusterIP).toBe('None');
+    expect(metrics.ports).toEqual([
+      {
+        name: 'metrics',
+        port: (document['metrics'] as { port: number }).port,
+        targetPort: 'metrics',
+        protocol: 'TCP',
+      },
+    ]);
+    expect(metrics.selector['app.kubernetes.io/component']).toBe('connector');
+    if (document['webhooks'] !== undefined)
+      expect(specOf<{ ports: unknown[] }>(only(services, 'Service', '-webhooks')).ports).toEqual([
         expect.objectContaining({ targetPort: 'webhooks' }),
       ]);
   });
 
   it('runs every pod hardened: non-root, read-only root, no capabilities, RuntimeDefault seccomp, heap from the memory limit', () => {
-    const pods = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+    const pods = objects.filter((o) => ['Deployment', 'Job', 'Pod'].includes(o.kind));
+    expect(pods.map((o) => o.kind)).toContain('Pod');
     expect(pods.flatMap(hardeningProblems)).toEqual([]);
     // The image's user: `node`, uid 1000 in the node images.
     expect(dockerfileFacts().user).toBe('node');
@@ -263,9 +301,11 @@ describe.each(PROFILES)('the Helm chart with $file', (profile) => {
       selector: { matchLabels: Record<string, string> };
     }>(deployment);
     expect(spec.replicas).toBe(profile.replicas);
-    // A standby is never ready: with none unavailable allowed, no old pod could ever go.
-    const maxUnavailable = profile.file.includes('standby') ? 1 : 0;
-    expect(spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable } });
+    // Every running pod is ready, a standby too: none unavailable, so a rollout never goes below its count.
+    expect(spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+    });
     const budget = specOf<{ maxUnavailable: number; unhealthyPodEvictionPolicy: string; selector: unknown }>(
       only(objects, 'PodDisruptionBudget'),
     );
@@ -325,6 +365,7 @@ describe('the Helm chart with monitoring on', () => {
     expect(spec.ingress).toHaveLength(2);
     expect(spec.ingress[0]?.ports).toEqual([{ port: 'metrics', protocol: 'TCP' }]);
     expect(spec.ingress[0]?.from).toEqual([
+      { podSelector: { matchLabels: { ...HELM_TEST_POD } } },
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
     ]);
     // The profile's webhook receiver: its port, from the ingress controller's namespace only.
@@ -345,7 +386,6 @@ describe('the Helm chart defaults', () => {
   it("run the image of the connector's version, with the image's own heap bound in its memory limit", () => {
     expect(chart.appVersion).toBe(pkg.version);
     const container = podSpecOf(only(objects, 'Deployment')).containers[0] as Container;
-    expect(only(objects, 'Deployment')).toBeDefined();
     expect((container as { image?: string }).image).toBe(`calls-connector:${pkg.version}`);
     expect(container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value).toBe(
       `--max-old-space-size=${dockerfileFacts().heapMiB}`,
@@ -393,7 +433,7 @@ describe('the Helm chart with the webhook receiver', () => {
 
   it('renders nothing of it by default: no port, no Service, no Ingress, no secret, the receiver off', () => {
     const objects = renderChart({ values: single, set: ['networkPolicy.enabled=true'] });
-    expect(objects.filter((o) => o.kind === 'Service' || o.kind === 'Ingress')).toEqual([]);
+    expect(objects.filter((o) => o.kind === 'Ingress' || o.metadata.name.endsWith('-webhooks'))).toEqual([]);
     expect(webhookPort(objects)).toBeUndefined();
     const env = (podSpecOf(only(objects, 'Deployment')).containers[0] as Container).env ?? [];
     expect(env.filter((e) => e.name.includes('WEBHOOK'))).toEqual([]);
@@ -426,7 +466,7 @@ describe('the Helm chart with the webhook receiver', () => {
       expect(spec.ports).toEqual([{ name: 'webhooks', port: 80, targetPort: 'webhooks', protocol: 'TCP' }]);
       expect(podLabelsOf(deployment)).toMatchObject(spec.selector);
       expect(spec.selector['app.kubernetes.io/component']).toBe('connector');
-      // Only ready pods take deliveries: a single-mode standby fails /readyz (`writer`) and gets none.
+      // Only ready pods take deliveries (a single-mode standby is one, and answers them 503 for a retry).
       expect(spec.publishNotReadyAddresses).toBeUndefined();
       const connector = podSpecOf(deployment).containers[0] as Container;
       expect(connector.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
@@ -500,8 +540,10 @@ describe('the Helm chart with the webhook receiver', () => {
   it('renders the Service without an Ingress unless asked, each valid, and admits the webhook port from any peer by default', () => {
     const objects = renderChart({ values: single, set: [...withWebhooks, 'networkPolicy.enabled=true'] });
     expect(objects.filter((o) => o.kind === 'Ingress')).toEqual([]);
-    expect(only(objects, 'Service', '-webhooks')).toBeDefined();
-    expect(objects.flatMap(schemaProblems)).toEqual([]);
+    expect(specOf<{ ports: unknown[] }>(only(objects, 'Service', '-webhooks')).ports).toEqual([
+      { name: 'webhooks', port: 80, targetPort: 'webhooks', protocol: 'TCP' },
+    ]);
+    expect(schemaProblems(objects)).toEqual([]);
     const policy = specOf<{ ingress: Array<{ ports: unknown[]; from?: unknown[] }> }>(
       only(objects, 'NetworkPolicy'),
     );
@@ -519,7 +561,7 @@ describe('the Helm chart with the webhook receiver', () => {
     const ingress = only(objects, 'Ingress');
     expect(specOf(ingress)).not.toHaveProperty('tls');
     expect(specOf(ingress)).not.toHaveProperty('ingressClassName');
-    expect(schemaProblems(ingress)).toEqual([]);
+    expect(schemaProblems([ingress])).toEqual([]);
   });
 });
 
@@ -559,9 +601,14 @@ describe('the Helm chart refuses', () => {
       ['config.kafka.sasl.mechanism=plain', 'config.kafka.sasl.username=u'],
       /config\.kafka\.sasl needs secrets\.kafkaSasl\.name/,
     ],
-    [['resources.limits.memory=512M'], /memory/],
-    [['mode=both'], /mode/],
-    [['replicaCount=3'], /replicaCount/],
+    [
+      ['resources.limits.memory=512M'],
+      /at '\/resources\/limits\/memory': '512M' does not match pattern '\^\[1-9\]\[0-9\]\*\(Mi\|Gi\)\$'/,
+    ],
+    [['mode=both'], /at '\/mode': value must be one of 'single', 'distributed'/],
+    [['replicaCount=3'], /at '': additional properties 'replicaCount' not allowed/],
+    [['nameOverride=Not_A_Name'], /at '\/nameOverride': '.*' does not match pattern/],
+    [['tests.enable=false'], /at '\/tests': additional properties 'enable' not allowed/],
     [['webhooks.enabled=true'], /webhooks\.existingSecret: name the existing Secret/],
     [
       ['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.port=9464'],
@@ -586,8 +633,271 @@ describe('the Helm chart refuses', () => {
       ['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.secretKeys=null'],
       /webhooks\.secretKeys: name the key/,
     ],
-    [['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.secretKeys={}'], /secretKeys/],
+    [
+      ['webhooks.enabled=true', 'webhooks.existingSecret=w', 'webhooks.secretKeys={}'],
+      /at '\/webhooks\/secretKeys\/0': minLength: got 0, want 1/,
+    ],
   ])('%j, saying what to do', (set, message) => {
     expect(renderRefusal({ values: base, set })).toMatch(message);
+  });
+});
+
+describe('the Helm chart as a subchart', () => {
+  const base = [profileValues('profiles/single.yaml')];
+
+  it("accepts a parent chart's globals, and renders nothing at all with enabled: false", () => {
+    const withGlobals = renderChart({ values: base, set: ['global.anything=1', 'global.storageClass=fast'] });
+    expect(schemaProblems(withGlobals)).toEqual([]);
+    const off = helm(templateArgs({ values: base, set: ['enabled=false'] }));
+    expect(off.status, off.stderr).toBe(0);
+    expect(off.stdout.trim()).toBe('');
+    // Not even the refusals: a disabled dependency needs none of its required values.
+    expect(renderChart({ set: ['enabled=false'] })).toEqual([]);
+  });
+
+  it('names every object after fullnameOverride or nameOverride, and selects its pods by that name', () => {
+    const full = renderChart({ values: base, set: ['fullnameOverride=calls'] });
+    expect(new Set(full.map((o) => o.metadata.name.replace(/-(metrics|test|dashboard)$/, '')))).toEqual(
+      new Set(['calls']),
+    );
+    const named = renderChart({ values: base, release: 'prod', set: ['nameOverride=calls'] });
+    const deployment = only(named, 'Deployment');
+    expect(deployment.metadata.name).toBe('prod-calls');
+    expect(podLabelsOf(deployment)['app.kubernetes.io/name']).toBe('calls');
+    expect(schemaProblems(named)).toEqual([]);
+  });
+
+  it('puts commonLabels on every object and pod, and podLabels and podAnnotations on the pods', () => {
+    const objects = renderChart({
+      values: base,
+      set: ['commonLabels.team=data', 'podLabels.tier=ingest', 'podAnnotations.example\\.com/owner=data'],
+    });
+    for (const object of objects)
+      expect(object.metadata.labels, object.metadata.name).toMatchObject({ team: 'data' });
+    const deployment = only(objects, 'Deployment');
+    expect(podLabelsOf(deployment)).toMatchObject({ team: 'data', tier: 'ingest' });
+    const annotations = (
+      deployment['spec'] as { template: { metadata: { annotations: Record<string, string> } } }
+    ).template.metadata.annotations;
+    expect(annotations['example.com/owner']).toBe('data');
+    expect(Object.keys(annotations)).toContain('checksum/config');
+  });
+
+  it('pulls from image.registry, and from global.imageRegistry over it', () => {
+    const image = (set: string[]) =>
+      (podSpecOf(only(renderChart({ values: base, set }), 'Deployment')).containers[0] as { image: string })
+        .image;
+    expect(image([])).toBe('registry.example.com/calls-connector:0.1.0');
+    expect(image(['image.registry=mirror.example.com'])).toBe(
+      'mirror.example.com/registry.example.com/calls-connector:0.1.0',
+    );
+    expect(image(['image.repository=calls-connector', 'image.registry=mirror.example.com'])).toBe(
+      'mirror.example.com/calls-connector:0.1.0',
+    );
+    expect(
+      image([
+        'image.repository=calls-connector',
+        'image.registry=mirror.example.com',
+        'global.imageRegistry=global.example.com',
+      ]),
+    ).toBe('global.example.com/calls-connector:0.1.0');
+  });
+
+  it('adds the extra environment, volumes, init containers, sidecars, scheduling keys and security contexts', () => {
+    const values = join(mkdtempSync(join(tmpdir(), 'calls-helm-extra-')), 'values.yaml');
+    writeFileSync(
+      values,
+      stringify({
+        extraEnv: [{ name: 'TZ', value: 'UTC' }],
+        extraEnvFrom: [{ configMapRef: { name: 'proxy' } }],
+        extraVolumes: [{ name: 'ca', configMap: { name: 'proxy-ca' } }],
+        extraVolumeMounts: [{ name: 'ca', mountPath: '/etc/ca', readOnly: true }],
+        initContainers: [{ name: 'wait', image: 'busybox:1.36', command: ['true'] }],
+        sidecars: [{ name: 'shipper', image: 'shipper:1', args: ['{{ .Release.Name }}'] }],
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+        affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } },
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
+        ],
+        priorityClassName: 'high',
+        podSecurityContext: { runAsNonRoot: true, runAsUser: 2000, fsGroup: 2000 },
+        securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true },
+      }),
+    );
+    const objects = renderChart({ values: [...base, values], release: 'prod' });
+    expect(schemaProblems(objects)).toEqual([]);
+    const pod = podSpecOf(only(objects, 'Deployment')) as PodSpec & Record<string, unknown>;
+    const [connector, sidecar] = pod.containers as Array<Container & Record<string, unknown>>;
+    expect(connector?.env?.at(-1)).toEqual({ name: 'TZ', value: 'UTC' });
+    expect(connector?.['envFrom']).toEqual([{ configMapRef: { name: 'proxy' } }]);
+    expect(connector?.volumeMounts?.at(-1)).toEqual({ name: 'ca', mountPath: '/etc/ca', readOnly: true });
+    expect(pod.volumes?.at(-1)).toEqual({ name: 'ca', configMap: { name: 'proxy-ca' } });
+    expect(pod.initContainers?.map((c) => c.name)).toEqual(['wait']);
+    expect(sidecar).toMatchObject({ name: 'shipper', args: ['prod'] });
+    expect(pod['nodeSelector']).toEqual({ 'kubernetes.io/os': 'linux' });
+    expect(pod['tolerations']).toHaveLength(1);
+    expect(pod['affinity']).toHaveProperty('nodeAffinity');
+    expect(pod['topologySpreadConstraints']).toHaveLength(1);
+    expect(pod['priorityClassName']).toBe('high');
+    // Helm merges a map of values over its default: the keys given replace theirs, a null drops one.
+    expect(pod.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 2000,
+      runAsGroup: 1000,
+      fsGroup: 2000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(connector?.securityContext).toMatchObject({ runAsUser: 1000, readOnlyRootFilesystem: true });
+    const dropped = renderChart({ values: base, set: ['securityContext.seccompProfile=null'] });
+    expect(
+      (podSpecOf(only(dropped, 'Deployment')).containers[0] as Container).securityContext,
+    ).not.toHaveProperty('seccompProfile');
+  });
+
+  it('scrapes through a ServiceMonitor and the headless metrics Service, as job="calls-connector"', () => {
+    const objects = renderChart({
+      values: base,
+      set: ['serviceMonitor.enabled=true', 'tests.enabled=false'],
+    });
+    expect(schemaProblems(objects)).toEqual([]);
+    const monitor = specOf<{ selector: { matchLabels: Record<string, string> }; endpoints: unknown[] }>(
+      only(objects, 'ServiceMonitor'),
+    );
+    const service = only(objects, 'Service', '-metrics');
+    expect(service.metadata.labels).toMatchObject(monitor.selector.matchLabels);
+    expect(monitor.endpoints).toEqual([
+      expect.objectContaining({
+        port: 'metrics',
+        path: '/metrics',
+        relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'calls-connector' }],
+      }),
+    ]);
+    // Without the ServiceMonitor and the helm test, no metrics Service.
+    expect(
+      renderChart({ values: base, set: ['tests.enabled=false'] }).filter((o) => o.kind === 'Service'),
+    ).toEqual([]);
+  });
+
+  it('closes the metrics port to every peer but the helm test pod while networkPolicy.metricsFrom is empty', () => {
+    const objects = renderChart({ values: base, set: ['networkPolicy.enabled=true'] });
+    const policy = specOf<{ ingress: Array<{ ports: unknown[]; from?: unknown[] }> }>(
+      only(objects, 'NetworkPolicy'),
+    );
+    expect(policy.ingress).toEqual([
+      {
+        ports: [{ port: 'metrics', protocol: 'TCP' }],
+        from: [{ podSelector: { matchLabels: HELM_TEST_POD } }],
+      },
+    ]);
+    const test = only(objects, 'Pod', '-test');
+    expect(test.metadata.labels).toMatchObject(HELM_TEST_POD);
+  });
+});
+
+describe('the helm test hook', () => {
+  const objects = renderChart({ values: [profileValues('profiles/distributed.yaml')] });
+  const pod = only(objects, 'Pod', '-test');
+  const container = podSpecOf(pod).containers[0] as Container & { image: string };
+
+  it("runs the connector's image with files/helm-test.mjs against the headless metrics Service, as a test hook", () => {
+    expect(pod.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'test' });
+    const configMap = only(objects, 'ConfigMap', '-test');
+    expect(configMap.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'test' });
+    expect((configMap['data'] as Record<string, string>)['helm-test.mjs']).toBe(
+      readFileSync(join(CHART, 'files/helm-test.mjs'), 'utf8'),
+    );
+    expect(container.image).toBe((podSpecOf(only(objects, 'Deployment')).containers[0] as Container).image);
+    expect(container.command).toEqual(['node', '/etc/calls-connector-test/helm-test.mjs']);
+    expect(container.args).toEqual([
+      '/etc/calls-connector/config.yaml',
+      'calls-connector-metrics',
+      '9464',
+      'distributed',
+    ]);
+    // The connector's own configuration and secrets, to reach the calls topic as the connector does.
+    const connector = podSpecOf(only(objects, 'Deployment')).containers[0] as Container;
+    expect(container.env).toEqual(connector.env);
+    expect(container.volumeMounts?.map((m) => m.mountPath)).toEqual([
+      ...(connector.volumeMounts ?? []).map((m) => m.mountPath),
+      '/etc/calls-connector-test',
+    ]);
+  });
+});
+
+describe('the chart package', () => {
+  const chart = parseYaml(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as {
+    version: string;
+    kubeVersion: string;
+    icon: string;
+    maintainers: Array<{ name: string }>;
+    annotations: Record<string, string>;
+  };
+
+  it('carries the metadata chart-testing and Artifact Hub read: maintainers, kubeVersion, icon, annotations', () => {
+    expect(chart.maintainers.length).toBeGreaterThan(0);
+    expect(chart.kubeVersion).toBe('>=1.27.0-0');
+    expect(chart.icon).toMatch(/^https:\/\/.+\.svg$/);
+    expect(existsSync(join(CHART, 'icon.svg'))).toBe(true);
+    expect(chart.annotations['artifacthub.io/license']).toBe(
+      (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { license: string }).license,
+    );
+    const list = (key: string) => parseYaml(chart.annotations[key] ?? '') as Array<Record<string, string>>;
+    expect(list('artifacthub.io/links').map((l) => l['name'])).toEqual(['Documentation', 'Source']);
+    expect(list('artifacthub.io/images')).toEqual([
+      { name: 'calls-connector', image: 'calls-connector:0.1.0' },
+    ]);
+    for (const change of list('artifacthub.io/changes'))
+      expect(['added', 'changed', 'deprecated', 'removed', 'fixed', 'security']).toContain(change['kind']);
+  });
+
+  it('gives chart-testing the profiles as its ci/ values: one link per profile, no copy', () => {
+    const profiles = readdirSync(join(CHART, 'profiles')).sort();
+    const ci = readdirSync(join(CHART, 'ci')).sort();
+    expect(ci).toEqual(profiles.map((file) => file.replace(/\.yaml$/, '-values.yaml')));
+    for (const file of ci)
+      expect(readlinkSync(join(CHART, 'ci', file))).toBe(`../profiles/${file.replace('-values', '')}`);
+    const ct = parseYaml(readFileSync(join(CHART, '../ct.yaml'), 'utf8')) as Record<string, unknown>;
+    expect(ct['chart-dirs']).toEqual(['deploy/helm']);
+    expect(ct['check-version-increment']).toBe(true);
+  });
+});
+
+describe('strict validation as an API server does it (kubeconform -strict, vendored schemas)', () => {
+  it('passes every values example of the chart README', () => {
+    const readme = readFileSync(join(CHART, 'README.md'), 'utf8');
+    const examples = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const [i, example] of examples.entries()) {
+      const parsed = parseYaml(example) as Record<string, unknown>;
+      // A subchart example holds the chart's values under its name, beside the parent's globals.
+      const values =
+        'calls-connector' in parsed
+          ? { global: parsed['global'], ...(parsed['calls-connector'] as object) }
+          : parsed;
+      const file = join(mkdtempSync(join(tmpdir(), 'calls-helm-example-')), `example-${i}.yaml`);
+      writeFileSync(file, stringify(values));
+      const objects = renderChart({ values: [file] });
+      expect(objects.length, `example ${i}`).toBeGreaterThan(5);
+      expect(schemaProblems(objects), `example ${i}`).toEqual([]);
+    }
+  });
+
+  it('refuses an object with a misspelt field, as an API server does (the chart renders what values say)', () => {
+    const objects = renderChart({
+      values: [profileValues('profiles/single.yaml')],
+      set: ['securityContext.readOnlyRootFilesytem=true', 'tests.enabled=false'],
+    });
+    expect(schemaProblems(objects)).toEqual([
+      expect.stringMatching(
+        /^Deployment\/calls-connector: statusInvalid: .*at '\/spec\/template\/spec\/containers\/0\/securityContext': additional properties 'readOnlyRootFilesytem' not allowed/,
+      ),
+    ]);
+    // And a kind with no vendored schema is an error, never waved through.
+    expect(
+      schemaProblems([{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-vendored' } }]),
+    ).toEqual([
+      expect.stringMatching(/^Secret\/not-vendored: statusError: could not find schema for Secret/),
+    ]);
   });
 });

@@ -8,13 +8,16 @@
  * The first authorization goes through the Job as a person would drive it: the Job prints the URL and the
  * certificate it generated, the "browser" (the sandbox's user auto-approves) follows the URL and is redirected to
  * the Job's listener, and the Job stores the grant in the Kafka token store. The running pod finds it without a
- * restart, becomes ready (/readyz: Kafka, the registry, the grant, and the writer or the assignment), publishes
- * every call of the sandbox, and stops within its pod's grace period when sent SIGTERM.
+ * restart, becomes ready (/readyz: Kafka, the registry, the grant, and `running` or the assignment), publishes
+ * every call of the sandbox, passes the chart's `helm test` pod (run the same way), and stops within its pod's
+ * grace period when sent SIGTERM.
  *
- * With the webhook receiver (single mode, two pods of one connector): the writer takes a delivery signed with
- * the key of the webhook Secret on the receiver's own port; once a second pod fences it, it stands by and fails
- * /readyz on `writer`, which is what keeps it out of the webhook Service's endpoints (no cluster here: the
- * Service's selection by readiness is Kubernetes'), while the new writer takes deliveries.
+ * With the webhook receiver (single mode, two pods of one connector, as `standby: true` runs them): the writer
+ * takes a delivery signed with the key of the webhook Secret on the receiver's own port and refuses one signed
+ * with another key; once a second pod fences it, it stands by and stays READY (/readyz 200: `kubectl rollout
+ * status` and `helm upgrade --wait` complete) while GET /status says `role: standby`; since the webhook Service
+ * routes to every ready pod, the standby answers a delivery 503 with Retry-After, and the sender's retry of the
+ * same delivery is taken by the writer.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -153,10 +156,10 @@ describe('the pod the Helm chart describes', () => {
   }
 
   it.each([
-    ['single', 'writer'],
+    ['single', 'running'],
     ['distributed', 'assignment'],
   ] as const)(
-    'in %s mode: starts not ready, is authorized by its auth-login Job, becomes ready (%s), publishes every call and stops in its grace period',
+    'in %s mode: starts not ready, is authorized by its auth-login Job, becomes ready (%s), publishes every call, passes helm test and stops in its grace period',
     async (mode, modeCheck) => {
       const { sandbox } = oauth;
       const metricsPort = await freeLoopbackPort();
@@ -198,6 +201,19 @@ describe('the pod the Helm chart describes', () => {
       const published = await publishedCalls(kafka, config, truth, 90_000);
       expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
 
+      // `helm test`: the chart's test pod, run the same way, checks this pod and the calls topic. Its one
+      // change: the headless metrics Service's name becomes this host (no cluster DNS here).
+      const testPod = await materialise(objects, only(objects, 'Pod', '-test'), secrets());
+      const serviceHost = testPod.argv.indexOf('calls-connector-metrics');
+      expect(serviceHost, 'the test pod names the headless metrics Service').toBeGreaterThan(0);
+      testPod.argv[serviceHost] = 'localhost';
+      const helmTest = start(testPod);
+      expect(await explained(helmTest.exited, helmTest), helmTest.output()).toBe(0);
+      expect(helmTest.output()).toContain(`:${metricsPort}: /readyz 200, /status RUNNING`);
+      expect(helmTest.output()).toMatch(
+        new RegExp(`calls topic ${config.kafka.topic}: [1-9]\\d* partition\\(s\\)`),
+      );
+
       // (4) SIGTERM, as the kubelet sends it: a graceful stop (exit 0) within terminationGracePeriodSeconds.
       const graceSeconds = (
         deployment['spec'] as { template: { spec: { terminationGracePeriodSeconds: number } } }
@@ -209,10 +225,16 @@ describe('the pod the Helm chart describes', () => {
     },
   );
 
-  it('with the webhook receiver: the writer takes signed deliveries on its own port, and a pod standing by is not ready, so the Service sends it none', async () => {
+  it("with the webhook receiver and a standby: the writer takes deliveries signed with the Secret's key and refuses others; the standby is ready, says `standby` on /status and sends deliveries back for a retry", async () => {
     const location = oauth.sandbox.locations[0] ?? '';
     const ports = async () => ({ metrics: await freeLoopbackPort(), webhooks: await freeLoopbackPort() });
     const readyz = (port: number) => status(`http://127.0.0.1:${port}/readyz`);
+    const roleOf = async (port: number) =>
+      (
+        JSON.parse((await status(`http://127.0.0.1:${port}/status`)).body) as {
+          instance?: { role: string };
+        }
+      ).instance?.role;
 
     // Pod A, authorized through the Job, becomes the writer and takes a delivery signed with the Secret's key.
     const first = await ports();
@@ -223,15 +245,18 @@ describe('the pod the Helm chart describes', () => {
       eventually(async () => (await readyz(first.metrics)).code === 200, 90_000, 'A ready'),
       a,
     );
+    expect(await roleOf(first.metrics)).toBe('writer');
     expect((await deliver(first.webhooks, location)).code, a.output().slice(-2000)).toBe(202);
+    // Signed with a key other than the Secret's: refused, so the Secret's key is what the receiver verifies.
+    const forged = await deliver(first.webhooks, location, { secret: OTHER_WEBHOOK_SECRET });
+    expect(forged.code, a.output().slice(-2000)).toBe(401);
     // The values set poll.intervalMs beside the receiver: the start-up log says it is ignored, and what applies.
     expect(a.output()).toContain('"setting":"poll.intervalMs","instead":"webhooks.reconcileIntervalMs"');
     // Calls keep changing, so that A writes and meets the fencing (an idle writer learns of it at its next write).
     oauth.sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 0 });
 
-    // Pod B of the same connector (a rolling update's new pod, or a standby's replacement) fences A: B is the
-    // writer and ready, A stands by and fails /readyz on `writer`, so the webhook Service's endpoints (the
-    // ready pods) are B's alone.
+    // Pod B of the same connector (a rolling update's new pod, or the standby's replacement) fences A: B writes,
+    // A stands by. Both are ready: readiness says a pod serves its purpose, and a standby's is to take over.
     const second = await ports();
     const objectsB = await rendered('single', second.metrics, {
       like: objectsA,
@@ -243,18 +268,32 @@ describe('the pod the Helm chart describes', () => {
       b,
     );
     await explained(
+      eventually(async () => (await roleOf(first.metrics)) === 'standby', 60_000, 'A standing by'),
+      a,
+    );
+    // /readyz caches its verdict for 5 s: wait until it reports the stand-down, then it must still be 200.
+    let standbyReadyz = { code: 0, body: '' };
+    await explained(
       eventually(
         async () => {
-          const answer = await readyz(first.metrics);
-          return answer.code === 503 && answer.body.includes('"writer","ok":false');
+          standbyReadyz = await readyz(first.metrics);
+          return standbyReadyz.body.includes('"name":"running","ok":true,"detail":"standing by');
         },
-        60_000,
-        'A standing by, not ready on `writer`',
+        30_000,
+        "A's /readyz reporting the stand-down",
       ),
       a,
     );
-    expect((await readyz(first.metrics)).body).not.toContain('"grant:default","ok":false');
-    expect((await deliver(second.webhooks, location)).code, b.output().slice(-2000)).toBe(202);
+    expect(standbyReadyz.code, standbyReadyz.body).toBe(200);
+    expect(await roleOf(second.metrics)).toBe('writer');
+
+    // The webhook Service routes to both ready pods: the standby refuses a delivery for a retry (503 and
+    // Retry-After), and the same delivery retried (same id) is taken by the writer.
+    const delivery = signedDelivery(location);
+    const atStandby = await post(first.webhooks, delivery);
+    expect(atStandby.code, a.output().slice(-2000)).toBe(503);
+    expect(atStandby.retryAfter).toBe('5');
+    expect((await post(second.webhooks, delivery)).code, b.output().slice(-2000)).toBe(202);
 
     oauth.sandbox.admin.setLive(false);
     for (const pod of [b, a]) {
@@ -277,19 +316,21 @@ function configYamlOf(objects: readonly K8sObject[]): string {
 /** The signing secret of the test's webhook Secret (Standard Webhooks: whsec_ and base64 key bytes). */
 const WEBHOOK_SECRET = `whsec_${Buffer.from('helm-pod test webhook signing key').toString('base64')}`;
 
-/** A `call.updated` delivery for a call of `location`, signed as the API would sign it, to the receiver's path. */
-async function deliver(port: number, location: string): Promise<{ code: number; body: string }> {
+/** Another signing secret than the Secret's: a delivery signed with it is forged. */
+const OTHER_WEBHOOK_SECRET = `whsec_${Buffer.from('not the key of the webhook Secret').toString('base64')}`;
+
+interface Delivery {
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A `call.updated` delivery for a call of `location`, signed as the API would sign it (with `secret`). */
+function signedDelivery(location: string, secret = WEBHOOK_SECRET): Delivery {
   const body = JSON.stringify({ type: 'call.updated', data: { uid: randomUUID(), locationUid: location } });
   const id = `msg_${randomUUID()}`;
   const timestamp = Math.floor(Date.now() / 1000);
-  const signature = standardWebhooksSignature(
-    standardWebhooksKey(WEBHOOK_SECRET),
-    id,
-    timestamp,
-    Buffer.from(body),
-  );
-  const response = await request(`http://127.0.0.1:${port}/webhooks/calls`, {
-    method: 'POST',
+  const signature = standardWebhooksSignature(standardWebhooksKey(secret), id, timestamp, Buffer.from(body));
+  return {
     headers: {
       'content-type': 'application/json',
       'webhook-id': id,
@@ -297,8 +338,30 @@ async function deliver(port: number, location: string): Promise<{ code: number; 
       'webhook-signature': signature,
     },
     body,
+  };
+}
+
+/** Posts `delivery` to the receiver's path. */
+async function post(
+  port: number,
+  delivery: Delivery,
+): Promise<{ code: number; body: string; retryAfter: string | undefined }> {
+  const response = await request(`http://127.0.0.1:${port}/webhooks/calls`, {
+    method: 'POST',
+    headers: delivery.headers,
+    body: delivery.body,
   });
-  return { code: response.statusCode, body: await response.body.text() };
+  const retryAfter = response.headers['retry-after'];
+  return {
+    code: response.statusCode,
+    body: await response.body.text(),
+    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+  };
+}
+
+/** A new delivery for a call of `location`, signed with `options.secret` (default: the Secret's). */
+function deliver(port: number, location: string, options: { secret?: string } = {}) {
+  return post(port, signedDelivery(location, options.secret));
 }
 
 /** Fails with the container's output when `step` fails: the assertion alone rarely says why. */

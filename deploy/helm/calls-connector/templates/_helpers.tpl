@@ -1,22 +1,48 @@
-{{/* The release's full name: the release name, with the chart's name appended unless it already holds it. */}}
+{{/* The chart's name, or `nameOverride`. */}}
+{{- define "calls-connector.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The objects' base name: `fullnameOverride`, else the release name with the chart's name appended unless it
+     already holds it. */}}
 {{- define "calls-connector.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "calls-connector.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{- define "calls-connector.selectorLabels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "calls-connector.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* Every object's labels: the selector labels, the chart's, and `commonLabels`. */}}
 {{- define "calls-connector.labels" -}}
 {{ include "calls-connector.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* A pod's labels: the selector labels, `commonLabels` and `podLabels`; the component is the caller's. */}}
+{{- define "calls-connector.podLabels" -}}
+{{ include "calls-connector.selectorLabels" . }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- with .Values.podLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{- define "calls-connector.serviceAccountName" -}}
@@ -27,11 +53,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- end -}}
 
+{{/* The image: `global.imageRegistry` (a parent chart's), else `image.registry`, then the repository, pinned by
+     digest or tagged. */}}
 {{- define "calls-connector.image" -}}
+{{- $registry := default .Values.image.registry (dig "imageRegistry" "" (default dict .Values.global)) -}}
+{{- $repository := ternary (printf "%s/%s" (trimSuffix "/" $registry) .Values.image.repository) .Values.image.repository (ne $registry "") -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 {{- end -}}
 
@@ -217,40 +247,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ printf "--max-old-space-size=%s" (include "calls-connector.heapMiB" .) | quote }}
 {{- end -}}
 
-{{/* The hardened pod's security contexts (docs/kubernetes.md, Hardening): the image's `node` user. */}}
+{{/* The pod's and the containers' security contexts: `podSecurityContext` and `securityContext`, whose defaults
+     are the hardened ones (docs/kubernetes.md, Hardening): the image's `node` user. */}}
 {{- define "calls-connector.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 1000
-runAsGroup: 1000
-fsGroup: 1000
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.podSecurityContext -}}
 {{- end -}}
 
 {{- define "calls-connector.containerSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 1000
-runAsGroup: 1000
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-privileged: false
-capabilities:
-  drop: [ALL]
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.securityContext -}}
 {{- end -}}
 
-{{/* Mounts every container of the chart has: the config, a writable /tmp, the token file's volume, Secret files. */}}
-{{- define "calls-connector.volumeMounts" -}}
+{{/* Mounts every connector container has: the config, a writable /tmp, Secret files (the helm test's pod too). */}}
+{{- define "calls-connector.configMounts" -}}
 - name: config
   mountPath: /etc/calls-connector
   readOnly: true
 - name: tmp
   mountPath: /tmp
-{{- if eq .Values.tokenStore.type "file" }}
-- name: tokens
-  mountPath: {{ .Values.tokenStore.file.mountPath }}
-{{- end }}
 {{- range $i, $file := .Values.secrets.files }}
 - name: {{ printf "secret-file-%d" $i }}
   mountPath: {{ $file.mountPath }}
@@ -258,23 +271,50 @@ seccompProfile:
 {{- end }}
 {{- end -}}
 
-{{- define "calls-connector.volumes" -}}
+{{/* The connector's and the auth-login Job's mounts: those above, the token file's volume, `extraVolumeMounts`. */}}
+{{- define "calls-connector.volumeMounts" -}}
+{{ include "calls-connector.configMounts" . }}
+{{- if eq .Values.tokenStore.type "file" }}
+- name: tokens
+  mountPath: {{ .Values.tokenStore.file.mountPath }}
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "calls-connector.configVolumes" -}}
 - name: config
   configMap:
     name: {{ include "calls-connector.fullname" . }}
 - name: tmp
   emptyDir:
     sizeLimit: 64Mi
-{{- if eq .Values.tokenStore.type "file" }}
-- name: tokens
-  persistentVolumeClaim:
-    claimName: {{ .Values.tokenStore.file.existingClaim }}
-{{- end }}
 {{- range $i, $file := .Values.secrets.files }}
 - name: {{ printf "secret-file-%d" $i }}
   secret:
     secretName: {{ $file.name }}
     # 0440: the node user reads them through fsGroup (decimal: YAML 1.1 and 1.2 read 0440 differently).
     defaultMode: 288
+{{- end }}
+{{- end -}}
+
+{{- define "calls-connector.volumes" -}}
+{{ include "calls-connector.configVolumes" . }}
+{{- if eq .Values.tokenStore.type "file" }}
+- name: tokens
+  persistentVolumeClaim:
+    claimName: {{ .Values.tokenStore.file.existingClaim }}
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The connector's environment: the Secrets the rendered config names, then `extraEnv`. */}}
+{{- define "calls-connector.env" -}}
+{{ include "calls-connector.secretEnv" . }}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../src/config/load.js';
 import { FatalError } from '../../../../src/errors/index.js';
-import { signatureRule } from '../../../../src/runtime/steps/webhooks.js';
+import { refusedWhileStandingBy, signatureRule } from '../../../../src/runtime/steps/webhooks.js';
 import { MINIMAL_CONFIG } from '../../../support/minimal-config.js';
 
 const SECRET_A = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
@@ -70,5 +70,36 @@ describe('the webhook signature rule at start', () => {
 
   it('checks nothing only when allowUnsigned says so, secrets or not', async () => {
     expect(await signatureRule(settings({ allowUnsigned: true }), {})).toEqual({ scheme: 'none' });
+  });
+});
+
+describe("a single-mode standby's webhook sink", () => {
+  const nudge = {
+    uid: 'u1',
+    event: 'call.updated',
+    locations: ['l1'],
+    resolution: 'payload_location',
+  } as const;
+
+  it('refuses deliveries while standing by (a retriable error: the receiver answers 503 with Retry-After) and hands them on while writing', async () => {
+    const offered: string[] = [];
+    let standingBy = true;
+    const sink = refusedWhileStandingBy(
+      {
+        offer: (taken) => {
+          offered.push(taken.uid);
+          return Promise.resolve();
+        },
+      },
+      () => standingBy,
+    );
+    await expect(sink.offer(nudge)).rejects.toMatchObject({
+      code: 'WEBHOOK_STANDING_BY',
+      disposition: 'retriable',
+    });
+    expect(offered).toEqual([]);
+    standingBy = false;
+    await sink.offer(nudge);
+    expect(offered).toEqual(['u1']);
   });
 });
