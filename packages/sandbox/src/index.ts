@@ -45,6 +45,7 @@ export type {
 } from './webhooks/dispatcher.js';
 export type { CallEvent } from './webhooks/events.js';
 export { WEBHOOK_FAULTS, type WebhookFault } from './webhooks/faults.js';
+export { WEBHOOK_SHAPES, type WebhookShape } from './webhooks/shapes.js';
 export { DEFAULT_FAULTS } from './faults/faults.js';
 export { KNOWN_SCOPES } from './oauth/authorize.js';
 
