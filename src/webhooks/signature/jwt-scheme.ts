@@ -10,7 +10,7 @@
  * is refused unless replay protection is waived), and the body hash. The replay key is the `idClaim` (`jti`)
  * when the token has one, else a digest of the signed token. Asynchronous (jose's verification is).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import { sameBytes } from './constant-time.js';
 import {
@@ -48,7 +48,7 @@ export async function verifyJwt(
   let claims: JWTPayload | undefined;
   for (const key of keys) {
     try {
-      ({ payload: claims } = await jwtVerify(token, key, {
+      ({ payload: claims } = await jwtVerify(token, secretKeyOf(key), {
         algorithms: ['HS256'],
         currentDate: new Date(delivery.nowMs),
         clockTolerance: Math.floor(toleranceMs / 1000),
@@ -88,6 +88,17 @@ export async function verifyJwt(
   return scheme.location === 'body'
     ? { ok: true, replayKey, timestampMs, payload: Buffer.from(JSON.stringify(claims)) }
     : { ok: true, replayKey, timestampMs };
+}
+
+/** Each secret's key object, made once (jose would import a raw key anew on every delivery). */
+const keyObjects = new WeakMap<Uint8Array, KeyObject>();
+function secretKeyOf(key: Uint8Array): KeyObject {
+  let object = keyObjects.get(key);
+  if (object === undefined) {
+    object = createSecretKey(key);
+    keyObjects.set(key, object);
+  }
+  return object;
 }
 
 function tokenOf(scheme: JwtScheme, delivery: SignedDelivery): string | undefined {

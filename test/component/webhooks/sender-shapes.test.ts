@@ -5,7 +5,7 @@
  * registration handshakes (Slack, Zoom, RingCentral) as those senders make them.
  */
 import { createHmac } from 'node:crypto';
-import { startSandbox, WEBHOOK_SHAPES, type WebhookShape } from '@calls-connector/sandbox';
+import { startSandbox, WEBHOOK_SHAPES } from '@calls-connector/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { locationDirectory } from '../../../src/webhooks/location-directory.js';
@@ -16,26 +16,9 @@ import { signatureRuleOf } from '../../../src/webhooks/signature/verify.js';
 import { LruUidLocations } from '../../../src/webhooks/uid-locations.js';
 import { ManualClock } from '../../support/clock.js';
 import { counterValue } from '../../support/counters.js';
+import { documentedShapeOf } from '../../../tools/docs/webhook-shapes.js';
 import { shapeSettings } from '../../support/webhook-shapes.js';
 import { post } from './post.js';
-
-/** The doc's configuration each sandbox shape is received with. */
-const CONFIGURED: Record<WebhookShape, string> = {
-  'standard-webhooks': 'standard-webhooks',
-  'standard-webhooks-v1a': 'standard-webhooks',
-  svix: 'svix',
-  github: 'github',
-  shopify: 'shopify',
-  stripe: 'stripe',
-  slack: 'slack',
-  zoom: 'zoom',
-  telnyx: 'telnyx',
-  dialpad: 'dialpad',
-  vonage: 'vonage',
-  aircall: 'aircall',
-  ringcentral: 'ringcentral',
-  twilio: 'twilio',
-};
 
 const opened: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -87,7 +70,7 @@ describe('the sandbox signing in every sender shape, into a receiver configured 
       });
       opened.push(sandbox);
       const location = sandbox.locations[0] as string;
-      const r = await receiverFor(CONFIGURED[shape], [sandbox.admin.webhooks.secret], location);
+      const r = await receiverFor(documentedShapeOf(shape), [sandbox.admin.webhooks.secret], location);
       sandbox.admin.webhooks.addTarget(r.url);
       const plain = sandbox.admin.upsertCall({ locationUid: location });
       sandbox.admin.webhooks.failNext('badSignature');
