@@ -5,7 +5,9 @@
  *
  * One route: `POST {path}` (every configured location) or `POST {path}/{grant}` (that grant's locations: one
  * endpoint registered per OAuth grant says whose delivery it is). Each delivery, in this order:
- * 1. wrong path 404, wrong method 405 (neither counted as a delivery); not a JSON content type 400 (malformed);
+ * 1. wrong path 404, wrong method 405 (neither counted as a delivery); not a JSON content type 400 (malformed)
+ *    unless the scheme's body is a JWT; a registration handshake (signature/challenge.ts) is answered there or,
+ *    signed ones, after step 3 (200, counted ignored);
  * 2. the raw body, at most `bodyLimitBytes` (413, too_large);
  * 3. the signature over those raw bytes (401: unsigned, bad_signature, stale_timestamp);
  * 4. an id already taken (replayed): 200, nothing nudged (the sender's duplicate must not be retried);

@@ -64,7 +64,9 @@ describe('the webhooks section', () => {
     expect(await missingFromEnvironment(enabled, {})).toEqual([
       expect.stringMatching(/^webhooks\.signature\.secretEnv: none of CALLS_CONNECTOR_WEBHOOK_SECRET is set/),
     ]);
-    expect(await missingFromEnvironment(enabled, { CALLS_CONNECTOR_WEBHOOK_SECRET: 'whsec_x' })).toEqual([]);
+    expect(
+      await missingFromEnvironment(enabled, { CALLS_CONNECTOR_WEBHOOK_SECRET: `whsec_${'A'.repeat(32)}` }),
+    ).toEqual([]);
     const unsigned = parseConfig({ ...base, webhooks: { enabled: true, allowUnsigned: true } }, {});
     expect(await missingFromEnvironment(unsigned, {})).toEqual([]);
   });
