@@ -65,18 +65,23 @@ const timestampSource = {
   message: 'the signed content names {timestamp}: set timestampHeader or timestampField',
   path: ['timestampHeader'],
 };
+const idSourced = (h: { signedContent: string; idHeader?: string | undefined }): boolean =>
+  !h.signedContent.includes('{id}') || h.idHeader !== undefined;
+const idSource = { message: 'the signed content names {id}: set idHeader', path: ['idHeader'] };
 
 /** A signature the scheme `hmac` checks: every "not shown" point of the sender's rule. */
 const hmacSchema = z
   .object({ ...templateFields, algorithm: z.enum(['sha256', 'sha512', 'sha1']).default('sha256') })
   .strict()
-  .refine(timestampSourced, timestampSource);
+  .refine(timestampSourced, timestampSource)
+  .refine(idSourced, idSource);
 
 /** An ed25519 signature over a template (Telnyx-like), verified with the sender's public key(s). */
 const ed25519Schema = z
   .object({ ...templateFields, encoding: z.enum(['hex', 'base64']).default('base64') })
   .strict()
-  .refine(timestampSourced, timestampSource);
+  .refine(timestampSourced, timestampSource)
+  .refine(idSourced, idSource);
 
 /** A JWT signed HS256 with the secret: the whole body (Dialpad) or a header (Vonage). */
 const jwtSchema = z

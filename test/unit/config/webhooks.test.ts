@@ -134,6 +134,7 @@ describe('the webhooks section', () => {
       /timestampHeader or timestampField/,
     );
     expect(problem({ scheme: 'hmac', hmac: { signedContent: '{url}' } })).toThrow(/publicUrl/);
+    expect(problem({ hmac: { signedContent: '{id}.{body}' } })).toThrow(/set idHeader/);
     expect(problem({ publicUrl: 'https://hooks.example.com/path' })).toThrow(/origin/);
     expect(problem({ scheme: 'jwt', jwt: { location: 'header' } })).toThrow(/payloadHashClaim/);
   });
