@@ -27,6 +27,7 @@ import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
 import { webhooksBench } from './webhooks.js';
+import { webhookShapesBench } from './webhook-shapes.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
@@ -49,6 +50,7 @@ const modules: BenchModule[] = [
   idleBench,
   distributedBench,
   webhooksBench,
+  webhookShapesBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */
@@ -78,6 +80,7 @@ const QUICK: Record<string, string> = {
   BENCH_LANES_WINDOW_S: '6',
   BENCH_DIST_CALLS: '300',
   BENCH_WH_SIZES: '100,1000',
+  BENCH_SHAPES_CHANGES: '50',
   BENCH_WH_WINDOW_S: '10',
   BENCH_WH_DROP_SIZES: '100',
   BENCH_WH_DROP_RECONCILE_MS: '15000',

@@ -6,6 +6,7 @@
  * Returns one line per problem ("key: what is wrong"); empty when nothing is missing.
  */
 import { access, constants } from 'node:fs/promises';
+import { signatureRuleOf } from '../webhooks/signature/verify.js';
 import type { ConnectorConfig } from './schema.js';
 
 export async function missingFromEnvironment(
@@ -64,6 +65,15 @@ export async function missingFromEnvironment(
       `webhooks.signature.secretEnv: none of ${signature.secretEnv.join(', ') || '(no variables)'} is set (the ` +
         'webhook signing secrets); set one, or webhooks.signature.secretFiles',
     );
+  } else if (webhooks.enabled && !webhooks.allowUnsigned) {
+    const secrets = signature.secretEnv.map((name) => (env[name] ?? '').trim()).filter((s) => s !== '');
+    try {
+      signatureRuleOf(signature, secrets, webhooks.replay.waiveProtection);
+    } catch (error) {
+      problems.push(
+        `webhooks.signature.secretEnv: ${(error as Error).message} (webhooks.signature.keyEncoding)`,
+      );
+    }
   }
   return problems;
 }

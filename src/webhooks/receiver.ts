@@ -5,7 +5,9 @@
  *
  * One route: `POST {path}` (every configured location) or `POST {path}/{grant}` (that grant's locations: one
  * endpoint registered per OAuth grant says whose delivery it is). Each delivery, in this order:
- * 1. wrong path 404, wrong method 405 (neither counted as a delivery); not a JSON content type 400 (malformed);
+ * 1. wrong path 404, wrong method 405 (neither counted as a delivery); not a JSON content type 400 (malformed)
+ *    unless the scheme's body is a JWT; a registration handshake (signature/challenge.ts) is answered there or,
+ *    signed ones, after step 3 (200, counted ignored);
  * 2. the raw body, at most `bodyLimitBytes` (413, too_large);
  * 3. the signature over those raw bytes (401: unsigned, bad_signature, stale_timestamp);
  * 4. an id already taken (replayed): 200, nothing nudged (the sender's duplicate must not be retried);
@@ -36,7 +38,14 @@ import { mapPayload, type PayloadMapping } from './payload-mapping.js';
 import type { GrantDirectory } from './location-directory.js';
 import { resolveNudge, type ResolvedNudge } from './nudge-resolution.js';
 import type { ReplayWindow } from './replay-window.js';
-import { verifyDelivery, type SignatureRule } from './signature/verify.js';
+import type { ChallengeAnswer } from './signature/challenge.js';
+import {
+  expectsJsonBody,
+  handshakeAfterSignature,
+  handshakeBeforeSignature,
+  verifyDelivery,
+  type SignatureRule,
+} from './signature/verify.js';
 import type { UidLocationIndex } from './uid-locations.js';
 
 /**
@@ -170,7 +179,7 @@ export class WebhookReceiver {
       reply(res, 405, 'method not allowed');
       return;
     }
-    const outcome = await this.deliver(req, route.grant);
+    const outcome = await this.deliver(req, res, route.grant);
     this.options.metrics.webhookDeliveries.inc({ outcome });
     if (!res.headersSent) {
       const status = STATUS[outcome];
@@ -197,9 +206,15 @@ export class WebhookReceiver {
       : undefined;
   }
 
-  private async deliver(req: IncomingMessage, grant: string | null): Promise<DeliveryOutcome> {
-    const { logger } = this.options;
-    if (!isJson(req.headers['content-type'])) {
+  private async deliver(
+    req: IncomingMessage,
+    res: ServerResponse,
+    grant: string | null,
+  ): Promise<DeliveryOutcome> {
+    const { logger, rule } = this.options;
+    const handshake = handshakeBeforeSignature(rule, req.headers);
+    if (handshake !== null) return answerHandshake(req, res, handshake);
+    if (expectsJsonBody(rule) && !isJson(req.headers['content-type'])) {
       req.resume();
       logger?.debug({ outcome: 'malformed' }, 'webhook delivery refused: not application/json');
       return 'malformed';
@@ -207,14 +222,18 @@ export class WebhookReceiver {
     const body = await readLimited(req, this.options.bodyLimitBytes);
     if (body === undefined) return 'too_large';
     const nowMs = this.options.clock.now();
-    const verdict = verifyDelivery(this.options.rule, { headers: req.headers, body, nowMs });
+    const delivery = { headers: req.headers, body, nowMs, target: req.url };
+    const verdict = await verifyDelivery(rule, delivery);
     if (!verdict.ok) {
       logger?.debug({ outcome: verdict.reason, detail: verdict.detail }, 'webhook delivery refused');
       return verdict.reason;
     }
+    const payload = verdict.payload ?? body;
+    const signedHandshake = handshakeAfterSignature(rule, payload);
+    if (signedHandshake !== null) return answerHandshake(req, res, signedHandshake);
     const { replayKey } = verdict;
     if (replayKey !== null && this.options.replay.has(replayKey, nowMs)) return 'replayed';
-    const mapped = mapPayload(this.options.mapping, body);
+    const mapped = mapPayload(this.options.mapping, payload);
     if (mapped.kind === 'malformed') {
       logger?.debug({ outcome: 'malformed', detail: mapped.detail }, 'webhook delivery refused');
       return 'malformed';
@@ -242,6 +261,16 @@ export class WebhookReceiver {
     this.options.metrics.webhookNudges.inc({ resolution: resolved.resolution });
     return 'accepted';
   }
+}
+
+/** Answers a registration handshake (it nudges nothing: counted `ignored`). */
+function answerHandshake(req: IncomingMessage, res: ServerResponse, answer: ChallengeAnswer): 'ignored' {
+  req.resume();
+  res.statusCode = answer.status;
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.setHeader('cache-control', 'no-store');
+  res.end(answer.body);
+  return 'ignored';
 }
 
 /** `application/json` or a `+json` type, any parameters (charset). */

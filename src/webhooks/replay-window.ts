@@ -1,13 +1,24 @@
 /**
- * The ids of deliveries already taken, so a replayed delivery (an attacker's, or the API's duplicate) nudges
- * nothing twice. Bounded memory: an id is kept `keepMs` (twice the timestamp tolerance: a delivery is
- * accepted while |now - timestamp| <= tolerance, so its replays are refused as stale after that) and at most
- * `maxEntries` ids are kept; over that the oldest goes first. An id evicted by count before its time could be
- * replayed once more within the tolerance: size the window above the deliveries expected in 2 × tolerance.
+ * The keys of deliveries already taken (a signed id, or a digest of the signed content: signature/verdict.ts),
+ * so a replayed delivery (an attacker's, or the API's duplicate) nudges nothing twice. Bounded memory: a key
+ * is kept `keepMs` and at most `maxEntries` keys are kept; over that the oldest goes first. An entry evicted
+ * by count before its time could be replayed once more: size the window above the deliveries expected in
+ * `keepMs`.
  *
  * Contract: `now` never decreases between calls (the injected clock's); ids are kept in the order they were
  * recorded, which is also their expiry order, so eviction looks only at the front.
  */
+/**
+ * How long a key must be kept: as long as its delivery could still be accepted. With a signed timestamp that
+ * is twice the tolerance (a delivery is accepted while |now - timestamp| <= tolerance, and it was taken at
+ * most one tolerance before its timestamp), after which replays are refused as stale. With replay protection
+ * waived (a scheme that signs no timestamp) nothing ever makes a delivery stale: keys are kept until the
+ * count evicts them (Infinity).
+ */
+export function replayKeepMs(toleranceMs: number, waived: boolean): number {
+  return waived ? Number.POSITIVE_INFINITY : 2 * toleranceMs;
+}
+
 export interface ReplayWindowOptions {
   keepMs: number;
   maxEntries: number;

@@ -234,32 +234,106 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'webhooks.tls.keyFile': 'PEM private key of that certificate (mode 600).',
   'webhooks.bodyLimitBytes': 'Larger deliveries are refused with 413 (`too_large`) before they are read.',
   'webhooks.signature.scheme':
-    '`standard-webhooks` (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`) or `hmac` (configured below).',
+    '`standard-webhooks` (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…` or `v1a,…`), `hmac` or `ed25519` over a template, `jwt` (HS256, body or header), or `token` (a shared token, signing nothing). Ready configurations per sender: [webhooks.md](webhooks.md#ready-configurations-per-sender).',
   'webhooks.signature.secretEnv':
-    'Environment variables holding the active secrets (unset ones are skipped; several while rotating). `whsec_<base64>` for `standard-webhooks`.',
+    'Environment variables holding the active secrets (unset ones are skipped; several while rotating). `whsec_<base64>` (or a `whpk_` public key) for `standard-webhooks`.',
   'webhooks.signature.secretFiles': {
     default: 'none',
     meaning: 'Files of active secrets, one per non-empty line (mode 600).',
   },
+  'webhooks.signature.keyEncoding': {
+    default: 'by scheme',
+    meaning:
+      'How a secret becomes the key: `utf8` (`hmac`, `jwt`, `token`), `hex`, `base64` (`ed25519` public keys; PEM also read), `standard-webhooks` (`whsec_`/`whpk_`, that scheme).',
+  },
   'webhooks.signature.toleranceMs':
     'How far a signed timestamp may be from now, either way; older deliveries are refused (`stale_timestamp`).',
+  'webhooks.signature.publicUrl': {
+    default: 'none',
+    meaning:
+      'The origin the sender posts to (e.g. `https://hooks.example.com`): `{url}` in a signed content is this followed by the request path and query.',
+  },
+  'webhooks.signature.standardWebhooks.headerPrefix':
+    '`webhook` (`webhook-id`…) or `svix` (`svix-id`…, Svix-branded senders such as Clerk).',
+  'webhooks.signature.challenge':
+    'Registration handshake answered: `slack` (url_verification), `zoom` (endpoint.url_validation), `ringcentral` (Validation-Token echo), or `none`.',
   'webhooks.signature.hmac.header': 'Header of the signature(s) (several separated by commas or spaces).',
-  'webhooks.signature.hmac.algorithm': '`sha256`, `sha512` or `sha1`.',
-  'webhooks.signature.hmac.encoding': '`hex` or `base64`.',
+  'webhooks.signature.hmac.encoding': '`hex` or `base64` of the signature.',
   'webhooks.signature.hmac.prefix': {
     default: 'empty',
-    meaning: 'Text before each signature, e.g. `sha256=`; entries without it are skipped.',
+    meaning: 'Text before each signature, e.g. `sha256=`, `v1=`; entries without it are skipped.',
   },
   'webhooks.signature.hmac.signedContent':
-    '`body`, or `timestamp.body`: the timestamp header, `separator`, then the raw body.',
-  'webhooks.signature.hmac.timestampHeader':
-    'Header of the signed timestamp; checked against `toleranceMs` when set. Required with `timestamp.body`.',
+    'What is signed: a template over `{body}`, `{timestamp}`, `{id}`, `{url}`, `{header.NAME}`, `{field.NAME}`, e.g. `v0:{timestamp}:{body}`; the words `body` and `timestamp.body` also work.',
+  'webhooks.signature.hmac.timestampHeader': {
+    default: 'none',
+    meaning:
+      'Header of the timestamp, checked against `toleranceMs`; signed only if the template includes it.',
+  },
+  'webhooks.signature.hmac.timestampField': {
+    default: 'none',
+    meaning: 'A `NAME=value` field of the signature header holding the timestamp (Stripe: `t`).',
+  },
   'webhooks.signature.hmac.timestampUnit': '`seconds` or `milliseconds`.',
-  'webhooks.signature.hmac.separator': 'Between the timestamp and the body with `timestamp.body`.',
-  'webhooks.signature.hmac.idHeader':
-    'Header of the delivery id, the replay window key; absent: the signature itself is the key.',
+  'webhooks.signature.hmac.separator': 'Between the timestamp and the body with the word `timestamp.body`.',
+  'webhooks.signature.hmac.idHeader': {
+    default: 'none',
+    meaning:
+      'Header of the delivery id: keys the replay window only when the signed content includes it (else a digest of the signed content does).',
+  },
+  'webhooks.signature.hmac.bodyHashParam': {
+    default: 'none',
+    meaning:
+      'A query parameter of the signed URL that must hold the hex SHA-256 of the body (Twilio: `bodySHA256`).',
+  },
+  'webhooks.signature.ed25519.header': 'Header of the signature(s) (several separated by commas or spaces).',
+  'webhooks.signature.ed25519.encoding': '`hex` or `base64` of the signature.',
+  'webhooks.signature.ed25519.prefix': {
+    default: 'empty',
+    meaning: 'Text before each signature, e.g. `sha256=`, `v1=`; entries without it are skipped.',
+  },
+  'webhooks.signature.ed25519.signedContent':
+    'What is signed: a template over `{body}`, `{timestamp}`, `{id}`, `{url}`, `{header.NAME}`, `{field.NAME}`, e.g. `v0:{timestamp}:{body}`; the words `body` and `timestamp.body` also work.',
+  'webhooks.signature.ed25519.timestampHeader': {
+    default: 'none',
+    meaning:
+      'Header of the timestamp, checked against `toleranceMs`; signed only if the template includes it.',
+  },
+  'webhooks.signature.ed25519.timestampField': {
+    default: 'none',
+    meaning: 'A `NAME=value` field of the signature header holding the timestamp (Stripe: `t`).',
+  },
+  'webhooks.signature.ed25519.timestampUnit': '`seconds` or `milliseconds`.',
+  'webhooks.signature.ed25519.separator':
+    'Between the timestamp and the body with the word `timestamp.body`.',
+  'webhooks.signature.ed25519.idHeader': {
+    default: 'none',
+    meaning:
+      'Header of the delivery id: keys the replay window only when the signed content includes it (else a digest of the signed content does).',
+  },
+  'webhooks.signature.ed25519.bodyHashParam': {
+    default: 'none',
+    meaning:
+      'A query parameter of the signed URL that must hold the hex SHA-256 of the body (Twilio: `bodySHA256`).',
+  },
+  'webhooks.signature.hmac.algorithm': '`sha256`, `sha512` or `sha1`.',
+  'webhooks.signature.jwt.location':
+    '`body` (the body is the JWT; its claims are the event) or `header` (a header carries it; the body stays JSON).',
+  'webhooks.signature.jwt.header': 'With `location: header`: the header carrying the JWT.',
+  'webhooks.signature.jwt.prefix': 'Before the JWT in the header (any case).',
+  'webhooks.signature.jwt.payloadHashClaim': {
+    default: 'none',
+    meaning:
+      'Claim holding the hex SHA-256 of the body (Vonage: `payload_hash`); required with `location: header`.',
+  },
+  'webhooks.signature.jwt.idClaim': 'Claim naming the delivery (keys the replay window when present).',
+  'webhooks.signature.token.location': '`header` or `body` (a field of the JSON body).',
+  'webhooks.signature.token.header': 'With `location: header`: the header carrying the token.',
+  'webhooks.signature.token.field': 'With `location: body`: dotted path of the token field.',
   'webhooks.replay.maxEntries':
-    'Delivery ids remembered (each for twice `toleranceMs`), so a replay nudges nothing; the oldest go first over this.',
+    'Deliveries remembered (a signed id, or a digest of the signed content), so a replay nudges nothing; the oldest go first over this.',
+  'webhooks.replay.waiveProtection':
+    'Accept a scheme that signs no timestamp (refused otherwise): keys are then kept until `maxEntries` evicts them, after which a captured delivery is accepted again. See [webhooks.md](webhooks.md#replays).',
   'webhooks.payload.eventPath': 'Dotted path of the event name in a delivery.',
   'webhooks.payload.eventPrefix':
     'Events starting with this act; others are answered 200 and counted `ignored`.',

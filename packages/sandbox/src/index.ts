@@ -45,6 +45,13 @@ export type {
 } from './webhooks/dispatcher.js';
 export type { CallEvent } from './webhooks/events.js';
 export { WEBHOOK_FAULTS, type WebhookFault } from './webhooks/faults.js';
+export {
+  shapeSigner,
+  WEBHOOK_SHAPES,
+  type ShapeSigner,
+  type SignedRequest,
+  type WebhookShape,
+} from './webhooks/shapes.js';
 export { DEFAULT_FAULTS } from './faults/faults.js';
 export { KNOWN_SCOPES } from './oauth/authorize.js';
 

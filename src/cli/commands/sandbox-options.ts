@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { FaultSettings, SandboxClient, SandboxOptions } from '@calls-connector/sandbox';
+import type { FaultSettings, SandboxClient, SandboxOptions, WebhookShape } from '@calls-connector/sandbox';
 import { ConfigError } from '../../config/load.js';
 
 /** Where the CA certificate is written without --cert-out or --cert. */
@@ -61,6 +61,8 @@ export interface SandboxFlags {
   webhookTarget?: string[];
   /** Leave data.locationUid out of the webhook payloads, as the real API may. */
   webhookOmitLocation?: boolean;
+  /** The sender shape webhooks are signed in (default standard-webhooks). */
+  webhookShape?: WebhookShape;
 }
 
 /** A client file: JSON `{"clientId", "redirectUri", "clientSecret"?}` (the secret may stay in the env). */
@@ -171,6 +173,7 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
     webhooks: {
       targets: f.webhookTarget ?? [],
       includeLocation: f.webhookOmitLocation !== true,
+      ...(f.webhookShape !== undefined && { shape: f.webhookShape }),
       ...(env.SANDBOX_WEBHOOK_SECRET ? { secret: env.SANDBOX_WEBHOOK_SECRET } : {}),
     },
   };

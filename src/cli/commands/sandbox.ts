@@ -11,7 +11,7 @@ import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigError } from '../../config/load.js';
 import { FatalError } from '../../errors/index.js';
-import { DEFAULT_CLIENT, startSandbox } from '@calls-connector/sandbox';
+import { DEFAULT_CLIENT, startSandbox, WEBHOOK_SHAPES } from '@calls-connector/sandbox';
 import { ExitCode } from '../../errors/exit-codes.js';
 import { examples } from '../help-text.js';
 import { DEFAULT_CERT_OUT, isLoopback, sandboxOptionsFrom, type SandboxFlags } from './sandbox-options.js';
@@ -90,7 +90,7 @@ async function run(f: SandboxFlags): Promise<void> {
       `  locations      ${sandbox.locations.length} (${shown}) written to ${locationsOut}`,
       `  CA certificate ${sandbox.caFile ?? '(plain HTTP, none)'}`,
       `  admin          ${sandbox.baseUrl}/_sandbox/  (truth, calls, clock, tokens, faults, stats, webhooks)${options.adminKey ? ' - key required' : ''}`,
-      `  webhooks       ${sandbox.admin.webhooks.targets().join(', ') || 'no target (POST /_sandbox/webhooks/targets)'}; secret ${process.env.SANDBOX_WEBHOOK_SECRET ? '(from SANDBOX_WEBHOOK_SECRET)' : sandbox.admin.webhooks.secret}`,
+      `  webhooks       ${sandbox.admin.webhooks.targets().join(', ') || 'no target (POST /_sandbox/webhooks/targets)'}; ${sandbox.admin.webhooks.shape} shape, secret ${process.env.SANDBOX_WEBHOOK_SECRET ? '(from SANDBOX_WEBHOOK_SECRET)' : sandbox.admin.webhooks.secret}`,
       'Press Ctrl-C to stop.',
       '',
     ].join('\n'),
@@ -241,6 +241,11 @@ export function register(program: Command): void {
       (v: string, previous: string[] = []) => [...previous, v],
     )
     .option('--webhook-omit-location', 'leave data.locationUid out of the webhook payloads')
+    .addOption(
+      new Option('--webhook-shape <name>', 'sign webhooks the way this sender does (docs/webhooks.md)')
+        .choices(WEBHOOK_SHAPES)
+        .default('standard-webhooks'),
+    )
     .addHelpText(
       'after',
       examples(

@@ -24,9 +24,9 @@ import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
 import { WebhookReceiver, type NudgeSink, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
 import { publishedCallsFeed, type PublishedCalls } from '../../webhooks/published-calls.js';
-import { ReplayWindow } from '../../webhooks/replay-window.js';
+import { ReplayWindow, replayKeepMs } from '../../webhooks/replay-window.js';
 import { ownedLocationNudge, schedulerNudgeSink, type NudgeTarget } from '../../webhooks/scheduler-nudges.js';
-import { keysOf, type SignatureRule } from '../../webhooks/signature/verify.js';
+import { signatureRuleOf, type SignatureRule } from '../../webhooks/signature/verify.js';
 import { LruUidLocations, type UidLocationIndex } from '../../webhooks/uid-locations.js';
 import type { StartContext } from './context.js';
 
@@ -188,7 +188,7 @@ export async function startWebhooks(
     bodyLimitBytes: settings.bodyLimitBytes,
     rule,
     replay: new ReplayWindow({
-      keepMs: 2 * settings.signature.toleranceMs,
+      keepMs: replayKeepMs(settings.signature.toleranceMs, settings.replay.waiveProtection),
       maxEntries: settings.replay.maxEntries,
     }),
     mapping: settings.payload,
@@ -239,10 +239,7 @@ export async function signatureRule(
     );
   }
   try {
-    const keys = keysOf(signature.scheme, secrets);
-    return signature.scheme === 'hmac'
-      ? { scheme: 'hmac', hmac: signature.hmac, keys, toleranceMs: signature.toleranceMs }
-      : { scheme: 'standard-webhooks', keys, toleranceMs: signature.toleranceMs };
+    return signatureRuleOf(signature, secrets, settings.replay.waiveProtection);
   } catch (error) {
     throw new FatalError('WEBHOOK_SECRET_MISSING', (error as Error).message, { cause: error });
   }

@@ -1,48 +1,51 @@
 /**
- * A configurable HMAC signature, for an API that signs its own way (GitHub's `X-Hub-Signature-256:
- * sha256=<hex>`, Shopify's base64 over the body, schemes that sign `timestamp.body`): the header, the
- * algorithm, hex or base64, a prefix, and what is signed. The real calls API may sign any of these ways
- * (spec 6: "not shown"), so each is configuration (webhooks.signature.hmac).
+ * A configurable HMAC signature (`webhooks.signature.scheme: hmac`), for an API that signs its own way:
+ * GitHub's `X-Hub-Signature-256: sha256=<hex>` over the body, Shopify's base64, Stripe's
+ * `Stripe-Signature: t=…,v1=…` over `{t}.{body}`, Slack's and Zoom's `v0=` over `v0:{ts}:{body}`, Twilio's
+ * base64 HMAC-SHA1 of the URL. What is signed is a template (template.ts); the header, the algorithm, hex or
+ * base64 and a prefix are configuration, and the key is the secret in its configured encoding (keys.ts).
+ * The real calls API may sign any of these ways (spec 6: "not shown").
  *
- * The key is the secret's UTF-8 bytes, as such schemes use it. The header may hold several signatures
- * (separated by commas or spaces) while the sender rotates; entries without the prefix are skipped
- * (so `t=…,v1=…` works with prefix `v1=`). Pure: over headers, raw body bytes, now and the keys.
+ * The replay key comes from signed material only: the id when the template covers it, else a digest of the
+ * signed content (the same whichever of the sender's signatures or secrets matched). Pure.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { sameBytes } from './constant-time.js';
+import { readTemplated, type TemplateScheme } from './templated-delivery.js';
 import {
-  headerValue,
   refuse,
+  signedContentKey,
   withinTolerance,
   type SignatureVerdict,
   type SignedDelivery,
 } from './verdict.js';
 
-export interface HmacScheme {
-  /** Header that carries the signature(s), e.g. `x-hub-signature-256`. */
-  header: string;
+export interface HmacScheme extends TemplateScheme {
   algorithm: 'sha256' | 'sha512' | 'sha1';
-  encoding: 'hex' | 'base64';
-  /** Before each signature, e.g. `sha256=`; '' for none. */
-  prefix: string;
-  /** `body`: the raw body; `timestamp.body`: the timestamp header's value, `separator`, then the body. */
-  signedContent: 'body' | 'timestamp.body';
-  /** Header of the timestamp (required with `timestamp.body`; checked against the tolerance when set). */
-  timestampHeader?: string | undefined;
-  timestampUnit: 'seconds' | 'milliseconds';
-  separator: string;
-  /** Header of the delivery id (the replay window's key); absent: the signature itself is the key. */
-  idHeader?: string | undefined;
 }
 
-/** The signature header's value for a delivery (the sender's side: tests and the sandbox sign with this). */
+/** The signature of `content` as the header carries it (the sender's side: tests sign with this). */
+export function hmacSignatureOf(
+  scheme: Pick<HmacScheme, 'algorithm' | 'encoding' | 'prefix'>,
+  key: Uint8Array,
+  content: Uint8Array | string,
+): string {
+  return `${scheme.prefix}${createHmac(scheme.algorithm, key).update(content).digest(scheme.encoding)}`;
+}
+
+/**
+ * The signature header's value for a body-only or `timestamp.body` scheme (the older shapes: tests sign with
+ * this); other templates sign the content they render with `hmacSignatureOf`.
+ */
 export function hmacSignature(
   scheme: HmacScheme,
   key: Uint8Array,
   body: Uint8Array,
   timestamp?: string,
 ): string {
-  return `${scheme.prefix}${digest(scheme, key, body, timestamp).toString(scheme.encoding)}`;
+  const head =
+    scheme.signedContent === 'timestamp.body' ? `${timestamp ?? ''}${scheme.separator ?? '.'}` : '';
+  return hmacSignatureOf(scheme, key, Buffer.concat([Buffer.from(head), body]));
 }
 
 export function verifyHmac(
@@ -51,54 +54,17 @@ export function verifyHmac(
   keys: readonly Uint8Array[],
   toleranceMs: number,
 ): SignatureVerdict {
-  const header = headerValue(delivery.headers, scheme.header);
-  if (header === undefined) {
-    return delivery.headers[scheme.header.toLowerCase()] === undefined
-      ? refuse('unsigned', `no ${scheme.header} header`)
-      : refuse('bad_signature', `${scheme.header} sent more than once`);
-  }
-  let timestamp: string | undefined;
-  let timestampMs: number | null = null;
-  if (scheme.timestampHeader !== undefined) {
-    timestamp = headerValue(delivery.headers, scheme.timestampHeader);
-    if (timestamp === undefined || !/^\d{1,15}$/.test(timestamp))
-      return refuse('bad_signature', `${scheme.timestampHeader} is missing or not a number`);
-    timestampMs = Number(timestamp) * (scheme.timestampUnit === 'seconds' ? 1000 : 1);
-  } else if (scheme.signedContent === 'timestamp.body') {
-    return refuse('bad_signature', 'the scheme signs a timestamp but names no timestamp header');
-  }
-  const given = header
-    .split(/[\s,]+/)
-    .filter((entry) => entry.startsWith(scheme.prefix) && entry.length > scheme.prefix.length)
-    .map((entry) => decode(entry.slice(scheme.prefix.length), scheme.encoding));
-  if (given.length === 0) return refuse('bad_signature', `no signature in ${scheme.header}`);
-  let matchedSignature: Buffer | undefined;
+  const read = readTemplated(scheme, delivery);
+  if ('ok' in read) return read;
+  let matched = false;
   for (const key of keys) {
-    const expected = digest(scheme, key, delivery.body, timestamp);
-    for (const signature of given) if (sameBytes(expected, signature)) matchedSignature ??= expected;
+    const expected = createHmac(scheme.algorithm, key).update(read.content).digest();
+    // Every pair is compared, so the time taken does not say which secret or signature matched.
+    for (const signature of read.signatures) if (sameBytes(expected, signature)) matched = true;
   }
-  if (matchedSignature === undefined) return refuse('bad_signature', 'no signature matches an active secret');
-  if (timestampMs !== null && !withinTolerance(timestampMs, delivery.nowMs, toleranceMs))
-    return refuse('stale_timestamp', `${scheme.timestampHeader ?? 'timestamp'} is outside the tolerance`);
-  const id = scheme.idHeader === undefined ? undefined : headerValue(delivery.headers, scheme.idHeader);
-  // Without an id, the signature names the delivery: a replayed request carries the same one (hashed, so the
-  // window never holds a usable signature).
-  const replayKey =
-    id !== undefined && id !== ''
-      ? `id:${id}`
-      : `sig:${createHash('sha256').update(matchedSignature).digest('base64')}`;
-  return { ok: true, replayKey, timestampMs };
-}
-
-function digest(scheme: HmacScheme, key: Uint8Array, body: Uint8Array, timestamp?: string): Buffer {
-  const hmac = createHmac(scheme.algorithm, key);
-  if (scheme.signedContent === 'timestamp.body') hmac.update(`${timestamp ?? ''}${scheme.separator}`);
-  return hmac.update(body).digest();
-}
-
-/** Decoded bytes; a value that is not in the encoding decodes to something that matches nothing. */
-function decode(text: string, encoding: 'hex' | 'base64'): Buffer {
-  if (encoding === 'hex')
-    return /^(?:[0-9a-fA-F]{2})+$/.test(text) ? Buffer.from(text, 'hex') : Buffer.alloc(0);
-  return Buffer.from(text, 'base64');
+  if (!matched) return refuse('bad_signature', 'no signature matches an active secret');
+  if (read.timestampMs !== null && !withinTolerance(read.timestampMs, delivery.nowMs, toleranceMs))
+    return refuse('stale_timestamp', 'the signed timestamp is outside the tolerance');
+  const replayKey = read.signedId !== undefined ? `id:${read.signedId}` : signedContentKey(read.content);
+  return { ok: true, replayKey, timestampMs: read.timestampMs };
 }

@@ -6,13 +6,18 @@
  * - `webhook-timestamp`: Unix seconds;
  * - `webhook-signature`: space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, several while a
  *   secret is rotated (one per active secret of the sender);
- * - secrets in the form `whsec_<base64 key bytes>`.
+ * - secrets in the form `whsec_<base64 key bytes>`;
+ * - asymmetric signatures `v1a,<base64 ed25519 signature>` over the same content, verified with the sender's
+ *   public key `whpk_<base64>` (the spec's `v1a`);
+ * - Svix-branded senders (Clerk and others) send the same headers named `svix-id`, `svix-timestamp`,
+ *   `svix-signature` (`headerPrefix: svix`).
  *
  * Pure: over the headers, the raw body bytes, now and the keys. The signature is checked before the
  * timestamp, so `stale_timestamp` always means an authentic delivery that is too old (or too far ahead).
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, sign, verify, type KeyObject } from 'node:crypto';
 import { sameBytes } from './constant-time.js';
+import { secretKey } from './keys.js';
 import {
   headerValue,
   refuse,
@@ -21,20 +26,21 @@ import {
   type SignedDelivery,
 } from './verdict.js';
 
-const SECRET_PREFIX = 'whsec_';
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** The names of the three headers: `webhook-*` (the spec) or `svix-*` (Svix-branded senders). */
+export type StandardWebhooksHeaders = 'webhook' | 'svix';
+
+export interface StandardWebhooksOptions {
+  headerPrefix?: StandardWebhooksHeaders;
+  /** The sender's ed25519 public keys, for `v1a` signatures. */
+  publicKeys?: readonly KeyObject[];
+}
 
 /**
  * The key bytes of a Standard Webhooks secret: `whsec_<base64>` (the prefix may be left out). Throws
  * RangeError, without echoing the secret, when the rest is not base64 or too short to be a key.
  */
 export function standardWebhooksKey(secret: string): Buffer {
-  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
-  if (!BASE64.test(encoded) || encoded.length % 4 !== 0)
-    throw new RangeError('a Standard Webhooks secret is whsec_ followed by base64');
-  const key = Buffer.from(encoded, 'base64');
-  if (key.length < 16) throw new RangeError('a Standard Webhooks secret must hold at least 16 bytes');
-  return key;
+  return secretKey(secret, 'standard-webhooks');
 }
 
 /** The `v1,<base64>` signature of a delivery (the sender's side: the sandbox signs with this). */
@@ -47,37 +53,66 @@ export function standardWebhooksSignature(
   return `v1,${signedDigest(key, id, String(timestampSeconds), body).toString('base64')}`;
 }
 
+/** The `v1a,<base64>` signature of a delivery with an ed25519 private key (the sender's side). */
+export function standardWebhooksAsymmetricSignature(
+  privateKey: KeyObject,
+  id: string,
+  timestampSeconds: number,
+  body: Uint8Array,
+): string {
+  const content = Buffer.concat([Buffer.from(`${id}.${timestampSeconds}.`), body]);
+  return `v1a,${signEd25519(privateKey, content).toString('base64')}`;
+}
+
 export function verifyStandardWebhooks(
   delivery: SignedDelivery,
   keys: readonly Uint8Array[],
   toleranceMs: number,
+  options: StandardWebhooksOptions = {},
 ): SignatureVerdict {
-  const signatures = headerValue(delivery.headers, 'webhook-signature');
+  const prefix = options.headerPrefix ?? 'webhook';
+  const signatureHeader = `${prefix}-signature`;
+  const signatures = headerValue(delivery.headers, signatureHeader);
   if (signatures === undefined) {
-    return delivery.headers['webhook-signature'] === undefined
-      ? refuse('unsigned', 'no webhook-signature header')
-      : refuse('bad_signature', 'webhook-signature sent more than once');
+    return delivery.headers[signatureHeader] === undefined
+      ? refuse('unsigned', `no ${signatureHeader} header`)
+      : refuse('bad_signature', `${signatureHeader} sent more than once`);
   }
-  const id = headerValue(delivery.headers, 'webhook-id');
-  const timestamp = headerValue(delivery.headers, 'webhook-timestamp');
+  const id = headerValue(delivery.headers, `${prefix}-id`);
+  const timestamp = headerValue(delivery.headers, `${prefix}-timestamp`);
   if (id === undefined || id === '' || timestamp === undefined)
-    return refuse('bad_signature', 'webhook-signature without webhook-id and webhook-timestamp');
-  if (!/^\d{1,12}$/.test(timestamp)) return refuse('bad_signature', 'webhook-timestamp is not Unix seconds');
-  const given = signatures
-    .split(' ')
-    .filter((entry) => entry.startsWith('v1,'))
-    .map((entry) => Buffer.from(entry.slice(3), 'base64'));
-  if (given.length === 0) return refuse('bad_signature', 'no v1 signature in webhook-signature');
-  const matched = keys.some((key) => {
-    const expected = signedDigest(key, id, timestamp, delivery.body);
+    return refuse('bad_signature', `${signatureHeader} without ${prefix}-id and ${prefix}-timestamp`);
+  if (!/^\d{1,12}$/.test(timestamp))
+    return refuse('bad_signature', `${prefix}-timestamp is not Unix seconds`);
+  const entries = signatures.split(' ');
+  const symmetric = decoded(entries, 'v1,');
+  const asymmetric = decoded(entries, 'v1a,').filter((signature) => signature.length === 64);
+  if (symmetric.length === 0 && asymmetric.length === 0)
+    return refuse('bad_signature', `no v1 or v1a signature in ${signatureHeader}`);
+  const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), delivery.body]);
+  let matched = false;
+  for (const key of keys) {
+    const expected = createHmac('sha256', key).update(content).digest();
     // Every pair is compared, so the time taken does not say which secret or signature matched.
-    return given.map((signature) => sameBytes(expected, signature)).includes(true);
-  });
+    for (const signature of symmetric) if (sameBytes(expected, signature)) matched = true;
+  }
+  for (const key of options.publicKeys ?? [])
+    for (const signature of asymmetric) if (verify(null, content, key, signature)) matched = true;
   if (!matched) return refuse('bad_signature', 'no signature matches an active secret');
   const timestampMs = Number(timestamp) * 1000;
   if (!withinTolerance(timestampMs, delivery.nowMs, toleranceMs))
-    return refuse('stale_timestamp', 'webhook-timestamp is outside the tolerance');
+    return refuse('stale_timestamp', `${prefix}-timestamp is outside the tolerance`);
   return { ok: true, replayKey: `id:${id}`, timestampMs };
+}
+
+function decoded(entries: readonly string[], version: string): Buffer[] {
+  return entries
+    .filter((entry) => entry.startsWith(version))
+    .map((entry) => Buffer.from(entry.slice(version.length), 'base64'));
+}
+
+function signEd25519(privateKey: KeyObject, content: Buffer): Buffer {
+  return sign(null, content, privateKey);
 }
 
 function signedDigest(key: Uint8Array, id: string, timestamp: string, body: Uint8Array): Buffer {

@@ -64,7 +64,9 @@ describe('the webhooks section', () => {
     expect(await missingFromEnvironment(enabled, {})).toEqual([
       expect.stringMatching(/^webhooks\.signature\.secretEnv: none of CALLS_CONNECTOR_WEBHOOK_SECRET is set/),
     ]);
-    expect(await missingFromEnvironment(enabled, { CALLS_CONNECTOR_WEBHOOK_SECRET: 'whsec_x' })).toEqual([]);
+    expect(
+      await missingFromEnvironment(enabled, { CALLS_CONNECTOR_WEBHOOK_SECRET: `whsec_${'A'.repeat(32)}` }),
+    ).toEqual([]);
     const unsigned = parseConfig({ ...base, webhooks: { enabled: true, allowUnsigned: true } }, {});
     expect(await missingFromEnvironment(unsigned, {})).toEqual([]);
   });
@@ -87,5 +89,53 @@ describe('the webhooks section', () => {
       'webhooks.tls.keyFile',
       'webhooks.signature.secretFiles',
     ]);
+  });
+
+  it('refuses an enabled receiver whose scheme signs no timestamp, naming webhooks.replay.waiveProtection and why', () => {
+    const github = {
+      scheme: 'hmac',
+      hmac: { header: 'X-Hub-Signature-256', prefix: 'sha256=', idHeader: 'X-GitHub-Delivery' },
+    };
+    const refused = (signature: object) => () =>
+      parseConfig({ ...base, webhooks: { enabled: true, signature } }, {});
+    expect(refused(github)).toThrow(
+      /webhooks\.replay\.waiveProtection.*signs neither a timestamp nor an id.*replayed for ever/s,
+    );
+    expect(refused({ scheme: 'token' })).toThrow(/webhooks\.replay\.waiveProtection/);
+    // An id the template signs, without a timestamp, still leaves a capture acceptable once evicted.
+    expect(refused({ scheme: 'hmac', hmac: { idHeader: 'x-id', signedContent: '{id}.{body}' } })).toThrow(
+      /signs an id but no timestamp/,
+    );
+    expect(() =>
+      parseConfig(
+        { ...base, webhooks: { enabled: true, signature: github, replay: { waiveProtection: true } } },
+        {},
+      ),
+    ).not.toThrow();
+    // Signed timestamps, and an unsigned development receiver, need no waiver.
+    for (const signature of [
+      {},
+      { scheme: 'hmac', hmac: { timestampField: 't', prefix: 'v1=', signedContent: '{timestamp}.{body}' } },
+      { scheme: 'hmac', hmac: { timestampHeader: 'x-ts', signedContent: 'v0:{header.x-ts}:{body}' } },
+      { scheme: 'jwt' },
+    ])
+      expect(() => parseConfig({ ...base, webhooks: { enabled: true, signature } }, {})).not.toThrow();
+    expect(() =>
+      parseConfig({ ...base, webhooks: { enabled: true, allowUnsigned: true, signature: github } }, {}),
+    ).not.toThrow();
+  });
+
+  it('refuses a signed content it cannot read, {url} without publicUrl, and a header JWT that signs no body', () => {
+    const problem = (signature: object) => () =>
+      parseConfig({ ...base, webhooks: { signature, replay: { waiveProtection: true } } }, {});
+    expect(problem({ hmac: { signedContent: '{nonce}.{body}' } })).toThrow(/unknown placeholder \{nonce\}/);
+    expect(problem({ hmac: { signedContent: '{body' } })).toThrow(/unmatched/);
+    expect(problem({ hmac: { signedContent: '{timestamp}.{body}' } })).toThrow(
+      /timestampHeader or timestampField/,
+    );
+    expect(problem({ scheme: 'hmac', hmac: { signedContent: '{url}' } })).toThrow(/publicUrl/);
+    expect(problem({ hmac: { signedContent: '{id}.{body}' } })).toThrow(/set idHeader/);
+    expect(problem({ publicUrl: 'https://hooks.example.com/path' })).toThrow(/origin/);
+    expect(problem({ scheme: 'jwt', jwt: { location: 'header' } })).toThrow(/payloadHashClaim/);
   });
 });

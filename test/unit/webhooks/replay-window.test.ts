@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReplayWindow } from '../../../src/webhooks/replay-window.js';
+import { ReplayWindow, replayKeepMs } from '../../../src/webhooks/replay-window.js';
 
 describe('the replay window', () => {
   it('holds an id for keepMs after it was recorded, then forgets it', () => {
@@ -47,5 +47,17 @@ describe('the replay window', () => {
   it('refuses options that would hold nothing', () => {
     expect(() => new ReplayWindow({ keepMs: 1, maxEntries: 0 })).toThrow(RangeError);
     expect(() => new ReplayWindow({ keepMs: Number.NaN, maxEntries: 1 })).toThrow(RangeError);
+  });
+});
+
+describe('the replay window without a signed timestamp', () => {
+  it('keeps twice the tolerance with a signed timestamp, and until the count evicts a key once waived', () => {
+    expect(replayKeepMs(300_000, false)).toBe(600_000);
+    const window = new ReplayWindow({ keepMs: replayKeepMs(300_000, true), maxEntries: 2 });
+    window.record('sig:a', 0);
+    expect(window.has('sig:a', 10 * 365 * 86_400_000)).toBe(true);
+    window.record('sig:b', 1);
+    window.record('sig:c', 2);
+    expect(window.has('sig:a', 3)).toBe(false);
   });
 });

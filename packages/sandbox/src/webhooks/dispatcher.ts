@@ -1,9 +1,10 @@
 /**
  * Sends the sandbox's `call.*` webhooks: on every change of a call (admin upserts and live mode alike), one
- * signed delivery (signing.ts) to each registered target, retried on a non-2xx answer or a connection error
+ * signed delivery to each registered target, in the configured sender's shape (shapes.ts: Standard Webhooks by
+ * default, or GitHub's, Stripe's, Slack's, a JWT, a token…), retried on a non-2xx answer or a connection error
  * with exponential backoff up to `retry.maxAttempts` attempts, each attempt signed anew (new timestamp, same
  * id, as Standard Webhooks senders do). Faults on demand (faults.ts) make deliveries drop, repeat, arrive late
- * or out of order, carry a bad signature or be replayed.
+ * or out of order, carry a bad signature, or be replayed as captured or with a fresh id.
  *
  * Deliveries go out concurrently and in the background: a change never waits for its webhook. `idle()` says
  * when nothing is pending (tests), `close()` cancels whatever still is.
@@ -20,7 +21,7 @@ import {
   type WebhookFault,
   type WebhookFaultSettings,
 } from './faults.js';
-import { newWebhookSecret, signatureHeaders, webhookKey } from './signing.js';
+import { shapeSigner, type ShapeSigner, type SignedRequest, type WebhookShape } from './shapes.js';
 
 export interface WebhookTarget {
   url: string;
@@ -35,7 +36,12 @@ export interface WebhookRetry {
 }
 
 export interface WebhookOptions {
-  /** `whsec_<base64>`; default a fresh one (read it back from `secret`). */
+  /** How deliveries are signed: a sender's shape (shapes.ts); default `standard-webhooks`. */
+  shape?: WebhookShape;
+  /**
+   * The shared secret of a symmetric shape (`whsec_<base64>` for Standard Webhooks and Svix); default a fresh
+   * one. Read back what the receiver needs from `secret` (an ed25519 shape's public key).
+   */
   secret?: string;
   targets?: ReadonlyArray<string | WebhookTarget>;
   /** Put `data.locationUid` in each event (default true); the real API may leave it out. */
@@ -76,6 +82,7 @@ export interface WebhookDeliveryRecord {
 export type SandboxWebhooks = Pick<
   WebhookDispatcher,
   | 'secret'
+  | 'shape'
   | 'addTarget'
   | 'removeTargets'
   | 'targets'
@@ -98,8 +105,10 @@ interface Outgoing {
 }
 
 export class WebhookDispatcher {
+  /** What the receiver verifies with: the shared secret, or an ed25519 shape's public key. */
   readonly secret: string;
-  private readonly key: Buffer;
+  readonly shape: WebhookShape;
+  private readonly signer: ShapeSigner;
   private readonly targetList: WebhookTarget[] = [];
   private readonly includeLocation: boolean;
   private readonly retry: WebhookRetry;
@@ -119,7 +128,7 @@ export class WebhookDispatcher {
     failed: 0,
     retries: 0,
     byStatus: {},
-    faults: { drop: 0, duplicate: 0, delay: 0, reorder: 0, badSignature: 0, replay: 0 },
+    faults: { drop: 0, duplicate: 0, delay: 0, reorder: 0, badSignature: 0, replay: 0, reidentify: 0 },
   };
 
   constructor(
@@ -127,8 +136,9 @@ export class WebhookDispatcher {
     private readonly nowMs: () => number,
     private readonly random: Random,
   ) {
-    this.secret = options.secret ?? newWebhookSecret();
-    this.key = webhookKey(this.secret);
+    this.shape = options.shape ?? 'standard-webhooks';
+    this.signer = shapeSigner(this.shape, options.secret);
+    this.secret = this.signer.verificationSecret;
     this.includeLocation = options.includeLocation ?? true;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     if (!(Number.isInteger(this.retry.maxAttempts) && this.retry.maxAttempts >= 1))
@@ -245,27 +255,25 @@ export class WebhookDispatcher {
     if (this.closed) return;
     out.record.attempts = attempt;
     const forged = attempt === 1 && out.faults.has('badSignature');
-    const headers = signatureHeaders(
-      forged ? Buffer.from(this.key).reverse() : this.key,
-      out.record.id,
-      Math.floor(Date.now() / 1000),
-      out.body,
-    );
+    const request = this.signer.sign({
+      id: out.record.id,
+      timestampSeconds: Math.floor(Date.now() / 1000),
+      body: out.body,
+      url: out.target.url,
+      forged,
+    });
     if (attempt === 1 && out.faults.has('duplicate')) {
       this.pending++;
-      void this.post(out.target, headers, out.body).then(() => this.done());
+      void this.post(out.target, request).then(() => this.done());
     }
-    const status = await this.post(out.target, headers, out.body);
+    const status = await this.post(out.target, request);
     if (this.closed) return;
     if (status >= 200 && status < 300) {
       out.record.state = 'delivered';
       this.counters.delivered++;
-      if (out.faults.has('replay')) {
-        this.pending++;
-        this.later(this.faultSettings.delayMs, () => {
-          void this.post(out.target, headers, out.body).then(() => this.done());
-        });
-      }
+      // An attacker's replays of the captured request: as it was, and with a fresh id where the shape sends one.
+      if (out.faults.has('replay')) this.resend(out.target, request);
+      if (out.faults.has('reidentify')) this.resend(out.target, reidentified(request));
       this.done();
       return;
     }
@@ -280,10 +288,18 @@ export class WebhookDispatcher {
     this.later(delay, () => void this.attempt(out, attempt + 1));
   }
 
+  private resend(target: WebhookTarget, request: SignedRequest): void {
+    this.pending++;
+    this.later(this.faultSettings.delayMs, () => {
+      void this.post(target, request).then(() => this.done());
+    });
+  }
+
   /** The status of one POST; 0 on a connection error or timeout. */
-  private post(target: WebhookTarget, headers: Record<string, string>, body: string): Promise<number> {
+  private post(target: WebhookTarget, request: SignedRequest): Promise<number> {
     this.counters.requests++;
-    const url = new URL(target.url);
+    const { headers, body } = request;
+    const url = new URL(request.url);
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
       let settled = false;
@@ -299,8 +315,8 @@ export class WebhookDispatcher {
         {
           method: 'POST',
           headers: {
-            ...headers,
             'content-type': 'application/json',
+            ...headers,
             'content-length': Buffer.byteLength(body),
             'user-agent': 'calls-sandbox-webhooks',
           },
@@ -340,4 +356,13 @@ export class WebhookDispatcher {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** The same signed request under a fresh id (its shape's id header), as an attacker would resend it. */
+function reidentified(request: SignedRequest): SignedRequest {
+  if (request.idHeader === undefined) return request;
+  return {
+    ...request,
+    headers: { ...request.headers, [request.idHeader]: `msg_${randomUUID().replaceAll('-', '')}` },
+  };
 }

@@ -6,11 +6,21 @@
  * - `delay`: sent `delayMs` late;
  * - `reorder`: held until the next delivery was sent (or `delayMs` passed), so the later change arrives first;
  * - `badSignature`: the first attempt signed with a wrong key (retries sign correctly, as a sender would);
- * - `replay`: once accepted, the same signed request sent again `delayMs` later (an attacker's replay).
+ * - `replay`: once accepted, the same signed request sent again `delayMs` later (an attacker's replay);
+ * - `reidentify`: once accepted, the same signed request sent again `delayMs` later under a fresh id (the
+ *   shape's id header, signed or not), as an attacker would to pass an id-keyed replay window.
  */
 import type { Random } from '../random.js';
 
-export const WEBHOOK_FAULTS = ['drop', 'duplicate', 'delay', 'reorder', 'badSignature', 'replay'] as const;
+export const WEBHOOK_FAULTS = [
+  'drop',
+  'duplicate',
+  'delay',
+  'reorder',
+  'badSignature',
+  'replay',
+  'reidentify',
+] as const;
 export type WebhookFault = (typeof WEBHOOK_FAULTS)[number];
 
 export interface WebhookFaultSettings {
@@ -20,7 +30,7 @@ export interface WebhookFaultSettings {
 }
 
 export const DEFAULT_WEBHOOK_FAULTS: WebhookFaultSettings = {
-  rates: { drop: 0, duplicate: 0, delay: 0, reorder: 0, badSignature: 0, replay: 0 },
+  rates: { drop: 0, duplicate: 0, delay: 0, reorder: 0, badSignature: 0, replay: 0, reidentify: 0 },
   delayMs: 500,
 };
 

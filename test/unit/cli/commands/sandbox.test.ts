@@ -54,6 +54,7 @@ describe('calls-connector sandbox options', () => {
     expect((await sandboxOptionsFrom(parse([]), {})).webhooks).toEqual({
       targets: [],
       includeLocation: true,
+      shape: 'standard-webhooks',
     });
     const options = await sandboxOptionsFrom(
       parse([
@@ -62,14 +63,20 @@ describe('calls-connector sandbox options', () => {
         '--webhook-target',
         'https://hooks.test/calls',
         '--webhook-omit-location',
+        '--webhook-shape',
+        'stripe',
       ]),
       { SANDBOX_WEBHOOK_SECRET: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=' },
     );
     expect(options.webhooks).toEqual({
       targets: ['http://127.0.0.1:23801/webhooks/calls', 'https://hooks.test/calls'],
       includeLocation: false,
+      shape: 'stripe',
       secret: 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=',
     });
+    expect(() => parse(['--webhook-shape', 'carrier-pigeon'])).toThrow(
+      /Allowed choices are standard-webhooks/,
+    );
   });
 
   it('takes the client secret from SANDBOX_CLIENT_SECRET, never from a flag', async () => {

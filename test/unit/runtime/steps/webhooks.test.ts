@@ -1,7 +1,9 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { missingFromEnvironment } from '../../../../src/config/environment-check.js';
 import { parseConfig } from '../../../../src/config/load.js';
 import { FatalError } from '../../../../src/errors/index.js';
 import { refusedWhileStandingBy, signatureRule } from '../../../../src/runtime/steps/webhooks.js';
@@ -61,15 +63,58 @@ describe('the webhook signature rule at start', () => {
   });
 
   it('uses the UTF-8 bytes of the secret for a configured HMAC scheme', async () => {
-    const rule = await signatureRule(settings({ signature: { scheme: 'hmac' } }), {
-      CALLS_CONNECTOR_WEBHOOK_SECRET: 'shared',
-    });
+    const rule = await signatureRule(
+      settings({ signature: { scheme: 'hmac' }, replay: { waiveProtection: true } }),
+      {
+        CALLS_CONNECTOR_WEBHOOK_SECRET: 'shared',
+      },
+    );
     expect(rule).toMatchObject({ scheme: 'hmac', hmac: { header: 'x-signature' } });
     expect(rule.scheme === 'hmac' && rule.keys).toEqual([Buffer.from('shared')]);
   });
 
   it('checks nothing only when allowUnsigned says so, secrets or not', async () => {
     expect(await signatureRule(settings({ allowUnsigned: true }), {})).toEqual({ scheme: 'none' });
+  });
+
+  it('decodes secrets in the configured key encoding, and reads whpk_ public keys beside whsec_ secrets', async () => {
+    const hex = await signatureRule(
+      settings({ signature: { scheme: 'hmac', keyEncoding: 'hex' }, replay: { waiveProtection: true } }),
+      { CALLS_CONNECTOR_WEBHOOK_SECRET: '00ff' },
+    );
+    expect(hex.scheme === 'hmac' && hex.keys).toEqual([Buffer.from([0, 255])]);
+    const { publicKey } = generateKeyPairSync('ed25519');
+    const whpk = `whpk_${Buffer.from(publicKey.export({ format: 'jwk' }).x ?? '', 'base64url').toString('base64')}`;
+    const both = await signatureRule(settings({ signature: { secretEnv: ['A', 'B'] } }), {
+      A: SECRET_A,
+      B: whpk,
+    });
+    expect(both.scheme === 'standard-webhooks' && [both.keys.length, both.publicKeys?.length]).toEqual([
+      1, 1,
+    ]);
+  });
+
+  it('refuses a secret not in its key encoding, at start and in validate-config, without echoing it', async () => {
+    const config = parseConfig(
+      {
+        ...MINIMAL_CONFIG,
+        webhooks: {
+          enabled: true,
+          signature: { scheme: 'hmac', keyEncoding: 'hex' },
+          replay: { waiveProtection: true },
+        },
+      },
+      {},
+    );
+    const env = { CALLS_CONNECTOR_WEBHOOK_SECRET: 'not-hex-at-all' };
+    const error = await signatureRule(config.webhooks, env).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'WEBHOOK_SECRET_MISSING' });
+    expect((error as Error).message).toMatch(/secret #1: the secret is not hex/);
+    expect((error as Error).message).not.toContain('not-hex-at-all');
+    const problems = await missingFromEnvironment(config, env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^webhooks\.signature\.secretEnv: webhook secret #1: the secret is not hex/);
+    expect(problems.join()).not.toContain('not-hex-at-all');
   });
 });
 

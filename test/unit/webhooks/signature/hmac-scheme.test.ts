@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   hmacSignature,
+  hmacSignatureOf,
   verifyHmac,
   type HmacScheme,
 } from '../../../../src/webhooks/signature/hmac-scheme.js';
@@ -47,12 +48,36 @@ describe('configurable HMAC signatures', () => {
     expect(verdict.ok && verdict.replayKey).not.toContain(signature.slice(7));
   });
 
-  it('keys a delivery by its id header when the scheme names one', () => {
-    const scheme = { ...github, idHeader: 'x-delivery' };
-    const headers = { 'x-hub-signature-256': hmacSignature(scheme, key, body), 'x-delivery': 'd-1' };
+  it('keys a delivery by its id header only when the signed content includes it', () => {
+    const scheme = { ...github, idHeader: 'x-delivery', signedContent: '{id}.{body}' };
+    const headers = {
+      'x-hub-signature-256': hmacSignatureOf(scheme, key, Buffer.concat([Buffer.from('d-1.'), body])),
+      'x-delivery': 'd-1',
+    };
     expect(verifyHmac(scheme, { headers, body, nowMs: 0 }, [key], TOLERANCE)).toMatchObject({
       replayKey: 'id:d-1',
     });
+    // The signed id cannot be swapped for a fresh one.
+    const reidentified = { ...headers, 'x-delivery': 'd-2' };
+    expect(verifyHmac(scheme, { headers: reidentified, body, nowMs: 0 }, [key], TOLERANCE)).toMatchObject({
+      reason: 'bad_signature',
+    });
+  });
+
+  it('keys a captured delivery resent with a fresh unsigned id as the same delivery', () => {
+    const scheme = { ...github, idHeader: 'x-github-delivery' };
+    const signature = hmacSignature(scheme, key, body);
+    const keyOf = (id: string) => {
+      const verdict = verifyHmac(
+        scheme,
+        { headers: { 'x-hub-signature-256': signature, 'x-github-delivery': id }, body, nowMs: 0 },
+        [key],
+        TOLERANCE,
+      );
+      return verdict.ok ? verdict.replayKey : verdict.reason;
+    };
+    expect(keyOf('72d3162e-cc78-11e3-81ab-4c9367dc0958')).toMatch(/^sig:/);
+    expect(keyOf('a-fresh-id-each-time')).toBe(keyOf('72d3162e-cc78-11e3-81ab-4c9367dc0958'));
   });
 
   it('verifies base64 over timestamp.body with a millisecond timestamp, within the tolerance only', () => {
