@@ -14,7 +14,11 @@ export default defineConfig({
     // pools side by side, so the unit and component files (about 100 s on a 2-core CI machine) no longer wait in
     // front of the integration files (which, in one forks pool, they did). The threads take all cores but two (at
     // least one thread): one stays with the integration file, one with the brokers it drives.
-    poolOptions: { threads: { maxThreads: Math.max(1, availableParallelism() - 2), minThreads: 1 } },
+    // The integration project's forks (below): two files at a time, whatever the core count.
+    poolOptions: {
+      threads: { maxThreads: Math.max(1, availableParallelism() - 2), minThreads: 1 },
+      forks: { maxForks: 2, minForks: 1 },
+    },
     projects: [
       {
         extends: true,
@@ -49,7 +53,7 @@ export default defineConfig({
           // Two integration files at a time: their topics, groups and sandboxes are their own, and most of their time
           // is spent waiting on brokers, so a second fork on the one broker and registry shortens the run.
           pool: 'forks',
-          poolOptions: { forks: { singleFork: false, minForks: 1, maxForks: 2 } },
+          poolOptions: { forks: { singleFork: false } },
         },
       },
       // Reproductions of rare faults (test/repro/, docs/reliability.md): they kill a broker of their own at timed
