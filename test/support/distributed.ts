@@ -43,12 +43,12 @@ export function alive(instance: ConnectorProcess): boolean {
   return instance.child.exitCode === null && instance.child.signalCode === null;
 }
 
-/** GET a path of an instance; undefined when it does not answer within a second (stopped, starting). */
-async function get(instance: Instance, path: string): Promise<string | undefined> {
+/** GET a path of an instance; undefined when it does not answer within `timeoutMs` (stopped, starting). */
+async function get(instance: Instance, path: string, timeoutMs = 1000): Promise<string | undefined> {
   const url = instance.url();
   if (url === undefined || !alive(instance) || instance.paused) return undefined;
   try {
-    const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(1000) });
+    const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
     return response.ok ? await response.text() : undefined;
   } catch {
     return undefined;
@@ -68,7 +68,8 @@ export async function statusOf(instance: Instance): Promise<DistributedStatus | 
  * `name{label="value"}` (labels in the order prom-client writes them); undefined when absent.
  */
 export async function metricOf(instance: Instance, series: string): Promise<number | undefined> {
-  const body = await get(instance, '/metrics');
+  // A one-off read, not a polling loop: a busy machine may take seconds to render the exposition.
+  const body = await get(instance, '/metrics', 10_000);
   const line = body?.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
