@@ -17,9 +17,9 @@
  *
  * where the recovery is the run's (the next page committed after the fault's end), the handover distributed
  * mode's (ownership whole again), the allowance what the fault's kind needs by configuration to notice its own
- * end (`ownRecoveryAllowanceMs`), and EI the fair effective interval (`fairIntervalMs`): the connector's own
- * gauge, never below the configured interval and never above what the API budget of the window implies. A
- * change still waiting past that is late, and a late change fails the run.
+ * end (`ownRecoveryAllowanceMs`), and EI the fair effective interval (`fairIntervalMs`): the configured
+ * interval, or the longer one the API's budget in the window implies. The connector's own gauge is reported
+ * beside it. A change still waiting past that is late, and a late change fails the run.
  */
 
 /** One version the driver made the sandbox hold during the fault phase. */
@@ -71,7 +71,7 @@ export interface FaultWindow {
   allowanceMs: number;
   /** The fair effective interval of the window (fairIntervalMs). */
   effectiveIntervalMs: number;
-  /** The largest effective interval the connector's gauge reported in the window (null: never read). */
+  /** The largest effective interval the connector's gauge reported in the window (null: never read), reported. */
   gaugeMaxMs: number | null;
 }
 
@@ -115,19 +115,15 @@ export function ownRecoveryAllowanceMs(
 }
 
 /**
- * The fair effective interval of a window: the interval the connector's gauge reported (its largest in the
- * window), never below the configured interval, and never above what the API budget of the window implies,
- * `budgetIntervalMs` (locations ÷ (the rate the API allows × the live share), see docs/chaos.md). A stretch
+ * The fair effective interval of a window: the configured interval, or the interval the API's budget in the
+ * window implies when it is longer, `budgetIntervalMs` (locations ÷ (the rate the API allows × the live share),
+ * see docs/chaos.md). No connector can poll faster than its budget allows, whatever its gauge says (under a
+ * limit below live demand it may keep reporting the configured interval while its polls queue); and a stretch
  * beyond the budget is the connector's own doing (one slow location stretching every other, issue 39), which
- * is what the rule must catch, not excuse.
+ * is what the rule must catch, not excuse. The gauge's largest value is reported beside it (FaultWindow).
  */
-export function fairIntervalMs(
-  configuredMs: number,
-  gaugeMaxMs: number | null,
-  budgetIntervalMs: number,
-): number {
-  const reported = gaugeMaxMs ?? configuredMs;
-  return Math.max(configuredMs, Math.min(reported, Math.max(configuredMs, budgetIntervalMs)));
+export function fairIntervalMs(configuredMs: number, budgetIntervalMs: number): number {
+  return Math.max(configuredMs, budgetIntervalMs);
 }
 
 /** The latest time `change` may reach Kafka under `window` (the module comment's rule). */

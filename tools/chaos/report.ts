@@ -162,9 +162,10 @@ export function freshnessLines(summary: Pick<RunSummary, 'freshness'>): string[]
     '',
     "From a change's making (the driver's clock) to its record's Kafka timestamp, for the changes made from " +
       "each fault's start to the next one's. Late: past max(made, end + recovery) + the kind's own allowance + " +
-      "2 × the effective interval (the connector's gauge, bounded by the configured interval and the budget; docs/chaos.md).",
+      "2 × the effective interval (the configured one, or the longer one the API budget implies; the connector's " +
+      'gauge beside it; docs/chaos.md).',
     '',
-    '| Fault | At | Changes | p50 | p99 | Max | Largest bound | Effective interval (gauge max) | Late |',
+    "| Fault | At | Changes | p50 | p99 | Max | Largest bound | Effective interval (connector's gauge, max) | Late |",
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...summary.freshness.map(
       (f) =>

@@ -327,9 +327,9 @@ export class ChaosRun {
 
   /**
    * The freshness rule (freshness.ts) over every fault: its window runs from its start to the next fault's
-   * (the last one's to the end of the live changes); the effective interval is the connector's gauge in that
-   * window, bounded by the configured interval and by the budget the API allowed (a fault's own limit, else
-   * the configured api.requestsPerSecond).
+   * (the last one's to the end of the live changes); the effective interval is the configured one, or the
+   * longer one the budget the API allowed implies (a fault's own limit, else the configured
+   * api.requestsPerSecond); the connector's gauge in that window is reported beside it.
    */
   private judgeFreshness(live: LiveChanges): void {
     const { profile } = this.options;
@@ -349,7 +349,7 @@ export class ChaosRun {
           maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,
           stoppedRetryInitialDelayMs: profile.stoppedRetryInitialDelayMs ?? 60_000,
         }),
-        effectiveIntervalMs: fairIntervalMs(POLL_INTERVAL_MS, gaugeMaxMs, budget),
+        effectiveIntervalMs: fairIntervalMs(POLL_INTERVAL_MS, budget),
         gaugeMaxMs,
       };
     });
