@@ -1,6 +1,6 @@
 /**
  * The progress of each location, as gauges computed at scrape time from the figures the sync reported: its
- * watermark and freshness, its last completed traversal, and the backfill of a split location (its history lane).
+ * watermark and freshness, its last completed traversal, its lag (since its last completed live poll began), and the backfill of a split location (its history lane).
  * Freshness and a backfill's ETA depend on "now", and setting a gauge per location on every page would cost a
  * pass over every location: the figures are kept here per location uid and published when scraped, per
  * `location` label (the oldest, or the sum, of the locations sharing one).
@@ -13,6 +13,11 @@ export class LocationProgress {
   private readonly highWaterMs = new Map<string, number>();
   /** Per location uid: time (ms) of the last completed traversal. */
   private readonly lastSuccessMs = new Map<string, number>();
+  /**
+   * Per location uid: when its last completed live poll began (ms). Every change made before it is in Kafka;
+   * one made since waits for the next poll (observeCaughtUp).
+   */
+  private readonly caughtUpMs = new Map<string, number>();
   /**
    * Per location uid: its backfill (a split location's history lane) as last reported; once
    * the lanes merged (`done`), its gauges stay at "read up to T0, nothing left" until the location is forgotten.
@@ -29,6 +34,8 @@ export class LocationProgress {
   readonly freshness: Gauge<'location'>;
   /** Set at scrape time from `lastSuccessMs` (see highWaterTimestamp). */
   readonly lastTraversalSuccess: Gauge<'location'>;
+  /** Now minus `caughtUpMs`, at scrape time: how long a change made now could have waited already. */
+  readonly lag: Gauge<'location'>;
   readonly backfillRecords: Counter<'location'>;
   readonly backfillLocations: Gauge;
   /** Scrape-time gauges of the backfills: see `publishBackfills`. */
@@ -62,10 +69,7 @@ export class LocationProgress {
       labelNames: ['location'] as const,
       registers,
       collect: () => {
-        const now = this.now();
-        for (const [label, highWater] of this.oldestByLabel(this.highWaterMs)) {
-          this.freshness.set({ location: label }, Math.max(0, (now - highWater) / 1000));
-        }
+        this.publishAge(this.highWaterMs, this.freshness);
       },
     });
     this.lastTraversalSuccess = new Gauge({
@@ -75,6 +79,15 @@ export class LocationProgress {
       registers,
       collect: () => {
         this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
+      },
+    });
+    this.lag = new Gauge({
+      name: 'calls_connector_location_lag_seconds',
+      help: "Now minus the start of the location's last completed live poll: every change made before that start is committed to Kafka, so no unpublished change is older than this. About the poll interval plus one traversal when healthy; unlike freshness_seconds it does not grow while a location is quiet. With per-location labels off, the largest.",
+      labelNames: ['location'] as const,
+      registers,
+      collect: () => {
+        this.publishAge(this.caughtUpMs, this.lag);
       },
     });
     this.backfillRecords = new Counter({
@@ -107,6 +120,11 @@ export class LocationProgress {
       name: 'calls_connector_backfill_eta_seconds',
       help: 'Time a history lane needs to reach T0 at the rate it has read so far (the budget the live lanes left it). With per-location labels off, the longest.',
     });
+  }
+
+  /** A live poll of the location that began at `startedAt` completed (ConnectorMetrics.observeCaughtUp). */
+  observeCaughtUp(locationUid: string, startedAt: Date | number): void {
+    this.caughtUpMs.set(locationUid, toMs(startedAt));
   }
 
   /** A location's new watermark (ConnectorMetrics.observeHighWater). */
@@ -185,9 +203,11 @@ export class LocationProgress {
     for (const uid of locationUids) {
       this.highWaterMs.delete(uid);
       this.lastSuccessMs.delete(uid);
+      this.caughtUpMs.delete(uid);
       this.backfills.delete(uid);
     }
-    for (const gauge of [this.highWaterTimestamp, this.lastTraversalSuccess, this.freshness]) gauge.reset();
+    for (const gauge of [this.highWaterTimestamp, this.lastTraversalSuccess, this.freshness, this.lag])
+      gauge.reset();
     this.publishOldest(this.highWaterMs, this.highWaterTimestamp);
     this.publishOldest(this.lastSuccessMs, this.lastTraversalSuccess);
   }
@@ -204,6 +224,13 @@ export class LocationProgress {
       if (current === undefined || ms < current) oldest.set(label, ms);
     }
     return oldest;
+  }
+
+  /** Per label value, now minus the oldest timestamp (seconds, never below 0): freshness and lag. */
+  private publishAge(byLocation: ReadonlyMap<string, number>, gauge: Gauge<'location'>): void {
+    const now = this.now();
+    for (const [label, ms] of this.oldestByLabel(byLocation))
+      gauge.set({ location: label }, Math.max(0, (now - ms) / 1000));
   }
 
   private publishOldest(byLocation: ReadonlyMap<string, number>, gauge: Gauge<'location'>): void {

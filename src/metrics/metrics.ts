@@ -21,6 +21,7 @@ import type { BackfillFigures } from '../sync/backfill.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { apiMetrics, type RateLimitScopeFigures } from './api-metrics.js';
 import { authMetrics } from './auth-metrics.js';
+import { freshnessMetrics } from './freshness-metrics.js';
 import { kafkaMetrics } from './kafka-metrics.js';
 import { locationMetrics } from './location-metrics.js';
 import { LocationProgress } from './location-progress.js';
@@ -41,7 +42,15 @@ export interface MetricsOptions {
   /** Labels of `calls_connector_build_info`; 'unknown' when not given. */
   version?: string;
   connector?: string;
-  /** "Now" of the scrape-time gauges (freshness) and of a traversal's success; default the system clock. */
+  /**
+   * metrics.freshnessObjectiveMs (resolved: never null here), exported as
+   * `calls_connector_freshness_objective_seconds` for the freshness alert; absent: the gauge is not set.
+   */
+  freshnessObjectiveMs?: number;
+  /**
+   * "Now" of the scrape-time gauges (freshness, lag), of a traversal's success and of a change's commit
+   * delay; default the system clock. The runtime passes the clock the sync core runs on.
+   */
   clock?: Pick<Clock, 'now'>;
 }
 
@@ -81,6 +90,12 @@ export class ConnectorMetrics {
   readonly backfillUntil = this.progress.backfillUntil;
   readonly backfillRemaining = this.progress.backfillRemaining;
   readonly backfillEta = this.progress.backfillEta;
+  readonly locationLag = this.progress.lag;
+
+  // ---- Freshness: how long committed changes waited, and the objective (freshness-metrics.ts). ----
+  private readonly freshnessFigures = freshnessMetrics(this.registry);
+  readonly changeCommitDelay = this.freshnessFigures.changeCommitDelay;
+  readonly freshnessObjective = this.freshnessFigures.freshnessObjective;
 
   // ---- The calls API and its rate limits (api-metrics.ts). ----
   private readonly api = apiMetrics(this.registry, () => this.rateLimitSource());
@@ -136,7 +151,16 @@ export class ConnectorMetrics {
   });
   readonly pollInterval = this.processWide.pollInterval;
   readonly pollRound = this.processWide.pollRound;
-  readonly pollEffectiveInterval = this.processWide.pollEffectiveInterval;
+  /** The interval the scheduler polls at now, as last set (seconds); null before the scheduler set it. */
+  private effectiveIntervalSeconds: number | null = null;
+  /** The gauge, remembering the value set so that /status can show it (effectiveIntervalMs). */
+  readonly pollEffectiveInterval = {
+    set: (seconds: number): void => {
+      this.effectiveIntervalSeconds = seconds;
+      this.processWide.pollEffectiveInterval.set(seconds);
+    },
+    get: () => this.processWide.pollEffectiveInterval.get(),
+  };
   readonly buildInfo = this.processWide.buildInfo;
   readonly readinessCheck = this.processWide.readinessCheck;
 
@@ -148,6 +172,8 @@ export class ConnectorMetrics {
       this.pollInterval.set(options.pollIntervalMs / 1000);
       this.pollEffectiveInterval.set(options.pollIntervalMs / 1000);
     }
+    if (options.freshnessObjectiveMs !== undefined)
+      this.freshnessObjective.set(options.freshnessObjectiveMs / 1000);
     this.buildInfo.set(
       { version: options.version ?? 'unknown', connector: options.connector ?? 'unknown' },
       1,
@@ -173,6 +199,31 @@ export class ConnectorMetrics {
     this.progress.observeHighWater(locationUid, updatedAt);
   }
 
+  /** The interval each location is polled at now (ms), as the scheduler last set it; null before it did. */
+  effectiveIntervalMs(): number | null {
+    return this.effectiveIntervalSeconds === null ? null : this.effectiveIntervalSeconds * 1000;
+  }
+
+  /**
+   * Called by the sync engine once a page is stored, with the `updatedAt` (ms) of each call it published and
+   * its lane: drives `changeCommitDelay` (now minus each updatedAt, never below 0: an API clock ahead of ours
+   * is not a negative wait).
+   */
+  observeCommittedChanges(lane: 'live' | 'history', updatedAtMs: readonly number[]): void {
+    if (updatedAtMs.length === 0) return;
+    const now = this.clock.now();
+    const histogram = this.changeCommitDelay.labels({ lane });
+    for (const at of updatedAtMs) histogram.observe(Math.max(0, (now - at) / 1000));
+  }
+
+  /**
+   * Called by the sync engine when a live poll of a location that began at `startedAt` completed: drives the
+   * scrape-time `locationLag`.
+   */
+  observeCaughtUp(locationUid: string, startedAt: Date | number): void {
+    this.progress.observeCaughtUp(locationUid, startedAt);
+  }
+
   /** Called by the sync engine when a location's backfill moves, with null when its lanes merged. */
   observeBackfill(locationUid: string, figures: BackfillFigures | null): void {
     this.progress.observeBackfill(locationUid, figures);
@@ -184,8 +235,8 @@ export class ConnectorMetrics {
   }
 
   /**
-   * Distributed mode: locations this instance no longer owns leave the per-location watermark, freshness and
-   * last-success gauges (their new owner reports them; left here, their freshness would grow and page someone).
+   * Distributed mode: locations this instance no longer owns leave the per-location watermark, freshness, lag
+   * and last-success gauges (their new owner reports them; left here, their freshness would grow and page someone).
    */
   forgetLocations(locationUids: Iterable<string>): void {
     this.progress.forgetLocations(locationUids);

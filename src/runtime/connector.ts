@@ -25,6 +25,7 @@
  */
 import { hostname } from 'node:os';
 import type { ConnectorConfig } from '../config/schema.js';
+import { freshnessObjectiveMs } from '../config/sections/observability.js';
 import { livePollIntervalMs } from '../config/sections/webhooks.js';
 import type { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
@@ -90,6 +91,7 @@ export class ConnectorRuntime {
         perLocationLabels: config.metrics.perLocationLabels,
         processMetrics: true,
         pollIntervalMs: livePollIntervalMs(config),
+        freshnessObjectiveMs: freshnessObjectiveMs(config.metrics, livePollIntervalMs(config)),
         requestsPerSecond: config.api.requestsPerSecond,
         version: packageVersion(),
         connector: config.connector.name,

@@ -7,6 +7,10 @@
  * failed, retried after a backoff), FAILED (stopped by a fatal error; `trace` says what, and `next_run_at`
  * when it is retried by itself, see sync/healing.ts), UNASSIGNED (the connector is starting). Our own finer state and the offset are added beside Connect's keys.
  *
+ * Freshness (with a `FreshnessView`): each location's lag (now minus the start of its last completed live poll:
+ * no unpublished change is older) and why it waits now (its interval, the stretch, a rate-limit hold, its
+ * history lane's turn, a backoff), so an operator reading a lag sees its cause beside it.
+ *
  * Pure: the caller passes the scheduler's snapshot. Holds no secrets (error messages are the scrubbed ones
  * the logs carry; cursors are the API's opaque page positions).
  */
@@ -50,10 +54,52 @@ export interface LocationTaskStatus {
   next_run_at: string | null;
   consecutive_failures: number;
   /**
+   * Present with the freshness view: seconds since the location's last completed live poll began (every change
+   * made before then is in Kafka); null before one completed.
+   */
+  lag_seconds?: number | null;
+  /** Present with the freshness view: what the location waits for now, and until when. */
+  waiting?: WaitStatus;
+  /**
    * Present while the location's rate-limit scope is parked (a Retry-After beyond api.retry.maxRetryAfterMs,
    * a quota announced as spent): its requests wait until then, and it resumes by itself. Not an error.
    */
   throttled_until?: string;
+}
+
+/**
+ * Why a location is not polling now:
+ * - interval: its next poll at the configured interval (`until`);
+ * - stretched: at the effective interval, longer than the configured one (the live polls alone would exceed
+ *   their share of the API budget or of the workers, docs/runbook.md "Polls stretched");
+ * - hold: its rate-limit scope is held (a Retry-After, a spent quota) until `until`;
+ * - history_turn: a turn of its history lane runs (its live poll waits for the turn's commit);
+ * - backoff: a failed traversal is retried at `until`; stopped: stopped by a fatal error, retried at `until`;
+ * - running: its live poll runs now.
+ * The scheduler may name the reason itself (FreshnessView.waitReasonOf); otherwise it is read off the state.
+ */
+export type WaitReason =
+  'interval' | 'stretched' | 'hold' | 'history_turn' | 'backoff' | 'stopped' | 'running';
+
+export interface WaitStatus {
+  reason: WaitReason;
+  /** When the wait ends (ISO 8601), when known. */
+  until: string | null;
+  /** poll.intervalMs (webhooks.reconcileIntervalMs with webhooks on), and the interval polled at now. */
+  interval_ms: number;
+  effective_interval_ms: number;
+}
+
+/**
+ * What /status needs to show freshness: now, the configured and effective poll intervals and, when the
+ * scheduler can tell it (a pure query over its bookkeeping), each location's wait reason and its end.
+ */
+export interface FreshnessView {
+  nowMs: number;
+  intervalMs: number;
+  /** The interval the scheduler polls at now (the calls_connector_poll_effective_interval_seconds gauge); null: not set yet. */
+  effectiveIntervalMs: number | null;
+  waitReasonOf?: (locationUid: string) => { reason: WaitReason; untilMs: number | null } | null;
 }
 
 /** One limiter scope (a grant, or global) as /status shows it. */
@@ -125,10 +171,16 @@ export function connectorStatus(
   assignment: AssignmentStatus | null = null,
   rateLimits: RateLimitView | null = null,
   role: { role: 'writer' | 'standby'; since: number } | null = null,
+  freshness: FreshnessView | null = null,
 ): ConnectorStatus {
   const parked = new Map(
     (rateLimits?.scopes ?? []).flatMap((s) =>
       s.throttled && s.heldUntilMs !== null ? [[s.scope, s.heldUntilMs] as const] : [],
+    ),
+  );
+  const held = new Map(
+    (rateLimits?.scopes ?? []).flatMap((s) =>
+      s.heldUntilMs !== null ? [[s.scope, s.heldUntilMs] as const] : [],
     ),
   );
   const tasks = (locations ?? []).map((location): LocationTaskStatus => {
@@ -161,6 +213,17 @@ export function connectorStatus(
       last_success_at: isoOrNull(location.lastSuccessAt),
       next_run_at: isoOrNull(location.nextRunAt),
       consecutive_failures: location.consecutiveFailures,
+      ...(freshness !== null && {
+        lag_seconds:
+          location.totals.caughtUpAt === null
+            ? null
+            : Math.max(0, Math.round((freshness.nowMs - location.totals.caughtUpAt) / 100) / 10),
+        waiting: waitStatus(
+          location,
+          freshness,
+          rateLimits === null ? null : (held.get(rateLimits.scopeOf(location.locationUid)) ?? null),
+        ),
+      }),
       ...(throttledUntil !== undefined && { throttled_until: new Date(throttledUntil).toISOString() }),
     };
   });
@@ -182,6 +245,37 @@ export function connectorStatus(
     ...(rateLimits !== null && { rate_limits: rateLimits.scopes.map(scopeStatus) }),
     ...(role !== null && { instance: { role: role.role, since: new Date(role.since).toISOString() } }),
   };
+}
+
+/** Why `location` waits (WaitReason): the scheduler's answer when it gives one, else read off its state. */
+export function waitStatus(
+  location: LocationStatus,
+  freshness: FreshnessView,
+  heldUntilMs: number | null,
+): WaitStatus {
+  const effective = Math.max(freshness.effectiveIntervalMs ?? freshness.intervalMs, freshness.intervalMs);
+  const intervals = { interval_ms: freshness.intervalMs, effective_interval_ms: Math.round(effective) };
+  const given = freshness.waitReasonOf?.(location.locationUid) ?? null;
+  if (given !== null) return { reason: given.reason, until: isoOrNull(given.untilMs), ...intervals };
+  const next = location.nextRunAt;
+  const at = (reason: WaitReason, untilMs: number | null): WaitStatus => ({
+    reason,
+    until: isoOrNull(untilMs),
+    ...intervals,
+  });
+  switch (location.state) {
+    case 'running':
+      return at(location.lane === 'history' ? 'history_turn' : 'running', null);
+    case 'stopped':
+      return at('stopped', next);
+    case 'backoff':
+      return at('backoff', next);
+    case 'throttled':
+      return at('hold', heldUntilMs ?? next);
+    case 'waiting':
+      if (heldUntilMs !== null && heldUntilMs > freshness.nowMs) return at('hold', heldUntilMs);
+      return at(effective > freshness.intervalMs ? 'stretched' : 'interval', next);
+  }
 }
 
 function backfillStatus(

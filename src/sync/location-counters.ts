@@ -4,6 +4,7 @@
  * line). Nothing here decides anything; LocationSync calls it once a page's turn is over.
  */
 import { parseInstant, toEpochMillis } from '../time/instant.js';
+import type { Lane } from './lanes.js';
 import type { PageTally } from './page-pipeline.js';
 import type { SyncMetrics } from './ports.js';
 
@@ -20,6 +21,11 @@ export interface LocationTotals {
    * only once its history lane has merged, so "a traversal completed" still means "nothing older is left".
    */
   traversalsCompleted: number;
+  /**
+   * When the last completed live poll began (ms since epoch), null before one completed: every change made
+   * before it is committed, so now minus it is the location's lag (the status view, the lag gauge).
+   */
+  caughtUpAt: number | null;
 }
 
 /** Totals of a location that has done nothing yet. */
@@ -32,11 +38,13 @@ export function emptyTotals(): LocationTotals {
     redacted: 0,
     belowWatermark: 0,
     traversalsCompleted: 0,
+    caughtUpAt: null,
   };
 }
 
-/** The counts of one traversal, for its 'traversal complete' line. */
+/** The counts of one traversal, for its 'traversal complete' line, and its lane (TraversalRun). */
 export interface TraversalCounts {
+  readonly lane: Lane;
   pages: number;
   published: number;
   deadLettered: number;
@@ -67,10 +75,15 @@ export class LocationCounters {
     traversal.pages += 1;
   }
 
-  /** A page's turn is over (committed, or idle); `watermark`: the location's committed one now. */
+  /**
+   * A page's turn is over (committed, or idle); `watermark`: the location's committed one now. Called once the
+   * page is stored, so the delay of each change it published (`page.updatedAt`) is observed at its commit.
+   */
   recordPage(traversal: TraversalCounts, page: PageTally, watermark: string | null): void {
     const { metrics, location } = this;
     this.recordsPublished.inc(page.published);
+    if (page.updatedAt.length > 0)
+      metrics.observeCommittedChanges(traversal.lane, committedAt(page.updatedAt));
     if (page.deduplicated > 0)
       metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
     if (page.supersededByLive > 0)
@@ -107,13 +120,16 @@ export class LocationCounters {
   }
 
   /**
-   * A traversal that started at `startedAt` completed at `now` (ms since epoch); `caughtUp`: no history lane
+   * A live traversal that started at `startedAt` completed at `now` (ms since epoch); `caughtUp`: no history lane
    * is left behind it (see LocationTotals.traversalsCompleted). The metrics count every one: a live lane's
    * completed poll is as fresh as any.
    */
   traversalCompleted(startedAt: number, now: number, caughtUp = true): void {
     this.metrics.traversalDuration.observe((now - startedAt) / 1000);
     this.metrics.observeTraversalSuccess(this.locationUid, now);
+    // A live poll: whatever was made before it began is committed now (its history lane aside).
+    this.metrics.observeCaughtUp(this.locationUid, startedAt);
+    this.totals.caughtUpAt = startedAt;
     if (caughtUp) this.totals.traversalsCompleted += 1;
   }
 
@@ -124,4 +140,14 @@ export class LocationCounters {
       reason: recognised ? 'invalid_cursor' : 'rejected_4xx',
     });
   }
+}
+
+/** The updatedAt of each published call as ms since epoch (the unreadable ones left out: nothing to time). */
+function committedAt(updatedAt: readonly string[]): number[] {
+  const out: number[] = [];
+  for (const text of updatedAt) {
+    const instant = parseInstant(text);
+    if (instant !== null) out.push(toEpochMillis(instant));
+  }
+  return out;
 }

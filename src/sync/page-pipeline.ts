@@ -56,6 +56,8 @@ export interface PreparedPage {
 /** What one committed (or idle) page did, for the counters (location-counters.ts). */
 export interface PageTally {
   published: number;
+  /** The updatedAt of each published call (the freshness figure: its delay to the commit). */
+  updatedAt: readonly string[];
   deadLetters: readonly DeadLetter[];
   deduplicated: number;
   redacted: number;
@@ -189,6 +191,7 @@ export function pageTally(prepared: PreparedPage, page: AssembledPage, supersede
   return {
     supersededByLive,
     published: page.calls.length,
+    updatedAt: page.calls.map((call) => call.updatedAt),
     deadLetters: page.deadLetters,
     deduplicated: prepared.outcome.duplicates.length,
     redacted: page.redacted,

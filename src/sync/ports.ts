@@ -163,6 +163,13 @@ export interface SyncMetrics {
   observeHighWater(locationUid: string, updatedAt: number): void;
   /** A traversal of the location completed at `at` (ms since epoch). */
   observeTraversalSuccess(locationUid: string, at: number): void;
+  /**
+   * A page of `lane` was stored (committed): the updatedAt (ms since epoch) of each call it published. The
+   * delay of each, from its updatedAt to now, is the connector's freshness figure.
+   */
+  observeCommittedChanges(lane: 'live' | 'history', updatedAtMs: readonly number[]): void;
+  /** A live poll of the location that began at `startedAt` (ms since epoch) completed: its lag restarts from it. */
+  observeCaughtUp(locationUid: string, startedAt: number): void;
   /** Gauge poll_effective_interval_seconds: the interval the scheduler polls at now (poll-stretch.ts). */
   readonly pollEffectiveInterval: { set(seconds: number): void };
 }

@@ -44,6 +44,11 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.webhookNudges.inc({ resolution: 'payload_location' });
   metrics.observeHighWater(SAMPLE_LOCATION, Date.now() - 30_000);
   metrics.observeTraversalSuccess(SAMPLE_LOCATION);
+  // Freshness: a live poll that began 3 s ago completed; two changes committed, one from the backfill.
+  metrics.observeCaughtUp(SAMPLE_LOCATION, Date.now() - 3_000);
+  metrics.observeCommittedChanges('live', [Date.now() - 1_500]);
+  metrics.observeCommittedChanges('history', [Date.now() - 86_400_000]);
+  metrics.freshnessObjective.set(120);
   metrics.traversalDuration.observe(4.2);
   metrics.locationErrors.inc({ location, code: 'CURSOR_LOOP' });
   metrics.locationsStopped.set({ code: 'API_FORBIDDEN' }, 0);

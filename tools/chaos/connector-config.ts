@@ -12,6 +12,8 @@ import type { StackEndpoints } from './stack.js';
 
 /** How long the connector polls each location (poll.intervalMs of the chaos config). */
 export const POLL_INTERVAL_MS = 2000;
+/** api.requestsPerSecond of the chaos config: the API budget the connector is told, where no fault limits it. */
+export const REQUESTS_PER_SECOND = 1500;
 
 export interface ConnectorConfigSettings {
   runDir: string;
@@ -36,7 +38,7 @@ export function writeConnectorConfig(
       baseUrl: `https://127.0.0.1:${PORTS.sandbox}`,
       caFile: join(runDir, 'sandbox-ca.pem'),
       pageSize: 100,
-      requestsPerSecond: 1500,
+      requestsPerSecond: REQUESTS_PER_SECOND,
       maxConcurrency: 32,
       enrichConcurrency: 16,
       requestTimeoutMs: 10_000,

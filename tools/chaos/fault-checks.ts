@@ -65,6 +65,33 @@ export function historyProgress(
 }
 
 /**
+ * The live polls' share of the API budget: 1 − api.rateLimit.backfillShare (0.25 by default; nudgeShare only
+ * counts with webhooks on, which the chaos config leaves off).
+ */
+export const LIVE_SHARE = 0.75;
+
+/**
+ * The hidden limit of the `api-limit-reset-forms` fault: above what live demand needs within live's share
+ * (a listing per location per poll interval and a single-call request per live change), with a quarter to
+ * spare, so that a change should wait about one interval, not the backfill (issue 39's 8 req/s case).
+ */
+export function limitAboveLiveDemand(
+  locations: number,
+  pollIntervalMs: number,
+  changesPerSecond: number,
+): number {
+  return Math.ceil(((locations / (pollIntervalMs / 1000) + changesPerSecond) / LIVE_SHARE) * 1.25);
+}
+
+/**
+ * The effective interval (ms) a request rate implies: each location listed once per interval with the live
+ * share of `requestsPerSecond` (locations ÷ (rate × live share)); the freshness rule's budget bound.
+ */
+export function budgetIntervalMs(locations: number, requestsPerSecond: number): number {
+  return (locations / (requestsPerSecond * LIVE_SHARE)) * 1000;
+}
+
+/**
  * The hidden limit of the `api-limit-below-live-demand` fault: half of what the live polls alone need (one
  * listing per location per poll interval), at least one request per second.
  */

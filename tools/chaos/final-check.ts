@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { check, type CheckResult } from './checker.js';
+import type { PublishedRecord } from './judge.js';
 import { CONNECTOR_NAME, PORTS, TOPICS } from './run-names.js';
 import type { StackEndpoints } from './stack.js';
 
@@ -17,6 +18,8 @@ export interface FinalCheckInputs {
   logFiles: string[];
   secrets: { clientSecret: string; storeKey: Buffer };
   say: (message: string) => void;
+  /** Each committed record of the calls topic as the witness reads it (checker.ts CheckInput.onRecord). */
+  onRecord?: (record: PublishedRecord) => void;
 }
 
 export async function checkPublished(inputs: FinalCheckInputs): Promise<CheckResult> {
@@ -38,5 +41,6 @@ export async function checkPublished(inputs: FinalCheckInputs): Promise<CheckRes
       inputs.secrets.storeKey.toString('base64'),
       inputs.secrets.storeKey.toString('hex'),
     ],
+    ...(inputs.onRecord !== undefined && { onRecord: inputs.onRecord }),
   });
 }

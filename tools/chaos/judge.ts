@@ -39,6 +39,8 @@ export interface PublishedCall {
 export interface PublishedRecord {
   partition: number;
   offset: number;
+  /** Its Kafka timestamp (ms): when the connector's producer sent it inside its transaction; null: none. */
+  timestamp?: number | null;
   key: string | null;
   call: PublishedCall;
 }
@@ -115,7 +117,13 @@ export function compareVersion(record: PublishedCall, truth: TruthCall): string[
     if (record.conversationUid !== truth.conversationUid) differences.push('conversationUid');
     if (!truth.isPrivate && record.customerPhoneNumber !== truth.customerPhoneNumber)
       differences.push('customerPhoneNumber');
-  } else if (record.startedAt !== null || record.isPrivate !== null)
+  } else if (
+    record.startedAt !== null ||
+    record.endedAt !== null ||
+    record.isPrivate !== null ||
+    record.conversationUid !== null
+  )
+    // The listing carries none of the single call's fields (spec 2.3): an unenriched record has them all null.
     differences.push('unenriched with values');
   return differences;
 }

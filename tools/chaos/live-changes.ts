@@ -7,6 +7,7 @@
  * live changes: which locations a fault's freshness check expects to move.
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
+import type { Change } from './freshness.js';
 import type { TruthCall } from './judge.js';
 import { sleep } from './processes.js';
 import type { Random } from './random.js';
@@ -26,6 +27,8 @@ export interface LiveChangeSettings {
 export class LiveChanges {
   /** When each location had live changes (epoch ms); none recorded once settling began. */
   readonly changedAt = new Map<string, number[]>();
+  /** Every version made during the fault phase, with when the driver asked for it: the freshness rule's input. */
+  readonly changes: Change[] = [];
   initialCalls = 0;
   updates = 0;
   creates = 0;
@@ -91,7 +94,8 @@ export class LiveChanges {
             body.customerPhoneNumber = `+1555${String(random.int(0, 9_999_999)).padStart(7, '0')}`;
           if (change === 'conversation')
             body.conversationUid = random.chance(0.2) ? null : randomUuid(random);
-          this.record((await admin.call<{ data: TruthCall }>('POST', 'calls', body)).data);
+          const madeAt = Date.now();
+          this.record((await admin.call<{ data: TruthCall }>('POST', 'calls', body)).data, madeAt);
           this.updates++;
         }
         for (; createDebt >= 1 && !this.settling; createDebt--) {
@@ -105,9 +109,10 @@ export class LiveChanges {
             conversationUid: randomUuid(random),
             ...(kind < 0.05 ? { thirdParty: true } : kind < 0.08 ? { representable: false } : {}),
           };
+          const madeAt = Date.now();
           const created = (await admin.call<{ data: TruthCall }>('POST', 'calls', body)).data;
           if (kind >= 0.08) {
-            this.record(created);
+            this.record(created, madeAt);
             uids.push(created.uid);
           }
           this.creates++;
@@ -118,12 +123,26 @@ export class LiveChanges {
     }
   }
 
-  private record(call: TruthCall): void {
+  /**
+   * A bulk import a fault made (a same-instant group, sandbox POST calls/import), asked for at `madeAt`: its
+   * calls are versions like any other (history, freshness); they are not picked for later live updates.
+   */
+  imported(calls: readonly TruthCall[], madeAt: number): void {
+    for (const call of calls) this.record(call, madeAt);
+  }
+
+  private record(call: TruthCall, madeAt: number): void {
     this.current.set(call.uid, { locationUid: call.locationUid, isPrivate: call.isPrivate });
     if (!this.settling) {
       const times = this.changedAt.get(call.locationUid) ?? [];
       times.push(Date.now());
       this.changedAt.set(call.locationUid, times);
+      this.changes.push({
+        uid: call.uid,
+        locationUid: call.locationUid,
+        updatedAtMs: Date.parse(call.updatedAt),
+        madeAtMs: madeAt,
+      });
     }
     appendFileSync(this.settings.historyFile, `${JSON.stringify(call)}\n`);
   }

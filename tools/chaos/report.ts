@@ -92,6 +92,7 @@ export function markdown(summary: RunSummary, command: string): string {
     ...(summary.mode === 'distributed' ? [`- Ownership at the end: ${summary.finalOwnership || '—'}.`] : []),
     '',
     ...instanceLines(summary),
+    ...freshnessLines(summary),
     '## Checker',
     '',
   ];
@@ -148,6 +149,32 @@ export function markdown(summary: RunSummary, command: string): string {
 }
 
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+/**
+ * Per fault, how long the changes made from its start to the next fault's waited to be in Kafka, against the
+ * rule's bound (freshness.ts): the fault's recovery plus two effective intervals.
+ */
+export function freshnessLines(summary: Pick<RunSummary, 'freshness'>): string[] {
+  if (summary.freshness.length === 0) return [];
+  const s = (ms: number | null): string => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
+  return [
+    '## Freshness',
+    '',
+    "From a change's making (the driver's clock) to its record's Kafka timestamp, for the changes made from " +
+      "each fault's start to the next one's. Late: past max(made, end + recovery) + the kind's own allowance + " +
+      "2 × the effective interval (the configured one, or the longer one the API budget implies; the connector's " +
+      'gauge beside it; docs/chaos.md).',
+    '',
+    "| Fault | At | Changes | p50 | p99 | Max | Largest bound | Effective interval (connector's gauge, max) | Late |",
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...summary.freshness.map(
+      (f) =>
+        `| ${f.kind} | +${f.atS} s | ${f.changes} | ${s(f.p50Ms)} | ${s(f.p99Ms)} | ${s(f.maxMs)} | ${s(f.boundMs)} | ` +
+        `${s(f.effectiveIntervalMs)} (${s(f.gaugeMaxMs)}) | ${f.late === 0 ? '0' : `**${f.late}**`} |`,
+    ),
+    '',
+  ];
+}
 
 function handoverLines(summary: RunSummary): string[] {
   const rows = handovers(summary);

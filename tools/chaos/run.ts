@@ -20,15 +20,24 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommittedProgress } from './committed-progress.js';
-import { writeConnectorConfig } from './connector-config.js';
+import { POLL_INTERVAL_MS, REQUESTS_PER_SECOND, writeConnectorConfig } from './connector-config.js';
 import { awaitOwnership, OWNERSHIP_CAP_MS, type DistributedDriver } from './distributed.js';
-import { GRANTS, locationsByGrant, type GrantName } from './fault-checks.js';
+import { budgetIntervalMs, GRANTS, locationsByGrant, type GrantName } from './fault-checks.js';
 import { backgroundFaults } from './faults/background.js';
 import type { FaultReport } from './faults/outcome.js';
 import { applyFault, isProcessFault, type FaultContext } from './faults/table.js';
 import { checkPublished } from './final-check.js';
+import {
+  fairIntervalMs,
+  freshnessViolation,
+  judgeFreshness,
+  ownRecoveryAllowanceMs,
+  Publications,
+  type FaultWindow,
+} from './freshness.js';
 import { runHostileCases } from './hostile.js';
 import { Fleet } from './instances.js';
+import { IntervalSampler } from './interval-sampler.js';
 import { Lifecycle } from './lifecycle.js';
 import { LiveChanges } from './live-changes.js';
 import { Operator } from './operator.js';
@@ -36,7 +45,7 @@ import { sleep, until } from './processes.js';
 import { seededRandom, type Random } from './random.js';
 import { PORTS, RUN_ID } from './run-names.js';
 import { startSandbox } from './sandbox-process.js';
-import { planFaults, type PlannedFault } from './schedule.js';
+import { planFaults, TIMEOUTS, type PlannedFault } from './schedule.js';
 import { settle } from './settle.js';
 import { ChaosStack, type StackEndpoints } from './stack.js';
 import { newSummary, type ChaosOptions, type FaultOutcome, type RunSummary } from './summary.js';
@@ -69,6 +78,12 @@ export class ChaosRun {
   private grantLocations: Record<GrantName, string[]> = { default: [], second: [] };
   private live: LiveChanges | null = null;
   private operator: Operator | null = null;
+  /** The connector's effective poll interval over the fault phase (the freshness rule's input). */
+  private readonly intervals: IntervalSampler;
+  /** Every committed record's version and Kafka timestamp, as the checker's witness read them. */
+  private readonly publications = new Publications();
+  /** When the live changes stopped (settling began): the end of the last fault's freshness window. */
+  private liveStoppedAt = 0;
 
   constructor(private readonly options: ChaosOptions) {
     this.historyFile = join(options.runDir, 'history.jsonl');
@@ -90,6 +105,7 @@ export class ChaosRun {
       stopping: () => this.stopBackground || this.lifecycle.closing,
       onUnexpectedExit: (instance, slot, exit) => this.exits.record(instance, slot, exit),
     });
+    this.intervals = new IntervalSampler(this.fleet);
     // The stack is stopped last (the first thing registered), even when it never came up.
     this.lifecycle.defer(async () => {
       if (options.keepStack) return;
@@ -188,7 +204,7 @@ export class ChaosRun {
     });
     for (let slot = 0; slot < this.fleet.size; slot++) this.fleet.start(slot);
     const writing = live.start(liveRandom);
-    const background = [progress.loop(stopped), writing, operator.loop()];
+    const background = [progress.loop(stopped), writing, operator.loop(), this.intervals.loop(stopped)];
     if (!(await until(() => progress.lastAt > 0, 300_000, 500)))
       throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
     this.say('first page committed; fault phase begins');
@@ -212,6 +228,9 @@ export class ChaosRun {
       grantLocations: this.grantLocations,
       changedAt: live.changedAt,
       offsetReading: () => topics.offsetReading(),
+      changesPerSecond: profile.liveUpdatesPerSecond + profile.liveCreatesPerSecond,
+      imported: (calls, madeAt) => live.imported(calls, madeAt),
+      importSize: profile.name === 'short' ? 400 : 1000,
     };
     this.phaseStart = Date.now();
     for (const fault of plan) {
@@ -219,6 +238,7 @@ export class ChaosRun {
       if (wait > 0) await sleep(wait);
       await this.inject(fault, seededRandom(fault.seed), context, progress);
     }
+    this.liveStoppedAt = Date.now();
     await settle(
       {
         admin,
@@ -237,6 +257,7 @@ export class ChaosRun {
     this.stopBackground = true;
     await Promise.all(background);
     await this.runChecker(operator);
+    this.judgeFreshness(live);
     if (profile.hostileBodies) await this.hostileBodies();
   }
 
@@ -247,16 +268,20 @@ export class ChaosRun {
     context: FaultContext,
     progress: CommittedProgress,
   ): Promise<void> {
+    const started = Date.now();
     const outcome: FaultOutcome = {
       kind: fault.kind,
-      atMs: Date.now() - this.phaseStart,
+      atMs: started - this.phaseStart,
+      startMs: started,
+      endMs: null,
       recoveryMs: null,
       detail: '',
     };
     try {
-      const started = Date.now();
       const result = await applyFault(fault, random, context);
       outcome.detail = result.detail;
+      outcome.endMs = result.end;
+      if (result.budgetIntervalMs !== undefined) outcome.budgetIntervalMs = result.budgetIntervalMs;
       if (result.handoverMs !== undefined) outcome.handoverMs = result.handoverMs;
       // Recovery: the next committed page after the fault's end (the operator logs in again should a grant be lost).
       outcome.recoveryMs = await progress.waitFor(result.end, RECOVERY_CAP_MS);
@@ -300,6 +325,41 @@ export class ChaosRun {
     };
   }
 
+  /**
+   * The freshness rule (freshness.ts) over every fault: its window runs from its start to the next fault's
+   * (the last one's to the end of the live changes); the effective interval is the configured one, or the
+   * longer one the budget the API allowed implies (a fault's own limit, else the configured
+   * api.requestsPerSecond); the connector's gauge in that window is reported beside it.
+   */
+  private judgeFreshness(live: LiveChanges): void {
+    const { profile } = this.options;
+    const faults = this.summary.faults;
+    const windows: FaultWindow[] = faults.map((f, i) => {
+      const untilMs = faults[i + 1]?.startMs ?? this.liveStoppedAt;
+      const gaugeMaxMs = this.intervals.maxBetween(f.startMs, untilMs);
+      const budget = f.budgetIntervalMs ?? budgetIntervalMs(profile.locations, REQUESTS_PER_SECOND);
+      return {
+        kind: f.kind,
+        startMs: f.startMs,
+        endMs: f.endMs ?? untilMs,
+        untilMs,
+        recoveryMs: f.recoveryMs,
+        ...(f.handoverMs !== undefined && { handoverMs: f.handoverMs }),
+        allowanceMs: ownRecoveryAllowanceMs(f.kind, {
+          maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,
+          stoppedRetryInitialDelayMs: profile.stoppedRetryInitialDelayMs ?? 60_000,
+        }),
+        effectiveIntervalMs: fairIntervalMs(POLL_INTERVAL_MS, budget),
+        gaugeMaxMs,
+      };
+    });
+    this.summary.freshness = judgeFreshness(windows, live.changes, this.publications, this.phaseStart);
+    for (const f of this.summary.freshness) {
+      const violation = freshnessViolation(f);
+      if (violation !== null) this.summary.violations.push(violation);
+    }
+  }
+
   private async runChecker(operator: Operator): Promise<void> {
     const result = await checkPublished({
       endpoints: this.endpoints,
@@ -309,6 +369,12 @@ export class ChaosRun {
       logFiles: [...this.fleet.all.map((i) => i.logFile), ...operator.logFiles],
       secrets: this.secrets,
       say: (message) => this.say(message),
+      onRecord: (record) =>
+        this.publications.add(
+          record.call.uid,
+          Date.parse(record.call.updatedAtIso),
+          record.timestamp ?? null,
+        ),
     });
     this.summary.check = result;
     this.summary.violations.push(...result.violations);

@@ -37,6 +37,13 @@ export const API_FAULTS = [
   'api-grant-quota-spent',
   // Issue 32: a hidden limit below what the live polls alone need: history still advances, the run settles.
   'api-limit-below-live-demand',
+  // Issue 39: a hidden limit above live demand whose refusals say their reset in each header form in turn
+  // (X-RateLimit-Reset in delta seconds, epoch seconds, epoch milliseconds; Retry-After as an HTTP-date):
+  // live changes must still wait about one interval.
+  'api-limit-reset-forms',
+  // Issue 39: a bulk import (one same-instant group of hundreds of calls) in one location while cursors
+  // expire within a second: its traversal restarts, and the other locations must stay fresh meanwhile.
+  'api-cursor-expiry-same-instant',
 ] as const;
 
 export type FaultKind = (typeof PROCESS_FAULTS)[number] | (typeof API_FAULTS)[number];
@@ -179,6 +186,11 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
       return short ? random.int(22_000, 28_000) : random.int(120_000, 240_000);
     case 'api-limit-below-live-demand':
       return short ? random.int(10_000, 15_000) : random.int(60_000, 120_000);
+    case 'api-limit-reset-forms':
+      // Four sub-windows, one header form each.
+      return short ? random.int(16_000, 20_000) : random.int(80_000, 120_000);
+    case 'api-cursor-expiry-same-instant':
+      return short ? random.int(12_000, 18_000) : random.int(30_000, 60_000);
     default:
       return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
   }

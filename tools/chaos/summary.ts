@@ -3,6 +3,7 @@
  * data, shared by the run's phases and the report.
  */
 import type { CheckResult } from './checker.js';
+import type { FaultFreshness } from './freshness.js';
 import type { HostileOutcome } from './hostile.js';
 import type { SlotFacts } from './instances.js';
 import type { FaultKind, Profile } from './schedule.js';
@@ -23,6 +24,11 @@ export interface ChaosOptions {
 export interface FaultOutcome {
   kind: FaultKind;
   atMs: number;
+  /** When it started and ended (epoch ms); end null when its unit failed. */
+  startMs: number;
+  endMs: number | null;
+  /** A fault that limited the API's rate: the effective interval that rate implies (FaultResult). */
+  budgetIntervalMs?: number;
   /** Time from the end of the fault to the next committed progress; null = none within the cap. */
   recoveryMs: number | null;
   /**
@@ -70,6 +76,8 @@ export interface RunSummary {
   finalOwnership: string;
   durationMs: number;
   check: CheckResult | null;
+  /** Per fault, how long the changes made during and after it waited to be in Kafka (freshness.ts). */
+  freshness: FaultFreshness[];
   /** Hostile API bodies, one connector process each (tools/chaos/hostile.ts). */
   hostile: HostileOutcome[];
   violations: string[];
@@ -113,6 +121,7 @@ export function newSummary(options: ChaosOptions): RunSummary {
     finalOwnership: '',
     durationMs: 0,
     check: null,
+    freshness: [],
     hostile: [],
     violations: [],
   };

@@ -42,6 +42,8 @@ export function witnessPython(root = repositoryRoot()): string {
 export interface WitnessLine {
   partition: number;
   offset: number;
+  /** The record's Kafka timestamp (ms), null when it has none. */
+  timestamp?: number | null;
   key: string | null;
   keyBase64: string | null;
   schemaId?: number | null;

@@ -217,6 +217,8 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'metrics.port': 'Port.',
   'metrics.perLocationLabels':
     'Label per-location series with the location uid; turn off with thousands of locations.',
+  'metrics.freshnessObjectiveMs':
+    "The freshness objective: the 99th percentile of the delay from a change's `updatedAt` to its commit (live lane) that `CallsConnectorFreshnessObjectiveMissed` holds the connector to ([metrics.md](metrics.md#freshness)). Unset: twice the live poll interval (`poll.intervalMs`, or `webhooks.reconcileIntervalMs` with webhooks on: set it lower there, where nudged changes are published in seconds). At least 1000.",
   'logging.level':
     '`fatal` … `trace`. The `auth` commands ignore it: they log JSON to stderr at `warn`, or at `LOG_LEVEL` when set.',
   'logging.format': '`auto` (human-readable on a terminal, JSON otherwise), `json`, `pretty`.',

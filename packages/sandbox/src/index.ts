@@ -126,6 +126,10 @@ const upsertSchema = z
   })
   .strict();
 
+const importSchema = z
+  .object({ locationUid: z.string().min(1), count: z.number().int().min(1).max(100_000) })
+  .strict();
+
 function validateClient(client: SandboxClient): void {
   if (client.clientId === '' || client.clientSecret === '')
     throw new RangeError('the sandbox client needs a client id and secret');
@@ -197,6 +201,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const admin: SandboxAdmin = {
     truth: (locationUid) => store.truth(locationUid).map(toSingleCall),
     upsertCall: (input) => toSingleCall(store.upsert(upsertSchema.parse(input), clock.nowMs())),
+    importCalls: (input) => {
+      const { locationUid, count } = importSchema.parse(input);
+      const nowMs = clock.nowMs();
+      return Array.from({ length: count }, () => toSingleCall(store.upsert({ locationUid }, nowMs)));
+    },
     advanceClock: (ms) => clock.advance(ms),
     now: () => new Date(clock.nowMs()),
     revokeTokens: (opts = {}) => {

@@ -18,6 +18,7 @@ import {
   schemaRegistryCheck,
   type SchemaRegistryProbe,
 } from '../../ops/checks.js';
+import { livePollIntervalMs } from '../../config/sections/webhooks.js';
 import { Readiness } from '../../ops/readiness.js';
 import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
 import type { Scheduler } from '../../sync/scheduler.js';
@@ -103,7 +104,11 @@ export interface RunningView {
 }
 
 /** The readiness checks of every part, and the full GET /status (until now: the connector, UNASSIGNED). */
-export function serveRunning({ config, failures }: StartContext, ops: Ops, view: RunningView): void {
+export function serveRunning(
+  { config, failures, metrics, clock }: StartContext,
+  ops: Ops,
+  view: RunningView,
+): void {
   const { api, scheduler } = view;
   const checks = [
     kafkaCheck(view.admin),
@@ -140,6 +145,11 @@ export function serveRunning({ config, failures }: StartContext, ops: Ops, view:
         },
       },
       view.role?.() ?? null,
+      {
+        nowMs: clock.now(),
+        intervalMs: livePollIntervalMs(config),
+        effectiveIntervalMs: metrics.effectiveIntervalMs(),
+      },
     ),
   );
 }

@@ -20,6 +20,7 @@ export function locationStatus(
       redacted: 3,
       belowWatermark: 0,
       traversalsCompleted: 1,
+      caughtUpAt: null,
     },
     ...overrides,
   });

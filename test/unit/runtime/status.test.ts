@@ -177,4 +177,65 @@ describe('connectorStatus', () => {
     expect(standby.instance).toEqual({ role: 'standby', since: '2026-11-26T17:00:00.000Z' });
     expect(connectorStatus('calls', 'w', []).instance).toBeUndefined();
   });
+
+  it("shows each location's lag since its last completed live poll began, and why it waits, with the freshness view", () => {
+    const now = Date.parse('2026-01-01T00:00:40Z');
+    const caughtUp = (at: string) => ({ ...emptyTotals(), caughtUpAt: Date.parse(at) });
+    const heldUntil = Date.parse('2026-01-01T00:00:45Z');
+    const scope = (name: string, heldUntilMs: number | null) => ({
+      scope: name,
+      ratePerSecond: 5,
+      announcedPerSecond: null,
+      heldUntilMs,
+      heldSeconds: 0,
+      throttled: false,
+      waiting: { live: 0, backfill: 0 },
+    });
+    const status = connectorStatus(
+      'calls',
+      'host:1',
+      [
+        location('due', { totals: caughtUp('2026-01-01T00:00:28.04Z') }),
+        location('new'),
+        location('held', { totals: caughtUp('2026-01-01T00:00:10Z') }),
+        location('history', { state: 'running', lane: 'history', nextRunAt: null }),
+        location('failing', { state: 'backoff' }),
+      ],
+      null,
+      null,
+      {
+        scopes: [scope('free', null), scope('busy', heldUntil)],
+        scopeOf: (uid) => (uid === 'held' ? 'busy' : 'free'),
+      },
+      null,
+      { nowMs: now, intervalMs: 2_000, effectiveIntervalMs: 2_000 },
+    );
+    const intervals = { interval_ms: 2_000, effective_interval_ms: 2_000 };
+    expect(status.tasks.map((t) => [t.id, t.lag_seconds, t.waiting])).toEqual([
+      ['due', 12, { reason: 'interval', until: '2026-01-01T00:01:00.000Z', ...intervals }],
+      ['new', null, { reason: 'interval', until: '2026-01-01T00:01:00.000Z', ...intervals }],
+      ['held', 30, { reason: 'hold', until: '2026-01-01T00:00:45.000Z', ...intervals }],
+      ['history', null, { reason: 'history_turn', until: null, ...intervals }],
+      ['failing', null, { reason: 'backoff', until: '2026-01-01T00:01:00.000Z', ...intervals }],
+    ]);
+  });
+
+  it('names a stretched interval, and takes the reason the scheduler gives over the state', () => {
+    const view = { nowMs: 0, intervalMs: 2_000, effectiveIntervalMs: 9_500 };
+    const [stretched] = connectorStatus('calls', 'w', [location('a')], null, null, null, null, view).tasks;
+    expect(stretched?.waiting).toEqual({
+      reason: 'stretched',
+      until: '2026-01-01T00:01:00.000Z',
+      interval_ms: 2_000,
+      effective_interval_ms: 9_500,
+    });
+    const [given] = connectorStatus('calls', 'w', [location('a')], null, null, null, null, {
+      ...view,
+      waitReasonOf: () => ({ reason: 'history_turn', untilMs: 5_000 }),
+    }).tasks;
+    expect(given?.waiting?.reason).toBe('history_turn');
+    expect(given?.waiting?.until).toBe('1970-01-01T00:00:05.000Z');
+    // Without the view, /status is as before: no lag, no wait reason.
+    expect(connectorStatus('calls', 'w', [location('a')]).tasks[0]).not.toHaveProperty('waiting');
+  });
 });

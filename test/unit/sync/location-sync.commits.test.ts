@@ -11,6 +11,26 @@ import { runTraversal } from '../../support/sync/run-traversal.js';
 import { build, call, LOC, t } from '../../support/sync/location-sync-fixture.js';
 
 describe('LocationSync commits', () => {
+  it("observes each published change's delay once its page is stored, never for an attempt that failed", async () => {
+    const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
+    const sink = new InMemorySink();
+    sink.failNext(2);
+    const { sync, metrics } = build(new FakeCallsApi(data), { sink });
+    const observed = async () =>
+      (await metrics.changeCommitDelay.get()).values.find(
+        (v) =>
+          v.metricName === 'calls_connector_change_commit_delay_seconds_count' && v.labels.lane === 'live',
+      )?.value ?? 0;
+    const atCommit: number[] = [];
+    sink.beforeCommit = async () => {
+      atCommit.push(await observed());
+    };
+    await runTraversal(sync);
+    // Two failed attempts and two stored pages (3 calls, then 1): nothing observed before a page was stored.
+    expect(atCommit).toEqual([0, 0, 0, 3]);
+    expect(await observed()).toBe(4);
+  });
+
   it('retries the same page after a retriable sink failure without doubling', async () => {
     const data = [call('a', 1), call('b', 2), call('c', 3), call('d', 4)];
     const sink = new InMemorySink();

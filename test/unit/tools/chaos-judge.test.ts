@@ -72,6 +72,15 @@ describe('the chaos checker', () => {
       'unenriched with values',
     ]);
   });
+
+  it('flags an unenriched record that carries only an endedAt or only a conversationUid, and passes one with none', () => {
+    const bare = { enriched: false, customerPhoneNumber: null, startedAt: null, isPrivate: null };
+    expect(compareVersion(decoded({ ...bare, conversationUid: null }), truth)).toEqual([
+      'unenriched with values',
+    ]);
+    expect(compareVersion(decoded({ ...bare, endedAt: null }), truth)).toEqual(['unenriched with values']);
+    expect(compareVersion(decoded({ ...bare, endedAt: null, conversationUid: null }), truth)).toEqual([]);
+  });
 });
 
 const LOCATION = 'l1';
@@ -210,7 +219,13 @@ describe('the chaos judge', () => {
         record(version('b', T3), 0, 2),
         { ...record(a, 0, 3), key: 'other' },
         record(a, 0, 4, { isPrivate: true, customerPhoneNumber: null }),
-        record(a, 0, 5, { enriched: false, startedAt: null, endedAt: null, isPrivate: null }),
+        record(a, 0, 5, {
+          enriched: false,
+          startedAt: null,
+          endedAt: null,
+          isPrivate: null,
+          conversationUid: null,
+        }),
       ],
       known,
       listedUids,

@@ -6,16 +6,21 @@
  */
 import { POLL_INTERVAL_MS } from '../connector-config.js';
 import {
+  advanced,
+  budgetIntervalMs,
   historyProgress,
+  limitAboveLiveDemand,
   limitBelowLiveDemand,
   staleLocations,
   type GrantName,
   type OffsetReading,
 } from '../fault-checks.js';
 import type { Fleet } from '../instances.js';
+import { effectiveIntervalSeconds } from '../interval-sampler.js';
 import { sleep, until } from '../processes.js';
 import type { Random } from '../random.js';
 import type { SandboxAdmin } from '../sandbox-admin.js';
+import type { TruthCall } from '../judge.js';
 import type { FaultKind, PlannedFault } from '../schedule.js';
 import { backgroundFaults, NO_FAULTS } from './background.js';
 import { RESUME_CAP_MS, type FaultReport, type FaultResult } from './outcome.js';
@@ -38,6 +43,12 @@ export interface ApiFaultContext {
   changedAt: ReadonlyMap<string, readonly number[]>;
   offsetReading: () => Promise<OffsetReading>;
   report: FaultReport;
+  /** Live changes per second (updates and creations): the live demand of single-call requests. */
+  changesPerSecond: number;
+  /** A bulk import a fault made, for the history and the freshness rule (live-changes.ts imported). */
+  imported: (calls: readonly TruthCall[], madeAt: number) => void;
+  /** Calls per bulk import (api-cursor-expiry-same-instant). */
+  importSize: number;
 }
 
 /** Answers of other APIs' shapes, none of which the connector's configuration names. */
@@ -223,6 +234,89 @@ export async function hiddenLimitBelowLiveDemand(
   report.faultCheck(`limit below live demand: ${text}`);
   // A limit that refused nothing was not below the demand: the fault did not happen.
   if (history.stuck.length > 0 || refused === 0) report.violation(`api-limit-below-live-demand: ${text}`);
+  return { end: Date.now(), detail: text, budgetIntervalMs: budgetIntervalMs(locations.length, rps) };
+}
+
+/** The header forms of `api-limit-reset-forms`, one sub-window each: the sandbox settings and their name. */
+const RESET_FORMS = [
+  { name: 'X-RateLimit-Reset in delta seconds', headers: 'x-ratelimit', resetForm: 'delta-seconds' },
+  { name: 'X-RateLimit-Reset in epoch seconds', headers: 'x-ratelimit', resetForm: 'epoch-seconds' },
+  { name: 'X-RateLimit-Reset in epoch milliseconds', headers: 'x-ratelimit', resetForm: 'epoch-ms' },
+  { name: 'Retry-After as an HTTP-date', headers: false, retryAfterForm: 'http-date' },
+] as const;
+
+/**
+ * Issue 39: a hidden limit (the rate is announced nowhere) above what live demand needs within its share
+ * (fault-checks.ts limitAboveLiveDemand), with a burst of 2 so that the enrichment's bursts are refused, in four
+ * sub-windows whose refusals write their reset in each header form in turn. Nothing is checked here but that
+ * the limit refused requests (else the forms were never read); the freshness rule (freshness.ts) holds the live
+ * changes made meanwhile to about one interval.
+ */
+export async function hiddenLimitResetForms(
+  fault: PlannedFault,
+  _random: Random,
+  context: ApiFaultContext,
+): Promise<FaultResult> {
+  const { admin, locations, report } = context;
+  const rps = limitAboveLiveDemand(locations.length, POLL_INTERVAL_MS, context.changesPerSecond);
+  const window = Math.round(fault.durationMs / RESET_FORMS.length);
+  const refusals: string[] = [];
+  let total = 0;
+  for (const form of RESET_FORMS) {
+    const before = await rateRefusals(admin);
+    await admin.call('PUT', 'faults', {
+      rateLimit: {
+        requestsPerSecond: rps,
+        burst: 2,
+        ...(form.headers === false ? {} : { headers: form.headers, resetForm: form.resetForm }),
+      },
+      retryAfterForm: 'retryAfterForm' in form ? form.retryAfterForm : 'delay-seconds',
+    });
+    await sleep(window);
+    const refused = (await rateRefusals(admin)) - before;
+    total += refused;
+    refusals.push(`${form.name}: ${refused}`);
+  }
+  await admin.call('PUT', 'faults', { rateLimit: null, retryAfterForm: 'delay-seconds' });
+  const text =
+    `${rps} requests/s, burst 2 (live demand ${(locations.length / (POLL_INTERVAL_MS / 1000) + context.changesPerSecond).toFixed(1)}/s), ` +
+    `${(window / 1000).toFixed(1)} s per header form; requests refused 429: ${refusals.join(', ')}`;
+  report.faultCheck(`hidden limit, resets in each header form: ${text}`);
+  if (total === 0) report.violation(`api-limit-reset-forms: the limit refused nothing (${text})`);
+  return { end: Date.now(), detail: text, budgetIntervalMs: budgetIntervalMs(locations.length, rps) };
+}
+
+/**
+ * Issue 39: a bulk import of `importSize` calls at one instant in one location (sandbox calls/import) while
+ * listing cursors expire within a second, for the fault's duration: that location's traversal of the group
+ * meets expired cursors and restarts from its watermark, while the others are polled. The freshness rule
+ * (freshness.ts) holds every location's changes, the group's included, to the fault's end plus its recovery
+ * plus two intervals; here the group's location is reported (advanced by the end, or not).
+ */
+export async function cursorExpiryInSameInstantGroup(
+  fault: PlannedFault,
+  random: Random,
+  context: ApiFaultContext,
+): Promise<FaultResult> {
+  const { admin, locations, offsetReading, report } = context;
+  const location = random.pick(locations);
+  const ttlMs = random.int(300, 1000);
+  const before = await offsetReading();
+  await admin.call('PUT', 'faults', { cursorTtlMs: ttlMs });
+  const madeAt = Date.now();
+  const { data: calls } = await admin.call<{ data: TruthCall[] }>('POST', 'calls/import', {
+    locationUid: location,
+    count: context.importSize,
+  });
+  context.imported(calls, madeAt);
+  await sleep(fault.durationMs);
+  const after = await offsetReading();
+  await admin.call('PUT', 'faults', { ...NO_FAULTS, ...backgroundFaults(context.seed) });
+  const text =
+    `${calls.length} calls at one instant (${calls[0]?.updatedAt ?? '?'}) imported into location ${location}, ` +
+    `cursors living ${ttlMs} ms, for ${(fault.durationMs / 1000).toFixed(0)} s; ` +
+    `its offset ${advanced(before, after, location) ? 'advanced' : 'did NOT advance'} meanwhile`;
+  report.faultCheck(`cursor expiry in a same-instant group: ${text}`);
   return { end: Date.now(), detail: text };
 }
 
@@ -243,27 +337,4 @@ async function quotaRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number>
 async function rateRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number> {
   const { rateLimited, quotaExhausted } = await sandboxFaultStats(admin);
   return rateLimited - quotaExhausted;
-}
-
-/** The largest calls_connector_poll_effective_interval_seconds among the running instances (null: none read). */
-async function effectiveIntervalSeconds(
-  fleet: Pick<Fleet, 'currentRunning' | 'metricsPort'>,
-): Promise<number | null> {
-  const values = await Promise.all(
-    fleet.currentRunning().map(async (instance) => {
-      try {
-        const response = await fetch(`http://127.0.0.1:${fleet.metricsPort(instance)}/metrics`, {
-          signal: AbortSignal.timeout(2000),
-        });
-        const line = (await response.text())
-          .split('\n')
-          .find((l) => l.startsWith('calls_connector_poll_effective_interval_seconds '));
-        return line === undefined ? null : Number(line.split(' ')[1]);
-      } catch {
-        return null;
-      }
-    }),
-  );
-  const read = values.filter((v): v is number => v !== null && Number.isFinite(v));
-  return read.length === 0 ? null : Math.max(...read);
 }

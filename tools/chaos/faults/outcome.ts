@@ -11,6 +11,11 @@ export interface FaultResult {
   detail: string;
   /** Distributed mode: from the fault's start to ownership whole again (null: not within the cap). */
   handoverMs?: number | null;
+  /**
+   * A fault that limits the API's rate: the effective interval (ms) that rate implies (fault-checks.ts
+   * budgetIntervalMs), the most the freshness rule lets the connector's stretch count (freshness.ts).
+   */
+  budgetIntervalMs?: number;
 }
 
 /** The report's sink, the run's summary behind it. */

@@ -7,8 +7,10 @@ import type { Random } from '../random.js';
 import { PROCESS_FAULTS, type FaultKind, type PlannedFault } from '../schedule.js';
 import {
   apiFaultWindow,
+  cursorExpiryInSameInstantGroup,
   grantQuotaSpent,
   hiddenLimitBelowLiveDemand,
+  hiddenLimitResetForms,
   type ApiFaultContext,
 } from './api-faults.js';
 import type { FaultResult } from './outcome.js';
@@ -49,6 +51,8 @@ export const FAULT_UNITS: Readonly<Record<FaultKind, FaultUnit>> = {
   'api-single-call-newer-version': apiFaultWindow,
   'api-grant-quota-spent': grantQuotaSpent,
   'api-limit-below-live-demand': hiddenLimitBelowLiveDemand,
+  'api-limit-reset-forms': hiddenLimitResetForms,
+  'api-cursor-expiry-same-instant': cursorExpiryInSameInstantGroup,
 };
 
 /** Applies one fault with the unit of its kind. */

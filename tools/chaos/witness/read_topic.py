@@ -12,7 +12,9 @@ within --timeout-s (an open transaction holds its last stable offset back, a bro
 named in the summary and the exit status is 2: the checker never judges a topic it did not read whole.
 
 Output, one JSON object per line on stdout:
-  {"partition": P, "offset": O, "key": "...", "keyBase64": null, "schemaId": N, "value": {...}}  per record
+  {"partition": P, "offset": O, "timestamp": T, "key": "...", "keyBase64": null, "schemaId": N, "value": {...}}
+    per record; timestamp is the record's Kafka timestamp in ms (the producer's CreateTime, or the broker's
+    LogAppendTime), null when the record has none
     value is the decoded Avro record (--decode avro; logical types left out: times are the longs on the
     wire, as the schema stores them), the UTF-8 text (--decode text), or absent (--decode none); null for a
     tombstone. key is the key as UTF-8, or null with keyBase64 set when it is not UTF-8.
@@ -32,6 +34,7 @@ import warnings
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
+    TIMESTAMP_NOT_AVAILABLE,
     Consumer,
     IsolationLevel,
     KafkaError,
@@ -171,7 +174,12 @@ def main():
                     continue
                 state[p]["records"] += 1
                 state[p]["position"] = max(state[p]["position"], message.offset() + 1)
-                line = {"partition": p, "offset": message.offset()}
+                timestamp_type, timestamp = message.timestamp()
+                line = {
+                    "partition": p,
+                    "offset": message.offset(),
+                    "timestamp": None if timestamp_type == TIMESTAMP_NOT_AVAILABLE else timestamp,
+                }
                 key = message.key()
                 try:
                     line["key"] = None if key is None else key.decode("utf-8")

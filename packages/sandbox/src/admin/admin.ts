@@ -17,6 +17,11 @@ export interface SandboxAdmin {
   truth(locationUid: string): SandboxCall[];
   /** Adds a call, or updates one (by uid); updatedAt defaults to the sandbox clock's now. */
   upsertCall(input: UpsertCallInput): SandboxCall;
+  /**
+   * A bulk import: `count` new calls of one location, all at one instant (the sandbox clock's now), added at
+   * once (no listing sees part of them): a same-instant group as a real API's import makes one.
+   */
+  importCalls(input: { locationUid: string; count: number }): SandboxCall[];
   /** Moves the sandbox clock forward (token, code and cursor expiry; updatedAt of later writes). */
   advanceClock(ms: number): void;
   now(): Date;

@@ -89,6 +89,11 @@ export async function handleAdmin(
       case 'POST /_sandbox/calls':
         respond.json(res, 200, { data: admin.upsertCall(await jsonBody(req)) });
         return;
+      case 'POST /_sandbox/calls/import':
+        respond.json(res, 200, {
+          data: admin.importCalls((await jsonBody(req)) as { locationUid: string; count: number }),
+        });
+        return;
       case 'GET /_sandbox/clock':
         respond.json(res, 200, { now: admin.now().toISOString() });
         return;

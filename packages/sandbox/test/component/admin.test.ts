@@ -49,6 +49,20 @@ describe('admin endpoint', () => {
     expect(Date.parse((truth.at(-1) as SandboxCall).updatedAt)).toBeGreaterThan(Date.parse(first.updatedAt));
   });
 
+  it('imports many calls of one location at one instant, all listed together after it', async () => {
+    const reply = await client.postJson('/_sandbox/calls/import', { locationUid: location(), count: 7 });
+    expect(reply.status).toBe(200);
+    const imported = (reply.json as { data: SandboxCall[] }).data;
+    expect(imported).toHaveLength(7);
+    expect(new Set(imported.map((c) => c.updatedAt)).size).toBe(1);
+    expect(new Set(imported.map((c) => c.uid)).size).toBe(7);
+    const truth = sandbox.admin.truth(location());
+    expect(new Set(truth.slice(-7).map((c) => c.uid))).toEqual(new Set(imported.map((c) => c.uid)));
+    expect(
+      (await client.postJson('/_sandbox/calls/import', { locationUid: location(), count: 0 })).status,
+    ).toBe(400);
+  });
+
   it('rejects bad call input with 400 invalid_request', async () => {
     expect(
       (await client.postJson('/_sandbox/calls', { locationUid: '00000000-0000-4000-8000-000000000000' }))

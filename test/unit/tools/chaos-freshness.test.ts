@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  deadlineOf,
+  fairIntervalMs,
+  freshnessViolation,
+  judgeFreshness,
+  ownRecoveryAllowanceMs,
+  Publications,
+  quantile,
+  type Change,
+  type FaultWindow,
+} from '../../../tools/chaos/freshness.js';
+
+const T0 = 1_000_000;
+
+/** A fault from +0 s to +10 s, recovered 3 s after its end, its window until +60 s, a 2 s interval. */
+function window(overrides: Partial<FaultWindow> = {}): FaultWindow {
+  return {
+    kind: 'broker-kill',
+    startMs: T0,
+    endMs: T0 + 10_000,
+    untilMs: T0 + 60_000,
+    recoveryMs: 3_000,
+    allowanceMs: 0,
+    effectiveIntervalMs: 2_000,
+    gaugeMaxMs: 2_000,
+    ...overrides,
+  };
+}
+
+const change = (uid: string, madeAtMs: number, updatedAtMs = madeAtMs): Change => ({
+  uid,
+  locationUid: 'l1',
+  updatedAtMs,
+  madeAtMs,
+});
+
+describe('the chaos freshness rule', () => {
+  it("lets a change made during a fault wait until the fault's recovery, one made after it two intervals", () => {
+    // During: from the recovery at +13 s, plus 2 × 2 s.
+    expect(deadlineOf(change('a', T0 + 5_000), window())).toBe(T0 + 17_000);
+    // Long after the recovery: from its making.
+    expect(deadlineOf(change('b', T0 + 40_000), window())).toBe(T0 + 44_000);
+    // Distributed mode: a handover longer than the recovery holds the paused instance's locations.
+    expect(deadlineOf(change('c', T0 + 5_000), window({ handoverMs: 20_000 }))).toBe(T0 + 24_000);
+    // A kind's own allowance (a parked grant asked again every 10 s) comes on top.
+    expect(deadlineOf(change('d', T0 + 5_000), window({ allowanceMs: 10_000 }))).toBe(T0 + 27_000);
+    // No recovery within the cap: the cap stands in.
+    expect(deadlineOf(change('e', T0), window({ recoveryMs: null }))).toBe(T0 + 10_000 + 240_000 + 4_000);
+  });
+
+  it("judges against the configured interval, or the longer one the API's budget implies, never the connector's own stretch", () => {
+    // One slow traversal stretched everyone to 119 s while the budget allows 2 s: judged at 2 s (fairIntervalMs
+    // takes no gauge at all: a stretch beyond the budget is never excused).
+    expect(fairIntervalMs(2_000, 200)).toBe(2_000);
+    // A hidden limit of 3 requests/s for 12 locations implies 5.3 s, whatever the gauge says.
+    expect(fairIntervalMs(2_000, 5_333)).toBe(5_333);
+  });
+
+  it("times a change to its version's first record, or to the first of a newer version that superseded it", () => {
+    const published = new Publications();
+    published.add('a', 100, T0 + 9_000);
+    published.add('a', 100, T0 + 7_000);
+    published.add('b', 300, T0 + 5_000);
+    published.add('c', 100, null);
+    expect(published.firstCovering('a', 100)).toBe(T0 + 7_000);
+    // b's version 200 was never published: version 300 carried it to Kafka.
+    expect(published.firstCovering('b', 200)).toBe(T0 + 5_000);
+    expect(published.firstCovering('b', 400)).toBeNull();
+    expect(published.firstCovering('c', 100)).toBeNull();
+  });
+
+  it("gives each fault's changes their p50, p99 and max, and names those past the bound", () => {
+    const published = new Publications();
+    const changes: Change[] = [];
+    // 100 changes in the window, each in Kafka 1 s after it was made...
+    for (let i = 0; i < 100; i++) {
+      const madeAt = T0 + 20_000 + i * 100;
+      changes.push(change(`u${i}`, madeAt));
+      published.add(`u${i}`, madeAt, madeAt + 1_000);
+    }
+    // ...but one made at +30 s waited 9 s (allowed 4 s), one never arrived, one belongs to the next fault.
+    changes.push(change('slow', T0 + 30_000));
+    published.add('slow', T0 + 30_000, T0 + 39_000);
+    changes.push(change('gone', T0 + 31_000));
+    changes.push(change('next', T0 + 61_000));
+    published.add('next', T0 + 61_000, T0 + 200_000);
+    const [figures] = judgeFreshness([window()], changes, published, T0 - 5_000);
+    expect(figures).toMatchObject({
+      kind: 'broker-kill',
+      atS: 5,
+      changes: 102,
+      unpublished: 1,
+      p50Ms: 1_000,
+      p99Ms: 1_000,
+      maxMs: 9_000,
+      late: 2,
+    });
+    expect(figures?.samples).toEqual([
+      'slow (location l1) made at +35.0 s: in Kafka after 9.0 s, allowed 4.0 s',
+      'gone (location l1): never in Kafka',
+    ]);
+    expect(freshnessViolation(figures!)).toMatch(
+      /^freshness: broker-kill at \+5 s: 2 of 102 changes waited past the fault's recovery plus two effective intervals \(2\.0 s each; e\.g\. slow/,
+    );
+  });
+
+  it('passes a fault whose changes all arrived in time, and says nothing of it', () => {
+    const published = new Publications();
+    published.add('a', T0 + 1_000, T0 + 14_000);
+    const [figures] = judgeFreshness([window()], [change('a', T0 + 1_000)], published, T0);
+    expect(figures?.late).toBe(0);
+    expect(freshnessViolation(figures!)).toBeNull();
+  });
+
+  it('reads quantiles by nearest rank', () => {
+    expect(quantile([], 0.99)).toBeNull();
+    expect(quantile([5], 0.99)).toBe(5);
+    expect(quantile([1, 2, 3, 4], 0.5)).toBe(2);
+    expect(quantile([1, 2, 3, 4], 0.99)).toBe(4);
+  });
+
+  it("allows a parked grant its re-ask interval and a lost grant the operator's login and the stopped retry", () => {
+    const settings = { maxRetryAfterMs: 10_000, stoppedRetryInitialDelayMs: 10_000 };
+    expect(ownRecoveryAllowanceMs('api-grant-quota-spent', settings)).toBe(10_000);
+    expect(ownRecoveryAllowanceMs('refresh-kill', settings)).toBe(40_000);
+    expect(ownRecoveryAllowanceMs('connector-kill', settings)).toBe(0);
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * The chaos suite's freshness rule: the promise users buy the connector for ("a change made now is in Kafka
+ * within one poll interval") held under every fault. Pure functions over plain data, unit-tested
+ * (test/unit/tools/chaos-freshness.test.ts); the run (run.ts) gathers the data, the report prints the table.
+ *
+ * A change is a version the driver made the sandbox hold (live-changes.ts): its uid, its updatedAt, and when
+ * the driver asked for it (`madeAtMs`, the driver's clock: the sandbox clock may have been moved on by a fault,
+ * so its updatedAt is not a wall time). It is in Kafka once a committed record of its uid carries that version
+ * or a newer one (a change superseded before its poll is in Kafka with the version that superseded it); its
+ * time there is that record's Kafka timestamp (the connector's producer stamps it at the send inside the
+ * transaction, a few milliseconds before the commit), read by the witness.
+ *
+ * Each fault owns the changes made from its start to the next fault's start (the last one: to the end of the
+ * live changes). A change waits fairly until
+ *
+ *   max(made, fault end + the fault's recovery, fault start + its handover) + its own allowance + 2 × EI
+ *
+ * where the recovery is the run's (the next page committed after the fault's end), the handover distributed
+ * mode's (ownership whole again), the allowance what the fault's kind needs by configuration to notice its own
+ * end (`ownRecoveryAllowanceMs`), and EI the fair effective interval (`fairIntervalMs`): the configured
+ * interval, or the longer one the API's budget in the window implies. The connector's own gauge is reported
+ * beside it. A change still waiting past that is late, and a late change fails the run.
+ */
+
+/** One version the driver made the sandbox hold during the fault phase. */
+export interface Change {
+  uid: string;
+  locationUid: string;
+  updatedAtMs: number;
+  /** When the driver asked the sandbox for it (epoch ms, the driver's clock). */
+  madeAtMs: number;
+}
+
+/** Committed records per uid: the version each carries and its Kafka timestamp, to find a change's first. */
+export class Publications {
+  private readonly byUid = new Map<string, { updatedAtMs: number; atMs: number }[]>();
+  private sorted = new Set<string>();
+
+  /** A committed record of `uid` at version `updatedAtMs`, stamped `atMs` in Kafka (null: no timestamp). */
+  add(uid: string, updatedAtMs: number, atMs: number | null): void {
+    if (atMs === null || !Number.isFinite(atMs) || !Number.isFinite(updatedAtMs)) return;
+    const list = this.byUid.get(uid) ?? [];
+    list.push({ updatedAtMs, atMs });
+    this.byUid.set(uid, list);
+    this.sorted.delete(uid);
+  }
+
+  /** When the change of `uid` at `updatedAtMs` was first in Kafka: the earliest record at it or newer; null: never. */
+  firstCovering(uid: string, updatedAtMs: number): number | null {
+    const list = this.byUid.get(uid);
+    if (list === undefined) return null;
+    let first: number | null = null;
+    for (const p of list)
+      if (p.updatedAtMs >= updatedAtMs && (first === null || p.atMs < first)) first = p.atMs;
+    return first;
+  }
+}
+
+/** A fault as the run saw it: when it ran, how it recovered, and the effective interval around it. */
+export interface FaultWindow {
+  kind: string;
+  /** Fault start and end (epoch ms), and the start of the next fault or the end of the live changes. */
+  startMs: number;
+  endMs: number;
+  untilMs: number;
+  /** The run's recovery (from the end to the next committed page); null: none within the cap. */
+  recoveryMs: number | null;
+  /** Distributed mode's handover (from the start to ownership whole); absent or null: not measured. */
+  handoverMs?: number | null;
+  /** What the kind needs by configuration to notice its own end (ownRecoveryAllowanceMs). */
+  allowanceMs: number;
+  /** The fair effective interval of the window (fairIntervalMs). */
+  effectiveIntervalMs: number;
+  /** The largest effective interval the connector's gauge reported in the window (null: never read), reported. */
+  gaugeMaxMs: number | null;
+}
+
+/** The fault's figures: how long its changes waited, the bound, and the late ones. */
+export interface FaultFreshness {
+  kind: string;
+  /** Seconds from the start of the fault phase, as the report prints faults. */
+  atS: number;
+  changes: number;
+  /** Changes not in Kafka at all (the checker counts them lost; here they are late too). */
+  unpublished: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  /** The largest wait the rule allowed one of its changes, for the report. */
+  boundMs: number | null;
+  effectiveIntervalMs: number;
+  gaugeMaxMs: number | null;
+  late: number;
+  samples: string[];
+}
+
+/** The recovery assumed when the run saw none within its cap (the cap: tools/chaos/run.ts RECOVERY_CAP_MS). */
+export const NO_RECOVERY_MS = 240_000;
+
+/**
+ * What a fault's kind needs, by the configuration the chaos run sets, to notice its own end beyond the run's
+ * recovery (which sees the first page committed anywhere, often another location's):
+ * - api-grant-quota-spent: the parked grant is asked again only every api.retry.maxRetryAfterMs;
+ * - refresh-kill: the lost grant waits for the operator's `auth login` (once per 30 s per grant) and then for
+ *   the stopped locations' retry (poll.stoppedRetry.initialDelayMs);
+ * every other kind: nothing.
+ */
+export function ownRecoveryAllowanceMs(
+  kind: string,
+  settings: { maxRetryAfterMs: number; stoppedRetryInitialDelayMs: number },
+): number {
+  if (kind === 'api-grant-quota-spent') return settings.maxRetryAfterMs;
+  if (kind === 'refresh-kill') return 30_000 + settings.stoppedRetryInitialDelayMs;
+  return 0;
+}
+
+/**
+ * The fair effective interval of a window: the configured interval, or the interval the API's budget in the
+ * window implies when it is longer, `budgetIntervalMs` (locations ÷ (the rate the API allows × the live share),
+ * see docs/chaos.md). No connector can poll faster than its budget allows, whatever its gauge says (under a
+ * limit below live demand it may keep reporting the configured interval while its polls queue); and a stretch
+ * beyond the budget is the connector's own doing (one slow location stretching every other, issue 39), which
+ * is what the rule must catch, not excuse. The gauge's largest value is reported beside it (FaultWindow).
+ */
+export function fairIntervalMs(configuredMs: number, budgetIntervalMs: number): number {
+  return Math.max(configuredMs, budgetIntervalMs);
+}
+
+/** The latest time `change` may reach Kafka under `window` (the module comment's rule). */
+export function deadlineOf(change: Pick<Change, 'madeAtMs'>, window: FaultWindow): number {
+  const recovered = window.endMs + (window.recoveryMs ?? NO_RECOVERY_MS);
+  const handover = window.handoverMs ?? null;
+  const handedOver = handover === null ? window.startMs : window.startMs + handover;
+  return (
+    Math.max(change.madeAtMs, recovered, handedOver) + window.allowanceMs + 2 * window.effectiveIntervalMs
+  );
+}
+
+/** The value at quantile `q` (nearest rank) of ascending `sorted`; null when empty. */
+export function quantile(sorted: readonly number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  return sorted[rank - 1] ?? null;
+}
+
+/**
+ * Per fault (in the order given), the waits of the changes made in its window: from each change's madeAt to
+ * its first record in Kafka, their p50, p99 and max, and the changes later than the rule allows (with up to
+ * five samples). `phaseStartMs`: the start of the fault phase, for the report's times.
+ */
+export function judgeFreshness(
+  windows: readonly FaultWindow[],
+  changes: readonly Change[],
+  publications: Publications,
+  phaseStartMs: number,
+): FaultFreshness[] {
+  return windows.map((window) => {
+    const mine = changes.filter((c) => c.madeAtMs >= window.startMs && c.madeAtMs < window.untilMs);
+    const waits: number[] = [];
+    const out: FaultFreshness = {
+      kind: window.kind,
+      atS: Math.round((window.startMs - phaseStartMs) / 1000),
+      changes: mine.length,
+      unpublished: 0,
+      p50Ms: null,
+      p99Ms: null,
+      maxMs: null,
+      boundMs: null,
+      effectiveIntervalMs: window.effectiveIntervalMs,
+      gaugeMaxMs: window.gaugeMaxMs,
+      late: 0,
+      samples: [],
+    };
+    for (const change of mine) {
+      const deadline = deadlineOf(change, window);
+      out.boundMs = Math.max(out.boundMs ?? 0, deadline - change.madeAtMs);
+      const at = publications.firstCovering(change.uid, change.updatedAtMs);
+      if (at === null) {
+        out.unpublished++;
+        out.late++;
+        if (out.samples.length < 5)
+          out.samples.push(`${change.uid} (location ${change.locationUid}): never in Kafka`);
+        continue;
+      }
+      const wait = Math.max(0, at - change.madeAtMs);
+      waits.push(wait);
+      if (at > deadline) {
+        out.late++;
+        if (out.samples.length < 5)
+          out.samples.push(
+            `${change.uid} (location ${change.locationUid}) made at +${((change.madeAtMs - phaseStartMs) / 1000).toFixed(1)} s: in Kafka after ${(wait / 1000).toFixed(1)} s, allowed ${((deadline - change.madeAtMs) / 1000).toFixed(1)} s`,
+          );
+      }
+    }
+    waits.sort((a, b) => a - b);
+    out.p50Ms = quantile(waits, 0.5);
+    out.p99Ms = quantile(waits, 0.99);
+    out.maxMs = waits.at(-1) ?? null;
+    return out;
+  });
+}
+
+/** The violation of one fault's late changes; null when none was late. */
+export function freshnessViolation(f: FaultFreshness): string | null {
+  if (f.late === 0) return null;
+  return `freshness: ${f.kind} at +${f.atS} s: ${f.late} of ${f.changes} changes waited past the fault's recovery plus two effective intervals (${(f.effectiveIntervalMs / 1000).toFixed(1)} s each; e.g. ${f.samples.join('; ')})`;
+}
