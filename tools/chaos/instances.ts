@@ -166,6 +166,19 @@ export class Fleet {
     return response.ok;
   }
 
+  /**
+   * Single mode: `/status` names it the writer (it holds the transactional id). A standby is ready too, so
+   * readiness cannot tell the two apart; false when it does not answer within 2 s.
+   */
+  async writing(instance: LoggedProcess): Promise<boolean> {
+    const response = await fetch(`http://127.0.0.1:${this.metricsPort(instance)}/status`, {
+      signal: AbortSignal.timeout(2000),
+    });
+    if (!response.ok) return false;
+    const body = (await response.json()) as { instance?: { role?: string } };
+    return body.instance?.role === 'writer';
+  }
+
   /** Its `/status`; undefined when it does not answer within 2 s (stopped, starting, exited). */
   async status(instance: LoggedProcess): Promise<InstanceStatus | undefined> {
     if (!instance.running) return undefined;

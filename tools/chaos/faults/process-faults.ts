@@ -123,12 +123,12 @@ export async function rollingRestart(
  */
 export const sigstop = pauseFault(async (fault, context, { frozen, next, tookOver }) => {
   const { fleet, report } = context;
-  // Woken, it meets the fencing on its next commit and either exits or stands by (/readyz no longer 200);
+  // Woken, it meets the fencing on its next commit and either exits or stands by (/status role no longer writer);
   // waiting for either, not a fixed 30 s, keeps the short form short. 30 s at most, as before.
-  // Only a definite "not ready" counts: an instance too busy to answer has not stood by yet.
+  // Only a definite "not the writer" counts: an instance too busy to answer has not stood by yet.
   let woke: Exit | null = null;
   void frozen.exited.then((e) => (woke = e));
-  await until(async () => woke !== null || !(await fleet.ready(frozen).catch(() => true)), 30_000, 250);
+  await until(async () => woke !== null || !(await fleet.writing(frozen).catch(() => true)), 30_000, 250);
   const exit = woke ?? (await Promise.race([frozen.exited, sleep(1000).then(() => null)]));
   let fate: string;
   if (exit !== null) fate = `exited ${exit.code ?? exit.signal} after SIGCONT`;
@@ -140,7 +140,7 @@ export const sigstop = pauseFault(async (fault, context, { frozen, next, tookOve
   }
   // The replacement must still be the writer once the old one woke up and was stopped (issue 20: a paused
   // instance used to fence its replacement back, leaving nothing writing once it was stopped).
-  const stillWriting = await until(() => fleet.ready(next).catch(() => false), 60_000, 500);
+  const stillWriting = await until(() => fleet.writing(next).catch(() => false), 60_000, 500);
   const text = `${frozen.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}, ${next.name} ${stillWriting ? 'still writing' : 'NOT writing'}`;
   report.fencedInstance(text);
   if (!stillWriting) report.violation(`SIGSTOP: ${text}`);
@@ -149,20 +149,20 @@ export const sigstop = pauseFault(async (fault, context, { frozen, next, tookOve
 
 /**
  * Issue 32: SIGSTOP the writer A, start its replacement B (a supervisor's), wake A (it stands by), then stop
- * B, as a blue/green switch rolled back does. A must take over: its /readyz 200 again and pages committed,
+ * B, as a blue/green switch rolled back does. A must take over: the writer on /status again and pages committed,
  * each within RESUME_CAP_MS of B's exit (the "writes resumed" time of the report). Distributed mode has no
  * replacement: it runs as sigstop.
  */
 export const replacementStopped = pauseFault(async (fault, context, paused) => {
   const { fleet, report } = context;
   const { frozen: standby, next: replacement, tookOver } = paused;
-  // Woken, it meets the fencing and stands by (/readyz no longer 200); only a definite "not ready" counts.
+  // Woken, it meets the fencing and stands by (/status role standby); only a definite answer counts.
   const stoodBy = await until(
-    async () => !standby.running || !(await fleet.ready(standby).catch(() => true)),
+    async () => !standby.running || !(await fleet.writing(standby).catch(() => true)),
     60_000,
     250,
   );
-  const replacementWriting = await until(() => fleet.ready(replacement).catch(() => false), 60_000, 500);
+  const replacementWriting = await until(() => fleet.writing(replacement).catch(() => false), 60_000, 500);
   const head = `${standby.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${replacement.name} ${tookOver === null ? 'made NO progress' : 'took over'}`;
   if (!standby.running || !stoodBy || !replacementWriting) {
     const text = `${head}, ${standby.name} ${standby.running ? (stoodBy ? 'stood by' : 'did NOT stand by within 60 s') : `EXITED ${standby.exit?.code ?? standby.exit?.signal} instead of standing by`}, ${replacement.name} ${replacementWriting ? 'writing' : 'NOT writing'}: the takeover was not tried`;
@@ -178,12 +178,12 @@ export const replacementStopped = pauseFault(async (fault, context, paused) => {
   const exit = await Promise.race([replacement.exited, sleep(60_000).then(() => null)]);
   if (exit === null) await kill9(fleet, replacement);
   const stoppedAt = Date.now();
-  const writer = await until(() => fleet.ready(standby).catch(() => false), RESUME_CAP_MS, 250);
+  const writer = await until(() => fleet.writing(standby).catch(() => false), RESUME_CAP_MS, 250);
   const writerMs = writer ? Date.now() - stoppedAt : null;
   const resumedMs = await context.waitForProgress(stoppedAt, RESUME_CAP_MS);
   const text =
     `${head}, ${standby.name} stood by after SIGCONT; ${replacement.name} stopped (${exit === null ? 'killed: no exit within 60 s of SIGTERM' : `exit ${exit.code ?? exit.signal}`}); ` +
-    `${standby.name} ${writerMs === null ? 'did NOT take over' : `took over (ready) after ${(writerMs / 1000).toFixed(1)} s`}, ` +
+    `${standby.name} ${writerMs === null ? 'did NOT take over' : `took over (writer) after ${(writerMs / 1000).toFixed(1)} s`}, ` +
     `writes ${resumedMs === null ? 'did NOT resume' : `resumed after ${(resumedMs / 1000).toFixed(1)} s`}`;
   report.faultCheck(`replacement stopped: ${text}`);
   if (writerMs === null || resumedMs === null || exit === null || exit.code !== 0)
