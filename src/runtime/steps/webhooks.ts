@@ -161,6 +161,7 @@ export async function startWebhooks(
     path: settings.path,
     tls: settings.tls === undefined ? undefined : await readTls(settings.tls),
     bodyLimitBytes: settings.bodyLimitBytes,
+    limits: settings.limits,
     rule,
     replay: new ReplayWindow({
       keepMs: 2 * settings.signature.toleranceMs,
