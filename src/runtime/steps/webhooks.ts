@@ -12,13 +12,10 @@ import { readPrivateFile } from '../../auth/store/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
-import {
-  ensureNudgeTopic,
-  NudgeTopicReader,
-  NudgeTopicWriter,
-  nudgeTopicName,
-} from '../../kafka/nudges/nudge-topic.js';
+import { kafkaNudgeReader } from '../../kafka/nudges/nudge-reader.js';
+import { ensureNudgeTopic, NudgeTopicWriter, nudgeTopicName } from '../../kafka/nudges/nudge-topic.js';
 import type { Logger } from '../../logging/logger.js';
+import type { Readiness } from '../../ops/readiness.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
@@ -80,6 +77,8 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
  * Distributed mode: the receiver's nudges go through the nudge topic (kafka/nudges/nudge-topic.ts) to the
  * instances owning their locations; this instance reads it and nudges its own (`owned`). The sink resolves once
  * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
+ * The reader's health is the readiness check `nudge_reader`: an instance that cannot act on the nudges meant
+ * for it is not ready.
  */
 export async function nudgeRelay(
   ctx: StartContext,
@@ -89,9 +88,10 @@ export async function nudgeRelay(
     /** Unique per instance (its consumer group reads every partition). */
     instanceId: string;
     owned: (nudge: { uid: string; location: string }) => void;
+    readiness: Pick<Readiness, 'add'>;
   },
 ): Promise<NudgeSink> {
-  const { config, logger, lifecycle } = ctx;
+  const { config, logger, lifecycle, clock } = ctx;
   const topic = nudgeTopicName(config.kafka.offsetsTopic);
   await ensureNudgeTopic(kafka, {
     topic,
@@ -106,14 +106,20 @@ export async function nudgeRelay(
   });
   await writer.connect();
   lifecycle.defer('nudge topic writer', () => writer.disconnect());
-  const reader = new NudgeTopicReader(kafka, {
+  const reader = kafkaNudgeReader(kafka, {
     topic,
     groupId: `${config.connector.name}-nudges-${options.instanceId}`,
+    startAtMs: ctx.startedAt,
     each: options.owned,
+    clock,
     logger,
   });
   await reader.start();
   lifecycle.defer('nudge topic reader', () => reader.stop());
+  options.readiness.add({
+    name: 'nudge_reader',
+    check: () => Promise.resolve({ name: 'nudge_reader', ...reader.health() }),
+  });
   return {
     offer: (nudge) =>
       writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
