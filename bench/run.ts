@@ -26,6 +26,7 @@ import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
+import { webhookFloodBench } from './webhook-flood.js';
 import { webhooksBench } from './webhooks.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
@@ -49,6 +50,7 @@ const modules: BenchModule[] = [
   idleBench,
   distributedBench,
   webhooksBench,
+  webhookFloodBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */

@@ -61,8 +61,8 @@ const signatureSchema = z
  */
 const receiverLimitsSchema = z
   .object({
-    maxConnections: z.number().int().min(1).max(100_000).default(512),
-    maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(128),
+    maxConnections: z.number().int().min(1).max(100_000).default(256),
+    maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(64),
     headersTimeoutMs: durationMs(100).default(5_000),
     requestTimeoutMs: durationMs(100).default(10_000),
     nudgeTimeoutMs: durationMs(100).default(5_000),
