@@ -12,10 +12,10 @@ import { readPrivateFile } from '../../auth/store/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
-import { kafkaNudgeReader } from '../../kafka/nudges/nudge-reader.js';
+import { kafkaNudgeReader, type NudgeTopicReader } from '../../kafka/nudges/nudge-reader.js';
 import { ensureNudgeTopic, NudgeTopicWriter, nudgeTopicName } from '../../kafka/nudges/nudge-topic.js';
 import type { Logger } from '../../logging/logger.js';
-import type { Readiness } from '../../ops/readiness.js';
+import type { NamedReadinessCheck, Readiness } from '../../ops/readiness.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
@@ -116,13 +116,18 @@ export async function nudgeRelay(
   });
   await reader.start();
   lifecycle.defer('nudge topic reader', () => reader.stop());
-  options.readiness.add({
-    name: 'nudge_reader',
-    check: () => Promise.resolve({ name: 'nudge_reader', ...reader.health() }),
-  });
+  options.readiness.add(nudgeReaderCheck(reader));
   return {
     offer: (nudge) =>
       writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
+  };
+}
+
+/** The readiness check `nudge_reader`: fails, naming why, while the nudge topic reader is not running. */
+export function nudgeReaderCheck(reader: Pick<NudgeTopicReader, 'health'>): NamedReadinessCheck {
+  return {
+    name: 'nudge_reader',
+    check: () => Promise.resolve({ name: 'nudge_reader', ...reader.health() }),
   };
 }
 
