@@ -18,14 +18,18 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
 import { webhooksSchema } from '../src/config/sections/webhooks.js';
+import { ensureNudgeTopic, NudgeTopicWriter } from '../src/kafka/nudges/nudge-topic.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { systemClock } from '../src/time/clock.js';
 import { locationDirectory } from '../src/webhooks/location-directory.js';
 import { WebhookReceiver } from '../src/webhooks/receiver.js';
 import { ReplayWindow } from '../src/webhooks/replay-window.js';
 import { LruUidLocations } from '../src/webhooks/uid-locations.js';
-import { atMost, envInt, REPETITIONS, Samples } from './stats.js';
+import { provideStack } from '../tools/devstack/stack-provider.js';
+import { atMost, envInt, percentile, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 import type { FloodReport } from './webhook-flood-child.js';
 
@@ -66,8 +70,42 @@ function deliver(port: number, uid: string): Promise<number> {
   });
 }
 
+/**
+ * A nudge-topic writer on the stack named by KAFKA_BROKERS (the bench's Kafka writes from the receiver's own
+ * process), or null when none is: the figure is then left out and a note says so.
+ */
+async function kafkaWriter(): Promise<{ writer: NudgeTopicWriter; close(): Promise<void> } | null> {
+  const stack = await provideStack(['environment']).catch(() => null);
+  if (stack === null) return null;
+  const kafka = new Kafka({
+    clientId: 'bench-webhook-flood',
+    brokers: stack.brokers,
+    logLevel: logLevel.NOTHING,
+  });
+  const topic = `bench-flood-${randomUUID()}-nudges`;
+  await ensureNudgeTopic(kafka, { topic, partitions: 1, replicationFactor: 1, create: true });
+  const writer = new NudgeTopicWriter(kafka, { topic, connectorName: 'bench', partitionCount: 1 });
+  await writer.connect();
+  return {
+    writer,
+    close: async () => {
+      await writer.disconnect();
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}
+
 /** One flood; `baseline` is the process's RSS before its first flood (memory reused by later floods counts). */
-async function floodOnce(flood: Flood, connections: number, baseline: number, s: Samples): Promise<void> {
+async function floodOnce(
+  flood: Flood,
+  connections: number,
+  baseline: number,
+  writer: NudgeTopicWriter | null,
+  s: Samples,
+): Promise<void> {
   const defaults = webhooksSchema.parse({ enabled: true });
   let taken = 0;
   const receiver = new WebhookReceiver({
@@ -86,7 +124,9 @@ async function floodOnce(flood: Flood, connections: number, baseline: number, s:
     clock: systemClock,
   });
   const { port } = await receiver.start();
-  let peak = process.memoryUsage().rss;
+  globalThis.gc?.();
+  const before = process.memoryUsage().rss;
+  let peak = before;
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const child = fork(
@@ -105,6 +145,16 @@ async function floodOnce(flood: Flood, connections: number, baseline: number, s:
   const reported = once(child, 'message') as Promise<[FloodReport]>;
   let flooding = true;
   const statuses: number[] = [];
+  const writes: number[] = [];
+  const kafkaWrites = (async () => {
+    if (writer === null) return;
+    for (let n = 0; flooding; n++) {
+      const started = performance.now();
+      await writer.write([{ location: LOCATION, uid: `write-${n}`, event: 'call.updated' }]);
+      writes.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
   const genuine = (async () => {
     for (let n = 0; flooding; n++) {
       statuses.push(await deliver(port, `genuine-${n}`));
@@ -116,9 +166,11 @@ async function floodOnce(flood: Flood, connections: number, baseline: number, s:
     const [report] = await reported;
     flooding = false;
     await genuine;
+    await kafkaWrites;
     delay.disable();
     const longest = Math.max(...report.lifetimesMs);
-    s.add(`RSS growth under the slow connections ${flood.label}`, 'MiB', (peak - baseline) / MIB);
+    s.add(`RSS growth under the slow connections ${flood.label}`, 'MiB', (peak - before) / MIB);
+    s.add(`RSS growth since the first flood began, ${flood.label}`, 'MiB', (peak - baseline) / MIB);
     s.add(`longest-lived slow connection ${flood.label}`, 's', longest / 1_000);
     s.add(`slow connections refused as they opened, ${flood.label}`, 'connections', report.refused);
     s.add(`slow connections cut with 408, ${flood.label}`, 'connections', report.cut);
@@ -128,6 +180,17 @@ async function floodOnce(flood: Flood, connections: number, baseline: number, s:
       (100 * statuses.filter((status) => status === 202).length) / Math.max(1, statuses.length),
     );
     s.add(`event loop delay p99 during the flood ${flood.label}`, 'ms', delay.percentile(99) / 1e6);
+    if (writer !== null) {
+      s.add(`Kafka writes completed during the flood ${flood.label}`, 'writes', writes.length);
+      s.add(
+        `Kafka write latency p99 during the flood ${flood.label}`,
+        'ms',
+        percentile(
+          [...writes].sort((a, b) => a - b),
+          0.99,
+        ),
+      );
+    }
   } finally {
     flooding = false;
     child.kill();
@@ -142,10 +205,18 @@ export const webhookFloodBench: BenchModule = {
   async run(): Promise<BenchResult> {
     const connections = envInt('BENCH_FLOOD_CONNECTIONS', 2_000);
     const s = new Samples();
+    const kafka = await kafkaWriter();
+    // The producer's first sends allocate what every later one reuses: before the baseline, not counted.
+    for (let n = 0; n < 50 && kafka !== null; n++)
+      await kafka.writer.write([{ location: LOCATION, uid: `warm-up-${n}`, event: 'call.updated' }]);
     globalThis.gc?.();
     const baseline = process.memoryUsage().rss;
-    for (let rep = 0; rep < REPETITIONS; rep++) {
-      for (const flood of FLOODS) await floodOnce(flood, connections, baseline, s);
+    try {
+      for (let rep = 0; rep < REPETITIONS; rep++) {
+        for (const flood of FLOODS) await floodOnce(flood, connections, baseline, kafka?.writer ?? null, s);
+      }
+    } finally {
+      await kafka?.close();
     }
     const limits = webhooksSchema.parse({ enabled: true }).limits;
     return {
@@ -155,7 +226,10 @@ export const webhookFloodBench: BenchModule = {
         `Each connection sends its headers and 60 KiB of a declared 64 KiB body, then holds; the default limits: ` +
           `maxConnections ${limits.maxConnections}, maxConnectionsPerAddress ${limits.maxConnectionsPerAddress}, ` +
           `headersTimeoutMs ${limits.headersTimeoutMs}, requestTimeoutMs ${limits.requestTimeoutMs} (checked every second).`,
-        'The attacker runs in a child process; RSS growth is the receiver process’s peak during a flood over its RSS before the first flood (so memory freed and reused by later floods still counts).',
+        'The attacker runs in a child process; RSS growth is the receiver process’s peak during a flood over its RSS just before it (after a GC); “since the first flood began” counts from before the first flood, so what earlier floods left allocated counts too.',
+        kafka === null
+          ? 'No Kafka (KAFKA_BROKERS unset): the Kafka writes during the flood were not measured.'
+          : 'A nudge-topic writer in the receiver’s process writes one record (acks from all replicas) every 100 ms during each flood.',
         'A genuine sender on 127.0.0.250 delivers every 100 ms during the flood: while slow connections fill ' +
           'maxConnections, it is refused too (the API retries); a flood from one address leaves it served.',
       ],
