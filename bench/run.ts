@@ -26,6 +26,7 @@ import { rateLimitedBench } from './ratelimited.js';
 import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
+import { webhookFloodBench } from './webhook-flood.js';
 import { webhooksBench } from './webhooks.js';
 import { webhookShapesBench } from './webhook-shapes.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
@@ -51,6 +52,7 @@ const modules: BenchModule[] = [
   distributedBench,
   webhooksBench,
   webhookShapesBench,
+  webhookFloodBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */

@@ -20,6 +20,7 @@ import { WebhookReceiver } from '../src/webhooks/receiver.js';
 import { ReplayWindow, replayKeepMs } from '../src/webhooks/replay-window.js';
 import { signatureRuleOf, verifyDelivery } from '../src/webhooks/signature/verify.js';
 import { LruUidLocations } from '../src/webhooks/uid-locations.js';
+import { systemClock } from '../src/time/clock.js';
 import { documentedShapeOf, documentedShapes } from '../tools/docs/webhook-shapes.js';
 import { envInt } from './stats.js';
 import type { BenchFigure, BenchGoal, BenchModule, BenchResult } from './types.js';
@@ -83,7 +84,8 @@ async function runShape(shape: WebhookShape, port: number, changes: number, rate
     index: new LruUidLocations(1000),
     sink: { offer: async (n) => void nudged.set(n.uid, (nudged.get(n.uid) ?? 0) + 1) },
     metrics: new ConnectorMetrics(),
-    clock: { now: () => Date.now() },
+    limits: settings.limits,
+    clock: systemClock,
   });
   try {
     const { url } = await receiver.start();

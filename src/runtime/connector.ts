@@ -137,6 +137,7 @@ export class ConnectorRuntime {
                 partitionCount: kafka.session.partitionCount,
                 instanceId: `${hostname()}-${process.pid}-${clock.now()}`,
                 owned: deliveries.owned(scheduler),
+                readiness: ops.readiness,
               })
             : wiring.sink;
         await startWebhooks(ctx, options.env, { ...wiring, sink });

@@ -5,19 +5,27 @@
  *
  * One route: `POST {path}` (every configured location) or `POST {path}/{grant}` (that grant's locations: one
  * endpoint registered per OAuth grant says whose delivery it is). Each delivery, in this order:
- * 1. wrong path 404, wrong method 405 (neither counted as a delivery); not a JSON content type 400 (malformed)
- *    unless the scheme's body is a JWT; a registration handshake (signature/challenge.ts) is answered there or,
- *    signed ones, after step 3 (200, counted ignored);
- * 2. the raw body, at most `bodyLimitBytes` (413, too_large);
+ * 1. a request target that is not a URL 400, wrong path 404, wrong method 405 (none counted as a delivery);
+ *    not a JSON content type 400 (malformed) unless the scheme's body is a JWT; a registration handshake
+ *    (signature/challenge.ts) is answered there or, signed ones, after step 3 (200, counted ignored);
+ * 2. the raw body, at most `bodyLimitBytes`, counted as it streams in (413, too_large);
  * 3. the signature over those raw bytes (401: unsigned, bad_signature, stale_timestamp);
- * 4. an id already taken (replayed): 200, nothing nudged (the sender's duplicate must not be retried);
+ * 4. the same delivery's nudge being offered now (pending-offers.ts): it waits for that offer and shares its
+ *    outcome (200 replayed once taken, 503 if not); an id already taken (replayed): 200, nothing nudged;
  * 5. the payload mapping: not JSON or no uid 400 (malformed); not `call.*` 200 (ignored);
  * 6. the location(s) (nudge-resolution.ts); none of ours: 200 (ignored);
- * 7. the nudge handed to the NudgeSink: 202 (accepted) as soon as `offer` resolves, before any polling;
- *    a rejected offer answers 503 so the sender retries later (unavailable).
+ * 7. the nudge handed to the NudgeSink: 202 (accepted) as soon as `offer` resolves, before any polling; an
+ *    offer that rejects or is not settled within `limits.nudgeTimeoutMs` answers 503 so the sender retries
+ *    later (unavailable). Only a taken delivery's id enters the replay window.
  *
- * Each delivery is counted once by outcome (`calls_connector_webhook_deliveries_total`); a refused delivery is
- * logged at debug only (a flood of forgeries must not flood the log), never with its body or headers.
+ * Before authentication nothing may hold much: at most `limits.maxConnections` connections (and
+ * `maxConnectionsPerAddress` from one address, connection-limits.ts), each cut once its headers take longer than
+ * `headersTimeoutMs` or its whole request longer than `requestTimeoutMs` (checked every second), and each
+ * holding at most `bodyLimitBytes` of body.
+ *
+ * Each delivery is counted once by outcome (`calls_connector_webhook_deliveries_total`); a refused delivery or
+ * malformed request is logged at debug only (a flood of forgeries must not flood the log), never with its body or
+ * headers.
  *
  * Contract: `start()` resolves with the bound address (port 0: an ephemeral one); `close()` stops listening,
  * closes idle connections and resolves once open requests have ended. Nothing is published from a payload.
@@ -29,14 +37,17 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import { FatalError } from '../errors/index.js';
 import { closeListener, listen } from '../ops/listening.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
-import type { Clock } from '../time/clock.js';
+import { TIMED_OUT, withTimeout, type Clock } from '../time/clock.js';
+import { ConnectionLimits } from './connection-limits.js';
 import { mapPayload, type PayloadMapping } from './payload-mapping.js';
 import type { GrantDirectory } from './location-directory.js';
 import { resolveNudge, type ResolvedNudge } from './nudge-resolution.js';
+import { PendingOffers } from './pending-offers.js';
 import type { ReplayWindow } from './replay-window.js';
 import type { ChallengeAnswer } from './signature/challenge.js';
 import {
@@ -70,6 +81,24 @@ export type DeliveryOutcome =
 
 export type WebhookReceiverMetrics = Pick<ConnectorMetrics, 'webhookDeliveries' | 'webhookNudges'>;
 
+/** What bounds the receiver's connections and waits (config `webhooks.limits`). */
+export interface WebhookReceiverLimits {
+  /** Open connections in all; more are closed as they open. */
+  maxConnections: number;
+  /** Open connections from one source address; more from it are closed as they open. */
+  maxConnectionsPerAddress: number;
+  /** A connection whose request headers are not all in within this is cut (408). */
+  headersTimeoutMs: number;
+  /** A connection whose whole request is not in within this is cut (408). */
+  requestTimeoutMs: number;
+  /** A nudge not taken within this is answered 503 (the sender retries). */
+  nudgeTimeoutMs: number;
+}
+
+/** How often Node looks for connections past `headersTimeoutMs` / `requestTimeoutMs` (its default: 30 s). */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
 export interface WebhookReceiverOptions {
   host: string;
   port: number;
@@ -78,6 +107,7 @@ export interface WebhookReceiverOptions {
   /** PEM certificate chain and key; absent: plain HTTP (behind a TLS-terminating ingress). */
   tls?: { cert: string; key: string } | undefined;
   bodyLimitBytes: number;
+  limits: WebhookReceiverLimits;
   rule: SignatureRule;
   replay: ReplayWindow;
   mapping: PayloadMapping;
@@ -85,7 +115,8 @@ export interface WebhookReceiverOptions {
   index: Pick<UidLocationIndex, 'locationOf'>;
   sink: NudgeSink;
   metrics: WebhookReceiverMetrics;
-  clock: Pick<Clock, 'now'>;
+  /** Reads the time for signatures and replays; runs the nudge timeout. */
+  clock: Clock;
   logger?: Logger;
 }
 
@@ -109,14 +140,26 @@ const STATUS: Record<DeliveryOutcome, number> = {
   unavailable: 503,
 };
 
+type OfferOutcome = Extract<DeliveryOutcome, 'accepted' | 'unavailable'>;
+
 export class WebhookReceiver {
   private server: Server | undefined;
   private readonly path: string;
+  private readonly pending = new PendingOffers<OfferOutcome>();
 
   constructor(private readonly options: WebhookReceiverOptions) {
     this.path = options.path.replace(/\/+$/, '') || '/';
     if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535)
       throw new RangeError(`webhook port must be an integer in 0..65535, got ${options.port}`);
+    const { limits } = options;
+    for (const key of ['maxConnections', 'maxConnectionsPerAddress', 'headersTimeoutMs'] as const) {
+      if (!Number.isInteger(limits[key]) || limits[key] < 1)
+        throw new RangeError(`webhook receiver ${key} must be an integer >= 1, got ${limits[key]}`);
+    }
+    if (!(limits.requestTimeoutMs >= limits.headersTimeoutMs) || !(limits.nudgeTimeoutMs > 0))
+      throw new RangeError(
+        'webhook receiver requestTimeoutMs must be >= headersTimeoutMs, nudgeTimeoutMs > 0',
+      );
   }
 
   async start(): Promise<WebhookReceiverAddress> {
@@ -130,12 +173,30 @@ export class WebhookReceiver {
         else res.destroy();
       });
     };
-    const tls = this.options.tls;
-    const server = tls === undefined ? createHttpServer(handler) : createHttpsServer(tls, handler);
-    // Facing the internet: a slow sender holds a socket for seconds, not minutes.
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 15_000;
-    server.keepAliveTimeout = 5_000;
+    const { tls, limits, logger } = this.options;
+    // Facing the internet: a slow sender holds a socket for seconds, not minutes, and Node looks for the late
+    // ones every second (not every 30 s).
+    const timeouts = {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    };
+    const server =
+      tls === undefined
+        ? createHttpServer(timeouts, handler)
+        : // A TLS handshake is bounded like the headers (Node's default: 120 s).
+          createHttpsServer({ ...tls, ...timeouts, handshakeTimeout: limits.headersTimeoutMs }, handler);
+    server.headersTimeout = limits.headersTimeoutMs;
+    server.requestTimeout = limits.requestTimeoutMs;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    server.maxConnections = limits.maxConnections;
+    const perAddress = new ConnectionLimits({
+      perAddress: limits.maxConnectionsPerAddress,
+      refused: (address) =>
+        logger?.debug({ address }, 'webhook connection refused: too many from its address'),
+    });
+    server.on('connection', (socket: Socket) => perAddress.admit(socket));
     this.server = server;
     try {
       await listen(server, this.options.port, this.options.host);
@@ -169,7 +230,15 @@ export class WebhookReceiver {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const route = this.route(req.url ?? '/');
+    const pathname = pathOf(req.url ?? '/');
+    if (pathname === undefined) {
+      // Anyone who reaches the port can send such a request line: answered, never logged above debug.
+      this.options.logger?.debug('webhook request refused: its target is not a URL');
+      req.resume();
+      reply(res, 400, 'bad request');
+      return;
+    }
+    const route = this.route(pathname);
     if (route === undefined) {
       reply(res, 404, 'not found');
       return;
@@ -190,8 +259,7 @@ export class WebhookReceiver {
   }
 
   /** The grant the path names (null: the bare path); undefined when the path is not ours. */
-  private route(url: string): { grant: string | null } | undefined {
-    const pathname = new URL(url, 'http://receiver').pathname;
+  private route(pathname: string): { grant: string | null } | undefined {
     if (pathname === this.path || pathname === `${this.path}/`) return { grant: null };
     const prefix = this.path === '/' ? '/' : `${this.path}/`;
     if (!pathname.startsWith(prefix)) return undefined;
@@ -232,7 +300,12 @@ export class WebhookReceiver {
     const signedHandshake = handshakeAfterSignature(rule, payload);
     if (signedHandshake !== null) return answerHandshake(req, res, signedHandshake);
     const { replayKey } = verdict;
-    if (replayKey !== null && this.options.replay.has(replayKey, nowMs)) return 'replayed';
+    if (replayKey !== null) {
+      if (this.options.replay.has(replayKey, nowMs)) return 'replayed';
+      // The same delivery's nudge is being offered: told "taken" only once it is, never before.
+      const pending = this.pending.get(replayKey);
+      if (pending !== undefined) return (await pending) === 'accepted' ? 'replayed' : 'unavailable';
+    }
     const mapped = mapPayload(this.options.mapping, payload);
     if (mapped.kind === 'malformed') {
       logger?.debug({ outcome: 'malformed', detail: mapped.detail }, 'webhook delivery refused');
@@ -248,16 +321,33 @@ export class WebhookReceiver {
       if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
       return 'ignored';
     }
-    // Recorded before the offer, so a duplicate arriving while it is pending is a replay; forgotten when the
-    // offer fails, so the sender's retry (same id) is taken.
-    if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
+    // Nothing awaited since the pending check above: a duplicate arriving from now on finds this offer pending.
+    return replayKey === null
+      ? this.offer(resolved, null)
+      : this.pending.run(replayKey, () => this.offer(resolved, replayKey));
+  }
+
+  /**
+   * Hands the nudge to the sink, bounded by `nudgeTimeoutMs`; never rejects. Taken: its id enters the replay
+   * window. Not taken (rejected, or still pending at the timeout): the id stays out of it, so the sender's retry
+   * is taken; an offer that completes after its timeout has nudged once more than needed, which costs a poll.
+   */
+  private async offer(resolved: ResolvedNudge, replayKey: string | null): Promise<OfferOutcome> {
+    const { clock, logger, limits } = this.options;
     try {
-      await this.options.sink.offer(resolved);
+      const taken = await withTimeout(clock, this.options.sink.offer(resolved), limits.nudgeTimeoutMs);
+      if (taken === TIMED_OUT) {
+        logger?.warn(
+          { uid: resolved.uid, timeoutMs: limits.nudgeTimeoutMs },
+          'webhook nudge not taken in time: answered 503 for a retry',
+        );
+        return 'unavailable';
+      }
     } catch (error) {
-      if (replayKey !== null) this.options.replay.forget(replayKey);
       logger?.warn({ err: error, uid: resolved.uid }, 'webhook nudge not taken: answered 503 for a retry');
       return 'unavailable';
     }
+    if (replayKey !== null) this.options.replay.record(replayKey, clock.now());
     this.options.metrics.webhookNudges.inc({ resolution: resolved.resolution });
     return 'accepted';
   }
@@ -271,6 +361,15 @@ function answerHandshake(req: IncomingMessage, res: ServerResponse, answer: Chal
   res.setHeader('cache-control', 'no-store');
   res.end(answer.body);
   return 'ignored';
+}
+
+/** The path of a request target; undefined when it is not a URL (`POST http://[ HTTP/1.1`). */
+function pathOf(target: string): string | undefined {
+  try {
+    return new URL(target, 'http://receiver').pathname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `application/json` or a `+json` type, any parameters (charset). */

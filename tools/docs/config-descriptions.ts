@@ -235,6 +235,16 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     'PEM certificate chain: HTTPS. Absent (no `tls`): plain HTTP behind an ingress that terminates TLS.',
   'webhooks.tls.keyFile': 'PEM private key of that certificate (mode 600).',
   'webhooks.bodyLimitBytes': 'Larger deliveries are refused with 413 (`too_large`) before they are read.',
+  'webhooks.limits.maxConnections':
+    'Open connections to the receiver in all; more are closed as they open, before anything is read.',
+  'webhooks.limits.maxConnectionsPerAddress':
+    'Open connections from one source address. Behind an ingress all come from its addresses: cover the connections it keeps open.',
+  'webhooks.limits.headersTimeoutMs':
+    'A connection whose request headers are not in within this is cut (408); checked every second.',
+  'webhooks.limits.requestTimeoutMs':
+    'A connection whose whole request is not in within this is cut (408); at least `headersTimeoutMs`.',
+  'webhooks.limits.nudgeTimeoutMs':
+    'A delivery whose nudge is not taken within this (distributed mode: written to the nudge topic) is answered 503, so the sender retries.',
   'webhooks.signature.scheme':
     '`standard-webhooks` (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…` or `v1a,…`), `hmac` or `ed25519` over a template, `jwt` (HS256, body or header), or `token` (a shared token, signing nothing). Ready configurations per sender: [webhooks.md](webhooks.md#ready-configurations-per-sender).',
   'webhooks.signature.secretEnv':

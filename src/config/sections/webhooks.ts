@@ -181,6 +181,26 @@ export function signedCoverage(signature: SignatureConfig): { timestamp: boolean
   }
 }
 
+/**
+ * The receiver's limits (receiver.ts): what a flood of connections or slow requests can hold before any of them
+ * is authenticated, and how long a delivery waits for its nudge to be taken. Behind an ingress every connection
+ * comes from the ingress's addresses: `maxConnectionsPerAddress` must cover the connections it keeps open.
+ */
+const receiverLimitsSchema = z
+  .object({
+    maxConnections: z.number().int().min(1).max(100_000).default(256),
+    maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(64),
+    headersTimeoutMs: durationMs(100).default(5_000),
+    requestTimeoutMs: durationMs(100).default(10_000),
+    nudgeTimeoutMs: durationMs(100).default(5_000),
+  })
+  .strict()
+  .refine((l) => l.requestTimeoutMs >= l.headersTimeoutMs, {
+    message: 'requestTimeoutMs must be at least headersTimeoutMs',
+    path: ['requestTimeoutMs'],
+  })
+  .prefault({});
+
 export const webhooksSchema = z
   .object({
     enabled: z.boolean().default(false),
@@ -202,6 +222,7 @@ export const webhooksSchema = z
       .min(256)
       .max(16 * 1024 * 1024)
       .default(64 * 1024),
+    limits: receiverLimitsSchema,
     signature: signatureSchema,
     replay: z
       .object({

@@ -7,16 +7,15 @@
  *   location's nudges sit in the partition whose offsets its owner holds.
  * - Written with acks from all in-sync replicas before the receiver acknowledges the delivery (a failed write
  *   rejects, the receiver answers 503 and the API retries).
- * - Read by every instance from the end (a throw-away consumer group that never commits): each nudges only the
- *   locations its scheduler runs, which are exactly those of the partitions it owns; others are skipped.
- *   kafkajs has no manual partition assignment, and nudges are a few bytes each, so reading every partition
- *   costs little. A nudge written during a handover may reach neither owner: the new owner polls the location
- *   when it takes it over, and the reconciliation poll is the safety net.
+ * - Read by every instance (nudge-reader.ts, a consumer group of its own that never commits, from the instance's
+ *   start and, after any rejoin, from where it stopped): each nudges only the locations its scheduler runs,
+ *   which are exactly those of the partitions it owns; others are skipped. kafkajs has no manual partition
+ *   assignment, and nudges are a few bytes each, so reading every partition costs little. A nudge read while its
+ *   location changes owner may reach neither owner: the new owner polls the location when it takes it over.
  * - Retention is short (an hour): a nudge is worth something for seconds.
  */
-import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { FatalError } from '../../errors/index.js';
-import type { Logger } from '../../logging/logger.js';
 import { keyPartition } from '../group/location-partition.js';
 import { offsetKey } from '../offsets/offset-codec.js';
 import { ensureTopics, topicPartitionCount } from '../topics/topics.js';
@@ -111,43 +110,5 @@ export class NudgeTopicWriter {
 
   async disconnect(): Promise<void> {
     await this.producer.disconnect();
-  }
-}
-
-/** Reads the nudge topic from its end and hands each nudge to `each` (in order within a partition). */
-export class NudgeTopicReader {
-  private readonly consumer: Consumer;
-
-  constructor(
-    kafka: Kafka,
-    private readonly options: {
-      topic: string;
-      /** Unique per instance: every instance reads every partition. */
-      groupId: string;
-      each: (message: NudgeMessage) => void;
-      logger: Logger;
-    },
-  ) {
-    this.consumer = kafka.consumer({ groupId: options.groupId });
-  }
-
-  /** Resolves once the consumer runs (it then reads in the background). */
-  async start(): Promise<void> {
-    const { topic, each, logger } = this.options;
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic, fromBeginning: false });
-    await this.consumer.run({
-      autoCommit: false,
-      eachMessage: ({ message }) => {
-        const nudge = decodeNudge(message.value);
-        if (nudge === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
-        else each(nudge);
-        return Promise.resolve();
-      },
-    });
-  }
-
-  async stop(): Promise<void> {
-    await this.consumer.disconnect();
   }
 }

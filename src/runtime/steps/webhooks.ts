@@ -12,13 +12,10 @@ import { readPrivateFile } from '../../auth/store/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
-import {
-  ensureNudgeTopic,
-  NudgeTopicReader,
-  NudgeTopicWriter,
-  nudgeTopicName,
-} from '../../kafka/nudges/nudge-topic.js';
+import { kafkaNudgeReader, type NudgeTopicReader } from '../../kafka/nudges/nudge-reader.js';
+import { ensureNudgeTopic, NudgeTopicWriter, nudgeTopicName } from '../../kafka/nudges/nudge-topic.js';
 import type { Logger } from '../../logging/logger.js';
+import type { NamedReadinessCheck, Readiness } from '../../ops/readiness.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
@@ -90,6 +87,8 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
  * Distributed mode: the receiver's nudges go through the nudge topic (kafka/nudges/nudge-topic.ts) to the
  * instances owning their locations; this instance reads it and nudges its own (`owned`). The sink resolves once
  * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
+ * The reader's health is the readiness check `nudge_reader`: an instance that cannot act on the nudges meant
+ * for it is not ready.
  */
 export async function nudgeRelay(
   ctx: StartContext,
@@ -99,9 +98,10 @@ export async function nudgeRelay(
     /** Unique per instance (its consumer group reads every partition). */
     instanceId: string;
     owned: (nudge: { uid: string; location: string }) => void;
+    readiness: Pick<Readiness, 'add'>;
   },
 ): Promise<NudgeSink> {
-  const { config, logger, lifecycle } = ctx;
+  const { config, logger, lifecycle, clock } = ctx;
   const topic = nudgeTopicName(config.kafka.offsetsTopic);
   await ensureNudgeTopic(kafka, {
     topic,
@@ -116,14 +116,17 @@ export async function nudgeRelay(
   });
   await writer.connect();
   lifecycle.defer('nudge topic writer', () => writer.disconnect());
-  const reader = new NudgeTopicReader(kafka, {
+  const reader = kafkaNudgeReader(kafka, {
     topic,
     groupId: `${config.connector.name}-nudges-${options.instanceId}`,
+    startAtMs: ctx.startedAt,
     each: options.owned,
+    clock,
     logger,
   });
   await reader.start();
   lifecycle.defer('nudge topic reader', () => reader.stop());
+  options.readiness.add(nudgeReaderCheck(reader));
   return {
     offer: (nudge) =>
       writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
@@ -142,6 +145,14 @@ export function refusedWhileStandingBy(sink: NudgeSink, standingBy: () => boolea
             ),
           )
         : sink.offer(nudge),
+  };
+}
+
+/** The readiness check `nudge_reader`: fails, naming why, while the nudge topic reader is not running. */
+export function nudgeReaderCheck(reader: Pick<NudgeTopicReader, 'health'>): NamedReadinessCheck {
+  return {
+    name: 'nudge_reader',
+    check: () => Promise.resolve({ name: 'nudge_reader', ...reader.health() }),
   };
 }
 
@@ -186,6 +197,7 @@ export async function startWebhooks(
     path: settings.path,
     tls: settings.tls === undefined ? undefined : await readTls(settings.tls),
     bodyLimitBytes: settings.bodyLimitBytes,
+    limits: settings.limits,
     rule,
     replay: new ReplayWindow({
       keepMs: replayKeepMs(settings.signature.toleranceMs, settings.replay.waiveProtection),

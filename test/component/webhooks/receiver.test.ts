@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { generateSelfSigned } from '@calls-connector/self-signed';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
@@ -15,6 +16,7 @@ import { ReplayWindow } from '../../../src/webhooks/replay-window.js';
 import { standardWebhooksSignature } from '../../../src/webhooks/signature/standard-webhooks.js';
 import { LruUidLocations } from '../../../src/webhooks/uid-locations.js';
 import { counterValue } from '../../support/counters.js';
+import { clockReading, ManualClock } from '../../support/clock.js';
 import { capturingLogger } from '../../support/logger.js';
 import { post } from './post.js';
 
@@ -23,6 +25,13 @@ const L2 = '7a2d3d47-0a6a-4f4f-9b64-4d2a2f1d7b22';
 const KEY = randomBytes(32);
 const TOLERANCE = 5 * 60_000;
 const NOW = 1_800_000_000_000;
+const LIMITS = {
+  maxConnections: 64,
+  maxConnectionsPerAddress: 64,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  nudgeTimeoutMs: 5_000,
+};
 
 interface Harness {
   receiver: WebhookReceiver;
@@ -65,7 +74,8 @@ async function start(overrides: Partial<WebhookReceiverOptions> = {}): Promise<H
     index,
     sink,
     metrics,
-    clock: { now: () => now },
+    limits: LIMITS,
+    clock: clockReading(() => now),
     ...overrides,
   });
   open.push(receiver);
@@ -86,6 +96,46 @@ function signed(payload: unknown, options: { id?: string; atMs?: number; key?: B
       'webhook-signature': standardWebhooksSignature(options.key ?? KEY, id, seconds, Buffer.from(body)),
     },
   };
+}
+
+/** Counts the receiver's replay checks, so a test knows a request got that far. */
+function replayChecks(replay: ReplayWindow): { count: number } {
+  const checks = { count: 0 };
+  const has = replay.has.bind(replay);
+  replay.has = (id, nowMs) => {
+    checks.count += 1;
+    return has(id, nowMs);
+  };
+  return checks;
+}
+
+/** Waits for a condition the receiver reaches on its own (each turn of the event loop). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Sends raw bytes and resolves with everything answered once the receiver closes the connection. */
+async function exchange(port: number, text: string): Promise<string> {
+  return (await opened(port, text, '127.0.0.1')).closed;
+}
+
+/**
+ * Opens a connection from `localAddress` (any 127.0.0.0/8 address reaches a loopback listener), writes `text`
+ * and keeps the connection open; resolves once connected, with `closed`: what is answered until it is closed.
+ */
+function opened(port: number, text: string, localAddress: string): Promise<{ closed: Promise<string> }> {
+  return new Promise((resolveOpened, rejectOpened) => {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    const chunks: Buffer[] = [];
+    const closed = new Promise<string>((resolve) => {
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    });
+    socket.on('error', (error) => {
+      if (socket.connecting) rejectOpened(error); // else reset by the receiver: `closed` says what was answered
+    });
+    socket.once('connect', () => socket.write(text, () => resolveOpened({ closed })));
+  });
 }
 
 const outcome = (metrics: ConnectorMetrics, value: string) =>
@@ -166,11 +216,14 @@ describe('the webhook receiver over HTTP', () => {
     expect(await outcome(h.metrics, 'replayed')).toBe(1);
   });
 
-  it('takes one of two identical deliveries arriving together, and calls the other a replay', async () => {
+  it('answers a duplicate that arrives while the first nudge is offered only once that offer is taken', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const offered: ResolvedNudge[] = [];
+    const replay = new ReplayWindow({ keepMs: 2 * TOLERANCE, maxEntries: 100 });
+    const checks = replayChecks(replay);
     const h = await start({
+      replay,
       sink: {
         offer: async (nudge) => {
           offered.push(nudge);
@@ -180,15 +233,64 @@ describe('the webhook receiver over HTTP', () => {
     });
     const delivery = signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } });
     const first = post(h.url, delivery);
-    const second = post(h.url, delivery);
-    const statuses: number[] = [];
-    // One of them reaches the sink and waits there; the other is answered meanwhile.
-    statuses.push((await Promise.race([first, second])).status);
+    await until(() => offered.length === 1);
+    const duplicate = post(h.url, delivery);
+    await until(() => checks.count === 2); // the duplicate reached the replay check
     release();
-    statuses.push(...(await Promise.all([first, second])).map((a) => a.status));
-    expect(statuses[0]).toBe(200);
-    expect(statuses.slice(1).sort()).toEqual([200, 202]);
+    expect((await first).status).toBe(202);
+    const answer = await duplicate;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ status: 'replayed' });
     expect(offered).toHaveLength(1);
+  });
+
+  it('answers a duplicate 503 when the pending first offer then fails, and takes the retry', async () => {
+    let fail: (error: Error) => void = () => undefined;
+    const failing = new Promise<void>((_, reject) => (fail = reject));
+    const offered: ResolvedNudge[] = [];
+    const replay = new ReplayWindow({ keepMs: 2 * TOLERANCE, maxEntries: 100 });
+    const checks = replayChecks(replay);
+    const h = await start({
+      replay,
+      sink: {
+        offer: async (nudge) => {
+          offered.push(nudge);
+          if (offered.length === 1) await failing;
+        },
+      },
+    });
+    const delivery = signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } });
+    const first = post(h.url, delivery);
+    await until(() => offered.length === 1);
+    const duplicate = post(h.url, delivery);
+    await until(() => checks.count === 2);
+    fail(new Error('leader election'));
+    expect((await first).status).toBe(503);
+    expect((await duplicate).status).toBe(503);
+    const retry = await post(h.url, delivery);
+    expect(retry.status).toBe(202);
+    expect(offered).toHaveLength(2);
+    expect(await outcome(h.metrics, 'unavailable')).toBe(2);
+  });
+
+  it('answers 503 when the nudge is not taken within nudgeTimeoutMs, and takes the retry', async () => {
+    const clock = new ManualClock(NOW);
+    let calls = 0;
+    const h = await start({
+      clock,
+      sink: {
+        offer: () => (++calls === 1 ? new Promise<void>(() => undefined) : Promise.resolve()),
+      },
+    });
+    const delivery = signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } });
+    const first = post(h.url, delivery);
+    await clock.sleepingFor(LIMITS.nudgeTimeoutMs);
+    clock.advance(LIMITS.nudgeTimeoutMs);
+    const answer = await first;
+    expect(answer.status).toBe(503);
+    expect(answer.headers['retry-after']).toBe('5');
+    expect((await post(h.url, delivery)).status).toBe(202);
+    expect(calls).toBe(2);
   });
 
   it('answers 503 when the sink cannot take the nudge, and takes the same delivery when it is retried', async () => {
@@ -273,6 +375,64 @@ describe('the webhook receiver over HTTP', () => {
   });
 });
 
+describe('the webhook receiver and malformed requests', () => {
+  it('answers a request target that is not a URL 400, logging nothing above debug', async () => {
+    const { logger, lines } = capturingLogger();
+    const h = await start({ logger });
+    const { port } = new URL(h.url);
+    const answer = await exchange(
+      Number(port),
+      'POST http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 2\r\n\r\n{}',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    const garbage = await exchange(Number(port), 'NOT A REQUEST\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+    expect(lines().filter((l) => Number(l.level) > 20)).toEqual([]);
+    expect(await counterValue(h.metrics.webhookDeliveries)).toBe(0);
+    expect(
+      (await post(h.url, signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } }))).status,
+    ).toBe(202);
+  });
+});
+
+describe('the webhook receiver and many slow connections', () => {
+  it('refuses connections over the per-address and overall caps, and cuts slow requests with 408', async () => {
+    const { logger, lines } = capturingLogger();
+    const h = await start({
+      logger,
+      limits: {
+        ...LIMITS,
+        maxConnections: 5,
+        maxConnectionsPerAddress: 3,
+        headersTimeoutMs: 300,
+        requestTimeoutMs: 600,
+      },
+    });
+    const port = Number(new URL(h.url).port);
+    // 60 bytes of a declared 1,000-byte body, then nothing more.
+    const partial =
+      'POST /webhooks/calls HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      'Content-Length: 1000\r\n\r\n' +
+      '{"type":"call.updated","data":{"uid":"c1","pad":"xxxxxxxxxxx';
+    const slowHeaders = 'POST /webhooks/calls HTTP/1.1\r\nHost: x\r\n';
+    const held: Promise<string>[] = [];
+    for (let i = 0; i < 3; i++) held.push((await opened(port, partial, '127.0.0.1')).closed);
+    const overAddress = (await opened(port, partial, '127.0.0.1')).closed;
+    held.push((await opened(port, slowHeaders, '127.0.0.2')).closed);
+    held.push((await opened(port, partial, '127.0.0.2')).closed);
+    const overAll = (await opened(port, partial, '127.0.0.3')).closed;
+    // Refused: closed without a byte of answer. Held: each cut with a 408 once its time is up.
+    expect(await overAddress).toBe('');
+    expect(await overAll).toBe('');
+    for (const answer of await Promise.all(held)) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(lines().filter((l) => Number(l.level) > 20)).toEqual([]);
+    // Once they are gone, a genuine delivery is served.
+    const delivery = signed({ type: 'call.updated', data: { uid: 'c1', locationUid: L1 } });
+    expect((await post(h.url, delivery)).status).toBe(202);
+  }, 8_000);
+});
+
 describe('the webhook receiver and a sender that hangs up', () => {
   it('keeps serving after a sender hangs up mid-body, logging it at debug only', async () => {
     const { logger, lines } = capturingLogger();
@@ -334,6 +494,7 @@ function otherReceiverOptions(): WebhookReceiverOptions {
     index: new LruUidLocations(1),
     sink: { offer: async () => undefined },
     metrics: new ConnectorMetrics(),
-    clock: { now: () => NOW },
+    limits: LIMITS,
+    clock: clockReading(() => NOW),
   };
 }

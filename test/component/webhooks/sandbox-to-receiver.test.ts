@@ -13,6 +13,7 @@ import { WebhookReceiver, type NudgeSink } from '../../../src/webhooks/receiver.
 import { ReplayWindow } from '../../../src/webhooks/replay-window.js';
 import { keysOf } from '../../../src/webhooks/signature/verify.js';
 import { LruUidLocations } from '../../../src/webhooks/uid-locations.js';
+import { systemClock } from '../../../src/time/clock.js';
 import { counterValue } from '../../support/counters.js';
 
 let tls: CertificatePair;
@@ -78,7 +79,14 @@ async function connect(webhooks: Omit<WebhookOptions, 'targets'> = {}, route = '
     index,
     sink,
     metrics,
-    clock: { now: () => Date.now() },
+    limits: {
+      maxConnections: 64,
+      maxConnectionsPerAddress: 64,
+      headersTimeoutMs: 5_000,
+      requestTimeoutMs: 10_000,
+      nudgeTimeoutMs: 5_000,
+    },
+    clock: systemClock,
   });
   opened.push(receiver);
   const { url } = await receiver.start();

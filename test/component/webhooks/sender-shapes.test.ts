@@ -14,6 +14,7 @@ import { WebhookReceiver } from '../../../src/webhooks/receiver.js';
 import { ReplayWindow, replayKeepMs } from '../../../src/webhooks/replay-window.js';
 import { signatureRuleOf } from '../../../src/webhooks/signature/verify.js';
 import { LruUidLocations } from '../../../src/webhooks/uid-locations.js';
+import { systemClock, type Clock } from '../../../src/time/clock.js';
 import { ManualClock } from '../../support/clock.js';
 import { counterValue } from '../../support/counters.js';
 import { documentedShapeOf } from '../../../tools/docs/webhook-shapes.js';
@@ -32,7 +33,7 @@ async function receiverFor(
   configured: string,
   secrets: string[],
   location = '6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11',
-  clock: { now(): number } = { now: () => Date.now() },
+  clock: Clock = systemClock,
 ) {
   const port = nextPort++;
   const settings = shapeSettings(configured, { signature: { publicUrl: `http://127.0.0.1:${port}` } });
@@ -53,6 +54,7 @@ async function receiverFor(
     index: new LruUidLocations(100),
     sink: { offer: async (nudge) => void offered.push(nudge) },
     metrics,
+    limits: settings.limits,
     clock,
   });
   opened.push(receiver);

@@ -8,21 +8,29 @@
  *    reordered and dropped deliveries) with a reconcile interval of a few seconds: a read_committed consumer
  *    sees every version once (0 lost, 0 duplicated), the receiver refuses the forged and replayed ones, and the
  *    dropped ones are published by the owners' reconciliation polls, counted as missed deliveries.
+ * 3. A nudge written while the owner's nudge reader was away from its group (a rejoin): the owner still reads it
+ *    once it rejoins, and polls the location (issue 40).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { parseConfig } from '../../../src/config/load.js';
+import { keyPartition } from '../../../src/kafka/group/location-partition.js';
+import { offsetKey } from '../../../src/kafka/offsets/offset-codec.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { runConnector, type ExpectedVersion, type RunningConnector } from '../../support/connector.js';
-import { counterValue, eventually } from '../../support/kafka.js';
+import { counterValue, eventually, testKafka } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
 import * as webhooks from '../../support/webhooks.js';
 
 const GROUP = { groupSessionTimeoutMs: 6_000, groupHeartbeatIntervalMs: 1_000 };
-/** This helper's port range (25400-25499): the two instances' receivers of each test. */
-const PORTS = { nudged: [25_441, 25_442], faults: [25_443, 25_444] } as const;
+/** The two instances' receivers of each test. */
+const PORTS = {
+  nudged: [25_441, 25_442],
+  faults: [25_443, 25_444],
+  rejoin: [23_345, 23_346],
+} as const;
 
 interface TwoInstances {
   sandbox: RunningSandbox;
@@ -185,5 +193,60 @@ describe('webhooks in distributed mode', () => {
     await eventually(async () => (await missed()) === 2, 10_000, 'two missed deliveries');
     expect(await webhooks.deliveries(taker, 'accepted')).toBe(8);
     await webhooks.expectEachVersionOnce(t.config, t.expected);
+  });
+
+  it('nudges the owner when the nudge was written while its nudge reader rejoined its group', async () => {
+    const t = await twoInstances(54, PORTS.rejoin, { reconcileIntervalMs: 24 * 3_600_000 });
+    const name = t.config.connector.name;
+    const kafka = testKafka();
+    const admin = kafka.admin();
+    await admin.connect();
+    closing.push(() => admin.disconnect());
+    // Each instance's nudge group is `<name>-nudges-<host>-<pid>-<its start time>`: the later start is `second`.
+    const { groups } = await admin.listGroups();
+    const nudgeGroups = groups
+      .map((g) => g.groupId)
+      .filter((id) => id.startsWith(`${name}-nudges-`))
+      .sort((x, y) => Number(x.split('-').at(-1)) - Number(y.split('-').at(-1)));
+    expect(nudgeGroups).toHaveLength(2);
+    const [first, second] = t.instances;
+    const readerGroup = nudgeGroups[1] as string;
+    const topic = `${t.config.kafka.offsetsTopic}-nudges`;
+    // Three more members join the second's nudge group: each holds a partition, the reader only one, until they
+    // leave and it rejoins with all four. They read nothing and commit nothing.
+    const assigned: number[][] = [[], [], []];
+    const held = () => new Set(assigned.flat());
+    for (let i = 0; i < 3; i++) {
+      const member = kafka.consumer({ groupId: readerGroup });
+      member.on(member.events.GROUP_JOIN, ({ payload }) => {
+        assigned[i] = payload.memberAssignment[topic] ?? [];
+        member.pause([{ topic }]);
+      });
+      await member.connect();
+      await member.subscribe({ topic, fromBeginning: false });
+      await member.run({ autoCommit: false, eachMessage: async () => undefined });
+      closing.push(() => member.disconnect());
+    }
+    // Each member's latest assignment: once the three hold three partitions, the reader holds the fourth.
+    await eventually(
+      () => held().size === 3 && assigned.every((a) => a.length === 1),
+      60_000,
+      'the extra members holding three partitions',
+    );
+    const gapLocation = owned(second).find((l) => held().has(keyPartition(offsetKey(name, l), 4)));
+    expect(gapLocation, 'a location of the second on a partition away from its reader').toBeDefined();
+
+    const before = published(second);
+    t.expected.push(t.sandbox.admin.upsertCall({ locationUid: gapLocation }));
+    await eventually(
+      async () => (await webhooks.deliveries(t.metrics[0], 'accepted')) === 1,
+      20_000,
+      'the delivery taken (its nudge written)',
+    );
+    expect(published(second)).toBe(before);
+    for (const close of closing.splice(-3)) await close(); // the extra members leave: the reader rejoins
+    await eventually(() => published(second) >= before + 1, 60_000, 'the owner nudged after its rejoin');
+    await webhooks.expectEachVersionOnce(t.config, t.expected);
+    expect(published(first)).toBeGreaterThan(0);
   });
 });

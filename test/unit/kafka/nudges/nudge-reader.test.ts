@@ -1,0 +1,180 @@
+import { EventEmitter } from 'node:events';
+import type { Consumer, EachMessagePayload } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { NudgeTopicReader, type PartitionOffset } from '../../../../src/kafka/nudges/nudge-reader.js';
+import { encodeNudge, type NudgeMessage } from '../../../../src/kafka/nudges/nudge-topic.js';
+import { silentLogger } from '../../../../src/logging/logger.js';
+import { ManualClock } from '../../../support/clock.js';
+
+const TOPIC = 'offsets-nudges';
+const EVENTS = { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' };
+
+/** What the reader uses of a kafkajs consumer: its events are emitted by the test. */
+class FakeConsumer {
+  readonly events = EVENTS;
+  readonly seeks: Array<{ partition: number; offset: string }> = [];
+  running = false;
+  disconnected = false;
+  private readonly emitter = new EventEmitter();
+  private eachMessage: ((payload: EachMessagePayload) => Promise<void>) | undefined;
+
+  on(event: string, listener: (e: { payload: unknown }) => void): () => void {
+    this.emitter.on(event, listener);
+    return () => this.emitter.off(event, listener);
+  }
+  connect = (): Promise<void> => Promise.resolve();
+  subscribe = (): Promise<void> => Promise.resolve();
+  run = (config: { eachMessage: (payload: EachMessagePayload) => Promise<void> }): Promise<void> => {
+    this.eachMessage = config.eachMessage;
+    this.running = true;
+    return Promise.resolve();
+  };
+  seek = (seek: { topic: string; partition: number; offset: string }): void => {
+    this.seeks.push({ partition: seek.partition, offset: seek.offset });
+  };
+  disconnect = (): Promise<void> => {
+    this.disconnected = true;
+    return Promise.resolve();
+  };
+
+  joined(partitions: number[]): void {
+    this.emitter.emit(EVENTS.GROUP_JOIN, { payload: { memberAssignment: { [TOPIC]: partitions } } });
+  }
+  crashed(error: Error, restart: boolean): void {
+    this.emitter.emit(EVENTS.CRASH, { payload: { error, restart, groupId: 'g' } });
+  }
+  async deliver(partition: number, offset: string, nudge: NudgeMessage): Promise<void> {
+    await this.eachMessage?.({
+      topic: TOPIC,
+      partition,
+      message: { offset, value: encodeNudge(nudge) },
+    } as unknown as EachMessagePayload);
+  }
+}
+
+function reader(options: { start?: PartitionOffset[] } = {}) {
+  const clock = new ManualClock(1_000_000);
+  const consumers: FakeConsumer[] = [];
+  const read: NudgeMessage[] = [];
+  const subject = new NudgeTopicReader({
+    topic: TOPIC,
+    consumer: () => {
+      const consumer = new FakeConsumer();
+      consumers.push(consumer);
+      return consumer as unknown as Consumer;
+    },
+    offsetsAt: () => Promise.resolve(options.start ?? []),
+    startAtMs: 900_000,
+    each: (nudge) => read.push(nudge),
+    clock,
+    logger: silentLogger(),
+    restartBackoff: { initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2, jitter: 0 },
+  });
+  const current = (): FakeConsumer => {
+    const last = consumers.at(-1);
+    if (last === undefined) throw new Error('no consumer yet');
+    return last;
+  };
+  return { subject, clock, consumers, read, current };
+}
+
+const nudge = (uid: string): NudgeMessage => ({ location: 'L1', uid, event: 'call.updated' });
+
+/** A kafkajs protocol error as the consumer's crash carries it. */
+function protocolError(type: string): Error {
+  return Object.assign(new Error('Not authorized to access group'), { type, retriable: false });
+}
+
+describe('the nudge topic reader', () => {
+  it('starts each partition at the first nudge written since the instance started', async () => {
+    const r = reader({
+      start: [
+        { partition: 0, offset: '40' },
+        { partition: 1, offset: '7' },
+      ],
+    });
+    await r.subject.start();
+    r.current().joined([0, 1]);
+    expect(r.current().seeks).toEqual([
+      { partition: 0, offset: '40' },
+      { partition: 1, offset: '7' },
+    ]);
+  });
+
+  it('resumes every partition after the last nudge it handed on when it joins again', async () => {
+    const r = reader({
+      start: [
+        { partition: 0, offset: '0' },
+        { partition: 1, offset: '0' },
+        { partition: 2, offset: '5' },
+      ],
+    });
+    await r.subject.start();
+    r.current().joined([0, 1, 2]);
+    await r.current().deliver(0, '0', nudge('a'));
+    await r.current().deliver(0, '1', nudge('b'));
+    await r.current().deliver(1, '9', nudge('c'));
+    r.current().seeks.length = 0;
+    // A coordinator move or a session expiry: the same consumer joins a new generation.
+    r.current().joined([0, 1, 2]);
+    expect(r.current().seeks).toEqual([
+      { partition: 0, offset: '2' },
+      { partition: 1, offset: '10' },
+      { partition: 2, offset: '5' },
+    ]);
+    expect(r.read.map((n) => n.uid)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('is not healthy after a crash kafkajs does not restart from, naming it, and runs again with a new consumer', async () => {
+    const r = reader({ start: [{ partition: 0, offset: '3' }] });
+    await r.subject.start();
+    r.current().joined([0]);
+    await r.current().deliver(0, '3', nudge('a'));
+    expect(r.subject.health()).toEqual({ ok: true });
+
+    r.current().crashed(protocolError('GROUP_AUTHORIZATION_FAILED'), false);
+    const health = r.subject.health();
+    expect(health.ok).toBe(false);
+    expect(health.detail).toMatch(
+      /^NUDGE_READER_STOPPED: .*GROUP_AUTHORIZATION_FAILED.*; a new consumer in 1 s$/,
+    );
+
+    // The ACL is still missing: the new consumer crashes too, and the next wait is longer.
+    r.clock.advance(1_000);
+    await waitFor(() => r.consumers.length === 2 && r.current().running);
+    expect(r.consumers[0]?.disconnected).toBe(true);
+    r.current().crashed(protocolError('GROUP_AUTHORIZATION_FAILED'), false);
+    expect(r.subject.health().detail).toMatch(/a new consumer in 2 s$/);
+
+    // Fixed: the third consumer joins, resumes after the last nudge, and the reader is healthy again.
+    r.clock.advance(2_000);
+    await waitFor(() => r.consumers.length === 3 && r.current().running);
+    expect(r.subject.health().ok).toBe(false);
+    r.current().joined([0]);
+    expect(r.current().seeks).toEqual([{ partition: 0, offset: '4' }]);
+    expect(r.subject.health()).toEqual({ ok: true });
+  });
+
+  it('leaves a crash kafkajs restarts from to kafkajs, staying healthy', async () => {
+    const r = reader();
+    await r.subject.start();
+    r.current().crashed(Object.assign(new Error('coordinator moved'), { retriable: true }), true);
+    expect(r.subject.health()).toEqual({ ok: true });
+    expect(r.clock.pending).toBe(0);
+    expect(r.consumers).toHaveLength(1);
+  });
+
+  it('starts no new consumer once stopped', async () => {
+    const r = reader();
+    await r.subject.start();
+    r.current().crashed(protocolError('TOPIC_AUTHORIZATION_FAILED'), false);
+    await r.subject.stop();
+    r.clock.advance(60_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.consumers).toHaveLength(1);
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
