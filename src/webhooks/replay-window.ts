@@ -40,8 +40,8 @@ export class ReplayWindow {
   }
 
   /**
-   * Records `id` as taken at `nowMs`: before its nudge is offered, so that a duplicate arriving meanwhile is
-   * a replay; `forget` undoes it when the offer fails, so that the sender's retry passes.
+   * Records `id` as taken at `nowMs`. The receiver calls it once the delivery's nudge is taken (or the delivery
+   * was ignored), never before: a delivery whose nudge was not taken stays retryable.
    */
   record(id: string, nowMs: number): void {
     this.evictExpired(nowMs);
@@ -52,11 +52,6 @@ export class ReplayWindow {
       if (oldest.done === true) break;
       this.seen.delete(oldest.value);
     }
-  }
-
-  /** Forgets `id` (its delivery was recorded, then not taken after all: its retry must pass). */
-  forget(id: string): void {
-    this.seen.delete(id);
   }
 
   get size(): number {

@@ -37,13 +37,6 @@ describe('the replay window', () => {
     expect(window.has('a', 160)).toBe(true);
   });
 
-  it('forgets an id on demand, so a delivery not taken after all can be retried', () => {
-    const window = new ReplayWindow({ keepMs: 100, maxEntries: 10 });
-    window.record('a', 0);
-    window.forget('a');
-    expect(window.has('a', 1)).toBe(false);
-  });
-
   it('refuses options that would hold nothing', () => {
     expect(() => new ReplayWindow({ keepMs: 1, maxEntries: 0 })).toThrow(RangeError);
     expect(() => new ReplayWindow({ keepMs: Number.NaN, maxEntries: 1 })).toThrow(RangeError);
