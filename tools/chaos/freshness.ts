@@ -19,7 +19,8 @@
  * mode's (ownership whole again), the allowance what the fault's kind needs by configuration to notice its own
  * end (`ownRecoveryAllowanceMs`), and EI the fair effective interval (`fairIntervalMs`): the configured
  * interval, or the longer one the API's budget in the window implies. The connector's own gauge is reported
- * beside it. A change still waiting past that is late, and a late change fails the run.
+ * beside it. A later fault that starts while a change may still fairly wait pushes its deadline on by the same
+ * rule (`deadlineAcross`). A change still waiting past that is late, and a late change fails the run.
  */
 
 /** One version the driver made the sandbox hold during the fault phase. */
@@ -34,7 +35,8 @@ export interface Change {
 /** Committed records per uid: the version each carries and its Kafka timestamp, to find a change's first. */
 export class Publications {
   private readonly byUid = new Map<string, { updatedAtMs: number; atMs: number }[]>();
-  private sorted = new Set<string>();
+  /** Every record's timestamp, ascending (firstAfter); dropped by add. */
+  private allTimes: number[] | null = null;
 
   /** A committed record of `uid` at version `updatedAtMs`, stamped `atMs` in Kafka (null: no timestamp). */
   add(uid: string, updatedAtMs: number, atMs: number | null): void {
@@ -42,7 +44,26 @@ export class Publications {
     const list = this.byUid.get(uid) ?? [];
     list.push({ updatedAtMs, atMs });
     this.byUid.set(uid, list);
-    this.sorted.delete(uid);
+    this.allTimes = null;
+  }
+
+  /**
+   * The Kafka timestamp of the first committed record stamped after `afterMs` (any uid); null: none. Read from
+   * what the witness saw committed, so a transaction a fault aborted never counts as progress.
+   */
+  firstAfter(afterMs: number): number | null {
+    this.allTimes ??= [...this.byUid.values()]
+      .flatMap((list) => list.map((p) => p.atMs))
+      .sort((a, b) => a - b);
+    const times = this.allTimes;
+    let low = 0;
+    let high = times.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((times[mid] ?? Infinity) > afterMs) high = mid;
+      else low = mid + 1;
+    }
+    return times[low] ?? null;
   }
 
   /** When the change of `uid` at `updatedAtMs` was first in Kafka: the earliest record at it or newer; null: never. */
@@ -136,6 +157,41 @@ export function deadlineOf(change: Pick<Change, 'madeAtMs'>, window: FaultWindow
   );
 }
 
+/**
+ * The latest time `change`, made in `windows[own]`, may reach Kafka: its own window's deadline, pushed on by
+ * every later fault that starts while the change may still fairly be waiting (a change made just before a
+ * quota hold or a broker kill waits for that fault's recovery too, as a change made during it does). Windows
+ * are in start order.
+ */
+export function deadlineAcross(
+  change: Pick<Change, 'madeAtMs'>,
+  windows: readonly FaultWindow[],
+  own: number,
+): number {
+  const first = windows[own];
+  if (first === undefined) throw new RangeError(`no fault window ${own}`);
+  let deadline = deadlineOf(change, first);
+  for (const later of windows.slice(own + 1)) {
+    if (later.startMs > deadline) break;
+    deadline = Math.max(deadline, deadlineOf(change, later));
+  }
+  return deadline;
+}
+
+/**
+ * A fault's recovery for the freshness rule: the run's (null: none within its cap) or, when later, the time
+ * from `endMs` to the first record committed after it.
+ */
+export function committedRecoveryMs(
+  runRecoveryMs: number | null,
+  endMs: number,
+  publications: Pick<Publications, 'firstAfter'>,
+): number | null {
+  if (runRecoveryMs === null) return null;
+  const first = publications.firstAfter(endMs);
+  return first === null ? runRecoveryMs : Math.max(runRecoveryMs, first - endMs);
+}
+
 /** The value at quantile `q` (nearest rank) of ascending `sorted`; null when empty. */
 export function quantile(sorted: readonly number[], q: number): number | null {
   if (sorted.length === 0) return null;
@@ -154,7 +210,7 @@ export function judgeFreshness(
   publications: Publications,
   phaseStartMs: number,
 ): FaultFreshness[] {
-  return windows.map((window) => {
+  return windows.map((window, index) => {
     const mine = changes.filter((c) => c.madeAtMs >= window.startMs && c.madeAtMs < window.untilMs);
     const waits: number[] = [];
     const out: FaultFreshness = {
@@ -172,7 +228,7 @@ export function judgeFreshness(
       samples: [],
     };
     for (const change of mine) {
-      const deadline = deadlineOf(change, window);
+      const deadline = deadlineAcross(change, windows, index);
       out.boundMs = Math.max(out.boundMs ?? 0, deadline - change.madeAtMs);
       const at = publications.firstCovering(change.uid, change.updatedAtMs);
       if (at === null) {

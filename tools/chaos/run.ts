@@ -30,6 +30,7 @@ import { checkPublished } from './final-check.js';
 import {
   fairIntervalMs,
   freshnessViolation,
+  committedRecoveryMs,
   judgeFreshness,
   ownRecoveryAllowanceMs,
   Publications,
@@ -329,7 +330,9 @@ export class ChaosRun {
    * The freshness rule (freshness.ts) over every fault: its window runs from its start to the next fault's
    * (the last one's to the end of the live changes); the effective interval is the configured one, or the
    * longer one the budget the API allowed implies (a fault's own limit, else the configured
-   * api.requestsPerSecond); the connector's gauge in that window is reported beside it.
+   * api.requestsPerSecond); the connector's gauge in that window is reported beside it. The recovery is the
+   * later of the run's (the offsets topic's stable offsets moving, which an aborted transaction does too) and
+   * the first record the witness saw committed after the fault's end.
    */
   private judgeFreshness(live: LiveChanges): void {
     const { profile } = this.options;
@@ -343,7 +346,7 @@ export class ChaosRun {
         startMs: f.startMs,
         endMs: f.endMs ?? untilMs,
         untilMs,
-        recoveryMs: f.recoveryMs,
+        recoveryMs: committedRecoveryMs(f.recoveryMs, f.endMs ?? untilMs, this.publications),
         ...(f.handoverMs !== undefined && { handoverMs: f.handoverMs }),
         allowanceMs: ownRecoveryAllowanceMs(f.kind, {
           maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,

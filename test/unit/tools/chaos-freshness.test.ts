@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  committedRecoveryMs,
+  deadlineAcross,
   deadlineOf,
   fairIntervalMs,
   freshnessViolation,
@@ -47,6 +49,40 @@ describe('the chaos freshness rule', () => {
     expect(deadlineOf(change('d', T0 + 5_000), window({ allowanceMs: 10_000 }))).toBe(T0 + 27_000);
     // No recovery within the cap: the cap stands in.
     expect(deadlineOf(change('e', T0), window({ recoveryMs: null }))).toBe(T0 + 10_000 + 240_000 + 4_000);
+  });
+
+  it("pushes a change's deadline on by a later fault that starts while it may still wait, and by no other", () => {
+    const own = window({ untilMs: T0 + 12_000 });
+    // A quota hold from +12 s to +30 s, recovered 5 s later with a 10 s re-ask allowance.
+    const hold = window({
+      kind: 'api-grant-quota-spent',
+      startMs: T0 + 12_000,
+      endMs: T0 + 30_000,
+      untilMs: T0 + 100_000,
+      recoveryMs: 5_000,
+      allowanceMs: 10_000,
+    });
+    // Made at +11 s: its own deadline is +17 s, and the hold starts at +12 s: +35 s + 10 s + 4 s.
+    expect(deadlineAcross(change('a', T0 + 11_000), [own, hold], 0)).toBe(T0 + 49_000);
+    // A fault that starts after the change's deadline does not excuse it.
+    const late = { ...hold, startMs: T0 + 18_000 };
+    expect(deadlineAcross(change('b', T0 + 5_000), [own, late], 0)).toBe(T0 + 17_000);
+    // Its own window alone when it is the last.
+    expect(deadlineAcross(change('c', T0 + 5_000), [own], 0)).toBe(T0 + 17_000);
+  });
+
+  it('takes as recovery the first committed record after the fault when it comes later than the run saw progress', () => {
+    const publications = new Publications();
+    publications.add('u1', 1, T0 + 2_000);
+    publications.add('u2', 1, T0 + 31_000);
+    publications.add('u3', 1, T0 + 40_000);
+    // The run saw the stable offsets move 1 s after the end (an abort marker), the witness the first commit at +31 s.
+    expect(committedRecoveryMs(1_000, T0 + 5_000, publications)).toBe(26_000);
+    // Progress the run saw later than the first commit stands.
+    expect(committedRecoveryMs(30_000, T0 + 5_000, publications)).toBe(30_000);
+    expect(committedRecoveryMs(null, T0 + 5_000, publications)).toBeNull();
+    expect(committedRecoveryMs(1_000, T0 + 50_000, publications)).toBe(1_000);
+    expect(publications.firstAfter(T0 + 31_000)).toBe(T0 + 40_000);
   });
 
   it("judges against the configured interval, or the longer one the API's budget implies, never the connector's own stretch", () => {
