@@ -16,10 +16,11 @@
  *   stop only when every location is stopped by an error that only a restart can fix.
  * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
  *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
- * - Kinds of work (turn-policy.ts, with turn-credits.ts): scheduled live polls, nudged live polls (nudges.ts,
- *   `nudge(uid)`: a webhook delivery said the location changed) and a split location's history pages (lanes.ts,
- *   backfill-queue.ts) each have a guaranteed share of the turns, an unused share borrowed by the others. The
- *   due queue (due-queue.ts) keeps scheduled and nudged locations apart, per grant.
+ * - Kinds of work (turn-policy.ts, with turn-credits.ts): scheduled live polls, first traversals since the
+ *   scheduler got the location (checks), nudged live polls (nudges.ts, `nudge(uid)`: a webhook delivery said the
+ *   location changed) and a split location's history pages (lanes.ts, backfill-queue.ts) each have a guaranteed
+ *   share of the turns, an unused share borrowed by the others. The due queue (due-queue.ts) keeps them apart,
+ *   per grant.
  * - A history turn ends after `pagesPerTurn` pages, when the lanes merge, when its next page is not read yet,
  *   or as soon as the policy gives the next page's turn to another kind. Looking for history work starts
  *   reading history pages ahead, so history's requests reach the rate limiter whatever live does.
@@ -130,7 +131,7 @@ export class Scheduler {
       waiting: (slot) => slot.state !== 'running' && !slot.detached,
       onWake: () => this.notify(),
       groupOf: (slot) => slot.scope,
-      kindOf: (slot) => (slot.nudged ? 'nudge' : 'live'),
+      kindOf: (slot) => (slot.nudged ? 'nudge' : slot.checked ? 'live' : 'check'),
       heldUntil: (scope) => this.holdEnd(scope),
       parked: (slot) => (slot.state = 'throttled'),
     });
@@ -266,6 +267,7 @@ export class Scheduler {
     const kind = this.turns.turnFor({
       nudge: this.due.anyDue('nudge'),
       live: this.due.anyDue('live'),
+      check: this.due.anyDue('check'),
       history: this.backfill.next() !== undefined,
       historyTurns: this.backfill.historyTurns,
     });
@@ -325,6 +327,7 @@ export class Scheduler {
         this.health.pageDone(slot, report);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
+          slot.checked = true;
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
           // (poll-phase.ts; reconciliation polls at least half an interval apart); at once when a nudge asked a
           // follow-up poll meanwhile.
@@ -388,6 +391,7 @@ export class Scheduler {
           {
             nudge: (slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('nudge'),
             live: (!slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('live'),
+            check: this.due.anyDue('check'),
             history: true,
             historyTurns: this.backfill.historyTurns - 1,
           },

@@ -216,6 +216,10 @@ describe('Scheduler shares with nudges (issue 33)', () => {
     });
     const run = started(scheduler);
     await runFor(clock, 10 * INTERVAL, INTERVAL / 20);
+    // Nudged between its polls (one in progress would take a follow-up instead).
+    const polling = () =>
+      scheduler.status().find((s) => s.locationUid === nudged.locationUid)?.state === 'running';
+    while (polling()) await runFor(clock, INTERVAL / 20, INTERVAL / 20);
     const before = nudged.runs.length;
     expect(scheduler.nudge(nudged.locationUid)).toBe('due_now');
     const from = journal.length;
