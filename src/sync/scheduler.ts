@@ -60,6 +60,7 @@ import {
   type SchedulerSettings,
 } from './scheduler-settings.js';
 import { TurnCredits } from './turn-credits.js';
+import { waitReason, type WaitReason } from './wait-reason.js';
 
 export { DEFAULT_HISTORY_SHARE, DEFAULT_NUDGE_SHARE, type SchedulerSettings } from './scheduler-settings.js';
 
@@ -76,6 +77,7 @@ export interface SchedulerOptions {
 }
 
 export type { NudgeOutcome } from './nudges.js';
+export type { WaitReason } from './wait-reason.js';
 
 /** The code of a request refused by a parked rate-limit scope (the API adapter's ScopeThrottledError). */
 const SCOPE_THROTTLED = 'API_SCOPE_THROTTLED';
@@ -192,6 +194,28 @@ export class Scheduler {
   /** A small snapshot per location, for the demo's live view, /readyz and heartbeats. */
   status(): LocationStatus[] {
     return this.slots.map(statusOf);
+  }
+
+  /** Why each location waits now (wait-reason.ts), for the status view. Read-only. */
+  waitReasons(): Array<{ locationUid: string; reason: WaitReason }> {
+    const now = this.options.clock.now();
+    return this.slots.map((slot) => ({
+      locationUid: slot.location.locationUid,
+      reason: waitReason({
+        nowMs: now,
+        state: slot.state,
+        lane: slot.lane,
+        dueAt: slot.dueAt,
+        nudged: slot.nudged,
+        checked: slot.checked,
+        consecutiveFailures: slot.consecutiveFailures,
+        stoppedBy: slot.stoppedBy,
+        holdEndsAt: this.holdEnd(slot.scope),
+        configuredMs: this.options.settings.intervalMs,
+        effectiveMs: this.stretch.intervalMs,
+        workerFactor: this.stretch.workerFactor,
+      }),
+    }));
   }
 
   /** Runs until `signal` aborts (then stops gracefully) or every location is stopped for good. Call once. */
