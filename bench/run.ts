@@ -23,6 +23,7 @@ import { lanesBench } from './lanes.js';
 import { limitsBench } from './limits.js';
 import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
+import { stretchBench } from './stretch.js';
 import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
 import { scaleBench } from './scale.js';
@@ -47,6 +48,7 @@ const modules: BenchModule[] = [
   scaleBench,
   memoryBench,
   freshnessBench,
+  stretchBench,
   lanesBench,
   idleBench,
   distributedBench,

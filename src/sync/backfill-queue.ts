@@ -8,8 +8,9 @@
  * single calls of a page, which the location's own live poll would wait for (issue 23: live freshness under a
  * low rate limit). A location whose page is not read yet starts reading it (`prefetchHistory`) and leaves the
  * queue until it is ready, then joins again; at most `maxPrefetching` read at a time, so the pages held in
- * memory stay bounded. A location whose rate-limit scope is held (`held`) stays in the queue without reading
- * or taking a turn: its requests would only wait, holding a worker or a read-ahead place (review L2). How many
+ * memory stay bounded. A location whose rate-limit scope is held (`heldUntil`) stays in the queue without reading
+ * or taking a turn: its requests would only wait, holding a worker or a read-ahead place; the owner is told
+ * (`heldSkipped`) so it looks again at the hold's end, whatever else happens meanwhile. How many
  * history turns may run at once is the turn policy's (turn-policy.ts).
  */
 import type { Slot } from './scheduled-location.js';
@@ -25,8 +26,10 @@ export interface BackfillQueueOptions<S> {
   maxPrefetching: number;
   /** A page read in the background is ready: its location is back in the queue. */
   onReady: () => void;
-  /** Whether the slot's rate-limit scope is held now; never when not given. */
-  held?: (slot: S) => boolean;
+  /** When the slot's rate-limit scope's hold ends, if it is held now; null (or not given): not held. */
+  heldUntil?: (slot: S) => number | null;
+  /** A slot was skipped because its scope is held until `until`: the owner looks again then. */
+  heldSkipped?: (until: number) => void;
 }
 
 export class BackfillQueue<S extends BackfillSlot> {
@@ -64,7 +67,9 @@ export class BackfillQueue<S extends BackfillSlot> {
         this.leave(i);
         continue;
       }
-      if (this.options.held?.(slot) === true) {
+      const heldUntil = this.options.heldUntil?.(slot) ?? null;
+      if (heldUntil !== null) {
+        this.options.heldSkipped?.(heldUntil);
         i += 1;
         continue;
       }

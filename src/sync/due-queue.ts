@@ -50,7 +50,7 @@ export interface DueQueueOptions<T> {
   groupOf?: (item: T) => string;
   /** The kind of an item as it is scheduled (see the module comment); one kind for all when not given. */
   kindOf?: (item: T) => string;
-  /** Until when a group is held (ms since epoch), or null when it is not. */
+  /** Until when a group is held (ms since epoch), if it is held now; null when it is not held now. */
   heldUntil?: (group: string) => number | null;
   /** An item due now was made due at `until`, its group's hold's end (before it is scheduled again). */
   parked?: (item: T, until: number) => void;
@@ -72,6 +72,8 @@ export class DueQueue<T extends Due> {
   /** The one timer: wakes parked workers at `timerAt`, the earliest due time. */
   private timer: Timer | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** The earliest wake-up asked for without an item due then (`wakeAt`); infinite: none. */
+  private wakeUpAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly options: DueQueueOptions<T>) {}
 
@@ -114,6 +116,15 @@ export class DueQueue<T extends Due> {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Wakes the parked workers at `at` (ms since epoch) even if no item is due then: work the queue does not
+   * hold becomes possible (a held grant's history, at the hold's end). One timer still serves both.
+   */
+  wakeAt(at: number): void {
+    if (at < this.wakeUpAt) this.wakeUpAt = at;
+    this.armTimer();
   }
 
   /** Parks a worker until `handOut` gives it an item or `releaseAll` releases it (undefined). */
@@ -186,7 +197,7 @@ export class DueQueue<T extends Due> {
     let head = this.headOf(heap);
     if (head === undefined || head.dueAt > now) return undefined;
     const until = this.options.heldUntil?.(group) ?? null;
-    if (until === null || until <= now) return head;
+    if (until === null) return head;
     while (head !== undefined && head.dueAt <= now) {
       heap.pop();
       this.options.parked?.(head.item, until);
@@ -207,7 +218,8 @@ export class DueQueue<T extends Due> {
    */
   private armTimer(): void {
     if (this.parked.length === 0) return;
-    const at = this.next()?.dueAt ?? Number.POSITIVE_INFINITY;
+    if (this.wakeUpAt <= this.options.clock.now()) this.wakeUpAt = Number.POSITIVE_INFINITY;
+    const at = Math.min(this.next()?.dueAt ?? Number.POSITIVE_INFINITY, this.wakeUpAt);
     if (at >= this.timerAt) return;
     this.cancelTimer();
     if (!Number.isFinite(at)) return;

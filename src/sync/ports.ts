@@ -187,4 +187,9 @@ export interface RateLimitScopes {
   heldUntil(scope: string): number | null;
   /** Requests per second the scope allows now (learned or announced); null when unknown. */
   ratePerSecond(scope: string): number | null;
+  /**
+   * Live requests the scope granted per second over its recent window (the limiter's own count); null or
+   * absent when not measured.
+   */
+  liveGrantedPerSecond?(scope: string): number | null;
 }

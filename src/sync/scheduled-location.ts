@@ -83,6 +83,12 @@ export interface Slot {
    * kind, and stays one until the live traversal completes or the turn fails.
    */
   nudged: boolean;
+  /**
+   * Its live lane completed a traversal since this scheduler got it (a start, a takeover, a rebalance). Until
+   * then a scheduled poll of it is a `check` (turn-policy.ts): a first traversal looking for changes nobody
+   * announced, which waits behind the nudged polls.
+   */
+  checked: boolean;
   lastSuccessAt: number | null;
   lastError: LocationStatus['lastError'];
   consecutiveFailures: number;
@@ -121,6 +127,7 @@ export function slotFor(location: ScheduledLocation, hardStop: AbortSignal, scop
     dueAt: 0,
     seq: 0,
     nudged: false,
+    checked: false,
     lastSuccessAt: null,
     lastError: null,
     consecutiveFailures: 0,

@@ -16,10 +16,11 @@
  *   stop only when every location is stopped by an error that only a restart can fix.
  * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
  *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
- * - Kinds of work (turn-policy.ts, with turn-credits.ts): scheduled live polls, nudged live polls (nudges.ts,
- *   `nudge(uid)`: a webhook delivery said the location changed) and a split location's history pages (lanes.ts,
- *   backfill-queue.ts) each have a guaranteed share of the turns, an unused share borrowed by the others. The
- *   due queue (due-queue.ts) keeps scheduled and nudged locations apart, per grant.
+ * - Kinds of work (turn-policy.ts, with turn-credits.ts): scheduled live polls, first traversals since the
+ *   scheduler got the location (checks), nudged live polls (nudges.ts, `nudge(uid)`: a webhook delivery said the
+ *   location changed) and a split location's history pages (lanes.ts, backfill-queue.ts) each have a guaranteed
+ *   share of the turns, an unused share borrowed by the others. The due queue (due-queue.ts) keeps them apart,
+ *   per grant.
  * - A history turn ends after `pagesPerTurn` pages, when the lanes merge, when its next page is not read yet,
  *   or as soon as the policy gives the next page's turn to another kind. Looking for history work starts
  *   reading history pages ahead, so history's requests reach the rate limiter whatever live does.
@@ -29,14 +30,16 @@
  * - Stretching (interval-stretch.ts, poll-stretch.ts): when the scheduled live polls alone would exceed their
  *   share of the request budget or of the workers, every location's interval is stretched evenly.
  */
-import { dispositionOf } from '../errors/index.js';
+import { codeOf, dispositionOf } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { Clock } from '../time/clock.js';
 import { BackfillQueue } from './backfill-queue.js';
 import { DueQueue } from './due-queue.js';
+import { holdEndAt } from './grant-holds.js';
 import { gracefulStop } from './graceful-stop.js';
 import { IntervalStretch } from './interval-stretch.js';
-import { LocationHealth } from './location-health.js';
+import { measuringLimiterWaits } from './limiter-wait.js';
+import { LocationHealth, madeProgress } from './location-health.js';
 import { Membership } from './membership.js';
 import { Nudges, type NudgeOutcome } from './nudges.js';
 import { phasedDelayMs } from './poll-phase.js';
@@ -45,6 +48,7 @@ import {
   statusOf,
   type LocationState,
   type LocationStatus,
+  type PageProgress,
   type ScheduledLocation,
   type Slot,
 } from './scheduled-location.js';
@@ -56,6 +60,7 @@ import {
   type SchedulerSettings,
 } from './scheduler-settings.js';
 import { TurnCredits } from './turn-credits.js';
+import { waitReason, type WaitReason } from './wait-reason.js';
 
 export { DEFAULT_HISTORY_SHARE, DEFAULT_NUDGE_SHARE, type SchedulerSettings } from './scheduler-settings.js';
 
@@ -72,6 +77,10 @@ export interface SchedulerOptions {
 }
 
 export type { NudgeOutcome } from './nudges.js';
+export type { WaitReason } from './wait-reason.js';
+
+/** The code of a request refused by a parked rate-limit scope (the API adapter's ScopeThrottledError). */
+const SCOPE_THROTTLED = 'API_SCOPE_THROTTLED';
 
 export class Scheduler {
   /** The locations scheduled now, as they come and go (membership.ts). */
@@ -112,20 +121,28 @@ export class Scheduler {
       scopes: this.scopes,
       metrics,
       logger,
+      clock,
+      context: () => ({
+        locations: this.slots.length,
+        liveShare: this.backfill.idle() ? 1 : this.turns.liveShareBesideHistory,
+      }),
+      onShorter: (intervalMs) => this.pollsSooner(intervalMs),
     });
     this.due = new DueQueue<Slot>({
       clock,
       waiting: (slot) => slot.state !== 'running' && !slot.detached,
       onWake: () => this.notify(),
       groupOf: (slot) => slot.scope,
-      kindOf: (slot) => (slot.nudged ? 'nudge' : 'live'),
-      heldUntil: (scope) => this.scopes.heldUntil(scope),
+      kindOf: (slot) => (slot.nudged ? 'nudge' : slot.checked ? 'live' : 'check'),
+      heldUntil: (scope) => this.holdEnd(scope),
       parked: (slot) => (slot.state = 'throttled'),
     });
     this.backfill = new BackfillQueue<Slot>({
       maxPrefetching: settings.maxLocationsInFlight,
       onReady: () => this.notify(),
-      held: (slot) => this.isHeld(slot),
+      heldUntil: (slot) => this.holdEnd(slot.scope),
+      // History skipped for a hold resumes at the hold's end, not at the next unrelated wake-up.
+      heldSkipped: (until) => this.due.wakeAt(until),
     });
     this.health = new LocationHealth({
       failureBackoff: settings.failureBackoff,
@@ -179,6 +196,28 @@ export class Scheduler {
     return this.slots.map(statusOf);
   }
 
+  /** Why each location waits now (wait-reason.ts), for the status view. Read-only. */
+  waitReasons(): Array<{ locationUid: string; reason: WaitReason }> {
+    const now = this.options.clock.now();
+    return this.slots.map((slot) => ({
+      locationUid: slot.location.locationUid,
+      reason: waitReason({
+        nowMs: now,
+        state: slot.state,
+        lane: slot.lane,
+        dueAt: slot.dueAt,
+        nudged: slot.nudged,
+        checked: slot.checked,
+        consecutiveFailures: slot.consecutiveFailures,
+        stoppedBy: slot.stoppedBy,
+        holdEndsAt: this.holdEnd(slot.scope),
+        configuredMs: this.options.settings.intervalMs,
+        effectiveMs: this.stretch.intervalMs,
+        workerFactor: this.stretch.workerFactor,
+      }),
+    }));
+  }
+
   /** Runs until `signal` aborts (then stops gracefully) or every location is stopped for good. Call once. */
   async run(signal: AbortSignal): Promise<void> {
     this.stopSignal = signal;
@@ -209,6 +248,7 @@ export class Scheduler {
     } finally {
       stopping.dispose();
       this.due.cancelTimer();
+      this.stretch.dispose();
     }
   }
 
@@ -251,6 +291,7 @@ export class Scheduler {
     const kind = this.turns.turnFor({
       nudge: this.due.anyDue('nudge'),
       live: this.due.anyDue('live'),
+      check: this.due.anyDue('check'),
       history: this.backfill.next() !== undefined,
       historyTurns: this.backfill.historyTurns,
     });
@@ -262,9 +303,32 @@ export class Scheduler {
     return slot;
   }
 
-  private isHeld(slot: Slot): boolean {
-    const until = this.scopes.heldUntil(slot.scope);
-    return until !== null && until > this.options.clock.now();
+  /** When `scope`'s hold ends if it is held now, else null: the one place that asks (grant-holds.ts). */
+  private holdEnd(scope: string): number | null {
+    return holdEndAt(this.scopes, scope, this.options.clock.now());
+  }
+
+  /**
+   * The interval became shorter on the clock (interval-stretch.ts): a location waiting for its scheduled poll
+   * at the longer one is due at its phase of the shorter one after its last completed traversal (at once when
+   * that has passed), so polls recover without waiting out the stretch they were scheduled with.
+   */
+  private pollsSooner(intervalMs: number): void {
+    const { clock, settings } = this.options;
+    const now = clock.now();
+    let moved = false;
+    for (const slot of this.slots) {
+      if (slot.state !== 'waiting' || slot.nudged || slot.lastSuccessAt === null || !(slot.dueAt > now))
+        continue;
+      const from = slot.lastSuccessAt;
+      const due =
+        from +
+        phasedDelayMs(from, intervalMs, slot.phase, settings.reconciling === true ? intervalMs / 2 : 0);
+      if (due >= slot.dueAt) continue;
+      this.due.schedule(slot, Math.max(now, due));
+      moved = true;
+    }
+    if (moved) this.notify();
   }
 
   /**
@@ -281,18 +345,13 @@ export class Scheduler {
   /** A live turn: pages of the location's live lane until `pagesPerTurn` or its traversal completes. */
   private async liveTurn(slot: Slot, stop: AbortSignal): Promise<void> {
     const { settings, clock } = this.options;
-    const startedAt = clock.now();
     try {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
-        const report = await slot.location.runPage(slot.pageSignal);
+        const report = await this.livePage(slot);
         this.health.pageDone(slot, report);
         if (report.complete) {
           slot.lastSuccessAt = clock.now();
-          // The stretch rule (interval-stretch.ts) sets the interval from this turn.
-          this.stretch.liveTurnEnded(clock.now() - startedAt, {
-            locations: this.slots.length,
-            liveShare: this.backfill.idle() ? 1 : this.turns.liveShareBesideHistory,
-          });
+          slot.checked = true;
           // Due again at the location's phase of the (effective) interval, so polls spread evenly
           // (poll-phase.ts; reconciliation polls at least half an interval apart); at once when a nudge asked a
           // follow-up poll meanwhile.
@@ -319,6 +378,27 @@ export class Scheduler {
   }
 
   /**
+   * One live page. A scheduled poll's page is timed for the stretch rule (interval-stretch.ts): its busy time,
+   * less its waits for the rate limiter, counts as worker demand when it made progress, and the interval is
+   * worked out again as it ends. A nudged poll's is not: nudges come in bursts, have their own share of the
+   * turns, and stretching the interval would not make them fewer.
+   */
+  private async livePage(slot: Slot): Promise<PageProgress> {
+    if (slot.nudged) return slot.location.runPage(slot.pageSignal);
+    const timer = this.stretch.pageStarted();
+    let progressed = false;
+    try {
+      const report = await measuringLimiterWaits(timer.limiterWaits, () =>
+        slot.location.runPage(slot.pageSignal),
+      );
+      progressed = madeProgress(report);
+      return report;
+    } finally {
+      this.stretch.pageEnded(timer, progressed);
+    }
+  }
+
+  /**
    * A history turn: pages of the location's history lane until `pagesPerTurn`, the lanes merge, its next page
    * is not read yet, or the turn policy gives the worker to live work. Its live lane stays due when it was.
    */
@@ -335,6 +415,7 @@ export class Scheduler {
           {
             nudge: (slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('nudge'),
             live: (!slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('live'),
+            check: this.due.anyDue('check'),
             history: true,
             historyTurns: this.backfill.historyTurns - 1,
           },
@@ -361,16 +442,22 @@ export class Scheduler {
   /**
    * A turn failed: the health rule says when the location is due again (a location leaving: at once). A
    * retriable failure while its grant is held (its requests refused by a parked scope) is no failure of the
-   * location: it is parked until the hold ends, throttled.
+   * location: it is parked until the hold ends, throttled. Nor is a request the parked scope refused
+   * (API_SCOPE_THROTTLED, such as a history page read ahead during a hold) taken after the hold ended: the
+   * location is due again at once.
    */
   private failed(slot: Slot, error: unknown): void {
     if (this.hardStop.signal.aborted || slot.removed !== null) {
       this.requeue(slot, 'waiting', 0);
       return;
     }
-    const heldUntil = this.scopes.heldUntil(slot.scope);
-    if (dispositionOf(error) === 'retriable' && heldUntil !== null && heldUntil > this.options.clock.now()) {
+    const heldUntil = this.holdEnd(slot.scope);
+    if (dispositionOf(error) === 'retriable' && heldUntil !== null) {
       this.requeue(slot, 'throttled', heldUntil - this.options.clock.now());
+      return;
+    }
+    if (codeOf(error) === SCOPE_THROTTLED) {
+      this.requeue(slot, 'waiting', 0);
       return;
     }
     const { state, delayMs } = this.health.failed(slot, error);

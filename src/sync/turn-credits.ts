@@ -18,6 +18,8 @@ export interface WorkWaiting {
   nudge: boolean;
   /** A location due now for its scheduled live poll. */
   live: boolean;
+  /** A location due now for its first live traversal here (turn-policy.ts `check`); false when not given. */
+  check?: boolean;
   /** A history page ready. */
   history: boolean;
   /** History turns running now, the asking one not included. */
@@ -40,12 +42,14 @@ export class TurnCredits {
   }
 
   /**
-   * The share of the turns scheduled live polls take while history waits and no nudge does (theirs and the
-   * nudges' idle share, borrowed in proportion: turn-policy.ts); what the stretch rule gives live polls.
+   * The share of the turns scheduled live polls (checks included) take while history waits and no nudge does
+   * (theirs and the nudges' idle share, borrowed in proportion: turn-policy.ts); what the stretch rule gives
+   * live polls.
    */
   get liveShareBesideHistory(): number {
-    const { live, history } = this.shares;
-    return live + history > 0 ? live / (live + history) : 1;
+    const { nudge, history } = this.shares;
+    const scheduled = Math.max(0, 1 - nudge - history);
+    return scheduled + history > 0 ? scheduled / (scheduled + history) : 1;
   }
 
   /**
@@ -54,7 +58,7 @@ export class TurnCredits {
    */
   turnFor(work: WorkWaiting, keepOnly?: TurnKind): TurnKind | null {
     const choice = nextTurn(this.deficits, this.shares, {
-      waiting: { nudge: work.nudge, live: work.live, history: work.history },
+      waiting: { nudge: work.nudge, live: work.live, check: work.check === true, history: work.history },
       historyTurns: work.historyTurns,
       maxLocationsInFlight: this.workers,
     });

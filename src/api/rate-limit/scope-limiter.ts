@@ -32,6 +32,8 @@
 import { RetriableError } from '../../errors/index.js';
 import { backoffDelayMs } from '../../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
+import { limiterWaitBegan } from '../../sync/limiter-wait.js';
+import { addToSum, decayedValue, EMPTY_SUM, type DecayingSum } from '../../sync/poll-stretch.js';
 import type { Announced } from './headers.js';
 import {
   initialAimd,
@@ -43,6 +45,9 @@ import {
 } from './aimd.js';
 
 export type RequestPriority = 'live' | 'backfill';
+
+/** Time constant (ms) of the scope's own figures: requests granted and refused per second, recently. */
+export const FIGURES_WINDOW_MS = 30_000;
 
 /** A refusal this soon after a hold ended decreases the rate deeper (aimd.ts deepDecrease). */
 const DEEP_WINDOW_MS = 1_000;
@@ -91,6 +96,7 @@ export interface ScopeObserver {
 }
 
 interface Waiter {
+  priority: RequestPriority;
   resolve(grant: Grant): void;
   reject(reason: unknown): void;
   signal: AbortSignal | undefined;
@@ -109,6 +115,12 @@ export interface ScopeSnapshot {
   waiting: { live: number; backfill: number };
 }
 
+/** The scope's own demand figures: requests granted (by priority) and refused per second, recently. */
+export interface ScopeDemand {
+  grantedPerSecond: { live: number; backfill: number };
+  refusedPerSecond: number;
+}
+
 export class ScopeLimiter {
   private state: AimdState;
   private nextStartMs = Number.NEGATIVE_INFINITY;
@@ -124,6 +136,9 @@ export class ScopeLimiter {
   private readonly waiters: Record<RequestPriority, Waiter[]> = { live: [], backfill: [] };
   private timer: Timer | null = null;
   private timerAtMs = Number.POSITIVE_INFINITY;
+  /** Starts granted and refusals, decaying over FIGURES_WINDOW_MS (the scope's own demand figures). */
+  private granted: Record<RequestPriority, DecayingSum> = { live: EMPTY_SUM, backfill: EMPTY_SUM };
+  private refusals: DecayingSum = EMPTY_SUM;
 
   constructor(
     private readonly clock: Clock,
@@ -139,15 +154,31 @@ export class ScopeLimiter {
     const now = this.clock.now();
     if (this.parked(now)) return Promise.reject(new ScopeThrottledError(this.heldUntilMs));
     if (this.waiting() === 0 && now >= this.startAllowedAtMs())
-      return Promise.resolve(this.grant(now, false));
+      return Promise.resolve(this.grant(now, false, priority));
+    // The wait is not the page's worker time (sync/limiter-wait.ts): it ends however the wait does.
+    const waitEnded = limiterWaitBegan();
     return new Promise<Grant>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
+      // A waiter is rejected with what rejectWaiters or its signal gives (an Error as a rule).
+      const fail: (reason: unknown) => void = reject;
+      const waiter: Waiter = {
+        priority,
+        resolve: (grant) => {
+          waitEnded();
+          resolve(grant);
+        },
+        reject: (reason) => {
+          waitEnded();
+          fail(reason);
+        },
+        signal,
+        onAbort: undefined,
+      };
       if (signal !== undefined) {
         waiter.onAbort = () => {
           const queue = this.waiters[priority];
           const at = queue.indexOf(waiter);
           if (at >= 0) queue.splice(at, 1);
-          reject(signal.reason as Error);
+          waiter.reject(signal.reason as Error);
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
@@ -189,6 +220,7 @@ export class ScopeLimiter {
   refused(grant: Grant, retryAfterMs: number | null): void {
     const now = this.clock.now();
     this.observer.refused();
+    this.refusals = addToSum(this.refusals, now, 1, FIGURES_WINDOW_MS);
     if (retryAfterMs === null || retryAfterMs <= this.settings.maxHoldMs) {
       // Refused within a second of the last hold's end: the bucket that hold refilled is spent already.
       const sinceHold = grant.sentAtMs - this.heldUntilMs;
@@ -202,6 +234,11 @@ export class ScopeLimiter {
   /** When the scope's hold ends (ms since epoch), or null when it is not held now. */
   heldUntil(): number | null {
     return this.heldUntilMs > this.clock.now() ? this.heldUntilMs : null;
+  }
+
+  /** Live requests granted per second recently (FIGURES_WINDOW_MS): the scope's own live demand figure. */
+  get liveGrantedPerSecond(): number {
+    return this.perSecond(this.granted.live);
   }
 
   /** The rate the scope paces its starts at now (requests per second). */
@@ -221,6 +258,22 @@ export class ScopeLimiter {
       throttled: held && this.heldUntilMs - this.holdStartedMs >= this.settings.parkAfterMs,
       waiting: { live: this.waiters.live.length, backfill: this.waiters.backfill.length },
     };
+  }
+
+  /** Requests granted and refused per second over the last FIGURES_WINDOW_MS or so (decaying on the clock). */
+  demand(): ScopeDemand {
+    return {
+      grantedPerSecond: {
+        live: this.perSecond(this.granted.live),
+        backfill: this.perSecond(this.granted.backfill),
+      },
+      refusedPerSecond: this.perSecond(this.refusals),
+    };
+  }
+
+  /** A decaying count's rate per second now (a steady rate r per ms sums to r × the window). */
+  private perSecond(sum: DecayingSum): number {
+    return (decayedValue(sum, this.clock.now(), FIGURES_WINDOW_MS) * 1000) / FIGURES_WINDOW_MS;
   }
 
   /** Rejects every waiter (shutdown). */
@@ -285,7 +338,8 @@ export class ScopeLimiter {
     return Math.max(this.nextStartMs, this.heldUntilMs);
   }
 
-  private grant(now: number, paced: boolean): Grant {
+  private grant(now: number, paced: boolean, priority: RequestPriority): Grant {
+    this.granted[priority] = addToSum(this.granted[priority], now, 1, FIGURES_WINDOW_MS);
     const interval = 1000 / this.state.rate;
     // A paced start a timer fired late for (by up to one interval) keeps the pace's own schedule, so the
     // next one may catch up; an idle scope, or one coming out of a hold, banks nothing.
@@ -325,7 +379,7 @@ export class ScopeLimiter {
     while (this.waiting() > 0 && now >= this.startAllowedAtMs()) {
       const waiter = this.nextWaiter();
       if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      waiter.resolve(this.grant(now, true));
+      waiter.resolve(this.grant(now, true, waiter.priority));
     }
     this.schedule();
   }

@@ -137,4 +137,23 @@ describe('BackfillQueue', () => {
     expect(queue.take()).toBe(a);
     expect(a.location.prefetches).toHaveLength(1);
   });
+
+  it("leaves a held location in the queue without reading ahead, and tells the owner the hold's end", () => {
+    const skipped: number[] = [];
+    let heldUntil: number | null = 7_000;
+    const queue = new BackfillQueue<TestSlot>({
+      maxPrefetching: 2,
+      onReady: () => undefined,
+      heldUntil: () => heldUntil,
+      heldSkipped: (until) => skipped.push(until),
+    });
+    const s = slot(1, { state: 'none' });
+    queue.enqueue(s);
+    expect(queue.next()).toBeUndefined();
+    expect(skipped).toEqual([7_000]);
+    expect(s.location.prefetches).toHaveLength(0);
+    heldUntil = null;
+    queue.next();
+    expect(s.location.prefetches).toHaveLength(1);
+  });
 });

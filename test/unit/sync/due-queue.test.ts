@@ -190,4 +190,22 @@ describe('DueQueue kinds (scheduled and nudged polls, issue 33)', () => {
     expect(due.next()?.item.name).toBe('n1');
     expect(due.takeDue()?.name).toBe('n1');
   });
+
+  it('wakes its parked workers at a time asked for with no item due then (wakeAt), one timer for both', async () => {
+    const { due, clock, wakes } = queue();
+    const a = item('a');
+    due.schedule(a, 5_000);
+    void due.park();
+    due.wakeAt(1_000);
+    expect(clock.pending).toBe(1);
+    clock.advance(1_000);
+    await settles(() => wakes() === 1, 'woken at the time asked');
+    // The wake-up is spent: the timer is armed for the item's due time next.
+    due.handOut(() => undefined);
+    clock.advance(3_999);
+    await Promise.resolve();
+    expect(wakes()).toBe(1);
+    clock.advance(1);
+    await settles(() => wakes() === 2, 'woken when the item is due');
+  });
 });

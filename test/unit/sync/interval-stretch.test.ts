@@ -1,19 +1,39 @@
 import { describe, expect, it } from 'vitest';
 import { IntervalStretch } from '../../../src/sync/interval-stretch.js';
+import { limiterWaitBegan, measuringLimiterWaits } from '../../../src/sync/limiter-wait.js';
+import { ManualClock } from '../../support/clock.js';
 import { capturingLogger } from '../../support/logger.js';
+import { eventLoopTurns } from '../../support/sync/scheduler-harness.js';
 
-const setUp = (ratePerSecond: number | null = 10) => {
+const setUp = (options: { ratePerSecond?: number | null; workers?: number; locations?: number } = {}) => {
+  const clock = new ManualClock(1_000_000);
   const gauge: number[] = [];
+  const shorter: number[] = [];
   const log = capturingLogger();
+  const context = { locations: options.locations ?? 4, liveShare: 1 };
   const stretch = new IntervalStretch({
     configuredMs: 1_000,
-    workers: 4,
-    scopes: { ratePerSecond: () => ratePerSecond },
+    workers: options.workers ?? 4,
+    scopes: { ratePerSecond: () => options.ratePerSecond ?? null },
     metrics: { pollEffectiveInterval: { set: (seconds) => gauge.push(seconds) } },
     logger: log.logger,
+    clock,
+    context: () => context,
+    onShorter: (ms) => shorter.push(ms),
   });
   const said = () => log.lines().map((line) => [line['level'], line['msg']]);
-  return { stretch, gauge, said };
+  /** A live page of `ms` on the clock (of which `waitMs` waiting for the limiter), published something. */
+  const page = async (ms: number, waitMs = 0, progressed = true) => {
+    const timer = stretch.pageStarted();
+    await measuringLimiterWaits(timer.limiterWaits, async () => {
+      const ended = limiterWaitBegan();
+      clock.advance(waitMs);
+      ended();
+      clock.advance(ms - waitMs);
+    });
+    stretch.pageEnded(timer, progressed);
+  };
+  return { clock, stretch, gauge, said, context, page, shorter };
 };
 
 describe('IntervalStretch', () => {
@@ -23,25 +43,26 @@ describe('IntervalStretch', () => {
     expect(gauge).toEqual([1]);
   });
 
-  it("stretches to what the scope's rate allows the locations it counts, warning once", () => {
-    const { stretch, gauge, said } = setUp(10);
+  it("stretches to what the scope's rate allows the locations it counts, warning once", async () => {
+    const { stretch, gauge, said, context, page } = setUp({ ratePerSecond: 10 });
     for (let i = 0; i < 20; i++) stretch.locationAdded('grant-a');
+    context.locations = 20;
     // 20 locations of one grant at 10 requests/s: every 2 s at best.
-    stretch.liveTurnEnded(10, { locations: 20, liveShare: 1 });
-    stretch.liveTurnEnded(10, { locations: 20, liveShare: 1 });
+    await page(10);
+    await page(10);
     expect(stretch.intervalMs).toBe(2_000);
     expect(gauge.at(-1)).toBe(2);
-    expect(said()).toHaveLength(1);
-    expect(said()[0]?.[0]).toBe(40);
+    expect(said()).toEqual([[40, expect.stringContaining('live polls alone exceed')]]);
   });
 
-  it('says once that polls are back at the configured interval when locations leave', () => {
-    const { stretch, said } = setUp(10);
+  it('says once that polls are back at the configured interval when locations leave', async () => {
+    const { stretch, said, context, page } = setUp({ ratePerSecond: 10 });
     for (let i = 0; i < 20; i++) stretch.locationAdded('grant-a');
-    stretch.liveTurnEnded(10, { locations: 20, liveShare: 1 });
+    context.locations = 20;
+    await page(10);
     for (let i = 0; i < 15; i++) stretch.locationRemoved('grant-a');
-    stretch.liveTurnEnded(10, { locations: 5, liveShare: 1 });
-    stretch.liveTurnEnded(10, { locations: 5, liveShare: 1 });
+    context.locations = 5;
+    await page(10);
     expect(stretch.intervalMs).toBe(1_000);
     expect(said()).toEqual([
       [40, expect.stringContaining('live polls alone exceed')],
@@ -49,17 +70,35 @@ describe('IntervalStretch', () => {
     ]);
   });
 
-  it('leaves history its share: stretches further while history waits', () => {
-    const { stretch } = setUp(10);
-    for (let i = 0; i < 10; i++) stretch.locationAdded('grant-a');
-    stretch.liveTurnEnded(10, { locations: 10, liveShare: 0.5 });
-    expect(stretch.intervalMs).toBe(2_000);
+  it('does not count the time a page waited for the rate limiter as worker demand', async () => {
+    // 2 workers, 8 locations, pages of 5 s of which 4.9 s waiting for the limiter, back to back on both.
+    const { stretch, page } = setUp({ workers: 2, locations: 8 });
+    for (let i = 0; i < 10; i++) await Promise.all([page(5_000, 4_900), page(5_000, 4_900)]);
+    expect(stretch.workerFactor).toBe(1);
+    expect(stretch.intervalMs).toBe(1_000);
   });
 
-  it('stretches by the moving average of live turns when the workers are the bound', () => {
-    const { stretch } = setUp(null);
-    stretch.liveTurnEnded(800, { locations: 10, liveShare: 1 });
-    // 10 locations x 800 ms on 4 workers.
-    expect(stretch.intervalMs).toBe(2_000);
+  it('does not count a page that made no progress (a restarted cursor and its re-reading)', async () => {
+    const { stretch, page } = setUp({ workers: 1, locations: 8 });
+    await page(80_000, 0, false);
+    expect(stretch.intervalMs).toBe(1_000);
+  });
+
+  it('stretches when the workers are busy with live pages beyond live share, and recovers on the clock with no page ending', async () => {
+    const { clock, stretch, page, shorter, context } = setUp({ workers: 1, locations: 8 });
+    context.liveShare = 0.5;
+    // One worker busy with live pages all the time: twice live's share.
+    for (let i = 0; i < 20; i++) await page(500);
+    const stretched = stretch.intervalMs;
+    expect(stretched).toBeGreaterThanOrEqual(2_000);
+    // Nothing runs from now on: the timer works the interval out again, on the clock alone.
+    for (let i = 0; i < 16; i++) {
+      clock.advance(500);
+      await eventLoopTurns(2);
+    }
+    expect(stretch.intervalMs).toBe(1_000);
+    expect(shorter.at(-1)).toBe(1_000);
+    stretch.dispose();
+    expect(clock.pending).toBe(0);
   });
 });

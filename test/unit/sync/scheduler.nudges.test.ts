@@ -45,10 +45,10 @@ describe('Scheduler nudges', () => {
       clock,
       settings: { maxLocationsInFlight: 1, shutdownTimeoutMs: 10 },
     });
-    // Due at once from the start for its schedule: the nudge moves it to the nudges, once.
-    expect(scheduler.nudge(loc(1))).toBe('due_now');
     const run = started(scheduler);
     await settles(() => other.runs.length === 1, 'the other location holds the worker');
+    // Due since the start for its schedule: the nudge moves it to the nudges, once.
+    expect(scheduler.nudge(loc(1))).toBe('due_now');
     expect(scheduler.nudge(loc(1))).toBe('coalesced');
     expect(scheduler.nudge(loc(1))).toBe('coalesced');
     expect(location.runs).toHaveLength(0);

@@ -3,7 +3,7 @@ import { RetriableError } from '../../../src/errors/index.js';
 import type { RateLimitScopes } from '../../../src/sync/ports.js';
 import { settles } from '../../support/async.js';
 import { ManualClock } from '../../support/clock.js';
-import { eventLoopTurns, loc, started, testScheduler } from '../../support/sync/scheduler-harness.js';
+import { eventLoopTurns, loc, runFor, started, testScheduler } from '../../support/sync/scheduler-harness.js';
 import { ScriptedLocation } from '../../support/sync/scripted-location.js';
 
 const INTERVAL = 60_000;
@@ -19,15 +19,6 @@ function slowLocation(uid: string, clock: ManualClock, costMs: number): Scripted
     return { complete: run.lane === 'live', published: 1 };
   };
   return location;
-}
-
-/** Moves the clock `total` ms forward in steps of `step`, letting the scheduler work between steps. */
-async function runFor(clock: ManualClock, total: number, step: number): Promise<void> {
-  for (let moved = 0; moved < total; moved += step) {
-    await eventLoopTurns();
-    clock.advance(step);
-  }
-  await eventLoopTurns();
 }
 
 describe('Scheduler shares (issue 32)', () => {
@@ -225,6 +216,10 @@ describe('Scheduler shares with nudges (issue 33)', () => {
     });
     const run = started(scheduler);
     await runFor(clock, 10 * INTERVAL, INTERVAL / 20);
+    // Nudged between its polls (one in progress would take a follow-up instead).
+    const polling = () =>
+      scheduler.status().find((s) => s.locationUid === nudged.locationUid)?.state === 'running';
+    while (polling()) await runFor(clock, INTERVAL / 20, INTERVAL / 20);
     const before = nudged.runs.length;
     expect(scheduler.nudge(nudged.locationUid)).toBe('due_now');
     const from = journal.length;

@@ -46,10 +46,20 @@ describe('historySlots', () => {
 });
 
 describe('turnShares', () => {
-  it('gives history and nudges their shares and live the rest', () => {
-    expect(turnShares({ history: 0.25, nudge: 0 })).toEqual({ nudge: 0, live: 0.75, history: 0.25 });
-    expect(turnShares({ history: 0.25, nudge: 0.25 })).toEqual({ nudge: 0.25, live: 0.5, history: 0.25 });
-    expect(turnShares({ history: 0.5, nudge: 0.5 })).toEqual({ nudge: 0.5, live: 0, history: 0.5 });
+  it('gives history and nudges their shares and scheduled polls the rest, a fifth of it to checks', () => {
+    expect(turnShares({ history: 0.25, nudge: 0 })).toEqual({
+      nudge: 0,
+      live: 0.6,
+      check: 0.15000000000000002,
+      history: 0.25,
+    });
+    expect(turnShares({ history: 0.25, nudge: 0.25 })).toEqual({
+      nudge: 0.25,
+      live: 0.4,
+      check: 0.1,
+      history: 0.25,
+    });
+    expect(turnShares({ history: 0.5, nudge: 0.5 })).toEqual({ nudge: 0.5, live: 0, check: 0, history: 0.5 });
   });
 
   it('refuses a share outside 0..1, and shares that sum to more than 1', () => {
@@ -91,6 +101,7 @@ describe('nextTurn', () => {
     const halves = (a: TurnKind, b: TurnKind): TurnShares => ({
       nudge: 0,
       live: 0,
+      check: 0,
       history: 0,
       [a]: 0.5,
       [b]: 0.5,
@@ -145,13 +156,17 @@ describe('nextTurn', () => {
     expect(nextTurn(NO_DEFICITS, shares, work({ history: true })).kind).toBe('history');
     expect(nextTurn(NO_DEFICITS, shares, work({ nudge: true })).kind).toBe('nudge');
     // A kind stopping waiting loses its credit.
-    const owed = { nudge: 0.75, live: -0.5, history: -0.25 };
+    const owed = { nudge: 0.75, live: -0.5, check: 0, history: -0.25 };
     expect(nextTurn(owed, shares, both()).deficits.nudge).toBe(0);
   });
 
   it('gives no turn when nothing waits', () => {
     expect(
-      nextTurn({ nudge: 0.2, live: 0.5, history: -0.5 }, turnShares({ history: 0.25, nudge: 0 }), work({})),
+      nextTurn(
+        { nudge: 0.2, live: 0.5, check: 0, history: -0.5 },
+        turnShares({ history: 0.25, nudge: 0 }),
+        work({}),
+      ),
     ).toEqual({
       kind: null,
       deficits: NO_DEFICITS,
@@ -176,5 +191,40 @@ describe('nextTurn', () => {
     expect(count(turnsGiven(shares, 100, all), 'live')).toBe(100);
     // Between the two zero shares, the tie order decides.
     expect(nextTurn(NO_DEFICITS, shares, work({ nudge: true, history: true })).kind).toBe('nudge');
+  });
+});
+
+describe('nextTurn with first traversals (checks)', () => {
+  const shares = turnShares({ history: 0.25, nudge: 0.25 });
+  const work = (waiting: Partial<Record<TurnKind, boolean>>): WorkNow => ({
+    waiting,
+    historyTurns: 0,
+    maxLocationsInFlight: 4,
+  });
+
+  it('gives nudges most turns while checks wait beside them, checks a bounded share (2 in 7)', () => {
+    let deficits = NO_DEFICITS;
+    const kinds: Array<TurnKind | null> = [];
+    for (let i = 0; i < 700; i++) {
+      const choice = nextTurn(deficits, shares, work({ nudge: true, check: true }));
+      deficits = choice.deficits;
+      kinds.push(choice.kind);
+    }
+    expect(kinds[0]).toBe('nudge');
+    expect(kinds.filter((k) => k === 'check').length).toBe(200);
+    // Never more than three nudges in a row: the checks are not starved.
+    expect(kinds.join(',')).not.toContain('nudge,nudge,nudge,nudge');
+  });
+
+  it('gives a check alone among the scheduled polls their whole share, before history', () => {
+    expect(nextTurn(NO_DEFICITS, shares, work({ check: true, history: true })).kind).toBe('check');
+    let deficits = NO_DEFICITS;
+    const kinds: Array<TurnKind | null> = [];
+    for (let i = 0; i < 75; i++) {
+      const choice = nextTurn(deficits, shares, work({ check: true, history: true }));
+      deficits = choice.deficits;
+      kinds.push(choice.kind);
+    }
+    expect(kinds.filter((k) => k === 'check').length).toBe(50);
   });
 });

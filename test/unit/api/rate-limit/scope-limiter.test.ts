@@ -7,6 +7,7 @@ import {
   type Grant,
   type ScopeLimiterSettings,
 } from '../../../../src/api/rate-limit/scope-limiter.js';
+import { LimiterWaitTally, measuringLimiterWaits } from '../../../../src/sync/limiter-wait.js';
 import { ManualClock } from '../../../support/clock.js';
 
 const settings = (initialRate: number): ScopeLimiterSettings => ({
@@ -515,5 +516,47 @@ describe('coming back from a spent quota or a hidden limit (issue 32, chaos seed
     expect(first?.at).toBeLessThanOrEqual(92_000 + 20_000 + 2_000);
     // And at the demand from the first window after the hold (before: a quarter of it for 40 s).
     expect(served(100_000, 120_000)).toBeGreaterThanOrEqual(0.9 * demand);
+  });
+});
+
+describe('ScopeLimiter figures', () => {
+  it("tells the measured page's tally how long its requests waited for a start, parallel waits counted once", async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(10));
+    const tally = new LimiterWaitTally(clock);
+    // Three requests of one page at 10/s: the first starts at once, the others wait 100 and 200 ms.
+    const page = measuringLimiterWaits(tally, () =>
+      Promise.all([limiter.acquire('live'), limiter.acquire('live'), limiter.acquire('live')]),
+    );
+    for (let t = 0; t < 300; t += 10) {
+      clock.advance(10);
+      await settle();
+    }
+    await page;
+    expect(tally.close()).toBe(200);
+    // Outside a measured page nothing is counted.
+    const other = limiter.acquire('live');
+    clock.advance(100);
+    await settle();
+    await other;
+    expect(tally.waitedMs()).toBe(200);
+  });
+
+  it('keeps its own figures: live and backfill starts granted and refusals per second, decaying on the clock', async () => {
+    const clock = new ManualClock(0);
+    const limiter = new ScopeLimiter(clock, settings(1000));
+    for (let t = 0; t < 180_000; t += 100) {
+      const grant = await limiter.acquire(t % 1_000 === 0 ? 'backfill' : 'live');
+      limiter.answered(grant, NOTHING);
+      clock.advance(100);
+    }
+    const demand = limiter.demand();
+    expect(demand.grantedPerSecond.live).toBeCloseTo(9, 0);
+    expect(demand.grantedPerSecond.backfill).toBeCloseTo(1, 0);
+    expect(limiter.liveGrantedPerSecond).toBe(demand.grantedPerSecond.live);
+    limiter.refused(await limiter.acquire('live'), 100);
+    expect(limiter.demand().refusedPerSecond).toBeCloseTo(1 / 30);
+    clock.advance(120_000);
+    expect(limiter.demand().grantedPerSecond.live).toBeLessThan(0.2);
   });
 });
