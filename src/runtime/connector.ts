@@ -125,6 +125,7 @@ export class ConnectorRuntime {
       // The current writer's scheduler (single mode opens a new one when a standby takes over).
       const scheduler = {
         status: () => writer.locations(),
+        waitReasons: () => writer.waitReasons(),
         nudge: (locationUid: string) => writer.nudge(locationUid),
       };
 

@@ -16,6 +16,7 @@
  */
 import type { ScopeStatus } from '../api/rate-limit/registry.js';
 import type { LocationStatus } from '../sync/scheduled-location.js';
+import type { WaitReason as SchedulerWaitReason } from '../sync/wait-reason.js';
 
 export type ConnectState = 'UNASSIGNED' | 'RUNNING' | 'RESTARTING' | 'FAILED';
 
@@ -75,11 +76,11 @@ export interface LocationTaskStatus {
  * - hold: its rate-limit scope is held (a Retry-After, a spent quota) until `until`;
  * - history_turn: a turn of its history lane runs (its live poll waits for the turn's commit);
  * - backoff: a failed traversal is retried at `until`; stopped: stopped by a fatal error, retried at `until`;
- * - running: its live poll runs now.
+ * - running: its live poll runs now; worker: due now, waiting for a free worker.
  * The scheduler may name the reason itself (FreshnessView.waitReasonOf); otherwise it is read off the state.
  */
 export type WaitReason =
-  'interval' | 'stretched' | 'hold' | 'history_turn' | 'backoff' | 'stopped' | 'running';
+  'interval' | 'stretched' | 'hold' | 'history_turn' | 'backoff' | 'stopped' | 'running' | 'worker';
 
 export interface WaitStatus {
   reason: WaitReason;
@@ -245,6 +246,26 @@ export function connectorStatus(
     ...(rateLimits !== null && { rate_limits: rateLimits.scopes.map(scopeStatus) }),
     ...(role !== null && { instance: { role: role.role, since: new Date(role.since).toISOString() } }),
   };
+}
+
+/** The scheduler's wait reason (sync/wait-reason.ts) as /status names it, with when it ends (null: unknown). */
+export function statusWaitOf(reason: SchedulerWaitReason): { reason: WaitReason; untilMs: number | null } {
+  switch (reason.kind) {
+    case 'running':
+      return { reason: reason.lane === 'history' ? 'history_turn' : 'running', untilMs: null };
+    case 'worker':
+      return { reason: 'worker', untilMs: null };
+    case 'interval':
+      return { reason: 'interval', untilMs: reason.nextRunAt };
+    case 'stretch':
+      return { reason: 'stretched', untilMs: reason.nextRunAt };
+    case 'hold':
+      return { reason: 'hold', untilMs: reason.until };
+    case 'backoff':
+      return { reason: 'backoff', untilMs: reason.nextRunAt };
+    case 'stopped':
+      return { reason: 'stopped', untilMs: reason.nextRunAt };
+  }
 }
 
 /** Why `location` waits (WaitReason): the scheduler's answer when it gives one, else read off its state. */

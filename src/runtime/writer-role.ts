@@ -28,6 +28,7 @@ import type { Initialisation } from '../kafka/group/start-stamp.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { LocationStatus } from '../sync/scheduled-location.js';
+import type { WaitReason } from '../sync/wait-reason.js';
 import type { NudgeOutcome } from '../sync/scheduler.js';
 import type { Clock } from '../time/clock.js';
 import { FENCED_BY_NEWER_INSTANCE, type Failures } from './steps/context.js';
@@ -37,6 +38,8 @@ export interface Writer {
   /** Runs the locations until `signal` aborts or every one is stopped for good (Scheduler.run). */
   run(signal: AbortSignal): Promise<void>;
   status(): LocationStatus[];
+  /** Why each location waits now (Scheduler.waitReasons; a pure query). */
+  waitReasons(): Array<{ locationUid: string; reason: WaitReason }>;
   /** A webhook said the location changed: its live poll is due now (Scheduler.nudge). */
   nudge(locationUid: string): NudgeOutcome;
   /** Closes what the writer opened (its sink, the last page committed or aborted); idempotent. */
@@ -106,6 +109,11 @@ export class WriterRole {
   /** The current writer's locations (a standby shows where its last writer left them). */
   locations(): LocationStatus[] {
     return this.current.status();
+  }
+
+  /** Why each of the current writer's locations waits. */
+  waitReasons(): Array<{ locationUid: string; reason: WaitReason }> {
+    return this.current.waitReasons();
   }
 
   /**

@@ -23,7 +23,7 @@ import { Readiness } from '../../ops/readiness.js';
 import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
 import type { Scheduler } from '../../sync/scheduler.js';
 import { waitForSchemaRegistry } from '../preflight.js';
-import { connectorStatus, type AssignmentStatus } from '../status.js';
+import { connectorStatus, statusWaitOf, type AssignmentStatus, type FreshnessView } from '../status.js';
 import type { RoleStatus } from '../writer-role.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
@@ -97,7 +97,7 @@ export interface RunningView {
   admin: KafkaAdmin;
   api: Api;
   sourceOf: ReadonlyMap<string, Source>;
-  scheduler: Pick<Scheduler, 'status'>;
+  scheduler: Pick<Scheduler, 'status' | 'waitReasons'>;
   assignment: () => AssignmentStatus | null;
   /** Single mode: whether this instance writes or stands by, and since when. */
   role?: () => RoleStatus;
@@ -130,6 +130,15 @@ export function serveRunning(
     }),
   );
   ops.markStarted();
+  const freshnessView = (): FreshnessView => {
+    const reasons = new Map(scheduler.waitReasons().map((w) => [w.locationUid, statusWaitOf(w.reason)]));
+    return {
+      nowMs: clock.now(),
+      intervalMs: livePollIntervalMs(config),
+      effectiveIntervalMs: metrics.effectiveIntervalMs(),
+      waitReasonOf: (uid) => reasons.get(uid) ?? null,
+    };
+  };
   ops.setStatus(() =>
     connectorStatus(
       config.connector.name,
@@ -145,11 +154,7 @@ export function serveRunning(
         },
       },
       view.role?.() ?? null,
-      {
-        nowMs: clock.now(),
-        intervalMs: livePollIntervalMs(config),
-        effectiveIntervalMs: metrics.effectiveIntervalMs(),
-      },
+      freshnessView(),
     ),
   );
 }

@@ -110,6 +110,7 @@ export async function takeOwnership(
     const writer: Writer = {
       run: (signal) => scheduler.run(signal),
       status: () => scheduler.status(),
+      waitReasons: () => scheduler.waitReasons(),
       nudge: (locationUid) => scheduler.nudge(locationUid),
       close: () => opened.close(),
     };
@@ -197,6 +198,7 @@ async function distributedOwnership(
     first: {
       run: (signal) => scheduler.run(signal),
       status: () => scheduler.status(),
+      waitReasons: () => scheduler.waitReasons(),
       nudge: (locationUid) => scheduler.nudge(locationUid),
       close: () => handover.close(),
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectorStatus } from '../../../src/runtime/status.js';
+import { connectorStatus, statusWaitOf } from '../../../src/runtime/status.js';
 import { emptyTotals } from '../../../src/sync/location-sync.js';
 import type { LocationStatus } from '../../../src/sync/scheduled-location.js';
 
@@ -237,5 +237,33 @@ describe('connectorStatus', () => {
     expect(given?.waiting?.until).toBe('1970-01-01T00:00:05.000Z');
     // Without the view, /status is as before: no lag, no wait reason.
     expect(connectorStatus('calls', 'w', [location('a')]).tasks[0]).not.toHaveProperty('waiting');
+  });
+
+  it("names the scheduler's wait reasons as /status does, with when each ends", () => {
+    expect(statusWaitOf({ kind: 'running', lane: 'history' })).toEqual({
+      reason: 'history_turn',
+      untilMs: null,
+    });
+    expect(statusWaitOf({ kind: 'running', lane: 'live' })).toEqual({ reason: 'running', untilMs: null });
+    expect(statusWaitOf({ kind: 'worker', as: 'nudge', dueSinceMs: 1 })).toEqual({
+      reason: 'worker',
+      untilMs: null,
+    });
+    expect(statusWaitOf({ kind: 'interval', nextRunAt: 7, intervalMs: 2 })).toEqual({
+      reason: 'interval',
+      untilMs: 7,
+    });
+    expect(
+      statusWaitOf({ kind: 'stretch', nextRunAt: 9, intervalMs: 5, configuredMs: 2, by: 'requests' }),
+    ).toEqual({ reason: 'stretched', untilMs: 9 });
+    expect(statusWaitOf({ kind: 'hold', until: 11 })).toEqual({ reason: 'hold', untilMs: 11 });
+    expect(statusWaitOf({ kind: 'backoff', nextRunAt: 13, consecutiveFailures: 2 })).toEqual({
+      reason: 'backoff',
+      untilMs: 13,
+    });
+    expect(statusWaitOf({ kind: 'stopped', code: 'X', nextRunAt: null })).toEqual({
+      reason: 'stopped',
+      untilMs: null,
+    });
   });
 });

@@ -52,6 +52,7 @@ function writer(name: string, events: string[]): Writer {
         else signal.addEventListener('abort', () => resolve(), { once: true });
       }),
     status: () => [],
+    waitReasons: () => [],
     nudge: (locationUid) => {
       events.push(`${name} nudged ${locationUid}`);
       return 'due_now';
