@@ -6,10 +6,11 @@
  * requests/s, CPU ms per idle poll, and how evenly the polls spread over the interval (per-second counts:
  * coefficient of variation and busiest second / mean).
  *
- * Knobs (env): BENCH_IDLE_LOCATIONS (10000), BENCH_IDLE_INTERVAL_MS (60000), BENCH_IDLE_WINDOW_S (the
- * interval), BENCH_IDLE_RPS (api.requestsPerSecond, 200: the default 20 cannot poll 10,000 locations a
- * minute, which needs 167), BENCH_IDLE_PROFILE (a file: the CPU profile of the windows alone, idle polls
- * only, for Chrome DevTools or `speedscope`).
+ * Knobs (env): BENCH_IDLE_LOCATIONS (10000; 1000 judges issue 39's goal, ≤ 2.5 % of a core),
+ * BENCH_IDLE_INTERVAL_MS (60000), BENCH_IDLE_WINDOW_S (the interval), BENCH_IDLE_RPS (api.requestsPerSecond,
+ * 200: the default 20 cannot poll 10,000 locations a minute, which needs 167), BENCH_IDLE_SANDBOX_PORT (0:
+ * ephemeral), BENCH_IDLE_PROFILE (a file: the CPU profile of the windows alone, idle polls only, for Chrome
+ * DevTools or `speedscope`).
  *
  * The floor, in the same run: after the connector's windows (the connector closed), REPETITIONS windows of the
  * same length in which a tight client (one undici Agent, keep-alive, the same sandbox child, the connector's
@@ -53,7 +54,7 @@ async function window(runtime: ConnectorRuntime, seconds: number, s: Samples): P
     const now = polls(runtime);
     perSecond.push(now - last);
     last = now;
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }
   const cpu = process.cpuUsage(cpu0);
   const elapsed = (performance.now() - t0) / 1000;
@@ -144,7 +145,8 @@ export const idleBench: BenchModule = {
     const windowS = envInt('BENCH_IDLE_WINDOW_S', Math.ceil(intervalMs / 1000));
     const rps = envInt('BENCH_IDLE_RPS', 200);
     const stack = await provideStack(['environment', 'jvm']);
-    const sandbox = await startSandboxChild(locations, 1);
+    const port = envInt('BENCH_IDLE_SANDBOX_PORT', 0);
+    const sandbox = await startSandboxChild(locations, 1, port === 0 ? {} : { port });
     const s = new Samples();
     let firstRoundS = 0;
     let settleS = 0;
@@ -223,6 +225,11 @@ export const idleBench: BenchModule = {
       const perPoll = s.values('CPU per idle poll');
       const floor = s.values('floor: CPU per request (tight undici client, same requests)');
       for (const r of ratios(perPoll, floor)) s.add('CPU per idle poll / floor', 'ratio', r);
+      // Each repetition against the floor of the same index: the connector's own CPU per poll, past its request.
+      perPoll.forEach((ms, i) => {
+        const f = floor[i];
+        if (f !== undefined) s.add("CPU per idle poll − floor (the connector's own)", 'ms', ms - f);
+      });
     } finally {
       await sandbox.close();
       await stack.stop();
@@ -230,13 +237,23 @@ export const idleBench: BenchModule = {
     return {
       name: `idle cost: ${locations.toLocaleString('en-US')} quiet locations at a ${intervalMs / 1000} s interval`,
       figures: s.figures(),
-      goals: [
-        atMost('idle: < 5 % of one core', 'CPU (connector process, sandbox excluded)', 5),
-        atMost('idle: < 0.3 ms CPU per idle poll', 'CPU per idle poll', 0.3),
-      ],
+      // Issue 39's goal is stated at 1,000 locations (BENCH_IDLE_LOCATIONS=1000), issue 15's at 10,000.
+      goals:
+        locations <= 1_000
+          ? [
+              atMost(
+                'idle, 1,000 quiet locations at 60 s: ≤ 2.5 % of one core',
+                'CPU (connector process, sandbox excluded)',
+                2.5,
+              ),
+            ]
+          : [
+              atMost('idle: < 5 % of one core', 'CPU (connector process, sandbox excluded)', 5),
+              atMost('idle: < 0.3 ms CPU per idle poll', 'CPU per idle poll', 0.3),
+            ],
       notes: [
         `${locations} locations of 1 call each; after every location completed its first traversal (${firstRoundS.toFixed(0)} s) and the polls it left queued at the rate limiter drained (${settleS.toFixed(0)} s more, until a 10 s sample was within 5 % of the even rate), ${REPETITIONS} consecutive windows of ${windowS} s of idle polls; api.requestsPerSecond ${rps}, exactly-once, enrichment on.`,
-        'The sandbox runs in a child process: CPU and RSS are the connector process alone (Node, kafkajs, metrics and a JSON logger at info to /dev/null included).',
+        "The sandbox runs in a child process: CPU and RSS are the connector process alone (Node, kafkajs, metrics and a JSON logger at info to /dev/null included). CPU is the process's own CPU time (process.cpuUsage: user + system, every thread, GC helpers included), not wall-clock load, so other work on the machine slows it little; a busy machine still raises it some (caches, shared cores).",
         'The floor: the same requests at the same rate from a tight undici client (keep-alive Agent, same connections, no limiter, no Kafka) in this process after the connector closed; CPU per request measured the same way. The idle listing answers the boundary call again (`since` is inclusive), so both read a one-call page.',
         `At ${locations} locations and ${intervalMs / 1000} s, an even spread is ${((locations * 1000) / intervalMs).toFixed(1)} polls/s; with each location due at its own phase of the interval, the per-second counts vary like a Poisson count (busiest second about 1 + 3/√mean).`,
       ],

@@ -32,7 +32,7 @@ export interface SandboxChild {
 export async function startSandboxChild(
   locations: number,
   calls: number,
-  options: Pick<SandboxOptions, 'faults' | 'live' | 'webhooks'> = {},
+  options: Pick<SandboxOptions, 'faults' | 'live' | 'webhooks' | 'port'> = {},
 ): Promise<SandboxChild> {
   const child = fork(
     new URL('./sandbox-process.js', import.meta.url),

@@ -11,7 +11,10 @@ import { startSandbox, type SandboxOptions } from '../packages/sandbox/src/index
 import type { WorkerReady } from './sandbox-worker.js';
 
 const [locations, calls] = process.argv.slice(2, 4).map((a) => Number.parseInt(a, 10));
-const options = JSON.parse(process.argv[4] ?? '{}') as Pick<SandboxOptions, 'faults' | 'live' | 'webhooks'>;
+const options = JSON.parse(process.argv[4] ?? '{}') as Pick<
+  SandboxOptions,
+  'faults' | 'live' | 'webhooks' | 'port'
+>;
 const t0 = performance.now();
 const sandbox = await startSandbox({
   data: { seed: 1, locations: locations ?? 1, callsPerLocation: calls ?? 0 },

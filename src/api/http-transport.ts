@@ -291,20 +291,15 @@ export class HttpTransport implements HttpClient {
         dispatcher: this.agent,
         signal: controller.signal,
       });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-        size += buffer.length;
-        if (size > this.options.maxResponseBytes) {
-          response.body.destroy();
-          throw new RetriableError(
+      const body = await readBounded(
+        response.body,
+        this.options.maxResponseBytes,
+        () =>
+          new RetriableError(
             'API_RESPONSE_TOO_LARGE',
             `the response of ${request.path} exceeds api.maxResponseBytes (${this.options.maxResponseBytes})`,
-          );
-        }
-        chunks.push(buffer);
-      }
+          ),
+      );
       const headers = response.headers;
       return {
         status: response.statusCode,
@@ -313,7 +308,7 @@ export class HttpTransport implements HttpClient {
           const value = headers[name.toLowerCase()];
           return Array.isArray(value) ? value.join(', ') : (value ?? null);
         },
-        body: Buffer.concat(chunks).toString('utf8'),
+        body: body.toString('utf8'),
       };
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
@@ -334,4 +329,35 @@ export class HttpTransport implements HttpClient {
     this.queue.clear();
     await this.agent.close();
   }
+}
+
+/**
+ * The whole of `body`, at most `maxBytes`: past them the stream is destroyed (the connection with it) and the
+ * promise rejects with `tooLarge()`; a stream error (an abort, a reset) rejects with that error. Read with the
+ * stream's own events rather than `for await`, whose async iterator (a generator, a promise per chunk and
+ * end-of-stream listeners) was a visible share of an idle poll's CPU.
+ */
+export function readBounded(
+  body: NodeJS.ReadableStream & { destroy(): void },
+  maxBytes: number,
+  tooLarge: () => Error,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer | Uint8Array | string) => {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      size += buffer.length;
+      if (size > maxBytes) {
+        reject(tooLarge());
+        body.destroy();
+        return;
+      }
+      chunks.push(buffer);
+    });
+    body.once('end', () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)),
+    );
+    body.once('error', reject);
+  });
 }

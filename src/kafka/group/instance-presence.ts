@@ -1,8 +1,9 @@
 /**
  * This instance's membership of the consumer group `<connector.name>-instances`: Kafka's own word on which
  * instances of a connector run and, in distributed mode, which partitions of the offsets topic each owns. One
- * class for the one group (a consumer of the offsets topic that reads nothing of use and commits nothing); no
- * coordinator, lock, lease or table of our own.
+ * class for the one group (a consumer subscribed to the offsets topic, paused at every join in either mode: it
+ * fetches nothing and commits nothing, so an idle connector pays a heartbeat every few seconds, not a fetch
+ * request twice a second); no coordinator, lock, lease or table of our own.
  *
  * Why every instance is a member:
  * - `offsets reset` describes the group and refuses while it has members, as KIP-875 requires a stopped
@@ -64,7 +65,10 @@ export { presenceGroupId, runningInstances, type RunningInstance } from './group
  */
 export const PRESENCE_SESSION_TIMEOUT_MS = 6_000;
 
-/** Single mode: the presence consumer's longest fetch wait (ms), so that leaving takes at most about this long. */
+/**
+ * Single mode: how long the presence consumer's fetch loop waits between heartbeats (ms; it fetches nothing, see
+ * `listen`), so that leaving takes at most about this long.
+ */
 export const PRESENCE_MAX_WAIT_MS = 500;
 
 /** The partitions of the offsets topic this instance owns, as one completed join of the group gave them. */
@@ -233,8 +237,8 @@ export class InstancePresence {
         groupId,
         sessionTimeout: PRESENCE_SESSION_TIMEOUT_MS,
         heartbeatInterval: 2_000,
-        // A leave (disconnect) waits for the fetch in flight: kafkajs's default long poll (5 s) held every
-        // single-mode stop for 5 s.
+        // Paused (see `listen`): the fetch loop only sleeps this long between heartbeats, and a leave
+        // (disconnect) waits for that sleep: kafkajs's default (5 s) held every single-mode stop for 5 s.
         maxWaitTimeInMs: PRESENCE_MAX_WAIT_MS,
         readUncommitted: false,
         partitionAssigners: [stampedRoundRobin(this.startedAt)],
@@ -297,6 +301,10 @@ export class InstancePresence {
       const fresh = this.memberId !== payload.memberId;
       this.memberId = payload.memberId;
       this.joinCounter.joined();
+      // Either mode reads nothing of the offsets topic: paused at every join (kafkajs emits this before its fetch
+      // loop starts, and a consumer it restarted after a crash comes unpaused), the fetch loop only sleeps
+      // maxWaitTimeInMs between heartbeats instead of a fetch request per broker every maxWaitTimeInMs.
+      consumer.pause([{ topic: offsetsTopic }]);
       if (assigned === undefined) return;
       const now = clock.now();
       const partitions = [...(payload.memberAssignment[offsetsTopic] ?? [])].sort((a, b) => a - b);
@@ -304,8 +312,6 @@ export class InstancePresence {
       const rebalanceStartedAt = Math.min(this.rebalancingSince ?? joinStartedAt, joinStartedAt);
       this.rebalancingSince = null;
       this.current = { partitions, generationId: null, fresh, rebalanceStartedAt };
-      // A newly assigned partition comes paused too: this consumer never fetches.
-      consumer.pause([{ topic: offsetsTopic }]);
       assigned.onAssignment(this.current);
     });
     consumer.on(events.CRASH, ({ payload }) => {

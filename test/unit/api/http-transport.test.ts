@@ -117,6 +117,54 @@ describe('HttpTransport', () => {
     }
   });
 
+  it('reads a body sent in many chunks whole, a character split between two chunks included', async () => {
+    const text = '{"name":"Zoë Ångström","note":"☎"}';
+    const bytes = Buffer.from(text, 'utf8');
+    const { transport, close } = await transportTo(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // One byte per write, each flushed on its own: every multi-byte character is cut between chunks.
+        let at = 0;
+        const next = () => {
+          if (at === bytes.length) return void res.end();
+          res.write(bytes.subarray(at, at + 1), () => setImmediate(next));
+          at += 1;
+        };
+        next();
+      },
+      { requestsPerSecond: 100 },
+    );
+    try {
+      const response = await transport.send({ path: '/v4/calls', query: {}, headers: {} });
+      expect(response.status).toBe(200);
+      expect(response.body).toBe(text);
+    } finally {
+      await close();
+    }
+  });
+
+  it('stops reading a body past api.maxResponseBytes (API_RESPONSE_TOO_LARGE, retriable) and frees its connection', async () => {
+    let serverSawClose = false;
+    const { transport, close } = await transportTo(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.on('close', () => (serverSawClose = true));
+        const drip = setInterval(() => res.write(Buffer.alloc(1024, 0x20)), 5);
+        res.on('close', () => clearInterval(drip));
+      },
+      { requestsPerSecond: 100, maxResponseBytes: 4096, requestTimeoutMs: 30_000 },
+    );
+    try {
+      const error = await transport
+        .send({ path: '/v4/calls', query: {}, headers: {} })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'API_RESPONSE_TOO_LARGE', disposition: 'retriable' });
+      await eventually(() => serverSawClose, 5_000, 'the server saw the connection closed');
+    } finally {
+      await close();
+    }
+  });
+
   it("rejects with the caller's abort reason, untouched, when the caller aborts an exchange in flight", async () => {
     let answered = false;
     const { transport, close } = await transportTo(

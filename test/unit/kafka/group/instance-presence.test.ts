@@ -55,12 +55,14 @@ function kafkaWithPendingJoin(group: { protocol: string; members: number }) {
 function idleKafka() {
   const listeners = new Map<string, Array<(event: { payload: unknown }) => void>>();
   let config: ConsumerConfig | undefined;
+  const paused: unknown[] = [];
   const consumer = {
     events: { CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' },
     on: (event: string, listener: (event: { payload: unknown }) => void) => {
       listeners.set(event, [...(listeners.get(event) ?? []), listener]);
       return () => {};
     },
+    pause: (topics: unknown) => paused.push(topics),
     connect: () => Promise.resolve(),
     subscribe: () => Promise.resolve(),
     run: () => new Promise<void>(() => {}),
@@ -78,7 +80,7 @@ function idleKafka() {
   const emit = (event: string, payload: unknown) => {
     for (const listener of listeners.get(event) ?? []) listener({ payload });
   };
-  return { kafka, emit, config: () => config };
+  return { kafka, emit, config: () => config, paused };
 }
 
 describe('InstancePresence.join', () => {
@@ -174,6 +176,19 @@ describe('InstancePresence.join', () => {
     await presence.leave();
   });
 
+  it('pauses its fetching of the offsets topic at every join, so an idle single-mode instance sends no fetch requests', async () => {
+    const { kafka, emit, paused } = idleKafka();
+    const presence = await InstancePresence.join(kafka, 'orders', 'offsets', { logger: silentLogger() });
+    expect(paused).toEqual([]);
+
+    emit('consumer.group_join', { memberId: 'm-1', memberAssignment: { offsets: [0, 1, 2] } });
+    expect(paused).toEqual([[{ topic: 'offsets' }]]);
+    // A rebalance, or kafkajs's restart after a crash (a new consumer group, unpaused): paused again.
+    emit('consumer.group_join', { memberId: 'm-2', memberAssignment: { offsets: [0, 1, 2] } });
+    expect(paused).toEqual([[{ topic: 'offsets' }], [{ topic: 'offsets' }]]);
+    await presence.leave();
+  });
+
   it('joins an empty group left by distributed instances without a refusal', async () => {
     const { kafka } = kafkaWithPendingJoin({ protocol: STICKY_ASSIGNER, members: 0 });
     const refusals: Error[] = [];
@@ -209,6 +224,7 @@ function kafkaWithGroup(states: Array<{ state: string; members: DescribedMember[
       if (event === 'consumer.group_join') onJoin = listener;
       return () => {};
     },
+    pause: () => undefined,
     connect: () => Promise.resolve(),
     subscribe: () => Promise.resolve(),
     run: () => new Promise<void>(() => {}),
