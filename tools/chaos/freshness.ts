@@ -19,8 +19,8 @@
  * mode's (ownership whole again), the allowance what the fault's kind needs by configuration to notice its own
  * end (`ownRecoveryAllowanceMs`), and EI the fair effective interval (`fairIntervalMs`): the configured
  * interval, or the longer one the API's budget in the window implies. The connector's own gauge is reported
- * beside it. A later fault that starts while a change may still fairly wait pushes its deadline on by the same
- * rule (`deadlineAcross`). A change still waiting past that is late, and a late change fails the run.
+ * beside it. A later fault that starts before a change's own deadline pushes it on by the same rule, one step
+ * (`deadlineAcross`). A change still waiting past that is late, and a late change fails the run.
  */
 
 /** One version the driver made the sandbox hold during the fault phase. */
@@ -158,10 +158,11 @@ export function deadlineOf(change: Pick<Change, 'madeAtMs'>, window: FaultWindow
 }
 
 /**
- * The latest time `change`, made in `windows[own]`, may reach Kafka: its own window's deadline, pushed on by
- * every later fault that starts while the change may still fairly be waiting (a change made just before a
- * quota hold or a broker kill waits for that fault's recovery too, as a change made during it does). Windows
- * are in start order.
+ * The latest time `change`, made in `windows[own]`, may reach Kafka: its own window's deadline, or a later
+ * fault's when that fault starts before the change's own deadline (a change made just before a quota hold or a
+ * broker kill, still fairly waiting when it begins, waits for that fault's recovery too, as a change made
+ * during it does). One step only: deadlines pushed on by a fault do not push on again, or back-to-back faults
+ * would excuse any wait. Windows are in start order.
  */
 export function deadlineAcross(
   change: Pick<Change, 'madeAtMs'>,
@@ -170,9 +171,10 @@ export function deadlineAcross(
 ): number {
   const first = windows[own];
   if (first === undefined) throw new RangeError(`no fault window ${own}`);
-  let deadline = deadlineOf(change, first);
+  const ownDeadline = deadlineOf(change, first);
+  let deadline = ownDeadline;
   for (const later of windows.slice(own + 1)) {
-    if (later.startMs > deadline) break;
+    if (later.startMs > ownDeadline) break;
     deadline = Math.max(deadline, deadlineOf(change, later));
   }
   return deadline;

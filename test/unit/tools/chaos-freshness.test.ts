@@ -51,7 +51,7 @@ describe('the chaos freshness rule', () => {
     expect(deadlineOf(change('e', T0), window({ recoveryMs: null }))).toBe(T0 + 10_000 + 240_000 + 4_000);
   });
 
-  it("pushes a change's deadline on by a later fault that starts while it may still wait, and by no other", () => {
+  it("pushes a change's deadline on by a later fault that starts before its own deadline, one step only", () => {
     const own = window({ untilMs: T0 + 12_000 });
     // A quota hold from +12 s to +30 s, recovered 5 s later with a 10 s re-ask allowance.
     const hold = window({
@@ -69,6 +69,9 @@ describe('the chaos freshness rule', () => {
     expect(deadlineAcross(change('b', T0 + 5_000), [own, late], 0)).toBe(T0 + 17_000);
     // Its own window alone when it is the last.
     expect(deadlineAcross(change('c', T0 + 5_000), [own], 0)).toBe(T0 + 17_000);
+    // One step only: a fault starting within the hold's deadline but after the change's own does not push on.
+    const next = { ...hold, startMs: T0 + 40_000, endMs: T0 + 80_000 };
+    expect(deadlineAcross(change('d', T0 + 11_000), [own, hold, next], 0)).toBe(T0 + 49_000);
   });
 
   it('takes as recovery the first committed record after the fault when it comes later than the run saw progress', () => {
