@@ -1,6 +1,6 @@
 /**
  * `npm run chaos [-- --seed N --minutes M --short --at-least-once --distributed --instances N --locations N
- *  --calls N --keep-stack --hostile-only --report-dir D]` (docs/chaos.md)
+ *  --calls N --keep-stack --hostile-only --hold-freshness --report-dir D]` (docs/chaos.md)
  *
  * Builds nothing itself (`npm run chaos` builds first: `prechaos`), runs one chaos run (tools/chaos/run.ts) and
  * writes its report. Exit 0 when the run found no violation, 1 otherwise, 2 on a bad command line, 130 on Ctrl-C.
@@ -21,7 +21,7 @@ process.on('warning', (warning) => {
 
 function usage(message: string): never {
   process.stderr.write(
-    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--distributed [--instances N]] [--locations N] [--calls N] [--keep-stack] [--hostile-only] [--report-dir DIR]\n`,
+    `chaos: ${message}\nusage: npm run chaos -- [--seed N] [--minutes M] [--short] [--at-least-once] [--distributed [--instances N]] [--locations N] [--calls N] [--keep-stack] [--hostile-only] [--hold-freshness] [--report-dir DIR]\n`,
   );
   process.exit(2);
 }
@@ -44,6 +44,7 @@ try {
       instances: { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
       'hostile-only': { type: 'boolean', default: false },
+      'hold-freshness': { type: 'boolean', default: false },
       locations: { type: 'string' },
       calls: { type: 'string' },
       'report-dir': { type: 'string' },
@@ -77,6 +78,7 @@ const command = [
   ...(instances === undefined ? [] : [`--instances ${instances}`]),
   ...(values.locations === undefined ? [] : [`--locations ${values.locations}`]),
   ...(values.calls === undefined ? [] : [`--calls ${values.calls}`]),
+  ...(values['hold-freshness'] ? ['--hold-freshness'] : []),
 ].join(' ');
 process.stdout.write(`chaos: seed ${seed} (replay: ${command})\n`);
 
@@ -89,6 +91,7 @@ const run = new ChaosRun({
   hostileOnly: values['hostile-only'],
   distributed: values.distributed,
   instances: instances ?? 3,
+  holdFreshness: values['hold-freshness'],
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {
@@ -104,3 +107,7 @@ if (summary.violations.length > 0) {
   );
   process.exitCode = 1;
 } else process.stdout.write(`chaos: PASSED (seed ${seed})\n`);
+if (summary.lateChanges.length > 0)
+  process.stdout.write(
+    `chaos: late changes (reported; --hold-freshness fails the run on them):\n${summary.lateChanges.map((v) => `  - ${v.slice(0, 300)}`).join('\n')}\n`,
+  );

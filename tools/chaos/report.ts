@@ -154,7 +154,7 @@ const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
  * Per fault, how long the changes made from its start to the next fault's waited to be in Kafka, against the
  * rule's bound (freshness.ts): the fault's recovery plus two effective intervals.
  */
-export function freshnessLines(summary: Pick<RunSummary, 'freshness'>): string[] {
+export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChanges'>): string[] {
   if (summary.freshness.length === 0) return [];
   const s = (ms: number | null): string => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
   return [
@@ -173,6 +173,14 @@ export function freshnessLines(summary: Pick<RunSummary, 'freshness'>): string[]
         `${s(f.effectiveIntervalMs)} (${s(f.gaugeMaxMs)}) | ${f.late === 0 ? '0' : `**${f.late}**`} |`,
     ),
     '',
+    ...(summary.lateChanges.length === 0
+      ? []
+      : [
+          'Late changes (reported, not violations: the run was not asked to hold freshness, `--hold-freshness`):',
+          '',
+          ...summary.lateChanges.map((late) => `- ${late}`),
+          '',
+        ]),
   ];
 }
 

@@ -358,8 +358,10 @@ export class ChaosRun {
     });
     this.summary.freshness = judgeFreshness(windows, live.changes, this.publications, this.phaseStart);
     for (const f of this.summary.freshness) {
-      const violation = freshnessViolation(f);
-      if (violation !== null) this.summary.violations.push(violation);
+      const late = freshnessViolation(f);
+      if (late === null) continue;
+      if (this.options.holdFreshness) this.summary.violations.push(late);
+      else this.summary.lateChanges.push(late);
     }
   }
 

@@ -19,6 +19,11 @@ export interface ChaosOptions {
   /** connector.mode: distributed with `instances` processes; single mode runs one (instances = 1). */
   distributed: boolean;
   instances: number;
+  /**
+   * Late changes (freshness.ts) fail the run. Off: they are reported (the report's Freshness table and its
+   * "Late changes" list) without failing it.
+   */
+  holdFreshness: boolean;
 }
 
 export interface FaultOutcome {
@@ -78,6 +83,8 @@ export interface RunSummary {
   check: CheckResult | null;
   /** Per fault, how long the changes made during and after it waited to be in Kafka (freshness.ts). */
   freshness: FaultFreshness[];
+  /** Without `holdFreshness`: the faults with late changes, reported, not violations. */
+  lateChanges: string[];
   /** Hostile API bodies, one connector process each (tools/chaos/hostile.ts). */
   hostile: HostileOutcome[];
   violations: string[];
@@ -122,6 +129,7 @@ export function newSummary(options: ChaosOptions): RunSummary {
     durationMs: 0,
     check: null,
     freshness: [],
+    lateChanges: [],
     hostile: [],
     violations: [],
   };
