@@ -23,6 +23,7 @@ import type { LocationCounters } from './location-counters.js';
 import { logHistoryPage, logLanesMerged } from './location-log.js';
 import { LiveWindow, withoutSupersededByLive } from './live-window.js';
 import { listThroughGroup, type ListPage } from './group-read.js';
+import { DEFAULT_GROUP_PIECE_SIZE, type BoundaryBounds } from './lanes.js';
 import type { LaneOffset, LocationOffset, RequestHint } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
 import type { ListedPage, PageRequest, SyncMetrics } from './ports.js';
@@ -107,9 +108,19 @@ export class HistoryLane implements LaneRole {
     this.window.prune(this.readAhead.mark ?? null);
   }
 
-  /** A history page reads through the same-instant group at its watermark (group-read.ts: why). */
-  list(list: ListPage, request: PageRequest, from: LaneOffset, signal?: AbortSignal): Promise<ListedPage> {
-    return listThroughGroup(list, request, from.watermark, signal);
+  /**
+   * A history page reads through the same-instant group at its watermark, in pieces of
+   * lanes.groupPieceSize calls while `bounds` hold the group (group-read.ts: why).
+   */
+  list(
+    list: ListPage,
+    request: PageRequest,
+    from: LaneOffset,
+    bounds: BoundaryBounds,
+    signal?: AbortSignal,
+  ): Promise<ListedPage> {
+    const calls = this.options.lanes?.groupPieceSize ?? DEFAULT_GROUP_PIECE_SIZE;
+    return listThroughGroup(list, request, from, { calls, bounds }, signal);
   }
 
   hint(): RequestHint {

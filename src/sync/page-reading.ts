@@ -32,7 +32,7 @@ export function pageReader(
   hint: RequestHint,
 ): PageReader {
   return {
-    list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, signal),
+    list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, pipeline, signal),
     prepare: (listed, signal) => preparePage(from, listed, pipeline, enricher, signal, hint),
   };
 }
