@@ -262,8 +262,8 @@ export class Enricher {
   }
 
   /**
-   * `items` (a prepared page's) with every enrichment answered before `notBeforeMs` asked again, through
-   * `enrich` (the answers since then reused): a page that waited for its commit publishes no number on a
+   * `items` (a prepared page's) with every enrichment answered before `notBeforeMs` asked again, oldest
+   * first, through `enrich` (the answers since then reused): a page that waited for its commit publishes no number on a
    * privacy answer older than the bound (privacy.maxEnrichmentAgeMs). `items` as given when none is that old.
    */
   async refresh(
@@ -273,12 +273,19 @@ export class Enricher {
     hint?: RequestHint,
   ): Promise<readonly EnrichedItem[]> {
     if (!items.some((item) => answerOlderThan(item, notBeforeMs))) return items;
-    return this.enrich(
-      items.map((item) => item.listed),
+    // Oldest first: the answers nearest the bound are asked before those that have time left.
+    const order = items.map((_, i) => i);
+    const age = (i: number): number => items[i]?.answeredAtMs ?? Number.POSITIVE_INFINITY;
+    order.sort((a, b) => age(a) - age(b));
+    const answered = await this.enrich(
+      order.map((i) => (items[i] as EnrichedItem).listed),
       signal,
       hint,
       notBeforeMs,
     );
+    const result = new Array<EnrichedItem>(items.length);
+    order.forEach((i, k) => (result[i] = answered[k] as EnrichedItem));
+    return result;
   }
 
   private async enrichOne(
