@@ -36,8 +36,10 @@
  *   counted by reason. The restarted first page carries no cursor, so if it fails the same way the
  *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
  *   the traversal (retriable).
- * - A page's single-call answers older than maxEnrichmentAgeMs when its turn comes (read ahead long before)
- *   are asked again before the commit (page-reading.ts, Enricher.refresh): privacy is never decided by an old answer.
+ * - A page's single-call answers must be within privacy.maxEnrichmentAgeMs of its commit (page-reading.ts):
+ *   a history page read ahead is kept so in the background (read-ahead.ts KeepFresh), and one its turn finds
+ *   too old is handed back to be refreshed there, so the turn never holds the location's live poll for single
+ *   calls; a live page is refreshed in its own turn; an answer still too old at commit is dropped (redacted).
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
