@@ -190,6 +190,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const admin: SandboxAdmin = {
     truth: (locationUid) => store.truth(locationUid).map(toSingleCall),
     upsertCall: (input) => toSingleCall(store.upsert(upsertSchema.parse(input), clock.nowMs())),
+    bulkImport: (input) => {
+      const { count, updatedAtMs } = store.bulkImport(input, clock.nowMs());
+      return { count, updatedAt: new Date(updatedAtMs).toISOString() };
+    },
     advanceClock: (ms) => clock.advance(ms),
     now: () => new Date(clock.nowMs()),
     revokeTokens: (opts = {}) => {

@@ -4,7 +4,7 @@
  */
 import type { SandboxStats } from '../context.js';
 import type { SandboxCall } from '../data/call-record.js';
-import type { UpsertCallInput } from '../data/store.js';
+import type { BulkImportInput, UpsertCallInput } from '../data/store.js';
 import type { FaultSettings } from '../faults/faults.js';
 import type { LiveRates } from '../live.js';
 import type { SandboxWebhooks } from '../webhooks/dispatcher.js';
@@ -17,6 +17,8 @@ export interface SandboxAdmin {
   truth(locationUid: string): SandboxCall[];
   /** Adds a call, or updates one (by uid); updatedAt defaults to the sandbox clock's now. */
   upsertCall(input: UpsertCallInput): SandboxCall;
+  /** Creates `count` calls of one location at one instant (default now): a bulk import. */
+  bulkImport(input: BulkImportInput): { count: number; updatedAt: string };
   /** Moves the sandbox clock forward (token, code and cursor expiry; updatedAt of later writes). */
   advanceClock(ms: number): void;
   now(): Date;

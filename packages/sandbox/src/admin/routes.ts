@@ -5,6 +5,8 @@
  *   GET  /_sandbox/locations                 -> {"data": [uid...]}
  *   GET  /_sandbox/truth?locationUid=U       -> {"data": [call...]}   listable calls in listing order
  *   POST /_sandbox/calls        {call fields} -> {"data": call}         add or update one call
+ *   POST /_sandbox/calls/bulk {"locationUid", "count", "updatedAt"?, "privateRatio"?}
+ *                                            -> {"data": {"count", "updatedAt"}} calls at one instant
  *   GET  /_sandbox/clock                     -> {"now": iso}
  *   POST /_sandbox/clock/advance {"ms": N}   -> {"now": iso}
  *   POST /_sandbox/tokens {"scopes"?, "locations"?}         -> {"access_token", "refresh_token"}
@@ -25,6 +27,15 @@ import { handleWebhookAdmin } from './webhook-routes.js';
 
 const liveSchema = z
   .object({ updatesPerSecond: z.number().min(0), createsPerSecond: z.number().min(0) })
+  .strict();
+
+const bulkSchema = z
+  .object({
+    locationUid: z.string().min(1),
+    count: z.number().int().min(1),
+    updatedAt: z.union([z.string(), z.number()]).optional(),
+    privateRatio: z.number().min(0).max(1).optional(),
+  })
   .strict();
 
 function keyMatches(expected: string, given: string | string[] | undefined): boolean {
@@ -88,6 +99,9 @@ export async function handleAdmin(
       }
       case 'POST /_sandbox/calls':
         respond.json(res, 200, { data: admin.upsertCall(await jsonBody(req)) });
+        return;
+      case 'POST /_sandbox/calls/bulk':
+        respond.json(res, 200, { data: admin.bulkImport(bulkSchema.parse(await jsonBody(req))) });
         return;
       case 'GET /_sandbox/clock':
         respond.json(res, 200, { now: admin.now().toISOString() });

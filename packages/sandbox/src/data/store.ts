@@ -24,6 +24,19 @@ export interface UpsertCallInput {
   representable?: boolean;
 }
 
+/** Admin input: a bulk import, `count` new calls of one location at one instant (a CRM import). */
+export interface BulkImportInput {
+  locationUid: string;
+  count: number;
+  /** The instant every imported call carries; default: the sandbox clock's now. Epoch ms or ISO-8601. */
+  updatedAt?: string | number;
+  /** Share of the imported calls that are private (default 0), every n-th one so that it is exact. */
+  privateRatio?: number;
+}
+
+/** The most calls one bulk import creates (a sandbox bound: each is about 300 bytes held). */
+export const MAX_BULK_IMPORT = 200_000;
+
 export class UnknownLocationError extends Error {
   constructor(locationUid: string) {
     super(`unknown location ${locationUid}`);
@@ -82,6 +95,32 @@ export class CallStore {
     const index = this.indexes.get(locationUid);
     if (index === undefined) throw new UnknownLocationError(locationUid);
     return index.toArray().filter((r) => r.representable);
+  }
+
+  /**
+   * Creates `count` calls of one location sharing one updatedAt (a bulk import: a same-instant group larger
+   * than any page), each as a new call through upsert (so webhooks see them). Returns the instant used.
+   */
+  bulkImport(input: BulkImportInput, nowMs: number): { count: number; updatedAtMs: number } {
+    const { locationUid, count } = input;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_BULK_IMPORT)
+      throw new RangeError(`count must be an integer within 1..${MAX_BULK_IMPORT}`);
+    if (!this.indexes.has(locationUid)) throw new UnknownLocationError(locationUid);
+    const updatedAtMs = input.updatedAt === undefined ? nowMs : toMs(input.updatedAt, 'updatedAt');
+    const ratio = input.privateRatio ?? 0;
+    if (!(ratio >= 0 && ratio <= 1)) throw new RangeError('privateRatio must be within 0..1');
+    const every = ratio === 0 ? 0 : Math.round(1 / ratio);
+    for (let i = 0; i < count; i++)
+      this.upsert(
+        {
+          locationUid,
+          updatedAt: updatedAtMs,
+          endedAt: updatedAtMs,
+          isPrivate: every > 0 && i % every === 0,
+        },
+        nowMs,
+      );
+    return { count, updatedAtMs };
   }
 
   upsert(input: UpsertCallInput, nowMs: number): CallRecord {
