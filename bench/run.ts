@@ -15,6 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { avroBench } from './avro.js';
+import { bulkImportBench } from './bulk-import.js';
 import { connectorBench } from './connector.js';
 import { distributedBench } from './distributed.js';
 import { freshnessBench } from './freshness.js';
@@ -55,6 +56,7 @@ const modules: BenchModule[] = [
   webhooksBench,
   webhookShapesBench,
   webhookFloodBench,
+  bulkImportBench,
 ];
 
 /** The knobs of a quick run (each module reads its knobs when it runs). */
@@ -89,6 +91,9 @@ const QUICK: Record<string, string> = {
   BENCH_WH_DROP_SIZES: '100',
   BENCH_WH_DROP_RECONCILE_MS: '15000',
   BENCH_WH_TAIL_MAX_S: '20',
+  BENCH_BULK_SIZES: '300,3000',
+  BENCH_BULK_RPS: '200',
+  BENCH_BULK_REPS: '1',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];

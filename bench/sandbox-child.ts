@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DataOptions } from '../packages/sandbox/src/data/generator.js';
 import type {
   SandboxOptions,
   SandboxStats,
@@ -32,7 +33,10 @@ export interface SandboxChild {
 export async function startSandboxChild(
   locations: number,
   calls: number,
-  options: Pick<SandboxOptions, 'faults' | 'live' | 'webhooks' | 'port'> = {},
+  options: Pick<SandboxOptions, 'faults' | 'live' | 'webhooks' | 'port'> & {
+    /** Data set options beyond the size (same-instant groups, ratios); seed 1 unless given. */
+    data?: Omit<DataOptions, 'locations' | 'callsPerLocation'>;
+  } = {},
 ): Promise<SandboxChild> {
   const child = fork(
     new URL('./sandbox-process.js', import.meta.url),

@@ -11,13 +11,13 @@ import { startSandbox, type SandboxOptions } from '../packages/sandbox/src/index
 import type { WorkerReady } from './sandbox-worker.js';
 
 const [locations, calls] = process.argv.slice(2, 4).map((a) => Number.parseInt(a, 10));
-const options = JSON.parse(process.argv[4] ?? '{}') as Pick<
+const { data, ...options } = JSON.parse(process.argv[4] ?? '{}') as Pick<
   SandboxOptions,
-  'faults' | 'live' | 'webhooks' | 'port'
+  'faults' | 'live' | 'webhooks' | 'data' | 'port'
 >;
 const t0 = performance.now();
 const sandbox = await startSandbox({
-  data: { seed: 1, locations: locations ?? 1, callsPerLocation: calls ?? 0 },
+  data: { seed: 1, ...data, locations: locations ?? 1, callsPerLocation: calls ?? 0 },
   ...options,
 });
 const ready: WorkerReady = {

@@ -19,7 +19,8 @@
  *   watermark does not move past the call, nothing is dead-lettered), and the answers the others got are
  *   kept for the page's next attempt.
  * - Finished work is kept: the answer of each call version (uid, updatedAt and the listed fields) is
- *   remembered (the last `reuseCapacity`),
+ *   remembered (the last `reuseCapacity`, and never fewer than the largest page enriched so far plus
+ *   `reuseCapacity`, so a page larger than the cache does not evict its own answers before its retry),
  *   so a page retried after any failure (a poison strike, a commit that failed, a restart of the traversal)
  *   requests only the calls it has no answer for: progress under throttling or faults is monotonic.
  * - A fatal error or an abort fails the page at once and cancels its other requests.
@@ -75,7 +76,11 @@ type Answer = Pick<EnrichedItem, 'enrichment' | 'unenriched' | 'answeredAtMs'>;
  */
 class Recent<V> {
   private readonly entries = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
+  constructor(private capacity: number) {}
+  /** Never holds fewer than `capacity` entries from now on. */
+  atLeast(capacity: number): void {
+    this.capacity = Math.max(this.capacity, capacity);
+  }
   get(key: string): V | undefined {
     const value = this.entries.get(key);
     if (value !== undefined) {
@@ -142,6 +147,7 @@ export class Enricher {
   /** Page attempts on which a call version's GET failed transiently. */
   private readonly strikes: Recent<number>;
   private readonly poisonPageAttempts: number;
+  private readonly reuseCapacity: number;
   /** Single-call answers received, all pages: evidence the API answers while one call keeps failing. */
   private answered = 0;
 
@@ -151,9 +157,9 @@ export class Enricher {
     this.poisonPageAttempts = options.poisonPageAttempts ?? DEFAULT_POISON_PAGE_ATTEMPTS;
     if (!Number.isInteger(this.poisonPageAttempts) || this.poisonPageAttempts < 1)
       throw new RangeError('poisonCallPageAttempts must be an integer >= 1');
-    const capacity = options.reuseCapacity ?? DEFAULT_REUSE_CAPACITY;
-    this.answers = new Recent(capacity);
-    this.strikes = new Recent(capacity);
+    this.reuseCapacity = options.reuseCapacity ?? DEFAULT_REUSE_CAPACITY;
+    this.answers = new Recent(this.reuseCapacity);
+    this.strikes = new Recent(this.reuseCapacity);
   }
 
   /**
@@ -171,6 +177,10 @@ export class Enricher {
     if (!this.options.enabled || calls.length === 0)
       return calls.map((listed) => ({ listed, enrichment: null, unenriched: null }));
     const answeredBefore = this.answered;
+    // A page larger than the cache would evict its own first answers while it runs (an LRU scan): its retry,
+    // after one call's transient failure, would then ask every call again, and fail again somewhere.
+    this.answers.atLeast(calls.length + this.reuseCapacity);
+    this.strikes.atLeast(calls.length + this.reuseCapacity);
     // Aborted by the caller's signal or by the first failure: the page's other requests are cancelled.
     const failFast = new AbortController();
     const forward = (): void => failFast.abort(signal?.reason);
@@ -252,8 +262,8 @@ export class Enricher {
   }
 
   /**
-   * `items` (a prepared page's) with every enrichment answered before `notBeforeMs` asked again, through
-   * `enrich` (the answers since then reused): a page that waited for its commit publishes no number on a
+   * `items` (a prepared page's) with every enrichment answered before `notBeforeMs` asked again, oldest
+   * first, through `enrich` (the answers since then reused): a page that waited for its commit publishes no number on a
    * privacy answer older than the bound (privacy.maxEnrichmentAgeMs). `items` as given when none is that old.
    */
   async refresh(
@@ -263,12 +273,19 @@ export class Enricher {
     hint?: RequestHint,
   ): Promise<readonly EnrichedItem[]> {
     if (!items.some((item) => answerOlderThan(item, notBeforeMs))) return items;
-    return this.enrich(
-      items.map((item) => item.listed),
+    // Oldest first: the answers nearest the bound are asked before those that have time left.
+    const order = items.map((_, i) => i);
+    const age = (i: number): number => items[i]?.answeredAtMs ?? Number.POSITIVE_INFINITY;
+    order.sort((a, b) => age(a) - age(b));
+    const answered = await this.enrich(
+      order.map((i) => (items[i] as EnrichedItem).listed),
       signal,
       hint,
       notBeforeMs,
     );
+    const result = new Array<EnrichedItem>(items.length);
+    order.forEach((i, k) => (result[i] = answered[k] as EnrichedItem));
+    return result;
   }
 
   private async enrichOne(

@@ -23,22 +23,25 @@ import type { LocationCounters } from './location-counters.js';
 import { logHistoryPage, logLanesMerged } from './location-log.js';
 import { LiveWindow, withoutSupersededByLive } from './live-window.js';
 import { listThroughGroup, type ListPage } from './group-read.js';
+import { DEFAULT_GROUP_PIECE_SIZE, type BoundaryBounds } from './lanes.js';
 import type { LaneOffset, LocationOffset, RequestHint } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
 import type { ListedPage, PageRequest, SyncMetrics } from './ports.js';
 import { BACKFILL_HINT } from './priority.js';
-import { ReadAhead, type AheadState, type PageAhead } from './read-ahead.js';
+import { ReadAhead, type AheadState, type KeepFresh, type PageAhead } from './read-ahead.js';
 import { SplitCheck, type SplitCheckOptions } from './split-check.js';
 import type { TraversalRun } from './traversal-run.js';
 
 export interface HistoryLaneOptions extends SplitCheckOptions {
   counters: Pick<LocationCounters, 'historyPublished'>;
   metrics: Pick<SyncMetrics, 'observeBackfill'>;
+  /** How the page read ahead is kept committable while it waits for its turn (page-reading.ts keepingFresh). */
+  keepFresh?: KeepFresh | undefined;
 }
 
 export class HistoryLane implements LaneRole {
   readonly lane = 'history';
-  readonly readAhead = new ReadAhead();
+  readonly readAhead: ReadAhead;
   private readonly window = new LiveWindow();
   /** The live window's mark of the history page in its turn, null when none is. */
   private mark: number | null = null;
@@ -48,6 +51,7 @@ export class HistoryLane implements LaneRole {
 
   constructor(private readonly options: HistoryLaneOptions) {
     this.splitCheck = new SplitCheck(options);
+    this.readAhead = new ReadAhead(options.keepFresh);
   }
 
   /** Whether this process decided the location's split already (split() then asks nothing). */
@@ -107,9 +111,19 @@ export class HistoryLane implements LaneRole {
     this.window.prune(this.readAhead.mark ?? null);
   }
 
-  /** A history page reads through the same-instant group at its watermark (group-read.ts: why). */
-  list(list: ListPage, request: PageRequest, from: LaneOffset, signal?: AbortSignal): Promise<ListedPage> {
-    return listThroughGroup(list, request, from.watermark, signal);
+  /**
+   * A history page reads through the same-instant group at its watermark, in pieces of
+   * lanes.groupPieceSize calls while `bounds` hold the group (group-read.ts: why).
+   */
+  list(
+    list: ListPage,
+    request: PageRequest,
+    from: LaneOffset,
+    bounds: BoundaryBounds,
+    signal?: AbortSignal,
+  ): Promise<ListedPage> {
+    const calls = this.options.lanes?.groupPieceSize ?? DEFAULT_GROUP_PIECE_SIZE;
+    return listThroughGroup(list, request, from, { calls, bounds }, signal);
   }
 
   hint(): RequestHint {

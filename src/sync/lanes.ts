@@ -52,7 +52,16 @@ export interface LaneSettings {
    * waits in memory, small. Unset: api.pageSize.
    */
   historyPageSize?: number;
+  /**
+   * Calls of a same-instant group one history page publishes (group-read.ts), while the lane's boundary can
+   * hold the group: a bulk import at one instant is committed in pieces of this size, not as one page.
+   * Unset: DEFAULT_GROUP_PIECE_SIZE.
+   */
+  groupPieceSize?: number;
 }
+
+/** lanes.groupPieceSize's default: a piece's listed calls and answers are a few MB at most. */
+export const DEFAULT_GROUP_PIECE_SIZE = 1_000;
 
 export type Lane = 'live' | 'history';
 
@@ -61,6 +70,7 @@ export const DEFAULT_LANE_SETTINGS: Readonly<LaneSettings> = Object.freeze({
   overlapMs: 60_000,
   splitBacklogMs: 3_600_000,
   historyPageSize: 20,
+  groupPieceSize: DEFAULT_GROUP_PIECE_SIZE,
 });
 
 function instantOf(text: string): Instant {

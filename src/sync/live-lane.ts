@@ -9,6 +9,7 @@ import type { CommittedPage, LaneRole } from './lane-role.js';
 import type { LocationCounters } from './location-counters.js';
 import { logTraversalComplete } from './location-log.js';
 import type { ListPage } from './group-read.js';
+import type { BoundaryBounds } from './lanes.js';
 import type { LaneOffset, LocationOffset, RequestHint } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
 import type { ListedPage, PageRequest } from './ports.js';
@@ -48,7 +49,13 @@ export class LiveLane implements LaneRole {
 
   constructor(private readonly options: LiveLaneOptions) {}
 
-  list(list: ListPage, request: PageRequest, _from: LaneOffset, signal?: AbortSignal): Promise<ListedPage> {
+  list(
+    list: ListPage,
+    request: PageRequest,
+    _from: LaneOffset,
+    _bounds: BoundaryBounds,
+    signal?: AbortSignal,
+  ): Promise<ListedPage> {
     return list(request, signal);
   }
 

@@ -36,8 +36,10 @@
  *   counted by reason. The restarted first page carries no cursor, so if it fails the same way the
  *   client's error is fatal. More than MAX_RESTARTS_WITHOUT_PROGRESS restarts that publish nothing fail
  *   the traversal (retriable).
- * - A page's single-call answers older than maxEnrichmentAgeMs when its turn comes (read ahead long before)
- *   are asked again before the commit (page-reading.ts, Enricher.refresh): privacy is never decided by an old answer.
+ * - A page's single-call answers must be within privacy.maxEnrichmentAgeMs of its commit (page-reading.ts):
+ *   a history page read ahead is kept so in the background (read-ahead.ts KeepFresh), and one its turn finds
+ *   too old is handed back to be refreshed there, so the turn never holds the location's live poll for single
+ *   calls; a live page is refreshed in its own turn; an answer still too old at commit is dropped (redacted).
  * - Enrichment never costs a record (enricher.ts): a call that cannot be enriched for a reason of its own
  *   is published unenriched and redacted, counted; a transient failure fails the page before the commit.
  * - A repeated cursor: FatalError CURSOR_LOOP (the scheduler stops this location only).
@@ -68,7 +70,14 @@ import type { LocationSyncOptions, PageReport } from './location-sync-settings.j
 import type { LocationOffset, RequestHint } from './model.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
 import { assemblePage, pageTally, type PipelineSettings } from './page-pipeline.js';
-import { pageReader, withRecentAnswers } from './page-reading.js';
+import {
+  committable,
+  keepingFresh,
+  pageReader,
+  withoutExpiredAnswers,
+  withRecentAnswers,
+  type RecentAnswers,
+} from './page-reading.js';
 import { InvalidCursorError, type ListedPage, type PageCommit } from './ports.js';
 import { readingAhead, type AheadState } from './read-ahead.js';
 import { nextPageRequest, type TraversalSettings } from './traversal.js';
@@ -78,8 +87,16 @@ export { emptyTotals, type LocationTotals } from './location-counters.js';
 
 export type { LocationSyncOptions, LocationSyncSettings, PageReport } from './location-sync-settings.js';
 
+/**
+ * Times a history page too old at its turn is handed back to its read-ahead to be refreshed; past it the turn
+ * refreshes it itself (its single calls cannot be asked within the bound in the background).
+ */
+const MAX_HAND_BACKS = 3;
+
 export class LocationSync {
   readonly locationUid: string;
+  /** The enricher, the clock and privacy.maxEnrichmentAgeMs: how pages' answers are kept recent. */
+  private readonly answers: RecentAnswers;
   private committed: LocationOffset;
   private position: LocationOffset;
   private readonly traversals: Record<Lane, TraversalRun | null> = { live: null, history: null };
@@ -113,6 +130,7 @@ export class LocationSync {
       ...(settings.tombstoneGone !== undefined && { tombstoneGone: settings.tombstoneGone }),
     };
     this.commits = new CommitDriver({ sink: options.sink, retry: settings.commitRetry, clock });
+    this.answers = { enricher: options.enricher, clock, maxEnrichmentAgeMs: settings.maxEnrichmentAgeMs };
     const counters = new LocationCounters(metrics, locationUid);
     this.counters = counters;
     this.history = new HistoryLane({
@@ -125,6 +143,7 @@ export class LocationSync {
       logger,
       counters,
       metrics,
+      keepFresh: keepingFresh(this.answers, () => this.hint(this.history)),
     });
     const live = new LiveLane({ listener: this.history, counters, logger, clock });
     this.roles = { live, history: this.history };
@@ -224,13 +243,20 @@ export class LocationSync {
     }
     this.counters.pageFetched(traversal);
     if (traversal.detector.isLoop(listed.nextCursor)) throw traversal.cursorLoop();
-    const { enricher, clock, settings } = this.options;
-    const prepared = await withRecentAnswers(
-      { enricher, clock, maxEnrichmentAgeMs: settings.maxEnrichmentAgeMs },
-      await (ahead?.prepared ?? reader.prepare(listed, signal)),
-      () => this.hint(role),
-      signal,
-    );
+    const { clock, settings } = this.options;
+    let prepared = await (ahead?.prepared ?? reader.prepare(listed, signal));
+    if (!committable(prepared, clock.now(), settings.maxEnrichmentAgeMs)) {
+      const handedBack = ahead?.handedBack ?? 0;
+      if (role.readAhead.refreshes && handedBack < MAX_HAND_BACKS) {
+        // Refreshed in the background: the turn ends, the location's live poll and nudges go on.
+        const mark = ahead?.mark ?? role.aheadMark();
+        const page = { listed, prepared, handedBack, ...(mark !== undefined && { mark }) };
+        role.readAhead.resume(readAheadKey(this.position, lane), request, page, signal);
+        return { complete: false, published: 0, lane };
+      }
+      prepared = await withRecentAnswers(this.answers, prepared, () => this.hint(role), signal);
+    }
+    prepared = withoutExpiredAnswers(prepared, clock.now(), settings.maxEnrichmentAgeMs);
     const { kept, superseded } = role.keep(prepared);
     const page = assemblePage(kept, pipeline);
     logPage(traversal, prepared, page, this.position.watermark);

@@ -7,6 +7,12 @@
  * starting offset object, the same request) and was not cancelled; any other is dropped and its requests
  * cancelled. The caller drops it whenever the commit did not store that offset (a failure, a superseded
  * commit, an abort). Its failures surface when it is taken, or never if it is dropped.
+ *
+ * Kept fresh (with a KeepFresh): a prepared page whose single-call answers near privacy.maxEnrichmentAgeMs
+ * while it waits is refreshed in the background when its state is next asked (`stateFrom`), and is
+ * 'pending' meanwhile, so the turn that takes a 'ready' page commits it without asking anything again. A
+ * turn that finds its page too old all the same hands it back (`resume`): it is refreshed here, not in the
+ * turn, which would hold the location's live poll and nudges for the page's single calls.
  */
 import type { LocationOffset } from './model.js';
 import type { PreparedPage } from './page-pipeline.js';
@@ -27,9 +33,22 @@ export interface PageAhead {
   prepared: Promise<PreparedPage>;
   /** A history lane's page: the live window's mark taken when its listing was requested (live-window.ts). */
   mark?: number;
+  /** How many times a turn handed this page back because its answers were too old (`resume`). */
+  handedBack?: number;
+}
+
+/** How a lane's prepared page is kept committable while it waits (page-reading.ts keepingFresh). */
+export interface KeepFresh {
+  now(): number;
+  /** When `prepared` must be refreshed before its turn may take it; null: never. */
+  staleAt(prepared: PreparedPage): number | null;
+  /** `prepared` with its old answers asked again (under `signal`). */
+  refresh(prepared: PreparedPage, signal: AbortSignal): Promise<PreparedPage>;
 }
 
 interface Pending extends PageAhead {
+  /** The prepared page once it settled successfully (null while pending, or when it failed). */
+  value: PreparedPage | null;
   from: LocationOffset;
   request: PageRequest;
   signal: AbortSignal;
@@ -61,6 +80,14 @@ export function readingAhead(reader: PageReader, mark?: number): ReadPage {
 export class ReadAhead {
   private pending: Pending | null = null;
 
+  /** `fresh`: keeps the page committable while it waits (see the module comment); unset: as prepared. */
+  constructor(private readonly fresh?: KeepFresh) {}
+
+  /** Whether a page too old at its turn is handed back to be refreshed here (`resume`). */
+  get refreshes(): boolean {
+    return this.fresh !== undefined;
+  }
+
   /** Starts reading the page of `request` from `from` (dropping any other), under `signal` when given. */
   start(from: LocationOffset, request: PageRequest, read: ReadPage, signal?: AbortSignal): void {
     this.drop();
@@ -69,6 +96,7 @@ export class ReadAhead {
     const ahead = read(combined);
     const pending: Pending = {
       ...ahead,
+      value: null,
       from,
       request,
       signal: combined,
@@ -76,26 +104,75 @@ export class ReadAhead {
       done: false,
       settled: Promise.resolve(),
     };
+    this.watch(pending);
+    this.pending = pending;
+  }
+
+  /**
+   * Puts back the page of `request` from `from`, listed and prepared, that its turn found too old to commit:
+   * it is refreshed in the background (under `signal`) and is ready again once refreshed.
+   */
+  resume(
+    from: LocationOffset,
+    request: PageRequest,
+    page: { listed: ListedPage; prepared: PreparedPage; mark?: number; handedBack?: number },
+    signal?: AbortSignal,
+  ): void {
+    const fresh = this.fresh;
+    if (fresh === undefined) throw new Error('ReadAhead.resume without a KeepFresh');
+    const { listed, prepared, mark } = page;
+    this.start(
+      from,
+      request,
+      (s) => ({
+        listed: Promise.resolve(listed),
+        prepared: fresh.refresh(prepared, s),
+        ...(mark !== undefined && { mark }),
+        handedBack: (page.handedBack ?? 0) + 1,
+      }),
+      signal,
+    );
+  }
+
+  /** Follows `pending.prepared` to its end: `done` (and `value`) once it settled, or once cancelled. */
+  private watch(pending: Pending): void {
+    const { signal } = pending;
+    pending.done = false;
+    pending.value = null;
+    const prepared = pending.prepared;
     const cancelled = new Promise<void>((resolve) => {
-      if (combined.aborted) resolve();
-      else combined.addEventListener('abort', () => resolve(), { once: true });
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
     });
     pending.settled = Promise.race([
-      ahead.prepared.then(
-        () => undefined,
+      prepared.then(
+        (page) => {
+          if (pending.prepared === prepared) pending.value = page;
+        },
         () => undefined,
       ),
       cancelled,
     ]).then(() => {
-      pending.done = true;
+      if (pending.prepared === prepared) pending.done = true;
     });
-    this.pending = pending;
+  }
+
+  /** Starts refreshing the prepared page of `pending` when it is too old for its turn (see KeepFresh). */
+  private keepFresh(pending: Pending): void {
+    const { fresh } = this;
+    const page = pending.value;
+    if (fresh === undefined || page === null || !pending.done) return;
+    const staleAt = fresh.staleAt(page);
+    if (staleAt === null || fresh.now() < staleAt) return;
+    pending.prepared = fresh.refresh(page, pending.signal);
+    this.watch(pending);
   }
 
   /** The page read ahead from `from` (the same starting offset object), as a scheduler needs to know it. */
   stateFrom(from: LocationOffset): AheadState {
     const pending = this.pending;
     if (pending === null || pending.from !== from || pending.signal.aborted) return { state: 'none' };
+    this.keepFresh(pending);
     return pending.done ? { state: 'ready' } : { state: 'pending', settled: pending.settled };
   }
 
@@ -109,6 +186,7 @@ export class ReadAhead {
         listed: pending.listed,
         prepared: pending.prepared,
         ...(pending.mark !== undefined && { mark: pending.mark }),
+        ...(pending.handedBack !== undefined && { handedBack: pending.handedBack }),
       };
     pending.cancel.abort();
     return null;

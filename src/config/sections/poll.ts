@@ -65,6 +65,11 @@ export const lanesSchema = z
      * page in flight, so short history pages keep it fresh (one more listing request per this many calls).
      */
     historyPageSize: z.number().int().min(1).max(100).default(20),
+    /**
+     * Calls of a same-instant group (a bulk import at one instant) one history page publishes while the
+     * boundary (poll.boundaryCap) can hold the group; past it the rest of the group is one page.
+     */
+    groupPieceSize: z.number().int().min(1).max(100_000).default(1_000),
   })
   .strict()
   .prefault({});

@@ -256,7 +256,7 @@ describe('Enricher', () => {
     });
   });
 
-  it('forgets the oldest answers beyond reuseCapacity', async () => {
+  it('forgets the oldest answers beyond reuseCapacity and the largest page', async () => {
     const requested: string[] = [];
     const api = {
       getCall: async (uid: string) => {
@@ -265,9 +265,33 @@ describe('Enricher', () => {
       },
     };
     const enricher = new Enricher({ api, enabled: true, concurrency: 1, reuseCapacity: 2 });
-    await enricher.enrich([listed('a'), listed('b'), listed('c')]);
-    await enricher.enrich([listed('a'), listed('c')]);
-    expect(requested).toEqual(['a', 'b', 'c', 'a']);
+    // Pages of one call: three answers kept (reuseCapacity 2 + the largest page, 1).
+    for (const uid of ['a', 'b', 'c', 'd']) await enricher.enrich([listed(uid)]);
+    await enricher.enrich([listed('b'), listed('a')]);
+    expect(requested).toEqual(['a', 'b', 'c', 'd', 'a']);
+  });
+
+  it("keeps the answers of a page larger than reuseCapacity for the page's retry: only the failed call is asked again", async () => {
+    const requested: string[] = [];
+    let failing = true;
+    const api = {
+      getCall: async (uid: string) => {
+        requested.push(uid);
+        if (uid === 'c50' && failing)
+          throw new RetriableError('API_UNAVAILABLE', 'the calls API failed 8 times');
+        return answer({ ...body, conversationUid: uid });
+      },
+    };
+    const enricher = new Enricher({ api, enabled: true, concurrency: 4, reuseCapacity: 10 });
+    const page = Array.from({ length: 100 }, (_, i) => listed(`c${i}`));
+    await expect(enricher.enrich(page)).rejects.toMatchObject({ code: 'API_UNAVAILABLE' });
+    expect(requested).toHaveLength(100);
+
+    requested.length = 0;
+    failing = false;
+    const result = await enricher.enrich(page);
+    expect(requested).toEqual(['c50']);
+    expect(result.every((r) => r.enrichment !== null)).toBe(true);
   });
 
   it('requests nothing when enrichment is off', async () => {

@@ -5,6 +5,8 @@
  *   GET  /_sandbox/locations                 -> {"data": [uid...]}
  *   GET  /_sandbox/truth?locationUid=U       -> {"data": [call...]}   listable calls in listing order
  *   POST /_sandbox/calls        {call fields} -> {"data": call}         add or update one call
+ *   POST /_sandbox/calls/bulk {"locationUid", "count", "updatedAt"?, "privateRatio"?}
+ *                                            -> {"data": {"count", "updatedAt"}} calls at one instant
  *   GET  /_sandbox/clock                     -> {"now": iso}
  *   POST /_sandbox/clock/advance {"ms": N}   -> {"now": iso}
  *   POST /_sandbox/tokens {"scopes"?, "locations"?}         -> {"access_token", "refresh_token"}
