@@ -86,7 +86,10 @@ describe('names used in the docs and deployment files', () => {
   it('names only configuration keys the schema has (or values of the Helm chart, whose `webhooks` block shares the name)', () => {
     const { all, sections } = configKeys();
     const paths = new Set([...all.map((key) => key.replaceAll('[]', '')), ...chartValuePaths()]);
-    const keyPattern = new RegExp(`\`((?:${sections.join('|')})(?:\\[\\])?(?:\\.[a-zA-Z][a-zA-Z0-9]*)+)`, 'g');
+    const keyPattern = new RegExp(
+      `\`((?:${sections.join('|')})(?:\\[\\])?(?:\\.[a-zA-Z][a-zA-Z0-9]*)+)`,
+      'g',
+    );
     expect(docs.flatMap(({ text }) => [...text.matchAll(keyPattern)]).length).toBeGreaterThan(100);
     const unknown = docs.flatMap(({ path, text }) =>
       [...text.matchAll(keyPattern)]
