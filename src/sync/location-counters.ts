@@ -57,6 +57,8 @@ export class LocationCounters {
   /** This location's counters incremented on every page (idle polls included), looked up once. */
   private readonly pagesFetched: { inc(value?: number): void };
   private readonly recordsPublished: { inc(value?: number): void };
+  /** The boundary call an idle poll lists again and skips: counted on nearly every poll. */
+  private readonly boundaryDeduplicated: { inc(value?: number): void };
   /** The watermark last given to metrics.observeHighWater. */
   private observedWatermark: string | null = null;
 
@@ -67,6 +69,10 @@ export class LocationCounters {
     this.location = metrics.location(locationUid);
     this.pagesFetched = metrics.pagesFetched.labels({ location: this.location });
     this.recordsPublished = metrics.recordsPublished.labels({ location: this.location });
+    this.boundaryDeduplicated = metrics.recordsSkipped.labels({
+      location: this.location,
+      reason: 'boundary_dedupe',
+    });
   }
 
   /** A page was listed (fetched) for `traversal`. */
@@ -84,8 +90,7 @@ export class LocationCounters {
     this.recordsPublished.inc(page.published);
     if (page.updatedAt.length > 0)
       metrics.observeCommittedChanges(traversal.lane, committedAt(page.updatedAt));
-    if (page.deduplicated > 0)
-      metrics.recordsSkipped.inc({ location, reason: 'boundary_dedupe' }, page.deduplicated);
+    if (page.deduplicated > 0) this.boundaryDeduplicated.inc(page.deduplicated);
     if (page.supersededByLive > 0)
       metrics.recordsSkipped.inc({ location, reason: 'superseded_by_live' }, page.supersededByLive);
     if (page.deadLetters.length > 0)

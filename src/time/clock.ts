@@ -2,9 +2,10 @@
  * Time and chance, injected into the API client, the orchestrator, the scheduler, the sinks and the ops
  * server so that their loops and deadlines are testable without real waits or randomness.
  *
- * The Clock has one waiting primitive, `sleep(ms, signal)`; the timers below (`startTimer`, `withTimeout`,
- * `timeoutSignal`) are built on it, so a test clock that drives `sleep` (test/support/clock.ts) drives every
- * timer too, and a Clock is still three members to implement. Product code outside src/time/ uses these,
+ * The Clock has one waiting primitive, `sleep(ms, signal)`, and may have a cheaper one for callbacks,
+ * `timer(ms, callback)`; the timers below (`startTimer`, `withTimeout`, `timeoutSignal`) use `timer` when the
+ * clock has it and are built on `sleep` when not, so a test clock that drives `sleep` (test/support/clock.ts)
+ * drives every timer too, and a Clock is still three members to implement. Product code outside src/time/ uses these,
  * never the global setTimeout, setInterval, AbortSignal.timeout, Date.now or new Date() (the lint enforces
  * it; eslint.config.js lists the files still excepted and why). `wallTimer` is the one raw timer, named so.
  */
@@ -19,6 +20,12 @@ export interface Clock {
    * the process alive (a deadline on work that keeps the process alive itself, or not).
    */
   sleep(ms: number, signal?: AbortSignal, options?: SleepOptions): Promise<void>;
+  /**
+   * Optional: calls `callback` once after `ms`, unless the returned function (cancel) is called first; the
+   * same as `sleep` then `callback`, without a promise or a signal (a timer armed once per poll costs a few µs,
+   * not 40). A clock that drives `sleep` and lacks this drives startTimer through `sleep` instead.
+   */
+  timer?(ms: number, callback: () => void, options?: SleepOptions): () => void;
 }
 
 export interface SleepOptions {
@@ -33,6 +40,11 @@ export const systemClock: Clock = {
       ...(signal === undefined ? {} : { signal }),
       ...(options?.unref === true ? { ref: false } : {}),
     });
+  },
+  timer: (ms, callback, options) => {
+    const timer = setTimeout(callback, ms);
+    if (options?.unref === true) timer.unref();
+    return () => clearTimeout(timer);
   },
 };
 
@@ -51,6 +63,7 @@ export function startTimer(
   callback: () => void,
   options: SleepOptions = {},
 ): Timer {
+  if (clock.timer !== undefined) return { cancel: clock.timer(ms, callback, options) };
   const controller = new AbortController();
   clock.sleep(ms, controller.signal, options).then(
     () => {

@@ -4,7 +4,7 @@
  * timer built on the Clock (src/time/clock.ts) fires then, in due order; `RecordingClock` waits no time and
  * records every sleep.
  */
-import { systemClock, type Clock } from '../../src/time/clock.js';
+import { systemClock, type Clock, type SleepOptions } from '../../src/time/clock.js';
 
 /** The system clock, reading the time from `now`. */
 export function clockReading(now: () => number): Clock {
@@ -53,6 +53,29 @@ export class ManualClock implements Clock {
       );
       for (const started of this.sleepStarted.splice(0)) started();
     });
+  }
+
+  /**
+   * A timer is a sleep without a promise: counted, recorded and woken like one; its callback runs a microtask
+   * after the advance that wakes it, as a sleep's continuation would.
+   */
+  timer(ms: number, callback: () => void, _options?: SleepOptions): () => void {
+    this.sleeps.push(ms);
+    let cancelled = false;
+    const sleeper: Sleeper = {
+      ms,
+      until: this.at + Math.max(0, ms),
+      resolve: () =>
+        queueMicrotask(() => {
+          if (!cancelled) callback();
+        }),
+    };
+    this.sleepers.push(sleeper);
+    for (const started of this.sleepStarted.splice(0)) started();
+    return () => {
+      cancelled = true;
+      this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+    };
   }
 
   /** How many sleeps (and timers) are pending. */

@@ -161,8 +161,27 @@ function announcedReset(header: HeaderReader, ietfT: string | undefined, nowMs: 
   return null;
 }
 
-/** Reads the rate-limit fields of one answer. `nowMs` is the caller's clock. */
+/** Every header readAnnounced reads: an answer with none of them announces nothing. */
+const RATE_LIMIT_HEADERS = [
+  'ratelimit-policy',
+  'ratelimit',
+  'ratelimit-limit',
+  'x-ratelimit-limit',
+  'ratelimit-remaining',
+  'x-ratelimit-remaining',
+  'ratelimit-reset',
+  'x-ratelimit-reset',
+] as const;
+
+/** What an answer without rate-limit headers announces (most answers of most APIs): one shared object. */
+const NOTHING_ANNOUNCED: Announced = Object.freeze({ ratePerSecond: null, remaining: null, reset: null });
+
+/**
+ * Reads the rate-limit fields of one answer. `nowMs` is the caller's clock. An answer with none of the
+ * headers (every answer of an API that announces nothing) is told so after one look at each name.
+ */
 export function readAnnounced(header: HeaderReader, nowMs: number): Announced {
+  if (RATE_LIMIT_HEADERS.every((name) => header(name) === null)) return NOTHING_ANNOUNCED;
   let quota: number | null = null;
   let windowSeconds: number | null = null;
   let remaining: number | null = null;

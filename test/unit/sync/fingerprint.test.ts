@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { BoundaryFingerprints } from '../../../src/sync/fingerprint.js';
+import { describe, expect, it, vi } from 'vitest';
+import { BoundaryFingerprints, REMEMBERED_CALLS } from '../../../src/sync/fingerprint.js';
 
 const listed = {
   uid: 'a',
@@ -34,6 +34,37 @@ describe('BoundaryFingerprints.fields', () => {
   it('is short and holds none of the fields in clear', () => {
     expect(fingerprints.fields(listed)).toMatch(/^[A-Za-z0-9_-]{16}$/);
     expect(fingerprints.text('+15551234567')).not.toContain('555');
+  });
+});
+
+describe('BoundaryFingerprints remembered', () => {
+  it("makes no second HMAC for a call listed again with the same fields (an idle poll's boundary call)", () => {
+    const fresh = BoundaryFingerprints.fromSecret('client-secret');
+    const hmac = vi.spyOn(fresh, 'text');
+    const first = fresh.fields(listed);
+    expect(fresh.fields({ ...listed, updatedAt: '2024-03-01T12:00:00.000Z' })).toBe(first);
+    expect(hmac).toHaveBeenCalledTimes(1);
+    expect(first).toBe(fingerprints.fields(listed));
+  });
+
+  it("gives a call's new version its own fingerprint, and its old version the old one again", () => {
+    const fresh = BoundaryFingerprints.fromSecret('client-secret');
+    const old = fresh.fields(listed);
+    const changed = fresh.fields({ ...listed, customerPhoneNumber: '+3' });
+    expect(changed).not.toBe(old);
+    expect(changed).toBe(fingerprints.fields({ ...listed, customerPhoneNumber: '+3' }));
+    expect(fresh.fields(listed)).toBe(old);
+  });
+
+  it('remembers a bounded number of calls, forgetting the least recently used first', () => {
+    const fresh = BoundaryFingerprints.fromSecret('client-secret');
+    fresh.fields(listed);
+    for (let i = 0; i < REMEMBERED_CALLS; i++) fresh.fields({ ...listed, uid: `other-${i}` });
+    const hmac = vi.spyOn(fresh, 'text');
+    fresh.fields({ ...listed, uid: `other-${REMEMBERED_CALLS - 1}` });
+    expect(hmac).toHaveBeenCalledTimes(0);
+    expect(fresh.fields(listed)).toBe(fingerprints.fields(listed));
+    expect(hmac).toHaveBeenCalledTimes(1);
   });
 });
 

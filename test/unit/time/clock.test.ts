@@ -35,6 +35,45 @@ describe('startTimer', () => {
     expect(fired).toBe(false);
     expect(clock.pending).toBe(0);
   });
+
+  it("arms the clock's own timer when it has one, without a sleep", () => {
+    const clock = new ManualClock();
+    const sleep = vi.spyOn(clock, 'sleep');
+    const timer = startTimer(clock, 1_000, () => undefined);
+    expect(clock.pending).toBe(1);
+    expect(sleep).not.toHaveBeenCalled();
+    timer.cancel();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('is built on sleep for a clock without a timer, and fires and cancels the same', async () => {
+    const manual = new ManualClock();
+    const sleepOnly = {
+      now: () => manual.now(),
+      random: () => manual.random(),
+      sleep: (ms: number, signal?: AbortSignal) => manual.sleep(ms, signal),
+    };
+    const fired: number[] = [];
+    startTimer(sleepOnly, 1_000, () => fired.push(manual.now()));
+    const cancelled = startTimer(sleepOnly, 1_000, () => fired.push(-1));
+    cancelled.cancel();
+    await manual.sleeping();
+    manual.advance(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fired).toEqual([1_000]);
+    expect(manual.pending).toBe(0);
+  });
+});
+
+describe('systemClock.timer', () => {
+  it('calls back after its time, once, and never once cancelled', async () => {
+    const fired: string[] = [];
+    systemClock.timer?.(1, () => fired.push('kept'));
+    const cancel = systemClock.timer?.(1, () => fired.push('cancelled'), { unref: true });
+    cancel?.();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fired).toEqual(['kept']);
+  });
 });
 
 describe('withTimeout', () => {

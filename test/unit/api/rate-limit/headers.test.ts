@@ -115,6 +115,34 @@ describe('readRetryAfter', () => {
 });
 
 describe('readAnnounced', () => {
+  it('announces nothing for an answer without rate-limit headers, looking at each name once', () => {
+    const asked: string[] = [];
+    const announced = readAnnounced((name) => {
+      asked.push(name);
+      return name === 'content-type' ? 'application/json' : null;
+    }, NOW);
+    expect(announced).toEqual({ ratePerSecond: null, remaining: null, reset: null });
+    expect(new Set(asked).size).toBe(asked.length);
+  });
+
+  it('reads any one rate-limit header sent alone (none is missed by the look for any)', () => {
+    expect(readAnnounced(reader({ 'ratelimit-remaining': '3' }), NOW).remaining).toBe(3);
+    expect(readAnnounced(reader({ 'x-ratelimit-remaining': '2' }), NOW).remaining).toBe(2);
+    expect(readAnnounced(reader({ ratelimit: '"default";r=1' }), NOW).remaining).toBe(1);
+    expect(readAnnounced(reader({ 'ratelimit-reset': '7' }), NOW).reset).toEqual({
+      header: 'ratelimit-reset',
+      ...hold(7_000, 'delta-seconds'),
+    });
+    expect(readAnnounced(reader({ 'x-ratelimit-reset': '8' }), NOW).reset).toEqual({
+      header: 'x-ratelimit-reset',
+      ...hold(8_000, 'delta-seconds'),
+    });
+    // A policy alone gives no rate without its window, a limit alone none either: read, and nothing invented.
+    expect(readAnnounced(reader({ 'ratelimit-policy': '"d";q=10;w=2' }), NOW).ratePerSecond).toBe(5);
+    expect(readAnnounced(reader({ 'ratelimit-limit': '10' }), NOW).ratePerSecond).toBeNull();
+    expect(readAnnounced(reader({ 'x-ratelimit-limit': '10' }), NOW).ratePerSecond).toBeNull();
+  });
+
   it('reads the IETF RateLimit-Policy and RateLimit fields', () => {
     expect(
       readAnnounced(
