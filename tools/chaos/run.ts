@@ -208,13 +208,23 @@ export class ChaosRun {
     const background = [progress.loop(stopped), writing, operator.loop(), this.intervals.loop(stopped)];
     if (!(await until(() => progress.lastAt > 0, 300_000, 500)))
       throw new Error(`the connector committed no page within 5 minutes; see ${this.logDir}`);
-    this.say('first page committed; fault phase begins');
-    await admin.call('PUT', 'faults', backgroundFaults(seed));
     const driver: DistributedDriver = {
       fleet: this.fleet,
       partitionOf: () => topics.partitionOf(locations),
       violation,
     };
+    // Distributed mode: the instances start together and rebalance while they join; a fault begun before
+    // ownership settles would be judged on locations whose owner is still changing, not on the fault.
+    if (distributed) {
+      const whole = await awaitOwnership(driver, () => this.fleet.currentRunning(), OWNERSHIP_CAP_MS);
+      this.say(
+        whole.at === null
+          ? `ownership NOT whole before the faults: ${whole.problems.slice(0, 3).join('; ')}`
+          : 'ownership whole among the instances',
+      );
+    }
+    this.say('first page committed; fault phase begins');
+    await admin.call('PUT', 'faults', backgroundFaults(seed));
     const context: FaultContext = {
       fleet: this.fleet,
       distributed,
