@@ -53,6 +53,12 @@ export function apiMetrics(registry: Registry, rateLimits: () => readonly RateLi
       labelNames: ['scope'] as const,
       registers,
     }),
+    apiRateLimitGranted: new Counter({
+      name: 'calls_connector_api_rate_limit_granted_total',
+      help: 'Request starts the rate limiter granted, by limiter scope and priority (live: polls of the present and their single calls; backfill: history lanes). Under a budget below the demand, backfill keeps api.rateLimit.backfillShare of the starts while it waits.',
+      labelNames: ['scope', 'priority'] as const,
+      registers,
+    }),
     /** Brought up to date at scrape time from the rate limiters (`rateLimits`): a long hold counts as it goes. */
     apiThrottledSeconds: new Counter({
       name: 'calls_connector_api_throttled_seconds_total',

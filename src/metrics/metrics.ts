@@ -103,6 +103,7 @@ export class ConnectorMetrics {
   readonly apiRetries = this.api.apiRetries;
   readonly apiRateLimited = this.api.apiRateLimited;
   readonly apiRateLimitRefusals = this.api.apiRateLimitRefusals;
+  readonly apiRateLimitGranted = this.api.apiRateLimitGranted;
   readonly apiThrottledSeconds = this.api.apiThrottledSeconds;
   readonly apiRateLimitRate = this.api.apiRateLimitRate;
   readonly apiThrottled = this.api.apiThrottled;

@@ -64,6 +64,25 @@ export function historyProgress(
   return { open, advanced: moved, stuck: open.filter((location) => !moved.includes(location)) };
 }
 
+/** History under a hidden limit below live demand: its lanes' progress and the starts its requests got. */
+export interface HistoryUnderLimit {
+  progress: { open: string[]; advanced: string[]; stuck: string[] };
+  /** Request starts the rate limiters granted to history (backfill) during the window, all instances. */
+  backfillStarts: number;
+  /** All request starts granted during the window, all instances. */
+  allStarts: number;
+}
+
+/**
+ * Whether history was starved under the limit: a lane open at the start neither moved nor had any request
+ * granted during the window. A lane may not finish a page in the window (a page of twenty calls costs about
+ * twenty-one requests, more than history's share of a few requests per second gives it in a few seconds),
+ * but its requests must keep being granted: the limiter owes history its share of the starts while it waits.
+ */
+export function historyStarved(history: HistoryUnderLimit): boolean {
+  return history.progress.stuck.length > 0 && history.backfillStarts === 0;
+}
+
 /**
  * The live polls' share of the API budget: 1 − api.rateLimit.backfillShare (0.25 by default; nudgeShare only
  * counts with webhooks on, which the chaos config leaves off).

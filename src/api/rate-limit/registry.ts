@@ -9,7 +9,10 @@ import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { checkAimdSettings, DEFAULT_AIMD } from './aimd.js';
 import { ScopeLimiter, type ScopeLimiterSettings, type ScopeSnapshot } from './scope-limiter.js';
 /** Where the rate limit comes from, and its refusals. */
-export type RateLimitMetrics = Pick<ConnectorMetrics, 'apiRateLimitRefusals' | 'setRateLimitSource'>;
+export type RateLimitMetrics = Pick<
+  ConnectorMetrics,
+  'apiRateLimitRefusals' | 'apiRateLimitGranted' | 'setRateLimitSource'
+>;
 
 export interface RateLimitConfig {
   scope: 'grant' | 'global';
@@ -69,6 +72,7 @@ export class RateLimiters {
     if (limiter === undefined) {
       limiter = new ScopeLimiter(this.clock, this.settings, {
         refused: () => this.metrics?.apiRateLimitRefusals.inc({ scope: name }),
+        granted: (priority) => this.metrics?.apiRateLimitGranted.inc({ scope: name, priority }),
       });
       this.scopes.set(name, limiter);
     }

@@ -93,6 +93,8 @@ export class ScopeThrottledError extends RetriableError {
 
 export interface ScopeObserver {
   refused(): void;
+  /** A request start was granted, at `priority`: how the scope's budget went to live and to history. */
+  granted?(priority: RequestPriority): void;
 }
 
 interface Waiter {
@@ -340,6 +342,7 @@ export class ScopeLimiter {
 
   private grant(now: number, paced: boolean, priority: RequestPriority): Grant {
     this.granted[priority] = addToSum(this.granted[priority], now, 1, FIGURES_WINDOW_MS);
+    this.observer.granted?.(priority);
     const interval = 1000 / this.state.rate;
     // A paced start a timer fired late for (by up to one interval) keeps the pace's own schedule, so the
     // next one may catch up; an idle scope, or one coming out of a hold, banks nothing.

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   advanced,
   historyProgress,
+  historyStarved,
   limitBelowLiveDemand,
   locationsByGrant,
   revokedGrants,
@@ -71,6 +72,13 @@ describe("the chaos checks of issue 32's faults", () => {
       advanced: ['moved', 'merged'],
       stuck: ['stuck'],
     });
+  });
+
+  it('calls history starved only when a lane open at the start neither moved nor had a request granted', () => {
+    const progress = (stuck: string[]) => ({ open: ['a', ...stuck], advanced: ['a'], stuck });
+    expect(historyStarved({ progress: progress(['b']), backfillStarts: 0, allStarts: 30 })).toBe(true);
+    expect(historyStarved({ progress: progress(['b']), backfillStarts: 4, allStarts: 30 })).toBe(false);
+    expect(historyStarved({ progress: progress([]), backfillStarts: 0, allStarts: 30 })).toBe(false);
   });
 
   it('sets the hidden limit at half of what the live polls alone need, at least one request per second', () => {

@@ -9,6 +9,7 @@ import {
   advanced,
   budgetIntervalMs,
   historyProgress,
+  historyStarved,
   limitAboveLiveDemand,
   limitBelowLiveDemand,
   staleLocations,
@@ -16,6 +17,7 @@ import {
   type OffsetReading,
 } from '../fault-checks.js';
 import type { Fleet } from '../instances.js';
+import { fleetCounter } from '../fleet-counters.js';
 import { effectiveIntervalSeconds } from '../interval-sampler.js';
 import { sleep, until } from '../processes.js';
 import type { Random } from '../random.js';
@@ -205,9 +207,11 @@ export async function grantQuotaSpent(
 }
 
 /**
- * Issue 32: a hidden limit (no header says it) at half of what the live polls alone need, for the fault's
- * duration. History lanes open at its start must still advance (or merge) by its end; the limit must have
- * refused requests (or it proved nothing); how far the connector stretched its poll interval is reported.
+ * A hidden limit (no header says it) at half of what the live polls alone need, for the fault's duration.
+ * History must not starve: the rate limiters must grant history's requests starts during the window whenever a
+ * history lane open at its start has not moved by its end (fault-checks.ts historyStarved: a page costs more
+ * requests than history's share buys in the window, so moving is not required). The limit must have refused
+ * requests (or it proved nothing); how far the connector stretched its poll interval is reported.
  */
 export async function hiddenLimitBelowLiveDemand(
   fault: PlannedFault,
@@ -218,22 +222,30 @@ export async function hiddenLimitBelowLiveDemand(
   const rps = limitBelowLiveDemand(locations.length, POLL_INTERVAL_MS);
   const before = await offsetReading();
   const refusedBefore = await rateRefusals(admin);
+  const startsBefore = await grantedStarts(context.fleet);
   await admin.call('PUT', 'faults', { rateLimit: { requestsPerSecond: rps, burst: rps } });
   await sleep(fault.durationMs);
   const stretched = await effectiveIntervalSeconds(context.fleet);
   const after = await offsetReading();
+  const startsAfter = await grantedStarts(context.fleet);
   await admin.call('PUT', 'faults', { rateLimit: null });
   const refused = (await rateRefusals(admin)) - refusedBefore;
-  const history = historyProgress(before, after);
+  const history = {
+    progress: historyProgress(before, after),
+    backfillStarts: Math.max(0, startsAfter.backfill - startsBefore.backfill),
+    allStarts: Math.max(0, startsAfter.all - startsBefore.all),
+  };
+  const { open, advanced: moved, stuck } = history.progress;
   const text =
     `${rps} requests/s (the live polls alone need ${locations.length / (POLL_INTERVAL_MS / 1000)}/s) for ${(fault.durationMs / 1000).toFixed(0)} s, ${refused} requests refused 429; ` +
-    (history.open.length === 0
+    (open.length === 0
       ? 'no history lane was open (backfill done)'
-      : `history lanes advanced: ${history.advanced.length} of ${history.open.length}${history.stuck.length > 0 ? ` (STUCK: ${history.stuck.slice(0, 3).join(', ')})` : ''}`) +
+      : `history lanes advanced: ${moved.length} of ${open.length}${stuck.length > 0 ? ` (not yet: ${stuck.slice(0, 3).join(', ')})` : ''}`) +
+    `; request starts granted to history: ${history.backfillStarts} of ${history.allStarts}` +
     `; effective poll interval at the end ${stretched === null ? 'not read' : `${stretched.toFixed(1)} s (configured ${POLL_INTERVAL_MS / 1000} s)`}`;
   report.faultCheck(`limit below live demand: ${text}`);
   // A limit that refused nothing was not below the demand: the fault did not happen.
-  if (history.stuck.length > 0 || refused === 0) report.violation(`api-limit-below-live-demand: ${text}`);
+  if (historyStarved(history) || refused === 0) report.violation(`api-limit-below-live-demand: ${text}`);
   return { end: Date.now(), detail: text, budgetIntervalMs: budgetIntervalMs(locations.length, rps) };
 }
 
@@ -334,6 +346,16 @@ async function quotaRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number>
 }
 
 /** Requests the sandbox refused 429 for its rate limit (not a spent quota) so far. */
+/** Request starts the instances' rate limiters granted so far: to history (backfill) and in all. */
+async function grantedStarts(fleet: ApiFaultContext['fleet']): Promise<{ backfill: number; all: number }> {
+  const name = 'calls_connector_api_rate_limit_granted_total';
+  const [backfill, all] = await Promise.all([
+    fleetCounter(fleet, name, { priority: 'backfill' }),
+    fleetCounter(fleet, name),
+  ]);
+  return { backfill, all };
+}
+
 async function rateRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number> {
   const { rateLimited, quotaExhausted } = await sandboxFaultStats(admin);
   return rateLimited - quotaExhausted;

@@ -96,6 +96,24 @@ describe('ScopeLimiter', () => {
     expect(starts.join('')).toMatch(/^(L+b){5}L*$/);
   });
 
+  it('tells its observer each start it grants, with the priority it went to', async () => {
+    const clock = new ManualClock(0);
+    const granted: string[] = [];
+    const limiter = new ScopeLimiter(clock, settings(10), {
+      refused: () => undefined,
+      granted: (priority) => granted.push(priority),
+    });
+    void limiter.acquire('backfill');
+    void limiter.acquire('live');
+    void limiter.acquire('backfill');
+    for (let t = 0; t < 300; t += 10) {
+      await settle();
+      clock.advance(10);
+    }
+    await settle();
+    expect(granted).toEqual(['backfill', 'live', 'backfill']);
+  });
+
   it('never makes a live request wait for backfill when live leaves backfill its share', async () => {
     const clock = new ManualClock(0);
     const limiter = new ScopeLimiter(clock, settings(10));
