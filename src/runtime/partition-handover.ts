@@ -99,9 +99,12 @@ export class PartitionHandover {
   private readonly droppedAsTakenOver = new Map<number, { heartbeats: number; at: number }>();
   private closed = false;
   private readonly log: Logger;
+  /** The configured locations by partition: the options' at start, a reload's since (`reconfigure`). */
+  private locationsByPartition: ReadonlyMap<number, readonly string[]>;
 
   constructor(private readonly options: PartitionHandoverOptions) {
     this.log = options.logger.child({ component: 'partition-handover' });
+    this.locationsByPartition = options.locationsByPartition;
   }
 
   /** Partitions held now (taken over and not let go). */
@@ -162,6 +165,67 @@ export class PartitionHandover {
     });
   }
 
+  /**
+   * The configured locations changed while running (a reload): from now on `locationsByPartition` says which
+   * locations each partition holds, for what is held now and for every later takeover. Of the partitions held:
+   * a location no longer listed is unscheduled (a page in flight may finish and commit for up to
+   * `revokeBoundMs`, then it stops), a location newly listed is scheduled from its stored offset (read again from
+   * its partition: it may have run elsewhere before), and a location listed before and after is not touched. A
+   * partition held without a sink (it held no location) that now holds some is taken over like an assigned one.
+   * Queued after the steps before it; resolves with the uids added and removed here, or rejects when the
+   * offsets could not be read (the removals stand; the same call again adds what is missing).
+   */
+  reconfigure(
+    locationsByPartition: ReadonlyMap<number, readonly string[]>,
+  ): Promise<{ added: string[]; removed: string[] }> {
+    const result = { added: [] as string[], removed: [] as string[] };
+    return this.enqueue(async () => {
+      const { ports, scheduler, metrics, revokeBoundMs } = this.options;
+      this.locationsByPartition = locationsByPartition;
+      const adding = new Map<number, string[]>();
+      const takeOver: number[] = [];
+      for (const [partition, held] of this.held) {
+        const listed = locationsByPartition.get(partition) ?? [];
+        const before = new Set(held.uids);
+        const kept = new Set(listed);
+        result.removed.push(...held.uids.filter((uid) => !kept.has(uid)));
+        const added = listed.filter((uid) => !before.has(uid));
+        if (added.length === 0) continue;
+        if (held.sink === null) takeOver.push(partition);
+        else adding.set(partition, added);
+      }
+      if (result.removed.length > 0) {
+        await scheduler.remove(result.removed, revokeBoundMs);
+        metrics.forgetLocations(result.removed);
+        const gone = new Set(result.removed);
+        for (const [partition, held] of this.held)
+          this.held.set(partition, { sink: held.sink, uids: held.uids.filter((uid) => !gone.has(uid)) });
+      }
+      if (adding.size > 0) {
+        const offsets = await ports.loadOffsets([...adding.keys()].sort((a, b) => a - b));
+        for (const [partition, added] of adding) {
+          const held = this.held.get(partition);
+          if (held?.sink == null) continue;
+          const { sink } = held;
+          scheduler.add(added.map((uid) => ports.syncFor(uid, offsets.get(uid), sink)));
+          this.held.set(partition, { sink, uids: [...held.uids, ...added] });
+          result.added.push(...added);
+        }
+      }
+      if (takeOver.length > 0 && this.latest !== null) {
+        for (const partition of takeOver) this.held.delete(partition);
+        await this.takeOver(takeOver, this.latest, null, 'retry');
+        for (const partition of takeOver) result.added.push(...(this.held.get(partition)?.uids ?? []));
+      }
+      this.updateOwnershipGauges();
+      if (result.added.length > 0 || result.removed.length > 0)
+        this.log.info(
+          { added: result.added.length, removed: result.removed.length },
+          'configured locations changed: scheduled the new ones, unscheduled the ones removed',
+        );
+    }).then(() => result);
+  }
+
   /** Resolves once every step queued so far has run (tests; shutdown). */
   async idle(): Promise<void> {
     let seen: Promise<void> | undefined;
@@ -212,7 +276,8 @@ export class PartitionHandover {
     since: number | null,
     onFailure: 'retry' | 'throw',
   ): Promise<void> {
-    const { ports, locationsByPartition, metrics, clock, scheduler } = this.options;
+    const { ports, metrics, clock, scheduler } = this.options;
+    const { locationsByPartition } = this;
     const holdsLocations = (p: number) => (locationsByPartition.get(p) ?? []).length > 0;
     const scopes = ports.scopesOf(partitions);
     const empty = scopes.filter((scope) => !scope.some(holdsLocations)).flat();

@@ -195,6 +195,84 @@ describe('PartitionHandover', () => {
   });
 });
 
+describe('PartitionHandover.reconfigure (the configured locations changed while running)', () => {
+  /** byPartition with `2-c` added to partition 2, `1-b` removed, and partition 5 given `5-a`. */
+  const reloaded = new Map<number, readonly string[]>([
+    [0, ['0-a', '0-b']],
+    [1, ['1-a']],
+    [2, ['2-a', '2-b', '2-c']],
+    [3, ['3-a', '3-b']],
+    [4, ['4-a', '4-b']],
+    [5, ['5-a']],
+  ]);
+
+  it('unschedules the locations removed, schedules the ones added from their stored offsets, and leaves the others alone', async () => {
+    const { handover, events, scheduled, metrics } = setup();
+    handover.onAssignment(assignment([0, 1, 2]));
+    await handover.idle();
+    events.length = 0;
+    const outcome = await handover.reconfigure(reloaded);
+    expect(outcome).toEqual({ added: ['2-c'], removed: ['1-b'] });
+    expect(events).toEqual(['remove 1-b', 'read 2', 'sync 2-c from nothing', 'add 2-c']);
+    expect([...scheduled].sort()).toEqual(['0-a', '0-b', '1-a', '2-a', '2-b', '2-c']);
+    expect(handover.locations).toBe(6);
+    expect((await metrics.ownedLocations.get()).values[0]?.value).toBe(6);
+  });
+
+  it('takes over a held partition that held no location once it holds one (its sink opened before its offsets are read)', async () => {
+    const { handover, events, scheduled } = setup();
+    handover.onAssignment(assignment([0, 5]));
+    await handover.idle();
+    expect(events).not.toContain('open 5');
+    events.length = 0;
+    const outcome = await handover.reconfigure(reloaded);
+    expect(outcome).toEqual({ added: ['5-a'], removed: [] });
+    expect(events.indexOf('open 5')).toBeLessThan(events.indexOf('read 5'));
+    expect(scheduled.has('5-a')).toBe(true);
+  });
+
+  it('gives later takeovers the new locations, and touches nothing when the same configuration is applied again', async () => {
+    const { handover, events, scheduled } = setup();
+    handover.onAssignment(assignment([0]));
+    await handover.idle();
+    await handover.reconfigure(reloaded);
+    events.length = 0;
+    expect(await handover.reconfigure(reloaded)).toEqual({ added: [], removed: [] });
+    expect(events).toEqual([]);
+    handover.onAssignment(assignment([0, 1, 2]));
+    await handover.idle();
+    expect([...scheduled].sort()).toEqual(['0-a', '0-b', '1-a', '2-a', '2-b', '2-c']);
+  });
+
+  it('adds to the one sink of single mode, reading only the partitions that gained a location', async () => {
+    const { handover, events, scheduled } = setup({ scopes: 'connector' });
+    await handover.assignFixed([0, 1, 2, 3, 4, 5]);
+    events.length = 0;
+    expect(await handover.reconfigure(reloaded)).toEqual({ added: ['2-c', '5-a'], removed: ['1-b'] });
+    expect(events).toEqual([
+      'remove 1-b',
+      'read 2,5',
+      'sync 2-c from nothing',
+      'add 2-c',
+      'sync 5-a from since-5',
+      'add 5-a',
+    ]);
+    expect(scheduled.size).toBe(11);
+  });
+
+  it('keeps the removals and adds nothing when the offsets cannot be read, so the same call again adds what is missing', async () => {
+    const failRead = { count: 0 };
+    const { handover, scheduled } = setup({ failRead });
+    handover.onAssignment(assignment([1, 2]));
+    await handover.idle();
+    failRead.count = 1;
+    await expect(handover.reconfigure(reloaded)).rejects.toThrow('read timed out');
+    expect([...scheduled].sort()).toEqual(['1-a', '2-a', '2-b']);
+    expect(await handover.reconfigure(reloaded)).toEqual({ added: ['2-c'], removed: [] });
+    expect([...scheduled].sort()).toEqual(['1-a', '2-a', '2-b', '2-c']);
+  });
+});
+
 describe('PartitionHandover in single mode (one fixed assignment, one producer scope)', () => {
   it('opens one sink for every partition before reading, then schedules every location, counting no rebalance and no handover', async () => {
     const { handover, events, scheduled, metrics } = setup({ scopes: 'connector' });
