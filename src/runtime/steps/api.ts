@@ -28,8 +28,13 @@ export interface Grant {
 
 export interface Api {
   transport: HttpTransport;
-  /** By grant name. */
+  /** The grants whose clients were built so far, by name. */
   grants: ReadonlyMap<string, Grant>;
+  /**
+   * The clients of grant `name`, built on first use (a grant a reload added is built then): its token provider,
+   * API client and enricher, sharing the one transport.
+   */
+  grant(name: string): Grant;
   /** The grant a source's locations use. */
   grantOf(source: Source): string;
   fingerprints: BoundaryFingerprints;
@@ -67,13 +72,13 @@ export async function openApi(
 
   const grantOf = (source: Source) => (oauth ? source.grant : STATIC_GRANT);
   const grants = new Map<string, Grant>();
-  for (const source of config.sources) {
-    const grant = grantOf(source);
-    if (grants.has(grant)) continue;
-    const tokens = tokensFor(grant);
+  const grant = (name: string): Grant => {
+    const built = grants.get(name);
+    if (built !== undefined) return built;
+    const tokens = tokensFor(name);
     const api = new CallsApiClient({
       http: transport,
-      grant,
+      grant: name,
       tokens,
       settings: config.api,
       metrics,
@@ -87,7 +92,9 @@ export async function openApi(
       poisonPageAttempts: config.api.poisonCallPageAttempts,
       clock,
     });
-    grants.set(grant, { tokens, api, enricher });
-  }
-  return { transport, grants, grantOf, fingerprints };
+    grants.set(name, { tokens, api, enricher });
+    return { tokens, api, enricher };
+  };
+  for (const source of config.sources) grant(grantOf(source));
+  return { transport, grants, grant, grantOf, fingerprints };
 }

@@ -16,9 +16,9 @@ import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
 
 export interface Locations {
-  /** The configured location uids, in configuration order. */
-  configured: readonly string[];
-  sourceOf: ReadonlyMap<string, Source>;
+  /** The configured location uids, in configuration order (a reload's once `reconfigure` accepted it). */
+  readonly configured: readonly string[];
+  readonly sourceOf: ReadonlyMap<string, Source>;
   /** A new Scheduler, holding no location yet (Scheduler.run is called once: each writer has its own). */
   newScheduler: () => Scheduler;
   /**
@@ -26,6 +26,29 @@ export interface Locations {
    * commit outcomes say what is stored after an ambiguous commit or a new producer: sync/commit-outcome.ts).
    */
   syncFor: (locationUid: string, offset: LocationOffset | undefined, sink: RecordSink) => LocationSync;
+  /**
+   * Takes `sources` (a reload's, validated) as the configured ones: from now on `configured`, `sourceOf` and
+   * `syncFor` follow them. A location listed twice is refused (CONFIG_DUPLICATE_LOCATION) and nothing changes.
+   * Returns the uids added and removed; who runs them is the ownership's (PartitionHandover.reconfigure).
+   */
+  reconfigure: (sources: readonly Source[]) => { added: string[]; removed: string[] };
+}
+
+/** Each location's source; a location listed twice is refused. */
+function sourcesByLocation(sources: readonly Source[]): Map<string, Source> {
+  const sourceOf = new Map<string, Source>();
+  for (const source of sources) {
+    for (const locationUid of source.locations) {
+      if (sourceOf.has(locationUid)) {
+        throw new FatalError(
+          'CONFIG_DUPLICATE_LOCATION',
+          `location ${locationUid} is listed twice in sources; list each location once`,
+        );
+      }
+      sourceOf.set(locationUid, source);
+    }
+  }
+  return sourceOf;
 }
 
 export function buildLocations(
@@ -41,22 +64,12 @@ export function buildLocations(
   },
 ): Locations {
   const { config, logger, metrics, clock } = ctx;
-  const sourceOf = new Map<string, Source>();
-  for (const source of config.sources) {
-    for (const locationUid of source.locations) {
-      if (sourceOf.has(locationUid)) {
-        throw new FatalError(
-          'CONFIG_DUPLICATE_LOCATION',
-          `location ${locationUid} is listed twice in sources; list each location once`,
-        );
-      }
-      sourceOf.set(locationUid, source);
-    }
-  }
+  let sourceOf = sourcesByLocation(config.sources);
   const empty = (): LocationOffset => ({ ...EMPTY_OFFSET, boundary: [] });
   const syncFor: Locations['syncFor'] = (locationUid, offset, sink) => {
-    const source = sourceOf.get(locationUid)!;
-    const { api: client, enricher } = api.grants.get(api.grantOf(source))!;
+    const source = sourceOf.get(locationUid);
+    if (source === undefined) throw new Error(`syncFor: location ${locationUid} is not configured`);
+    const { api: client, enricher } = api.grant(api.grantOf(source));
     return new LocationSync({
       locationUid,
       startOffset: offset ?? empty(),
@@ -105,5 +118,22 @@ export function buildLocations(
         return source === undefined ? undefined : api.grantOf(source);
       }),
     });
-  return { configured: [...sourceOf.keys()], sourceOf, newScheduler, syncFor };
+  const reconfigure: Locations['reconfigure'] = (sources) => {
+    const next = sourcesByLocation(sources);
+    const added = [...next.keys()].filter((uid) => !sourceOf.has(uid));
+    const removed = [...sourceOf.keys()].filter((uid) => !next.has(uid));
+    sourceOf = next;
+    return { added, removed };
+  };
+  return {
+    get configured() {
+      return [...sourceOf.keys()];
+    },
+    get sourceOf() {
+      return sourceOf;
+    },
+    newScheduler,
+    syncFor,
+    reconfigure,
+  };
 }
