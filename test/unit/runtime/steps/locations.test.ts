@@ -61,7 +61,10 @@ describe('buildLocations', () => {
     const { locations } = setup();
     locations.reconfigure(sources([B]));
     expect(() =>
-      locations.syncFor(A, undefined, { commitPage: () => Promise.reject(new Error('unused')) }),
+      locations.syncFor(A, undefined, {
+        commitPage: () => Promise.reject(new Error('unused')),
+        close: () => Promise.resolve(),
+      }),
     ).toThrow(/not configured/);
   });
 });
