@@ -20,6 +20,7 @@
  * that fails is logged and tried again on the next call.
  */
 import type { Logger } from '../../logging/logger.js';
+import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { SignalLedger } from '../../kafka/signals/signal-ledger.js';
 import {
   REFUSALS,
@@ -50,8 +51,8 @@ export interface SignalAnswersOptions {
   target: LocationSignalTarget | null;
   clock: Pick<Clock, 'now'>;
   logger: Logger;
-  /** Told of every outcome this instance writes (the signals counter). */
-  answered?: (signal: { kind: string }, state: OutcomeState) => void;
+  /** The outcomes this instance writes, and the paused locations as the ledger has them. */
+  metrics?: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations'>;
 }
 
 export class SignalAnswers implements PausedLocations {
@@ -68,6 +69,7 @@ export class SignalAnswers implements PausedLocations {
   /** The reader's `each`. */
   onEntry(entry: SignalTopicEntry, at: { partition: number }): void {
     this.ledger.apply(entry);
+    this.options.metrics?.pausedLocations.set(this.ledger.pausedLocations().size);
     if (entry.type === 'invalid-signal') this.invalidPartitions.set(entry.signalId, at.partition);
     if (this.ready) void this.answerPending();
   }
@@ -158,7 +160,7 @@ export class SignalAnswers implements PausedLocations {
       );
       return false;
     }
-    this.options.answered?.(signal, state);
+    this.options.metrics?.signalOutcomes.inc({ kind: signal.kind, state });
     this.options.logger.info(
       { signal: signal.id, kind: signal.kind, state, ...(reason !== undefined && { reason: reason.code }) },
       `signal ${state}`,

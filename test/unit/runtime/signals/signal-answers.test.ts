@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Signal, SignalKind, SignalOutcome } from '../../../../src/kafka/signals/signal-model.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
+import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 import { SignalAnswers } from '../../../../src/runtime/signals/signal-answers.js';
 import type { LocationSignal } from '../../../../src/runtime/signals/signal-ports.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -25,6 +26,7 @@ function signal(kind: SignalKind, location: string, extra: Partial<Signal> = {})
 /** An answerer owning partition 0 (location A's and UNKNOWN's), not partition 1 (B's); outcomes read back at once. */
 function answerer(options: { carried?: LocationSignal[]; target?: boolean; failWrites?: number } = {}) {
   const written: Array<{ partition: number; outcome: SignalOutcome }> = [];
+  const metrics = new ConnectorMetrics();
   let failures = options.failWrites ?? 0;
   const answers: SignalAnswers = new SignalAnswers({
     instance: 'i1@host',
@@ -46,8 +48,9 @@ function answerer(options: { carried?: LocationSignal[]; target?: boolean; failW
         : { runs: (uid) => uid === A, carryOut: (s) => options.carried?.push(s) },
     clock: new ManualClock(Date.parse('2024-06-01T00:00:05Z')),
     logger: silentLogger(),
+    metrics,
   });
-  return { answers, written };
+  return { answers, written, metrics };
 }
 
 const states = (written: Array<{ outcome: SignalOutcome }>) =>
@@ -55,7 +58,7 @@ const states = (written: Array<{ outcome: SignalOutcome }>) =>
 
 describe('the signal answerer', () => {
   it('answers nothing before the first read is complete, then each signal of its partitions in order', async () => {
-    const { answers, written } = answerer();
+    const { answers, written, metrics } = answerer();
     const pause = signal('pause', A);
     const other = signal('pause', B);
     answers.onEntry({ type: 'signal', signal: pause }, { partition: 0 });
@@ -71,6 +74,10 @@ describe('the signal answerer', () => {
     });
     expect(answers.isPaused(A)).toBe(true);
     expect(answers.isPaused(B)).toBe(false);
+    expect((await metrics.pausedLocations.get()).values[0]?.value).toBe(1);
+    expect((await metrics.signalOutcomes.get()).values).toEqual([
+      expect.objectContaining({ labels: { kind: 'pause', state: 'done' }, value: 1 }),
+    ]);
   });
 
   it('refuses a signal for a location no configuration lists, saying what to do', async () => {
