@@ -33,23 +33,26 @@ export interface WrittenAt {
 }
 
 /**
- * Creates the signals topic (when `kafka.createTopics`) with the offsets topic's partition count (the count it
- * has, else the configured one), or checks an existing one is compacted and has it. Returns the count.
+ * Creates the signals topic (when `kafka.createTopics`) or checks an existing one is compacted; returns its
+ * partition count, which must be the offsets topic's (an existing offsets topic's count, else the configured one
+ * for a topic created here). With no offsets topic yet, an existing signals topic's count is taken as it is: the
+ * instances that created it chose it.
  */
 export async function ensureSignalTopic(kafka: Kafka, config: KafkaConfig): Promise<number> {
+  const spec = signalsTopicSpec(config);
   const offsetsPartitions = (await topicExists(kafka, config.offsetsTopic))
     ? await topicPartitionCount(kafka, config.offsetsTopic)
-    : 0;
-  const spec = {
-    ...signalsTopicSpec(config),
-    partitions: offsetsPartitions > 0 ? offsetsPartitions : config.offsetsTopicPartitions,
-  };
-  await ensureTopics(kafka, [spec], config.createTopics);
+    : null;
+  await ensureTopics(
+    kafka,
+    [{ ...spec, partitions: offsetsPartitions ?? spec.partitions }],
+    config.createTopics,
+  );
   const partitions = await topicPartitionCount(kafka, spec.topic);
-  if (partitions !== spec.partitions) {
+  if (offsetsPartitions !== null && partitions !== offsetsPartitions) {
     throw new FatalError(
       'KAFKA_TOPIC_PARTITIONS_MISMATCH',
-      `topic ${spec.topic} has ${partitions} partitions, but the offsets topic has ${spec.partitions}: ` +
+      `topic ${spec.topic} has ${partitions} partitions, but the offsets topic has ${offsetsPartitions}: ` +
         'signals would reach the wrong instances. Recreate it with that count (it holds signals and the paused ' +
         'state: send the pauses again afterwards).',
     );

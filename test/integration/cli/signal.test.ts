@@ -9,10 +9,10 @@ import { ExitCode } from '../../../src/errors/exit-codes.js';
 import { locationPartition } from '../../../src/kafka/group/location-partition.js';
 import type { SignalTopicEntry } from '../../../src/kafka/signals/signal-model.js';
 import { SignalTopicReader } from '../../../src/kafka/signals/signal-reader.js';
-import { SignalTopicWriter } from '../../../src/kafka/signals/signal-topic.js';
 import { signalsTopicName, topicPartitionCount } from '../../../src/kafka/topics/topics.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { SignalAnswers } from '../../../src/runtime/signals/signal-answers.js';
+import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { openSignals } from '../../../src/runtime/signals/signal-service.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { capture } from '../../support/capture.js';
 import { kafkaCommandsConfig } from '../../support/config-file.js';
@@ -27,6 +27,20 @@ afterEach(async () => {
   vi.restoreAllMocks();
   for (const close of opened.splice(0).reverse()) await close();
 });
+
+/** Runs a command function, returning its exit code and what it printed. */
+async function run(
+  command: () => Promise<number>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = capture(process.stdout);
+  const stderr = capture(process.stderr);
+  try {
+    const code = await command();
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
 
 async function startReader(
   topic: string,
@@ -86,49 +100,51 @@ describe('signal command', () => {
     ]);
   });
 
-  it('with --wait prints the refusal an instance answers for a location it is not configured with', async () => {
+  it('with --wait prints the outcomes a running instance answers: a pause done, a location it does not run refused', async () => {
     const kafka = testKafkaConfig();
     const connectorName = uniqueName('signal-wait');
     const file = await kafkaCommandsConfig(connectorName, kafka, [LOCATION_A]);
-    const topic = signalsTopicName(kafka.offsetsTopic);
-    // A first signal creates the topic before the answering instance starts reading it.
-    capture(process.stdout);
-    capture(process.stderr);
-    expect(await sendSignal(file, 'pause', { location: LOCATION_A })).toBe(ExitCode.OK);
-    vi.restoreAllMocks();
+    const signalsOf = async () => {
+      const signals = await openSignals(testKafka(), {
+        config: { connector: { name: connectorName, mode: 'single' }, kafka },
+        instance: 'test-instance',
+        ownsPartition: () => true,
+        configured: (uid) => uid === LOCATION_A,
+        target: null,
+        metrics: new ConnectorMetrics(),
+        logger: silentLogger(),
+        clock: systemClock,
+      });
+      if (signals === null) throw new Error('signals not opened');
+      opened.push(() => signals.close());
+      return signals;
+    };
+    const instance = await signalsOf();
+    await instance.ready();
 
-    const writer = await SignalTopicWriter.connect(testKafka(), { topic, connectorName, partitionCount: 24 });
-    opened.push(() => writer.disconnect());
-    const answers = new SignalAnswers({
-      instance: 'test-instance',
-      partitionOf: (uid) => writer.partitionOf(uid),
-      ownsPartition: () => true,
-      configured: (uid) => uid === LOCATION_A,
-      write: (partition, outcome) => writer.answerAt(partition, outcome),
-      target: null,
-      clock: systemClock,
-      logger: silentLogger(),
-    });
-    await startReader(topic, connectorName, (entry, at) => answers.onEntry(entry, at));
-    await answers.caughtUp();
-    await eventually(() => answers.isPaused(LOCATION_A), 20_000, 'the pause done and read back');
+    const paused = await run(() =>
+      sendSignal(file, 'pause', { location: LOCATION_A, wait: true, timeoutMs: 30_000 }),
+    );
+    expect(paused.code).toBe(ExitCode.OK);
+    const [pauseId, pauseOutcome] = paused.stdout.trim().split('\n');
+    expect(pauseOutcome).toMatch(/^done \S+ test-instance$/);
+    await eventually(() => instance.paused.isPaused(LOCATION_A), 20_000, 'the pause read back');
 
-    const stdout = capture(process.stdout);
-    const stderr = capture(process.stderr);
-    const code = await sendSignal(file, 'resume', {
-      location: NOT_CONFIGURED,
-      wait: true,
-      timeoutMs: 30_000,
-    });
-    vi.restoreAllMocks();
-    expect(stderr.text()).toContain(`location ${NOT_CONFIGURED} is not in this configuration's sources`);
-    expect(code).toBe(ExitCode.NOT_READY);
-    const [id, outcome] = stdout.text().trim().split('\n');
-    expect(outcome).toMatch(
+    const refused = await run(() =>
+      sendSignal(file, 'resume', { location: NOT_CONFIGURED, wait: true, timeoutMs: 30_000 }),
+    );
+    expect(refused.stderr).toContain(`location ${NOT_CONFIGURED} is not in this configuration's sources`);
+    expect(refused.code).toBe(ExitCode.NOT_READY);
+    expect(refused.stdout.trim().split('\n')[1]).toMatch(
       new RegExp(
         `^refused \\S+ test-instance LOCATION_NOT_CONFIGURED: location ${NOT_CONFIGURED} is not in the configuration`,
       ),
     );
-    expect(answers.ledger.outcome(id ?? '')?.state).toBe('refused');
+
+    // Another instance (a restart, a handover) reads the paused state back from the topic, and answers nothing again.
+    const next = await signalsOf();
+    await next.ready();
+    expect(next.paused.isPaused(LOCATION_A)).toBe(true);
+    expect(pauseId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
