@@ -7,10 +7,12 @@
  * exactly one instance owns it), in the order they were sent:
  * - a location the running configuration does not list: `refused`, LOCATION_NOT_CONFIGURED (a signal for a
  *   location nobody runs is answered, never left waiting);
- * - `pause` / `resume`: `done` at once (the paused state is the ledger's fold of the done ones, read back);
+ * - without a target (the scheduler takes no signal yet): `refused`, SIGNAL_NOT_SUPPORTED, naming what works
+ *   instead (a pause answered `done` while polls go on would be a lie);
+ * - `pause` / `resume`: `done` at once (the paused state is the ledger's fold of the done ones, read back, and
+ *   the scheduler reads it through PausedLocations);
  * - `backfill` / `reset`: `accepted`, then handed to the scheduler (`LocationSignalTarget.carryOut`), which
- *   writes `done` with the page that completes it. Without a target (the scheduler does not take them yet):
- *   `refused`, SIGNAL_NOT_SUPPORTED, naming what works instead;
+ *   writes `done` with the page that completes it;
  * - a record that is no signal this version reads: `refused`, SIGNAL_INVALID, naming the problems.
  * Signals accepted and not done (an instance stopped or killed while one ran) are handed to the target again
  * once this instance runs their location, after a restart or a handover.
@@ -27,14 +29,29 @@ import {
   type OutcomeState,
   type RefusalReason,
   type Signal,
+  type SignalKind,
   type SignalOutcome,
   type SignalTopicEntry,
 } from '../../kafka/signals/signal-model.js';
 import type { Clock } from '../../time/clock.js';
 import type { LocationSignal, LocationSignalTarget, PausedLocations } from './signal-ports.js';
 
-/** The refusal of a backfill or reset while the scheduler takes none. */
+/** The refusal of a signal while the scheduler takes none. */
 export const SIGNAL_NOT_SUPPORTED = 'SIGNAL_NOT_SUPPORTED';
+
+/** What works instead of each kind while the scheduler takes no signal. */
+const INSTEAD: Record<SignalKind, string> = {
+  backfill: 'stop the connector and use `calls-connector offsets reset --to` (or --history)',
+  reset: 'stop the connector and use `calls-connector offsets reset`',
+  pause: 'remove the location from sources[] and restart',
+  resume: 'add the location back to sources[] and restart',
+};
+
+export interface SignalsStatus {
+  /** Location uids, in lower case. */
+  pausedLocations: string[];
+  running: Array<Signal & { acceptedBy: string }>;
+}
 
 export interface SignalAnswersOptions {
   /** This instance, as outcomes name it (client id and host). */
@@ -84,6 +101,26 @@ export class SignalAnswers implements PausedLocations {
     return this.ledger.isPaused(locationUid);
   }
 
+  /** For `/status`: the paused locations and the signals accepted and not done (running). */
+  status(): SignalsStatus {
+    return {
+      pausedLocations: [...this.ledger.pausedLocations()].sort(),
+      running: this.ledger
+        .running()
+        .map(({ id, kind, location, since, until, to, requestedAt, requestedBy }) => ({
+          id,
+          kind,
+          location,
+          ...(since !== undefined && { since }),
+          ...(until !== undefined && { until }),
+          ...(to !== undefined && { to }),
+          requestedAt,
+          requestedBy,
+          acceptedBy: this.ledger.outcome(id)?.instance ?? '',
+        })),
+    };
+  }
+
   /** Answers what can be answered now; resolves once those answers are written (or failed and logged). */
   answerPending(): Promise<void> {
     this.queue = this.queue.then(() => this.answerNow());
@@ -112,17 +149,13 @@ export class SignalAnswers implements PausedLocations {
             `location ${signal.location} is not in the configuration of ${this.options.instance}, the instance ` +
             'that owns its partition: add it to sources[].locations (and reload), or check the uid',
         });
-      } else if (signal.kind === 'pause' || signal.kind === 'resume') {
-        await this.answer(signal, partition, 'done');
       } else if (target === null) {
         await this.answer(signal, partition, 'refused', {
           code: SIGNAL_NOT_SUPPORTED,
-          message:
-            `this version does not carry out ${signal.kind} signals while running yet: ` +
-            (signal.kind === 'reset'
-              ? 'stop the connector and use `calls-connector offsets reset`'
-              : 'stop the connector and use `calls-connector offsets reset --to` (or --history)'),
+          message: `this version does not carry out ${signal.kind} signals while running yet: ${INSTEAD[signal.kind]}`,
         });
+      } else if (signal.kind === 'pause' || signal.kind === 'resume') {
+        await this.answer(signal, partition, 'done');
       } else if (target.runs(signal.location) && (await this.answer(signal, partition, 'accepted'))) {
         target.carryOut(locationSignal(signal));
       }

@@ -22,7 +22,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
-import { SignalAnswers } from './signal-answers.js';
+import { SignalAnswers, type SignalsStatus } from './signal-answers.js';
 import type { LocationSignalTarget, PausedLocations } from './signal-ports.js';
 
 export interface SignalsOptions {
@@ -45,6 +45,8 @@ export interface Signals {
   /** Answers the signals that wait for an owner this instance has become. */
   ownershipChanged(): Promise<void>;
   health(): { ok: boolean; detail?: string };
+  /** For `/status`: the paused locations and the running signals. */
+  status(): SignalsStatus;
   /** Resolves once the first read is complete and its signals answered (tests; the runtime need not wait). */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -134,6 +136,7 @@ export async function openSignals(kafka: KafkaClient, options: SignalsOptions): 
       if (failure !== null) return { ok: false, detail: `SIGNALS_NOT_READ: ${failure}` };
       return readerHealth;
     },
+    status: () => answers.status(),
     ready: () => readyPromise,
     close: async () => {
       closed = true;

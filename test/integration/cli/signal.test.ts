@@ -110,7 +110,8 @@ describe('signal command', () => {
         instance: 'test-instance',
         ownsPartition: () => true,
         configured: (uid) => uid === LOCATION_A,
-        target: null,
+        // The scheduler's side, which runs every location and takes what it is handed.
+        target: { runs: () => true, carryOut: () => undefined },
         metrics: new ConnectorMetrics(),
         logger: silentLogger(),
         clock: systemClock,

@@ -101,6 +101,10 @@ describe('the signal answerer', () => {
     expect(carried).toEqual([
       { id: backfill.id, location: A, backfill: { since: '2024-05-01T00:00:00Z', until: null } },
     ]);
+    expect(answers.status()).toEqual({
+      pausedLocations: [],
+      running: [{ ...backfill, acceptedBy: 'i1@host' }],
+    });
   });
 
   it('hands a signal accepted before a restart to the scheduler again, without a second answer', async () => {
@@ -117,13 +121,22 @@ describe('the signal answerer', () => {
     expect(carried).toEqual([{ id: reset.id, location: A, reset: { to: '2024-05-01T00:00:00Z' } }]);
   });
 
-  it('refuses backfill and reset while the scheduler takes none, naming the stopped-connector command', async () => {
+  it('refuses every signal while the scheduler takes none, naming what works instead', async () => {
     const { answers, written } = answerer({ target: false });
     const reset = signal('reset', A);
+    const pause = signal('pause', A);
     answers.onEntry({ type: 'signal', signal: reset }, { partition: 0 });
+    answers.onEntry({ type: 'signal', signal: pause }, { partition: 0 });
     await answers.caughtUp();
-    expect(states(written)).toEqual([[reset.id, 'refused', 'SIGNAL_NOT_SUPPORTED']]);
+    expect(states(written)).toEqual([
+      [reset.id, 'refused', 'SIGNAL_NOT_SUPPORTED'],
+      [pause.id, 'refused', 'SIGNAL_NOT_SUPPORTED'],
+    ]);
     expect(written[0]?.outcome.reason?.message).toContain('calls-connector offsets reset');
+    expect(written[1]?.outcome.reason?.message).toBe(
+      'this version does not carry out pause signals while running yet: remove the location from sources[] and restart',
+    );
+    expect(answers.isPaused(A)).toBe(false);
   });
 
   it('refuses an unreadable signal record from the partition it was read from', async () => {
