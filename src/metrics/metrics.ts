@@ -21,12 +21,14 @@ import type { BackfillFigures } from '../sync/backfill.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { apiMetrics, type RateLimitScopeFigures } from './api-metrics.js';
 import { authMetrics } from './auth-metrics.js';
+import { configurationMetrics } from './configuration-metrics.js';
 import { freshnessMetrics } from './freshness-metrics.js';
 import { kafkaMetrics } from './kafka-metrics.js';
 import { locationMetrics } from './location-metrics.js';
 import { LocationProgress } from './location-progress.js';
 import { ownershipMetrics } from './ownership-metrics.js';
 import { collectNodeProcessMetrics, processMetrics } from './process-metrics.js';
+import { signalMetrics } from './signal-metrics.js';
 import { webhookMetrics } from './webhook-metrics.js';
 
 export { statusClass, type RateLimitScopeFigures, type StatusClass } from './api-metrics.js';
@@ -144,6 +146,16 @@ export class ConnectorMetrics {
   readonly webhookNudgeOutcomes = this.webhooks.webhookNudgeOutcomes;
   readonly webhookNudgeToPublished = this.webhooks.webhookNudgeToPublished;
   readonly webhookMissedDeliveries = this.webhooks.webhookMissedDeliveries;
+
+  // ---- The running configuration and its reloads (configuration-metrics.ts). ----
+  private readonly configuration = configurationMetrics(this.registry);
+  readonly configurationInfo = this.configuration.configurationInfo;
+  readonly configurationReloads = this.configuration.configurationReloads;
+
+  // ---- Signals (signal-metrics.ts). ----
+  private readonly signals = signalMetrics(this.registry);
+  readonly signalOutcomes = this.signals.signalOutcomes;
+  readonly pausedLocations = this.signals.pausedLocations;
 
   // ---- The process as a whole (process-metrics.ts). ----
   private readonly processWide = processMetrics(this.registry, {

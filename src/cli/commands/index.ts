@@ -9,6 +9,7 @@ import { register as registerDemo } from './demo.js';
 import { register as registerRun } from './run.js';
 import { register as registerTail } from './tail.js';
 import { register as registerSandbox } from './sandbox.js';
+import { register as registerSignal } from './signal.js';
 import { register as validateConfig } from './validate-config.js';
 
 type Register = (program: Command) => void;
@@ -19,6 +20,7 @@ const commands: Register[] = [
   validateConfig,
   registerSandbox,
   registerOffsets,
+  registerSignal,
   registerAuth,
   registerTail,
 ];

@@ -9,7 +9,9 @@
  *   and it must never be deleted by retention). An existing offsets topic that is not compacted is a
  *   FatalError: with `delete` in its policy, offsets would silently vanish after retention.ms;
  * - dead-letter topic: 1 partition, default retention;
- * - token topic (for the Kafka token store of the OAuth module): compacted, see ensureCompactedTopic.
+ * - token topic (for the Kafka token store of the OAuth module): compacted, see ensureCompactedTopic;
+ * - signals topic (`<kafka.offsetsTopic>-signals`, kafka/signals/signal-topic.ts): compacted, with the offsets
+ *   topic's partition count, see signalsTopicSpec.
  *
  * With `kafka.createTopics: false` missing topics are a FatalError naming them (create them, or grant
  * CreateTopics). Contract: called at start-up, before producing.
@@ -63,6 +65,27 @@ export function connectorTopicSpecs(config: KafkaConfig): TopicSpec[] {
       configKey: 'kafka.dlqTopic',
     },
   ];
+}
+
+/** The signals topic of an offsets topic: `<offsetsTopic>-signals`. */
+export function signalsTopicName(offsetsTopic: string): string {
+  return `${offsetsTopic}-signals`;
+}
+
+/**
+ * The signals topic: compacted (a signal and its outcome are each kept, their latest record: the paused
+ * locations are read back from it after a restart, so retention must never delete them), and partitioned like
+ * the offsets topic, so a location's signals sit in the partition its owner holds.
+ */
+export function signalsTopicSpec(config: KafkaConfig): TopicSpec {
+  return {
+    topic: signalsTopicName(config.offsetsTopic),
+    partitions: config.offsetsTopicPartitions,
+    replicationFactor: config.replicationFactor,
+    configs: COMPACT,
+    requirePolicy: 'compact',
+    configKey: 'kafka.offsetsTopic (its -signals topic)',
+  };
 }
 
 /** The spec of a compacted single-partition topic, such as the OAuth token store's. */

@@ -1,0 +1,19 @@
+/** Signals (kafka/signals/): the outcomes this instance wrote, and the locations paused. */
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export function signalMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    signalOutcomes: new Counter({
+      name: 'calls_connector_signal_outcomes_total',
+      help: 'Outcomes of signals this instance wrote, by kind (backfill, pause, resume, reset, invalid) and state (accepted: taken on and running; done; refused: the log and the outcome say why).',
+      labelNames: ['kind', 'state'],
+      registers,
+    }),
+    pausedLocations: new Gauge({
+      name: 'calls_connector_paused_locations',
+      help: 'Locations paused by a pause signal and not resumed since (the same on every instance: each reads the whole signals topic).',
+      registers,
+    }),
+  };
+}

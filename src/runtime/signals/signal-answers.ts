@@ -1,0 +1,210 @@
+/**
+ * Answers the signals of the locations this instance owns: the one place that decides a signal's outcome.
+ *
+ * Fed by the signals topic reader (kafka/signals/signal-reader.ts: `onEntry` is its `each`), it keeps the
+ * ledger (kafka/signals/signal-ledger.ts) and, once `caughtUp()` says the reader's first read is complete, answers
+ * every signal without an outcome whose partition this instance owns (the partition of the location's offset key:
+ * exactly one instance owns it), in the order they were sent:
+ * - a location the running configuration does not list: `refused`, LOCATION_NOT_CONFIGURED (a signal for a
+ *   location nobody runs is answered, never left waiting);
+ * - without a target (the scheduler takes no signal yet): `refused`, SIGNAL_NOT_SUPPORTED, naming what works
+ *   instead (a pause answered `done` while polls go on would be a lie);
+ * - `pause` / `resume`: `done` at once (the paused state is the ledger's fold of the done ones, read back, and
+ *   the scheduler reads it through PausedLocations);
+ * - `backfill` / `reset`: `accepted`, then handed to the scheduler (`LocationSignalTarget.carryOut`), which
+ *   writes `done` with the page that completes it;
+ * - a record that is no signal this version reads: `refused`, SIGNAL_INVALID, naming the problems.
+ * Signals accepted and not done (an instance stopped or killed while one ran) are handed to the target again
+ * once this instance runs their location, after a restart or a handover.
+ *
+ * Call `answerPending()` again when what this instance owns changes (a rebalance, a standby taking over, a
+ * reload): signals it could not answer before are answered then. Answers are written one at a time; a write
+ * that fails is logged and tried again on the next call.
+ */
+import type { Logger } from '../../logging/logger.js';
+import type { ConnectorMetrics } from '../../metrics/metrics.js';
+import { SignalLedger } from '../../kafka/signals/signal-ledger.js';
+import {
+  REFUSALS,
+  type OutcomeState,
+  type RefusalReason,
+  type Signal,
+  type SignalKind,
+  type SignalOutcome,
+  type SignalTopicEntry,
+} from '../../kafka/signals/signal-model.js';
+import type { Clock } from '../../time/clock.js';
+import type { LocationSignal, LocationSignalTarget, PausedLocations } from './signal-ports.js';
+
+/** The refusal of a signal while the scheduler takes none. */
+export const SIGNAL_NOT_SUPPORTED = 'SIGNAL_NOT_SUPPORTED';
+
+/** What works instead of each kind while the scheduler takes no signal. */
+const INSTEAD: Record<SignalKind, string> = {
+  backfill: 'stop the connector and use `calls-connector offsets reset --to` (or --history)',
+  reset: 'stop the connector and use `calls-connector offsets reset`',
+  pause: 'remove the location from sources[] and restart',
+  resume: 'add the location back to sources[] and restart',
+};
+
+export interface SignalsStatus {
+  /** Location uids, in lower case. */
+  pausedLocations: string[];
+  running: Array<Signal & { acceptedBy: string }>;
+}
+
+export interface SignalAnswersOptions {
+  /** This instance, as outcomes name it (client id and host). */
+  instance: string;
+  /** The partition of a location's signals (signal-topic.ts). */
+  partitionOf: (locationUid: string) => number;
+  /** Whether this instance owns the offsets partition `partition` now (and writes). */
+  ownsPartition: (partition: number) => boolean;
+  /** Whether the running configuration lists the location (read at each answer: a reload changes it). */
+  configured: (locationUid: string) => boolean;
+  /** Writes an outcome to the partition of its signal. */
+  write: (partition: number, outcome: SignalOutcome) => Promise<unknown>;
+  /** The scheduler's side of backfill and reset; null while it takes none. */
+  target: LocationSignalTarget | null;
+  clock: Pick<Clock, 'now'>;
+  logger: Logger;
+  /** The outcomes this instance writes, and the paused locations as the ledger has them. */
+  metrics?: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations'>;
+}
+
+export class SignalAnswers implements PausedLocations {
+  readonly ledger = new SignalLedger();
+  /** The partition each invalid signal record was read from (its location cannot be read). */
+  private readonly invalidPartitions = new Map<string, number>();
+  /** Signal ids answered (or handed to the target) by this process, so a signal is not answered twice. */
+  private readonly handled = new Set<string>();
+  private ready = false;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: SignalAnswersOptions) {}
+
+  /** The reader's `each`. */
+  onEntry(entry: SignalTopicEntry, at: { partition: number }): void {
+    this.ledger.apply(entry);
+    this.options.metrics?.pausedLocations.set(this.ledger.pausedLocations().size);
+    if (entry.type === 'invalid-signal') this.invalidPartitions.set(entry.signalId, at.partition);
+    if (this.ready) void this.answerPending();
+  }
+
+  /** The reader's first read is complete: answering may begin. */
+  caughtUp(): Promise<void> {
+    this.ready = true;
+    return this.answerPending();
+  }
+
+  isPaused(locationUid: string): boolean {
+    return this.ledger.isPaused(locationUid);
+  }
+
+  /** For `/status`: the paused locations and the signals accepted and not done (running). */
+  status(): SignalsStatus {
+    return {
+      pausedLocations: [...this.ledger.pausedLocations()].sort(),
+      running: this.ledger
+        .running()
+        .map(({ id, kind, location, since, until, to, requestedAt, requestedBy }) => ({
+          id,
+          kind,
+          location,
+          ...(since !== undefined && { since }),
+          ...(until !== undefined && { until }),
+          ...(to !== undefined && { to }),
+          requestedAt,
+          requestedBy,
+          acceptedBy: this.ledger.outcome(id)?.instance ?? '',
+        })),
+    };
+  }
+
+  /** Answers what can be answered now; resolves once those answers are written (or failed and logged). */
+  answerPending(): Promise<void> {
+    this.queue = this.queue.then(() => this.answerNow());
+    return this.queue;
+  }
+
+  private async answerNow(): Promise<void> {
+    if (!this.ready) return;
+    const { target, ownsPartition, partitionOf, configured } = this.options;
+    for (const invalid of this.ledger.unansweredInvalid()) {
+      const partition = this.invalidPartitions.get(invalid.signalId);
+      if (partition === undefined || !ownsPartition(partition) || this.handled.has(invalid.signalId))
+        continue;
+      await this.answer({ id: invalid.signalId, kind: 'invalid' }, partition, 'refused', {
+        code: REFUSALS.invalidSignal,
+        message: `not a signal this version can act on: ${invalid.problems.join('; ')}`,
+      });
+    }
+    for (const signal of this.ledger.unanswered()) {
+      const partition = partitionOf(signal.location);
+      if (!ownsPartition(partition) || this.handled.has(signal.id)) continue;
+      if (!configured(signal.location)) {
+        await this.answer(signal, partition, 'refused', {
+          code: REFUSALS.locationNotConfigured,
+          message:
+            `location ${signal.location} is not in the configuration of ${this.options.instance}, the instance ` +
+            'that owns its partition: add it to sources[].locations (and reload), or check the uid',
+        });
+      } else if (target === null) {
+        await this.answer(signal, partition, 'refused', {
+          code: SIGNAL_NOT_SUPPORTED,
+          message: `this version does not carry out ${signal.kind} signals while running yet: ${INSTEAD[signal.kind]}`,
+        });
+      } else if (signal.kind === 'pause' || signal.kind === 'resume') {
+        await this.answer(signal, partition, 'done');
+      } else if (target.runs(signal.location) && (await this.answer(signal, partition, 'accepted'))) {
+        target.carryOut(locationSignal(signal));
+      }
+    }
+    // Accepted before (by this instance before a restart, or by the location's former owner): finish them.
+    for (const signal of this.ledger.running()) {
+      if (target === null || this.handled.has(signal.id) || !target.runs(signal.location)) continue;
+      this.handled.add(signal.id);
+      target.carryOut(locationSignal(signal));
+    }
+  }
+
+  /** Writes an outcome; false when the write failed (logged; the next answerPending tries again). */
+  private async answer(
+    signal: { id: string; kind: string },
+    partition: number,
+    state: OutcomeState,
+    reason?: RefusalReason,
+  ): Promise<boolean> {
+    const outcome: SignalOutcome = {
+      signalId: signal.id,
+      state,
+      ...(reason !== undefined && { reason }),
+      at: new Date(this.options.clock.now()).toISOString(),
+      instance: this.options.instance,
+    };
+    this.handled.add(signal.id);
+    try {
+      await this.options.write(partition, outcome);
+    } catch (error) {
+      this.handled.delete(signal.id);
+      this.options.logger.warn(
+        { err: error, signal: signal.id, state },
+        'signal outcome not written: tried again at the next signal or ownership change',
+      );
+      return false;
+    }
+    this.options.metrics?.signalOutcomes.inc({ kind: signal.kind, state });
+    this.options.logger.info(
+      { signal: signal.id, kind: signal.kind, state, ...(reason !== undefined && { reason: reason.code }) },
+      `signal ${state}`,
+    );
+    return true;
+  }
+}
+
+function locationSignal(signal: Signal): LocationSignal {
+  const base = { id: signal.id, location: signal.location };
+  if (signal.kind === 'backfill')
+    return { ...base, backfill: { since: signal.since ?? null, until: signal.until ?? null } };
+  return { ...base, reset: { to: signal.to ?? null } };
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { SignalLedger } from '../../../../src/kafka/signals/signal-ledger.js';
+import type {
+  OutcomeState,
+  Signal,
+  SignalKind,
+  SignalTopicEntry,
+} from '../../../../src/kafka/signals/signal-model.js';
+
+const A = '00000000-0000-4000-8000-00000000000a';
+const B = '00000000-0000-4000-8000-00000000000b';
+
+let next = 0;
+function sent(kind: SignalKind, location: string): SignalTopicEntry & { type: 'signal' } {
+  next += 1;
+  const signal: Signal = {
+    id: `00000000-0000-4000-8000-${String(next).padStart(12, '0')}`,
+    kind,
+    location,
+    requestedAt: '2024-06-01T00:00:00Z',
+    requestedBy: 'ops@host',
+  };
+  return { type: 'signal', signal };
+}
+
+function answered(entry: { signal: Signal }, state: OutcomeState): SignalTopicEntry {
+  return {
+    type: 'outcome',
+    outcome: {
+      signalId: entry.signal.id,
+      state,
+      at: '2024-06-01T00:00:01Z',
+      instance: 'i1',
+      ...(state === 'refused' && { reason: { code: 'LOCATION_NOT_CONFIGURED', message: 'x' } }),
+    },
+  };
+}
+
+function ledgerOf(...entries: SignalTopicEntry[]): SignalLedger {
+  const ledger = new SignalLedger();
+  for (const entry of entries) ledger.apply(entry);
+  return ledger;
+}
+
+describe('the signal ledger', () => {
+  it('pauses a location once its pause is done, and not before', () => {
+    const pause = sent('pause', A);
+    expect(ledgerOf(pause).isPaused(A)).toBe(false);
+    expect(ledgerOf(pause, answered(pause, 'accepted')).isPaused(A)).toBe(false);
+    expect(ledgerOf(pause, answered(pause, 'done')).isPaused(A)).toBe(true);
+    expect(ledgerOf(pause, answered(pause, 'done')).isPaused(B)).toBe(false);
+  });
+
+  it('takes the last done pause or resume of a location in the order they were sent', () => {
+    const pause = sent('pause', A);
+    const resume = sent('resume', A);
+    const pauseAgain = sent('pause', A);
+    // Outcomes in another order than the signals: the signals' order decides.
+    const ledger = ledgerOf(
+      pause,
+      resume,
+      pauseAgain,
+      answered(pauseAgain, 'done'),
+      answered(resume, 'done'),
+    );
+    expect(ledger.isPaused(A)).toBe(true);
+    expect(ledgerOf(pause, resume, answered(pause, 'done'), answered(resume, 'done')).isPaused(A)).toBe(
+      false,
+    );
+  });
+
+  it('ignores a refused pause, and compares location uids whatever their case', () => {
+    const refused = sent('pause', A);
+    expect(ledgerOf(refused, answered(refused, 'refused')).pausedLocations().size).toBe(0);
+    const pause = sent('pause', A.toUpperCase());
+    expect(ledgerOf(pause, answered(pause, 'done')).isPaused(A)).toBe(true);
+  });
+
+  it('lists the signals without an outcome, and those accepted and not done, in the order sent', () => {
+    const first = sent('backfill', A);
+    const second = sent('reset', B);
+    const third = sent('pause', B);
+    const ledger = ledgerOf(first, second, third, answered(second, 'accepted'), answered(third, 'done'));
+    expect(ledger.unanswered().map((s) => s.id)).toEqual([first.signal.id]);
+    expect(ledger.running().map((s) => s.id)).toEqual([second.signal.id]);
+  });
+
+  it('keeps a final outcome when a late accepted arrives after it', () => {
+    const backfill = sent('backfill', A);
+    const ledger = ledgerOf(backfill, answered(backfill, 'done'), answered(backfill, 'accepted'));
+    expect(ledger.outcome(backfill.signal.id)?.state).toBe('done');
+  });
+
+  it('lists the invalid signal records still to be refused', () => {
+    const invalid: SignalTopicEntry = {
+      type: 'invalid-signal',
+      signalId: 'x',
+      problems: ['not a JSON object'],
+    };
+    expect(ledgerOf(invalid).unansweredInvalid()).toEqual([
+      { signalId: 'x', problems: ['not a JSON object'] },
+    ]);
+    expect(
+      ledgerOf(invalid, {
+        type: 'outcome',
+        outcome: { signalId: 'x', state: 'refused', at: 't', instance: 'i' },
+      }).unansweredInvalid(),
+    ).toEqual([]);
+  });
+});
