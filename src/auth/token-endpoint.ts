@@ -274,7 +274,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     }`;
     // Only the service's own word (invalid_client) names the credentials: a bare 401 (a gateway, a proxy, an
     // identity provider hiccup) falls through to AUTH_TOKEN_REQUEST_REFUSED, which heals with a growing
-    // backoff instead of stopping the grant until a restart (issue 20).
+    // backoff instead of stopping the grant until a restart.
     if (oauthError === 'invalid_client') {
       throw new TokenRequestRefused(
         'AUTH_CLIENT_REJECTED',

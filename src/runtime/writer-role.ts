@@ -4,7 +4,7 @@
  * KAFKA_FENCED_BY_ANOTHER_INSTANCE) stays a member of the instances group `<name>-instances` and takes over as
  * soon as no newer instance is a member: single mode is active/passive. Without it a standby stood by for ever
  * once the newer instance was stopped (a blue/green switch rolled back, a rolling upgrade whose re-initialisation
- * counted an earlier version's member as newer): nobody wrote, and /healthz stayed green (issue 32, review L4).
+ * counted an earlier version's member as newer): nobody wrote, and /healthz stayed green.
  *
  * Kafka's group membership is the only coordinator: the standby waits for a completed rebalance of the group
  * (`rejoined`: a member joined, left or expired), then asks the same question every initialisation asks,

@@ -59,7 +59,8 @@ export async function openApi(
   };
 
   // The scheduler parks the locations of a parked grant (sync/scheduler.ts): their requests are refused at
-  // once rather than hold a worker for the whole hold (issue 32).
+  // once rather than hold a worker for the whole hold: one grant's long hold must not take the workers of the
+  // others.
   const transport = await HttpTransport.fromConfig(config.api, metrics, clock, logger, {
     refuseWhileParked: true,
   });
