@@ -13,6 +13,7 @@ import type { ConnectorConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import { Enricher } from '../../sync/enricher.js';
 import { BoundaryFingerprints } from '../../sync/fingerprint.js';
+import { tokenStoreBackend } from '../token-store-backend.js';
 import type { StartContext } from './context.js';
 
 /** Grant name used with a static development token. */
@@ -44,7 +45,12 @@ export async function openApi(
   const oauth =
     config.oauth === undefined
       ? null
-      : await openOAuth(config, { metrics, logger, kafka, ...(env && { env }) });
+      : await openOAuth(config, {
+          backendFor: tokenStoreBackend(config, { kafka, logger }),
+          metrics,
+          logger,
+          ...(env && { env }),
+        });
   if (oauth) lifecycle.defer('oauth', () => oauth.close());
   // Keyed by a secret all instances share and none stores (sync/fingerprint.ts says why it is keyed).
   const fingerprints = BoundaryFingerprints.fromSecret(

@@ -8,7 +8,7 @@
  * fed by the sinks (webhooks/published-calls.ts) from the first page on; `wire` then joins them to the scheduler.
  */
 import { readFile } from 'node:fs/promises';
-import { readPrivateFile } from '../../auth/store/secret-file.js';
+import { readPrivateFile } from '../../secrets/secret-file.js';
 import type { WebhooksConfig } from '../../config/schema.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
