@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
  * Adapters and wiring: what the sync core, and the leaves below it, never import. config and metrics are
  * adapters too, not leaves: they may import the core's types and values (config the stopped-location backoff's
  * defaults, sync/healing.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
- * time) imports them.
+ * time, json, secrets) imports them.
  */
 const ADAPTERS = [
   'api',
@@ -41,11 +41,11 @@ const restrict = (patterns) => ['error', { patterns }];
 const adapterImports = {
   group: ADAPTERS.map((folder) => `**/${folder}/*`),
   message:
-    'The sync core and the leaves (errors, logging, time) import no adapter: define a port in src/sync/ports.ts.',
+    'The sync core and the leaves (errors, logging, time, json, secrets) import no adapter: define a port in src/sync/ports.ts.',
 };
 const leafImports = {
   group: ['**/sync/*'],
-  message: 'A leaf (errors, logging, time) imports neither the core nor an adapter.',
+  message: 'A leaf (errors, logging, time, json, secrets) imports neither the core nor an adapter.',
 };
 const adapterLibraries = { group: ADAPTER_LIBRARIES, message: 'Only adapters talk to this library.' };
 const cliImports = {
@@ -191,7 +191,13 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, devTooling]) },
   },
   {
-    files: ['src/time/**/*.ts', 'src/errors/**/*.ts', 'src/logging/**/*.ts'],
+    files: [
+      'src/time/**/*.ts',
+      'src/errors/**/*.ts',
+      'src/logging/**/*.ts',
+      'src/json/**/*.ts',
+      'src/secrets/**/*.ts',
+    ],
     rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, leafImports, devTooling]) },
   },
   {

@@ -11,7 +11,7 @@
 import { SkippableError, type ErrorCode } from '../errors/index.js';
 import type { ItemPosition, MappedItem, SingleCall, SingleCallVersion } from '../sync/model.js';
 import { parseInstant } from '../time/instant.js';
-import { isPlainObject } from './body-path.js';
+import { isPlainObject } from '../json/json-object.js';
 
 /**
  * Longest uid accepted. A uid is a record key, a header and part of every message about its call: an

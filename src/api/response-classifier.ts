@@ -25,7 +25,7 @@
  */
 import type { ErrorCode } from '../errors/index.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
-import { readPath } from './body-path.js';
+import { readPath } from '../json/dotted-path.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { parseRetryAfterMs } from './retry-policy.js';
 

@@ -3,7 +3,8 @@
  * (the spec does not show the response shapes). Pure. A body of the wrong shape is "malformed": the
  * client retries it like a transient fault, then gives up with a fatal error for that location.
  */
-import { isPlainObject, readPath } from './body-path.js';
+import { readPath } from '../json/dotted-path.js';
+import { isPlainObject } from '../json/json-object.js';
 import { cursorProblem } from './call-mapper.js';
 
 /** A listing page as the body carries it; the client maps its items (call-mapper.ts) into a ListedPage. */

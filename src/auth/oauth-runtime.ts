@@ -1,8 +1,8 @@
 /**
  * Builds the OAuth machinery from the configuration: the client secret (from `${ENV}` or a file, never a
  * flag), the HTTPS dispatcher (with `api.caFile`), the token endpoint client, the encrypted token store
- * (file or Kafka backend, key from `oauth.keyEnv`/`oauth.keyFile`) and, per grant, one Authorization and one
- * TokenManager. Used by the `auth` commands and by `run` (the sync engine asks `tokenProvider(grant)`).
+ * (over the backend the wiring chooses for `oauth.store`: runtime/token-store-backend.ts; key from
+ * `oauth.keyEnv`/`oauth.keyFile`) and, per grant, one Authorization and one TokenManager. Used by the `auth` commands and by `run` (the sync engine asks `tokenProvider(grant)`).
  *
  * Contract: `openOAuth` validates everything it can before any network request (https redirect_uri and
  * endpoints, key present and well formed, secret readable) and throws FatalError naming the key to fix.
@@ -12,18 +12,14 @@ import { readFile } from 'node:fs/promises';
 import type { Agent } from 'undici';
 import type { ConnectorConfig, OAuthConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
-import { createKafka } from '../kafka/client/kafkajs-client.js';
-import type { KafkaClient } from '../kafka/client/port.js';
-import { silentLogger, type Logger } from '../logging/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { Authorization } from './authorization.js';
 import { assertHttpsRedirectUri } from './authorize-url.js';
 import { createHttpsDispatcher } from './https-dispatcher.js';
-import { FileBackend } from './store/file-backend.js';
-import { KafkaBackend } from './store/kafka-backend.js';
 import type { AuthorizationMetrics } from './authorization.js';
 import type { TokenEndpointMetrics } from './token-endpoint.js';
 import type { TokenManagerMetrics } from './token-manager.js';
-import { readPrivateFile } from './store/secret-file.js';
+import { readPrivateFile } from '../secrets/secret-file.js';
 import { loadStoreKey } from './store/store-key.js';
 import { TokenStore, type EntryBackend } from './store/token-store.js';
 import { HttpTokenEndpoint } from './token-endpoint.js';
@@ -34,11 +30,14 @@ import type { Clock } from '../time/clock.js';
 export type OAuthMetrics = AuthorizationMetrics & TokenManagerMetrics & TokenEndpointMetrics;
 
 export interface OAuthDependencies {
+  /**
+   * The backend of the store `oauth.store` names (runtime/token-store-backend.ts), asked once the settings are
+   * known to be valid.
+   */
+  backendFor(store: OAuthConfig['store']): EntryBackend;
   metrics?: OAuthMetrics;
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
-  /** The Kafka client for the Kafka token store; built from `kafka` config when absent. */
-  kafka?: KafkaClient;
   clock?: Clock;
 }
 
@@ -101,10 +100,7 @@ export class OAuthRuntime {
   }
 }
 
-export async function openOAuth(
-  config: ConnectorConfig,
-  deps: OAuthDependencies = {},
-): Promise<OAuthRuntime> {
+export async function openOAuth(config: ConnectorConfig, deps: OAuthDependencies): Promise<OAuthRuntime> {
   const settings = config.oauth;
   if (settings === undefined) {
     throw new FatalError(
@@ -132,18 +128,7 @@ export async function openOAuth(
   const extraCaPem =
     config.api.caFile === undefined ? undefined : await readText(config.api.caFile, 'api.caFile');
   const dispatcher = createHttpsDispatcher({ extraCaPem });
-  const logger = deps.logger ?? silentLogger();
-  const backend: EntryBackend =
-    settings.store.type === 'file'
-      ? new FileBackend({ path: settings.store.path, ...(deps.clock && { clock: deps.clock }) })
-      : new KafkaBackend({
-          kafka:
-            deps.kafka ?? createKafka({ config: config.kafka, connectorName: config.connector.name, logger }),
-          topic: settings.store.topic,
-          groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-reader-tokens`,
-          replicationFactor: config.kafka.replicationFactor,
-          createTopic: config.kafka.createTopics,
-        });
+  const backend = deps.backendFor(settings.store);
   const endpoint = new HttpTokenEndpoint({
     baseUrl,
     clientId: settings.clientId,
@@ -176,7 +161,7 @@ export async function resolveClientSecret(
   return secret;
 }
 
-/** Reads a file named by a config key; `secret`: the file holds a secret (see secret-file.ts). */
+/** Reads a file named by a config key; `secret`: the file holds a secret (see secrets/secret-file.ts). */
 async function readText(path: string, key: string, secret = false): Promise<string> {
   try {
     return secret ? await readPrivateFile(path, key) : await readFile(path, 'utf8');

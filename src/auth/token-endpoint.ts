@@ -19,7 +19,8 @@ import { request, type Dispatcher } from 'undici';
 import { FatalError, RetriableError, type ErrorCode } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import { statusClass } from '../metrics/metrics.js';
-import { scrubSecretsInText } from '../logging/scrub-text.js';
+import { parseJsonObject } from '../json/json-object.js';
+import { scrubKnownSecrets, scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
 import { untrustedCertificateCode } from './https-dispatcher.js';
 import { retrying } from '../time/backoff.js';
@@ -203,7 +204,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
       const reason = timeout.signal.aborted ? 'timeout' : 'network';
       throw new RetriableError(
         'AUTH_TOKEN_ENDPOINT_UNAVAILABLE',
-        `the token endpoint ${this.url} could not be reached (${reason}: ${scrub(errorSummary(error), secrets)})`,
+        `the token endpoint ${this.url} could not be reached (${reason}: ${scrubKnownSecrets(errorSummary(error), secrets)})`,
         { cause: error, details: { reason } },
       );
     } finally {
@@ -242,7 +243,7 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     secrets: string[],
     purpose: 'redeem' | 'refresh',
   ): TokenResponse {
-    const json = parseJson(text);
+    const json = parseJsonObject(text);
     if (status >= 200 && status < 300) {
       const accessToken = stringField(json, 'access_token');
       if (accessToken === undefined) {
@@ -268,13 +269,13 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     const description = stringField(json, 'error_description');
     // The server's own text: scrubbed of what we sent and of anything token-shaped, then truncated.
     const serverText = (text: string, limit: number): string =>
-      scrubSecretsInText(scrub(text, secrets)).slice(0, limit);
+      scrubSecretsInText(scrubKnownSecrets(text, secrets)).slice(0, limit);
     const said = `${status}${oauthError === undefined ? '' : ` ${serverText(oauthError, 64)}`}${
       description === undefined ? '' : `: ${serverText(description, 300)}`
     }`;
     // Only the service's own word (invalid_client) names the credentials: a bare 401 (a gateway, a proxy, an
     // identity provider hiccup) falls through to AUTH_TOKEN_REQUEST_REFUSED, which heals with a growing
-    // backoff instead of stopping the grant until a restart (issue 20).
+    // backoff instead of stopping the grant until a restart.
     if (oauthError === 'invalid_client') {
       throw new TokenRequestRefused(
         'AUTH_CLIENT_REJECTED',
@@ -297,25 +298,6 @@ export class HttpTokenEndpoint implements TokenEndpoint {
       status,
       oauthError,
     );
-  }
-}
-
-/** Replaces every occurrence of any secret by "[redacted]" (for text that came back from the server). */
-export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  return out;
-}
-
-/** The JSON object in `text`; undefined when it is not JSON or not an object. */
-export function parseJson(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
   }
 }
 

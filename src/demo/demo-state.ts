@@ -6,7 +6,7 @@
  * from an earlier run names a client and tokens the new sandbox never issued, and it publishes to topics of its
  * own (named after its start time); so each run writes a new token-store key and a new store and replaces the
  * config, and nothing of the last run is reused. Kept together, key and store cannot disagree: reusing the one
- * without the other is what made a second demo fail with AUTH_STORE_KEY_MISMATCH (issue 35).
+ * without the other is what made a second demo fail with AUTH_STORE_KEY_MISMATCH.
  *
  * Contract, whatever the last run went through (a clean stop, a kill -9, an interruption before its grant was
  * stored): `startFresh` first removes the last run's token store (with its lock and temporary files), its config

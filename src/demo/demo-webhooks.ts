@@ -1,5 +1,5 @@
 /**
- * The demo's webhooks (issue 33): the sandbox sends a signed call.* delivery for each change to the first
+ * The demo's webhooks: the sandbox sends a signed call.* delivery for each change to the first
  * instance's receiver, which nudges the owning location's poll, so changes come in within a second; a
  * reconciliation poll every RECONCILE_INTERVAL_MS publishes what a delivery missed. The live view says how each
  * change published since the start came: by a delivery's nudge, or by a reconciliation poll that no delivery

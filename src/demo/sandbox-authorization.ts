@@ -12,6 +12,7 @@ import { openOAuth } from '../auth/oauth-runtime.js';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
+import { tokenStoreBackend } from '../runtime/token-store-backend.js';
 
 /**
  * Opens the authorization URL (the sandbox's user auto-approves) and follows the redirect to the callback
@@ -56,7 +57,11 @@ export async function authorizeAgainstSandbox(options: SandboxAuthorizationOptio
   const redirectUri = config.oauth?.redirectUri;
   if (redirectUri === undefined)
     throw new TypeError('authorizeAgainstSandbox needs a config with an oauth section');
-  const oauth = await openOAuth(config, { logger, ...(options.env && { env: options.env }) });
+  const oauth = await openOAuth(config, {
+    backendFor: tokenStoreBackend(config, { logger }),
+    logger,
+    ...(options.env && { env: options.env }),
+  });
   try {
     const listener = await CallbackListener.start({ redirectUri });
     try {

@@ -11,6 +11,9 @@
  *
  * Used on every log line (the logger's last hook), on config dumps and on the CLI's final error line.
  * Idempotent; text without such a pattern is returned unchanged.
+ *
+ * And, where the secrets are known (`scrubKnownSecrets`): each of them wherever it stands, for text that came
+ * back from a server a request sent them to (a token endpoint may echo a refresh token or client secret).
  */
 
 /** `scheme://userinfo@` — the userinfo (user, password or a token used as the user) is removed whole. */
@@ -71,4 +74,14 @@ export function scrubSecretsInText(text: string): string {
     .replace(ESCAPED_JSON_STRING_MEMBER, (match, member: string, name: string, value: string) =>
       name.toLowerCase() === 'code' && ERROR_CODE_VALUE.test(value) ? match : `${member}\\"${REDACTED}`,
     );
+}
+
+/**
+ * Replaces every occurrence of each of `secrets` in `text` by "[redacted]". Secrets shorter than 4 characters
+ * are left alone: replacing them would shred ordinary text and hide nothing.
+ */
+export function scrubKnownSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+  return out;
 }

@@ -56,7 +56,7 @@ export function locationMetrics(registry: Registry) {
       labelNames: ['code'] as const,
       registers,
     }),
-    // Self-healing of the traversal and enrichment (issue 9: rejected cursors, unenriched calls).
+    // Self-healing of the traversal and enrichment: rejected cursors, unenriched calls.
     cursorRestarts: new Counter({
       name: 'calls_connector_cursor_restarts_total',
       help: 'Traversals restarted from the watermark because the listing rejected the cursor sent, by reason: invalid_cursor (named by api.invalidCursorStatuses / api.invalidCursorErrorCodes), rejected_4xx (any other 4xx but 401/403/429).',

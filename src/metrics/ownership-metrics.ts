@@ -1,5 +1,5 @@
 /**
- * Which locations this instance owns (issue 14: several instances share the locations, `connector.mode:
+ * Which locations this instance owns (several instances share the locations in `connector.mode:
  * distributed`): owned and unowned locations and partitions, rebalances, handovers, partitions taken over; and
  * whether this instance writes (single mode: it holds the transactional id, or stands by).
  */

@@ -6,7 +6,6 @@
  * Details name what failed but never carry a secret (no tokens, no registry password, no URL userinfo).
  */
 import { request, type Dispatcher } from 'undici';
-import type { TokenProvider } from '../auth/token-provider.js';
 import type { LocationStatus } from '../sync/scheduled-location.js';
 import type { NamedReadinessCheck } from './readiness.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
@@ -107,12 +106,17 @@ export function schemaRegistryCheck(probe: SchemaRegistryProbe): NamedReadinessC
   };
 }
 
+/** What the grant check asks of a grant: an access token (auth/token-provider.ts's TokenProvider fits). */
+export interface GrantTokens {
+  accessToken(signal?: AbortSignal): Promise<string>;
+}
+
 /**
  * Ready when the grant yields an access token. The token manager caches its token, so this costs a
  * network round trip only when a refresh is due anyway. The token itself is dropped, never reported.
  */
 export function grantCheck(
-  tokens: TokenProvider,
+  tokens: GrantTokens,
   grant = 'default',
   clock: Clock = systemClock,
 ): NamedReadinessCheck {

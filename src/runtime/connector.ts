@@ -45,7 +45,7 @@ import { buildLocations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
 import { nudgeRelay, startWebhooks, webhookDeliveries } from './steps/webhooks.js';
-import type { RoleStatus, WriterRole } from './writer-role.js';
+import type { InstanceWriter, RoleStatus } from './instance-writer.js';
 
 export interface ConnectorRuntimeOptions {
   config: ConnectorConfig;
@@ -64,7 +64,7 @@ interface RunningParts {
   metrics: ConnectorMetrics;
   logger: Logger;
   metricsAddress: MetricsServerAddress | null;
-  writer: WriterRole;
+  writer: InstanceWriter;
   lifecycle: Lifecycle;
   failures: Failures;
   assignment: () => AssignmentStatus | null;
@@ -176,7 +176,7 @@ export class ConnectorRuntime {
     return this.parts.writer.locations();
   }
 
-  /** Whether this instance writes or stands by, and since when (runtime/writer-role.ts). */
+  /** Whether this instance writes or stands by, and since when (runtime/instance-writer.ts). */
   role(): RoleStatus {
     return this.parts.writer.status();
   }

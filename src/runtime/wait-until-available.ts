@@ -3,7 +3,7 @@
  * attempt is repeated with capped exponential backoff and a warning per attempt while it fails with a
  * RetriableError, instead of ending the process. Under a supervisor (Kubernetes, systemd, Docker restart
  * policies) an exit would be a crash loop for as long as the dependency is down, and would lose the metrics
- * and /readyz that tell an operator what is wrong (both seen by the chaos suite). A FatalError (wrong URL,
+ * and /readyz that tell an operator what is wrong. A FatalError (wrong URL,
  * wrong credentials, a setting to fix) and a programmer error still end the start at once.
  *
  * Called by the runtime at start only; while running, each part heals on its own (scheduler, sinks).

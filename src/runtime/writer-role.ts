@@ -1,10 +1,10 @@
 /**
- * Which role this instance has, writer or standby, and single mode's hot standby: an instance whose writer stood
+ * Single mode's writer and hot standby (distributed mode has no standby: distributed-writer.ts): an instance whose writer stood
  * down because a newer instance with the same connector.name holds the transactional id (the sink's
  * KAFKA_FENCED_BY_ANOTHER_INSTANCE) stays a member of the instances group `<name>-instances` and takes over as
  * soon as no newer instance is a member: single mode is active/passive. Without it a standby stood by for ever
  * once the newer instance was stopped (a blue/green switch rolled back, a rolling upgrade whose re-initialisation
- * counted an earlier version's member as newer): nobody wrote, and /healthz stayed green (issue 32, review L4).
+ * counted an earlier version's member as newer): nobody wrote, and /healthz stayed green.
  *
  * Kafka's group membership is the only coordinator: the standby waits for a completed rebalance of the group
  * (`rejoined`: a member joined, left or expired), then asks the same question every initialisation asks,
@@ -31,20 +31,14 @@ import type { LocationStatus } from '../sync/scheduled-location.js';
 import type { WaitReason } from '../sync/wait-reason.js';
 import type { NudgeOutcome } from '../sync/scheduler.js';
 import type { Clock } from '../time/clock.js';
+import {
+  RoleRecord,
+  runToEnd,
+  type InstanceWriter,
+  type RoleStatus,
+  type Writer,
+} from './instance-writer.js';
 import { FENCED_BY_NEWER_INSTANCE, type Failures } from './steps/context.js';
-
-/** The parts one writer opened (a sink, its locations, their scheduler), closed as one. */
-export interface Writer {
-  /** Runs the locations until `signal` aborts or every one is stopped for good (Scheduler.run). */
-  run(signal: AbortSignal): Promise<void>;
-  status(): LocationStatus[];
-  /** Why each location waits now (Scheduler.waitReasons; a pure query). */
-  waitReasons(): Array<{ locationUid: string; reason: WaitReason }>;
-  /** A webhook said the location changed: its live poll is due now (Scheduler.nudge). */
-  nudge(locationUid: string): NudgeOutcome;
-  /** Closes what the writer opened (its sink, the last page committed or aborted); idempotent. */
-  close(): Promise<void>;
-}
 
 /** Kafka's instances group as a standby watches it (kafka/group/instance-presence.ts implements it). */
 export interface InstancesGroupWatch {
@@ -54,14 +48,6 @@ export interface InstancesGroupWatch {
   rejoined(seen: number, signal: AbortSignal): Promise<void>;
   /** Whether no instance started after this one is a member (InstancePresence.newest). */
   newest(initialisation: Initialisation): Promise<boolean>;
-}
-
-export type Role = 'writer' | 'standby';
-
-export interface RoleStatus {
-  role: Role;
-  /** Since when (epoch ms, on the clock). */
-  since: number;
 }
 
 /** How often a standby asks the group again without a rebalance seen (the safety net; see the module comment). */
@@ -75,8 +61,8 @@ export interface WriterRoleOptions {
   first: Writer;
   /** Opens the writer again to take over; rejects holding nothing. */
   open(): Promise<Writer>;
-  /** Single mode: the instances group to watch while standing by; null: stand by until stopped. */
-  group: InstancesGroupWatch | null;
+  /** The instances group to watch while standing by. */
+  group: InstancesGroupWatch;
   /** `group.joins` when the first writer was opened: a rebalance since then may have let it take over. */
   joinsAtStart: number;
   failures: Failures;
@@ -86,64 +72,44 @@ export interface WriterRoleOptions {
   recheckMs?: number;
 }
 
-export class WriterRole {
+export class WriterRole implements InstanceWriter {
   private current: Writer;
-  private role: RoleStatus;
+  private readonly role: RoleRecord;
   private joinsSeen: number;
   private closed = false;
 
   constructor(private readonly options: WriterRoleOptions) {
     this.current = options.first;
     this.joinsSeen = options.joinsAtStart;
-    this.role = { role: this.roleNow(), since: options.clock.now() };
-    options.metrics.instanceWriter.set(this.role.role === 'writer' ? 1 : 0);
+    this.role = new RoleRecord(options.failures, options.metrics, options.clock);
   }
 
-  /** Writer or standby, and since when. */
   status(): RoleStatus {
-    const role = this.roleNow();
-    if (role !== this.role.role) this.role = { role, since: this.options.clock.now() };
-    return this.role;
+    return this.role.status();
   }
 
-  /** The current writer's locations (a standby shows where its last writer left them). */
   locations(): LocationStatus[] {
     return this.current.status();
   }
 
-  /** Why each of the current writer's locations waits. */
   waitReasons(): Array<{ locationUid: string; reason: WaitReason }> {
     return this.current.waitReasons();
   }
 
-  /**
-   * A nudge reaches the current writer's scheduler; a standby schedules nothing ('unknown': the writing instance
-   * has the location, and the API's delivery to it, or its reconciliation poll, publishes the change).
-   */
   nudge(locationUid: string): NudgeOutcome {
-    return this.roleNow() === 'writer' ? this.current.nudge(locationUid) : 'unknown';
+    return this.role.now() === 'writer' ? this.current.nudge(locationUid) : 'unknown';
   }
 
   async run(signal: AbortSignal): Promise<void> {
     const { failures, logger } = this.options;
     for (;;) {
-      await this.current.run(AbortSignal.any([signal, failures.signal]));
-      const ended = failures.error;
-      if (ended === null) return; // stopped, or every location stopped for good
-      if (ended.code !== FENCED_BY_NEWER_INSTANCE) throw ended;
-      this.setRole('standby');
+      const standDown = await runToEnd(this.current, signal, failures);
+      if (standDown === null) return; // stopped, or every location stopped for good
+      this.role.set('standby');
       if (signal.aborted) return;
       await this.current.close();
-      if (this.options.group === null) {
-        logger.warn(
-          { code: ended.code },
-          'fenced by a newer instance with the same connector.name: standing by (not ready) until stopped',
-        );
-        await aborted(signal);
-        return;
-      }
       logger.warn(
-        { code: ended.code },
+        { code: standDown.code },
         'standing by: a newer instance with the same connector.name writes; taking over once no newer instance is a member of the instances group',
       );
       if (!(await this.takeOver(this.options.group, signal))) return;
@@ -194,7 +160,7 @@ export class WriterRole {
         await this.current.close();
         return false;
       }
-      this.setRole('writer');
+      this.role.set('writer');
       logger.info('took over: this instance writes');
       return true;
     }
@@ -222,16 +188,6 @@ export class WriterRole {
     if (!signal.aborted && error !== null && error.code !== FENCED_BY_NEWER_INSTANCE) throw error;
     return false;
   }
-
-  /** A writer until its writer ended (the stand-down is reported before the scheduler has stopped). */
-  private roleNow(): Role {
-    return this.options.failures.error === null ? 'writer' : 'standby';
-  }
-
-  private setRole(role: Role): void {
-    if (this.role.role !== role) this.role = { role, since: this.options.clock.now() };
-    this.options.metrics.instanceWriter.set(role === 'writer' ? 1 : 0);
-  }
 }
 
 /** A takeover's failure after which the instance stands by again: a stand-down, or retriable (Kafka). */
@@ -239,11 +195,4 @@ function standsByAfter(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, disposition } = error as { code?: unknown; disposition?: unknown };
   return code === FENCED_BY_NEWER_INSTANCE || disposition === 'retriable';
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
 }

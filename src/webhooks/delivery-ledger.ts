@@ -16,6 +16,7 @@
  * right: with nothing published, nothing was missed. Time only through the injected clock.
  */
 import type { Clock } from '../time/clock.js';
+import { OldestFirstMap } from './oldest-first-map.js';
 
 export interface DeliveryLedgerMetrics {
   nudgeToPublished: { observe(seconds: number): void };
@@ -34,13 +35,15 @@ export interface DeliveryLedgerOptions {
 
 export class DeliveryLedger {
   /** uid -> when a delivery first announced it, oldest first. */
-  private readonly announcements = new Map<string, number>();
+  private readonly announcements: OldestFirstMap<string, number>;
   /** uid -> when a change no delivery had announced was published, oldest first. */
-  private readonly unannounced = new Map<string, number>();
+  private readonly unannounced: OldestFirstMap<string, number>;
 
   constructor(private readonly options: DeliveryLedgerOptions) {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
       throw new RangeError(`the delivery ledger needs maxEntries >= 1, got ${options.maxEntries}`);
+    this.announcements = new OldestFirstMap(options.maxEntries);
+    this.unannounced = new OldestFirstMap(options.maxEntries);
   }
 
   /** A delivery named `uid` (its nudge was taken). */
@@ -49,7 +52,7 @@ export class DeliveryLedger {
     this.settle(now);
     // Late for a change already published: announced after all, not missed.
     if (this.unannounced.delete(uid)) return;
-    if (!this.announcements.has(uid)) this.bounded(this.announcements, uid, now);
+    if (!this.announcements.has(uid)) this.announcements.set(uid, now);
   }
 
   /** A commit published a change of `uid` last updated at `updatedAtMs` (NaN: unknown, counted as recent). */
@@ -63,7 +66,9 @@ export class DeliveryLedger {
       return;
     }
     if (updatedAtMs < this.options.since || this.unannounced.has(uid)) return;
-    this.bounded(this.unannounced, uid, now);
+    // A pending change dropped for room is counted missed: a flood errs towards the alert.
+    const dropped = this.unannounced.set(uid, now);
+    if (dropped > 0) this.options.metrics.missedDeliveries.inc(dropped);
   }
 
   /** Changes still waiting for their delivery, and announcements still waiting for their publish. */
@@ -71,28 +76,11 @@ export class DeliveryLedger {
     return { unannounced: this.unannounced.size, announcements: this.announcements.size };
   }
 
-  private bounded(map: Map<string, number>, uid: string, now: number): void {
-    map.set(uid, now);
-    if (map.size <= this.options.maxEntries) return;
-    const oldest = map.keys().next();
-    if (oldest.done === true) return;
-    map.delete(oldest.value);
-    if (map === this.unannounced) this.options.metrics.missedDeliveries.inc();
-  }
-
   /** Settles what is older than the grace: pending changes are missed, announcements are forgotten. */
   private settle(now: number): void {
     const cutoff = now - this.options.graceMs;
-    let missed = 0;
-    for (const [uid, at] of this.unannounced) {
-      if (at > cutoff) break;
-      this.unannounced.delete(uid);
-      missed += 1;
-    }
+    const missed = this.unannounced.dropOldestWhile((at) => at <= cutoff);
     if (missed > 0) this.options.metrics.missedDeliveries.inc(missed);
-    for (const [uid, at] of this.announcements) {
-      if (at > cutoff) break;
-      this.announcements.delete(uid);
-    }
+    this.announcements.dropOldestWhile((at) => at <= cutoff);
   }
 }

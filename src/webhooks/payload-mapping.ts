@@ -1,12 +1,13 @@
 /**
  * Where a delivery's payload says what happened: the event name, the call uid and, when there is one, the
  * location. The spec shows neither event names nor payload shapes (spec 6), so each is a dotted path
- * (webhooks.payload.*), read with the same rule as the API's configurable body fields (api/body-path.ts).
+ * (webhooks.payload.*), read with the same rule as the API's configurable body fields (json/dotted-path.ts).
  *
  * Pure. Nothing is published from a payload (its phone numbers are null by spec 6, and it is unsigned data
  * as far as the record is concerned): a nudge only names which call, and where, to poll now.
  */
-import { isPlainObject, readPath } from '../api/body-path.js';
+import { readPath } from '../json/dotted-path.js';
+import { isPlainObject } from '../json/json-object.js';
 
 export interface PayloadMapping {
   /** Dotted path of the event name, e.g. `type`. */

@@ -3,32 +3,19 @@
  * and port, apart from the metrics endpoint (which is for the local scraper only). HTTPS with a certificate,
  * or plain HTTP behind an ingress that terminates TLS.
  *
- * One route: `POST {path}` (every configured location) or `POST {path}/{grant}` (that grant's locations: one
- * endpoint registered per OAuth grant says whose delivery it is). Each delivery, in this order:
- * 1. a request target that is not a URL 400, wrong path 404, wrong method 405 (none counted as a delivery);
- *    not a JSON content type 400 (malformed) unless the scheme's body is a JWT; a registration handshake
- *    (signature/challenge.ts) is answered there or, signed ones, after step 3 (200, counted ignored);
- * 2. the raw body, at most `bodyLimitBytes`, counted as it streams in (413, too_large);
- * 3. the signature over those raw bytes (401: unsigned, bad_signature, stale_timestamp);
- * 4. the same delivery's nudge being offered now (pending-offers.ts): it waits for that offer and shares its
- *    outcome (200 replayed once taken, 503 if not); an id already taken (replayed): 200, nothing nudged;
- * 5. the payload mapping: not JSON or no uid 400 (malformed); not `call.*` 200 (ignored);
- * 6. the location(s) (nudge-resolution.ts); none of ours: 200 (ignored);
- * 7. the nudge handed to the NudgeSink: 202 (accepted) as soon as `offer` resolves, before any polling; an
- *    offer that rejects or is not settled within `limits.nudgeTimeoutMs` answers 503 so the sender retries
- *    later (unavailable). Only a taken delivery's id enters the replay window.
+ * It routes each request (routes.ts): a request target that is not a URL 400, wrong path 404, wrong method 405
+ * (none counted as a delivery); a delivery goes to the delivery handler (delivery-handler.ts: signature, replay,
+ * payload, nudge), and its outcome is answered with a status (202 accepted; 200 ignored or replayed; 401
+ * unsigned, bad_signature, stale_timestamp; 400 malformed; 413 too_large; 503 unavailable, with Retry-After)
+ * and counted once (`calls_connector_webhook_deliveries_total`).
  *
  * Before authentication nothing may hold much: at most `limits.maxConnections` connections (and
  * `maxConnectionsPerAddress` from one address, connection-limits.ts), each cut once its headers take longer than
  * `headersTimeoutMs` or its whole request longer than `requestTimeoutMs` (checked every second), and each
- * holding at most `bodyLimitBytes` of body.
- *
- * Each delivery is counted once by outcome (`calls_connector_webhook_deliveries_total`); a refused delivery or
- * malformed request is logged at debug only (a flood of forgeries must not flood the log), never with its body or
- * headers.
+ * holding at most `bodyLimitBytes` of body (request-body.ts). A malformed request is logged at debug only.
  *
  * Contract: `start()` resolves with the bound address (port 0: an ephemeral one); `close()` stops listening,
- * closes idle connections and resolves once open requests have ended. Nothing is published from a payload.
+ * closes idle connections and resolves once open requests have ended.
  */
 import {
   createServer as createHttpServer,
@@ -42,42 +29,12 @@ import { FatalError } from '../errors/index.js';
 import { closeListener, listen } from '../ops/listening.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
-import { TIMED_OUT, withTimeout, type Clock } from '../time/clock.js';
 import { ConnectionLimits } from './connection-limits.js';
-import { mapPayload, type PayloadMapping } from './payload-mapping.js';
-import type { GrantDirectory } from './location-directory.js';
-import { resolveNudge, type ResolvedNudge } from './nudge-resolution.js';
-import { PendingOffers } from './pending-offers.js';
-import type { ReplayWindow } from './replay-window.js';
+import { DeliveryHandler, type DeliveryHandlerOptions, type DeliveryOutcome } from './delivery-handler.js';
+import { readBoundedBody } from './request-body.js';
+import { grantRoute, pathOf, routePath } from './routes.js';
 import type { ChallengeAnswer } from './signature/challenge.js';
-import {
-  expectsJsonBody,
-  handshakeAfterSignature,
-  handshakeBeforeSignature,
-  verifyDelivery,
-  type SignatureRule,
-} from './signature/verify.js';
-import type { UidLocationIndex } from './uid-locations.js';
-
-/**
- * Where a taken nudge goes: the scheduler makes the location's live poll due now (scheduler-nudges.ts); a
- * distributed instance will carry it to the location's owner over a nudge topic (docs/webhooks.md).
- * Contract: resolves once the nudge is taken (queued, not polled); rejects when it cannot be taken now.
- */
-export interface NudgeSink {
-  offer(nudge: ResolvedNudge): Promise<void>;
-}
-
-export type DeliveryOutcome =
-  | 'accepted'
-  | 'ignored'
-  | 'unsigned'
-  | 'bad_signature'
-  | 'stale_timestamp'
-  | 'replayed'
-  | 'malformed'
-  | 'too_large'
-  | 'unavailable';
+import type { TlsPem } from './tls-files.js';
 
 export type WebhookReceiverMetrics = Pick<ConnectorMetrics, 'webhookDeliveries' | 'webhookNudges'>;
 
@@ -99,24 +56,20 @@ export interface WebhookReceiverLimits {
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-export interface WebhookReceiverOptions {
+/** The receiver's own settings, and what its delivery handler works with (delivery-handler.ts). */
+export interface WebhookReceiverOptions extends Omit<
+  DeliveryHandlerOptions,
+  'nudgeTimeoutMs' | 'metrics' | 'logger'
+> {
   host: string;
   port: number;
   /** The route, e.g. `/webhooks/calls`; `{path}/{grant}` names the grant. */
   path: string;
   /** PEM certificate chain and key; absent: plain HTTP (behind a TLS-terminating ingress). */
-  tls?: { cert: string; key: string } | undefined;
+  tls?: TlsPem | undefined;
   bodyLimitBytes: number;
   limits: WebhookReceiverLimits;
-  rule: SignatureRule;
-  replay: ReplayWindow;
-  mapping: PayloadMapping;
-  directory: GrantDirectory;
-  index: Pick<UidLocationIndex, 'locationOf'>;
-  sink: NudgeSink;
   metrics: WebhookReceiverMetrics;
-  /** Reads the time for signatures and replays; runs the nudge timeout. */
-  clock: Clock;
   logger?: Logger;
 }
 
@@ -140,15 +93,13 @@ const STATUS: Record<DeliveryOutcome, number> = {
   unavailable: 503,
 };
 
-type OfferOutcome = Extract<DeliveryOutcome, 'accepted' | 'unavailable'>;
-
 export class WebhookReceiver {
   private server: Server | undefined;
   private readonly path: string;
-  private readonly pending = new PendingOffers<OfferOutcome>();
+  private readonly deliveries: DeliveryHandler;
 
   constructor(private readonly options: WebhookReceiverOptions) {
-    this.path = options.path.replace(/\/+$/, '') || '/';
+    this.path = routePath(options.path);
     if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535)
       throw new RangeError(`webhook port must be an integer in 0..65535, got ${options.port}`);
     const { limits } = options;
@@ -160,6 +111,7 @@ export class WebhookReceiver {
       throw new RangeError(
         'webhook receiver requestTimeoutMs must be >= headersTimeoutMs, nudgeTimeoutMs > 0',
       );
+    this.deliveries = new DeliveryHandler({ ...options, nudgeTimeoutMs: limits.nudgeTimeoutMs });
   }
 
   async start(): Promise<WebhookReceiverAddress> {
@@ -238,7 +190,7 @@ export class WebhookReceiver {
       reply(res, 400, 'bad request');
       return;
     }
-    const route = this.route(pathname);
+    const route = grantRoute(this.path, pathname, this.options.directory);
     if (route === undefined) {
       reply(res, 404, 'not found');
       return;
@@ -248,167 +200,29 @@ export class WebhookReceiver {
       reply(res, 405, 'method not allowed');
       return;
     }
-    const outcome = await this.deliver(req, res, route.grant);
+    const { outcome, handshake } = await this.deliveries.handle({
+      headers: req.headers,
+      target: req.url,
+      grant: route.grant,
+      readBody: () => readBoundedBody(req, this.options.bodyLimitBytes),
+      discard: () => req.resume(),
+    });
     this.options.metrics.webhookDeliveries.inc({ outcome });
-    if (!res.headersSent) {
-      const status = STATUS[outcome];
+    if (handshake !== undefined) answerHandshake(res, handshake);
+    else if (!res.headersSent) {
       if (outcome === 'unavailable') res.setHeader('retry-after', '5');
       if (outcome === 'too_large') res.setHeader('connection', 'close');
-      reply(res, status, outcome);
+      reply(res, STATUS[outcome], outcome);
     }
-  }
-
-  /** The grant the path names (null: the bare path); undefined when the path is not ours. */
-  private route(pathname: string): { grant: string | null } | undefined {
-    if (pathname === this.path || pathname === `${this.path}/`) return { grant: null };
-    const prefix = this.path === '/' ? '/' : `${this.path}/`;
-    if (!pathname.startsWith(prefix)) return undefined;
-    let grant: string;
-    try {
-      grant = decodeURIComponent(pathname.slice(prefix.length));
-    } catch {
-      return undefined; // malformed %-escape: not a grant of ours
-    }
-    return grant !== '' && !grant.includes('/') && this.options.directory.hasGrant(grant)
-      ? { grant }
-      : undefined;
-  }
-
-  private async deliver(
-    req: IncomingMessage,
-    res: ServerResponse,
-    grant: string | null,
-  ): Promise<DeliveryOutcome> {
-    const { logger, rule } = this.options;
-    const handshake = handshakeBeforeSignature(rule, req.headers);
-    if (handshake !== null) return answerHandshake(req, res, handshake);
-    if (expectsJsonBody(rule) && !isJson(req.headers['content-type'])) {
-      req.resume();
-      logger?.debug({ outcome: 'malformed' }, 'webhook delivery refused: not application/json');
-      return 'malformed';
-    }
-    const body = await readLimited(req, this.options.bodyLimitBytes);
-    if (body === undefined) return 'too_large';
-    const nowMs = this.options.clock.now();
-    const delivery = { headers: req.headers, body, nowMs, target: req.url };
-    const verdict = await verifyDelivery(rule, delivery);
-    if (!verdict.ok) {
-      logger?.debug({ outcome: verdict.reason, detail: verdict.detail }, 'webhook delivery refused');
-      return verdict.reason;
-    }
-    const payload = verdict.payload ?? body;
-    const signedHandshake = handshakeAfterSignature(rule, payload);
-    if (signedHandshake !== null) return answerHandshake(req, res, signedHandshake);
-    const { replayKey } = verdict;
-    if (replayKey !== null) {
-      if (this.options.replay.has(replayKey, nowMs)) return 'replayed';
-      // The same delivery's nudge is being offered: told "taken" only once it is, never before.
-      const pending = this.pending.get(replayKey);
-      if (pending !== undefined) return (await pending) === 'accepted' ? 'replayed' : 'unavailable';
-    }
-    const mapped = mapPayload(this.options.mapping, payload);
-    if (mapped.kind === 'malformed') {
-      logger?.debug({ outcome: 'malformed', detail: mapped.detail }, 'webhook delivery refused');
-      return 'malformed';
-    }
-    if (mapped.kind === 'ignored') {
-      if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
-      return 'ignored';
-    }
-    const resolved = resolveNudge(mapped.nudge, grant, this.options.directory, this.options.index);
-    if (resolved === null) {
-      logger?.debug({ uid: mapped.nudge.uid }, 'webhook delivery names no location of this connector');
-      if (replayKey !== null) this.options.replay.record(replayKey, nowMs);
-      return 'ignored';
-    }
-    // Nothing awaited since the pending check above: a duplicate arriving from now on finds this offer pending.
-    return replayKey === null
-      ? this.offer(resolved, null)
-      : this.pending.run(replayKey, () => this.offer(resolved, replayKey));
-  }
-
-  /**
-   * Hands the nudge to the sink, bounded by `nudgeTimeoutMs`; never rejects. Taken: its id enters the replay
-   * window. Not taken (rejected, or still pending at the timeout): the id stays out of it, so the sender's retry
-   * is taken; an offer that completes after its timeout has nudged once more than needed, which costs a poll.
-   */
-  private async offer(resolved: ResolvedNudge, replayKey: string | null): Promise<OfferOutcome> {
-    const { clock, logger, limits } = this.options;
-    try {
-      const taken = await withTimeout(clock, this.options.sink.offer(resolved), limits.nudgeTimeoutMs);
-      if (taken === TIMED_OUT) {
-        logger?.warn(
-          { uid: resolved.uid, timeoutMs: limits.nudgeTimeoutMs },
-          'webhook nudge not taken in time: answered 503 for a retry',
-        );
-        return 'unavailable';
-      }
-    } catch (error) {
-      logger?.warn({ err: error, uid: resolved.uid }, 'webhook nudge not taken: answered 503 for a retry');
-      return 'unavailable';
-    }
-    if (replayKey !== null) this.options.replay.record(replayKey, clock.now());
-    this.options.metrics.webhookNudges.inc({ resolution: resolved.resolution });
-    return 'accepted';
   }
 }
 
 /** Answers a registration handshake (it nudges nothing: counted `ignored`). */
-function answerHandshake(req: IncomingMessage, res: ServerResponse, answer: ChallengeAnswer): 'ignored' {
-  req.resume();
+function answerHandshake(res: ServerResponse, answer: ChallengeAnswer): void {
   res.statusCode = answer.status;
   for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
   res.setHeader('cache-control', 'no-store');
   res.end(answer.body);
-  return 'ignored';
-}
-
-/** The path of a request target; undefined when it is not a URL (`POST http://[ HTTP/1.1`). */
-function pathOf(target: string): string | undefined {
-  try {
-    return new URL(target, 'http://receiver').pathname;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `application/json` or a `+json` type, any parameters (charset). */
-function isJson(contentType: string | undefined): boolean {
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  return type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type);
-}
-
-/**
- * The raw body, or undefined once it exceeds `limit` bytes (a declared Content-Length over the limit is
- * refused before anything is read). The rest of an oversized body is drained, not buffered, so the 413
- * reaches the sender before the connection closes.
- */
-function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const declared = Number(req.headers['content-length'] ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.resolve(undefined);
-  }
-  // Events, not `for await`: leaving an async iteration early destroys the socket, and the 413 with it.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off('data', onData);
-      req.resume();
-      resolve(undefined);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks)));
-    req.once('error', reject);
-    // A sender that hangs up mid-body may emit neither 'end' nor 'error': do not hold its chunks forever.
-    req.once('close', () => reject(new Error('the sender closed the connection before the body ended')));
-  });
 }
 
 function reply(res: ServerResponse, status: number, word: string): void {

@@ -6,8 +6,10 @@
  * `keepMs`.
  *
  * Contract: `now` never decreases between calls (the injected clock's); ids are kept in the order they were
- * recorded, which is also their expiry order, so eviction looks only at the front.
+ * recorded, which is also their expiry order, so eviction looks only at the front (oldest-first-map.ts).
  */
+import { OldestFirstMap } from './oldest-first-map.js';
+
 /**
  * How long a key must be kept: as long as its delivery could still be accepted. With a signed timestamp that
  * is twice the tolerance (a delivery is accepted while |now - timestamp| <= tolerance, and it was taken at
@@ -26,11 +28,12 @@ export interface ReplayWindowOptions {
 
 export class ReplayWindow {
   /** id -> when it was recorded (epoch ms), in recording order. */
-  private readonly seen = new Map<string, number>();
+  private readonly seen: OldestFirstMap<string, number>;
 
   constructor(private readonly options: ReplayWindowOptions) {
     if (!(options.keepMs >= 0) || !Number.isInteger(options.maxEntries) || options.maxEntries < 1)
       throw new RangeError('a replay window needs keepMs >= 0 and maxEntries >= 1');
+    this.seen = new OldestFirstMap(options.maxEntries);
   }
 
   /** Whether `id` was recorded within the window. */
@@ -45,13 +48,7 @@ export class ReplayWindow {
    */
   record(id: string, nowMs: number): void {
     this.evictExpired(nowMs);
-    this.seen.delete(id);
     this.seen.set(id, nowMs);
-    while (this.seen.size > this.options.maxEntries) {
-      const oldest = this.seen.keys().next();
-      if (oldest.done === true) break;
-      this.seen.delete(oldest.value);
-    }
   }
 
   get size(): number {
@@ -59,9 +56,6 @@ export class ReplayWindow {
   }
 
   private evictExpired(nowMs: number): void {
-    for (const [id, at] of this.seen) {
-      if (nowMs - at <= this.options.keepMs) return;
-      this.seen.delete(id);
-    }
+    this.seen.dropOldestWhile((at) => nowMs - at > this.options.keepMs);
   }
 }

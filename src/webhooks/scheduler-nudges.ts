@@ -7,7 +7,7 @@
  */
 import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { NudgeOutcome } from '../sync/scheduler.js';
-import type { NudgeSink } from './receiver.js';
+import type { NudgeSink } from './nudge-sink.js';
 
 /** The scheduler's nudge port. */
 export interface NudgeTarget {

@@ -7,6 +7,8 @@
  * `UidLocationIndex` is the port: the sync/sink side feeds `recordPublished` as it publishes
  * (published-calls.ts), the webhook receiver reads `locationOf`.
  */
+import { OldestFirstMap } from './oldest-first-map.js';
+
 export interface UidLocationIndex {
   /** A record of `uid` was published for `location`. */
   recordPublished(uid: string, location: string): void;
@@ -16,29 +18,20 @@ export interface UidLocationIndex {
 
 export class LruUidLocations implements UidLocationIndex {
   /** uid -> location, least recently touched first. */
-  private readonly entries = new Map<string, string>();
+  private readonly entries: OldestFirstMap<string, string>;
 
-  constructor(private readonly capacity: number) {
+  constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError(`the uid index needs a capacity >= 1, got ${capacity}`);
+    this.entries = new OldestFirstMap(capacity);
   }
 
   recordPublished(uid: string, location: string): void {
-    this.entries.delete(uid);
     this.entries.set(uid, location);
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
   }
 
   locationOf(uid: string): string | undefined {
-    const location = this.entries.get(uid);
-    if (location !== undefined) {
-      this.entries.delete(uid);
-      this.entries.set(uid, location);
-    }
-    return location;
+    return this.entries.touch(uid);
   }
 
   get size(): number {

@@ -43,7 +43,7 @@ export interface AimdSettings {
   /**
    * Slow start again after this long at full pace without a refusal: after a storm of refusals that had
    * nothing to do with our rate (an API answering 429 to everyone for a while) the rate sits near the floor,
-   * where additive steps (a share of a tiny last peak) would take minutes to climb back. 20 s (issue 32: with
+   * where additive steps (a share of a tiny last peak) would take minutes to climb back. 20 s (with
    * 60 s, a scope left at a third of its demand by a hidden limit took over a minute to come back after the
    * limit was lifted): back to the demand about 20 s + ln(demand / rate) / 0.15 s after the last refusal.
    * Shorter than an AIMD cycle at a steady limit (about 25 s at 1 % a second from 0.75 of the peak), so each

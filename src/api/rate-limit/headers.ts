@@ -15,7 +15,7 @@
  * A reset (`t`, `RateLimit-Reset`, `X-RateLimit-Reset`) and a `Retry-After` say when to come back, and APIs
  * write that in several forms; one rule, `readWait`, reads them all (see there). A value it cannot read
  * as a plausible time is `implausible`: the caller backs off instead and says so once, rather than hold
- * a scope for 56,000 years (issue 32: a reset in epoch milliseconds read as epoch seconds).
+ * a scope for 56,000 years (a reset in epoch milliseconds read as epoch seconds).
  */
 
 /** How a wait was written: seconds from now, a Unix time in seconds or milliseconds, or a date. */

@@ -24,8 +24,8 @@
  * - Parked (with `refuseWhileParked`, the connector's): while the scope is throttled, no request waits for
  *   it: `acquire` rejects at once, and the waiters when such a hold begins, with ScopeThrottledError
  *   (retriable, API_SCOPE_THROTTLED). The page that asked fails, and the scheduler parks its location until
- *   the hold ends without holding a worker (issue 32, review L2: one grant's long hold must not take the
- *   workers of the others). Shorter holds are waited out; without the setting (tools) every hold is.
+ *   the hold ends without holding a worker: one grant's long hold must not take the workers of the
+ *   others. Shorter holds are waited out; without the setting (tools) every hold is.
  *
  * Time comes from the injected Clock; the only timer is the one that wakes the next waiter.
  */
@@ -216,8 +216,8 @@ export class ScopeLimiter {
    * A refusal asking for longer than `maxHoldMs` (a spent quota: `Retry-After: 900`, held for maxHoldMs at a
    * time) holds the scope but teaches the rate nothing: the API said "later", not "slower". Counting it cut the rate at the first
    * refusal and again, deeper, at each bounded probe that met the still-spent quota, so the grant came back
-   * from its hold far below what it sent before (issue 32, chaos seed 3201: committed again 100 s after the
-   * quota returned).
+   * from its hold far below what it sent before (under a spent quota, a grant committed again only 100 s after
+   * the quota returned).
    */
   refused(grant: Grant, retryAfterMs: number | null): void {
     const now = this.clock.now();

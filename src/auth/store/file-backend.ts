@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FatalError, RetriableError } from '../../errors/index.js';
-import { readPrivateFile } from './secret-file.js';
+import { readPrivateFile } from '../../secrets/secret-file.js';
 import type { EntryBackend } from './token-store.js';
 import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { systemClock, type Clock } from '../../time/clock.js';

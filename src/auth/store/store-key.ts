@@ -2,7 +2,7 @@
  * Where the token-store key comes from: a key file (`oauth.keyFile`) if configured, else the environment
  * variable named by `oauth.keyEnv`. The key is 32 bytes written as 64 hex digits or as base64 (standard or
  * URL-safe). It is never stored beside the data it protects: a key file in the token file's directory, in a
- * folder above it or below it is refused. A key file group/other may read is refused (see secret-file.ts),
+ * folder above it or below it is refused. A key file group/other may read is refused (see secrets/secret-file.ts),
  * and so is a key that is not random-looking (all zeros, a repeated pattern: fewer than 16 distinct bytes,
  * which 32 random bytes practically never have).
  *
@@ -11,7 +11,7 @@
 import { dirname, relative, resolve, isAbsolute } from 'node:path';
 import { FatalError } from '../../errors/index.js';
 import { StoreKey } from './encryption.js';
-import { readPrivateFile } from './secret-file.js';
+import { readPrivateFile } from '../../secrets/secret-file.js';
 
 export interface StoreKeySource {
   keyEnv: string;

@@ -18,6 +18,7 @@ import type { GrantSummary } from '../../auth/authorization.js';
 import { CallbackListener } from '../../auth/callback-listener.js';
 import { login, openInBrowser } from '../../auth/login.js';
 import { openOAuth, type OAuthRuntime } from '../../auth/oauth-runtime.js';
+import { tokenStoreBackend } from '../../runtime/token-store-backend.js';
 import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../logging/logger.js';
 import { ExitCode } from '../../errors/exit-codes.js';
@@ -59,7 +60,7 @@ async function withOAuth<T>(
     format: 'json',
     destination: process.stderr,
   });
-  const oauth = await openOAuth(config, { logger });
+  const oauth = await openOAuth(config, { backendFor: tokenStoreBackend(config, { logger }), logger });
   try {
     return await use(oauth, options.grant ?? oauth.settings.grant);
   } finally {

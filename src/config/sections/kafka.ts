@@ -130,7 +130,7 @@ export const kafkaSchema = z
     fencedWindowMs: durationMs(1000).default(600_000),
     /** Reading the offsets topic to its end at start must finish within this time. */
     offsetsLoadTimeoutMs: durationMs(1000).default(120_000),
-    // ---- issue 13: Connect/Debezium conventions ----
+    // ---- Connect/Debezium conventions: gone calls, heartbeats, the topic's cleanup policy ----
     /**
      * A listed call whose GET /v4/calls/{uid} answers not found (404/410): false (default) publishes it
      * unenriched, customer number redacted; true publishes a tombstone (key uid, null value) instead, so
@@ -146,7 +146,7 @@ export const kafkaSchema = z
      * of calls that later turned private, are compacted away). delete: a time-limited change log.
      */
     topicCleanupPolicy: z.enum(['compact', 'delete', 'compact,delete']).default('compact'),
-    // ---- issue 24: what a Connect/Confluent user expects ----
+    // ---- what a Connect/Confluent user expects to set on a producer and its topics ----
     /**
      * Compression of the record batches the connector writes (Kafka's compression.type of a producer):
      * none, gzip, snappy, lz4 or zstd (zstd needs Node >= 22.15). Case-insensitive. The topics keep the

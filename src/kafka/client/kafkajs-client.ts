@@ -9,8 +9,8 @@
  *
  * Node 24 prints `TimeoutNegativeWarning` once per process with kafkajs 2.2.4. Cause: its RequestQueue
  * computes `throttledUntil - Date.now()` with `throttledUntil = -1` (never throttled) and passes the
- * negative delay to setTimeout whenever no request is pending (tulios/kafkajs#1751; fixes #1755, #1756,
- * #1768 unmerged, kafkajs unmaintained). Node clamps the delay to 1 ms, so the warning is harmless in
+ * negative delay to setTimeout whenever no request is pending (https://github.com/tulios/kafkajs/issues/1751;
+ * its fixes were never merged, kafkajs is unmaintained). Node clamps the delay to 1 ms, so the warning is harmless in
  * itself, but the timer re-arms itself: every connected broker connection wakes the process every 1 ms
  * while idle (measured here: ~4% of a core for one idle producer, 0.2% without the loop). kafkajs has no
  * option for it, and Node's `--disable-warning=TimeoutNegativeWarning` hides the warning but not the loop, so

@@ -1,6 +1,6 @@
 /**
- * A fix for kafkajs 2.2.4's idle timer loop (tulios/kafkajs#1751; the fixes #1755, #1756 and #1768 were never
- * merged and kafkajs is unmaintained).
+ * A fix for kafkajs 2.2.4's idle timer loop (https://github.com/tulios/kafkajs/issues/1751;
+ * the pull requests fixing it were never merged and kafkajs is unmaintained).
  *
  * Its RequestQueue.scheduleCheckPendingRequests() computes `throttledUntil - Date.now()` with
  * `throttledUntil = -1` (never throttled) and passes that negative delay to setTimeout even when nothing is

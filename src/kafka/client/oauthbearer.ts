@@ -19,11 +19,11 @@
  */
 import type { Mechanism } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
-import { readPrivateFile } from '../../auth/store/secret-file.js';
 import { untrustedCertificateCode } from '../../auth/https-dispatcher.js';
-import { parseJson, scrub } from '../../auth/token-endpoint.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
-import { scrubSecretsInText } from '../../logging/scrub-text.js';
+import { parseJsonObject } from '../../json/json-object.js';
+import { scrubKnownSecrets, scrubSecretsInText } from '../../logging/scrub-text.js';
+import { readPrivateFile } from '../../secrets/secret-file.js';
 import { systemClock, timeoutSignal, type Clock } from '../../time/clock.js';
 
 /** Share of a token's lifetime after which it is fetched again (Kafka's sasl.login.refresh.window.factor). */
@@ -153,7 +153,7 @@ export class ClientCredentialsTokens {
     shown: string,
     requestedAt: number,
   ): CachedToken {
-    const json = parseJson(text);
+    const json = parseJsonObject(text);
     if (status >= 200 && status < 300) {
       const value = json?.access_token;
       if (typeof value !== 'string' || value === '')
@@ -171,9 +171,10 @@ export class ClientCredentialsTokens {
     const oauthError = typeof json?.error === 'string' ? json.error : undefined;
     const description = typeof json?.error_description === 'string' ? json.error_description : undefined;
     const said = scrubSecretsInText(
-      scrub([oauthError, description].filter((part) => part !== undefined).join(': ') || text.slice(0, 200), [
-        secret,
-      ]),
+      scrubKnownSecrets(
+        [oauthError, description].filter((part) => part !== undefined).join(': ') || text.slice(0, 200),
+        [secret],
+      ),
     );
     const answer = `HTTP ${status}${said === '' ? '' : ` ${said}`}`;
     if (status === 408 || status === 429 || status >= 500)
@@ -252,7 +253,7 @@ export function oauthBearerMechanism(tokens: ClientCredentialsTokens): Mechanism
         });
         if (challenge === undefined || challenge === null || challenge.length === 0) return;
         tokens.invalidate();
-        const status = parseJson(challenge.toString('utf8'))?.status;
+        const status = parseJsonObject(challenge.toString('utf8'))?.status;
         throw new FatalError(
           'KAFKA_OAUTH_TOKEN_REJECTED',
           `the broker ${host}:${port} refused the OAUTHBEARER token (${typeof status === 'string' ? status : 'refused'}): ` +
@@ -273,7 +274,7 @@ export function lifetimeOf(expiresIn: unknown, token: string, now: number): numb
   if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0) return seconds * 1000;
   const payload = token.split('.')[1];
   if (payload !== undefined) {
-    const claims = parseJson(Buffer.from(payload, 'base64url').toString('utf8'));
+    const claims = parseJsonObject(Buffer.from(payload, 'base64url').toString('utf8'));
     if (typeof claims?.exp === 'number' && claims.exp * 1000 > now) return claims.exp * 1000 - now;
   }
   return DEFAULT_LIFETIME_MS;

@@ -3,7 +3,7 @@
  * reached the high watermark they had when the wait began, so that a read_committed read made afterwards sees
  * every transaction that was open at that moment as committed or aborted, none as "not there yet".
  *
- * Why (issue 20, docs/reliability.md): a sink that lost a commit's outcome reads its locations' offsets back and
+ * Why (docs/reliability.md): a sink that lost a commit's outcome reads its locations' offsets back and
  * takes "the stored offset is still the committed one" as proof that the write was aborted. A read_committed read
  * stops at the LSO, so while ANY transaction is open ahead of it on that partition (markers of our own commit
  * still pending after a broker restart, a neighbour connector's transaction, a hanging transaction whose marker

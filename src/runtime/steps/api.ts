@@ -13,6 +13,7 @@ import type { ConnectorConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import { Enricher } from '../../sync/enricher.js';
 import { BoundaryFingerprints } from '../../sync/fingerprint.js';
+import { tokenStoreBackend } from '../token-store-backend.js';
 import type { StartContext } from './context.js';
 
 /** Grant name used with a static development token. */
@@ -49,7 +50,12 @@ export async function openApi(
   const oauth =
     config.oauth === undefined
       ? null
-      : await openOAuth(config, { metrics, logger, kafka, ...(env && { env }) });
+      : await openOAuth(config, {
+          backendFor: tokenStoreBackend(config, { kafka, logger }),
+          metrics,
+          logger,
+          ...(env && { env }),
+        });
   if (oauth) lifecycle.defer('oauth', () => oauth.close());
   // Keyed by a secret all instances share and none stores (sync/fingerprint.ts says why it is keyed).
   const fingerprints = BoundaryFingerprints.fromSecret(
@@ -64,7 +70,8 @@ export async function openApi(
   };
 
   // The scheduler parks the locations of a parked grant (sync/scheduler.ts): their requests are refused at
-  // once rather than hold a worker for the whole hold (issue 32).
+  // once rather than hold a worker for the whole hold: one grant's long hold must not take the workers of the
+  // others.
   const transport = await HttpTransport.fromConfig(config.api, metrics, clock, logger, {
     refuseWhileParked: true,
   });

@@ -112,7 +112,8 @@ export function buildLocations(
       metrics,
       logger,
       clock,
-      // A location of a held grant is parked without a worker; grants share the workers in turn (issue 32).
+      // A location of a held grant is parked without a worker, so one grant's hold cannot starve the others;
+      // grants share the workers in turn.
       scopes: rateLimitScopes(api.transport.limiters, (uid) => {
         const source = sourceOf.get(uid);
         return source === undefined ? undefined : api.grantOf(source);

@@ -24,7 +24,7 @@ import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
 import type { Scheduler } from '../../sync/scheduler.js';
 import { waitForSchemaRegistry } from '../preflight.js';
 import { connectorStatus, statusWaitOf, type AssignmentStatus, type FreshnessView } from '../status.js';
-import type { RoleStatus } from '../writer-role.js';
+import type { RoleStatus } from '../instance-writer.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
 

@@ -33,7 +33,9 @@ import { Lifecycle } from '../lifecycle.js';
 import { PartitionHandover, type PartitionSink } from '../partition-handover.js';
 import type { AssignmentStatus } from '../status.js';
 import { waitUntilAvailable } from '../wait-until-available.js';
-import { TAKEOVER_INITIALISATION, WriterRole, type Writer } from '../writer-role.js';
+import { DistributedWriter } from '../distributed-writer.js';
+import type { InstanceWriter, Writer } from '../instance-writer.js';
+import { TAKEOVER_INITIALISATION, WriterRole } from '../writer-role.js';
 import type { StartContext } from './context.js';
 import type { KafkaStep } from './kafka.js';
 import type { Locations } from './locations.js';
@@ -43,8 +45,11 @@ export type UnownedGaugeMetrics = Pick<ConnectorMetrics, 'unownedLocations'>;
 export interface Ownership {
   /** The offsets-topic partitions owned now (distributed: null until the first assignment arrived). */
   assignment(): AssignmentStatus | null;
-  /** The writer (its scheduler and sinks), and in single mode the standby that opens it again to take over. */
-  writer: WriterRole;
+  /**
+   * The writer (its scheduler and sinks): single mode's with the standby that opens it again to take over
+   * (writer-role.ts), distributed mode's one for good (distributed-writer.ts).
+   */
+  writer: InstanceWriter;
 }
 
 /** What differs between the modes: how partitions make producer scopes, their sinks and their offsets. */
@@ -107,13 +112,7 @@ export async function takeOwnership(
     const opened = new Lifecycle(logger, clock);
     opened.defer('partitions', () => handover.close());
     held = handover;
-    const writer: Writer = {
-      run: (signal) => scheduler.run(signal),
-      status: () => scheduler.status(),
-      waitReasons: () => scheduler.waitReasons(),
-      nudge: (locationUid) => scheduler.nudge(locationUid),
-      close: () => opened.close(),
-    };
+    const writer = schedulerWriter(scheduler, () => opened.close());
     try {
       if (takingOver) await handover.assignFixed(session.partitions);
       else
@@ -194,17 +193,8 @@ async function distributedOwnership(
     intervalMs: config.kafka.groupHeartbeatIntervalMs,
     signal: stopBackground.signal,
   });
-  const writer = new WriterRole({
-    first: {
-      run: (signal) => scheduler.run(signal),
-      status: () => scheduler.status(),
-      waitReasons: () => scheduler.waitReasons(),
-      nudge: (locationUid) => scheduler.nudge(locationUid),
-      close: () => handover.close(),
-    },
-    open: () => Promise.reject(new Error('distributed mode takes partitions over through the group')),
-    group: null,
-    joinsAtStart: 0,
+  const writer = new DistributedWriter({
+    writer: schedulerWriter(scheduler, () => handover.close()),
     failures,
     metrics,
     logger,
@@ -218,6 +208,17 @@ async function distributedOwnership(
         : { partitions: handover.partitions, generationId: current.generationId };
     },
     writer,
+  };
+}
+
+/** The writer of `scheduler`'s locations; `close` closes what was opened for it (its partitions' sinks). */
+function schedulerWriter(scheduler: Scheduler, close: () => Promise<void>): Writer {
+  return {
+    run: (signal) => scheduler.run(signal),
+    status: () => scheduler.status(),
+    waitReasons: () => scheduler.waitReasons(),
+    nudge: (locationUid) => scheduler.nudge(locationUid),
+    close,
   };
 }
 

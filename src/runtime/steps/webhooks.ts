@@ -6,24 +6,28 @@
  *
  * `webhookDeliveries` comes before the locations are built: the uid index and the delivery ledger it makes are
  * fed by the sinks (webhooks/published-calls.ts) from the first page on; `wire` then joins them to the scheduler.
+ * Wiring only: the signing secrets (webhooks/signature/signing-secrets.ts), the TLS files (webhooks/tls-files.ts)
+ * and every NudgeSink (webhooks/nudge-sink.ts, webhooks/scheduler-nudges.ts) are webhooks/' own.
  */
-import { readFile } from 'node:fs/promises';
-import { readPrivateFile } from '../../auth/store/secret-file.js';
-import type { WebhooksConfig } from '../../config/schema.js';
-import { FatalError, RetriableError } from '../../errors/index.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
 import { kafkaNudgeReader, type NudgeTopicReader } from '../../kafka/nudges/nudge-reader.js';
 import { ensureNudgeTopic, NudgeTopicWriter, nudgeTopicName } from '../../kafka/nudges/nudge-topic.js';
-import type { Logger } from '../../logging/logger.js';
 import type { NamedReadinessCheck, Readiness } from '../../ops/readiness.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
 import { locationDirectory } from '../../webhooks/location-directory.js';
-import { WebhookReceiver, type NudgeSink, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
+import {
+  loggingNudgeSink,
+  refusedWhileStandingBy,
+  relayedNudgeSink,
+  type NudgeSink,
+} from '../../webhooks/nudge-sink.js';
+import { WebhookReceiver, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
 import { publishedCallsFeed, type PublishedCalls } from '../../webhooks/published-calls.js';
 import { ReplayWindow, replayKeepMs } from '../../webhooks/replay-window.js';
 import { ownedLocationNudge, schedulerNudgeSink, type NudgeTarget } from '../../webhooks/scheduler-nudges.js';
-import { signatureRuleOf, type SignatureRule } from '../../webhooks/signature/verify.js';
+import { signatureRule } from '../../webhooks/signature/signing-secrets.js';
+import { readTlsFiles } from '../../webhooks/tls-files.js';
 import { LruUidLocations, type UidLocationIndex } from '../../webhooks/uid-locations.js';
 import type { StartContext } from './context.js';
 
@@ -127,25 +131,7 @@ export async function nudgeRelay(
   await reader.start();
   lifecycle.defer('nudge topic reader', () => reader.stop());
   options.readiness.add(nudgeReaderCheck(reader));
-  return {
-    offer: (nudge) =>
-      writer.write(nudge.locations.map((location) => ({ location, uid: nudge.uid, event: nudge.event }))),
-  };
-}
-
-/** Refuses every nudge while `standingBy()` (the receiver answers 503 with Retry-After), else hands it on. */
-export function refusedWhileStandingBy(sink: NudgeSink, standingBy: () => boolean): NudgeSink {
-  return {
-    offer: (nudge) =>
-      standingBy()
-        ? Promise.reject(
-            new RetriableError(
-              'WEBHOOK_STANDING_BY',
-              'this instance stands by: the writing instance takes deliveries (retry)',
-            ),
-          )
-        : sink.offer(nudge),
-  };
+  return relayedNudgeSink(writer);
 }
 
 /** The readiness check `nudge_reader`: fails, naming why, while the nudge topic reader is not running. */
@@ -153,23 +139,6 @@ export function nudgeReaderCheck(reader: Pick<NudgeTopicReader, 'health'>): Name
   return {
     name: 'nudge_reader',
     check: () => Promise.resolve({ name: 'nudge_reader', ...reader.health() }),
-  };
-}
-
-/** A sink that takes every nudge at once and only logs it (a receiver with no scheduler: tests, tools). */
-export function loggingNudgeSink(logger: Logger): NudgeSink {
-  return {
-    offer: async (nudge) => {
-      logger.debug(
-        {
-          uid: nudge.uid,
-          event: nudge.event,
-          locations: nudge.locations.length,
-          resolution: nudge.resolution,
-        },
-        'webhook nudge taken (logged only)',
-      );
-    },
   };
 }
 
@@ -195,7 +164,7 @@ export async function startWebhooks(
     host: settings.host,
     port: settings.port,
     path: settings.path,
-    tls: settings.tls === undefined ? undefined : await readTls(settings.tls),
+    tls: settings.tls === undefined ? undefined : await readTlsFiles(settings.tls),
     bodyLimitBytes: settings.bodyLimitBytes,
     limits: settings.limits,
     rule,
@@ -219,56 +188,4 @@ export async function startWebhooks(
     'webhook receiver listening',
   );
   return { address, uidLocations };
-}
-
-/** The configured rule with its secrets from the environment and files (never from the config file). */
-export async function signatureRule(
-  settings: WebhooksConfig,
-  env: NodeJS.ProcessEnv,
-): Promise<SignatureRule> {
-  if (settings.allowUnsigned) return { scheme: 'none' };
-  const { signature } = settings;
-  const secrets = signature.secretEnv.map((name) => env[name]?.trim() ?? '').filter((s) => s !== '');
-  for (const file of signature.secretFiles) {
-    const text = await readPrivateFile(file, 'webhooks.signature.secretFiles').catch((error: unknown) => {
-      if (error instanceof FatalError) throw error;
-      throw new FatalError('WEBHOOK_SECRET_MISSING', `cannot read webhook secret file ${file}`, {
-        cause: error,
-      });
-    });
-    secrets.push(
-      ...text
-        .split('\n')
-        .map((line) => line.trim())
-        .filter((line) => line !== ''),
-    );
-  }
-  if (secrets.length === 0) {
-    throw new FatalError(
-      'WEBHOOK_SECRET_MISSING',
-      `webhooks.enabled but no signing secret: none of ${signature.secretEnv.join(', ') || '(no variables)'} ` +
-        'is set and webhooks.signature.secretFiles names none',
-    );
-  }
-  try {
-    return signatureRuleOf(signature, secrets, settings.replay.waiveProtection);
-  } catch (error) {
-    throw new FatalError('WEBHOOK_SECRET_MISSING', (error as Error).message, { cause: error });
-  }
-}
-
-async function readTls(tls: { certFile: string; keyFile: string }): Promise<{ cert: string; key: string }> {
-  try {
-    return {
-      cert: await readFile(tls.certFile, 'utf8'),
-      key: await readPrivateFile(tls.keyFile, 'webhooks.tls.keyFile'),
-    };
-  } catch (error) {
-    if (error instanceof FatalError) throw error;
-    throw new FatalError(
-      'WEBHOOK_LISTEN_FAILED',
-      `cannot read webhooks.tls.certFile or keyFile (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-      { cause: error },
-    );
-  }
 }

@@ -9,6 +9,8 @@
  * Pure: each function says what to answer, or null when the request is not that handshake.
  */
 import { createHmac } from 'node:crypto';
+import { readPath } from '../../json/dotted-path.js';
+import { parseJsonObject } from '../../json/json-object.js';
 import type { DeliveryHeaders } from './verdict.js';
 import { headerValue } from './verdict.js';
 
@@ -38,25 +40,15 @@ export function challengeAfterSignature(
   key: Uint8Array | undefined,
 ): ChallengeAnswer | null {
   if (kind !== 'slack' && kind !== 'zoom') return null;
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(payload).toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (body === null || typeof body !== 'object') return null;
-  const fields = body as Record<string, unknown>;
+  const fields = parseJsonObject(Buffer.from(payload).toString('utf8'));
+  if (fields === undefined) return null;
   if (kind === 'slack') {
     const challenge = fields['challenge'];
     if (fields['type'] !== 'url_verification' || typeof challenge !== 'string' || !ECHOABLE.test(challenge))
       return null;
     return json({ challenge });
   }
-  const inner = fields['payload'];
-  const plainToken =
-    inner !== null && typeof inner === 'object'
-      ? (inner as Record<string, unknown>)['plainToken']
-      : undefined;
+  const plainToken = readPath(fields, 'payload.plainToken');
   if (fields['event'] !== 'endpoint.url_validation' || typeof plainToken !== 'string' || key === undefined)
     return null;
   if (!ECHOABLE.test(plainToken)) return null;

@@ -4,15 +4,10 @@
  * `{timestamp}|{body}`). The same header, template and replay rules as hmac-scheme.ts; only the check differs.
  * Pure.
  */
-import { sign, verify, type KeyObject } from 'node:crypto';
-import { readTemplated, type TemplateScheme } from './templated-delivery.js';
-import {
-  refuse,
-  signedContentKey,
-  withinTolerance,
-  type SignatureVerdict,
-  type SignedDelivery,
-} from './verdict.js';
+import { sign, type KeyObject } from 'node:crypto';
+import { ed25519Matches } from './matching.js';
+import { verifyTemplated, type TemplateScheme } from './templated-delivery.js';
+import type { SignatureVerdict, SignedDelivery } from './verdict.js';
 
 export type Ed25519Scheme = TemplateScheme;
 
@@ -31,15 +26,11 @@ export function verifyEd25519(
   publicKeys: readonly KeyObject[],
   toleranceMs: number,
 ): SignatureVerdict {
-  const read = readTemplated(scheme, delivery);
-  if ('ok' in read) return read;
-  let matched = false;
-  for (const key of publicKeys)
-    for (const signature of read.signatures)
-      if (signature.length === 64 && verify(null, read.content, key, signature)) matched = true;
-  if (!matched) return refuse('bad_signature', 'no signature matches an active public key');
-  if (read.timestampMs !== null && !withinTolerance(read.timestampMs, delivery.nowMs, toleranceMs))
-    return refuse('stale_timestamp', 'the signed timestamp is outside the tolerance');
-  const replayKey = read.signedId !== undefined ? `id:${read.signedId}` : signedContentKey(read.content);
-  return { ok: true, replayKey, timestampMs: read.timestampMs };
+  return verifyTemplated(
+    scheme,
+    delivery,
+    toleranceMs,
+    (content, signatures) => ed25519Matches(publicKeys, content, signatures),
+    'public key',
+  );
 }

@@ -10,15 +10,9 @@
  * signed content (the same whichever of the sender's signatures or secrets matched). Pure.
  */
 import { createHmac } from 'node:crypto';
-import { sameBytes } from './constant-time.js';
-import { readTemplated, type TemplateScheme } from './templated-delivery.js';
-import {
-  refuse,
-  signedContentKey,
-  withinTolerance,
-  type SignatureVerdict,
-  type SignedDelivery,
-} from './verdict.js';
+import { hmacMatches } from './matching.js';
+import { verifyTemplated, type TemplateScheme } from './templated-delivery.js';
+import type { SignatureVerdict, SignedDelivery } from './verdict.js';
 
 export interface HmacScheme extends TemplateScheme {
   algorithm: 'sha256' | 'sha512' | 'sha1';
@@ -54,17 +48,11 @@ export function verifyHmac(
   keys: readonly Uint8Array[],
   toleranceMs: number,
 ): SignatureVerdict {
-  const read = readTemplated(scheme, delivery);
-  if ('ok' in read) return read;
-  let matched = false;
-  for (const key of keys) {
-    const expected = createHmac(scheme.algorithm, key).update(read.content).digest();
-    // Every pair is compared, so the time taken does not say which secret or signature matched.
-    for (const signature of read.signatures) if (sameBytes(expected, signature)) matched = true;
-  }
-  if (!matched) return refuse('bad_signature', 'no signature matches an active secret');
-  if (read.timestampMs !== null && !withinTolerance(read.timestampMs, delivery.nowMs, toleranceMs))
-    return refuse('stale_timestamp', 'the signed timestamp is outside the tolerance');
-  const replayKey = read.signedId !== undefined ? `id:${read.signedId}` : signedContentKey(read.content);
-  return { ok: true, replayKey, timestampMs: read.timestampMs };
+  return verifyTemplated(
+    scheme,
+    delivery,
+    toleranceMs,
+    (content, signatures) => hmacMatches(scheme.algorithm, keys, content, signatures),
+    'secret',
+  );
 }

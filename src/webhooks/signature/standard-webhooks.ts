@@ -15,8 +15,8 @@
  * Pure: over the headers, the raw body bytes, now and the keys. The signature is checked before the
  * timestamp, so `stale_timestamp` always means an authentic delivery that is too old (or too far ahead).
  */
-import { createHmac, sign, verify, type KeyObject } from 'node:crypto';
-import { sameBytes } from './constant-time.js';
+import { createHmac, sign, type KeyObject } from 'node:crypto';
+import { ed25519Matches, hmacMatches } from './matching.js';
 import { secretKey } from './keys.js';
 import {
   headerValue,
@@ -90,15 +90,11 @@ export function verifyStandardWebhooks(
   if (symmetric.length === 0 && asymmetric.length === 0)
     return refuse('bad_signature', `no v1 or v1a signature in ${signatureHeader}`);
   const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), delivery.body]);
-  let matched = false;
-  for (const key of keys) {
-    const expected = createHmac('sha256', key).update(content).digest();
-    // Every pair is compared, so the time taken does not say which secret or signature matched.
-    for (const signature of symmetric) if (sameBytes(expected, signature)) matched = true;
-  }
-  for (const key of options.publicKeys ?? [])
-    for (const signature of asymmetric) if (verify(null, content, key, signature)) matched = true;
-  if (!matched) return refuse('bad_signature', 'no signature matches an active secret');
+  // Both checks run, so the time taken does not say which kind of signature matched.
+  const symmetricMatch = hmacMatches('sha256', keys, content, symmetric);
+  const asymmetricMatch = ed25519Matches(options.publicKeys ?? [], content, asymmetric);
+  if (!symmetricMatch && !asymmetricMatch)
+    return refuse('bad_signature', 'no signature matches an active secret');
   const timestampMs = Number(timestamp) * 1000;
   if (!withinTolerance(timestampMs, delivery.nowMs, toleranceMs))
     return refuse('stale_timestamp', `${prefix}-timestamp is outside the tolerance`);

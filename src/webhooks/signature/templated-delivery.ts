@@ -1,7 +1,8 @@
 /**
  * What a templated signature scheme (HMAC or ed25519 over a template, template.ts) reads from one delivery:
- * the signatures in the signature header, its timestamp and id, and the signed bytes. Shared by
- * hmac-scheme.ts and ed25519-scheme.ts, which differ only in how a signature is checked.
+ * the signatures in the signature header, its timestamp and id, and the signed bytes; and the verdict on them
+ * (`verifyTemplated`). Shared by hmac-scheme.ts and ed25519-scheme.ts, which differ only in how a signature is
+ * checked.
  *
  * The signature header holds entries separated by commas or spaces: signatures (after `prefix`; several
  * while the sender rotates its secret) and `NAME=value` fields (Stripe's `t=…,v1=…,v1=…`), which the
@@ -16,7 +17,14 @@ import {
   type TemplatePart,
   type TemplateSources,
 } from './template.js';
-import { headerValue, refuse, type SignatureVerdict, type SignedDelivery } from './verdict.js';
+import {
+  headerValue,
+  refuse,
+  signedContentKey,
+  withinTolerance,
+  type SignatureVerdict,
+  type SignedDelivery,
+} from './verdict.js';
 
 export interface TemplateScheme extends TemplateSources {
   /** Header that carries the signature(s), lower case, e.g. `x-hub-signature-256`. */
@@ -120,6 +128,30 @@ export function readTemplated(
     return notOk('bad_signature', `the signed content lacks its ${rendered.missing}`);
   const signedId = schemeCoverage(scheme).id && id !== undefined && id !== '' ? id : undefined;
   return { content: rendered.bytes, signatures, timestampMs, signedId };
+}
+
+/**
+ * The verdict on a templated delivery: `matches` checks its signatures against the signed content (first, so
+ * `stale_timestamp` always means an authentic delivery); then the signed timestamp against the tolerance. The
+ * replay key comes from signed material only: the id when the template covers it, else a digest of the signed
+ * content (the same whichever of the sender's signatures or secrets matched).
+ */
+export function verifyTemplated(
+  scheme: TemplateScheme,
+  delivery: SignedDelivery,
+  toleranceMs: number,
+  matches: (content: Buffer, signatures: readonly Buffer[]) => boolean,
+  /** What the keys are, for the refusal's detail: `secret` or `public key`. */
+  keys: string,
+): SignatureVerdict {
+  const read = readTemplated(scheme, delivery);
+  if ('ok' in read) return read;
+  if (!matches(read.content, read.signatures))
+    return refuse('bad_signature', `no signature matches an active ${keys}`);
+  if (read.timestampMs !== null && !withinTolerance(read.timestampMs, delivery.nowMs, toleranceMs))
+    return refuse('stale_timestamp', 'the signed timestamp is outside the tolerance');
+  const replayKey = read.signedId !== undefined ? `id:${read.signedId}` : signedContentKey(read.content);
+  return { ok: true, replayKey, timestampMs: read.timestampMs };
 }
 
 function notOk(

@@ -9,6 +9,8 @@
  * the time taken. Pure.
  */
 import { createHash } from 'node:crypto';
+import { readPath } from '../../json/dotted-path.js';
+import { parseJsonObject } from '../../json/json-object.js';
 import { sameBytes } from './constant-time.js';
 import {
   headerValue,
@@ -44,16 +46,7 @@ export function verifyToken(
 }
 
 function fieldOf(path: string, body: Uint8Array): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(body).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  for (const step of path.split('.')) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-    value = (value as Record<string, unknown>)[step];
-  }
+  const value = readPath(parseJsonObject(Buffer.from(body).toString('utf8')), path);
   return typeof value === 'string' ? value : undefined;
 }
 

@@ -4,7 +4,6 @@
  * `webhooks.allowUnsigned`, warned about at every start); and the registration handshake it answers.
  */
 import type { KeyObject } from 'node:crypto';
-import type { SignatureConfig } from '../../config/sections/webhooks.js';
 import {
   challengeAfterSignature,
   challengeBeforeSignature,
@@ -23,6 +22,25 @@ interface Common {
   toleranceMs: number;
   /** A registration handshake answered (absent: none). */
   challenge?: Challenge;
+}
+
+/**
+ * What a rule is made of: the `webhooks.signature` section as config/sections/webhooks.ts validates it (its
+ * secrets come apart, from the environment and files: signature-secrets.ts).
+ */
+export interface SignatureSettings {
+  scheme: 'standard-webhooks' | 'hmac' | 'ed25519' | 'jwt' | 'token';
+  /** How a secret becomes key material; absent: the scheme's own default. */
+  keyEncoding?: KeyEncoding | undefined;
+  toleranceMs: number;
+  /** The origin the sender posts to, for a signed `{url}`. */
+  publicUrl?: string | undefined;
+  standardWebhooks: { headerPrefix: StandardWebhooksHeaders };
+  hmac: Omit<HmacScheme, 'publicUrl'>;
+  ed25519: Omit<Ed25519Scheme, 'publicUrl'>;
+  jwt: Omit<JwtScheme, 'requireIssuedAt'>;
+  token: TokenScheme;
+  challenge: Challenge;
 }
 
 export type SignatureRule =
@@ -56,7 +74,7 @@ export function keysOf(scheme: 'standard-webhooks' | 'hmac', secrets: readonly s
  * `replayWaived`: a JWT without `iat` is then accepted.
  */
 export function signatureRuleOf(
-  signature: SignatureConfig,
+  signature: SignatureSettings,
   secrets: readonly string[],
   replayWaived: boolean,
 ): SignatureRule {

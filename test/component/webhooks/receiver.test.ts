@@ -7,11 +7,8 @@ import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { primeWebhookMetrics } from '../../../src/metrics/webhook-metrics.js';
 import { locationDirectory } from '../../../src/webhooks/location-directory.js';
 import type { ResolvedNudge } from '../../../src/webhooks/nudge-resolution.js';
-import {
-  WebhookReceiver,
-  type NudgeSink,
-  type WebhookReceiverOptions,
-} from '../../../src/webhooks/receiver.js';
+import type { NudgeSink } from '../../../src/webhooks/nudge-sink.js';
+import { WebhookReceiver, type WebhookReceiverOptions } from '../../../src/webhooks/receiver.js';
 import { ReplayWindow } from '../../../src/webhooks/replay-window.js';
 import { standardWebhooksSignature } from '../../../src/webhooks/signature/standard-webhooks.js';
 import { LruUidLocations } from '../../../src/webhooks/uid-locations.js';

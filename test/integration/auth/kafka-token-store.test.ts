@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreKey } from '../../../src/auth/store/encryption.js';
-import { KafkaBackend } from '../../../src/auth/store/kafka-backend.js';
+import { TokenTopicBackend } from '../../../src/kafka/token-store/token-topic-backend.js';
 import { TokenStore, type GrantRecord } from '../../../src/auth/store/token-store.js';
 import { TokenManager } from '../../../src/auth/token-manager.js';
 import { readCommitted, testKafka } from '../../support/kafka.js';
@@ -19,7 +19,7 @@ const stores: TokenStore[] = [];
 
 function kafkaStore(topic: string, key: StoreKey): TokenStore {
   const store = new TokenStore(
-    new KafkaBackend({
+    new TokenTopicBackend({
       kafka,
       topic,
       groupIdPrefix: 'token-store-test-reader',

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreKey } from '../../../src/auth/store/encryption.js';
-import { KafkaBackend } from '../../../src/auth/store/kafka-backend.js';
+import { TokenTopicBackend } from '../../../src/kafka/token-store/token-topic-backend.js';
 import { TokenStore } from '../../../src/auth/store/token-store.js';
 import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
 import {
@@ -80,7 +80,7 @@ describe('three connector processes sharing one OAuth grant whose refresh token 
 
     // The grant as `auth login` would have stored it, in the Kafka token store the instances share.
     const tokens = new TokenStore(
-      new KafkaBackend({
+      new TokenTopicBackend({
         kafka,
         topic: store.topic,
         groupIdPrefix: 'shared-grant-test',

@@ -12,6 +12,7 @@ import type { GrantSummary } from '../../../src/auth/authorization.js';
 import { CallbackListener } from '../../../src/auth/callback-listener.js';
 import { login } from '../../../src/auth/login.js';
 import { openOAuth, type OAuthDependencies, type OAuthRuntime } from '../../../src/auth/oauth-runtime.js';
+import { tokenStoreBackend } from '../../../src/runtime/token-store-backend.js';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import {
@@ -33,7 +34,7 @@ export interface OAuthFixture {
   env: NodeJS.ProcessEnv;
   config: ConnectorConfig;
   /** A fresh runtime over the same store (a process start). */
-  open(deps?: OAuthDependencies): Promise<OAuthRuntime>;
+  open(deps?: Partial<OAuthDependencies>): Promise<OAuthRuntime>;
   /** The person's browser: follows the authorize URL to the sandbox, then its redirect to the listener. */
   browse(authorizeUrl: string): Promise<{ redirect: URL; status: number }>;
   /** `auth login` with the scripted browser: authorizes `grant` and stores it. */
@@ -108,7 +109,11 @@ export async function startOAuthFixture(
     env,
     config,
     async open(deps = {}) {
-      const runtime = await openOAuth(config, { env, ...deps });
+      const runtime = await openOAuth(config, {
+        env,
+        backendFor: tokenStoreBackend(config, { clock: deps.clock }),
+        ...deps,
+      });
       runtimes.push(runtime);
       return runtime;
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scrubSecretsInText } from '../../../src/logging/scrub-text.js';
+import { scrubKnownSecrets, scrubSecretsInText } from '../../../src/logging/scrub-text.js';
 
 describe('scrubSecretsInText', () => {
   it('removes the whole userinfo of a URL, user and password', () => {
@@ -66,5 +66,17 @@ describe('scrubSecretsInText', () => {
   it('is idempotent', () => {
     const once = scrubSecretsInText('http://u:p@h/ Bearer abcdefghijkl');
     expect(scrubSecretsInText(once)).toBe(once);
+  });
+});
+
+describe('scrubKnownSecrets', () => {
+  it('replaces every occurrence of each secret in text that came back from the server', () => {
+    expect(scrubKnownSecrets('token abcd1234 and abcd1234, secret s3cr3t!', ['abcd1234', 's3cr3t!'])).toBe(
+      'token [redacted] and [redacted], secret [redacted]',
+    );
+  });
+
+  it('leaves text alone when a "secret" is too short to be one (avoids shredding the message)', () => {
+    expect(scrubKnownSecrets('a b c', ['a'])).toBe('a b c');
   });
 });

@@ -4,7 +4,8 @@ import type { Initialisation } from '../../../src/kafka/group/start-stamp.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { Failures } from '../../../src/runtime/steps/context.js';
-import { WriterRole, type InstancesGroupWatch, type Writer } from '../../../src/runtime/writer-role.js';
+import type { Writer } from '../../../src/runtime/instance-writer.js';
+import { WriterRole, type InstancesGroupWatch } from '../../../src/runtime/writer-role.js';
 import { ManualClock } from '../../support/clock.js';
 
 const RECHECK_MS = 30_000;
@@ -271,29 +272,5 @@ describe('WriterRole (single mode: a standby takes over)', () => {
 
     await running;
     expect(events).toEqual(['A2 closed']);
-  });
-
-  it('without an instances group to watch (distributed mode), stands by until stopped', async () => {
-    const events: string[] = [];
-    const metrics = new ConnectorMetrics();
-    const failures = new Failures('orders', metrics, silentLogger());
-    const role = new WriterRole({
-      first: writer('A', events),
-      open: () => Promise.reject(new Error('not used')),
-      group: null,
-      joinsAtStart: 0,
-      failures,
-      metrics,
-      logger: silentLogger(),
-      clock: new ManualClock(),
-    });
-    const stop = new AbortController();
-    const running = role.run(stop.signal);
-    failures.fail(fenced());
-    await settle();
-    expect(role.status().role).toBe('standby');
-
-    stop.abort();
-    await running;
   });
 });

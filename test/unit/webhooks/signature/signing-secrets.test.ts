@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { missingFromEnvironment } from '../../../../src/config/environment-check.js';
 import { parseConfig } from '../../../../src/config/load.js';
 import { FatalError } from '../../../../src/errors/index.js';
-import { refusedWhileStandingBy, signatureRule } from '../../../../src/runtime/steps/webhooks.js';
+import { signatureRule } from '../../../../src/webhooks/signature/signing-secrets.js';
 import { MINIMAL_CONFIG } from '../../../support/minimal-config.js';
 
 const SECRET_A = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
@@ -115,36 +115,5 @@ describe('the webhook signature rule at start', () => {
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^webhooks\.signature\.secretEnv: webhook secret #1: the secret is not hex/);
     expect(problems.join()).not.toContain('not-hex-at-all');
-  });
-});
-
-describe("a single-mode standby's webhook sink", () => {
-  const nudge = {
-    uid: 'u1',
-    event: 'call.updated',
-    locations: ['l1'],
-    resolution: 'payload_location',
-  } as const;
-
-  it('refuses deliveries while standing by (a retriable error: the receiver answers 503 with Retry-After) and hands them on while writing', async () => {
-    const offered: string[] = [];
-    let standingBy = true;
-    const sink = refusedWhileStandingBy(
-      {
-        offer: (taken) => {
-          offered.push(taken.uid);
-          return Promise.resolve();
-        },
-      },
-      () => standingBy,
-    );
-    await expect(sink.offer(nudge)).rejects.toMatchObject({
-      code: 'WEBHOOK_STANDING_BY',
-      disposition: 'retriable',
-    });
-    expect(offered).toEqual([]);
-    standingBy = false;
-    await sink.offer(nudge);
-    expect(offered).toEqual(['u1']);
   });
 });

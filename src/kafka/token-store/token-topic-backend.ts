@@ -1,5 +1,6 @@
 /**
- * Token-store backend for several instances: a compacted Kafka topic, one record per entry, keyed by the
+ * The token store's backend for several instances (auth/store/token-store.ts's EntryBackend, chosen by the
+ * wiring when `oauth.store.type: kafka`): a compacted Kafka topic, one record per entry, keyed by the
  * entry name (`grant:<name>`, `state:<hash>`); the value is the sealed entry, null deletes it (tombstone).
  * Compaction keeps the last value per key, so the topic stays as small as the store.
  *
@@ -11,13 +12,13 @@
  * state at the same moment could both see it unused. The authorization code is single-use at the service, so
  * at most one redemption succeeds; rotated refresh tokens are reconciled by the token manager.
  */
+import type { EntryBackend } from '../../auth/store/token-store.js';
 import { RetriableError } from '../../errors/index.js';
-import { connectDurableProducer, type DurableProducer, type KafkaClient } from '../../kafka/client/port.js';
-import { readTopicToEnd } from '../../kafka/topics/topic-reader.js';
-import { ensureCompactedTopic } from '../../kafka/topics/topics.js';
-import type { EntryBackend } from './token-store.js';
+import { connectDurableProducer, type DurableProducer, type KafkaClient } from '../client/port.js';
+import { readTopicToEnd } from '../topics/topic-reader.js';
+import { ensureCompactedTopic } from '../topics/topics.js';
 
-export interface KafkaBackendOptions {
+export interface TokenTopicBackendOptions {
   kafka: KafkaClient;
   topic: string;
   /** Prefix of the throw-away consumer groups used to read the topic. */
@@ -28,14 +29,14 @@ export interface KafkaBackendOptions {
   readTimeoutMs?: number;
 }
 
-export class KafkaBackend implements EntryBackend {
+export class TokenTopicBackend implements EntryBackend {
   readonly description: string;
   private producer: DurableProducer | undefined;
   private starting: Promise<DurableProducer> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly options: KafkaBackendOptions) {
-    if (options.topic.length === 0) throw new TypeError('KafkaBackend needs a topic');
+  constructor(private readonly options: TokenTopicBackendOptions) {
+    if (options.topic.length === 0) throw new TypeError('TokenTopicBackend needs a topic');
     this.description = `Kafka topic ${options.topic}`;
   }
 

@@ -1,9 +1,10 @@
 /**
- * Reads a dotted path ("metadata.nextCursor") out of a parsed JSON body. The spec leaves the response
- * shapes "not shown", so where things are is configuration (api.itemsField, api.nextCursorField, ...).
+ * Reads a dotted path ("metadata.nextCursor") out of a parsed JSON body. The spec leaves the shapes of the API's
+ * responses and of webhook payloads "not shown", so where things are is configuration (api.itemsField,
+ * api.nextCursorField, webhooks.payload.*, ...), and one rule reads them all. Pure.
  *
  * Contract: returns `undefined` when any step is missing or not an object (absent), and the value
- * otherwise, `null` included. An empty path returns the body itself.
+ * otherwise, `null` included. An empty path returns the body itself. Only own properties are read.
  */
 export function readPath(body: unknown, path: string): unknown {
   if (path === '') return body;
@@ -14,8 +15,4 @@ export function readPath(body: unknown, path: string): unknown {
     node = (node as Record<string, unknown>)[step];
   }
   return node;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

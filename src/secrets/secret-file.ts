@@ -1,13 +1,13 @@
 /**
- * Reads a file that holds a secret (the token-store key, the client secret, the token store itself) the
- * way ssh reads a private key: refused when its group or others may read or write it, because then the
- * secret is no longer the service account's alone. The mode is checked on the open file (fstat), so the
+ * Reads a file that holds a secret (the token-store key, a client secret, the token store itself, webhook
+ * signing secrets, a TLS key) the way ssh reads a private key: refused when its group or others may read or
+ * write it, because then the secret is no longer the service account's alone. The mode is checked on the open file (fstat), so the
  * file checked is the file read.
  *
  * POSIX only: on Windows, modes do not describe access (ACLs do) and the check is skipped.
  */
 import { open } from 'node:fs/promises';
-import { FatalError } from '../../errors/index.js';
+import { FatalError } from '../errors/index.js';
 
 /** Group and other permission bits. */
 const SHARED_BITS = 0o077;
