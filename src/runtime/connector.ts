@@ -26,6 +26,7 @@
 import { hostname } from 'node:os';
 import type { ConnectorConfig } from '../config/schema.js';
 import { freshnessObjectiveMs } from '../config/sections/observability.js';
+import { loadConfig } from '../config/load.js';
 import { livePollIntervalMs } from '../config/sections/webhooks.js';
 import type { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
@@ -41,6 +42,8 @@ import { openApi } from './steps/api.js';
 import { Failures, type StartContext } from './steps/context.js';
 import { startHeartbeats } from './steps/heartbeats.js';
 import { openKafka } from './steps/kafka.js';
+import { ConfigReloader } from './reload.js';
+import { locationReload } from './location-reload.js';
 import { buildLocations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership } from './steps/ownership.js';
@@ -56,6 +59,11 @@ export interface ConnectorRuntimeOptions {
   clock?: Clock;
   /** Aborted (SIGTERM) while start-up waits for the schema registry: the wait ends with its error. */
   signal?: AbortSignal;
+  /**
+   * The file `config` was read from: given, the configuration is reloaded while running, on SIGHUP and when the
+   * file's directory changes (reload.ts); only `sources` may change, anything else is refused as a whole.
+   */
+  configFile?: string;
 }
 
 /** What a started runtime holds: the results of the start-up steps. */
@@ -119,7 +127,6 @@ export class ConnectorRuntime {
         dynamic: config.connector.mode === 'distributed',
         published: deliveries?.published,
       });
-      const { configured, sourceOf } = locations;
       const ownership = await takeOwnership(ctx, kafka, locations);
       const { writer } = ownership;
       // The current writer's scheduler (single mode opens a new one when a standby takes over).
@@ -158,12 +165,29 @@ export class ConnectorRuntime {
         workerId,
         admin: kafka.admin,
         api,
-        sourceOf,
+        get sourceOf() {
+          return locations.sourceOf;
+        },
         scheduler,
         assignment: () => ownership.assignment(),
         ...(config.connector.mode === 'single' && { role: () => writer.status() }),
       });
-      logStarted(ctx, configured.length);
+      if (options.configFile !== undefined) {
+        const reloader = new ConfigReloader({
+          file: options.configFile,
+          running: config,
+          target: locationReload(locations, ownership),
+          metrics,
+          logger,
+          clock,
+          ...(options.env && { load: (file: string) => loadConfig(file, options.env) }),
+        });
+        reloader.start();
+        lifecycle.defer('configuration reload', () => reloader.stop());
+        // The file may have changed while the connector started, before the watch and SIGHUP were on.
+        void reloader.reload();
+      }
+      logStarted(ctx, locations.configured.length);
       return runtime;
     } catch (error) {
       await lifecycle.close();

@@ -35,7 +35,8 @@ import { startTimer, type Clock, type Timer } from '../time/clock.js';
  * when it could not be made (the running configuration is then kept).
  */
 export interface LocationsPort {
-  applyLocations(diff: ConfigurationDiff): Promise<void>;
+  /** `diff` says what changes; `next` is the configuration it comes from (its `sources` are the new ones). */
+  applyLocations(diff: ConfigurationDiff, next: ConnectorConfig): Promise<void>;
 }
 
 export type ReloadResult = 'applied' | 'unchanged' | 'refused' | 'invalid' | 'failed';
@@ -161,7 +162,7 @@ export class ConfigReloader {
       return 'unchanged';
     }
     try {
-      await target.applyLocations(diff);
+      await target.applyLocations(diff, next);
     } catch (error) {
       logger.error(
         { err: error, file },

@@ -94,9 +94,20 @@ export function register(program: Command): void {
           `setting ignored: ${ignored.problem}`,
         );
       const stop = shutdownSignal((received) => logger.info({ signal: received }, 'stopping'));
+      // SIGHUP reloads the configuration once the runtime runs (runtime/reload.ts); during the start it must not
+      // end the process (the default action), and the runtime reads the file again once started.
+      const hangUpWhileStarting = (): void =>
+        logger.info('SIGHUP during the start: the configuration is read again once the connector runs');
+      process.on('SIGHUP', hangUpWhileStarting);
       let runtime: ConnectorRuntime | null = null;
       try {
-        runtime = await ConnectorRuntime.start({ config, logger, signal: stop.signal });
+        runtime = await ConnectorRuntime.start({
+          config,
+          logger,
+          signal: stop.signal,
+          configFile: options.config,
+        });
+        process.off('SIGHUP', hangUpWhileStarting);
         await runtime.run(stop.signal);
         if (!stop.signal.aborted) {
           const summary = describeStoppedLocations(runtime.status());
@@ -107,6 +118,7 @@ export function register(program: Command): void {
           logger.info('stopped');
         }
       } finally {
+        process.off('SIGHUP', hangUpWhileStarting);
         stop.dispose();
         await runtime?.close();
         logger.flush();

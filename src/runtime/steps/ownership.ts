@@ -50,6 +50,12 @@ export interface Ownership {
    * (writer-role.ts), distributed mode's one for good (distributed-writer.ts).
    */
   writer: InstanceWriter;
+  /**
+   * The configured locations changed (Locations.reconfigure ran): the current writer's partitions schedule the
+   * locations added there and unschedule the ones removed (PartitionHandover.reconfigure); a writer opened later
+   * takes the new set. Resolves with what changed here (distributed mode: on this instance's partitions only).
+   */
+  reconfigure(): Promise<{ added: string[]; removed: string[] }>;
 }
 
 /** What differs between the modes: how partitions make producer scopes, their sinks and their offsets. */
@@ -66,11 +72,12 @@ export async function takeOwnership(
 ): Promise<Ownership> {
   const { config, logger, metrics, clock, lifecycle, failures } = ctx;
   const { session } = kafka;
-  const { configured, syncFor } = locations;
+  const { syncFor } = locations;
   const name = config.connector.name;
+  const partitionsNow = () => locationsByPartition(name, locations.configured, session.partitionCount);
   const handoverFor = (policy: ScopePolicy, scheduler: Scheduler) =>
     new PartitionHandover({
-      locationsByPartition: locationsByPartition(name, configured, session.partitionCount),
+      locationsByPartition: partitionsNow(),
       ports: {
         scopesOf: (partitions) => policy.scopesOf(partitions),
         openSink: (scope, takenOver) => policy.openSink(scope, takenOver),
@@ -85,7 +92,7 @@ export async function takeOwnership(
       retryDelayMs: config.kafka.groupSessionTimeoutMs,
     });
   if (config.connector.mode === 'distributed')
-    return distributedOwnership(ctx, kafka, locations, handoverFor);
+    return distributedOwnership(ctx, kafka, locations, handoverFor, partitionsNow);
 
   const presence = await InstancePresence.join(session.kafka, name, config.kafka.offsetsTopic, {
     onLost: (error) => failures.membershipLost(error),
@@ -149,7 +156,12 @@ export async function takeOwnership(
     clock,
   });
   lifecycle.defer('writer', () => writer.close());
-  return { assignment: () => ({ partitions: held?.partitions ?? [], generationId: null }), writer };
+  return {
+    assignment: () => ({ partitions: held?.partitions ?? [], generationId: null }),
+    writer,
+    // A standby holds no handover: the writer it opens when it takes over reads the new set.
+    reconfigure: () => held?.reconfigure(partitionsNow()) ?? Promise.resolve({ added: [], removed: [] }),
+  };
 }
 
 /** Distributed mode: the instances group's assignments, one producer scope per partition, one writer for good. */
@@ -158,6 +170,7 @@ async function distributedOwnership(
   kafka: KafkaStep,
   locations: Locations,
   handoverFor: (policy: ScopePolicy, scheduler: Scheduler) => PartitionHandover,
+  partitionsNow: () => ReadonlyMap<number, readonly string[]>,
 ): Promise<Ownership> {
   const { config, logger, metrics, clock, lifecycle, failures } = ctx;
   const { session, admin } = kafka;
@@ -186,7 +199,7 @@ async function distributedOwnership(
     await handover.close();
   });
 
-  void watchUnowned(presence, admin, locations.configured, {
+  void watchUnowned(presence, admin, () => locations.configured, {
     partitionOf: (uid) => locationPartition(name, uid, session.partitionCount),
     metrics,
     clock,
@@ -208,6 +221,7 @@ async function distributedOwnership(
         : { partitions: handover.partitions, generationId: current.generationId };
     },
     writer,
+    reconfigure: () => handover.reconfigure(partitionsNow()),
   };
 }
 
@@ -259,7 +273,7 @@ function partitionScopes(session: ScopedKafkaSession): ScopePolicy {
 async function watchUnowned(
   presence: InstancePresence,
   admin: Pick<KafkaAdmin, 'describeGroups'>,
-  configured: readonly string[],
+  configured: () => readonly string[],
   options: {
     partitionOf: (uid: string) => number;
     metrics: UnownedGaugeMetrics;
@@ -268,11 +282,11 @@ async function watchUnowned(
     signal: AbortSignal;
   },
 ): Promise<void> {
-  const partitions = configured.map(options.partitionOf);
-  options.metrics.unownedLocations.set(configured.length);
+  options.metrics.unownedLocations.set(configured().length);
   while (!options.signal.aborted) {
     try {
       const owned = await presence.ownedByGroup(admin);
+      const partitions = configured().map(options.partitionOf);
       if (owned !== null)
         options.metrics.unownedLocations.set(partitions.filter((p) => !owned.has(p)).length);
     } catch {

@@ -392,6 +392,21 @@ describe('the Helm chart defaults', () => {
     );
   });
 
+  it('roll the pods for a changed configuration, but not for a change of sources alone (the pods reload it)', () => {
+    const of = (set: string[]) =>
+      specOf<{ template: { metadata: { annotations: Record<string, string> } } }>(
+        only(
+          renderChart({
+            set: ['secrets.clientSecret.name=oauth', 'secrets.tokenStoreKey.name=oauth', ...set],
+          }),
+          'Deployment',
+        ),
+      ).template.metadata.annotations['checksum/config'];
+    const base = of([]);
+    expect(of(['config.sources[0].locations[0]=6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11'])).toBe(base);
+    expect(of(['config.poll.intervalMs=9000'])).not.toBe(base);
+  });
+
   it('keep the tokens in Kafka, in a topic of the connector name', () => {
     const store = (configDocument(objects)['oauth'] as { store: unknown }).store;
     expect(store).toEqual({ type: 'kafka', topic: 'calls-connector-tokens' });
