@@ -29,6 +29,7 @@ import { freshnessObjectiveMs } from '../config/sections/observability.js';
 import { loadConfig } from '../config/load.js';
 import { livePollIntervalMs } from '../config/sections/webhooks.js';
 import type { FatalError } from '../errors/index.js';
+import type { KafkaClient } from '../kafka/client/port.js';
 import type { Logger } from '../logging/logger.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import type { MetricsServerAddress } from '../ops/server.js';
@@ -44,9 +45,10 @@ import { startHeartbeats } from './steps/heartbeats.js';
 import { openKafka } from './steps/kafka.js';
 import { ConfigReloader } from './reload.js';
 import { locationReload } from './location-reload.js';
-import { buildLocations } from './steps/locations.js';
+import { buildLocations, type Locations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
-import { takeOwnership } from './steps/ownership.js';
+import { takeOwnership, type Ownership } from './steps/ownership.js';
+import { openSignals } from './signals/signal-service.js';
 import { nudgeRelay, startWebhooks, webhookDeliveries } from './steps/webhooks.js';
 import type { InstanceWriter, RoleStatus } from './instance-writer.js';
 
@@ -137,6 +139,7 @@ export class ConnectorRuntime {
       };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
+      await takeSignals(ctx, kafka.session.kafka, ownership, locations, writer);
       if (deliveries !== null) {
         const wiring = deliveries.wire(scheduler, () => writer.status().role === 'standby');
         const sink =
@@ -259,4 +262,36 @@ function logStarted({ config, logger }: StartContext, locations: number): void {
       },
       'api.requestsPerSecond cannot poll every location once per poll interval (poll.intervalMs, or webhooks.reconcileIntervalMs with webhooks): a round of idle polls takes at least roundMs, so each location is polled that often, not every interval (raise api.requestsPerSecond if the API allows it)',
     );
+}
+
+/**
+ * Answers the signals of the locations this instance writes for (runtime/signals/signal-service.ts). No part of
+ * the scheduler takes a signal yet (`target` null): each is answered, refused SIGNAL_NOT_SUPPORTED with what to
+ * do instead, or LOCATION_NOT_CONFIGURED, rather than left waiting; a standby answers none.
+ */
+async function takeSignals(
+  ctx: StartContext,
+  kafka: KafkaClient,
+  ownership: Ownership,
+  locations: Locations,
+  writer: InstanceWriter,
+): Promise<void> {
+  const { config, metrics, logger, clock, lifecycle } = ctx;
+  const signals = await openSignals(kafka, {
+    config,
+    instance: `${hostname()}-${process.pid}`,
+    ownsPartition: (partition) =>
+      writer.status().role === 'writer' && (ownership.assignment()?.partitions.includes(partition) ?? false),
+    configured: (uid) => {
+      const wanted = uid.toLowerCase();
+      return [...locations.sourceOf.keys()].some((known) => known.toLowerCase() === wanted);
+    },
+    target: null,
+    metrics,
+    logger,
+    clock,
+  });
+  if (signals === null) return;
+  lifecycle.defer('signals', () => signals.close());
+  ownership.onChanged(() => void signals.ownershipChanged());
 }

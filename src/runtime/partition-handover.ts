@@ -81,6 +81,8 @@ export interface PartitionHandoverOptions {
   /** How long a revoked location's page in flight may go on, and a revoked sink may take to close. */
   revokeBoundMs: number;
   retryDelayMs: number;
+  /** Called after each step that may have changed what is held (a takeover, a revoke, a reload). */
+  onChanged?: () => void;
 }
 
 interface HeldPartition {
@@ -415,5 +417,6 @@ export class PartitionHandover {
   private updateOwnershipGauges(): void {
     this.options.metrics.ownedPartitions.set(this.held.size);
     this.options.metrics.ownedLocations.set(this.locations);
+    this.options.onChanged?.();
   }
 }

@@ -56,6 +56,8 @@ export interface Ownership {
    * takes the new set. Resolves with what changed here (distributed mode: on this instance's partitions only).
    */
   reconfigure(): Promise<{ added: string[]; removed: string[] }>;
+  /** Registers `listener`, called whenever the partitions held here may have changed. */
+  onChanged(listener: () => void): void;
 }
 
 /** What differs between the modes: how partitions make producer scopes, their sinks and their offsets. */
@@ -75,6 +77,13 @@ export async function takeOwnership(
   const { syncFor } = locations;
   const name = config.connector.name;
   const partitionsNow = () => locationsByPartition(name, locations.configured, session.partitionCount);
+  const listeners: Array<() => void> = [];
+  const changed = (): void => {
+    for (const listener of listeners) listener();
+  };
+  const onChanged = (listener: () => void): void => {
+    listeners.push(listener);
+  };
   const handoverFor = (policy: ScopePolicy, scheduler: Scheduler) =>
     new PartitionHandover({
       locationsByPartition: partitionsNow(),
@@ -90,9 +99,10 @@ export async function takeOwnership(
       clock,
       revokeBoundMs: config.poll.shutdownTimeoutMs,
       retryDelayMs: config.kafka.groupSessionTimeoutMs,
+      onChanged: changed,
     });
   if (config.connector.mode === 'distributed')
-    return distributedOwnership(ctx, kafka, locations, handoverFor, partitionsNow);
+    return { ...(await distributedOwnership(ctx, kafka, locations, handoverFor, partitionsNow)), onChanged };
 
   const presence = await InstancePresence.join(session.kafka, name, config.kafka.offsetsTopic, {
     onLost: (error) => failures.membershipLost(error),
@@ -161,6 +171,7 @@ export async function takeOwnership(
     writer,
     // A standby holds no handover: the writer it opens when it takes over reads the new set.
     reconfigure: () => held?.reconfigure(partitionsNow()) ?? Promise.resolve({ added: [], removed: [] }),
+    onChanged,
   };
 }
 
@@ -171,7 +182,7 @@ async function distributedOwnership(
   locations: Locations,
   handoverFor: (policy: ScopePolicy, scheduler: Scheduler) => PartitionHandover,
   partitionsNow: () => ReadonlyMap<number, readonly string[]>,
-): Promise<Ownership> {
+): Promise<Omit<Ownership, 'onChanged'>> {
   const { config, logger, metrics, clock, lifecycle, failures } = ctx;
   const { session, admin } = kafka;
   const name = config.connector.name;

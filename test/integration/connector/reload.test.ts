@@ -6,7 +6,10 @@
  * Seen from the outside only: /status, /metrics, the log, the offsets topic and a read_committed reader, which at
  * the end finds every call version of the three locations exactly once.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
 import { publishedCalls } from '../../support/connector.js';
@@ -16,6 +19,7 @@ import { diagnostics, metricOf, statusOf, type Instance } from '../../support/di
 import { eventually } from '../../support/kafka.js';
 
 const POLL_INTERVAL_MS = 1_000;
+const CLI = resolve(import.meta.dirname, '../../../dist/src/cli/main.js');
 
 describe.each(['single', 'distributed'] as const)('reloading the configuration in %s mode', (mode) => {
   let scenario: ConnectorScenario;
@@ -51,6 +55,21 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
     document = { ...document, ...change, logging: { level: 'info', format: 'json' } };
     await writeFile(scenario.configFile, stringify(document));
     for (const instance of instances) instance.child.kill('SIGHUP');
+  };
+
+  /** `calls-connector signal <args> --wait` on the shared config file, through the built CLI. */
+  const signal = async (args: string[]): Promise<{ code: number | null; stdout: string }> => {
+    const child = spawn(
+      process.execPath,
+      [CLI, 'signal', ...args, '--config', scenario.configFile, '--wait', '--timeout', '30s'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, stdout };
   };
 
   it('adds and removes locations without a restart, touches the one kept, refuses a fixed key, and publishes every version once', async () => {
@@ -108,6 +127,12 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
       expect(instance.child.exitCode, instance.output()).toBeNull();
     }
     expect(await running(instances)).toEqual([kept, added].sort());
+
+    // Signals are answered, not left waiting: the scheduler takes none yet, and a removed location is unknown.
+    const pause = await signal(['pause', '--location', kept]);
+    expect(pause.stdout).toMatch(/\nrefused \S+ \S+ SIGNAL_NOT_SUPPORTED: /);
+    const unknown = await signal(['pause', '--location', first]);
+    expect(unknown.stdout).toMatch(/\nrefused \S+ \S+ LOCATION_NOT_CONFIGURED: /);
 
     for (const instance of instances) instance.child.kill('SIGTERM');
     for (const instance of instances) expect(await instance.exited, instance.output()).toBe(0);
