@@ -48,7 +48,7 @@ import { locationReload } from './location-reload.js';
 import { buildLocations, type Locations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership, type Ownership } from './steps/ownership.js';
-import { openSignals } from './signals/signal-service.js';
+import { openSignals, type Signals } from './signals/signal-service.js';
 import { nudgeRelay, startWebhooks, webhookDeliveries } from './steps/webhooks.js';
 import type { InstanceWriter, RoleStatus } from './instance-writer.js';
 
@@ -139,7 +139,7 @@ export class ConnectorRuntime {
       };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
-      await takeSignals(ctx, kafka.session.kafka, ownership, locations, writer);
+      const signals = await takeSignals(ctx, kafka.session.kafka, ownership, locations, writer);
       if (deliveries !== null) {
         const wiring = deliveries.wire(scheduler, () => writer.status().role === 'standby');
         const sink =
@@ -172,6 +172,7 @@ export class ConnectorRuntime {
           return locations.sourceOf;
         },
         scheduler,
+        signals: () => signals?.status() ?? null,
         assignment: () => ownership.assignment(),
         ...(config.connector.mode === 'single' && { role: () => writer.status() }),
       });
@@ -265,9 +266,13 @@ function logStarted({ config, logger }: StartContext, locations: number): void {
 }
 
 /**
- * Answers the signals of the locations this instance writes for (runtime/signals/signal-service.ts). No part of
- * the scheduler takes a signal yet (`target` null): each is answered, refused SIGNAL_NOT_SUPPORTED with what to
- * do instead, or LOCATION_NOT_CONFIGURED, rather than left waiting; a standby answers none.
+ * Answers the signals of the locations this instance writes for (runtime/signals/signal-service.ts). Pause and
+ * resume are carried out here: the paused set, read back from the signals topic, is taken out of the locations to
+ * run (steps/locations.ts `active`), and the writer's partitions stop a paused location after its page in
+ * flight and start a resumed one from its stored offset (PartitionHandover.reconfigure). Backfill and reset are
+ * refused SIGNAL_NOT_SUPPORTED (the scheduler takes them not yet), a location not configured
+ * LOCATION_NOT_CONFIGURED: each is answered, none left waiting. A standby answers none. Null: signals not taken
+ * (the topic missing and not to be created).
  */
 async function takeSignals(
   ctx: StartContext,
@@ -275,9 +280,20 @@ async function takeSignals(
   ownership: Ownership,
   locations: Locations,
   writer: InstanceWriter,
-): Promise<void> {
+): Promise<Signals | null> {
   const { config, metrics, logger, clock, lifecycle } = ctx;
-  const signals = await openSignals(kafka, {
+  let signals: Signals | null = null;
+  const applyPaused = (): void => {
+    if (signals === null) return;
+    locations.setPaused(new Set(signals.status().pausedLocations));
+    ownership.reconfigure().catch((error: unknown) => {
+      logger.warn(
+        { err: error },
+        'paused or resumed locations not applied yet: the next change applies them',
+      );
+    });
+  };
+  signals = await openSignals(kafka, {
     config,
     instance: `${hostname()}-${process.pid}`,
     ownsPartition: (partition) =>
@@ -287,11 +303,17 @@ async function takeSignals(
       return [...locations.sourceOf.keys()].some((known) => known.toLowerCase() === wanted);
     },
     target: null,
+    pauses: true,
+    pausedChanged: () => applyPaused(),
     metrics,
     logger,
     clock,
   });
-  if (signals === null) return;
-  lifecycle.defer('signals', () => signals.close());
-  ownership.onChanged(() => void signals.ownershipChanged());
+  if (signals === null) return null;
+  const opened = signals;
+  lifecycle.defer('signals', () => opened.close());
+  ownership.onChanged(() => void opened.ownershipChanged());
+  // Paused before the first read completed (a restart): applied now that it is known.
+  applyPaused();
+  return signals;
 }

@@ -7,10 +7,10 @@
  * exactly one instance owns it), in the order they were sent:
  * - a location the running configuration does not list: `refused`, LOCATION_NOT_CONFIGURED (a signal for a
  *   location nobody runs is answered, never left waiting);
- * - without a target (the scheduler takes no signal yet): `refused`, SIGNAL_NOT_SUPPORTED, naming what works
- *   instead (a pause answered `done` while polls go on would be a lie);
- * - `pause` / `resume`: `done` at once (the paused state is the ledger's fold of the done ones, read back, and
- *   the scheduler reads it through PausedLocations);
+ * - `pause` / `resume` (with a target, or `pauses`): `done` at once (the paused state is the ledger's fold of
+ *   the done ones, read back; `pausedChanged` tells the runtime, which stops and starts the location);
+ * - any other kind without a target (the scheduler takes no signal yet): `refused`, SIGNAL_NOT_SUPPORTED, naming
+ *   what works instead;
  * - `backfill` / `reset`: `accepted`, then handed to the scheduler (`LocationSignalTarget.carryOut`), which
  *   writes `done` with the page that completes it;
  * - a record that is no signal this version reads: `refused`, SIGNAL_INVALID, naming the problems.
@@ -66,6 +66,13 @@ export interface SignalAnswersOptions {
   write: (partition: number, outcome: SignalOutcome) => Promise<unknown>;
   /** The scheduler's side of backfill and reset; null while it takes none. */
   target: LocationSignalTarget | null;
+  /**
+   * Pause and resume are carried out (the runtime reads the paused set, `pausedChanged`) even while `target` is
+   * null; without it they are refused like the other kinds.
+   */
+  pauses?: boolean;
+  /** The paused set changed (a done pause or resume read back, or the first read): the runtime applies it. */
+  pausedChanged?: () => void;
   clock: Pick<Clock, 'now'>;
   logger: Logger;
   /** The outcomes this instance writes, and the paused locations as the ledger has them. */
@@ -80,13 +87,20 @@ export class SignalAnswers implements PausedLocations {
   private readonly handled = new Set<string>();
   private ready = false;
   private queue: Promise<void> = Promise.resolve();
+  /** The paused set as last told (`pausedChanged`), its uids sorted and joined. */
+  private pausedBefore = '';
 
   constructor(private readonly options: SignalAnswersOptions) {}
 
   /** The reader's `each`. */
   onEntry(entry: SignalTopicEntry, at: { partition: number }): void {
     this.ledger.apply(entry);
+    const paused = [...this.ledger.pausedLocations()].sort().join(',');
     this.options.metrics?.pausedLocations.set(this.ledger.pausedLocations().size);
+    if (paused !== this.pausedBefore) {
+      this.pausedBefore = paused;
+      this.options.pausedChanged?.();
+    }
     if (entry.type === 'invalid-signal') this.invalidPartitions.set(entry.signalId, at.partition);
     if (this.ready) void this.answerPending();
   }
@@ -149,13 +163,16 @@ export class SignalAnswers implements PausedLocations {
             `location ${signal.location} is not in the configuration of ${this.options.instance}, the instance ` +
             'that owns its partition: add it to sources[].locations (and reload), or check the uid',
         });
+      } else if (
+        (signal.kind === 'pause' || signal.kind === 'resume') &&
+        (target !== null || this.options.pauses === true)
+      ) {
+        await this.answer(signal, partition, 'done');
       } else if (target === null) {
         await this.answer(signal, partition, 'refused', {
           code: SIGNAL_NOT_SUPPORTED,
           message: `this version does not carry out ${signal.kind} signals while running yet: ${INSTEAD[signal.kind]}`,
         });
-      } else if (signal.kind === 'pause' || signal.kind === 'resume') {
-        await this.answer(signal, partition, 'done');
       } else if (target.runs(signal.location) && (await this.answer(signal, partition, 'accepted'))) {
         target.carryOut(locationSignal(signal));
       }

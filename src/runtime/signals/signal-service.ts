@@ -34,6 +34,9 @@ export interface SignalsOptions {
   /** Whether the running configuration lists the location (after a reload: the reloaded one). */
   configured: (locationUid: string) => boolean;
   target: LocationSignalTarget | null;
+  /** See SignalAnswersOptions.pauses and pausedChanged. */
+  pauses?: boolean;
+  pausedChanged?: () => void;
   metrics: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations'>;
   logger: Logger;
   clock: Clock;
@@ -79,6 +82,8 @@ export async function openSignals(kafka: KafkaClient, options: SignalsOptions): 
     configured: options.configured,
     write: (partition, outcome) => writer.answerAt(partition, outcome),
     target: options.target,
+    ...(options.pauses !== undefined && { pauses: options.pauses }),
+    ...(options.pausedChanged !== undefined && { pausedChanged: options.pausedChanged }),
     clock,
     logger,
     metrics: options.metrics,

@@ -18,6 +18,10 @@ import type { StartContext } from './context.js';
 export interface Locations {
   /** The configured location uids, in configuration order (a reload's once `reconfigure` accepted it). */
   readonly configured: readonly string[];
+  /** The configured locations not paused (`setPaused`): the ones to run, in configuration order. */
+  readonly active: readonly string[];
+  /** The locations paused by signals now (uids in lower case); replaces the set given before. */
+  setPaused: (uids: ReadonlySet<string>) => void;
   readonly sourceOf: ReadonlyMap<string, Source>;
   /** A new Scheduler, holding no location yet (Scheduler.run is called once: each writer has its own). */
   newScheduler: () => Scheduler;
@@ -65,6 +69,7 @@ export function buildLocations(
 ): Locations {
   const { config, logger, metrics, clock } = ctx;
   let sourceOf = sourcesByLocation(config.sources);
+  let paused: ReadonlySet<string> = new Set();
   const empty = (): LocationOffset => ({ ...EMPTY_OFFSET, boundary: [] });
   const syncFor: Locations['syncFor'] = (locationUid, offset, sink) => {
     const source = sourceOf.get(locationUid);
@@ -129,6 +134,12 @@ export function buildLocations(
   return {
     get configured() {
       return [...sourceOf.keys()];
+    },
+    get active() {
+      return [...sourceOf.keys()].filter((uid) => !paused.has(uid.toLowerCase()));
+    },
+    setPaused: (uids) => {
+      paused = new Set(uids);
     },
     get sourceOf() {
       return sourceOf;

@@ -25,6 +25,7 @@ import type { Scheduler } from '../../sync/scheduler.js';
 import { waitForSchemaRegistry } from '../preflight.js';
 import { connectorStatus, statusWaitOf, type AssignmentStatus, type FreshnessView } from '../status.js';
 import type { RoleStatus } from '../instance-writer.js';
+import type { SignalsStatus } from '../signals/signal-answers.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';
 
@@ -101,6 +102,8 @@ export interface RunningView {
   assignment: () => AssignmentStatus | null;
   /** Single mode: whether this instance writes or stands by, and since when. */
   role?: () => RoleStatus;
+  /** The paused locations and the signals running (null: signals not taken). */
+  signals?: () => SignalsStatus | null;
 }
 
 /** The readiness checks of every part, and the full GET /status (until now: the connector, UNASSIGNED). */
@@ -139,8 +142,8 @@ export function serveRunning(
       waitReasonOf: (uid) => reasons.get(uid) ?? null,
     };
   };
-  ops.setStatus(() =>
-    connectorStatus(
+  ops.setStatus(() => ({
+    ...connectorStatus(
       config.connector.name,
       view.workerId,
       scheduler.status(),
@@ -156,5 +159,11 @@ export function serveRunning(
       view.role?.() ?? null,
       freshnessView(),
     ),
-  );
+    ...withSignals(view.signals?.() ?? null),
+  }));
+}
+
+/** /status's `signals`: the paused locations and the signals running, when signals are taken. */
+function withSignals(signals: SignalsStatus | null): { signals?: SignalsStatus } {
+  return signals === null ? {} : { signals };
 }

@@ -51,7 +51,7 @@ export interface Ownership {
    */
   writer: InstanceWriter;
   /**
-   * The configured locations changed (Locations.reconfigure ran): the current writer's partitions schedule the
+   * The locations to run changed (Locations.reconfigure or setPaused ran): the current writer's partitions schedule the
    * locations added there and unschedule the ones removed (PartitionHandover.reconfigure); a writer opened later
    * takes the new set. Resolves with what changed here (distributed mode: on this instance's partitions only).
    */
@@ -76,7 +76,8 @@ export async function takeOwnership(
   const { session } = kafka;
   const { syncFor } = locations;
   const name = config.connector.name;
-  const partitionsNow = () => locationsByPartition(name, locations.configured, session.partitionCount);
+  // The locations to run: the configured ones not paused by a signal.
+  const partitionsNow = () => locationsByPartition(name, locations.active, session.partitionCount);
   const listeners: Array<() => void> = [];
   const changed = (): void => {
     for (const listener of listeners) listener();

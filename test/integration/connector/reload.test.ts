@@ -4,7 +4,9 @@
  * the beginning) and caught up; the one removed is run by no instance any more; the one kept is not touched
  * (the log says so); a change of a key that cannot change while running is refused as a whole, naming the key.
  * Seen from the outside only: /status, /metrics, the log, the offsets topic and a read_committed reader, which at
- * the end finds every call version of the three locations exactly once.
+ * the end finds every call version of the three locations exactly once. Then signals: a pause stops the location
+ * wherever it runs and a resume starts it again from its stored offset (calls made meanwhile published), a
+ * backfill is refused (not carried out yet) and a signal for the removed location is refused, each answered.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -72,7 +74,7 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
     return { code, stdout };
   };
 
-  it('adds and removes locations without a restart, touches the one kept, refuses a fixed key, and publishes every version once', async () => {
+  it('adds and removes locations without a restart, refuses a fixed key, pauses and resumes a location by signal, and publishes every version once', async () => {
     const { sandbox, kafka, config } = scenario;
     const [first, kept, added] = locations as [string, string, string];
     const instances =
@@ -128,11 +130,33 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
     }
     expect(await running(instances)).toEqual([kept, added].sort());
 
-    // Signals are answered, not left waiting: the scheduler takes none yet, and a removed location is unknown.
+    // A pause stops the location on whichever instance owns it, a resume starts it again; a backfill is refused
+    // (not carried out yet) and a signal for a location removed is refused: each answered, none left waiting.
     const pause = await signal(['pause', '--location', kept]);
-    expect(pause.stdout).toMatch(/\nrefused \S+ \S+ SIGNAL_NOT_SUPPORTED: /);
+    expect(pause.stdout).toMatch(/\ndone \S+ \S+\n/);
+    await eventually(
+      async () => JSON.stringify(await running(instances)) === JSON.stringify([added]),
+      30_000,
+      'the paused location runs nowhere',
+    );
+    const paused = await Promise.all(instances.map((i) => statusOf(i)));
+    expect(
+      paused.some((view) => JSON.stringify(view).includes(`"pausedLocations":["${kept.toLowerCase()}"]`)),
+    ).toBe(true);
+    const backfill = await signal(['backfill', '--location', added]);
+    expect(backfill.stdout).toMatch(/\nrefused \S+ \S+ SIGNAL_NOT_SUPPORTED: /);
     const unknown = await signal(['pause', '--location', first]);
     expect(unknown.stdout).toMatch(/\nrefused \S+ \S+ LOCATION_NOT_CONFIGURED: /);
+    // Calls made while it is paused are published once it is resumed, from where it stopped.
+    sandbox.admin.importCalls({ locationUid: kept, count: 5 });
+    const resume = await signal(['resume', '--location', kept]);
+    expect(resume.stdout).toMatch(/\ndone \S+ \S+\n/);
+    await eventually(
+      async () => JSON.stringify(await running(instances)) === JSON.stringify([kept, added].sort()),
+      30_000,
+      'the resumed location runs again',
+    );
+    await eventually(caughtUpCheck(sandbox, store), 60_000, 'every location caught up after the resume');
 
     for (const instance of instances) instance.child.kill('SIGTERM');
     for (const instance of instances) expect(await instance.exited, instance.output()).toBe(0);

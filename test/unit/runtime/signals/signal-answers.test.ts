@@ -24,7 +24,15 @@ function signal(kind: SignalKind, location: string, extra: Partial<Signal> = {})
 }
 
 /** An answerer owning partition 0 (location A's and UNKNOWN's), not partition 1 (B's); outcomes read back at once. */
-function answerer(options: { carried?: LocationSignal[]; target?: boolean; failWrites?: number } = {}) {
+function answerer(
+  options: {
+    carried?: LocationSignal[];
+    target?: boolean;
+    failWrites?: number;
+    pauses?: boolean;
+    pausedChanged?: () => void;
+  } = {},
+) {
   const written: Array<{ partition: number; outcome: SignalOutcome }> = [];
   const metrics = new ConnectorMetrics();
   let failures = options.failWrites ?? 0;
@@ -46,6 +54,8 @@ function answerer(options: { carried?: LocationSignal[]; target?: boolean; failW
       options.target === false
         ? null
         : { runs: (uid) => uid === A, carryOut: (s) => options.carried?.push(s) },
+    ...(options.pauses !== undefined && { pauses: options.pauses }),
+    ...(options.pausedChanged !== undefined && { pausedChanged: options.pausedChanged }),
     clock: new ManualClock(Date.parse('2024-06-01T00:00:05Z')),
     logger: silentLogger(),
     metrics,
@@ -137,6 +147,33 @@ describe('the signal answerer', () => {
       'this version does not carry out pause signals while running yet: remove the location from sources[] and restart',
     );
     expect(answers.isPaused(A)).toBe(false);
+  });
+
+  it('carries out pause and resume without a target when told it pauses, and says each time the paused set changes', async () => {
+    let changes = 0;
+    const { answers, written } = answerer({
+      target: false,
+      pauses: true,
+      pausedChanged: () => (changes += 1),
+    });
+    const pause = signal('pause', A);
+    const backfill = signal('backfill', A);
+    const resume = signal('resume', A);
+    await answers.caughtUp();
+    answers.onEntry({ type: 'signal', signal: pause }, { partition: 0 });
+    await answers.answerPending();
+    expect(answers.isPaused(A)).toBe(true);
+    expect(changes).toBe(1);
+    answers.onEntry({ type: 'signal', signal: backfill }, { partition: 0 });
+    answers.onEntry({ type: 'signal', signal: resume }, { partition: 0 });
+    await answers.answerPending();
+    expect(states(written)).toEqual([
+      [pause.id, 'done', undefined],
+      [backfill.id, 'refused', 'SIGNAL_NOT_SUPPORTED'],
+      [resume.id, 'done', undefined],
+    ]);
+    expect(answers.isPaused(A)).toBe(false);
+    expect(changes).toBe(2);
   });
 
   it('refuses an unreadable signal record from the partition it was read from', async () => {
