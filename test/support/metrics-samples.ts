@@ -24,6 +24,10 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.apiRetries.inc({ endpoint: 'list', reason: '5xx' });
   metrics.apiRateLimited.inc({ endpoint: 'list' });
   metrics.apiRateLimitRefusals.inc({ scope: 'default' });
+  metrics.apiRateLimitGranted.inc({ scope: 'default', priority: 'backfill' });
+  metrics.configurationInfo.set('0123456789abcdef');
+  metrics.configurationReloads.inc({ result: 'applied' });
+  metrics.signalOutcomes.inc({ kind: 'pause', state: 'done' });
   // The rate-limit gauges and the held-time counter are read from the limiters at scrape time.
   metrics.setRateLimitSource(() => [
     { scope: 'default', ratePerSecond: 20, heldSeconds: 1.5, throttled: false },
