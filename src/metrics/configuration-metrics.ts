@@ -13,6 +13,14 @@ export function configurationMetrics(registry: Registry) {
     labelNames: ['fingerprint'],
     registers,
   });
+  const reloads = new Counter({
+    name: 'calls_connector_configuration_reloads_total',
+    help: 'Configuration reloads (SIGHUP or a change of the file), by result: applied (sources changed), unchanged (nothing to apply), refused (a key that cannot change while running differs: the log names each), invalid (the file did not validate), failed (the locations could not be changed); the running configuration is kept unless applied.',
+    labelNames: ['result'],
+    registers,
+  });
+  // Every result's series exists from the start (0), so increase() has data before the first reload.
+  for (const result of ['applied', 'unchanged', 'refused', 'invalid', 'failed']) reloads.inc({ result }, 0);
   return {
     configurationInfo: {
       /** Sets the running fingerprint: the one series left is the new fingerprint's. */
@@ -22,11 +30,6 @@ export function configurationMetrics(registry: Registry) {
       },
       get: () => info.get(),
     },
-    configurationReloads: new Counter({
-      name: 'calls_connector_configuration_reloads_total',
-      help: 'Configuration reloads (SIGHUP or a change of the file), by result: applied (sources changed), unchanged (nothing to apply), refused (a key that cannot change while running differs: the log names each), invalid (the file did not validate), failed (the locations could not be changed); the running configuration is kept unless applied.',
-      labelNames: ['result'],
-      registers,
-    }),
+    configurationReloads: reloads,
   };
 }

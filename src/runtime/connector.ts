@@ -26,6 +26,7 @@
 import { hostname } from 'node:os';
 import type { ConnectorConfig } from '../config/schema.js';
 import { freshnessObjectiveMs } from '../config/sections/observability.js';
+import { configurationFingerprint } from '../config/config-diff.js';
 import { loadConfig } from '../config/load.js';
 import { livePollIntervalMs } from '../config/sections/webhooks.js';
 import type { FatalError } from '../errors/index.js';
@@ -117,6 +118,8 @@ export class ConnectorRuntime {
       failures: new Failures(config.connector.name, metrics, logger),
       ...(options.signal && { signal: options.signal }),
     };
+    // Which sources this instance runs, from the start (a reload sets it again: runtime/reload.ts).
+    metrics.configurationInfo.set(configurationFingerprint(config));
     // /status answers from the start (UNASSIGNED) and from the scheduler once it exists.
     const workerId = `${hostname()}:${process.pid}`;
     try {
