@@ -44,7 +44,7 @@ const adapterImports = {
     'The sync core and the leaves (errors, logging, time) import no adapter: define a port in src/sync/ports.ts.',
 };
 const leafImports = {
-  group: ['**/sync/*'],
+  group: ['**/sync/*', '**/sync/**'],
   message: 'A leaf (errors, logging, time) imports neither the core nor an adapter.',
 };
 const adapterLibraries = { group: ADAPTER_LIBRARIES, message: 'Only adapters talk to this library.' };

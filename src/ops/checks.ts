@@ -7,7 +7,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import type { TokenProvider } from '../auth/token-provider.js';
-import type { LocationStatus } from '../sync/scheduled-location.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
 import type { NamedReadinessCheck } from './readiness.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 

@@ -15,8 +15,8 @@
  * the logs carry; cursors are the API's opaque page positions).
  */
 import type { ScopeStatus } from '../api/rate-limit/registry.js';
-import type { LocationStatus } from '../sync/scheduled-location.js';
-import type { WaitReason as SchedulerWaitReason } from '../sync/wait-reason.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
+import type { WaitReason as SchedulerWaitReason } from '../sync/scheduler/wait-reason.js';
 
 export type ConnectState = 'UNASSIGNED' | 'RUNNING' | 'RESTARTING' | 'FAILED';
 

@@ -5,12 +5,12 @@
  * writes (to learn what a failed commit left, see RecordSink).
  */
 import { RetriableError } from '../errors/index.js';
-import type { BackfillFigures } from './backfill.js';
+import type { BackfillFigures } from './lanes/backfill.js';
 import type { Call, DeadLetter, LocationOffset, MappedItem, RequestHint, SingleCall } from './model.js';
-import type { PageRequest } from './traversal.js';
+import type { PageRequest } from './location/traversal.js';
 
 export type { RequestHint } from './model.js';
-export type { PageRequest } from './traversal.js';
+export type { PageRequest } from './location/traversal.js';
 
 /** One page of the listing, its items mapped by the API adapter, in the API's order. */
 export interface ListedPage {

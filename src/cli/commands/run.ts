@@ -16,7 +16,7 @@ import { redactSecrets } from '../../config/redact.js';
 import { createLogger } from '../../logging/logger.js';
 import { FatalError } from '../../errors/index.js';
 import { ConnectorRuntime } from '../../runtime/connector.js';
-import type { LocationStatus } from '../../sync/scheduled-location.js';
+import type { LocationStatus } from '../../sync/scheduler/scheduled-location.js';
 import { ExitCode } from '../../errors/exit-codes.js';
 
 /**

@@ -6,7 +6,7 @@
  * imports them from the core, and the core imports no configuration.
  */
 import { z } from 'zod';
-import { DEFAULT_STOPPED_RETRY } from '../../sync/healing.js';
+import { DEFAULT_STOPPED_RETRY } from '../../sync/scheduler/healing.js';
 import { durationMs } from '../duration.js';
 
 export const pollSchema = z
