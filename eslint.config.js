@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 /**
  * Adapters and wiring: what the sync core, and the leaves below it, never import. config and metrics are
  * adapters too, not leaves: they may import the core's types and values (config the stopped-location backoff's
- * defaults, sync/healing.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
+ * defaults, sync/health-rule.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
  * time) imports them.
  */
 const ADAPTERS = [

@@ -20,7 +20,7 @@
  * opened first, closes last, so /healthz answers while the rest stops.
  *
  * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
- * or once every location is stopped for good (sync/healing.ts); `close()` releases everything and is safe to call
+ * or once every location is stopped for good (sync/scheduler/health-rule.ts); `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
 import { hostname } from 'node:os';

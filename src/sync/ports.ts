@@ -170,7 +170,7 @@ export interface SyncMetrics {
   observeCommittedChanges(lane: 'live' | 'history', updatedAtMs: readonly number[]): void;
   /** A live poll of the location that began at `startedAt` (ms since epoch) completed: its lag restarts from it. */
   observeCaughtUp(locationUid: string, startedAt: number): void;
-  /** Gauge poll_effective_interval_seconds: the interval the scheduler polls at now (poll-stretch.ts). */
+  /** Gauge poll_effective_interval_seconds: the interval the scheduler polls at now (stretch-rule.ts). */
   readonly pollEffectiveInterval: { set(seconds: number): void };
 }
 

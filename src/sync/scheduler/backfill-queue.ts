@@ -11,7 +11,7 @@
  * memory stay bounded. A location whose rate-limit scope is held (`heldUntil`) stays in the queue without reading
  * or taking a turn: its requests would only wait, holding a worker or a read-ahead place; the owner is told
  * (`heldSkipped`) so it looks again at the hold's end, whatever else happens meanwhile. How many
- * history turns may run at once is the turn policy's (turn-policy.ts).
+ * history turns may run at once is the turn policy's (turn-rule.ts).
  */
 import type { Slot } from './scheduled-location.js';
 

@@ -1,5 +1,5 @@
 /**
- * How long a page waited for the rate limiter: not worker demand (poll-stretch.ts), so the scheduler takes it
+ * How long a page waited for the rate limiter: not worker demand (stretch-rule.ts), so the scheduler takes it
  * off the page's busy time.
  *
  * The scheduler runs each live page inside `measuringLimiterWaits(tally, run)`; a rate limiter (an adapter:

@@ -8,8 +8,8 @@
  */
 import { startTimer, type Clock } from '../../time/clock.js';
 import type { DueQueue } from './due-queue.js';
-import type { IntervalStretch } from './interval-stretch.js';
-import type { LocationHealth } from './location-health.js';
+import type { IntervalStretch } from './stretch.js';
+import type { LocationHealth } from './health.js';
 import type { Nudges } from './nudges.js';
 import type { RateLimitScopes } from '../ports.js';
 import { slotFor, type ScheduledLocation, type Slot } from './scheduled-location.js';

@@ -1,6 +1,6 @@
 /**
  * Nudges (a webhook delivery said a location changed): its live lane is due now, coalesced per location. A
- * nudged poll is its own kind of work (turn-policy.ts `nudge`, with its guaranteed share of the turns,
+ * nudged poll is its own kind of work (turn-rule.ts `nudge`, with its guaranteed share of the turns,
  * api.rateLimit.nudgeShare): the slot waits in the due queue's nudge heaps (`Slot.nudged`), so a flood of
  * deliveries cannot starve the scheduled polls or history, and scheduled polls filling every worker cannot
  * starve the nudges. A location due already for its schedule is moved to the nudges, keeping its due time. A

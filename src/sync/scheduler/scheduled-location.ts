@@ -85,7 +85,7 @@ export interface Slot {
   nudged: boolean;
   /**
    * Its live lane completed a traversal since this scheduler got it (a start, a takeover, a rebalance). Until
-   * then a scheduled poll of it is a `check` (turn-policy.ts): a first traversal looking for changes nobody
+   * then a scheduled poll of it is a `check` (turn-rule.ts): a first traversal looking for changes nobody
    * announced, which waits behind the nudged polls.
    */
   checked: boolean;

@@ -1,6 +1,6 @@
 /** The scheduler's settings (poll.*, api.rateLimit.backfillShare and nudgeShare) and their checks. */
 import type { BackoffPolicy } from '../../time/backoff.js';
-import type { StoppedRetryPolicy } from './healing.js';
+import type { StoppedRetryPolicy } from './health-rule.js';
 import type { RateLimitScopes } from '../ports.js';
 
 export interface SchedulerSettings {
@@ -18,7 +18,7 @@ export interface SchedulerSettings {
    */
   historyShare?: number;
   /**
-   * Nudged polls' guaranteed share of the turns (api.rateLimit.nudgeShare; turn-policy.ts);
+   * Nudged polls' guaranteed share of the turns (api.rateLimit.nudgeShare; turn-rule.ts);
    * DEFAULT_NUDGE_SHARE when not given. With historyShare, at most 1.
    */
   nudgeShare?: number;

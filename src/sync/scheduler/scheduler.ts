@@ -7,7 +7,7 @@
  *   ready locations (ordered by the time they became due), so a long backfill does not starve the others.
  * - A location whose traversal completes is due again at its phase of the interval, about `intervalMs`
  *   later (poll-phase.ts), so the polls of many locations spread evenly over the interval. A failed turn is
- *   the health rule's (location-health.ts): a retriable error makes the location due again after a growing
+ *   the health rule's (health.ts): a retriable error makes the location due again after a growing
  *   backoff; a fatal one stops only that location, tried again later if it can heal.
  * - Graceful stop (graceful-stop.ts): when `signal` aborts, no new page starts; pages in flight may finish
  *   for up to `shutdownTimeoutMs`. `run` resolves once every worker has stopped, or at the shutdown timeout
@@ -16,7 +16,7 @@
  *   stop only when every location is stopped by an error that only a restart can fix.
  * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
  *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
- * - Kinds of work (turn-policy.ts, with turn-credits.ts): scheduled live polls, first traversals since the
+ * - Kinds of work (turn-rule.ts, with turns.ts): scheduled live polls, first traversals since the
  *   scheduler got the location (checks), nudged live polls (nudges.ts, `nudge(uid)`: a webhook delivery said the
  *   location changed) and a split location's history pages (lanes.ts, backfill-queue.ts) each have a guaranteed
  *   share of the turns, an unused share borrowed by the others. The due queue (due-queue.ts) keeps them apart,
@@ -27,7 +27,7 @@
  * - Grants (rate-limit scopes, `scopes`): a location whose grant is held is parked until the hold ends,
  *   `throttled`, without taking a worker (review L2); so is one whose page a parked grant refused (a
  *   retriable error while the grant is held), not counted as a failure.
- * - Stretching (interval-stretch.ts, poll-stretch.ts): when the scheduled live polls alone would exceed their
+ * - Stretching (stretch.ts, stretch-rule.ts): when the scheduled live polls alone would exceed their
  *   share of the request budget or of the workers, every location's interval is stretched evenly.
  */
 import { codeOf, dispositionOf } from '../../errors/index.js';
@@ -37,9 +37,9 @@ import { BackfillQueue } from './backfill-queue.js';
 import { DueQueue } from './due-queue.js';
 import { holdEndAt } from './grant-holds.js';
 import { gracefulStop } from './graceful-stop.js';
-import { IntervalStretch } from './interval-stretch.js';
+import { IntervalStretch } from './stretch.js';
 import { measuringLimiterWaits } from './limiter-wait.js';
-import { LocationHealth, madeProgress } from './location-health.js';
+import { LocationHealth, madeProgress } from './health.js';
 import { Membership } from './membership.js';
 import { Nudges, type NudgeOutcome } from './nudges.js';
 import { phasedDelayMs } from './poll-phase.js';
@@ -59,7 +59,7 @@ import {
   ONE_SCOPE,
   type SchedulerSettings,
 } from './scheduler-settings.js';
-import { TurnCredits } from './turn-credits.js';
+import { TurnCredits } from './turns.js';
 import { waitReason, type WaitReason } from './wait-reason.js';
 
 export { DEFAULT_HISTORY_SHARE, DEFAULT_NUDGE_SHARE, type SchedulerSettings } from './scheduler-settings.js';
@@ -94,9 +94,9 @@ export class Scheduler {
   private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
   private readonly scopes: RateLimitScopes;
-  /** The turn policy's shares and credits (turn-credits.ts, turn-policy.ts). */
+  /** The turn policy's shares and credits (turns.ts, turn-rule.ts). */
   private readonly turns: TurnCredits;
-  /** The interval locations are polled at now, and the stretch rule's inputs (interval-stretch.ts). */
+  /** The interval locations are polled at now, and the stretch rule's inputs (stretch.ts). */
   private readonly stretch: IntervalStretch;
   /** The slots nudges reach and the follow-ups they asked (nudges.ts). */
   private readonly nudges: Nudges;
@@ -283,7 +283,7 @@ export class Scheduler {
   }
 
   /**
-   * A slot for the kind of turn the policy gives now (turn-policy.ts), marked running: a location due now
+   * A slot for the kind of turn the policy gives now (turn-rule.ts), marked running: a location due now
    * (the due queue's, of that kind, grants in turn) for a live or nudged turn, the backfill queue's next ready
    * one for a history turn; or none yet. Asking whether history waits starts reading history pages ahead.
    */
@@ -309,7 +309,7 @@ export class Scheduler {
   }
 
   /**
-   * The interval became shorter on the clock (interval-stretch.ts): a location waiting for its scheduled poll
+   * The interval became shorter on the clock (stretch.ts): a location waiting for its scheduled poll
    * at the longer one is due at its phase of the shorter one after its last completed traversal (at once when
    * that has passed), so polls recover without waiting out the stretch they were scheduled with.
    */
@@ -378,7 +378,7 @@ export class Scheduler {
   }
 
   /**
-   * One live page. A scheduled poll's page is timed for the stretch rule (interval-stretch.ts): its busy time,
+   * One live page. A scheduled poll's page is timed for the stretch rule (stretch.ts): its busy time,
    * less its waits for the rate limiter, counts as worker demand when it made progress, and the interval is
    * worked out again as it ends. A nudged poll's is not: nudges come in bursts, have their own share of the
    * turns, and stretching the interval would not make them fewer.

@@ -9,11 +9,11 @@ import type { LocationState } from './scheduled-location.js';
 export type WaitReason =
   /** A page of it runs now: `history` is its own history turn, which its live poll waits for. */
   | { kind: 'running'; lane: Lane }
-  /** Due now, waiting for a worker (`as`: the kind of turn it waits for, turn-policy.ts). */
+  /** Due now, waiting for a worker (`as`: the kind of turn it waits for, turn-rule.ts). */
   | { kind: 'worker'; as: 'nudge' | 'live' | 'check'; dueSinceMs: number }
   /** Its next scheduled poll, at the configured interval. */
   | { kind: 'interval'; nextRunAt: number; intervalMs: number }
-  /** Its next scheduled poll, at the stretched interval (poll-stretch.ts; `by`: what bounds it). */
+  /** Its next scheduled poll, at the stretched interval (stretch-rule.ts; `by`: what bounds it). */
   | {
       kind: 'stretch';
       nextRunAt: number;
@@ -23,7 +23,7 @@ export type WaitReason =
     }
   /** Its grant is held (a Retry-After, a spent quota) until then. */
   | { kind: 'hold'; until: number }
-  /** A failed page's backoff (location-health.ts). */
+  /** A failed page's backoff (health.ts). */
   | { kind: 'backoff'; nextRunAt: number; consecutiveFailures: number }
   /** Stopped by an error (`code`), tried again at `nextRunAt` (null: only a restart helps). */
   | { kind: 'stopped'; code: string | null; nextRunAt: number | null };

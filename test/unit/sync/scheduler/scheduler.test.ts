@@ -6,7 +6,7 @@ import { ManualClock } from '../../../support/clock.js';
 import { driveUntil, loc, started, testScheduler } from '../../../support/sync/scheduler-harness.js';
 import { page, ScriptedLocation } from '../../../support/sync/scripted-location.js';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
-import { DEFAULT_STOPPED_RETRY } from '../../../../src/sync/scheduler/healing.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../../src/sync/scheduler/health-rule.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
 

@@ -8,7 +8,7 @@ import {
   type TurnKind,
   type TurnShares,
   type WorkNow,
-} from '../../../../src/sync/scheduler/turn-policy.js';
+} from '../../../../src/sync/scheduler/turn-rule.js';
 
 const work = (
   waiting: Partial<Record<TurnKind, boolean>>,

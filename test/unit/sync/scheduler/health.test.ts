@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { FatalError, RetriableError } from '../../../../src/errors/index.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
-import { DEFAULT_STOPPED_RETRY } from '../../../../src/sync/scheduler/healing.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../../src/sync/scheduler/health-rule.js';
 import {
   failureRetryMs,
   LocationHealth,
   madeProgress,
   stoppedByCode,
   stoppedRetryMs,
-} from '../../../../src/sync/scheduler/location-health.js';
+} from '../../../../src/sync/scheduler/health.js';
 import { slotFor, type Slot } from '../../../../src/sync/scheduler/scheduled-location.js';
 import { ManualClock } from '../../../support/clock.js';
 import { loc } from '../../../support/sync/scheduler-harness.js';

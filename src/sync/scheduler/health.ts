@@ -9,7 +9,7 @@
  * - A retriable error (API down after retries, sink unavailable, ...) makes the location due again after a
  *   backoff growing with its consecutive failures; it resumes from its committed offset.
  * - A fatal error (cursor loop, 403, malformed pages, revoked grant, ...) stops only that location (gauge
- *   locations_stopped by code). One that can heal (healing.ts) is tried again after `stoppedRetry`'s capped,
+ *   locations_stopped by code). One that can heal (health-rule.ts) is tried again after `stoppedRetry`'s capped,
  *   jittered backoff, growing with its consecutive stops, and counts as stopped until a page makes progress;
  *   one that cannot heal stays stopped until a restart.
  *
@@ -19,7 +19,7 @@ import { codeOf, dispositionOf } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { backoffDelayMs, type BackoffPolicy } from '../../time/backoff.js';
 import type { Clock } from '../../time/clock.js';
-import { healingOf, stoppedRetryDelayMs, type Healing, type StoppedRetryPolicy } from './healing.js';
+import { healingOf, stoppedRetryDelayMs, type Healing, type StoppedRetryPolicy } from './health-rule.js';
 import type { SyncMetrics } from '../ports.js';
 import type { LocationState, PageProgress, Slot } from './scheduled-location.js';
 

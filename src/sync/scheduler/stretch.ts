@@ -1,5 +1,5 @@
 /**
- * The scheduler's stretched interval (poll-stretch.ts gives the rule): when the live polls alone would exceed
+ * The scheduler's stretched interval (stretch-rule.ts gives the rule): when the live polls alone would exceed
  * their share of the request budget or of the workers, every location's interval is stretched evenly (gauge
  * poll_effective_interval_seconds, one warning when it stretches and one when it recovers), and history still
  * advances at its share.
@@ -27,7 +27,7 @@ import {
   stretchWindowMs,
   type DecayingSum,
   type WorkerStretch,
-} from './poll-stretch.js';
+} from './stretch-rule.js';
 import type { RateLimitScopes, SyncMetrics } from '../ports.js';
 
 /** What the rule needs from the scheduler when it works the interval out. */

@@ -4,7 +4,7 @@ import {
   DEFAULT_STOPPED_RETRY,
   healingOf,
   stoppedRetryDelayMs,
-} from '../../../../src/sync/scheduler/healing.js';
+} from '../../../../src/sync/scheduler/health-rule.js';
 
 describe('healingOf', () => {
   it('retries with backoff a location stopped by a condition outside the process', () => {

@@ -1,6 +1,6 @@
 /**
  * The interval the scheduler polls at now: poll.intervalMs, stretched evenly when the live polls alone would
- * take more than their share of a budget. Pure rules over plain data; interval-stretch.ts applies them on the
+ * take more than their share of a budget. Pure rules over plain data; stretch.ts applies them on the
  * injected clock. docs/sync.md ("Stretching") gives the rule and why.
  *
  * Two budgets bound how often every location can be polled:

@@ -1,6 +1,6 @@
 /**
  * The turn policy's state in the scheduler: the shares it was given and the credits (deficits) the policy
- * (turn-policy.ts, pure) moves as turns are taken.
+ * (turn-rule.ts, pure) moves as turns are taken.
  */
 import {
   nextTurn,
@@ -10,15 +10,15 @@ import {
   type TurnDeficits,
   type TurnKind,
   type TurnShares,
-} from './turn-policy.js';
+} from './turn-rule.js';
 
-/** The work waiting now, as the scheduler sees it (turn-policy.ts WorkNow, less the workers). */
+/** The work waiting now, as the scheduler sees it (turn-rule.ts WorkNow, less the workers). */
 export interface WorkWaiting {
   /** A location due now for a live poll a nudge asked for. */
   nudge: boolean;
   /** A location due now for its scheduled live poll. */
   live: boolean;
-  /** A location due now for its first live traversal here (turn-policy.ts `check`); false when not given. */
+  /** A location due now for its first live traversal here (turn-rule.ts `check`); false when not given. */
   check?: boolean;
   /** A history page ready. */
   history: boolean;
@@ -43,7 +43,7 @@ export class TurnCredits {
 
   /**
    * The share of the turns scheduled live polls (checks included) take while history waits and no nudge does
-   * (theirs and the nudges' idle share, borrowed in proportion: turn-policy.ts); what the stretch rule gives
+   * (theirs and the nudges' idle share, borrowed in proportion: turn-rule.ts); what the stretch rule gives
    * live polls.
    */
   get liveShareBesideHistory(): number {

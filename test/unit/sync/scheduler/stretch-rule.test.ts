@@ -14,7 +14,7 @@ import {
   stretchWindowMs,
   type LiveDemand,
   type WorkerDemand,
-} from '../../../../src/sync/scheduler/poll-stretch.js';
+} from '../../../../src/sync/scheduler/stretch-rule.js';
 
 const demand = (over: Partial<LiveDemand> = {}): LiveDemand => ({
   configuredMs: 1_000,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IntervalStretch } from '../../../../src/sync/scheduler/interval-stretch.js';
+import { IntervalStretch } from '../../../../src/sync/scheduler/stretch.js';
 import { limiterWaitBegan, measuringLimiterWaits } from '../../../../src/sync/scheduler/limiter-wait.js';
 import { ManualClock } from '../../../support/clock.js';
 import { capturingLogger } from '../../../support/logger.js';
