@@ -176,7 +176,7 @@ export interface SyncMetrics {
 
 /**
  * The rate-limit scopes the locations' requests go to (an OAuth grant each, or one for all), as the scheduler
- * needs them (issue 32): which scope a location's requests use, whether a scope is held (it waits out a
+ * needs them: which scope a location's requests use, whether a scope is held (it waits out a
  * Retry-After or a spent quota, so a page of its locations would only wait), and the request rate it allows
  * now. The API adapter implements it (api/rate-limit/scope-holds.ts); without one, every location shares one
  * scope that is never held and whose rate is unknown.

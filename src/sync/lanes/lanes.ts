@@ -1,5 +1,5 @@
 /**
- * The lanes of a location (issue 23): the present first, history behind it. Pure rules over plain data: the
+ * The lanes of a location: the present first, history behind it. Pure rules over plain data: the
  * split, each lane's position, bounds, pipeline and traversal settings, and the offset after a lane's page.
  * The split check (split-check.ts) asks the API for T0, the history lane (history-lane.ts) keeps what the
  * second lane needs besides its position, the orchestrator (location-sync.ts) does the requests and

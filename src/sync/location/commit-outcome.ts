@@ -1,5 +1,5 @@
 /**
- * The one rule for "did the commit happen, and what is stored" (issue 20), over plain data. Sinks report
+ * The one rule for "did the commit happen, and what is stored", over plain data. Sinks report
  * facts (Kafka committed the write, aborted it, or its outcome is unknown; and, when they read it, what
  * the offsets topic holds for each page's location); `commitOutcomes` alone turns them into the typed
  * outcome that `RecordSink.commitPage` resolves to. One equality decides (traversal.ts sameOffset).
@@ -171,7 +171,7 @@ export function publishedFrom(visibility: readonly (boolean | undefined)[]): Pub
 
 /**
  * `stored` is behind `committed`: an earlier state of the same location, never a newer one. The live lanes'
- * watermarks decide when they differ. When they are the same instant, the history lane decides (review L7: a
+ * watermarks decide when they differ. When they are the same instant, the history lane decides (a
  * split location's history pages move only `history`, so an aborted history page's predecessor differs from the
  * committed offset in its history lane alone): a history lane of the same `until` whose watermark is older, or a
  * history lane where the committed offset has none (the committed page merged the lanes), is behind.

@@ -174,7 +174,7 @@ export class LocationSync {
    * The history lane's next page as read ahead (read-ahead.ts AheadState): 'none' when no page is read ahead
    * from the lane's position (prefetchHistory starts one), 'pending' while it is listed and its single calls
    * made, 'ready' once prepared (or failed). The scheduler gives history turns to ready locations, so a turn
-   * holds the location, and its live poll, for a commit rather than for a page's single calls (issue 23).
+   * holds the location, and its live poll, for a commit rather than for a page's single calls.
    */
   historyAhead(): AheadState {
     return this.history.ahead(this.position);

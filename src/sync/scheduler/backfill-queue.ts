@@ -5,7 +5,7 @@
  * A split location joins once its live traversal completes, and again after each history turn while it has
  * history left. A history turn is given only to a location whose next history page is ready (read ahead:
  * listed and its single calls made), so the turn holds the location for a commit, not for the listing and
- * single calls of a page, which the location's own live poll would wait for (issue 23: live freshness under a
+ * single calls of a page, which the location's own live poll would wait for (so live stays fresh under a
  * low rate limit). A location whose page is not read yet starts reading it (`prefetchHistory`) and leaves the
  * queue until it is ready, then joins again; at most `maxPrefetching` read at a time, so the pages held in
  * memory stay bounded. A location whose rate-limit scope is held (`heldUntil`) stays in the queue without reading

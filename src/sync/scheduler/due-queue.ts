@@ -10,13 +10,13 @@
  * injected Clock, is armed for the earliest due time, and when it fires the scheduler hands each location
  * then due to one parked worker (`handOut`), so a poll costs one wake-up, not one per worker.
  *
- * Groups (the locations' rate-limit scopes: OAuth grants, issue 32): each group has its own heap, and the item
+ * Groups (the locations' rate-limit scopes: OAuth grants): each group has its own heap, and the item
  * taken next comes from the groups with an item due now in turn (deficit round robin with one turn per item:
  * round robin), so a grant with many locations due does not take every worker from a grant with few. A group
  * held (its scope waits out a Retry-After or a spent quota: `heldUntil`) gives no item: its items due now are
  * made due at the hold's end (`parked` says so to the owner), without a worker, and the others go on.
  *
- * Kinds (`kindOf`: a scheduled live poll or a nudged one, issue 33): each kind has its own heaps, so the owner
+ * Kinds (`kindOf`: a scheduled live poll or a nudged one): each kind has its own heaps, so the owner
  * asks whether an item of a kind is due (`anyDue(kind)`) and takes one of that kind (`takeDue(kind)`), the
  * turn policy choosing the kind. An item's kind is read when it is scheduled.
  */

@@ -5,7 +5,7 @@
  * - Progress: a page that completes its lane's traversal or publishes something. Only progress clears the
  *   failure count and resumes a stopped location: a restarted cursor, or a page that publishes nothing between
  *   restarts, would otherwise retry a failing location 1-250 ms later, cycle after cycle, and clear a stopped
- *   location's stops right before the same fatal error, so its backoff never grew (issue 20).
+ *   location's stops right before the same fatal error, so its backoff would never grow.
  * - A retriable error (API down after retries, sink unavailable, ...) makes the location due again after a
  *   backoff growing with its consecutive failures; it resumes from its committed offset.
  * - A fatal error (cursor loop, 403, malformed pages, revoked grant, ...) stops only that location (gauge

@@ -100,7 +100,7 @@ export class Membership {
   private detach(slot: Slot): void {
     slot.detached = true;
     // A read-ahead its last page started (listing and GETs, on the page signal) must not outlive the
-    // location's removal: it would spend API quota at every rebalance for nothing (issue 20).
+    // location's removal: it would spend API quota at every rebalance for nothing.
     if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));
     const index = this.slots.indexOf(slot);
     if (index >= 0) {

@@ -25,7 +25,7 @@
  *   or as soon as the policy gives the next page's turn to another kind. Looking for history work starts
  *   reading history pages ahead, so history's requests reach the rate limiter whatever live does.
  * - Grants (rate-limit scopes, `scopes`): a location whose grant is held is parked until the hold ends,
- *   `throttled`, without taking a worker (review L2); so is one whose page a parked grant refused (a
+ *   `throttled`, without taking a worker (a worker waiting on a hold serves no one); so is one whose page a parked grant refused (a
  *   retriable error while the grant is held), not counted as a failure.
  * - Stretching (stretch.ts, stretch-rule.ts): when the scheduled live polls alone would exceed their
  *   share of the request budget or of the workers, every location's interval is stretched evenly.
@@ -426,7 +426,7 @@ export class Scheduler {
         // cursor restarted the lane, an idle page): the slot comes back when the backfill queue has it read.
         // Reading it in the turn would hold the location, and its own live poll, for a listing and its
         // single calls at backfill priority: a same-instant group read through page by page, under a rate
-        // limit cut by 429s, once held a live lane for 47 s (chaos seed 402924, api-grant-quota-spent).
+        // limit cut by 429s, can hold a live lane for tens of seconds.
         if (location.historyAhead().state !== 'ready') break;
       }
       this.requeue(slot, 'waiting', this.nudges.afterHistoryTurn(slot, Math.max(0, liveDueAt - clock.now())));

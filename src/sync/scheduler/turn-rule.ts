@@ -20,7 +20,7 @@
  * bounded share (with the default shares, 2 turns in 7 while nudges wait). A kind with
  * nothing waiting is credited nothing and its credit is cleared (no banking while idle), and its share is
  * borrowed by the kinds waiting, in proportion to theirs (a kind alone waiting takes the turn without paying).
- * So live polls alone filling the workers do not starve history (review L1) nor nudges, and a flood of
+ * So live polls alone filling the workers do not starve history nor nudges, and a flood of
  * deliveries does not starve the scheduled polls nor history. History also runs in at most half the slots (at
  * least one), so a location falling due finds a free worker while history pages commit.
  */
