@@ -15,11 +15,8 @@
  */
 import type { Slot } from './scheduled-location.js';
 
-/** What the queue reads and marks of a slot. */
-export type BackfillSlot = Pick<
-  Slot,
-  'location' | 'state' | 'detached' | 'pageSignal' | 'awaitingPage' | 'inBackfill'
->;
+/** What the queue reads of a slot; its own bookkeeping (queued, awaiting a page) it keeps itself. */
+export type BackfillSlot = Pick<Slot, 'location' | 'state' | 'detached' | 'pageSignal'>;
 
 export interface BackfillQueueOptions<S> {
   /** History pages read in the background at most at a time (poll.maxLocationsInFlight). */
@@ -34,12 +31,26 @@ export interface BackfillQueueOptions<S> {
 
 export class BackfillQueue<S extends BackfillSlot> {
   private readonly queue: S[] = [];
+  /** The slots in `queue`, so a slot joins once. */
+  private readonly queued = new Set<S>();
+  /** Slots out of the queue while their next history page is read in the background (counted once). */
+  private readonly awaiting = new Set<S>();
   /** History turns running now (take() to turnEnded()). */
   private running = 0;
   /** Slots out of the queue while their next history page is read in the background. */
   private prefetching = 0;
 
   constructor(private readonly options: BackfillQueueOptions<S>) {}
+
+  /** Whether `slot` is in the queue (its history lane waits for a turn). */
+  isQueued(slot: S): boolean {
+    return this.queued.has(slot);
+  }
+
+  /** Whether `slot` is out of the queue while its next history page is read in the background. */
+  isAwaitingPage(slot: S): boolean {
+    return this.awaiting.has(slot);
+  }
 
   /** History turns running now. */
   get historyTurns(): number {
@@ -48,8 +59,8 @@ export class BackfillQueue<S extends BackfillSlot> {
 
   /** Puts a split location with history left in the queue (once; not a location gone). */
   enqueue(slot: S): void {
-    if (slot.inBackfill || slot.detached || slot.location.hasHistory !== true) return;
-    slot.inBackfill = true;
+    if (this.queued.has(slot) || slot.detached || slot.location.hasHistory !== true) return;
+    this.queued.add(slot);
     this.queue.push(slot);
   }
 
@@ -85,11 +96,11 @@ export class BackfillQueue<S extends BackfillSlot> {
       if (ahead.state !== 'pending') return slot;
       this.leave(i);
       // Once per page: a slot queued again meanwhile (its live traversal completed) must not count twice.
-      if (slot.awaitingPage) continue;
-      slot.awaitingPage = true;
+      if (this.awaiting.has(slot)) continue;
+      this.awaiting.add(slot);
       this.prefetching += 1;
       void ahead.settled.then(() => {
-        slot.awaitingPage = false;
+        this.awaiting.delete(slot);
         this.prefetching -= 1;
         this.enqueue(slot);
         this.options.onReady();
@@ -127,6 +138,6 @@ export class BackfillQueue<S extends BackfillSlot> {
 
   private leave(index: number): void {
     const [slot] = this.queue.splice(index, 1);
-    if (slot !== undefined) slot.inBackfill = false;
+    if (slot !== undefined) this.queued.delete(slot);
   }
 }

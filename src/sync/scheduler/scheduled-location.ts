@@ -104,10 +104,6 @@ export interface Slot {
   removed: (() => void) | null;
   /** No longer scheduled (removed): its entries in the due queue are void. */
   detached: boolean;
-  /** Out of the backfill queue while its next history page is read in the background (backfill-queue.ts). */
-  awaitingPage: boolean;
-  /** In the backfill queue (its history lane waits for a turn). */
-  inBackfill: boolean;
   /** The lane of the turn it was handed for. */
   lane: Lane;
   /** The rate-limit scope (grant) its requests go to (ports.ts RateLimitScopes). */
@@ -137,8 +133,6 @@ export function slotFor(location: ScheduledLocation, hardStop: AbortSignal, scop
     pageSignal: AbortSignal.any([hardStop, abort.signal]),
     removed: null,
     detached: false,
-    inBackfill: false,
-    awaitingPage: false,
     lane: 'live',
     scope,
   };

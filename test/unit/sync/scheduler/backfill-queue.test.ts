@@ -17,8 +17,6 @@ function slot(n: number, ahead: ScriptedLocation['ahead'] = { state: 'ready' }):
     state: 'waiting',
     detached: false,
     pageSignal: new AbortController().signal,
-    awaitingPage: false,
-    inBackfill: false,
   };
 }
 
@@ -51,7 +49,7 @@ describe('BackfillQueue', () => {
     expect(queue.take()).toBe(a);
     expect(queue.take()).toBe(b);
     expect(queue.take()).toBeUndefined();
-    expect(a.inBackfill).toBe(false);
+    expect(queue.isQueued(a)).toBe(false);
   });
 
   it('counts the history turns taken until they end', () => {
@@ -70,14 +68,14 @@ describe('BackfillQueue', () => {
     const notSplit = slot(1);
     notSplit.location.hasHistory = false;
     queue.enqueue(notSplit);
-    expect(notSplit.inBackfill).toBe(false);
+    expect(queue.isQueued(notSplit)).toBe(false);
     const [merged, gone, running] = [slot(2), slot(3), slot(4)];
     for (const s of [merged, gone, running]) queue.enqueue(s);
     merged.location.hasHistory = false;
     gone.detached = true;
     running.state = 'running';
     expect(queue.next()).toBeUndefined();
-    expect([merged, gone, running].map((s) => s.inBackfill)).toEqual([false, false, false]);
+    expect([merged, gone, running].map((s) => queue.isQueued(s))).toEqual([false, false, false]);
     expect(queue.drained()).toBe(true);
   });
 
@@ -88,11 +86,11 @@ describe('BackfillQueue', () => {
     queue.enqueue(a);
     expect(queue.take()).toBeUndefined();
     expect(a.location.prefetches).toEqual([a.pageSignal]);
-    expect(a).toMatchObject({ inBackfill: false, awaitingPage: true });
+    expect([queue.isQueued(a), queue.isAwaitingPage(a)]).toEqual([false, true]);
     expect(queue.drained()).toBe(false);
     read.done();
     await settles(() => ready() === 1, 'the page read');
-    expect(a).toMatchObject({ inBackfill: true, awaitingPage: false });
+    expect([queue.isQueued(a), queue.isAwaitingPage(a)]).toEqual([true, false]);
     expect(queue.take()).toBe(a);
     expect(a.location.prefetches).toHaveLength(1);
   });
@@ -106,7 +104,7 @@ describe('BackfillQueue', () => {
     expect(queue.next()).toBeUndefined();
     expect(a.location.prefetches).toHaveLength(1);
     expect(b.location.prefetches).toHaveLength(0);
-    expect(b.inBackfill).toBe(true);
+    expect(queue.isQueued(b)).toBe(true);
     readA.done();
     await settles(() => ready() === 1, "a's page read");
     expect(queue.take()).toBe(a);
