@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 /**
  * Adapters and wiring: what the sync core, and the leaves below it, never import. config and metrics are
  * adapters too, not leaves: they may import the core's types and values (config the stopped-location backoff's
- * defaults, sync/healing.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
+ * defaults, sync/health-rule.ts; metrics its backfill figures), and neither the core nor a leaf (errors, logging,
  * time, json, secrets) imports them.
  */
 const ADAPTERS = [
@@ -44,7 +44,7 @@ const adapterImports = {
     'The sync core and the leaves (errors, logging, time, json, secrets) import no adapter: define a port in src/sync/ports.ts.',
 };
 const leafImports = {
-  group: ['**/sync/*'],
+  group: ['**/sync/*', '**/sync/**'],
   message: 'A leaf (errors, logging, time, json, secrets) imports neither the core nor an adapter.',
 };
 const adapterLibraries = { group: ADAPTER_LIBRARIES, message: 'Only adapters talk to this library.' };

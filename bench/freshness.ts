@@ -25,7 +25,7 @@ import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { SOURCE_HEADERS } from '../src/kafka/records/source-headers.js';
-import { pollPhase } from '../src/sync/poll-phase.js';
+import { pollPhase } from '../src/sync/scheduler/poll-phase.js';
 import { benchConfig } from './connector.js';
 import { startSandboxChild } from './sandbox-child.js';
 import { atMost, envInt, median, percentile, REPETITIONS, Samples } from './stats.js';

@@ -17,8 +17,8 @@
 import { DEFAULT_RETRY_POLICY } from '../src/api/retry-policy.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
-import { DEFAULT_STOPPED_RETRY } from '../src/sync/healing.js';
-import { Scheduler } from '../src/sync/scheduler.js';
+import { DEFAULT_STOPPED_RETRY } from '../src/sync/scheduler/health-rule.js';
+import { Scheduler } from '../src/sync/scheduler/scheduler.js';
 import { ManualClock } from '../test/support/clock.js';
 import { ScriptedLocation } from '../test/support/sync/scripted-location.js';
 import { atMost, envInt, percentile, REPETITIONS, Samples } from './stats.js';

@@ -51,7 +51,7 @@ import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer
 import { silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
-import { pollPhase } from '../src/sync/poll-phase.js';
+import { pollPhase } from '../src/sync/scheduler/poll-phase.js';
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { benchDocument } from './connector.js';
 import { readFirstArrivals } from './lanes.js';

@@ -2,7 +2,7 @@
  * The connector's configuration: one schema, composed here of its sections (`sections/`, one module per
  * top-level key or pair of related keys), each with its defaults. Every name other modules use is exported
  * from this file. Config is an adapter (docs/architecture.md "Layers"): the one thing it takes from the sync
- * core is the stopped-location backoff's defaults (sync/healing.ts, in sections/poll.ts); the core imports no
+ * core is the stopped-location backoff's defaults (sync/scheduler/health-rule.ts, in sections/poll.ts); the core imports no
  * configuration.
  *
  * Keys the calls API spec marks "not shown" (listing path, items field, cursor field, token header,

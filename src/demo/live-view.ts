@@ -2,7 +2,7 @@
  * The demo's terminal view: a pure rendering of per-location status snapshots. Rates come from the difference
  * between two snapshots, so this module holds no state and is unit-tested on plain data.
  */
-import type { LocationStatus } from '../sync/scheduled-location.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
 
 /** A location's status, with the demo instance that owns it when the demo runs several (`--instances`). */
 export type ViewLocation = LocationStatus & { instance?: number };

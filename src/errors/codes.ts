@@ -2,7 +2,7 @@
  * Every error code the connector throws, in one table: its class (what happens next, see
  * connector-error.ts; a few codes are retriable from one place and fatal from another), the exit code
  * a command ending with it returns (README "Exit codes"), how a location it stopped heals when that is
- * not the default (sync/healing.ts), and the operator hint the CLI prints when the message says what
+ * not the default (sync/scheduler/health-rule.ts), and the operator hint the CLI prints when the message says what
  * failed but not what to change.
  *
  * ConnectorError's `code` is typed by this table, so a new code is added here first; a test checks that

@@ -6,7 +6,7 @@
  * `location` label (the oldest, or the sum, of the locations sharing one).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { backfillProgress, type BackfillFigures } from '../sync/backfill.js';
+import { backfillProgress, type BackfillFigures } from '../sync/lanes/backfill.js';
 
 export class LocationProgress {
   /** Per location uid: highest published updatedAt (ms). Kept here so freshness is computed at scrape time. */

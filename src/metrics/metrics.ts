@@ -17,7 +17,7 @@
  * the core imports no metrics.
  */
 import { Registry } from 'prom-client';
-import type { BackfillFigures } from '../sync/backfill.js';
+import type { BackfillFigures } from '../sync/lanes/backfill.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { apiMetrics, type RateLimitScopeFigures } from './api-metrics.js';
 import { authMetrics } from './auth-metrics.js';

@@ -6,7 +6,7 @@
  * Details name what failed but never carry a secret (no tokens, no registry password, no URL userinfo).
  */
 import { request, type Dispatcher } from 'undici';
-import type { LocationStatus } from '../sync/scheduled-location.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
 import type { NamedReadinessCheck } from './readiness.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 

@@ -20,7 +20,7 @@
  * opened first, closes last, so /healthz answers while the rest stops.
  *
  * Contract: `ConnectorRuntime.start()` once; `run(signal)` resolves after a graceful stop (signal aborted)
- * or once every location is stopped for good (sync/healing.ts); `close()` releases everything and is safe to call
+ * or once every location is stopped for good (sync/scheduler/health-rule.ts); `close()` releases everything and is safe to call
  * after a failed `run`. A fatal sink error (fenced by another instance) aborts the run.
  */
 import { hostname } from 'node:os';
@@ -35,8 +35,8 @@ import type { Logger } from '../logging/logger.js';
 import { ConnectorMetrics } from '../metrics/metrics.js';
 import type { MetricsServerAddress } from '../ops/server.js';
 import { packageVersion } from '../package-info.js';
-import { minimumRoundMs } from '../sync/minimum-round.js';
-import type { LocationStatus } from '../sync/scheduled-location.js';
+import { minimumRoundMs } from '../sync/scheduler/minimum-round.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { Lifecycle } from './lifecycle.js';
 import { connectorStatus, type AssignmentStatus } from './status.js';

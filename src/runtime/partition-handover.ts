@@ -37,10 +37,10 @@ import { diffAssignment } from '../kafka/group/assignment.js';
 import type { Assignment } from '../kafka/group/instance-presence.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
-import type { LocationSync } from '../sync/location-sync.js';
+import type { LocationSync } from '../sync/location/location-sync.js';
 import type { LocationOffset } from '../sync/model.js';
 import type { RecordSink } from '../sync/ports.js';
-import type { Scheduler } from '../sync/scheduler.js';
+import type { Scheduler } from '../sync/scheduler/scheduler.js';
 import type { Clock } from '../time/clock.js';
 /** The metrics the handover keeps: what this instance owns, and how ownership moved. */
 export type HandoverMetrics = Pick<

@@ -5,7 +5,7 @@
  *
  * States, Connect's words: RUNNING (traversing, or waiting for its next poll), RESTARTING (a traversal
  * failed, retried after a backoff), FAILED (stopped by a fatal error; `trace` says what, and `next_run_at`
- * when it is retried by itself, see sync/healing.ts), UNASSIGNED (the connector is starting). Our own finer state and the offset are added beside Connect's keys.
+ * when it is retried by itself, see sync/scheduler/health-rule.ts), UNASSIGNED (the connector is starting). Our own finer state and the offset are added beside Connect's keys.
  *
  * Freshness (with a `FreshnessView`): each location's lag (now minus the start of its last completed live poll:
  * no unpublished change is older) and why it waits now (its interval, the stretch, a rate-limit hold, its
@@ -15,8 +15,8 @@
  * the logs carry; cursors are the API's opaque page positions).
  */
 import type { ScopeStatus } from '../api/rate-limit/registry.js';
-import type { LocationStatus } from '../sync/scheduled-location.js';
-import type { WaitReason as SchedulerWaitReason } from '../sync/wait-reason.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
+import type { WaitReason as SchedulerWaitReason } from '../sync/scheduler/wait-reason.js';
 
 export type ConnectState = 'UNASSIGNED' | 'RUNNING' | 'RESTARTING' | 'FAILED';
 

@@ -5,12 +5,12 @@
  * writes (to learn what a failed commit left, see RecordSink).
  */
 import { RetriableError } from '../errors/index.js';
-import type { BackfillFigures } from './backfill.js';
+import type { BackfillFigures } from './lanes/backfill.js';
 import type { Call, DeadLetter, LocationOffset, MappedItem, RequestHint, SingleCall } from './model.js';
-import type { PageRequest } from './traversal.js';
+import type { PageRequest } from './location/traversal.js';
 
 export type { RequestHint } from './model.js';
-export type { PageRequest } from './traversal.js';
+export type { PageRequest } from './location/traversal.js';
 
 /** One page of the listing, its items mapped by the API adapter, in the API's order. */
 export interface ListedPage {
@@ -170,13 +170,13 @@ export interface SyncMetrics {
   observeCommittedChanges(lane: 'live' | 'history', updatedAtMs: readonly number[]): void;
   /** A live poll of the location that began at `startedAt` (ms since epoch) completed: its lag restarts from it. */
   observeCaughtUp(locationUid: string, startedAt: number): void;
-  /** Gauge poll_effective_interval_seconds: the interval the scheduler polls at now (poll-stretch.ts). */
+  /** Gauge poll_effective_interval_seconds: the interval the scheduler polls at now (stretch-rule.ts). */
   readonly pollEffectiveInterval: { set(seconds: number): void };
 }
 
 /**
  * The rate-limit scopes the locations' requests go to (an OAuth grant each, or one for all), as the scheduler
- * needs them (issue 32): which scope a location's requests use, whether a scope is held (it waits out a
+ * needs them: which scope a location's requests use, whether a scope is held (it waits out a
  * Retry-After or a spent quota, so a page of its locations would only wait), and the request rate it allows
  * now. The API adapter implements it (api/rate-limit/scope-holds.ts); without one, every location shares one
  * scope that is never held and whose rate is unknown.

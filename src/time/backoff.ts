@@ -4,7 +4,7 @@
  * (kafkajs's createRetry is the model, on a Clock and an AbortSignal instead of setTimeout). Every backoff in
  * the product is this formula with its own numbers: the API client's retries (api/retry-policy.ts adds
  * statuses and Retry-After), page commits and failing locations (sync core), stopped locations
- * (sync/healing.ts), token refreshes and the token endpoint (auth/), the token store's lock, the Kafka
+ * (sync/scheduler/health-rule.ts), token refreshes and the token endpoint (auth/), the token store's lock, the Kafka
  * leader elections (kafka/topics/leaders-settle.ts). The arithmetic neither sleeps nor reads the clock: the caller
  * passes its Clock's random number, so every rule is unit-tested with fixed inputs.
  */

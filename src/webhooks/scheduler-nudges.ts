@@ -6,7 +6,7 @@
  * acknowledged: the poll of its owner is the safety net. Taking a nudge never waits on a poll.
  */
 import type { ConnectorMetrics } from '../metrics/metrics.js';
-import type { NudgeOutcome } from '../sync/scheduler.js';
+import type { NudgeOutcome } from '../sync/scheduler/scheduler.js';
 import type { NudgeSink } from './nudge-sink.js';
 
 /** The scheduler's nudge port. */

@@ -32,8 +32,8 @@
 import { RetriableError } from '../../errors/index.js';
 import { backoffDelayMs } from '../../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
-import { limiterWaitBegan } from '../../sync/limiter-wait.js';
-import { addToSum, decayedValue, EMPTY_SUM, type DecayingSum } from '../../sync/poll-stretch.js';
+import { limiterWaitBegan } from '../../sync/scheduler/limiter-wait.js';
+import { addToSum, decayedValue, EMPTY_SUM, type DecayingSum } from '../../sync/scheduler/stretch-rule.js';
 import type { Announced } from './headers.js';
 import {
   initialAimd,

@@ -32,7 +32,7 @@ import { KafkaOffsetStore } from '../../kafka/offsets/kafka-offset-store.js';
 import { writeLocationOffset } from '../../kafka/offsets/offset-writer.js';
 import { ensureConnectorTopics, topicExists } from '../../kafka/topics/topics.js';
 import { createLogger } from '../../logging/logger.js';
-import { resetHistory } from '../../sync/lanes.js';
+import { resetHistory } from '../../sync/lanes/lanes.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { parseInstant } from '../../time/instant.js';
 import { talkingToKafka } from '../talking-to-kafka.js';

@@ -5,7 +5,7 @@
  * within `poll.shutdownTimeoutMs`, then Kafka, OAuth and HTTP resources are closed and the process exits 0.
  * A second signal exits at once (nothing uncommitted becomes visible: the open transaction is aborted by
  * the broker or by the next instance's fencing). Locations stopped by an error that can heal are retried
- * later and never end the process (see sync/healing.ts). Exits 1 if a fatal error stopped the connector
+ * later and never end the process (see sync/scheduler/health-rule.ts). Exits 1 if a fatal error stopped the connector
  * or every location is stopped by an error only a restart can fix, 2 on a configuration error.
  */
 import type { Command } from 'commander';
@@ -16,7 +16,7 @@ import { redactSecrets } from '../../config/redact.js';
 import { createLogger } from '../../logging/logger.js';
 import { FatalError } from '../../errors/index.js';
 import { ConnectorRuntime } from '../../runtime/connector.js';
-import type { LocationStatus } from '../../sync/scheduled-location.js';
+import type { LocationStatus } from '../../sync/scheduler/scheduled-location.js';
 import { ExitCode } from '../../errors/exit-codes.js';
 
 /**

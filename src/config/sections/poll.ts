@@ -2,11 +2,11 @@
  * `poll` (how often and how many locations are polled, and how stopped ones are retried) and `lanes` (a
  * location far behind split into a live and a history lane).
  *
- * The stopped-location backoff's defaults are the sync core's (sync/healing.ts): config is an adapter, so it
+ * The stopped-location backoff's defaults are the sync core's (sync/scheduler/health-rule.ts): config is an adapter, so it
  * imports them from the core, and the core imports no configuration.
  */
 import { z } from 'zod';
-import { DEFAULT_STOPPED_RETRY } from '../../sync/healing.js';
+import { DEFAULT_STOPPED_RETRY } from '../../sync/scheduler/health-rule.js';
 import { durationMs } from '../duration.js';
 
 export const pollSchema = z

@@ -16,7 +16,7 @@ import type { Kafka, Message, Producer, ProducerConfig } from 'kafkajs';
 import type { KafkaConfig } from '../../config/schema.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import type { LocationStatus } from '../../sync/scheduled-location.js';
+import type { LocationStatus } from '../../sync/scheduler/scheduled-location.js';
 import { ensureCompactedTopic } from '../topics/topics.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 /** Heartbeats sent, per location. */

@@ -33,7 +33,7 @@
 import type { CompressionTypes, Producer, ProducerConfig } from 'kafkajs';
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
-import { commitOutcomes } from '../../sync/commit-outcome.js';
+import { commitOutcomes } from '../../sync/location/commit-outcome.js';
 import type { CommitOutcome, PageCommit, RecordSink } from '../../sync/ports.js';
 import { describeKafkaError, kafkaErrorTypes } from '../client/kafka-errors.js';
 import {

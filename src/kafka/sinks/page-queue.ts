@@ -4,7 +4,7 @@
  * arrive while a group is in flight go together in the next one. Each caller's promise settles with the
  * group its page ended in.
  */
-import type { PageAtStake, Verdict } from '../../sync/commit-outcome.js';
+import type { PageAtStake, Verdict } from '../../sync/location/commit-outcome.js';
 import type { CommitOutcome, PageCommit } from '../../sync/ports.js';
 import { pageMessages, type CallEncoder, type PageMessages } from '../records/page-messages.js';
 

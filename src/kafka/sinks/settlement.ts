@@ -16,7 +16,12 @@
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import { commitOutcomes, publishedFrom, type Published, type Verdict } from '../../sync/commit-outcome.js';
+import {
+  commitOutcomes,
+  publishedFrom,
+  type Published,
+  type Verdict,
+} from '../../sync/location/commit-outcome.js';
 import type { LocationOffset } from '../../sync/model.js';
 import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import type { Clock } from '../../time/clock.js';

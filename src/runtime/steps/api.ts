@@ -11,8 +11,8 @@ import { openOAuth, resolveClientSecret } from '../../auth/oauth-runtime.js';
 import { StaticTokenProvider, type TokenProvider } from '../../auth/token-provider.js';
 import type { ConnectorConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
-import { Enricher } from '../../sync/enricher.js';
-import { BoundaryFingerprints } from '../../sync/fingerprint.js';
+import { Enricher } from '../../sync/location/enricher.js';
+import { BoundaryFingerprints } from '../../sync/location/fingerprint.js';
 import { tokenStoreBackend } from '../token-store-backend.js';
 import type { StartContext } from './context.js';
 

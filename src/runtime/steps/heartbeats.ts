@@ -4,7 +4,7 @@
  */
 import type { KafkaClient } from '../../kafka/client/port.js';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../kafka/heartbeats/heartbeats.js';
-import type { Scheduler } from '../../sync/scheduler.js';
+import type { Scheduler } from '../../sync/scheduler/scheduler.js';
 import type { StartContext } from './context.js';
 
 export async function startHeartbeats(

@@ -7,10 +7,10 @@
 import { rateLimitScopes } from '../../api/rate-limit/scope-holds.js';
 import { livePollIntervalMs } from '../../config/sections/webhooks.js';
 import { FatalError } from '../../errors/index.js';
-import { LocationSync } from '../../sync/location-sync.js';
+import { LocationSync } from '../../sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
 import type { RecordSink } from '../../sync/ports.js';
-import { Scheduler } from '../../sync/scheduler.js';
+import { Scheduler } from '../../sync/scheduler/scheduler.js';
 import { reportingPublished, type PublishedCalls } from '../../webhooks/published-calls.js';
 import type { Api, Source } from './api.js';
 import type { StartContext } from './context.js';

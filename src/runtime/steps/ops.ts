@@ -21,7 +21,7 @@ import {
 import { livePollIntervalMs } from '../../config/sections/webhooks.js';
 import { Readiness } from '../../ops/readiness.js';
 import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
-import type { Scheduler } from '../../sync/scheduler.js';
+import type { Scheduler } from '../../sync/scheduler/scheduler.js';
 import { waitForSchemaRegistry } from '../preflight.js';
 import { connectorStatus, statusWaitOf, type AssignmentStatus, type FreshnessView } from '../status.js';
 import type { RoleStatus } from '../instance-writer.js';

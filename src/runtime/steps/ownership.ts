@@ -27,7 +27,7 @@ import { locationPartition, locationsByPartition } from '../../kafka/group/locat
 import { InstancePresence } from '../../kafka/group/instance-presence.js';
 import type { OffsetScope, ScopedKafkaSession } from '../../kafka/session.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
-import type { Scheduler } from '../../sync/scheduler.js';
+import type { Scheduler } from '../../sync/scheduler/scheduler.js';
 import type { Clock } from '../../time/clock.js';
 import { Lifecycle } from '../lifecycle.js';
 import { PartitionHandover, type PartitionSink } from '../partition-handover.js';

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
-import { DEFAULT_LANE_SETTINGS } from '../../../src/sync/lanes.js';
-import type { LocationSync } from '../../../src/sync/location-sync.js';
+import { DEFAULT_LANE_SETTINGS } from '../../../src/sync/lanes/lanes.js';
+import type { LocationSync } from '../../../src/sync/location/location-sync.js';
 import { compareDateTimes } from '../../../src/time/instant.js';
 import { counterValue } from '../../support/kafka.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';

@@ -3,8 +3,8 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
-import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
-import { Scheduler } from '../../../src/sync/scheduler.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/scheduler/health-rule.js';
+import { Scheduler } from '../../../src/sync/scheduler/scheduler.js';
 import { counterValue, eventually } from '../../support/kafka.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import {

@@ -11,7 +11,7 @@ import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { planSingleCallFault } from '../../../packages/sandbox/src/faults/faults.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import type { LocationOffset } from '../../../src/sync/model.js';
-import type { LocationStatus } from '../../../src/sync/scheduled-location.js';
+import type { LocationStatus } from '../../../src/sync/scheduler/scheduled-location.js';
 import {
   connectorDocument,
   publishedCalls,

@@ -9,7 +9,11 @@
  * a page prepared under an older generation (PageCommit.generation): it reads the location's offset instead.
  */
 import { ConnectorError, RetriableError } from '../../../src/errors/index.js';
-import { commitOutcomes, type StoreRead, type WriteFacts } from '../../../src/sync/commit-outcome.js';
+import {
+  commitOutcomes,
+  type StoreRead,
+  type WriteFacts,
+} from '../../../src/sync/location/commit-outcome.js';
 import type { Call, DeadLetter, LocationOffset } from '../../../src/sync/model.js';
 import type { CommitOutcome, OffsetStore, PageCommit, RecordSink } from '../../../src/sync/ports.js';
 

@@ -1,6 +1,6 @@
 /** A scheduler's LocationStatus for tests: a quiet location with nothing done yet, unless overridden. */
-import { emptyTotals } from '../../../src/sync/location-sync.js';
-import type { LocationStatus } from '../../../src/sync/scheduled-location.js';
+import { emptyTotals } from '../../../src/sync/location/location-sync.js';
+import type { LocationStatus } from '../../../src/sync/scheduler/scheduled-location.js';
 
 export function locationStatus(overrides: Partial<LocationStatus> = {}): LocationStatus {
   return {

@@ -5,8 +5,8 @@
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger, type Logger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { Enricher } from '../../../src/sync/enricher.js';
-import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location-sync.js';
+import { Enricher } from '../../../src/sync/location/enricher.js';
+import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import type { FakeCall, FakeCallsApi } from './fake-calls-api.js';
 import { InMemorySink } from './in-memory-sink.js';

@@ -3,7 +3,7 @@
  * lane keeps of a page: every call accepted, nothing deduplicated, the offset empty.
  */
 import { EMPTY_OFFSET, type ListedCall } from '../../../src/sync/model.js';
-import type { PreparedPage } from '../../../src/sync/page-pipeline.js';
+import type { PreparedPage } from '../../../src/sync/location/page-pipeline.js';
 
 /** A call as listed (before enrichment), every optional field null. */
 export function listedCall(uid: string, updatedAt: string, locationUid = 'loc'): ListedCall {

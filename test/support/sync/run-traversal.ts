@@ -1,4 +1,4 @@
-import type { LocationSync, LocationTotals } from '../../../src/sync/location-sync.js';
+import type { LocationSync, LocationTotals } from '../../../src/sync/location/location-sync.js';
 
 /** Runs pages of `sync` until its traversal completes; returns its totals then (the scheduler runs pages one by one). */
 export async function runTraversal(sync: LocationSync, signal?: AbortSignal): Promise<LocationTotals> {

@@ -7,10 +7,10 @@
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/healing.js';
+import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/scheduler/health-rule.js';
 import type { RateLimitScopes } from '../../../src/sync/ports.js';
-import type { ScheduledLocation } from '../../../src/sync/scheduled-location.js';
-import { Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler.js';
+import type { ScheduledLocation } from '../../../src/sync/scheduler/scheduled-location.js';
+import { Scheduler, type SchedulerSettings } from '../../../src/sync/scheduler/scheduler.js';
 import { settles } from '../async.js';
 import type { ManualClock } from '../clock.js';
 

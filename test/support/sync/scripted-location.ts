@@ -6,11 +6,11 @@
  * `hasHistory` and `ahead` to play a split location. Like LocationSync, it refuses a second page while one
  * runs: the scheduler guarantees one page at a time per location.
  */
-import type { Lane } from '../../../src/sync/lanes.js';
-import { emptyTotals } from '../../../src/sync/location-counters.js';
+import type { Lane } from '../../../src/sync/lanes/lanes.js';
+import { emptyTotals } from '../../../src/sync/location/location-counters.js';
 import { EMPTY_OFFSET } from '../../../src/sync/model.js';
-import type { AheadState } from '../../../src/sync/read-ahead.js';
-import type { PageProgress, ScheduledLocation } from '../../../src/sync/scheduled-location.js';
+import type { AheadState } from '../../../src/sync/location/read-ahead.js';
+import type { PageProgress, ScheduledLocation } from '../../../src/sync/scheduler/scheduled-location.js';
 import type { Clock } from '../../../src/time/clock.js';
 
 /** One page the scheduler ran. */

@@ -6,8 +6,8 @@
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import type { Clock } from '../../../src/time/clock.js';
-import type { Enricher } from '../../../src/sync/enricher.js';
-import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location-sync.js';
+import type { Enricher } from '../../../src/sync/location/enricher.js';
+import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import type { CallsApi, RecordSink, SyncMetrics } from '../../../src/sync/ports.js';
 import { testFingerprints } from './fingerprints.js';

@@ -1,4 +1,4 @@
-import { healingOf } from '../../../src/sync/healing.js';
+import { healingOf } from '../../../src/sync/scheduler/health-rule.js';
 import { describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { HttpTokenEndpoint, type HttpTokenEndpointOptions } from '../../../src/auth/token-endpoint.js';

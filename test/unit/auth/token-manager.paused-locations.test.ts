@@ -14,9 +14,9 @@ import { TokenRequestRefused, type TokenEndpoint } from '../../../src/auth/token
 import { TokenManager } from '../../../src/auth/token-manager.js';
 import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import { Enricher } from '../../../src/sync/enricher.js';
+import { Enricher } from '../../../src/sync/location/enricher.js';
 import type { CallsApi } from '../../../src/sync/ports.js';
-import { Scheduler } from '../../../src/sync/scheduler.js';
+import { Scheduler } from '../../../src/sync/scheduler/scheduler.js';
 import { MemoryBackend } from '../../support/auth/memory-backend.js';
 import { ManualClock } from '../../support/clock.js';
 import { eventually } from '../../support/async.js';

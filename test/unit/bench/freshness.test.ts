@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { delayParts } from '../../../bench/freshness.js';
-import { pollPhase } from '../../../src/sync/poll-phase.js';
+import { pollPhase } from '../../../src/sync/scheduler/poll-phase.js';
 
 describe('freshness delay parts', () => {
   it("splits a change's delay into the wait for its location's scheduled poll, that poll to the send, and the send to the read", () => {

@@ -1,5 +1,5 @@
 /** A location's status as the scheduler reports it mid-run, for the live view's tests. */
-import type { LocationStatus } from '../../../src/sync/scheduled-location.js';
+import type { LocationStatus } from '../../../src/sync/scheduler/scheduled-location.js';
 import { locationStatus as quietLocation } from '../../support/sync/location-status.js';
 
 /** Location `uid` running, one traversal done with `published` calls published (2 deduplicated, 3 redacted). */

@@ -3,7 +3,7 @@ import { silentLogger } from '../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import type { Assignment } from '../../../src/kafka/group/instance-presence.js';
 import { PartitionHandover, type PartitionSink } from '../../../src/runtime/partition-handover.js';
-import type { LocationSync } from '../../../src/sync/location-sync.js';
+import type { LocationSync } from '../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
 import { ManualClock } from '../../support/clock.js';
 

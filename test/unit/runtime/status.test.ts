@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectorStatus, statusWaitOf } from '../../../src/runtime/status.js';
-import { emptyTotals } from '../../../src/sync/location-sync.js';
-import type { LocationStatus } from '../../../src/sync/scheduled-location.js';
+import { emptyTotals } from '../../../src/sync/location/location-sync.js';
+import type { LocationStatus } from '../../../src/sync/scheduler/scheduled-location.js';
 
 function location(uid: string, overrides: Partial<LocationStatus> = {}): LocationStatus {
   return {

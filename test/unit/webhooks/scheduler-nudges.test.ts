@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import type { NudgeOutcome } from '../../../src/sync/scheduler.js';
+import type { NudgeOutcome } from '../../../src/sync/scheduler/scheduler.js';
 import { ownedLocationNudge, schedulerNudgeSink } from '../../../src/webhooks/scheduler-nudges.js';
 
 describe('the scheduler nudge sink', () => {

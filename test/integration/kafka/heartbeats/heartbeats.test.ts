@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../../../src/kafka/heartbeats/heartbeats.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
-import type { LocationStatus } from '../../../../src/sync/scheduled-location.js';
+import type { LocationStatus } from '../../../../src/sync/scheduler/scheduled-location.js';
 import { readCommitted, testKafka, testKafkaConfig } from '../../../support/kafka.js';
 import { uniqueName } from '../../../support/stack.js';
 import { clockReading } from '../../../support/clock.js';

@@ -7,7 +7,7 @@ import {
   type Grant,
   type ScopeLimiterSettings,
 } from '../../../../src/api/rate-limit/scope-limiter.js';
-import { LimiterWaitTally, measuringLimiterWaits } from '../../../../src/sync/limiter-wait.js';
+import { LimiterWaitTally, measuringLimiterWaits } from '../../../../src/sync/scheduler/limiter-wait.js';
 import { ManualClock } from '../../../support/clock.js';
 
 const settings = (initialRate: number): ScopeLimiterSettings => ({

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { describeStoppedLocations } from '../../../../src/cli/commands/run.js';
-import type { LocationStatus } from '../../../../src/sync/scheduled-location.js';
+import type { LocationStatus } from '../../../../src/sync/scheduler/scheduled-location.js';
 import { EMPTY_OFFSET } from '../../../../src/sync/model.js';
-import { emptyTotals } from '../../../../src/sync/location-sync.js';
+import { emptyTotals } from '../../../../src/sync/location/location-sync.js';
 
 function stopped(uid: string, code: string, message: string): LocationStatus {
   return {

@@ -11,7 +11,7 @@ import {
 import { MAX_CURSOR_LENGTH, MAX_UID_LENGTH } from '../../../../src/api/call-mapper.js';
 import { testFingerprints } from '../../../support/sync/fingerprints.js';
 import { EMPTY_OFFSET } from '../../../../src/sync/model.js';
-import { applyPage } from '../../../../src/sync/traversal.js';
+import { applyPage } from '../../../../src/sync/location/traversal.js';
 import { rejectionOf } from '../../../support/rejection.js';
 
 /** An admin whose offsets topic reports this max.message.bytes. */

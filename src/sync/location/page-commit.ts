@@ -1,0 +1,61 @@
+/**
+ * What one page commits (PageCommit) and whether it needs a commit at all. Pure over plain data: the
+ * orchestrator (location-sync.ts) hands the result to the commit driver (commit-driver.ts).
+ */
+import type { LaneOffset, LocationOffset } from '../model.js';
+import type { AssembledPage } from './page-pipeline.js';
+import type { PageCommit, PageRequest } from '../ports.js';
+import { sameOffset } from './traversal.js';
+
+/** Where a page of a traversal was listed: its traversal id, its page number there, its request, its lane's start. */
+export interface PageOrigin {
+  traversalId: string;
+  page: number;
+  request: PageRequest;
+  from: LaneOffset;
+}
+
+/**
+ * The commit of `page`: its records, the location's `offset` after it, and `committed`, the offset known to
+ * be stored (against which the sink judges a read-back, commit-outcome.ts); its source for the records' headers.
+ */
+export function pageCommit(
+  locationUid: string,
+  origin: PageOrigin,
+  page: AssembledPage,
+  offset: LocationOffset,
+  committed: LocationOffset,
+): PageCommit {
+  const { traversalId, request, from } = origin;
+  return {
+    locationUid,
+    calls: page.calls,
+    deadLetters: page.deadLetters,
+    offset,
+    committed,
+    ...(page.tombstones.length > 0 && { tombstones: page.tombstones }),
+    source: {
+      traversalId,
+      page: origin.page,
+      since: from.since,
+      cursor: request.kind === 'next' ? request.cursor : null,
+    },
+  };
+}
+
+/**
+ * An idle page needs no commit: it publishes, dead-letters and tombstones nothing, and leaves the offset
+ * equal to what is known to be stored (`committed`). Polling quiet locations then costs the HTTP request
+ * only, not a Kafka transaction and an offset record per poll. A commit is still made whenever the store may
+ * differ from `committed`: when `position` moved away from it uncommitted (a cursor rejected and cleared,
+ * which the store must forget, or a cursor to clear at the traversal's end).
+ */
+export function isIdlePage(commit: PageCommit, position: LocationOffset, committed: LocationOffset): boolean {
+  return (
+    commit.calls.length === 0 &&
+    commit.deadLetters.length === 0 &&
+    (commit.tombstones?.length ?? 0) === 0 &&
+    sameOffset(position, committed) &&
+    sameOffset(commit.offset, committed)
+  );
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { nudgeOutcome, Nudges, type NudgedSlot } from '../../../../src/sync/scheduler/nudges.js';
+import { slotFor, type Slot } from '../../../../src/sync/scheduler/scheduled-location.js';
+import { ManualClock } from '../../../support/clock.js';
+import { loc } from '../../../support/sync/scheduler-harness.js';
+import { ScriptedLocation } from '../../../support/sync/scripted-location.js';
+
+const slot = (over: Partial<NudgedSlot> = {}): NudgedSlot => ({
+  state: 'waiting',
+  nudged: false,
+  removed: null,
+  ...over,
+});
+
+describe('nudgeOutcome', () => {
+  it('is unknown for a location not scheduled here or leaving', () => {
+    expect(nudgeOutcome(undefined, false)).toBe('unknown');
+    expect(nudgeOutcome(slot({ removed: () => undefined }), false)).toBe('unknown');
+  });
+
+  it('asks one follow-up of a running location, then coalesces', () => {
+    expect(nudgeOutcome(slot({ state: 'running' }), false)).toBe('follow_up');
+    expect(nudgeOutcome(slot({ state: 'running' }), true)).toBe('coalesced');
+  });
+
+  it('leaves a location in backoff, stopped or throttled to its own rule', () => {
+    for (const state of ['backoff', 'stopped', 'throttled'] as const)
+      expect(nudgeOutcome(slot({ state }), false)).toBe('held');
+  });
+
+  it('makes a waiting location due now as a nudge, due already for its schedule or not, unless nudged already', () => {
+    expect(nudgeOutcome(slot(), false)).toBe('due_now');
+    expect(nudgeOutcome(slot({ nudged: true }), false)).toBe('coalesced');
+  });
+});
+
+describe('Nudges', () => {
+  const setUp = (dueAt = 60_000, over: Partial<Pick<Slot, 'state' | 'nudged'>> = {}) => {
+    const clock = new ManualClock(1_000);
+    const madeDue: Array<[Slot, number]> = [];
+    const nudges = new Nudges({ clock, dueNow: (s, at) => madeDue.push([s, at]) });
+    const tracked = slotFor(new ScriptedLocation(loc(1), clock), new AbortController().signal);
+    Object.assign(tracked, { dueAt, ...over });
+    nudges.track(tracked);
+    return { nudges, tracked, madeDue };
+  };
+
+  it('makes a waiting location due at the current time through dueNow, marked nudged', () => {
+    const { nudges, tracked, madeDue } = setUp();
+    expect(nudges.nudge(loc(1))).toBe('due_now');
+    expect(madeDue).toEqual([[tracked, 1_000]]);
+    expect(tracked.nudged).toBe(true);
+    expect(nudges.nudge(loc(1))).toBe('coalesced');
+  });
+
+  it('moves a location due already for its schedule to the nudges, keeping its due time', () => {
+    const { nudges, tracked, madeDue } = setUp(500);
+    expect(nudges.nudge(loc(1))).toBe('due_now');
+    expect(madeDue).toEqual([[tracked, 500]]);
+  });
+
+  it('keeps one follow-up of a running location, used once by the completed live traversal as a nudged poll', () => {
+    const { nudges, tracked, madeDue } = setUp();
+    tracked.state = 'running';
+    expect(nudges.nudge(loc(1))).toBe('follow_up');
+    expect(nudges.nudge(loc(1))).toBe('coalesced');
+    expect(madeDue).toEqual([]);
+    expect(nudges.afterLiveTraversal(tracked, 30_000)).toBe(0);
+    expect(tracked.nudged).toBe(true);
+    // The follow-up poll done, the location goes back to its schedule.
+    expect(nudges.afterLiveTraversal(tracked, 30_000)).toBe(30_000);
+    expect(tracked.nudged).toBe(false);
+  });
+
+  it('gives a history turn nudged meanwhile its follow-up, and otherwise leaves the live due time as it was', () => {
+    const { nudges, tracked } = setUp(60_000, { state: 'running', nudged: true });
+    expect(nudges.afterHistoryTurn(tracked, 7_000)).toBe(7_000);
+    expect(tracked.nudged).toBe(true);
+    tracked.nudged = false;
+    nudges.nudge(loc(1));
+    expect(nudges.afterHistoryTurn(tracked, 7_000)).toBe(0);
+    expect(tracked.nudged).toBe(true);
+  });
+
+  it('voids the follow-up and the nudge of a failed turn', () => {
+    const { nudges, tracked } = setUp(60_000, { state: 'running', nudged: true });
+    nudges.nudge(loc(1));
+    nudges.turnFailed(tracked);
+    expect(tracked.nudged).toBe(false);
+    expect(nudges.afterLiveTraversal(tracked, 30_000)).toBe(30_000);
+  });
+
+  it('answers unknown once the slot is untracked', () => {
+    const { nudges, tracked } = setUp();
+    nudges.untrack(tracked);
+    expect(nudges.nudge(loc(1))).toBe('unknown');
+  });
+});
