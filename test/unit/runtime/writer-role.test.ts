@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FatalError, RetriableError } from '../../../src/errors/index.js';
 import type { Initialisation } from '../../../src/kafka/group/start-stamp.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { Failures } from '../../../src/runtime/steps/context.js';
 import { WriterRole, type InstancesGroupWatch, type Writer } from '../../../src/runtime/writer-role.js';
 import { ManualClock } from '../../support/clock.js';
@@ -71,7 +71,7 @@ async function settle(): Promise<void> {
 
 function setup(open?: () => Promise<Writer>) {
   const events: string[] = [];
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const failures = new Failures('orders', metrics, silentLogger());
   const group = new ScriptedGroup();
   const clock = new ManualClock(1_000);
@@ -275,7 +275,7 @@ describe('WriterRole (single mode: a standby takes over)', () => {
 
   it('without an instances group to watch (distributed mode), stands by until stopped', async () => {
     const events: string[] = [];
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const failures = new Failures('orders', metrics, silentLogger());
     const role = new WriterRole({
       first: writer('A', events),
