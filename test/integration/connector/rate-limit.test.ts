@@ -110,5 +110,11 @@ describe('the connector against an API announcing its reset in epoch millisecond
       60_000,
       'a complete traversal under a limit announced in epoch milliseconds',
     );
+    // The announced reset was honoured: the scope was held, and held before the API had to refuse (429s drained
+    // by backoff alone, with the headers unread, would also publish every call).
+    const held = (await run.metrics.apiThrottledSeconds.get()).values.reduce((n, v) => n + v.value, 0);
+    const refused = (await run.metrics.apiRateLimited.get()).values.reduce((n, v) => n + v.value, 0);
+    expect(held).toBeGreaterThan(0);
+    expect(refused).toBe(0);
   });
 });
