@@ -12,7 +12,8 @@ import { applyKafkajsIdleTimerFix } from '../../src/kafka/client/kafkajs-idle-ti
 import { ScopedKafkaSession, type KafkaSessionOptions, type SessionSink } from '../../src/kafka/session.js';
 import { sinkSettings } from '../../src/runtime/steps/kafka.js';
 import { silentLogger } from '../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../src/metrics/metrics.js';
+import { testMetrics } from './metrics.js';
 import { whenTopicsLed } from '../../src/kafka/topics/leaders-settle.js';
 import { readTopicToEnd, type TopicRecord } from '../../src/kafka/topics/topic-reader.js';
 import type { Call, LocationOffset } from '../../src/sync/model.js';
@@ -145,7 +146,7 @@ export async function startTestSession(options: TestSessionOptions = {}): Promis
     kafka: options.kafka ?? testKafkaConfig(),
     schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
   };
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const session = await startKafkaSession({
     config,
     logger: silentLogger(),

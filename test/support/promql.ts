@@ -3,7 +3,7 @@
  * rules: label matchers, range selectors, strings, label lists of `by (...)`/`on (...)` and function
  * names are removed; every identifier left is a metric name.
  */
-import { ConnectorMetrics } from '../../src/metrics/metrics.js';
+import { testMetrics } from './metrics.js';
 
 const KEYWORDS = new Set([
   'and',
@@ -39,7 +39,7 @@ export function metricNamesIn(expr: string): string[] {
 
 /** Every series name the connector exposes (histograms with their _bucket/_sum/_count), plus Prometheus' `up`. */
 export async function exposedSeriesNames(): Promise<Set<string>> {
-  const metrics = new ConnectorMetrics({ processMetrics: true });
+  const metrics = testMetrics({ processMetrics: true });
   const names = new Set<string>(['up']);
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     names.add(metric.name);

@@ -11,7 +11,7 @@ import type { InstanceCheck } from '../../src/kafka/sinks/init-rule.js';
 import { TransactionalRecordSink } from '../../src/kafka/sinks/transactional-sink.js';
 import type { SinkTransaction, TransactionalProducer } from '../../src/kafka/sinks/transactional-producer.js';
 import { silentLogger } from '../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../src/metrics/metrics.js';
+import { testMetrics } from './metrics.js';
 import type { LocationOffset } from '../../src/sync/model.js';
 import type { CommitOutcome, PageCommit } from '../../src/sync/ports.js';
 import type { Clock } from '../../src/time/clock.js';
@@ -105,7 +105,7 @@ export function sinkWith(
     partitionCount?: (topic: string) => Promise<number>;
   } = {},
 ) {
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   /** The location uids of each read of the offsets topic. */
   const reads: string[][] = [];
   const sink = new TransactionalRecordSink({

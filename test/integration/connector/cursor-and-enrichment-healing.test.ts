@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { planSingleCallFault } from '../../../packages/sandbox/src/faults/faults.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import type { LocationOffset } from '../../../src/sync/model.js';
@@ -74,7 +74,7 @@ describe('a stored cursor the API no longer accepts, refused with a 400 of a sha
 
   it('restarts from the watermark after a restart, and publishes the truth with no loss and no duplicate', async () => {
     // First run: stopped while some location is mid-traversal, so its stored offset holds a cursor.
-    const first = await runConnector({ config, logger: silentLogger(), metrics: new ConnectorMetrics() });
+    const first = await runConnector({ config, logger: silentLogger(), metrics: testMetrics() });
     await eventually(
       () => first.runtime.status().some((s) => cursorsOf(s.offset) > 0 && s.totals.published > 0),
       60_000,
@@ -87,7 +87,7 @@ describe('a stored cursor the API no longer accepts, refused with a 400 of a sha
     // Time passes: the stored cursors expire, and the API refuses them with its own 400 body.
     sandbox.admin.advanceClock(120_000);
     sandbox.admin.setFaults({ latency: null });
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const second = await runConnector({ config, logger: silentLogger(), metrics });
     try {
       await eventually(
@@ -147,7 +147,7 @@ describe('single-call failures: transient ones, refusals and other versions', ()
   });
 
   it('publishes every call once, never dead-letters a good call, and leaves only refused or skewed calls unenriched', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const connector = await runConnector({ config, logger: silentLogger(), metrics });
     try {
       await eventually(

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
   loginToSandbox,
@@ -23,7 +23,7 @@ describe('the connector against a faulty API, with OAuth', () => {
   let sandbox: RunningSandbox;
   let config: ConnectorConfig;
   let connector: RunningConnector;
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
 
   beforeAll(async () => {
     const oauth = await startOAuthSandbox('faulty-client', {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
   connectorConfig,
@@ -27,7 +27,7 @@ describe('live polls alone above a hidden rate limit', () => {
   let sandbox: RunningSandbox;
   let config: ConnectorConfig;
   let connector: RunningConnector;
-  const metrics = new ConnectorMetrics({ pollIntervalMs: INTERVAL_MS });
+  const metrics = testMetrics({ pollIntervalMs: INTERVAL_MS });
   /** The largest effective interval the gauge showed (seconds). */
   let widest = 0;
 

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox, SandboxOptions } from '../../../packages/sandbox/src/index.js';
 import {
   connectorDocument,
@@ -33,7 +34,7 @@ interface Run {
  * data and faults, for the tests of one describe block.
  */
 function connectorAgainst(options: SandboxOptions): Run {
-  const run = { metrics: new ConnectorMetrics() } as Run;
+  const run = { metrics: testMetrics() } as Run;
   beforeAll(async () => {
     run.sandbox = await startTestSandbox(options);
     run.config = parseConfig(connectorDocument(run.sandbox, { api: { requestsPerSecond: 20 } }), {});
@@ -109,5 +110,11 @@ describe('the connector against an API announcing its reset in epoch millisecond
       60_000,
       'a complete traversal under a limit announced in epoch milliseconds',
     );
+    // The announced reset was honoured: the scope was held, and held before the API had to refuse (429s drained
+    // by backoff alone, with the headers unread, would also publish every call).
+    const held = (await run.metrics.apiThrottledSeconds.get()).values.reduce((n, v) => n + v.value, 0);
+    const refused = (await run.metrics.apiRateLimited.get()).values.reduce((n, v) => n + v.value, 0);
+    expect(held).toBeGreaterThan(0);
+    expect(refused).toBe(0);
   });
 });

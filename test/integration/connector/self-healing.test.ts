@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
   loginToSandbox,
@@ -28,7 +28,7 @@ describe('a connector whose grant is revoked while it runs', () => {
   let sandbox: RunningSandbox;
   let config: ConnectorConfig;
   let connector: RunningConnector;
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
 
   const login = () => loginToSandbox(oauth, config);
   const readyz = async () => {

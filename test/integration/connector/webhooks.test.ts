@@ -12,7 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { runConnector, type ExpectedVersion, type RunningConnector } from '../../support/connector.js';
 import { counterValue, eventually } from '../../support/kafka.js';
@@ -50,7 +51,7 @@ async function setUp(port: number, reconcileIntervalMs: number): Promise<Setup> 
     webhookDocument(sandbox, { port, reconcileIntervalMs, missedGraceMs: 1_000 }),
     env,
   );
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const connector = await runConnector({ config, logger: silentLogger(), metrics, env });
   opened.push(() => connector.stop());
   await eventually(

@@ -15,7 +15,7 @@ import { locationPartition } from '../../../src/kafka/group/location-partition.j
 import { KafkaOffsetStore } from '../../../src/kafka/offsets/kafka-offset-store.js';
 import { encodeOffsetValue, offsetKey } from '../../../src/kafka/offsets/offset-codec.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { PageCommit } from '../../../src/sync/ports.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import {
@@ -224,7 +224,7 @@ describe('a partition taken over by another instance', () => {
       kafka: testKafkaConfig({ offsetsTopicPartitions: 4, ...GROUP }),
       schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
     };
-    const options = sessionOptions({ config, logger: logger(), metrics: new ConnectorMetrics() });
+    const options = sessionOptions({ config, logger: logger(), metrics: testMetrics() });
     const former = await DistributedKafkaSession.start(options);
     const next = await DistributedKafkaSession.start(options);
     const location = '00000000-0000-4000-8000-000000000001';
@@ -280,7 +280,7 @@ describe('an offsets topic whose partition count changed', () => {
       sessionOptions({
         config,
         logger: logger(),
-        metrics: new ConnectorMetrics(),
+        metrics: testMetrics(),
         onFatal: (error) => fatal.push(error),
       }),
     );

@@ -17,7 +17,8 @@ import { parseConfig } from '../../../src/config/load.js';
 import { keyPartition } from '../../../src/kafka/group/location-partition.js';
 import { offsetKey } from '../../../src/kafka/offsets/offset-codec.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { runConnector, type ExpectedVersion, type RunningConnector } from '../../support/connector.js';
 import { counterValue, eventually, testKafka } from '../../support/kafka.js';
@@ -73,7 +74,7 @@ async function twoInstances(
       },
       env,
     );
-  const metrics = [new ConnectorMetrics(), new ConnectorMetrics()] as const;
+  const metrics = [testMetrics(), testMetrics()] as const;
   const start = async (i: 0 | 1): Promise<RunningConnector> => {
     const connector = await runConnector({
       config: configOf(ports[i]),

@@ -7,7 +7,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import type { TokenProvider } from '../../../src/auth/token-provider.js';
 import { apiSchema } from '../../../src/config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { RecordingClock } from '../../support/clock.js';
 import { counterValue } from '../../support/counters.js';
 
@@ -59,7 +59,7 @@ function setup(steps: Step[], retry = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3 
   const http = scripted(steps);
   const clock = new RecordingClock(1_700_000_000_000, 0.5);
   const waits = clock.sleeps;
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const tokenProvider = tokens();
   const settings = { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry };
   const client = new CallsApiClient({ http, tokens: tokenProvider, settings, metrics, clock });
@@ -142,7 +142,7 @@ describe('CallsApiClient', () => {
       grant: 'acme',
       tokens: tokens(),
       settings: { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry: DEFAULT_RETRY_POLICY },
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
       clock,
     });
     await client.listPage(first, undefined, { priority: 'backfill' });
@@ -312,7 +312,7 @@ describe('CallsApiClient', () => {
       http,
       tokens: tokens(),
       settings,
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
       clock: { now: () => 0, random: () => 0.99, sleep: sleepUntilAborted },
     });
     await expect(client.listPage(first, controller.signal)).rejects.toThrow('stop');
@@ -329,7 +329,7 @@ describe('CallsApiClient', () => {
       http: scripted([echo(400), echo(502)]),
       tokens: { accessToken: async () => token, refreshAfterRejection: async () => token },
       settings: { ...apiSchema.parse({ baseUrl: 'https://api.test' }), retry: DEFAULT_RETRY_POLICY },
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
     });
     const badRequest = await client.listPage(first).catch((e: unknown) => e);
     expect(badRequest).toMatchObject({ code: 'API_BAD_REQUEST' });

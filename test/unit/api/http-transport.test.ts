@@ -2,7 +2,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HttpTransport, readCaFile, type HttpTransportOptions } from '../../../src/api/http-transport.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { eventually } from '../../support/async.js';
 
 const options = {
@@ -11,7 +11,7 @@ const options = {
   maxResponseBytes: 1 << 20,
   requestsPerSecond: 5,
   maxConcurrency: 2,
-  metrics: new ConnectorMetrics(),
+  metrics: testMetrics(),
 };
 
 /** A plain-HTTP server on an ephemeral port, and a transport to it (with `extra` options). */
@@ -69,7 +69,7 @@ describe('HttpTransport', () => {
   it('times the HTTP exchange apart from the wait on its own rate limit', async () => {
     const server = createServer((_req, res) => res.end('{}'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     // One request start per 2 s: the second request waits about 2 s in the limiter, then answers at once.
     const transport = new HttpTransport({
       ...options,

@@ -13,7 +13,7 @@ import { TokenStore, type GrantRecord } from '../../../src/auth/store/token-stor
 import { TokenRequestRefused, type TokenEndpoint } from '../../../src/auth/token-endpoint.js';
 import { TokenManager } from '../../../src/auth/token-manager.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { Enricher } from '../../../src/sync/location/enricher.js';
 import type { CallsApi } from '../../../src/sync/ports.js';
 import { Scheduler } from '../../../src/sync/scheduler/scheduler.js';
@@ -51,7 +51,7 @@ describe('locations paused by a revoked grant', () => {
     const clock = new ManualClock(1 * HOUR, 0);
     const store = new TokenStore(new MemoryBackend(), new StoreKey(randomBytes(32)));
     await store.writeGrant(grant('at-0', 'rt-0'));
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const manager = new TokenManager({
       grant: 'default',
       store,

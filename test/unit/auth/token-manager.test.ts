@@ -9,7 +9,7 @@ import {
 } from '../../../src/auth/token-endpoint.js';
 import { TokenManager } from '../../../src/auth/token-manager.js';
 import { codeOf, RetriableError } from '../../../src/errors/index.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { MemoryBackend } from '../../support/auth/memory-backend.js';
 import { deferred, settles } from '../../support/async.js';
 import { clockReading } from '../../support/clock.js';
@@ -56,7 +56,7 @@ async function setup(options: { now?: number; seed?: boolean } = {}) {
   if (options.seed ?? true) await store.writeGrant(initial);
   const endpoint = new FakeEndpoint();
   const clock = { now: options.now ?? 1 * HOUR };
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const manager = new TokenManager({
     grant: 'default',
     store,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import * as demo from '../../../src/demo/demo-webhooks.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { MINIMAL_CONFIG } from '../../support/minimal-config.js';
 
 describe("the demo's webhooks", () => {
@@ -20,7 +20,7 @@ describe("the demo's webhooks", () => {
   });
 
   it('counts the changes that came by webhook and by reconciliation poll, over every instance', async () => {
-    const metrics = [new ConnectorMetrics(), new ConnectorMetrics()];
+    const metrics = [testMetrics(), testMetrics()];
     expect(await demo.webhookArrivals(metrics)).toEqual({ webhook: 0, poll: 0 });
     metrics[0]?.webhookNudgeToPublished.observe(0.4);
     metrics[0]?.webhookNudgeToPublished.observe(1.2);

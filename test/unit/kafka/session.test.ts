@@ -6,7 +6,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { prepareKafka } from '../../../src/kafka/session.js';
 import { sinkSettings } from '../../../src/runtime/steps/kafka.js';
 
@@ -36,7 +36,7 @@ describe('prepareKafka', () => {
         config: config(true),
         sinks: sinkSettings(config(true).kafka),
         logger: silentLogger(),
-        metrics: new ConnectorMetrics(),
+        metrics: testMetrics(),
       }),
     ).rejects.toMatchObject({ code: 'KAFKA_READ_COMMITTED_FIX_MISSING' });
   });

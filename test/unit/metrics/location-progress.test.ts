@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { ManualClock } from '../../support/clock.js';
 import { metricValue } from '../../support/counters.js';
 
@@ -7,7 +7,7 @@ import { metricValue } from '../../support/counters.js';
 describe('the location progress gauges', () => {
   it('computes freshness at scrape time on its clock, so a stuck location keeps getting staler', async () => {
     const clock = new ManualClock(Date.parse('2026-01-01T00:10:00Z'));
-    const metrics = new ConnectorMetrics({ clock });
+    const metrics = testMetrics({ clock });
     metrics.observeHighWater('loc', new Date('2026-01-01T00:00:00Z'));
     expect(
       await metricValue(metrics, 'calls_connector_location_freshness_seconds', { location: 'loc' }),
@@ -25,7 +25,7 @@ describe('the location progress gauges', () => {
 
   it("reports a backfill's position, T0, time left and ETA at scrape time, and T0 with nothing left once merged", async () => {
     const clock = new ManualClock(Date.parse('2026-01-01T00:10:00Z'));
-    const metrics = new ConnectorMetrics({ clock });
+    const metrics = testMetrics({ clock });
     const value = (name: string) =>
       metricValue(metrics, `calls_connector_backfill_${name}`, { location: 'loc' });
     metrics.observeBackfill('loc', {
@@ -51,7 +51,7 @@ describe('the location progress gauges', () => {
 
   it('reports the stalest location under "all" when per-location labels are off', async () => {
     const clock = new ManualClock(Date.parse('2026-01-01T01:00:00Z'));
-    const metrics = new ConnectorMetrics({ perLocationLabels: false, clock });
+    const metrics = testMetrics({ perLocationLabels: false, clock });
     metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:00Z'));
     metrics.observeHighWater('stale', new Date('2026-01-01T00:00:00Z'));
     metrics.observeHighWater('fresh', new Date('2026-01-01T00:59:30Z'));
@@ -69,7 +69,7 @@ describe('the location progress gauges', () => {
   });
 
   it('sets the per-location timestamps at scrape time, not on each poll (a poll must not pass over every location)', async () => {
-    const metrics = new ConnectorMetrics({ perLocationLabels: false });
+    const metrics = testMetrics({ perLocationLabels: false });
     const successSet = vi.spyOn(metrics.lastTraversalSuccess, 'set');
     const highWaterSet = vi.spyOn(metrics.highWaterTimestamp, 'set');
     for (let i = 0; i < 1_000; i++) {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { ManualClock } from '../../support/clock.js';
 import { metricValue } from '../../support/counters.js';
 
 describe('ConnectorMetrics', () => {
   it("names its own metrics with the calls_connector_ prefix, Node's standard ones without, and every counter with _total", async () => {
-    const metrics = new ConnectorMetrics({ processMetrics: true });
+    const metrics = testMetrics({ processMetrics: true });
     const all = await metrics.registry.getMetricsAsJSON();
     expect(all.length).toBeGreaterThan(20);
     for (const metric of all) {
@@ -24,8 +24,8 @@ describe('ConnectorMetrics', () => {
   });
 
   it('keeps each registry separate so two instances never share counters', async () => {
-    const a = new ConnectorMetrics();
-    const b = new ConnectorMetrics();
+    const a = testMetrics();
+    const b = testMetrics();
     a.recordsPublished.inc({ location: 'x' });
     expect(
       await metricValue(b, 'calls_connector_records_published_total', { location: 'x' }),
@@ -33,12 +33,12 @@ describe('ConnectorMetrics', () => {
   });
 
   it('labels series by location uid, or "all" when per-location labels are off', () => {
-    expect(new ConnectorMetrics().location('uid-1')).toBe('uid-1');
-    expect(new ConnectorMetrics({ perLocationLabels: false }).location('uid-1')).toBe('all');
+    expect(testMetrics().location('uid-1')).toBe('uid-1');
+    expect(testMetrics({ perLocationLabels: false }).location('uid-1')).toBe('all');
   });
 
   it('dates a traversal success on its clock when the caller gives no time', async () => {
-    const metrics = new ConnectorMetrics({ clock: new ManualClock(Date.parse('2026-01-01T00:10:00Z')) });
+    const metrics = testMetrics({ clock: new ManualClock(Date.parse('2026-01-01T00:10:00Z')) });
     metrics.observeTraversalSuccess('loc');
     expect(
       await metricValue(metrics, 'calls_connector_location_last_success_timestamp_seconds', {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildProgram } from '../../../src/cli/main.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { configKeys } from '../../support/config-keys.js';
 import { invocationsIn, unknownFlags } from '../../support/cli-invocations.js';
 
@@ -68,7 +68,7 @@ describe('names used in the docs and deployment files', () => {
   });
 
   it('names only metrics the connector exposes', async () => {
-    const metrics = await new ConnectorMetrics({ processMetrics: true }).registry.getMetricsAsJSON();
+    const metrics = await testMetrics({ processMetrics: true }).registry.getMetricsAsJSON();
     const exposed = new Set(
       metrics.flatMap((m) => [m.name, `${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`]),
     );

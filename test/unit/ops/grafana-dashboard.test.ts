@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { recordSampleOfEveryMetric } from '../../support/metrics-samples.js';
 import { metricNamesIn } from '../../support/promql.js';
 
@@ -43,7 +43,7 @@ const dataPanels = dashboard.panels.filter((p) => p.type !== 'row');
 
 /** Connector metrics that carry a `location` label. */
 async function locationLabelledMetrics(): Promise<Set<string>> {
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   recordSampleOfEveryMetric(metrics);
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 
 const root = new URL('../../../', import.meta.url);
 const doc = readFileSync(new URL('docs/metrics.md', root), 'utf8');
@@ -18,7 +18,7 @@ function anchorOf(heading: string): string {
 describe('docs/metrics.md', () => {
   it('documents every metric the connector defines, with its type', async () => {
     const undocumented: string[] = [];
-    for (const metric of await new ConnectorMetrics().registry.getMetricsAsJSON()) {
+    for (const metric of await testMetrics().registry.getMetricsAsJSON()) {
       const row = doc.split('\n').find((line) => line.startsWith(`| \`${metric.name}\``));
       if (row === undefined || !row.includes(`| ${String(metric.type)}`)) undocumented.push(metric.name);
     }

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { baseMetricName, exposedSeriesNames, metricNamesIn } from '../../support/promql.js';
 
 const root = new URL('../../../', import.meta.url);
@@ -76,7 +76,7 @@ describe('PromQL metric references', () => {
     const used = new Set(
       dashboardExpressions().flatMap(({ expr }) => metricNamesIn(expr).map((n) => baseMetricName(n, known))),
     );
-    const connectorMetrics = (await new ConnectorMetrics().registry.getMetricsAsJSON()).map((m) => m.name);
+    const connectorMetrics = (await testMetrics().registry.getMetricsAsJSON()).map((m) => m.name);
     expect(connectorMetrics.filter((name) => !used.has(name))).toEqual([]);
   });
 

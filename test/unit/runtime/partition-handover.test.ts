@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { Assignment } from '../../../src/kafka/group/instance-presence.js';
 import { PartitionHandover, type PartitionSink } from '../../../src/runtime/partition-handover.js';
 import type { LocationSync } from '../../../src/sync/location/location-sync.js';
@@ -23,7 +23,7 @@ function setup(options: { failOpen?: Set<number>; failRead?: { count: number }; 
   const takenOver = new Map<number, () => void>();
   const scheduled = new Set<string>();
   const clock = new ManualClock(1_000);
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const handover = new PartitionHandover({
     locationsByPartition: byPartition,
     metrics,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FatalError, RetriableError } from '../../../src/errors/index.js';
 import type { Initialisation } from '../../../src/kafka/group/start-stamp.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { Failures } from '../../../src/runtime/steps/context.js';
 import type { Writer } from '../../../src/runtime/instance-writer.js';
 import { WriterRole, type InstancesGroupWatch } from '../../../src/runtime/writer-role.js';
@@ -72,7 +72,7 @@ async function settle(): Promise<void> {
 
 function setup(open?: () => Promise<Writer>) {
   const events: string[] = [];
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const failures = new Failures('orders', metrics, silentLogger());
   const group = new ScriptedGroup();
   const clock = new ManualClock(1_000);

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { NudgeOutcome } from '../../../src/sync/scheduler/scheduler.js';
 import { ownedLocationNudge, schedulerNudgeSink } from '../../../src/webhooks/scheduler-nudges.js';
 
 describe('the scheduler nudge sink', () => {
   it('nudges every location named, counts each outcome, notes the uid and takes the nudge', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const nudged: string[] = [];
     const announced: string[] = [];
     const outcomes: Record<string, NudgeOutcome> = { L1: 'due_now', L2: 'coalesced', L3: 'unknown' };
@@ -32,7 +32,7 @@ describe('the scheduler nudge sink', () => {
 
 describe('a nudge read from the nudge topic', () => {
   it('is acted on, noted and counted only by the instance that schedules its location', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const announced: string[] = [];
     const nudge = ownedLocationNudge({
       target: { nudge: (uid) => (uid === 'mine' ? 'due_now' : 'unknown') },

@@ -11,7 +11,7 @@ import { kafkaSchema, schemaRegistrySchema } from '../../../../src/config/schema
 import { FatalError } from '../../../../src/errors/index.js';
 import { createKafka } from '../../../../src/kafka/client/kafkajs-client.js';
 import { createLogger, silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { startJwtIssuer, type JwtIssuer } from '../../../support/jwt-issuer.js';
 import { commitTwoCalls, readCommittedAtLeast, startKafkaSession } from '../../../support/kafka.js';
 import { startOAuthBroker, type OAuthBroker } from '../../../support/oauth-broker.js';
@@ -69,7 +69,7 @@ describe('SASL/OAUTHBEARER with a client credentials token endpoint', () => {
         schemaRegistry: schemaRegistrySchema.parse({ url: stackEndpoints().registryUrl }),
       },
       logger: silentLogger(),
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
     });
     try {
       const calls = await commitTwoCalls(session.sink, '00000000-0000-4000-8000-000000000768');

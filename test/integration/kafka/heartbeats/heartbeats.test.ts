@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ensureHeartbeatTopic, HeartbeatPublisher } from '../../../../src/kafka/heartbeats/heartbeats.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import type { LocationStatus } from '../../../../src/sync/scheduler/scheduled-location.js';
 import { readCommitted, testKafka, testKafkaConfig } from '../../../support/kafka.js';
 import { uniqueName } from '../../../support/stack.js';
@@ -18,7 +18,7 @@ describe('HeartbeatPublisher', () => {
   it('writes one heartbeat per location to the compacted heartbeat topic, saying when it last completed', async () => {
     const config = testKafkaConfig({ heartbeatTopic: uniqueName('heartbeats'), heartbeatIntervalMs: 60_000 });
     await ensureHeartbeatTopic(testKafka(), config);
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const stalled: LocationStatus = {
       ...QUIET,
       locationUid: '00000000-0000-4000-8000-0000000000a2',

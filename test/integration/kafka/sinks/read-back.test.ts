@@ -19,7 +19,7 @@ import type { FatalError } from '../../../../src/errors/index.js';
 import { prepareKafka, type SessionSink } from '../../../../src/kafka/session.js';
 import { writeLocationOffset } from '../../../../src/kafka/offsets/offset-writer.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';
 import { eventually } from '../../../support/async.js';
@@ -69,7 +69,7 @@ function configFor(name: string) {
 async function startSink(
   kafka: Kafka,
   config: ReturnType<typeof configFor>,
-  metrics = new ConnectorMetrics(),
+  metrics = testMetrics(),
 ): Promise<{ ground: Awaited<ReturnType<typeof prepareKafka>>; sink: SessionSink; fatal: FatalError[] }> {
   const ground = await prepareKafka(sessionOptions({ config, logger: silentLogger(), metrics, kafka }));
   const fatal: FatalError[] = [];
@@ -150,7 +150,7 @@ it('writes the offset of a commit whose answer was lost again when its calls are
     );
     throw new Error('Connection error: the answer to EndTxn was lost');
   });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const { ground, sink, fatal } = await startSink(kafka, config, metrics);
   expect(await sink.commitPage(pageCommit(1, { ...EMPTY_OFFSET, boundary: [] }))).toMatchObject({
     kind: 'stored',

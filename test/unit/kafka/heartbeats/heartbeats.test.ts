@@ -3,7 +3,7 @@ import type { ProducerRecord, RecordMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { HeartbeatPublisher, type HeartbeatProducer } from '../../../../src/kafka/heartbeats/heartbeats.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { ManualClock } from '../../../support/clock.js';
 import { locationStatus } from '../../../support/sync/location-status.js';
 
@@ -43,7 +43,7 @@ function publisher(clock: ManualClock, kafka: ReturnType<typeof recordingKafka>[
     intervalMs: 1_000,
     connectorName: 'hb',
     locations: () => [LOCATION],
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     logger: silentLogger(),
     clock,
   });

@@ -8,7 +8,7 @@ import {
   type IdempotentProducer,
 } from '../../../../src/kafka/sinks/at-least-once-sink.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { sampleCall } from '../../../support/calls.js';
 import { rejectionOf } from '../../../support/rejection.js';
@@ -110,7 +110,7 @@ async function started(
     encoder,
     topics: { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq' },
     connectorName: 'conn',
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     logger: silentLogger(),
   });
   await sink.start();

@@ -12,7 +12,7 @@ import {
   type LifecycleProducer,
 } from '../../../../src/kafka/sinks/producer-lifecycle.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { counterValue } from '../../../support/counters.js';
 import { ManualClock } from '../../../support/clock.js';
 import { rejectionOf } from '../../../support/rejection.js';
@@ -52,7 +52,7 @@ class Producers {
 }
 
 function lifecycle(producers = new Producers(), clock = new ManualClock()) {
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const subject = new ProducerLifecycle<FakeProducer>({
     build: producers.build,
     metrics,

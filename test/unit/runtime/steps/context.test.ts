@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FatalError } from '../../../../src/errors/index.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Failures } from '../../../../src/runtime/steps/context.js';
 
 describe('Failures', () => {
   it('keeps a membership refused while the start still runs, for the runtime to stop with', () => {
-    const failures = new Failures('orders', new ConnectorMetrics(), silentLogger());
+    const failures = new Failures('orders', testMetrics(), silentLogger());
 
     failures.membershipLost(new Error('INCONSISTENT_GROUP_PROTOCOL'));
 
@@ -16,7 +16,7 @@ describe('Failures', () => {
   });
 
   it('keeps the first error: a later one does not replace what stopped the connector', () => {
-    const failures = new Failures('orders', new ConnectorMetrics(), silentLogger());
+    const failures = new Failures('orders', testMetrics(), silentLogger());
 
     failures.fail(new FatalError('KAFKA_OFFSETS_TOPIC_REPARTITIONED', 'moved'));
     failures.fail(new FatalError('SINK_PROGRAMMER_ERROR', 'bug'));
@@ -25,11 +25,11 @@ describe('Failures', () => {
   });
 
   it('marks a fencing by a newer instance as standby, and nothing else', async () => {
-    const fenced = new ConnectorMetrics();
+    const fenced = testMetrics();
     new Failures('orders', fenced, silentLogger()).fail(
       new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'),
     );
-    const broken = new ConnectorMetrics();
+    const broken = testMetrics();
     new Failures('orders', broken, silentLogger()).fail(new FatalError('SINK_PROGRAMMER_ERROR', 'bug'));
 
     expect((await fenced.standby.get()).values[0]?.value).toBe(1);
@@ -37,7 +37,7 @@ describe('Failures', () => {
   });
 
   it('ends only the writer at a stand-down, and opens a new writer signal when a standby takes over', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const failures = new Failures('orders', metrics, silentLogger());
     const first = failures.signal;
     failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'));
@@ -54,7 +54,7 @@ describe('Failures', () => {
   });
 
   it('stands by again for the same stand-down when a takeover fails holding nothing', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const failures = new Failures('orders', metrics, silentLogger());
     failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'));
     failures.tookOver();
@@ -67,7 +67,7 @@ describe('Failures', () => {
   });
 
   it('stops the connector for a fatal error reported while standing by, and refuses a takeover after it', () => {
-    const failures = new Failures('orders', new ConnectorMetrics(), silentLogger());
+    const failures = new Failures('orders', testMetrics(), silentLogger());
     failures.fail(new FatalError('KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'a newer instance'));
 
     failures.membershipLost(new Error('the group consumer crashed'));
