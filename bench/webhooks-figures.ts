@@ -58,7 +58,7 @@ export function warmedUp(
 
 /**
  * The reconciliation polls due in [fromMs, toMs): a location that completed a traversal is due again at the next
- * instant k × interval + phase × interval (src/sync/poll-phase.ts), whether that traversal was its reconciliation
+ * instant k × interval + phase × interval (src/sync/scheduler/poll-phase.ts), whether that traversal was its reconciliation
  * or a nudged poll, so its reconciliation polls fall on that grid whatever the nudges did. Counting them from the
  * phases is exact where an estimate (locations / interval × seconds) is off by the binomial spread: ±18 polls (one
  * standard deviation) in a 30 s window of 10,000 locations at 15 min, against the changes' own 60 requests.

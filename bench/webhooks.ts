@@ -18,7 +18,7 @@
  * waits for the backlog to drain (warmUpState: locations waiting past their due time): a location traversed early
  * in that first round is due again at the next instant of its phase, which for a share of them (round /
  * interval / 2, 29 % at 10,000 locations) comes before the round ends, and nudges wait behind those overdue polls
- * (sync/nudges.ts: "after those due already"). Measured at once, the first run's 10,000-location webhooks arm had
+ * (sync/scheduler/nudges.ts: "after those due already"). Measured at once, the first run's 10,000-location webhooks arm had
  * p99 69 s and 64 requests per change, all of it that catch-up. Bounded by warmUpBoundMs: past the bound the arm
  * measures anyway and its note says what was left. The changes made during the warm-up give a figure of their own
  * (freshness p99 during the warm-up): what a start costs the webhooks.

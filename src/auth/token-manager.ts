@@ -23,7 +23,7 @@
  *   call re-reads the store (concurrent calls share one read) and fails fast with the same error until a
  *   new grant is stored, then resumes.
  *   Nothing here exits the process: the scheduler pauses only the locations of this grant and retries
- *   them every minute (sync/healing.ts), so they resume without a restart after `auth login`.
+ *   them every minute (sync/scheduler/health-rule.ts), so they resume without a restart after `auth login`.
  * - A 401 for a token this manager just obtained by a refresh, before it served requests: refreshed again at
  *   most once per backoff, not on every retry (AUTH_TOKEN_REJECTED_AFTER_REFRESH, retriable, meanwhile).
  *

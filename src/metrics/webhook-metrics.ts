@@ -20,7 +20,7 @@ export const WEBHOOK_DELIVERY_OUTCOMES = [
 /** How a nudge's location was found (src/webhooks/nudge-resolution.ts). */
 export const WEBHOOK_NUDGE_RESOLUTIONS = ['payload_location', 'indexed_uid', 'grant_fanout'] as const;
 
-/** What a nudge did to each location it named (src/sync/scheduler.ts, NudgeOutcome). */
+/** What a nudge did to each location it named (src/sync/scheduler/scheduler.ts, NudgeOutcome). */
 export const WEBHOOK_NUDGE_OUTCOMES = ['due_now', 'follow_up', 'coalesced', 'held', 'unknown'] as const;
 
 export function webhookMetrics(registry: Registry) {

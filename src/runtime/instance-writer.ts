@@ -12,9 +12,9 @@
  */
 import type { FatalError } from '../errors/index.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
-import type { LocationStatus } from '../sync/scheduled-location.js';
-import type { NudgeOutcome } from '../sync/scheduler.js';
-import type { WaitReason } from '../sync/wait-reason.js';
+import type { LocationStatus } from '../sync/scheduler/scheduled-location.js';
+import type { NudgeOutcome } from '../sync/scheduler/scheduler.js';
+import type { WaitReason } from '../sync/scheduler/wait-reason.js';
 import type { Clock } from '../time/clock.js';
 import { FENCED_BY_NEWER_INSTANCE, type Failures } from './steps/context.js';
 

@@ -333,7 +333,7 @@ export class PartitionHandover {
     for (const [scope, sink] of [...sinks].sort(([a], [b]) => a[0]! - b[0]!)) {
       for (const partition of [...scope].sort((a, b) => a - b)) {
         const uids = locationsByPartition.get(partition) ?? [];
-        // The scheduler takes ScheduledLocations (sync/scheduled-location.ts): a LocationSync is one, checked here.
+        // The scheduler takes ScheduledLocations (sync/scheduler/scheduled-location.ts): a LocationSync is one, checked here.
         scheduler.add(uids.map((uid) => ports.syncFor(uid, offsets.get(uid), sink)));
         this.held.set(partition, { sink, uids });
         locations += uids.length;

@@ -248,7 +248,7 @@ export function connectorStatus(
   };
 }
 
-/** The scheduler's wait reason (sync/wait-reason.ts) as /status names it, with when it ends (null: unknown). */
+/** The scheduler's wait reason (sync/scheduler/wait-reason.ts) as /status names it, with when it ends (null: unknown). */
 export function statusWaitOf(reason: SchedulerWaitReason): { reason: WaitReason; untilMs: number | null } {
   switch (reason.kind) {
     case 'running':

@@ -157,7 +157,7 @@ export class ScopeLimiter {
     if (this.parked(now)) return Promise.reject(new ScopeThrottledError(this.heldUntilMs));
     if (this.waiting() === 0 && now >= this.startAllowedAtMs())
       return Promise.resolve(this.grant(now, false, priority));
-    // The wait is not the page's worker time (sync/limiter-wait.ts): it ends however the wait does.
+    // The wait is not the page's worker time (sync/scheduler/limiter-wait.ts): it ends however the wait does.
     const waitEnded = limiterWaitBegan();
     return new Promise<Grant>((resolve, reject) => {
       // A waiter is rejected with what rejectWaiters or its signal gives (an Error as a rule).

@@ -11,7 +11,7 @@ import { durationMs } from '../duration.js';
 
 export const pollSchema = z
   .object({
-    /** Time between a location's polls, each at its own phase of the interval (sync/poll-phase.ts). */
+    /** Time between a location's polls, each at its own phase of the interval (sync/scheduler/poll-phase.ts). */
     intervalMs: durationMs().default(60_000),
     /** Locations traversed at the same time. */
     maxLocationsInFlight: z.number().int().min(1).max(1024).default(4),

@@ -19,7 +19,7 @@ export const ASSUMED_MAX_CURSOR_BYTES = 2_048;
 const RECORD_OVERHEAD_BYTES = 256;
 
 const TIMESTAMP = '2024-01-01T00:00:00.000000000+00:00';
-/** A boundary fingerprint as sync/fingerprint.ts writes it: 96 bits, base64url. */
+/** A boundary fingerprint as sync/location/fingerprint.ts writes it: 96 bits, base64url. */
 const FINGERPRINT = 'f'.repeat(16);
 
 function encodedBytes(entries: number, connectorName: string): number {

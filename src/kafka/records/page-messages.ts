@@ -84,7 +84,7 @@ export function pageMessages(
 
 /**
  * The page's offset record alone, with no calls or dead letters: what the exactly-once sink writes again when
- * the page's transaction committed but its offset record was lost (sync/commit-outcome.ts, 'rewrite-offset').
+ * the page's transaction committed but its offset record was lost (sync/location/commit-outcome.ts, 'rewrite-offset').
  */
 export function offsetOnly(page: PageMessages): PageMessages {
   return { ...page, calls: [], deadLetters: [], divertedCodes: [], bytes: messageBytes(page.offset) };

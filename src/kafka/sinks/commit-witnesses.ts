@@ -1,6 +1,6 @@
 /**
  * What the exactly-once sink knows of where a transaction's records landed, to tell after a commit of unknown
- * outcome whether Kafka published them (a broker killed inside a commit; see sync/commit-outcome.ts). A broker
+ * outcome whether Kafka published them (a broker killed inside a commit; see sync/location/commit-outcome.ts). A broker
  * killed inside a commit can leave some partitions' records of a committed transaction without their marker,
  * and an operator's `kafka-transactions.sh abort` then removes them: the transaction is visible on some
  * partitions only. The sink keeps, per partition it wrote outside the offsets topic, the offset of its first

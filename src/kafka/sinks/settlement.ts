@@ -1,6 +1,6 @@
 /**
  * The read-back after a failed write of the exactly-once sink, and the plan of what to write again. The sink only
- * reports facts (aborted, or unknown: EndTxn failed); the pages are decided by the one rule (sync/commit-outcome.ts)
+ * reports facts (aborted, or unknown: EndTxn failed); the pages are decided by the one rule (sync/location/commit-outcome.ts)
  * over those facts and what this reads back:
  * - the stored offsets of the pages' locations (only their partitions of the offsets topic), under a producer
  *   initialised since the write (its initialisation waited for pending markers), once every transaction open there
@@ -272,7 +272,7 @@ export class Settler {
 
   /**
    * A page whose transaction committed while Kafka lost part of it since (an operator aborted a hanging part,
-   * see sync/commit-outcome.ts): `messages`, its offset record alone ('rewrite-offset') or with its records on
+   * see sync/location/commit-outcome.ts): `messages`, its offset record alone ('rewrite-offset') or with its records on
    * the aborted partitions ('republish-lost'), go again at the head of the queue, and the page settles with that
    * write. A rejected write is tried again after a backoff (none of it is visible, so trying again is always
    * safe); the page is rejected only when the sink writes nothing more.

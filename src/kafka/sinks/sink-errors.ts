@@ -8,7 +8,7 @@
  * - an authorization or configuration refusal (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...): fatal
  *   (KAFKA_NOT_PERMITTED): no retry or rebuild fixes it, a person must change ACLs or settings;
  * - anything else Kafka answered is retriable: the sink reports it as a fact (aborted, unknown) to the one rule
- *   (sync/commit-outcome.ts), or waits for Kafka (KAFKA_UNAVAILABLE).
+ *   (sync/location/commit-outcome.ts), or waits for Kafka (KAFKA_UNAVAILABLE).
  */
 import { Partitioners, type ProducerConfig } from 'kafkajs';
 import { ConnectorError, FatalError, RetriableError } from '../../errors/index.js';

@@ -12,7 +12,7 @@
  * with the transaction its page was in. The pages of a group that failed are committed alone until each commits
  * once, so a page that can never commit aborts only its own transactions, not every group it joins.
  *
- * Outcomes: every page resolves to what the one rule (sync/commit-outcome.ts) makes of the facts this sink
+ * Outcomes: every page resolves to what the one rule (sync/location/commit-outcome.ts) makes of the facts this sink
  * reports; the sink decides nothing itself. After a failed send, begin or fencing the producer is discarded and a
  * new one initialised when the init rule allows (metric producerRecreated): kafkajs would otherwise reuse the
  * failed batch's sequence numbers and the broker refuse them (OUT_OF_ORDER_SEQUENCE_NUMBER). After a failed

@@ -57,7 +57,7 @@ export async function openApi(
           ...(env && { env }),
         });
   if (oauth) lifecycle.defer('oauth', () => oauth.close());
-  // Keyed by a secret all instances share and none stores (sync/fingerprint.ts says why it is keyed).
+  // Keyed by a secret all instances share and none stores (sync/location/fingerprint.ts says why it is keyed).
   const fingerprints = BoundaryFingerprints.fromSecret(
     config.oauth === undefined ? (config.auth.staticToken ?? '') : await resolveClientSecret(config.oauth),
   );
@@ -69,7 +69,7 @@ export async function openApi(
     return new StaticTokenProvider(token);
   };
 
-  // The scheduler parks the locations of a parked grant (sync/scheduler.ts): their requests are refused at
+  // The scheduler parks the locations of a parked grant (sync/scheduler/scheduler.ts): their requests are refused at
   // once rather than hold a worker for the whole hold: one grant's long hold must not take the workers of the
   // others.
   const transport = await HttpTransport.fromConfig(config.api, metrics, clock, logger, {

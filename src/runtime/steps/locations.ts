@@ -27,7 +27,7 @@ export interface Locations {
   newScheduler: () => Scheduler;
   /**
    * A LocationSync for `locationUid` from its stored offset (undefined: none stored), writing to `sink` (whose
-   * commit outcomes say what is stored after an ambiguous commit or a new producer: sync/commit-outcome.ts).
+   * commit outcomes say what is stored after an ambiguous commit or a new producer: sync/location/commit-outcome.ts).
    */
   syncFor: (locationUid: string, offset: LocationOffset | undefined, sink: RecordSink) => LocationSync;
   /**

@@ -1,7 +1,7 @@
 /**
  * An in-memory RecordSink + OffsetStore honouring the same contract as the Kafka one: a page's calls,
  * dead letters and offset become visible together or not at all, and every outcome is the one rule's
- * (src/sync/commit-outcome.ts) reading of the facts, as in the Kafka sinks. Failures can be scripted,
+ * (src/sync/location/commit-outcome.ts) reading of the facts, as in the Kafka sinks. Failures can be scripted,
  * including the ambiguous kind (the commit went through but its reply was lost, like a failed EndTxn: the
  * sink then reads the store back, as the transactional sink does after rebuilding its producer), stale
  * reads (an offset older than the one stored, like a read of the offsets topic that stops at a last stable

@@ -1,5 +1,5 @@
 /**
- * A scripted ScheduledLocation (src/sync/scheduled-location.ts) for the scheduler's tests: each page the
+ * A scripted ScheduledLocation (src/sync/scheduler/scheduled-location.ts) for the scheduler's tests: each page the
  * scheduler runs takes the next step of its script (complete, more to come, a failure, a page held until the
  * test lets it go), or `otherwise` once the script is spent (a completed traversal). It records every page
  * (lane, time on the clock, signal; in a `journal` shared by several, when set) and every request to read a history page ahead; the test sets

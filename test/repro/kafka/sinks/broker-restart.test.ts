@@ -9,7 +9,7 @@
  * page again; superseded → continue from the stored offset. A commit whose EndTxn fails has an unknown
  * outcome; the sink settles it by reading the offsets topic read_committed, which stops at the last stable
  * offset and may lag a transaction whose markers are still pending after the restart: the one rule
- * (sync/commit-outcome.ts) must never adopt an offset older than the committed one. At the end a
+ * (sync/location/commit-outcome.ts) must never adopt an offset older than the committed one. At the end a
  * read_committed reader must show every page that resolved 'stored' exactly once, no other page, and each
  * location's stored offset at its last stored page; no outcome may have moved a location backwards.
  *
