@@ -152,10 +152,11 @@ export async function apiFaultWindow(
 }
 
 /**
- * Issue 32: the quota of grant `second` spent (429 quota_exhausted, Retry-After 15 min) for the fault's
- * duration while grant `default` goes on. The other grant's locations must stay fresh meanwhile (each with a
- * live change at least FRESH_LEAD_MS before the end committed a page), and the held grant must resume after
- * (one of its locations changed during the hold commits a page within RESUME_CAP_MS of its end).
+ * The quota of grant `second` spent (429 quota_exhausted, Retry-After 15 min) for the fault's duration while
+ * grant `default` goes on. It begins once the connector polls at its interval again (intervalRecovered). The
+ * other grant's locations must stay fresh meanwhile (each with a live change at least FRESH_LEAD_MS plus the
+ * effective interval before the end committed a page), and the held grant must resume after (one of its
+ * locations changed during the hold commits a page within RESUME_CAP_MS of its end).
  */
 export async function grantQuotaSpent(
   fault: PlannedFault,
@@ -165,6 +166,10 @@ export async function grantQuotaSpent(
   const { admin, changedAt, offsetReading, report } = context;
   const held = context.grantLocations.second;
   const free = context.grantLocations.default;
+  // The check assumes the connector polls at its interval when the hold begins; a fault before this one (a hidden
+  // limit) may have left it stretched, and its learned rate low, for a while. Wait for it (bounded), and give
+  // each location the interval it said it polls at as lead.
+  const recovery = await intervalRecovered(context.fleet);
   const before = await offsetReading();
   const from = Date.now();
   await admin.call('PUT', 'faults', {
@@ -176,7 +181,7 @@ export async function grantQuotaSpent(
   await admin.call('PUT', 'faults', { grantQuotaSpent: null });
   const end = Date.now();
   const refused = (await quotaRefusals(admin)) - refusedBefore;
-  const window = { from, until: end, leadMs: FRESH_LEAD_MS };
+  const window = { from, until: end, leadMs: FRESH_LEAD_MS + recovery.intervalMs };
   const stale = staleLocations(before, during, free, changedAt, window);
   const expected = staleLocations(before, before, free, changedAt, window).length;
   // The held grant's locations changed during the hold: once the quota is back the grant must resume (a
@@ -196,6 +201,9 @@ export async function grantQuotaSpent(
     if (notResumed.length < waiting.length) resumedMs = Date.now() - end;
   }
   const text =
+    (recovery.waitedMs > 0
+      ? `began after the poll interval came back to ${(recovery.intervalMs / 1000).toFixed(1)} s (waited ${(recovery.waitedMs / 1000).toFixed(1)} s); `
+      : '') +
     `grant "second" (${held.length} locations) held ${(fault.durationMs / 1000).toFixed(0)} s (${refused} requests refused quota_exhausted, Retry-After ${QUOTA_RETRY_AFTER_SECONDS} s); ` +
     `grant "default": ${expected - stale.length} of ${expected} locations with a live change advanced during the hold` +
     (stale.length > 0 ? ` (STALE: ${stale.slice(0, 3).join(', ')})` : '') +
@@ -346,6 +354,30 @@ async function quotaRefusals(admin: Pick<SandboxAdmin, 'call'>): Promise<number>
 }
 
 /** Requests the sandbox refused 429 for its rate limit (not a spent quota) so far. */
+/** How long the grant-quota fault waits at most for the connector's interval to come back from a stretch. */
+const RECOVERY_CAP_MS = 60_000;
+
+/**
+ * Waits (at most RECOVERY_CAP_MS) until the running instances report an effective poll interval within 1.5× the
+ * configured one; returns the interval they report then (the configured one when none answered) and how long it
+ * waited.
+ */
+async function intervalRecovered(
+  fleet: ApiFaultContext['fleet'],
+): Promise<{ intervalMs: number; waitedMs: number }> {
+  const start = Date.now();
+  let seconds = await effectiveIntervalSeconds(fleet);
+  while (
+    seconds !== null &&
+    seconds * 1000 > 1.5 * POLL_INTERVAL_MS &&
+    Date.now() - start < RECOVERY_CAP_MS
+  ) {
+    await sleep(1000);
+    seconds = await effectiveIntervalSeconds(fleet);
+  }
+  return { intervalMs: seconds === null ? POLL_INTERVAL_MS : seconds * 1000, waitedMs: Date.now() - start };
+}
+
 /** Request starts the instances' rate limiters granted so far: to history (backfill) and in all. */
 async function grantedStarts(fleet: ApiFaultContext['fleet']): Promise<{ backfill: number; all: number }> {
   const name = 'calls_connector_api_rate_limit_granted_total';
