@@ -105,7 +105,9 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
       60_000,
       'the reloaded locations run, the removed one nowhere',
     ).catch((error: unknown) => Promise.reject(new Error(`${String(error)}\n${why()}`)));
-    await eventually(caughtUpCheck(sandbox, store), 60_000, 'the added location caught up');
+    await eventually(caughtUpCheck(sandbox, store), 120_000, 'the added location caught up').catch(
+      (error: unknown) => Promise.reject(new Error(`${String(error)}\n${why()}`)),
+    );
     for (const instance of instances) {
       expect(instance.output()).toContain(
         'configuration reloaded: 1 location(s) added, 1 removed, 0 changed, 1 unchanged',
@@ -156,12 +158,16 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
       30_000,
       'the resumed location runs again',
     );
-    await eventually(caughtUpCheck(sandbox, store), 60_000, 'every location caught up after the resume');
+    await eventually(
+      caughtUpCheck(sandbox, store),
+      120_000,
+      'every location caught up after the resume',
+    ).catch((error: unknown) => Promise.reject(new Error(`${String(error)}\n${why()}`)));
 
     for (const instance of instances) instance.child.kill('SIGTERM');
     for (const instance of instances) expect(await instance.exited, instance.output()).toBe(0);
     const truth = locations.flatMap((location) => sandbox.admin.truth(location));
     const published = await publishedCalls(kafka, config, truth);
     expect(doubledAndMissing(published, truth)).toEqual({ doubled: [], missing: [] });
-  }, 240_000);
+  }, 420_000);
 });

@@ -129,7 +129,7 @@ describe('the chaos witness', () => {
     const open = await producer.transaction();
     await open.send({ topic, messages: [{ key: 'k1', value: 'pending', partition: 1 }] });
     try {
-      const { lines, summary } = await witness(topic, 'text', 3_000);
+      const { lines, summary } = await witness(topic, 'text', 10_000);
       expect(lines.map((l) => [l.partition, l.key, l.value]).sort()).toEqual([
         [0, 'k0', '{"watermark":"x"}'],
         [1, 'k1', null],
