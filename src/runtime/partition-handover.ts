@@ -34,6 +34,7 @@
  * within the bound.
  */
 import { diffAssignment } from '../kafka/group/assignment.js';
+import { heldLocationsChange } from './held-locations-change.js';
 import type { Assignment } from '../kafka/group/instance-presence.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectorMetrics } from '../metrics/metrics.js';
@@ -184,18 +185,9 @@ export class PartitionHandover {
     return this.enqueue(async () => {
       const { ports, scheduler, metrics, revokeBoundMs } = this.options;
       this.locationsByPartition = locationsByPartition;
-      const adding = new Map<number, string[]>();
-      const takeOver: number[] = [];
-      for (const [partition, held] of this.held) {
-        const listed = locationsByPartition.get(partition) ?? [];
-        const before = new Set(held.uids);
-        const kept = new Set(listed);
-        result.removed.push(...held.uids.filter((uid) => !kept.has(uid)));
-        const added = listed.filter((uid) => !before.has(uid));
-        if (added.length === 0) continue;
-        if (held.sink === null) takeOver.push(partition);
-        else adding.set(partition, added);
-      }
+      const held = new Map([...this.held].map(([p, h]) => [p, { hasSink: h.sink !== null, uids: h.uids }]));
+      const { removed, adding, takeOver } = heldLocationsChange(held, locationsByPartition);
+      result.removed.push(...removed);
       if (result.removed.length > 0) {
         await scheduler.remove(result.removed, revokeBoundMs);
         metrics.forgetLocations(result.removed);
