@@ -301,10 +301,7 @@ async function takeSignals(
     instance: `${hostname()}-${process.pid}`,
     ownsPartition: (partition) =>
       writer.status().role === 'writer' && (ownership.assignment()?.partitions.includes(partition) ?? false),
-    configured: (uid) => {
-      const wanted = uid.toLowerCase();
-      return [...locations.sourceOf.keys()].some((known) => known.toLowerCase() === wanted);
-    },
+    configured: (uid) => locations.isConfigured(uid),
     target: null,
     pauses: true,
     pausedChanged: () => applyPaused(),

@@ -5,7 +5,7 @@
  * no sink yet, the partition is taken over like an assigned one. A location listed before and after is left out.
  */
 export interface HeldLocations {
-  /** null: the partition's scope held no location (no producer was opened for it). */
+  /** false: the partition held no location, so no producer was opened for it. */
   hasSink: boolean;
   uids: readonly string[];
 }

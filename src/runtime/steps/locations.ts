@@ -18,6 +18,8 @@ import type { StartContext } from './context.js';
 export interface Locations {
   /** The configured location uids, in configuration order (a reload's once `reconfigure` accepted it). */
   readonly configured: readonly string[];
+  /** Whether `locationUid` is configured, in any letter case (a signal names a location as its sender typed it). */
+  isConfigured: (locationUid: string) => boolean;
   /** The configured locations not paused (`setPaused`): the ones to run, in configuration order. */
   readonly active: readonly string[];
   /** The locations paused by signals now (uids in lower case); replaces the set given before. */
@@ -55,6 +57,10 @@ function sourcesByLocation(sources: readonly Source[]): Map<string, Source> {
   return sourceOf;
 }
 
+function lowerCaseKeys(sourceOf: ReadonlyMap<string, Source>): Set<string> {
+  return new Set([...sourceOf.keys()].map((uid) => uid.toLowerCase()));
+}
+
 export function buildLocations(
   ctx: StartContext,
   api: Api,
@@ -69,6 +75,7 @@ export function buildLocations(
 ): Locations {
   const { config, logger, metrics, clock } = ctx;
   let sourceOf = sourcesByLocation(config.sources);
+  let configuredLowerCase = lowerCaseKeys(sourceOf);
   let paused: ReadonlySet<string> = new Set();
   const empty = (): LocationOffset => ({ ...EMPTY_OFFSET, boundary: [] });
   const syncFor: Locations['syncFor'] = (locationUid, offset, sink) => {
@@ -129,12 +136,14 @@ export function buildLocations(
     const added = [...next.keys()].filter((uid) => !sourceOf.has(uid));
     const removed = [...sourceOf.keys()].filter((uid) => !next.has(uid));
     sourceOf = next;
+    configuredLowerCase = lowerCaseKeys(next);
     return { added, removed };
   };
   return {
     get configured() {
       return [...sourceOf.keys()];
     },
+    isConfigured: (locationUid) => configuredLowerCase.has(locationUid.toLowerCase()),
     get active() {
       return [...sourceOf.keys()].filter((uid) => !paused.has(uid.toLowerCase()));
     },

@@ -51,6 +51,17 @@ describe('buildLocations', () => {
     expect([...locations.sourceOf.keys()]).toEqual([B, C]);
   });
 
+  it('knows a configured location in any letter case, and forgets one a reload removed', () => {
+    const { locations } = setup();
+    expect(locations.isConfigured(A.toUpperCase())).toBe(true);
+    expect(locations.isConfigured(C)).toBe(false);
+
+    locations.reconfigure(sources([B, C.toUpperCase()]));
+
+    expect(locations.isConfigured(A)).toBe(false);
+    expect(locations.isConfigured(C)).toBe(true);
+  });
+
   it('refuses sources listing a location twice, keeping the ones it runs', () => {
     const { locations } = setup();
     expect(() => locations.reconfigure(sources([A, C], [C]))).toThrow(/listed twice/);
