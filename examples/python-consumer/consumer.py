@@ -36,10 +36,17 @@ def iso(value):
 
 
 def main():
-    registry_conf = {"url": env("SCHEMA_REGISTRY_URL")}
+    # A request the registry never answers fails after `timeout` seconds and is retried (max.retries) instead of
+    # holding the consumer forever: the client waits without a limit by default.
+    registry_conf = {"url": env("SCHEMA_REGISTRY_URL"), "timeout": 10}
     if os.environ.get("SCHEMA_REGISTRY_BASIC_AUTH"):
         registry_conf["basic.auth.user.info"] = os.environ["SCHEMA_REGISTRY_BASIC_AUTH"]
-    deserialize = AvroDeserializer(SchemaRegistryClient(registry_conf))
+    # The connector registers its schema under "<topic>-value" (TopicNameStrategy). Saying so spares the
+    # deserializer's default (ASSOCIATED) a lookup of /associations per topic, an endpoint older Confluent
+    # registries and Apicurio's ccompat API do not have.
+    deserialize = AvroDeserializer(
+        SchemaRegistryClient(registry_conf), conf={"subject.name.strategy.type": "TOPIC"}
+    )
 
     conf = {
         "bootstrap.servers": env("KAFKA_BROKERS"),

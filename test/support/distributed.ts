@@ -193,7 +193,14 @@ export function watchOwnership(
 /** The last lines of every instance's output, for the message of a failed wait. */
 export function diagnostics(instances: readonly Instance[]): string {
   return instances
-    .map((i) => `--- ${i.name} ---\n${i.output().split('\n').slice(-40).join('\n')}`)
+    .map((i) => {
+      // A location polled each second logs a "traversal complete" line a second: those would push every line
+      // that says why out of the tail.
+      const lines = i.output().split('\n');
+      const telling = lines.filter((line) => !line.includes('"msg":"traversal complete"'));
+      const routine = lines.length - telling.length;
+      return `--- ${i.name} (${routine} "traversal complete" lines left out) ---\n${telling.slice(-60).join('\n')}`;
+    })
     .join('\n');
 }
 
