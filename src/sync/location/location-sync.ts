@@ -27,8 +27,10 @@
  *
  * Offsets: `committed` is what the sink last stored (the starting offset comes from the OffsetStore);
  * `position` is where the next page starts, equal to `committed` except right after an invalid cursor
- * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`).
- * An idle page (nothing to publish, offset equal to `committed`, page-commit.ts isIdlePage) is not committed.
+ * (restart from the watermark, not yet committed: a crash then simply resumes from `committed`) and within
+ * an idle traversal of several pages (its cursors are not stored: a crash lists those pages again).
+ * An idle page (nothing to publish, nothing but an unstored cursor moved, page-commit.ts isIdlePage) is not
+ * committed.
  *
  * Failure handling:
  * - InvalidCursorError (any 4xx but 401/403/429 to a request with a cursor, whatever its body, including
@@ -266,9 +268,9 @@ export class LocationSync {
     const offset = offsetAfterPage(this.position, lane, outcome.offset, outcome.complete);
     const origin = { traversalId: traversal.id, page: traversal.pages, request, from };
     const commit = pageCommit(this.locationUid, origin, page, offset, this.committed);
-    if (!(await this.commit(role, traversal, commit, outcome.complete, signal)))
-      return { complete: false, published: 0, lane };
-    this.committed = offset;
+    const stored = await this.commit(role, traversal, commit, outcome.complete, signal);
+    if (stored === 'superseded') return { complete: false, published: 0, lane };
+    if (stored === 'stored') this.committed = offset;
     this.position = offset;
     role.committed({ from, request, listed, prepared, page, superseded }, traversal, offset);
     if (outcome.accepted.length > 0) traversal.progressed();
@@ -298,8 +300,9 @@ export class LocationSync {
 
   /**
    * Commits the page unless it is idle, reading the next one ahead meanwhile unless it is the traversal's
-   * `last`. Resolves true when its offset is stored, false when superseded: the location then continues from
-   * the offset the store holds (another writer's), and the page read ahead, which started elsewhere, is dropped.
+   * `last`. Resolves 'stored' when its offset is stored, 'idle' when it needed no commit (the store keeps
+   * `committed`), 'superseded' when another writer's offset was found: the location then continues from that
+   * offset, and the page read ahead, which started elsewhere, is dropped.
    */
   private async commit(
     role: LaneRole,
@@ -307,8 +310,8 @@ export class LocationSync {
     commit: PageCommit,
     last: boolean,
     signal?: AbortSignal,
-  ): Promise<boolean> {
-    if (isIdlePage(commit, this.position, this.committed)) return true;
+  ): Promise<'stored' | 'idle' | 'superseded'> {
+    if (isIdlePage(commit, this.position, this.committed)) return 'idle';
     if (!last) this.startReadAhead(role, commit.offset, signal);
     let result;
     try {
@@ -317,10 +320,10 @@ export class LocationSync {
       role.readAhead.drop();
       throw error;
     }
-    if (result.kind === 'stored') return true;
+    if (result.kind === 'stored') return 'stored';
     logSuperseded(traversal, result.stored);
     this.adopt(result.stored, traversal);
-    return false;
+    return 'superseded';
   }
 
   /** Continues from `stored`, another writer's offset found by a commit of `traversal`. */

@@ -45,17 +45,21 @@ export function pageCommit(
 
 /**
  * An idle page needs no commit: it publishes, dead-letters and tombstones nothing, and leaves the offset
- * equal to what is known to be stored (`committed`). Polling quiet locations then costs the HTTP request
- * only, not a Kafka transaction and an offset record per poll. A commit is still made whenever the store may
- * differ from `committed`: when `position` moved away from it uncommitted (a cursor rejected and cleared,
- * which the store must forget, or a cursor to clear at the traversal's end).
+ * equal to what is known to be stored (`committed`). Polling quiet locations then costs the HTTP requests
+ * only, not a Kafka transaction and an offset record per page. That holds across the pages of a live traversal
+ * whose boundary spans several pages (many calls at the newest instant): while the store holds no cursor and
+ * the pages moved nothing but the cursor, a restart from the stored offset lists the same calls again and the
+ * boundary skips them, so the cursor need not be stored. A commit is still made whenever the store may differ
+ * from `committed` otherwise: when `position` moved away from it uncommitted (a stored cursor rejected and
+ * cleared, which the store must forget).
  */
 export function isIdlePage(commit: PageCommit, position: LocationOffset, committed: LocationOffset): boolean {
+  if (commit.calls.length > 0 || commit.deadLetters.length > 0 || (commit.tombstones?.length ?? 0) > 0)
+    return false;
+  if (sameOffset(position, committed) && sameOffset(commit.offset, committed)) return true;
   return (
-    commit.calls.length === 0 &&
-    commit.deadLetters.length === 0 &&
-    (commit.tombstones?.length ?? 0) === 0 &&
-    sameOffset(position, committed) &&
-    sameOffset(commit.offset, committed)
+    committed.cursor === null &&
+    sameOffset({ ...position, cursor: null }, committed) &&
+    sameOffset({ ...commit.offset, cursor: null }, committed)
   );
 }

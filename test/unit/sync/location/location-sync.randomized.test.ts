@@ -120,9 +120,9 @@ async function run(
     } else if (action < 0.22)
       sink.producerGeneration += 1; // the producer is initialised again
     else if (action < 0.3) put(`c${created++}`);
-    // Between traversals: neither the offset in memory nor the stored one (an ambiguous commit may have
-    // stored a cursor the sync does not know of) holds a cursor the update could move items behind.
-    else if (action < 0.35 && (lanes || (sync.offset.cursor === null && stored().cursor === null)))
+    // Between traversals: no traversal open in memory (an idle one stores no cursor) and no cursor stored (an
+    // ambiguous commit may have stored one the sync does not know of) that the update could move items behind.
+    else if (action < 0.35 && (lanes || (sync.traversalId === null && stored().cursor === null)))
       put(`c${Math.floor(random() * created)}`);
     const lane = lanes && random() < 0.5 ? 'history' : 'live';
     await sync.runPage(undefined, lane).catch(() => undefined); // retriable failures: the scheduler would retry

@@ -91,6 +91,32 @@ describe('LocationSync', () => {
     expect(sink.offsets.get(LOC)).toMatchObject({ since: t(9), watermark: t(9), boundary: ['b'] });
   });
 
+  it('commits nothing for an idle traversal whose boundary spans several pages, and a restart from the stored offset publishes nothing twice', async () => {
+    // Seven calls at the newest instant, three a page: every poll lists three pages of calls already published.
+    const api = new FakeCallsApi([call('a', 1), ...group(7, 2)]);
+    const { sync, sink } = build(api);
+    await runTraversal(sync);
+    const commitsAfterBackfill = sink.commits;
+    const stored = sink.offsets.get(LOC);
+    const requests = api.requests.length;
+
+    await runTraversal(sync);
+    expect(api.requests.length - requests).toBe(3);
+    expect(sink.commits).toBe(commitsAfterBackfill);
+    expect(sync.offset).toEqual(stored);
+
+    // Stopped between two pages of an idle traversal: the store still holds no cursor, and the next run lists
+    // the boundary again and publishes nothing of it.
+    await sync.runPage();
+    expect(sink.offsets.get(LOC)).toEqual(stored);
+    const restarted = build(api, { sink, start: sink.offsets.get(LOC) ?? EMPTY_OFFSET });
+    await runTraversal(restarted.sync);
+    expect(sink.commits).toBe(commitsAfterBackfill);
+    api.upsert(call('b', 9));
+    await runTraversal(restarted.sync);
+    expect(sink.calls.map((c) => c.uid)).toEqual(['a', 'g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'b']);
+  });
+
   it('logs an idle traversal at debug only, and a traversal that published at info', async () => {
     const lines: { level: number; msg: string }[] = [];
     const destination = new PassThrough();

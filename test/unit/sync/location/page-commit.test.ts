@@ -59,9 +59,33 @@ describe('isIdlePage', () => {
     expect(isIdlePage(commit, stored, stored)).toBe(false);
   });
 
-  it('commits a page that moves the offset, or follows a position moved away from what is stored', () => {
-    const moved = { ...stored, cursor: 'c3' };
-    expect(isIdlePage(pageCommit(LOC, origin, nothing, moved, stored), stored, stored)).toBe(false);
-    expect(isIdlePage(pageCommit(LOC, origin, nothing, stored, stored), moved, stored)).toBe(false);
+  it('needs no commit for the pages of a traversal that move nothing but a cursor the store does not hold', () => {
+    const onward = { ...stored, cursor: 'c3' };
+    expect(isIdlePage(pageCommit(LOC, origin, nothing, onward, stored), stored, stored)).toBe(true);
+    expect(
+      isIdlePage(pageCommit(LOC, origin, nothing, { ...stored, cursor: 'c4' }, stored), onward, stored),
+    ).toBe(true);
+    expect(isIdlePage(pageCommit(LOC, origin, nothing, stored, stored), onward, stored)).toBe(true);
+  });
+
+  it('commits a page that moves the offset, or follows a position moved away from a stored cursor', () => {
+    const later = { ...stored, watermark: '2026-11-24T10:00:01Z' };
+    expect(isIdlePage(pageCommit(LOC, origin, nothing, later, stored), stored, stored)).toBe(false);
+    expect(
+      isIdlePage(
+        pageCommit(LOC, origin, nothing, { ...stored, boundary: ['a', 'b'] }, stored),
+        stored,
+        stored,
+      ),
+    ).toBe(false);
+    // A stored cursor the listing rejected: the position restarts without it, and the store must forget it.
+    const storedCursor = { ...stored, cursor: 'stale' };
+    expect(isIdlePage(pageCommit(LOC, origin, nothing, stored, storedCursor), stored, storedCursor)).toBe(
+      false,
+    );
+    // A history lane moving its own cursor is committed as before.
+    const split = { ...stored, history: { since: AT, cursor: null, watermark: AT, boundary: [], until: AT } };
+    const historyOnward = { ...split, history: { ...split.history, cursor: 'h2' } };
+    expect(isIdlePage(pageCommit(LOC, origin, nothing, historyOnward, split), split, split)).toBe(false);
   });
 });
