@@ -142,6 +142,7 @@ export class ConnectorMetrics {
   // ---- The webhook receiver (webhook-metrics.ts). ----
   private readonly webhooks = webhookMetrics(this.registry);
   readonly webhookDeliveries = this.webhooks.webhookDeliveries;
+  readonly webhookConnectionsRefused = this.webhooks.webhookConnectionsRefused;
   readonly webhookNudges = this.webhooks.webhookNudges;
   readonly webhookNudgeOutcomes = this.webhooks.webhookNudgeOutcomes;
   readonly webhookNudgeToPublished = this.webhooks.webhookNudgeToPublished;

@@ -17,6 +17,13 @@ export const WEBHOOK_DELIVERY_OUTCOMES = [
   'unavailable',
 ] as const;
 
+/**
+ * Why a connection was closed as it opened, before any byte of it was read (src/webhooks/receiver.ts):
+ * `max_connections` (webhooks.limits.maxConnections open in all), `per_address` (maxConnectionsPerAddress open
+ * from its address).
+ */
+export const WEBHOOK_CONNECTION_REFUSALS = ['max_connections', 'per_address'] as const;
+
 /** How a nudge's location was found (src/webhooks/nudge-resolution.ts). */
 export const WEBHOOK_NUDGE_RESOLUTIONS = ['payload_location', 'indexed_uid', 'grant_fanout'] as const;
 
@@ -32,6 +39,14 @@ export function webhookMetrics(registry: Registry) {
         'Webhook deliveries, by outcome (accepted, ignored, unsigned, bad_signature, stale_timestamp, replayed, ' +
         'malformed, too_large, unavailable).',
       labelNames: ['outcome'] as const,
+      registers,
+    }),
+    webhookConnectionsRefused: new Counter({
+      name: 'calls_connector_webhook_connections_refused_total',
+      help:
+        'Connections to the webhook receiver closed as they opened, by reason (max_connections: the overall cap ' +
+        'was reached; per_address: the cap of their source address was).',
+      labelNames: ['reason'] as const,
       registers,
     }),
     webhookNudges: new Counter({
@@ -68,6 +83,7 @@ export function webhookMetrics(registry: Registry) {
 /** Sets every series to 0 so that a dashboard's rate() sees the first refusal (called when the receiver starts). */
 export function primeWebhookMetrics(metrics: ReturnType<typeof webhookMetrics>): void {
   for (const outcome of WEBHOOK_DELIVERY_OUTCOMES) metrics.webhookDeliveries.inc({ outcome }, 0);
+  for (const reason of WEBHOOK_CONNECTION_REFUSALS) metrics.webhookConnectionsRefused.inc({ reason }, 0);
   for (const resolution of WEBHOOK_NUDGE_RESOLUTIONS) metrics.webhookNudges.inc({ resolution }, 0);
   for (const outcome of WEBHOOK_NUDGE_OUTCOMES) metrics.webhookNudgeOutcomes.inc({ outcome }, 0);
   metrics.webhookMissedDeliveries.inc(0);

@@ -36,7 +36,10 @@ import { grantRoute, pathOf, routePath } from './routes.js';
 import type { ChallengeAnswer } from './signature/challenge.js';
 import type { TlsPem } from './tls-files.js';
 
-export type WebhookReceiverMetrics = Pick<ConnectorMetrics, 'webhookDeliveries' | 'webhookNudges'>;
+export type WebhookReceiverMetrics = Pick<
+  ConnectorMetrics,
+  'webhookDeliveries' | 'webhookNudges' | 'webhookConnectionsRefused'
+>;
 
 /** What bounds the receiver's connections and waits (config `webhooks.limits`). */
 export interface WebhookReceiverLimits {
@@ -143,10 +146,18 @@ export class WebhookReceiver {
     server.requestTimeout = limits.requestTimeoutMs;
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     server.maxConnections = limits.maxConnections;
+    const refused = this.options.metrics.webhookConnectionsRefused;
+    // Node closes a connection over maxConnections itself and says so by 'drop'.
+    server.on('drop', (data?: { remoteAddress?: string }) => {
+      refused.inc({ reason: 'max_connections' });
+      logger?.debug({ address: data?.remoteAddress }, 'webhook connection refused: too many open in all');
+    });
     const perAddress = new ConnectionLimits({
       perAddress: limits.maxConnectionsPerAddress,
-      refused: (address) =>
-        logger?.debug({ address }, 'webhook connection refused: too many from its address'),
+      refused: (address) => {
+        refused.inc({ reason: 'per_address' });
+        logger?.debug({ address }, 'webhook connection refused: too many from its address');
+      },
     });
     server.on('connection', (socket: Socket) => perAddress.admit(socket));
     this.server = server;

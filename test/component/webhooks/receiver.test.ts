@@ -394,7 +394,7 @@ describe('the webhook receiver and malformed requests', () => {
 });
 
 describe('the webhook receiver and many slow connections', () => {
-  it('refuses connections over the per-address and overall caps, and cuts slow requests with 408', async () => {
+  it('refuses connections over the per-address and overall caps, counting each by its cap, and cuts slow requests with 408', async () => {
     const { logger, lines } = capturingLogger();
     const h = await start({
       logger,
@@ -422,6 +422,9 @@ describe('the webhook receiver and many slow connections', () => {
     // Refused: closed without a byte of answer. Held: each cut with a 408 once its time is up.
     expect(await overAddress).toBe('');
     expect(await overAll).toBe('');
+    const refused = (reason: string) => counterValue(h.metrics.webhookConnectionsRefused, { reason });
+    expect(await refused('per_address')).toBe(1);
+    expect(await refused('max_connections')).toBe(1);
     for (const answer of await Promise.all(held)) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     expect(lines().filter((l) => Number(l.level) > 20)).toEqual([]);
     // Once they are gone, a genuine delivery is served.
