@@ -15,6 +15,7 @@ import { registerCommands } from './commands/index.js';
 import { reportError } from './error-report.js';
 import { examples } from './help-text.js';
 import { scrubSecretsInText } from '../logging/scrub-text.js';
+import { startTimer, systemClock } from '../time/clock.js';
 
 export function buildProgram(): Command {
   const program = new Command('calls-connector')
@@ -65,6 +66,25 @@ export async function main(argv: string[]): Promise<number> {
 const invokedDirectly =
   process.argv[1] !== undefined &&
   import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href;
+/** How long the process may outlive its command before it exits regardless. */
+const EXIT_GRACE_MS = 5_000;
+
 if (invokedDirectly) {
   process.exitCode = await main(process.argv);
+  // When main returns, the command has closed everything it opened. A handle a library left behind (a kafkajs
+  // consumer that restarts itself after a crash its own disconnect caused) must not keep the process running
+  // after a SIGTERM: it exits anyway, naming what was still open. The timer does not itself keep it alive.
+  startTimer(
+    systemClock,
+    EXIT_GRACE_MS,
+    () => {
+      const open = process.getActiveResourcesInfo().filter((kind) => kind !== 'Timeout');
+      process.stderr.write(
+        `calls-connector: exiting ${EXIT_GRACE_MS / 1000} s after the command ended, though still open: ` +
+          `${open.join(', ') || 'nothing named'}\n`,
+      );
+      process.exit();
+    },
+    { unref: true },
+  );
 }

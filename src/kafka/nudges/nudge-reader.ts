@@ -38,8 +38,12 @@ export interface NudgeReaderHealth {
 
 export interface NudgeTopicReaderOptions {
   topic: string;
-  /** A new kafkajs consumer of the instance's own group (one per start, and one per restart after a crash). */
-  consumer: () => Consumer;
+  /**
+   * A new kafkajs consumer of the instance's own group (one per start, and one per restart after a crash). It
+   * must restart itself after a retriable crash only while `restarts()` says so (kafkajs's
+   * `retry.restartOnFailure`): a crash caused by the reader's own stop would otherwise start it again.
+   */
+  consumer: (restarts: () => boolean) => Consumer;
   /** The offset of each partition's first nudge written at or after `ms` (its end when none is). */
   offsetsAt: (ms: number) => Promise<PartitionOffset[]>;
   /** Nudges written from this time on are read (ms since the epoch). */
@@ -99,7 +103,7 @@ export class NudgeTopicReader {
 
   private async run(): Promise<void> {
     const { topic, each, logger } = this.options;
-    const consumer = this.options.consumer();
+    const consumer = this.options.consumer(() => !this.stopping);
     this.consumer = consumer;
     this.listen(consumer);
     await consumer.connect();
@@ -181,7 +185,8 @@ export function kafkaNudgeReader(
   const { groupId, ...rest } = options;
   return new NudgeTopicReader({
     ...rest,
-    consumer: () => kafka.consumer({ groupId }),
+    consumer: (restarts) =>
+      kafka.consumer({ groupId, retry: { restartOnFailure: () => Promise.resolve(restarts()) } }),
     offsetsAt: async (ms) => {
       const admin = kafka.admin();
       await admin.connect();

@@ -97,7 +97,11 @@ export class SignalTopicReader {
 
   private async run(): Promise<void> {
     const { topic, groupIdPrefix, logger } = this.options;
-    const consumer = this.kafka.consumer({ groupId: `${groupIdPrefix}-${randomUUID()}` });
+    const consumer = this.kafka.consumer({
+      groupId: `${groupIdPrefix}-${randomUUID()}`,
+      // A crash caused by stop() itself (its disconnect closing a fetch's connection) must not start it again.
+      retry: { restartOnFailure: () => Promise.resolve(!this.stopping) },
+    });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       if (consumer !== this.consumer) return;

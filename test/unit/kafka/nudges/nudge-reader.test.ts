@@ -55,12 +55,14 @@ class FakeConsumer {
 function reader(options: { start?: PartitionOffset[] } = {}) {
   const clock = new ManualClock(1_000_000);
   const consumers: FakeConsumer[] = [];
+  const restarts: Array<() => boolean> = [];
   const read: NudgeMessage[] = [];
   const subject = new NudgeTopicReader({
     topic: TOPIC,
-    consumer: () => {
+    consumer: (restartsNow) => {
       const consumer = new FakeConsumer();
       consumers.push(consumer);
+      restarts.push(restartsNow);
       return consumer as unknown as Consumer;
     },
     offsetsAt: () => Promise.resolve(options.start ?? []),
@@ -75,7 +77,7 @@ function reader(options: { start?: PartitionOffset[] } = {}) {
     if (last === undefined) throw new Error('no consumer yet');
     return last;
   };
-  return { subject, clock, consumers, read, current };
+  return { subject, clock, consumers, restarts, read, current };
 }
 
 const nudge = (uid: string): NudgeMessage => ({ location: 'L1', uid, event: 'call.updated' });
@@ -162,6 +164,16 @@ describe('the nudge topic reader', () => {
     expect(r.subject.health()).toEqual({ ok: true });
     expect(r.clock.pending).toBe(0);
     expect(r.consumers).toHaveLength(1);
+  });
+
+  it('lets kafkajs restart its consumer after a retriable crash while it reads, and not once it is stopping', async () => {
+    const r = reader();
+    await r.subject.start();
+    const restarts = r.restarts.at(-1);
+    expect(restarts?.()).toBe(true);
+    // The stop's own disconnect can crash a fetch in flight: kafkajs must not start that consumer again.
+    await r.subject.stop();
+    expect(restarts?.()).toBe(false);
   });
 
   it('starts no new consumer once stopped', async () => {
