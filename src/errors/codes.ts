@@ -215,6 +215,8 @@ export const ERROR_CODES = {
   SCHEMA_REGISTRY_UNREACHABLE: { class: 'retriable', exit: ExitCode.FAILURE },
   SCHEMA_REGISTRY_URL_WRONG: { class: 'fatal', exit: ExitCode.FAILURE },
   SECRET_FILE_TOO_OPEN: { class: 'fatal', exit: ExitCode.FAILURE },
+  // An outcome to write before the signals channel opened (runtime/signals/signal-service.ts): written later.
+  SIGNALS_NOT_OPEN: { class: 'retriable', exit: ExitCode.FAILURE },
   // A bug inside a sink: the process exits (a supervisor restarts it; distributed partitions move).
   SINK_PROGRAMMER_ERROR: { class: 'fatal', exit: ExitCode.FAILURE },
   // The webhook receiver (webhooks.enabled) cannot bind its port, or its TLS files cannot be read.

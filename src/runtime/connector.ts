@@ -142,7 +142,7 @@ export class ConnectorRuntime {
       };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
-      const signals = await takeSignals(ctx, kafka.session.kafka, ownership, locations, writer);
+      const signals = takeSignals(ctx, kafka.session.kafka, ownership, locations, writer);
       if (deliveries !== null) {
         const wiring = deliveries.wire(scheduler, () => writer.status().role === 'standby');
         const sink =
@@ -175,7 +175,7 @@ export class ConnectorRuntime {
           return locations.sourceOf;
         },
         scheduler,
-        signals: () => signals?.status() ?? null,
+        signals: () => signals.status(),
         assignment: () => ownership.assignment(),
         ...(config.connector.mode === 'single' && { role: () => writer.status() }),
       });
@@ -274,16 +274,16 @@ function logStarted({ config, logger }: StartContext, locations: number): void {
  * run (steps/locations.ts `active`), and the writer's partitions stop a paused location after its page in
  * flight and start a resumed one from its stored offset (PartitionHandover.reconfigure). Backfill and reset are
  * refused SIGNAL_NOT_SUPPORTED (the scheduler takes them not yet), a location not configured
- * LOCATION_NOT_CONFIGURED: each is answered, none left waiting. A standby answers none. Null: signals not taken
- * (the topic missing and not to be created).
+ * LOCATION_NOT_CONFIGURED: each is answered, none left waiting. A standby answers none. The channel opens in the
+ * background (signal-service.ts openSignals): a Kafka problem with it never fails or holds up the start.
  */
-async function takeSignals(
+function takeSignals(
   ctx: StartContext,
   kafka: KafkaClient,
   ownership: Ownership,
   locations: Locations,
   writer: InstanceWriter,
-): Promise<Signals | null> {
+): Signals {
   const { config, metrics, logger, clock, lifecycle } = ctx;
   let signals: Signals | null = null;
   const applyPaused = (): void => {
@@ -296,7 +296,7 @@ async function takeSignals(
       );
     });
   };
-  signals = await openSignals(kafka, {
+  signals = openSignals(kafka, {
     config,
     instance: `${hostname()}-${process.pid}`,
     ownsPartition: (partition) =>
@@ -309,7 +309,6 @@ async function takeSignals(
     logger,
     clock,
   });
-  if (signals === null) return null;
   const opened = signals;
   lifecycle.defer('signals', () => opened.close());
   ownership.onChanged(() => void opened.ownershipChanged());

@@ -51,6 +51,8 @@ export interface SignalsStatus {
   /** Location uids, in lower case. */
   pausedLocations: string[];
   running: Array<Signal & { acceptedBy: string }>;
+  /** Why signals are not read now (signal-service.ts: an attempt failed and is tried again); absent when they are. */
+  problem?: string;
 }
 
 export interface SignalAnswersOptions {

@@ -3,11 +3,9 @@
  * `kafka.createTopics`), a writer of outcomes, the reader of the topic and the answerer it feeds
  * (signal-answers.ts). The one call the runtime makes to take signals.
  *
- * Start-up is not held up: `openSignals` resolves once the topic is there and the writer connected; the reader's
- * first read (which costs a consumer-group join, about 3 s) runs in the background, and answering begins when it
- * is complete. A first read that fails is logged and tried again after a backoff; `health()` says why meanwhile.
- * A missing topic with `kafka.createTopics: false` is not fatal: signals are then not taken (logged with what to
- * create), as before signals existed.
+ * Start-up is neither held up nor failed by signals, an optional control channel: `openSignals` returns at once,
+ * and the topic check, the writer's connect and the reader's first read (a consumer-group join, about 3 s) run in
+ * the background; answering begins when they are done. See openSignals for failures.
  *
  * `paused` is the port the scheduler reads (signal-ports.ts PausedLocations); call `ownershipChanged()` after each
  * change of what this instance owns (a rebalance, a takeover) so that signals waiting for an owner are answered.
@@ -20,6 +18,7 @@ import { ensureSignalTopic, SignalTopicWriter } from '../../kafka/signals/signal
 import { signalsTopicName, topicExists } from '../../kafka/topics/topics.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
+import { RetriableError } from '../../errors/index.js';
 import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
 import { SignalAnswers, type SignalsStatus } from './signal-answers.js';
@@ -57,30 +56,29 @@ export interface Signals {
 
 const RETRY_BACKOFF: Backoff = { initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2, jitter: 0.5 };
 
-/** Null when the topic is missing and may not be created (logged): the instance then takes no signal. */
-export async function openSignals(kafka: KafkaClient, options: SignalsOptions): Promise<Signals | null> {
+/**
+ * The signals channel, opened in the background: it resolves at once and never fails the start. Each attempt
+ * checks (or creates) the topic, connects the writer, reads the topic to its end and answers what waits; an
+ * attempt that fails (a missing ACL, a broker away, a topic with the wrong partition count) is logged with the
+ * Kafka error, reported in `health()` and `status().problem`, undone and tried again after a backoff, until one
+ * succeeds or `close()`. A topic missing with `kafka.createTopics: false` turns signals off (logged with what to
+ * create): nothing is tried again, as before signals existed.
+ */
+export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signals {
   const { config, logger, clock } = options;
   const topic = signalsTopicName(config.kafka.offsetsTopic);
-  if (!config.kafka.createTopics && !(await topicExists(kafka, topic))) {
-    logger.warn(
-      { topic },
-      `signals are not taken: topic ${topic} is missing and kafka.createTopics is false ` +
-        '(create it compacted, with the offsets topic’s partition count, and restart)',
-    );
-    return null;
-  }
-  const partitionCount = await ensureSignalTopic(kafka, config.kafka);
-  const writer = await SignalTopicWriter.connect(kafka, {
-    topic,
-    connectorName: config.connector.name,
-    partitionCount,
-  });
+  /** The writer of the attempt that connected one; null before (no outcome can be due then: nothing was read). */
+  let writer: SignalTopicWriter | null = null;
   const answers = new SignalAnswers({
     instance: options.instance,
-    partitionOf: (uid) => writer.partitionOf(uid),
+    // -1 is no partition anyone owns: nothing is answered before a writer is connected.
+    partitionOf: (uid) => writer?.partitionOf(uid) ?? -1,
     ownsPartition: options.ownsPartition,
     configured: options.configured,
-    write: (partition, outcome) => writer.answerAt(partition, outcome),
+    write: (partition, outcome) =>
+      writer === null
+        ? Promise.reject(new RetriableError('SIGNALS_NOT_OPEN', 'the signals topic writer is not connected'))
+        : writer.answerAt(partition, outcome),
     target: options.target,
     ...(options.pauses !== undefined && { pauses: options.pauses }),
     ...(options.pausedChanged !== undefined && { pausedChanged: options.pausedChanged }),
@@ -99,7 +97,7 @@ export async function openSignals(kafka: KafkaClient, options: SignalsOptions): 
       logger,
       clock,
     });
-  let reader = newReader();
+  let reader: SignalTopicReader | null = null;
 
   let closed = false;
   let failure: string | null = null;
@@ -107,9 +105,37 @@ export async function openSignals(kafka: KafkaClient, options: SignalsOptions): 
   let retry: Timer | undefined;
   let markReady: () => void = () => undefined;
   const readyPromise = new Promise<void>((resolve) => (markReady = resolve));
+  /** Opens what is not open yet; false when signals are off (the topic missing and not to be created). */
+  const open = async (): Promise<boolean> => {
+    if (writer === null) {
+      if (!config.kafka.createTopics && !(await topicExists(kafka, topic))) {
+        logger.warn(
+          { topic },
+          `signals are not taken: topic ${topic} is missing and kafka.createTopics is false ` +
+            '(create it compacted, with the offsets topic’s partition count, and restart)',
+        );
+        return false;
+      }
+      const partitionCount = await ensureSignalTopic(kafka, config.kafka);
+      if (closed) return false;
+      const connected = await SignalTopicWriter.connect(kafka, {
+        topic,
+        connectorName: config.connector.name,
+        partitionCount,
+      });
+      if (closed) {
+        await connected.disconnect();
+        return false;
+      }
+      writer = connected;
+    }
+    reader = newReader();
+    await reader.start();
+    return true;
+  };
   const begin = async (): Promise<void> => {
     try {
-      await reader.start();
+      if (!(await open()) || closed) return;
       failure = null;
       await answers.caughtUp();
       markReady();
@@ -119,16 +145,9 @@ export async function openSignals(kafka: KafkaClient, options: SignalsOptions): 
       const waitMs = backoffDelayMs(options.retryBackoff ?? RETRY_BACKOFF, attempts, clock.random());
       failure = `the signals topic could not be read: ${describeKafkaError(error)}; again in ${Math.ceil(waitMs / 1000)} s`;
       logger.warn({ err: error, topic, retryInMs: waitMs }, 'signals topic not read: signals wait');
-      await reader.stop().catch(() => undefined);
-      retry = startTimer(
-        clock,
-        waitMs,
-        () => {
-          reader = newReader();
-          void begin();
-        },
-        { unref: true },
-      );
+      await reader?.stop().catch(() => undefined);
+      reader = null;
+      retry = startTimer(clock, waitMs, () => void begin(), { unref: true });
     }
   };
   void begin();
@@ -137,17 +156,19 @@ export async function openSignals(kafka: KafkaClient, options: SignalsOptions): 
     paused: answers,
     ownershipChanged: () => answers.answerPending(),
     health: () => {
-      const readerHealth = reader.health();
       if (failure !== null) return { ok: false, detail: `SIGNALS_NOT_READ: ${failure}` };
-      return readerHealth;
+      return reader?.health() ?? { ok: true };
     },
-    status: () => answers.status(),
+    status: () => ({
+      ...answers.status(),
+      ...(failure !== null && { problem: `SIGNALS_NOT_READ: ${failure}` }),
+    }),
     ready: () => readyPromise,
     close: async () => {
       closed = true;
       retry?.cancel();
-      await reader.stop();
-      await writer.disconnect();
+      await reader?.stop();
+      await writer?.disconnect();
     },
   };
 }

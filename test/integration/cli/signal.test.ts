@@ -105,7 +105,7 @@ describe('signal command', () => {
     const connectorName = uniqueName('signal-wait');
     const file = await kafkaCommandsConfig(connectorName, kafka, [LOCATION_A]);
     const signalsOf = async () => {
-      const signals = await openSignals(testKafka(), {
+      const signals = openSignals(testKafka(), {
         config: { connector: { name: connectorName, mode: 'single' }, kafka },
         instance: 'test-instance',
         ownsPartition: () => true,
@@ -116,7 +116,6 @@ describe('signal command', () => {
         logger: silentLogger(),
         clock: systemClock,
       });
-      if (signals === null) throw new Error('signals not opened');
       opened.push(() => signals.close());
       return signals;
     };
