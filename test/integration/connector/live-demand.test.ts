@@ -54,6 +54,8 @@ describe('live polls alone above a hidden rate limit', () => {
     const split = () => connector.runtime.status().filter((s) => s.offset.history !== undefined).length;
     const effective = async () => (await metrics.pollEffectiveInterval.get()).values[0]?.value ?? 0;
     await eventually(() => split() > 0, 15_000, 'locations split into lanes');
+    // The live polls alone want more than the limit: the wait holds until the interval was stretched beyond the
+    // configured one (the connector's own gauge; the sandbox's 429s below are the independent evidence of the limit).
     await eventually(
       async () => {
         widest = Math.max(widest, await effective());
@@ -66,8 +68,6 @@ describe('live polls alone above a hidden rate limit', () => {
       45_000,
       'every history lane merged, with the interval stretched meanwhile',
     );
-    // The live polls alone wanted more than the limit: the interval was stretched beyond the configured one.
-    expect(widest).toBeGreaterThan(INTERVAL_MS / 1000);
     const stats = sandbox.admin.stats();
     expect(stats.faults.rateLimited).toBeGreaterThan(0);
     const truth = sandbox.locations.flatMap((location) => sandbox.admin.truth(location));
