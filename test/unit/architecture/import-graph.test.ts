@@ -14,8 +14,18 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(import.meta.dirname, '../../..');
 const src = join(root, 'src');
 
-/** Folders of adapters and wiring (eslint.config.js ADAPTERS), below src/. */
-const ADAPTERS = ['api', 'auth', 'kafka', 'metrics', 'ops', 'config', 'runtime', 'cli', 'demo', 'webhooks'];
+/** A string array `const name = [...]` of eslint.config.js: the lint and this test share one list. */
+function eslintList(name: string): string[] {
+  const text = readFileSync(join(root, 'eslint.config.js'), 'utf8');
+  const body = new RegExp(`const ${name} = \\[([^\\]]*)\\]`).exec(text)?.[1];
+  if (body === undefined) throw new Error(`eslint.config.js has no list ${name}`);
+  return [...body.matchAll(/'([^']+)'/g)].map((match) => match[1] ?? '');
+}
+
+/** Folders of adapters and wiring, below src/ (eslint.config.js ADAPTERS). */
+const ADAPTERS = eslintList('ADAPTERS');
+/** Packages only adapters talk to, `*` for any name below a scope (eslint.config.js ADAPTER_LIBRARIES). */
+const ADAPTER_LIBRARIES = eslintList('ADAPTER_LIBRARIES');
 const LEAVES = ['errors', 'logging', 'time', 'json', 'secrets'];
 const CORE = 'sync';
 
@@ -75,6 +85,15 @@ function resolveSpecifier(from: string, specifier: string): string | undefined {
   const file = candidates.find((candidate) => candidate.endsWith('.ts') && existsSync(candidate));
   if (file === undefined) throw new Error(`${relative(root, from)}: cannot resolve '${specifier}'`);
   return file;
+}
+
+/** Whether a bare specifier names one of ADAPTER_LIBRARIES (a package, or a path inside one). */
+function isAdapterLibrary(specifier: string): boolean {
+  return ADAPTER_LIBRARIES.some((pattern) =>
+    pattern.endsWith('/*')
+      ? specifier.startsWith(pattern.slice(0, -1))
+      : specifier === pattern || specifier.startsWith(`${pattern}/`),
+  );
 }
 
 /** File (relative to the root) → the files (relative to the root) it imports under src/. */
@@ -196,6 +215,26 @@ describe('the import graph of src/', () => {
       }
     }
     expect(refused).toEqual([]);
+  });
+
+  it('keeps the adapter libraries out of the core and the leaves, type imports included', () => {
+    expect(ADAPTERS).toContain('kafka');
+    expect(ADAPTER_LIBRARIES).toContain('kafkajs');
+    const refused: string[] = [];
+    for (const file of sourceFiles(src)) {
+      const folder = relative(src, file).split('/')[0] ?? '';
+      if (folder !== CORE && !LEAVES.includes(folder)) continue;
+      for (const specifier of specifiers(file))
+        if (isAdapterLibrary(specifier)) refused.push(`${relative(root, file)} imports ${specifier}`);
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('recognises a library by its package name, a path inside it and its scope', () => {
+    expect(
+      ['kafkajs', 'undici/types', '@kafkajs/confluent-schema-registry', 'zod'].every(isAdapterLibrary),
+    ).toBe(true);
+    expect(['node:fs', 'kafkajs-extra', './kafkajs.js'].some(isAdapterLibrary)).toBe(false);
   });
 
   it('has no circle between folders either: two adapters never import each other, type imports included', () => {
