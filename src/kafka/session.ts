@@ -24,6 +24,7 @@
  * (the connector scope, its offsets read at once) is test/support/kafka.ts `startKafkaSession`. The sinks' settings
  * come mapped from configuration (`sinks`: runtime/steps/kafka.ts, `sinkSettings`).
  */
+import { hostname } from 'node:os';
 import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
 import type { ConnectorConfig } from '../config/schema.js';
 import { FatalError } from '../errors/index.js';
@@ -47,7 +48,8 @@ import {
 } from './sinks/sink-factory.js';
 import type { InstanceCheck } from './sinks/init-rule.js';
 import { maxCallValueBytes, topicMaxMessageBytesIfKnown } from './topics/topic-limits.js';
-import { ensureConnectorTopics, topicPartitionCount } from './topics/topics.js';
+import { ensureConnectorTopics, signalsTopicSpec, topicPartitionCount } from './topics/topics.js';
+import { signalDoneMessage } from './signals/signal-topic.js';
 import { recordsVisibility } from './topics/records-visible.js';
 import { assertHighWatermarksListable } from './topics/stable-offsets.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -69,6 +71,8 @@ export interface KafkaSessionOptions {
   kafka?: KafkaClient;
   /** The process's clock (default: the system clock), for the codec's and the sinks' times. */
   clock?: Clock;
+  /** This instance as signal outcomes name it (default: host and pid). */
+  instance?: string;
 }
 
 /** What prepareKafka readies: topics, schemas (the codec the sinks encode with), offset store and a sink factory. */
@@ -154,13 +158,23 @@ export async function prepareKafka(options: KafkaSessionOptions): Promise<KafkaG
     awaitOpenTransactions: config.kafka.exactlyOnce,
     logger: log,
   });
+  const signalsTopic = signalsTopicSpec(config.kafka).topic;
   const topics = {
     calls: config.kafka.topic,
     offsets: config.kafka.offsetsTopic,
     deadLetters: config.kafka.dlqTopic,
+    ...(config.kafka.exactlyOnce && { signals: signalsTopic }),
   };
   const parts = {
     ...{ exactlyOnce: config.kafka.exactlyOnce, settings: options.sinks, kafka, encoder: codec, topics },
+    ...(config.kafka.exactlyOnce && {
+      signalDone: signalDoneMessage({
+        connectorName,
+        // The signals topic is partitioned like the offsets topic (signal-topic.ts ensureSignalTopic).
+        partitionCount: await offsetStore.partitionCount(),
+        instance: options.instance ?? `${hostname()}-${process.pid}`,
+      }),
+    }),
     ...{ connectorName, maxSendBytes, offsetStore, metrics, logger, clock },
     published: recordsVisibility(kafka, {
       groupIdPrefix: `${clientId}-offsets-reader`,

@@ -50,6 +50,7 @@ import { buildLocations, type Locations } from './steps/locations.js';
 import { openOps, serveRunning } from './steps/ops.js';
 import { takeOwnership, type Ownership } from './steps/ownership.js';
 import { openSignals, type Signals } from './signals/signal-service.js';
+import { SignalQueue } from './signals/signal-queue.js';
 import { nudgeRelay, startWebhooks, webhookDeliveries } from './steps/webhooks.js';
 import type { InstanceWriter, RoleStatus } from './instance-writer.js';
 
@@ -127,7 +128,10 @@ export class ConnectorRuntime {
       const kafka = await openKafka(ctx);
       const api = await openApi(ctx, kafka.session.kafka, options.env);
       const deliveries = webhookDeliveries(ctx);
+      // Backfill and reset signals, handed in by the signals channel (takeSignals), read by the locations.
+      const signalQueue = new SignalQueue({ outcomesInPages: config.kafka.exactlyOnce });
       const locations = buildLocations(ctx, api, {
+        signals: signalQueue,
         boundaryMaxBytes: kafka.session.boundaryMaxBytes,
         dynamic: config.connector.mode === 'distributed',
         published: deliveries?.published,
@@ -142,7 +146,12 @@ export class ConnectorRuntime {
       };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
-      const signals = takeSignals(ctx, kafka.session.kafka, ownership, locations, writer);
+      const signals = takeSignals(ctx, kafka.session.kafka, {
+        ownership,
+        locations,
+        writer,
+        queue: signalQueue,
+      });
       if (deliveries !== null) {
         const wiring = deliveries.wire(scheduler, () => writer.status().role === 'standby');
         const sink =
@@ -273,17 +282,17 @@ function logStarted({ config, logger }: StartContext, locations: number): void {
  * resume are carried out here: the paused set, read back from the signals topic, is taken out of the locations to
  * run (steps/locations.ts `active`), and the writer's partitions stop a paused location after its page in
  * flight and start a resumed one from its stored offset (PartitionHandover.reconfigure). Backfill and reset are
- * refused SIGNAL_NOT_SUPPORTED (the scheduler takes them not yet), a location not configured
- * LOCATION_NOT_CONFIGURED: each is answered, none left waiting. A standby answers none. The channel opens in the
- * background (signal-service.ts openSignals): a Kafka problem with it never fails or holds up the start.
+ * handed to `queue`, which the locations' orchestrators read before each page (sync/location/location-signal.ts);
+ * a location not configured is refused LOCATION_NOT_CONFIGURED: each is answered, none left waiting. A standby
+ * answers none. The channel opens in the background (signal-service.ts openSignals): a Kafka problem with it never
+ * fails or holds up the start.
  */
 function takeSignals(
   ctx: StartContext,
   kafka: KafkaClient,
-  ownership: Ownership,
-  locations: Locations,
-  writer: InstanceWriter,
+  parts: { ownership: Ownership; locations: Locations; writer: InstanceWriter; queue: SignalQueue },
 ): Signals {
+  const { ownership, locations, writer, queue } = parts;
   const { config, metrics, logger, clock, lifecycle } = ctx;
   let signals: Signals | null = null;
   const applyPaused = (): void => {
@@ -298,11 +307,11 @@ function takeSignals(
   };
   signals = openSignals(kafka, {
     config,
-    instance: `${hostname()}-${process.pid}`,
+    instance: signalsInstance(),
     ownsPartition: (partition) =>
       writer.status().role === 'writer' && (ownership.assignment()?.partitions.includes(partition) ?? false),
     configured: (uid) => locations.isConfigured(uid),
-    target: null,
+    target: queue,
     pauses: true,
     pausedChanged: () => applyPaused(),
     metrics,
@@ -310,9 +319,19 @@ function takeSignals(
     clock,
   });
   const opened = signals;
+  queue.attach({
+    configured: (uid) => locations.isConfigured(uid),
+    open: (signalId) => opened.isOpen(signalId),
+    completed: (signalId, written) => void opened.completed(signalId, written),
+  });
   lifecycle.defer('signals', () => opened.close());
   ownership.onChanged(() => void opened.ownershipChanged());
   // Paused before the first read completed (a restart): applied now that it is known.
   applyPaused();
   return signals;
+}
+
+/** This instance as signal outcomes name it: the answerer's and the sink's (kafka/session.ts) alike. */
+function signalsInstance(): string {
+  return `${hostname()}-${process.pid}`;
 }

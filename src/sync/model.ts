@@ -117,6 +117,11 @@ export interface LaneOffset {
  */
 export interface HistoryOffset extends LaneOffset {
   until: string;
+  /**
+   * The id of the backfill signal this lane reads for (location-signal.ts): its records carry a header naming
+   * it, and the commit that merges the lane completes the signal. Absent for the history lane of a split.
+   */
+  signal?: string;
 }
 
 /**
@@ -126,6 +131,12 @@ export interface HistoryOffset extends LaneOffset {
  */
 export interface LocationOffset extends LaneOffset {
   history?: HistoryOffset;
+  /**
+   * The id of the last signal (a backfill or a reset) this location carried out, kept by every commit until the
+   * next one: a signal handed over again (an instance restarted or took the location over before reading the
+   * signal's `done` back) is recognised as carried out, never started twice (location-signal.ts).
+   */
+  signal?: string;
 }
 
 /** The offset of a location never traversed. Frozen: derive new offsets, never mutate this one. */

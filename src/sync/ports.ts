@@ -75,6 +75,12 @@ export interface PageCommit {
    * reads the location's stored offset instead and answers by the rule (CommitOutcome).
    */
   generation?: number;
+  /**
+   * The signal this page completes (a backfill's merge, a reset's new offset): its `done` outcome is written with
+   * the page, in its transaction (exactly once) or before its offset (at least once), so a crash leaves it
+   * running and the offset says it was carried out (location-signal.ts), never done without its effect stored.
+   */
+  signalDone?: string;
 }
 
 /** The position a page was listed at: its traversal, the page number in it, and the request's since/cursor. */
@@ -83,6 +89,8 @@ export interface PageSource {
   page: number;
   since: string | null;
   cursor: string | null;
+  /** The backfill signal whose re-read the page is (a history lane it started); absent for every other page. */
+  signal?: string;
 }
 
 /**
@@ -114,6 +122,36 @@ export interface RecordSink {
    */
   generation?(): number;
   close(): Promise<void>;
+}
+
+/** What a signal about one location asks of the instance that runs it (location-signal.ts carries it out). */
+export interface LocationSignal {
+  /** The signal's id: the outcome to complete, and the header a backfill's re-read records carry. */
+  id: string;
+  location: string;
+  /** When the owner accepted it (RFC 3339): a backfill without `until` reads up to this instant. */
+  acceptedAt: string;
+  /** backfill: the range to read again (null since: the location's start; null until: `acceptedAt`). */
+  backfill?: { since: string | null; until: string | null };
+  /** reset: the offset's new since (null: the location starts over, from its start). */
+  reset?: { to: string | null };
+}
+
+/**
+ * The signals accepted for locations and not yet carried out, as the orchestrator of each location asks for
+ * them (location-sync.ts, at the start of each page): the runtime keeps them (runtime/signals/signal-queue.ts),
+ * fed by the signal answerer, across the LocationSyncs a location gets (a handover, a resume).
+ */
+export interface LocationSignals {
+  /** The location's signals to carry out, in the order they were sent; empty when none. */
+  pending(locationUid: string): readonly LocationSignal[];
+  /**
+   * The signal needs nothing more of this location now. `complete`: its effect is stored in full (a reset's
+   * offset, a backfill's merge, or found so in the offset), and its `done` outcome is written unless the sink
+   * wrote it with the page (exactly once); false: it goes on as the location's history lane, whose merge
+   * completes it.
+   */
+  settled(locationUid: string, signalId: string, complete: boolean): void;
 }
 
 /** Reads stored offsets. Writes go through RecordSink, so that they can share the page's transaction. */

@@ -9,6 +9,10 @@
  * starts over, from `sources[].startSince` or the beginning. Readers refuse versions they do not know
  * rather than guess.
  *
+ * Both lanes' records may name a signal (`signal`, a string; location-signal.ts): at the top, the last signal the
+ * location carried out; in `history`, the backfill that lane reads for. Readers of the same versions that do not
+ * know the field ignore it (the lane is then read as a split's).
+ *
  * Versions:
  * - 3 (written while a location is split into lanes, docs/sync.md "Lanes"): version 2's fields are the live
  *   lane; `history`, `{ since, cursor, watermark, boundary, boundaryOverflow?, boundaryFingerprints?, until }`,
@@ -63,10 +67,12 @@ const offsetValueSchema = z
       z.literal(LANES_OFFSET_FORMAT_VERSION),
     ]),
     ...laneFields,
+    signal: z.string().optional(),
     history: z
       .object({
         ...laneFields,
         until: z.string().refine((text) => parseInstant(text) !== null, 'not an RFC 3339 date-time'),
+        signal: z.string().optional(),
       })
       .loose()
       .optional(),
@@ -93,11 +99,18 @@ function encodeLane(lane: LaneOffset): Record<string, unknown> {
 
 export function encodeOffsetValue(offset: LocationOffset): string {
   const { history } = offset;
-  if (history === undefined) return JSON.stringify({ version: OFFSET_FORMAT_VERSION, ...encodeLane(offset) });
+  const signal = offset.signal === undefined ? {} : { signal: offset.signal };
+  if (history === undefined)
+    return JSON.stringify({ version: OFFSET_FORMAT_VERSION, ...encodeLane(offset), ...signal });
   return JSON.stringify({
     version: LANES_OFFSET_FORMAT_VERSION,
     ...encodeLane(offset),
-    history: { ...encodeLane(history), until: history.until },
+    ...signal,
+    history: {
+      ...encodeLane(history),
+      until: history.until,
+      ...(history.signal !== undefined && { signal: history.signal }),
+    },
   });
 }
 
@@ -141,11 +154,11 @@ export function decodeOffsetValue(key: string, value: Buffer | string | null): L
         : `it does not match the offset format (${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`;
     throw corrupt(key, reason);
   }
-  const { version, history } = result.data;
-  const live = decodeLane(version, result.data);
-  return history === undefined
-    ? live
-    : { ...live, history: { ...decodeLane(version, history), until: history.until } };
+  const { version, history, signal } = result.data;
+  const live = { ...decodeLane(version, result.data), ...(signal !== undefined && { signal }) };
+  if (history === undefined) return live;
+  const backfill = history.signal === undefined ? {} : { signal: history.signal };
+  return { ...live, history: { ...decodeLane(version, history), until: history.until, ...backfill } };
 }
 
 function corrupt(key: string, reason: string, cause?: unknown): FatalError {

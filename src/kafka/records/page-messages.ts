@@ -28,7 +28,21 @@ export interface SinkTopics {
   calls: string;
   offsets: string;
   deadLetters: string;
+  /** The signals topic, where a page that completes a signal writes its `done` outcome (PageCommit.signalDone). */
+  signals?: string;
 }
+
+/**
+ * Builds the `done` outcome record of a signal a page completes (kafka/signals/signal-topic.ts outcomeMessage:
+ * the partition of the location's signals), written in the page's transaction. The exactly-once sink has one;
+ * the at-least-once sink has none (its offset and an outcome could not be written together): the runtime writes
+ * the outcome once the page is stored (sync/ports.ts LocationSignals.settled).
+ */
+export type SignalDoneMessage = (
+  locationUid: string,
+  signalId: string,
+  now: Date,
+) => Message & { partition: number };
 
 export interface PageMessages {
   locationUid: string;
@@ -40,6 +54,8 @@ export interface PageMessages {
    */
   divertedCodes: string[];
   offset: Message;
+  /** The `done` outcome of the signal the page completes, written with the offset (SignalDoneMessage). */
+  signalDone?: Message & { partition: number };
   /** Approximate size on the wire (keys, values, headers), for bounding a transaction. */
   bytes: number;
 }
@@ -49,6 +65,7 @@ export function pageMessages(
   encoder: CallEncoder,
   connectorName: string,
   now: Date,
+  signalDone?: SignalDoneMessage,
 ): PageMessages {
   const calls: Message[] = [];
   const deadLetters: DeadLetter[] = [...commit.deadLetters];
@@ -72,14 +89,33 @@ export function pageMessages(
     key: offsetKey(connectorName, commit.locationUid),
     value: encodeOffsetValue(commit.offset),
   };
+  const outcome = doneMessage(commit, now, signalDone);
   return {
     locationUid: commit.locationUid,
     calls,
     deadLetters: dlqMessages,
     divertedCodes: deadLetters.slice(commit.deadLetters.length).map((d) => d.code),
     offset,
-    bytes: [...calls, ...dlqMessages, offset].reduce((sum, m) => sum + messageBytes(m), 0),
+    ...(outcome !== undefined && { signalDone: outcome }),
+    bytes: [...calls, ...dlqMessages, offset, ...(outcome === undefined ? [] : [outcome])].reduce(
+      (sum, m) => sum + messageBytes(m),
+      0,
+    ),
   };
+}
+
+function doneMessage(
+  commit: PageCommit,
+  now: Date,
+  build: SignalDoneMessage | undefined,
+): (Message & { partition: number }) | undefined {
+  if (commit.signalDone === undefined || build === undefined) return undefined;
+  return build(commit.locationUid, commit.signalDone, now);
+}
+
+/** The page's completion records: its offset and, when it completes a signal, the signal's outcome. */
+function completion(page: PageMessages): Message[] {
+  return page.signalDone === undefined ? [page.offset] : [page.offset, page.signalDone];
 }
 
 /**
@@ -87,7 +123,8 @@ export function pageMessages(
  * the page's transaction committed but its offset record was lost (sync/location/commit-outcome.ts, 'rewrite-offset').
  */
 export function offsetOnly(page: PageMessages): PageMessages {
-  return { ...page, calls: [], deadLetters: [], divertedCodes: [], bytes: messageBytes(page.offset) };
+  const bytes = completion(page).reduce((sum, m) => sum + messageBytes(m), 0);
+  return { ...page, calls: [], deadLetters: [], divertedCodes: [], bytes };
 }
 
 /**
@@ -107,7 +144,7 @@ export function partOf(
     calls,
     deadLetters,
     divertedCodes: [],
-    bytes: [...calls, ...deadLetters, page.offset].reduce((sum, m) => sum + messageBytes(m), 0),
+    bytes: [...calls, ...deadLetters, ...completion(page)].reduce((sum, m) => sum + messageBytes(m), 0),
   };
 }
 
@@ -140,12 +177,18 @@ function rejectedCall(call: Call, error: ConnectorError): DeadLetter {
   };
 }
 
-/** Groups the messages of several pages by topic, pages in arrival order (so a later offset wins). */
+/**
+ * Groups the messages of several pages by topic, pages in arrival order (so a later offset wins). The signal
+ * outcomes pages complete go with the offsets (one transaction: exactly-once mode writes them).
+ */
 export function topicMessages(
   pages: readonly PageMessages[],
   topics: SinkTopics,
   include = { offsets: true },
 ): TopicMessages[] {
+  const outcomes = pages.flatMap((p) => (p.signalDone === undefined ? [] : [p.signalDone]));
+  if (outcomes.length > 0 && topics.signals === undefined)
+    throw new Error('pages complete signals, but the sink has no signals topic');
   const byTopic: TopicMessages[] = [
     { topic: topics.calls, messages: pages.flatMap((p) => p.calls) },
     {
@@ -153,6 +196,9 @@ export function topicMessages(
       messages: pages.flatMap((p) => p.deadLetters.map((m) => withOriginalTopic(m, topics.calls))),
     },
     ...(include.offsets ? [{ topic: topics.offsets, messages: pages.map((p) => p.offset) }] : []),
+    ...(include.offsets && topics.signals !== undefined
+      ? [{ topic: topics.signals, messages: outcomes }]
+      : []),
   ];
   return byTopic.filter((t) => t.messages.length > 0);
 }

@@ -2,7 +2,7 @@
  * Source metadata of a call record, as Kafka record headers (Debezium puts the same in its `source` block;
  * headers keep our Avro value free of it, and consumers route or audit on them without decoding the value):
  * which connector published the record, for which location, in which traversal, from which page and request
- * position. Absent values (the first page has no cursor; a first traversal has no since) are left out.
+ * position, and for a record a backfill signal re-read, the signal. Absent values (the first page has no cursor; a first traversal has no since) are left out.
  *
  * Pure; page-messages.ts adds them to every call record of a page.
  */
@@ -15,6 +15,8 @@ export const SOURCE_HEADERS = {
   page: 'calls-connector.source.page',
   since: 'calls-connector.source.since',
   cursor: 'calls-connector.source.cursor',
+  /** A record re-read for a backfill signal: the signal's id (a consumer tells a re-read from a change by it). */
+  signal: 'calls-connector.source.signal',
 } as const;
 
 export function sourceHeaders(
@@ -31,5 +33,6 @@ export function sourceHeaders(
   headers[SOURCE_HEADERS.page] = String(source.page);
   if (source.since !== null) headers[SOURCE_HEADERS.since] = source.since;
   if (source.cursor !== null) headers[SOURCE_HEADERS.cursor] = source.cursor;
+  if (source.signal !== undefined) headers[SOURCE_HEADERS.signal] = source.signal;
   return headers;
 }

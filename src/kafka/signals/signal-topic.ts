@@ -16,6 +16,7 @@ import type { KafkaConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import { keyPartition } from '../group/location-partition.js';
 import { offsetKey } from '../offsets/offset-codec.js';
+import type { SignalDoneMessage } from '../records/page-messages.js';
 import { ensureTopics, signalsTopicSpec, topicExists, topicPartitionCount } from '../topics/topics.js';
 import {
   encodeOutcome,
@@ -71,6 +72,24 @@ export function outcomeMessage(
     partition: locationSignalPartition(options, location),
     value: encodeOutcome(outcome),
   };
+}
+
+/**
+ * The `done` outcome record of a signal, built when a page completes it (exactly once: written in the page's
+ * transaction, kafka/records/page-messages.ts), naming `instance` as the answer's author.
+ */
+export function signalDoneMessage(options: {
+  connectorName: string;
+  partitionCount: number;
+  instance: string;
+}): SignalDoneMessage {
+  return (location, signalId, now) =>
+    outcomeMessage(options, location, {
+      signalId,
+      state: 'done',
+      at: now.toISOString(),
+      instance: options.instance,
+    });
 }
 
 function locationSignalPartition(

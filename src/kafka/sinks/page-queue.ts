@@ -6,7 +6,12 @@
  */
 import type { PageAtStake, Verdict } from '../../sync/location/commit-outcome.js';
 import type { CommitOutcome, PageCommit } from '../../sync/ports.js';
-import { pageMessages, type CallEncoder, type PageMessages } from '../records/page-messages.js';
+import {
+  pageMessages,
+  type CallEncoder,
+  type PageMessages,
+  type SignalDoneMessage,
+} from '../records/page-messages.js';
 
 export interface PendingPage {
   messages: PageMessages;
@@ -55,6 +60,8 @@ export function groupSize(queue: readonly PendingPage[], maxBytes: number, maxPa
 export interface PageQueueOptions {
   encoder: CallEncoder;
   connectorName: string;
+  /** Exactly once: a page completing a signal carries its `done` outcome (page-messages.ts). */
+  signalDone?: SignalDoneMessage;
   /** Drains the queue (called again while pages remain, never twice at once). */
   drain: (queue: PendingPage[]) => Promise<void>;
   /** Whether work remains besides the queued pages (e.g. offsets still to write). */
@@ -71,7 +78,13 @@ export class PageQueue {
   offer(commit: PageCommit, now: Date): Promise<CommitOutcome> {
     let messages: PageMessages;
     try {
-      messages = pageMessages(commit, this.options.encoder, this.options.connectorName, now);
+      messages = pageMessages(
+        commit,
+        this.options.encoder,
+        this.options.connectorName,
+        now,
+        this.options.signalDone,
+      );
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }

@@ -9,7 +9,7 @@ import type { FatalError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { RecordSink } from '../../sync/ports.js';
 import type { Clock } from '../../time/clock.js';
-import type { CallEncoder, SinkTopics } from '../records/page-messages.js';
+import type { CallEncoder, SignalDoneMessage, SinkTopics } from '../records/page-messages.js';
 import { AtLeastOnceRecordSink, type AtLeastOnceSinkOptions } from './at-least-once-sink.js';
 import type { PublishedCheck } from './commit-witnesses.js';
 import type { FencingBudgetOptions, InstanceCheck } from './init-rule.js';
@@ -62,6 +62,8 @@ export interface SinkParts {
   encoder: CallEncoder;
   topics: SinkTopics;
   connectorName: string;
+  /** Exactly once: the `done` outcome of a signal a page completes, written in its transaction. */
+  signalDone?: SignalDoneMessage;
   /** The most bytes one send may carry (kafka.maxBytesPerTransaction, under the topics' limits). */
   maxSendBytes: number;
   /** Exactly once: what a failed commit left (settlement.ts). */
@@ -97,6 +99,7 @@ export function buildScopeSink(
     maxPagesPerTransaction: settings.maxPagesPerTransaction,
     maxBytesPerTransaction: parts.maxSendBytes,
     fencing: settings.fencing,
+    ...(parts.signalDone !== undefined && { signalDone: parts.signalDone }),
     ...{ offsetStore: parts.offsetStore, published: parts.published, partitionCount: parts.partitionCount },
     ...{ ...onFatal, metrics, logger, clock },
     ...(scope.scope === 'partition'

@@ -36,6 +36,7 @@ import {
   countDiverted,
   type CallEncoder,
   type DivertedMetrics,
+  type SignalDoneMessage,
   type SinkTopics,
 } from '../records/page-messages.js';
 import type { PublishedCheck } from './commit-witnesses.js';
@@ -78,6 +79,8 @@ export interface TransactionalSinkOptions {
   encoder: CallEncoder;
   topics: SinkTopics;
   connectorName: string;
+  /** The `done` outcome a page completing a signal writes in its transaction (needs `topics.signals`). */
+  signalDone?: SignalDoneMessage;
   /** Named by transactional-id.ts: a second instance (single mode) or a partition's new owner fences this one. */
   transactionalId: string;
   transactionTimeoutMs: number;

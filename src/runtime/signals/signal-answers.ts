@@ -11,11 +11,13 @@
  *   the done ones, read back; `pausedChanged` tells the runtime, which stops and starts the location);
  * - any other kind without a target (the scheduler takes no signal yet): `refused`, SIGNAL_NOT_SUPPORTED, naming
  *   what works instead;
- * - `backfill` / `reset`: `accepted`, then handed to the scheduler (`LocationSignalTarget.carryOut`), which
- *   writes `done` with the page that completes it;
+ * - `backfill` / `reset`: `accepted`, then handed to the location (`LocationSignalTarget.carryOut`), whose page
+ *   that completes it writes `done` (sync/location/location-signal.ts). One such signal at a time per location:
+ *   the next is accepted once the one before is done, in the order they were sent, so the location's offset,
+ *   which keeps the id of the last one carried out, tells a signal carried out from one still to do;
  * - a record that is no signal this version reads: `refused`, SIGNAL_INVALID, naming the problems.
- * Signals accepted and not done (an instance stopped or killed while one ran) are handed to the target again
- * once this instance runs their location, after a restart or a handover.
+ * Signals accepted and not done are handed to the target at every answer while this instance owns their location
+ * (the target keeps each once): after a restart, a handover, or a kill -9 while one ran, they are finished.
  *
  * Call `answerPending()` again when what this instance owns changes (a rebalance, a standby taking over, a
  * reload): signals it could not answer before are answered then. Answers are written one at a time; a write
@@ -25,6 +27,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { SignalLedger } from '../../kafka/signals/signal-ledger.js';
 import {
+  isFinal,
   REFUSALS,
   type OutcomeState,
   type RefusalReason,
@@ -113,6 +116,12 @@ export class SignalAnswers implements PausedLocations {
     return this.answerPending();
   }
 
+  /** Whether a signal may still need carrying out: no final outcome (done, refused) read for it. */
+  isOpen(signalId: string): boolean {
+    const known = this.ledger.outcome(signalId);
+    return known === undefined || !isFinal(known.state);
+  }
+
   isPaused(locationUid: string): boolean {
     return this.ledger.isPaused(locationUid);
   }
@@ -155,6 +164,9 @@ export class SignalAnswers implements PausedLocations {
         message: `not a signal this version can act on: ${invalid.problems.join('; ')}`,
       });
     }
+    const running = this.ledger.running();
+    // Locations with a backfill or reset running, or one waiting before a later one: a later one waits.
+    const busy = new Set(running.map((s) => s.location.toLowerCase()));
     for (const signal of this.ledger.unanswered()) {
       const partition = partitionOf(signal.location);
       if (!ownsPartition(partition) || this.handled.has(signal.id)) continue;
@@ -175,25 +187,50 @@ export class SignalAnswers implements PausedLocations {
           code: SIGNAL_NOT_SUPPORTED,
           message: `this version does not carry out ${signal.kind} signals while running yet: ${INSTEAD[signal.kind]}`,
         });
-      } else if (target.runs(signal.location) && (await this.answer(signal, partition, 'accepted'))) {
-        target.carryOut(locationSignal(signal));
+      } else if (busy.has(signal.location.toLowerCase()) || !target.runs(signal.location)) {
+        busy.add(signal.location.toLowerCase());
+      } else {
+        busy.add(signal.location.toLowerCase());
+        const accepted = await this.answer(signal, partition, 'accepted');
+        if (accepted !== null) target.carryOut(locationSignal(signal, accepted.at));
       }
     }
-    // Accepted before (by this instance before a restart, or by the location's former owner): finish them.
-    for (const signal of this.ledger.running()) {
-      if (target === null || this.handled.has(signal.id) || !target.runs(signal.location)) continue;
-      this.handled.add(signal.id);
-      target.carryOut(locationSignal(signal));
+    // Accepted (now, before a restart, or by the location's former owner) and not done: carried out here.
+    for (const signal of running) {
+      const acceptedAt = this.ledger.outcome(signal.id)?.at;
+      if (target === null || acceptedAt === undefined || !ownsPartition(partitionOf(signal.location)))
+        continue;
+      if (!target.runs(signal.location)) continue;
+      target.carryOut(locationSignal(signal, acceptedAt));
     }
   }
 
-  /** Writes an outcome; false when the write failed (logged; the next answerPending tries again). */
+  /**
+   * A signal's effect is stored in full (sync/ports.ts LocationSignals.settled). `written`: its `done` went with
+   * the page (exactly once), counted and logged here; otherwise it is written now, unless an outcome read back is
+   * final already (a duplicate `done` after a takeover is harmless: outcomes are keyed by signal id).
+   */
+  completed(signalId: string, written: boolean): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      const signal = this.ledger.signal(signalId);
+      if (signal === undefined || !this.isOpen(signalId)) return;
+      if (!written) {
+        await this.answer(signal, this.options.partitionOf(signal.location), 'done');
+        return;
+      }
+      this.options.metrics?.signalOutcomes.inc({ kind: signal.kind, state: 'done' });
+      this.options.logger.info({ signal: signal.id, kind: signal.kind, state: 'done' }, 'signal done');
+    });
+    return this.queue;
+  }
+
+  /** Writes an outcome; null when the write failed (logged; the next answerPending tries again). */
   private async answer(
     signal: { id: string; kind: string },
     partition: number,
     state: OutcomeState,
     reason?: RefusalReason,
-  ): Promise<boolean> {
+  ): Promise<SignalOutcome | null> {
     const outcome: SignalOutcome = {
       signalId: signal.id,
       state,
@@ -210,19 +247,19 @@ export class SignalAnswers implements PausedLocations {
         { err: error, signal: signal.id, state },
         'signal outcome not written: tried again at the next signal or ownership change',
       );
-      return false;
+      return null;
     }
     this.options.metrics?.signalOutcomes.inc({ kind: signal.kind, state });
     this.options.logger.info(
       { signal: signal.id, kind: signal.kind, state, ...(reason !== undefined && { reason: reason.code }) },
       `signal ${state}`,
     );
-    return true;
+    return outcome;
   }
 }
 
-function locationSignal(signal: Signal): LocationSignal {
-  const base = { id: signal.id, location: signal.location };
+function locationSignal(signal: Signal, acceptedAt: string): LocationSignal {
+  const base = { id: signal.id, location: signal.location, acceptedAt };
   if (signal.kind === 'backfill')
     return { ...base, backfill: { since: signal.since ?? null, until: signal.until ?? null } };
   return { ...base, reset: { to: signal.to ?? null } };

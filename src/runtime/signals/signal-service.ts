@@ -49,6 +49,10 @@ export interface Signals {
   health(): { ok: boolean; detail?: string };
   /** For `/status`: the paused locations and the running signals. */
   status(): SignalsStatus;
+  /** Whether a signal may still need carrying out (signal-answers.ts isOpen). */
+  isOpen(signalId: string): boolean;
+  /** A signal's effect is stored in full (signal-answers.ts completed). */
+  completed(signalId: string, written: boolean): Promise<void>;
   /** Resolves once the first read is complete and its signals answered (tests; the runtime need not wait). */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -163,6 +167,8 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
       ...answers.status(),
       ...(failure !== null && { problem: `SIGNALS_NOT_READ: ${failure}` }),
     }),
+    isOpen: (signalId) => answers.isOpen(signalId),
+    completed: (signalId, written) => answers.completed(signalId, written),
     ready: () => readyPromise,
     close: async () => {
       closed = true;

@@ -9,7 +9,7 @@ import { livePollIntervalMs } from '../../config/sections/webhooks.js';
 import { FatalError } from '../../errors/index.js';
 import { LocationSync } from '../../sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../sync/model.js';
-import type { RecordSink } from '../../sync/ports.js';
+import type { LocationSignals, RecordSink } from '../../sync/ports.js';
 import { Scheduler } from '../../sync/scheduler/scheduler.js';
 import { reportingPublished, type PublishedCalls } from '../../webhooks/published-calls.js';
 import type { Api, Source } from './api.js';
@@ -71,6 +71,8 @@ export function buildLocations(
     dynamic: boolean;
     /** Told the calls of every stored page (webhooks.enabled: the uid index and the delivery ledger). */
     published?: PublishedCalls | undefined;
+    /** The backfill and reset signals accepted for the locations (runtime/signals/signal-queue.ts). */
+    signals?: LocationSignals;
   },
 ): Locations {
   const { config, logger, metrics, clock } = ctx;
@@ -91,6 +93,7 @@ export function buildLocations(
       metrics,
       logger,
       clock,
+      ...(options.signals !== undefined && { signals: options.signals }),
       settings: {
         pageSize: config.api.pageSize,
         startSince: source.startSince ?? null,

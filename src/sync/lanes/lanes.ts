@@ -143,13 +143,14 @@ export function splitOffset(
     )
       return null;
   }
-  const inherited = liveLane(offset);
+  const inherited = lanePosition(offset);
   const history = bounds === undefined ? inherited : boundedLane(inherited, splitBoundaryBounds(bounds));
   return {
     since: until,
     cursor: null,
     watermark: null,
     boundary: [],
+    ...(offset.signal !== undefined && { signal: offset.signal }),
     history: { ...history, boundary: [...history.boundary], until },
   };
 }
@@ -226,14 +227,30 @@ export function offsetAfterPage(
   next: LaneOffset,
   complete: boolean,
 ): LocationOffset {
+  const signal = committed.signal === undefined ? {} : { signal: committed.signal };
   if (lane === 'live') {
-    const live = liveLane(next);
+    const live = { ...lanePosition(next), ...signal };
     return committed.history === undefined ? live : { ...live, history: committed.history };
   }
   const history = committed.history;
   if (history === undefined) throw new Error('a history page of a location that is not split');
   const live = liveLane(committed);
-  return complete ? live : { ...live, history: { ...liveLane(next), until: history.until } };
+  if (complete) return live;
+  const backfill = history.signal === undefined ? {} : { signal: history.signal };
+  return { ...live, history: { ...lanePosition(next), until: history.until, ...backfill } };
+}
+
+/** A lane's own position fields: a LaneOffset without the location's (history, signal) or the lane's extras. */
+function lanePosition(lane: LaneOffset): LaneOffset {
+  const { since, cursor, watermark, boundary, boundaryOverflow, boundaryFingerprints } = lane;
+  return {
+    since,
+    cursor,
+    watermark,
+    boundary,
+    ...(boundaryOverflow !== undefined && { boundaryOverflow }),
+    ...(boundaryFingerprints !== undefined && { boundaryFingerprints }),
+  };
 }
 
 /**
@@ -248,7 +265,14 @@ export function resetHistory(offset: LocationOffset, to: string | null): Locatio
   if (to !== null && compareInstants(instantOf(to), instantOf(history.until)) >= 0) return liveLane(offset);
   return {
     ...liveLane(offset),
-    history: { since: to, cursor: null, watermark: null, boundary: [], until: history.until },
+    history: {
+      since: to,
+      cursor: null,
+      watermark: null,
+      boundary: [],
+      until: history.until,
+      ...(history.signal !== undefined && { signal: history.signal }),
+    },
   };
 }
 

@@ -9,7 +9,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { LaneOffset, LocationOffset } from '../model.js';
 import type { AssembledPage, PreparedPage } from './page-pipeline.js';
 import type { CommittedPage } from '../lanes/lane-role.js';
-import type { CursorRejection } from '../ports.js';
+import type { CursorRejection, LocationSignal } from '../ports.js';
 import type { TraversalRun } from './traversal-run.js';
 
 /** The split check was refused (a 4xx to order=desc): the location reads its history first, unsplit. */
@@ -163,5 +163,26 @@ export function logCursorRestart(
   traversal.log.warn(
     { apiCode, status, recognised, api: detail, since: from.since, boundary: from.boundary.length },
     `cursor rejected (${detail}): restarting from the watermark`,
+  );
+}
+
+/** A signal's offset was stored (location-signal.ts): a reset done, a backfill started (or done: nothing to read). */
+export function logSignalCarriedOut(
+  logger: Logger,
+  signal: LocationSignal,
+  offset: LocationOffset,
+  done: boolean,
+): void {
+  if (signal.reset !== undefined) {
+    logger.info({ since: offset.since }, 'reset signal carried out: the location reads from its new offset');
+    return;
+  }
+  if (done) {
+    logger.info('backfill signal done at once: nothing published in its range to read again');
+    return;
+  }
+  logger.info(
+    { since: offset.history?.since ?? null, until: offset.history?.until },
+    'backfill signal started: the range is read again as a history lane beside the live one',
   );
 }

@@ -9,7 +9,7 @@ import type { Enricher } from './enricher.js';
 import type { BoundaryFingerprints } from './fingerprint.js';
 import type { Lane, LaneSettings } from '../lanes/lanes.js';
 import type { LocationOffset, PrivacyPolicy } from '../model.js';
-import type { CallsApi, RecordSink, SyncMetrics } from '../ports.js';
+import type { CallsApi, LocationSignals, RecordSink, SyncMetrics } from '../ports.js';
 
 export interface LocationSyncSettings {
   pageSize: number;
@@ -47,6 +47,8 @@ export interface LocationSyncOptions {
   logger: Logger;
   settings: LocationSyncSettings;
   clock: Clock;
+  /** The signals accepted for the location (backfill, reset), carried out before its pages; none when unset. */
+  signals?: LocationSignals;
 }
 
 export interface PageReport {

@@ -67,9 +67,16 @@ import {
 } from '../lanes/lanes.js';
 import { LiveLane } from '../lanes/live-lane.js';
 import { LocationCounters, type LocationTotals } from './location-counters.js';
-import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
+import {
+  logCursorRestart,
+  logPage,
+  logSignalCarriedOut,
+  logSuperseded,
+  logTraversalStarted,
+} from './location-log.js';
 import type { LocationSyncOptions, PageReport } from './location-sync-settings.js';
 import type { LocationOffset, RequestHint } from '../model.js';
+import { signalStep } from './location-signal.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
 import { assemblePage, pageTally, type PipelineSettings } from './page-pipeline.js';
 import {
@@ -80,7 +87,7 @@ import {
   withRecentAnswers,
   type RecentAnswers,
 } from './page-reading.js';
-import { InvalidCursorError, type ListedPage, type PageCommit } from '../ports.js';
+import { InvalidCursorError, type ListedPage, type LocationSignal, type PageCommit } from '../ports.js';
 import { readingAhead, type AheadState } from './read-ahead.js';
 import { nextPageRequest, type TraversalSettings } from './traversal.js';
 import { TraversalRun } from './traversal-run.js';
@@ -207,6 +214,7 @@ export class LocationSync {
     this.busy = true;
     try {
       if (!this.history.splitDecided) await this.decideSplit(signal);
+      await this.carryOutSignals(signal);
       return await this.processPage(
         this.roles[lane === 'history' && this.hasHistory ? 'history' : 'live'],
         signal,
@@ -223,6 +231,51 @@ export class LocationSync {
     if (split === null) return;
     this.roles.live.readAhead.drop();
     this.position = split;
+  }
+
+  /**
+   * Carries out the location's pending signals (LocationSignals), in order, before its page: each step the rule
+   * gives (location-signal.ts) is committed as an offset with no records. Stops at a signal that waits, or when
+   * a commit found another writer's offset (adopted: the next page asks again).
+   */
+  private async carryOutSignals(abort?: AbortSignal): Promise<void> {
+    const signals = this.options.signals;
+    if (signals === undefined) return;
+    for (const pending of signals.pending(this.locationUid)) {
+      const step = signalStep(this.position, pending, this.options.settings.startSince);
+      if (step.kind === 'wait') return;
+      if (step.kind === 'commit' && !(await this.commitSignal(pending, step.offset, step.done, abort)))
+        return;
+      const complete = step.kind === 'commit' ? step.done : this.position.history?.signal !== pending.id;
+      signals.settled(this.locationUid, pending.id, complete);
+    }
+  }
+
+  /** Commits a signal's offset; false when another writer's offset was found instead (and adopted). */
+  private async commitSignal(
+    pending: LocationSignal,
+    offset: LocationOffset,
+    done: boolean,
+    abort?: AbortSignal,
+  ): Promise<boolean> {
+    abort?.throwIfAborted();
+    const commit: PageCommit = {
+      locationUid: this.locationUid,
+      calls: [],
+      deadLetters: [],
+      offset,
+      committed: this.committed,
+      ...(done && { signalDone: pending.id }),
+    };
+    const log = this.options.logger.child({ location: this.locationUid, signal: pending.id });
+    const result = await this.commits.commit(commit, () => log, abort);
+    if (result.kind !== 'stored') {
+      this.adopt(result.stored, null);
+      return false;
+    }
+    this.moveTo(offset, pending.reset !== undefined);
+    logSignalCarriedOut(log, pending, offset, done);
+    return true;
   }
 
   private async processPage(role: LaneRole, signal?: AbortSignal): Promise<PageReport> {
@@ -266,11 +319,21 @@ export class LocationSync {
     signal?.throwIfAborted();
     const { outcome } = prepared;
     const offset = offsetAfterPage(this.position, lane, outcome.offset, outcome.complete);
-    const origin = { traversalId: traversal.id, page: traversal.pages, request, from };
-    const commit = pageCommit(this.locationUid, origin, page, offset, this.committed);
+    // A backfill's history lane: its records name the signal, and its merge completes it.
+    const backfill = lane === 'history' ? this.position.history?.signal : undefined;
+    const origin = {
+      traversalId: traversal.id,
+      page: traversal.pages,
+      request,
+      from,
+      ...(backfill !== undefined && { signal: backfill }),
+    };
+    const completes = outcome.complete ? backfill : undefined;
+    const commit = pageCommit(this.locationUid, origin, page, offset, this.committed, completes);
     const stored = await this.commit(role, traversal, commit, outcome.complete, signal);
     if (stored === 'superseded') return { complete: false, published: 0, lane };
     if (stored === 'stored') this.committed = offset;
+    if (completes !== undefined) this.options.signals?.settled(this.locationUid, completes, true);
     this.position = offset;
     role.committed({ from, request, listed, prepared, page, superseded }, traversal, offset);
     if (outcome.accepted.length > 0) traversal.progressed();
@@ -326,16 +389,30 @@ export class LocationSync {
     return 'superseded';
   }
 
-  /** Continues from `stored`, another writer's offset found by a commit of `traversal`. */
-  private adopt(stored: LocationOffset, traversal: TraversalRun): void {
+  /** Continues from `stored`, another writer's offset found by a commit (of `traversal`, or of a signal). */
+  private adopt(stored: LocationOffset, traversal: TraversalRun | null): void {
     this.roles.live.readAhead.drop();
     this.roles.history.readAhead.drop();
     this.committed = stored;
     this.position = stored;
-    traversal.detector.reset();
+    traversal?.detector.reset();
     // Another writer's offset: a history lane it no longer holds has no traversal left.
     if (stored.history === undefined) this.traversals.history = null;
     this.history.track(stored, 0);
+  }
+
+  /**
+   * Continues from `offset`, a signal's, just stored: what was read ahead started elsewhere, the history lane (new,
+   * or gone) starts its traversal afresh, and a reset starts the live lane's afresh too.
+   */
+  private moveTo(offset: LocationOffset, restart: boolean): void {
+    this.roles.live.readAhead.drop();
+    this.roles.history.readAhead.drop();
+    this.committed = offset;
+    this.position = offset;
+    this.traversals.history = null;
+    if (restart) this.traversals.live = null;
+    this.history.track(offset, 0);
   }
 
   /** The traversal settings of `lane`'s pages (lanes.ts laneTraversal). */

@@ -13,11 +13,14 @@ export interface PageOrigin {
   page: number;
   request: PageRequest;
   from: LaneOffset;
+  /** The backfill signal the page's lane reads for (a history lane it started). */
+  signal?: string;
 }
 
 /**
  * The commit of `page`: its records, the location's `offset` after it, and `committed`, the offset known to
- * be stored (against which the sink judges a read-back, commit-outcome.ts); its source for the records' headers.
+ * be stored (against which the sink judges a read-back, commit-outcome.ts); its source for the records' headers;
+ * `completes`, the signal the page completes (a backfill's history lane merging).
  */
 export function pageCommit(
   locationUid: string,
@@ -25,6 +28,7 @@ export function pageCommit(
   page: AssembledPage,
   offset: LocationOffset,
   committed: LocationOffset,
+  completes?: string,
 ): PageCommit {
   const { traversalId, request, from } = origin;
   return {
@@ -39,7 +43,9 @@ export function pageCommit(
       page: origin.page,
       since: from.since,
       cursor: request.kind === 'next' ? request.cursor : null,
+      ...(origin.signal !== undefined && { signal: origin.signal }),
     },
+    ...(completes !== undefined && { signalDone: completes }),
   };
 }
 
@@ -56,6 +62,7 @@ export function pageCommit(
 export function isIdlePage(commit: PageCommit, position: LocationOffset, committed: LocationOffset): boolean {
   if (commit.calls.length > 0 || commit.deadLetters.length > 0 || (commit.tombstones?.length ?? 0) > 0)
     return false;
+  if (commit.signalDone !== undefined) return false;
   if (sameOffset(position, committed) && sameOffset(commit.offset, committed)) return true;
   return (
     committed.cursor === null &&

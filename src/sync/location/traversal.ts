@@ -214,12 +214,12 @@ export function restartAfterInvalidCursor(offset: LocationOffset): LocationOffse
  * Whether two offsets are the same value, both lanes (used to tell whether an ambiguous commit went through).
  */
 export function sameOffset(a: LocationOffset, b: LocationOffset): boolean {
-  return sameLane(a, b) && sameHistory(a.history, b.history);
+  return sameLane(a, b) && a.signal === b.signal && sameHistory(a.history, b.history);
 }
 
 function sameHistory(a: HistoryOffset | undefined, b: HistoryOffset | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return a.until === b.until && sameLane(a, b);
+  return a.until === b.until && a.signal === b.signal && sameLane(a, b);
 }
 
 /** Whether two lane positions are the same value (their own fields only). */

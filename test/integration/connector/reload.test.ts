@@ -5,8 +5,8 @@
  * (the log says so); a change of a key that cannot change while running is refused as a whole, naming the key.
  * Seen from the outside only: /status, /metrics, the log, the offsets topic and a read_committed reader, which at
  * the end finds every call version of the three locations exactly once. Then signals: a pause stops the location
- * wherever it runs and a resume starts it again from its stored offset (calls made meanwhile published), a
- * backfill is refused (not carried out yet) and a signal for the removed location is refused, each answered.
+ * wherever it runs and a resume starts it again from its stored offset (calls made meanwhile published), and a
+ * signal for the removed location is refused, each answered.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -143,8 +143,8 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
     }
     expect(await running(instances)).toEqual([kept, added].sort());
 
-    // A pause stops the location on whichever instance owns it, a resume starts it again; a backfill is refused
-    // (not carried out yet) and a signal for a location removed is refused: each answered, none left waiting.
+    // A pause stops the location on whichever instance owns it, a resume starts it again, and a signal for a
+    // location removed is refused: each answered, none left waiting (backfill and reset: signals.test.ts).
     const pause = await signal(['pause', '--location', kept]);
     expect(pause.stdout).toMatch(/\ndone \S+ \S+\n/);
     await eventually(
@@ -156,8 +156,6 @@ describe.each(['single', 'distributed'] as const)('reloading the configuration i
     expect(
       paused.some((view) => JSON.stringify(view).includes(`"pausedLocations":["${kept.toLowerCase()}"]`)),
     ).toBe(true);
-    const backfill = await signal(['backfill', '--location', added]);
-    expect(backfill.stdout).toMatch(/\nrefused \S+ \S+ SIGNAL_NOT_SUPPORTED: /);
     const unknown = await signal(['pause', '--location', first]);
     expect(unknown.stdout).toMatch(/\nrefused \S+ \S+ LOCATION_NOT_CONFIGURED: /);
     // Calls made while it is paused are published once it is resumed, from where it stopped.

@@ -33,6 +33,10 @@ export class InMemorySink implements RecordSink, OffsetStore {
   readonly deadLetters: DeadLetter[] = [];
   readonly tombstones: string[] = [];
   readonly offsets = new Map<string, LocationOffset>();
+  /** The signals the stored pages completed (PageCommit.signalDone), in order. */
+  readonly signalsDone: string[] = [];
+  /** The calls stored pages published for a backfill signal (PageSource.signal): uid and signal. */
+  readonly reReads: Array<{ uid: string; signal: string }> = [];
   commits = 0;
   /** Reads of the store made to settle failed commits (not counting loadAll). */
   readBacks = 0;
@@ -106,6 +110,9 @@ export class InMemorySink implements RecordSink, OffsetStore {
     this.calls.push(...structuredClone([...commit.calls]));
     this.deadLetters.push(...structuredClone([...commit.deadLetters]));
     this.tombstones.push(...(commit.tombstones ?? []));
+    if (commit.signalDone !== undefined) this.signalsDone.push(commit.signalDone);
+    const reRead = commit.source?.signal;
+    if (reRead !== undefined) this.reReads.push(...commit.calls.map((c) => ({ uid: c.uid, signal: reRead })));
     this.offsets.set(commit.locationUid, structuredClone(commit.offset));
     const history = this.history.get(commit.locationUid) ?? [];
     history.push(structuredClone(commit.offset));

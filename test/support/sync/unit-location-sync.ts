@@ -9,7 +9,7 @@ import type { Clock } from '../../../src/time/clock.js';
 import type { Enricher } from '../../../src/sync/location/enricher.js';
 import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
-import type { CallsApi, RecordSink, SyncMetrics } from '../../../src/sync/ports.js';
+import type { CallsApi, LocationSignals, RecordSink, SyncMetrics } from '../../../src/sync/ports.js';
 import { testFingerprints } from './fingerprints.js';
 
 export function unitLocationSync(options: {
@@ -21,6 +21,7 @@ export function unitLocationSync(options: {
   clock: Clock;
   startOffset?: LocationOffset;
   settings?: Partial<LocationSyncSettings>;
+  signals?: LocationSignals;
 }): LocationSync {
   const { startOffset, settings, ...deps } = options;
   return new LocationSync({

@@ -50,6 +50,18 @@ describe('offset value', () => {
     });
   });
 
+  it('keeps the signal a location carried out and the backfill its history lane reads for', () => {
+    const backfilling: LocationOffset = {
+      ...offset,
+      signal: 'sig-2',
+      history: { ...offset, cursor: null, until: '2024-05-02T00:00:00Z', signal: 'sig-2' },
+    };
+    expect(decodeOffsetValue('k', encodeOffsetValue(backfilling))).toEqual(backfilling);
+    const reset: LocationOffset = { ...offset, signal: 'sig-1' };
+    expect(decodeOffsetValue('k', encodeOffsetValue(reset))).toEqual(reset);
+    expect(JSON.parse(encodeOffsetValue(offset))).not.toHaveProperty('signal');
+  });
+
   it('reads a tombstone as no offset', () => {
     expect(decodeOffsetValue('k', null)).toBeNull();
   });

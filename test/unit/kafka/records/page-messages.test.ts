@@ -3,6 +3,7 @@ import { SkippableError } from '../../../../src/errors/index.js';
 import { CONNECT_ERROR_HEADERS, DLQ_HEADERS } from '../../../../src/kafka/records/dead-letter-message.js';
 import {
   chunkTopicMessages,
+  offsetOnly,
   pageMessages,
   topicMessages,
   type CallEncoder,
@@ -81,6 +82,53 @@ describe('pageMessages', () => {
     );
     expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.cursor);
     expect(Object.keys(first.calls[0]?.headers ?? {})).not.toContain(SOURCE_HEADERS.since);
+  });
+
+  it('names the backfill signal on the records a backfill re-read', () => {
+    const source = { traversalId: 't', page: 1, since: null, cursor: null, signal: 'sig-1' };
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1')], deadLetters: [], offset, source },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(page.calls[0]?.headers?.[SOURCE_HEADERS.signal]).toBe('sig-1');
+  });
+
+  it('adds the done outcome of the signal a page completes, sent with the offsets only', () => {
+    const done = (location: string, signalId: string, now: Date) => ({
+      key: `outcome/${signalId}`,
+      value: `${location} ${now.toISOString()}`,
+      partition: 2,
+    });
+    const topics = { calls: 'calls', offsets: 'offsets', deadLetters: 'dlq', signals: 'signals' };
+    const page = pageMessages(
+      { locationUid: LOCATION, calls: [call('ok-1')], deadLetters: [], offset, signalDone: 'sig-1' },
+      encoder,
+      'conn',
+      new Date('2024-05-01T12:00:00Z'),
+      done,
+    );
+    expect(page.signalDone).toEqual({
+      key: 'outcome/sig-1',
+      value: `${LOCATION} 2024-05-01T12:00:00.000Z`,
+      partition: 2,
+    });
+    expect(topicMessages([page], topics).map((t) => [t.topic, t.messages.length])).toEqual([
+      ['calls', 1],
+      ['offsets', 1],
+      ['signals', 1],
+    ]);
+    expect(topicMessages([page], topics, { offsets: false }).map((t) => t.topic)).toEqual(['calls']);
+    expect(offsetOnly(page).signalDone).toEqual(page.signalDone);
+    // Without a builder (at least once) the page carries none: the runtime writes the outcome once it is stored.
+    const unwritten = pageMessages(
+      { locationUid: LOCATION, calls: [], deadLetters: [], offset, signalDone: 'sig-1' },
+      encoder,
+      'conn',
+      new Date(),
+    );
+    expect(unwritten.signalDone).toBeUndefined();
   });
 
   it("writes a tombstone (key uid, null value) for each gone call, after the page's records", () => {

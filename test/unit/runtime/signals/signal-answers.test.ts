@@ -101,7 +101,7 @@ describe('the signal answerer', () => {
     expect(written[0]?.outcome.reason?.message).toContain('add it to sources[].locations');
   });
 
-  it('accepts a backfill and hands it to the scheduler once, with its range', async () => {
+  it('accepts a backfill once and hands it to the target with its range and the time it was accepted', async () => {
     const carried: LocationSignal[] = [];
     const { answers, written } = answerer({ carried });
     const backfill = signal('backfill', A, { since: '2024-05-01T00:00:00Z' });
@@ -109,9 +109,15 @@ describe('the signal answerer', () => {
     await answers.caughtUp();
     await answers.answerPending();
     expect(states(written)).toEqual([[backfill.id, 'accepted', undefined]]);
-    expect(carried).toEqual([
-      { id: backfill.id, location: A, backfill: { since: '2024-05-01T00:00:00Z', until: null } },
-    ]);
+    // Handed again at each answer while it runs: the target keeps it once (signal-queue.ts).
+    expect(carried.length).toBeGreaterThan(0);
+    for (const handed of carried)
+      expect(handed).toEqual({
+        id: backfill.id,
+        location: A,
+        acceptedAt: '2024-06-01T00:00:05.000Z',
+        backfill: { since: '2024-05-01T00:00:00Z', until: null },
+      });
     expect(answers.status()).toEqual({
       pausedLocations: [],
       running: [{ ...backfill, acceptedBy: 'i1@host' }],
@@ -129,7 +135,63 @@ describe('the signal answerer', () => {
     );
     await answers.caughtUp();
     expect(written).toEqual([]);
-    expect(carried).toEqual([{ id: reset.id, location: A, reset: { to: '2024-05-01T00:00:00Z' } }]);
+    expect(carried).toEqual([
+      { id: reset.id, location: A, acceptedAt: 't', reset: { to: '2024-05-01T00:00:00Z' } },
+    ]);
+  });
+
+  it('accepts the next backfill or reset of a location only once the one before is done, in the order sent', async () => {
+    const carried: LocationSignal[] = [];
+    const { answers, written } = answerer({ carried });
+    const first = signal('backfill', A);
+    const second = signal('reset', A);
+    const third = signal('backfill', A);
+    const pause = signal('pause', A);
+    for (const s of [first, second, third, pause])
+      answers.onEntry({ type: 'signal', signal: s }, { partition: 0 });
+    await answers.caughtUp();
+    await answers.answerPending();
+    // A pause is no offset change: answered at once, whatever runs.
+    expect(states(written)).toEqual([
+      [first.id, 'accepted', undefined],
+      [pause.id, 'done', undefined],
+    ]);
+    expect(new Set(carried.map((s) => s.id))).toEqual(new Set([first.id]));
+
+    await answers.completed(first.id, false);
+    await answers.answerPending();
+    expect(states(written).slice(2)).toEqual([
+      [first.id, 'done', undefined],
+      [second.id, 'accepted', undefined],
+    ]);
+    expect(new Set(carried.map((s) => s.id))).toEqual(new Set([first.id, second.id]));
+  });
+
+  it('writes the done of a signal completed outside its page once, and never after a final outcome', async () => {
+    const { answers, written } = answerer();
+    const reset = signal('reset', A);
+    answers.onEntry({ type: 'signal', signal: reset }, { partition: 0 });
+    await answers.caughtUp();
+    await answers.completed(reset.id, false);
+    await answers.completed(reset.id, false);
+    expect(states(written)).toEqual([
+      [reset.id, 'accepted', undefined],
+      [reset.id, 'done', undefined],
+    ]);
+    expect(answers.isOpen(reset.id)).toBe(false);
+  });
+
+  it('counts a done its page wrote in the transaction without writing it again', async () => {
+    const { answers, written, metrics } = answerer();
+    const backfill = signal('backfill', A);
+    answers.onEntry({ type: 'signal', signal: backfill }, { partition: 0 });
+    await answers.caughtUp();
+    await answers.completed(backfill.id, true);
+    expect(states(written)).toEqual([[backfill.id, 'accepted', undefined]]);
+    const done = (await metrics.signalOutcomes.get()).values.find(
+      (v) => v.labels.kind === 'backfill' && v.labels.state === 'done',
+    );
+    expect(done?.value).toBe(1);
   });
 
   it('refuses every signal while the scheduler takes none, naming what works instead', async () => {
