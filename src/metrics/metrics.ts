@@ -157,6 +157,7 @@ export class ConnectorMetrics {
   private readonly signals = signalMetrics(this.registry);
   readonly signalOutcomes = this.signals.signalOutcomes;
   readonly pausedLocations = this.signals.pausedLocations;
+  readonly signalsRunning = this.signals.signalsRunning;
 
   // ---- The process as a whole (process-metrics.ts). ----
   private readonly processWide = processMetrics(this.registry, {

@@ -16,6 +16,11 @@ export function signalMetrics(registry: Registry) {
   for (const kind of KINDS) for (const state of STATES) signalOutcomes.inc({ kind, state }, 0);
   return {
     signalOutcomes,
+    signalsRunning: new Gauge({
+      name: 'calls_connector_signals_running',
+      help: 'Backfill and reset signals accepted and not done yet (the same on every instance: each reads the whole signals topic). One that stays running past its expected time: its owner is stopped, or its backfill waits behind a history lane.',
+      registers,
+    }),
     pausedLocations: new Gauge({
       name: 'calls_connector_paused_locations',
       help: 'Locations paused by a pause signal and not resumed since (the same on every instance: each reads the whole signals topic).',

@@ -81,7 +81,7 @@ export interface SignalAnswersOptions {
   clock: Pick<Clock, 'now'>;
   logger: Logger;
   /** The outcomes this instance writes, and the paused locations as the ledger has them. */
-  metrics?: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations'>;
+  metrics?: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations' | 'signalsRunning'>;
 }
 
 export class SignalAnswers implements PausedLocations {
@@ -102,6 +102,8 @@ export class SignalAnswers implements PausedLocations {
     this.ledger.apply(entry);
     const paused = [...this.ledger.pausedLocations()].sort().join(',');
     this.options.metrics?.pausedLocations.set(this.ledger.pausedLocations().size);
+    if (entry.type !== 'invalid-signal')
+      this.options.metrics?.signalsRunning.set(this.ledger.running().length);
     if (paused !== this.pausedBefore) {
       this.pausedBefore = paused;
       this.options.pausedChanged?.();

@@ -36,7 +36,7 @@ export interface SignalsOptions {
   /** See SignalAnswersOptions.pauses and pausedChanged. */
   pauses?: boolean;
   pausedChanged?: () => void;
-  metrics: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations'>;
+  metrics: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations' | 'signalsRunning'>;
   logger: Logger;
   clock: Clock;
   retryBackoff?: Backoff;

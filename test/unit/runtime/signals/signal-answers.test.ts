@@ -142,7 +142,8 @@ describe('the signal answerer', () => {
 
   it('accepts the next backfill or reset of a location only once the one before is done, in the order sent', async () => {
     const carried: LocationSignal[] = [];
-    const { answers, written } = answerer({ carried });
+    const { answers, written, metrics } = answerer({ carried });
+    const running = async () => (await metrics.signalsRunning.get()).values[0]?.value;
     const first = signal('backfill', A);
     const second = signal('reset', A);
     const third = signal('backfill', A);
@@ -157,6 +158,7 @@ describe('the signal answerer', () => {
       [pause.id, 'done', undefined],
     ]);
     expect(new Set(carried.map((s) => s.id))).toEqual(new Set([first.id]));
+    expect(await running()).toBe(1);
 
     await answers.completed(first.id, false);
     await answers.answerPending();
