@@ -15,6 +15,7 @@
  * - enrichmentMismatches: an enriched field (or the listed fields) unequal to that version's truth;
  * - offsetViolations: a stored offset that is not at the end of its location (cursor left, watermark not the
  *   newest updatedAt) or behind a record published for its location;
+ * - reReadMissing: a backfill signal the run sent left a current version of its range without a re-read record;
  * - unreadPartitions: a partition of the calls, offsets or dead-letter topic the witness did not read to its
  *   end (never judged, so a violation);
  * - secretLeaks: a log line holding the client secret, the token-store key or an access/refresh token.
@@ -27,11 +28,13 @@ import {
   findDuplicates,
   findLost,
   findOffsetViolations,
+  findReReadGaps,
   findRegressions,
   findUnreadPartitions,
   judgeRecords,
   knownVersions,
   note,
+  type Backfill,
   type Finding,
   type PartitionRead,
   type PublishedRecord,
@@ -56,6 +59,8 @@ export interface CheckInput {
   logFiles: string[];
   /** Exact strings that must never be logged (client secret, store key in its encodings). */
   secrets: string[];
+  /** The backfill signals the run sent: each range must be published once more (reReadMissing). */
+  backfills?: readonly Backfill[];
   /** Called with each committed record of the calls topic as the witness reads it (the freshness rule's input). */
   onRecord?: (record: PublishedRecord) => void;
 }
@@ -68,6 +73,9 @@ export interface CheckResult {
   unenriched: number;
   lost: Finding;
   duplicated: Finding;
+  /** Records a backfill signal re-read (its header), and the current versions of its range it did not. */
+  reReads: number;
+  reReadMissing: Finding;
   regressions: Finding;
   unlisted: Finding;
   unknownVersion: Finding;
@@ -199,6 +207,7 @@ export async function check(input: CheckInput): Promise<CheckResult> {
         timestamp: line.timestamp ?? null,
         key: line.key,
         call: asPublished(line.value),
+        reRead: line.signal ?? null,
       };
       records.push(record);
       input.onRecord?.(record);
@@ -226,6 +235,7 @@ export async function check(input: CheckInput): Promise<CheckResult> {
 
   const judged = judgeRecords(records, known, listedUids);
   const { duplicated, versions } = findDuplicates(records);
+  const reRead = findReReadGaps(truth, records, input.backfills ?? []);
   const logs = await scanLogs(input.logFiles, input.secrets);
   const result: CheckResult = {
     recordsChecked: records.length,
@@ -235,6 +245,8 @@ export async function check(input: CheckInput): Promise<CheckResult> {
     unenriched: judged.unenriched,
     lost: findLost(truth, records),
     duplicated,
+    reReads: reRead.reReads,
+    reReadMissing: reRead.missing,
     regressions: findRegressions(records),
     unlisted: judged.unlisted,
     unknownVersion: judged.unknownVersion,
@@ -255,6 +267,7 @@ export async function check(input: CheckInput): Promise<CheckResult> {
   must('partitions the witness did not read to their end', result.unreadPartitions);
   must('lost', result.lost);
   if (input.exactlyOnce) must('duplicated', result.duplicated);
+  must('current versions of a backfill range not published again', result.reReadMissing);
   must('versions going backwards per uid', result.regressions);
   must('unlisted calls published', result.unlisted);
   must('versions the sandbox never held', result.unknownVersion);

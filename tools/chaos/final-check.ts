@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { check, type CheckResult } from './checker.js';
-import type { PublishedRecord } from './judge.js';
+import type { Backfill, PublishedRecord } from './judge.js';
 import { CONNECTOR_NAME, PORTS, TOPICS } from './run-names.js';
 import type { StackEndpoints } from './stack.js';
 
@@ -18,6 +18,8 @@ export interface FinalCheckInputs {
   logFiles: string[];
   secrets: { clientSecret: string; storeKey: Buffer };
   say: (message: string) => void;
+  /** The backfill signals the run sent (checker.ts CheckInput.backfills). */
+  backfills: readonly Backfill[];
   /** Each committed record of the calls topic as the witness reads it (checker.ts CheckInput.onRecord). */
   onRecord?: (record: PublishedRecord) => void;
 }
@@ -41,6 +43,7 @@ export async function checkPublished(inputs: FinalCheckInputs): Promise<CheckRes
       inputs.secrets.storeKey.toString('base64'),
       inputs.secrets.storeKey.toString('hex'),
     ],
+    backfills: inputs.backfills,
     ...(inputs.onRecord !== undefined && { onRecord: inputs.onRecord }),
   });
 }

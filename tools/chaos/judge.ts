@@ -43,6 +43,16 @@ export interface PublishedRecord {
   timestamp?: number | null;
   key: string | null;
   call: PublishedCall;
+  /** The backfill signal whose re-read published it (its calls-connector.source.signal header); null: a change. */
+  reRead?: string | null;
+}
+
+/** A backfill signal the run sent: its id, location and range [since, until). */
+export interface Backfill {
+  id: string;
+  location: string;
+  since: string;
+  until: string;
 }
 
 /** How far the witness read one partition (its summary line). */
@@ -207,21 +217,60 @@ export function findLost(
   return lost;
 }
 
-/** Each copy of a version beyond its first, with when each copy was encoded (ingestedAt). */
+/**
+ * Each copy of a version beyond its first, with when each copy was encoded (ingestedAt). A backfill's re-read is
+ * published on purpose beside the change's record: copies count apart per re-reading signal (a re-read published
+ * twice by one backfill is a duplicate; one copy of a change and one of a re-read are not).
+ */
 export function findDuplicates(records: readonly PublishedRecord[]): {
   duplicated: Finding;
   versions: number;
 } {
   const copies = new Map<string, string[]>();
-  for (const { call } of records) {
-    const key = publishedVersion(call);
+  const versions = new Set<string>();
+  for (const { call, reRead } of records) {
+    const version = publishedVersion(call);
+    versions.add(version);
+    const key = reRead === null || reRead === undefined ? version : `${version} re-read by ${reRead}`;
     const at = call.ingestedAt === null ? '?' : new Date(call.ingestedAt).toISOString();
     copies.set(key, [...(copies.get(key) ?? []), at]);
   }
   const duplicated = finding();
   for (const [key, at] of copies)
     for (let i = 1; i < at.length; i++) note(duplicated, `${key} (encoded at ${at.join(', ')})`);
-  return { duplicated, versions: copies.size };
+  return { duplicated, versions: versions.size };
+}
+
+/**
+ * Per backfill signal, each call of its location whose current version (the truth after the run) lies in its
+ * range [since, until) and that no record re-read by that signal carries. Such a version was current from before
+ * `until`, which is no later than the signal's acceptance, to the end: the backfill's listing of the range had to
+ * return it. Also counts the re-read records.
+ */
+export function findReReadGaps(
+  truth: ReadonlyMap<string, readonly TruthCall[]>,
+  records: readonly PublishedRecord[],
+  backfills: readonly Backfill[],
+): { missing: Finding; reReads: number } {
+  const reRead = new Set<string>();
+  let reReads = 0;
+  for (const record of records) {
+    if (record.reRead === null || record.reRead === undefined) continue;
+    reReads++;
+    reRead.add(`${record.reRead} ${publishedVersion(record.call)}`);
+  }
+  const missing = finding();
+  for (const backfill of backfills) {
+    const since = Date.parse(backfill.since);
+    const until = Date.parse(backfill.until);
+    for (const call of truth.get(backfill.location) ?? []) {
+      const at = Date.parse(call.updatedAt);
+      if (at < since || at >= until) continue;
+      const key = versionKey(call.uid, at);
+      if (!reRead.has(`${backfill.id} ${key}`)) note(missing, `${key} (backfill ${backfill.id})`);
+    }
+  }
+  return { missing, reReads };
 }
 
 /**

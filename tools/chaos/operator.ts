@@ -4,7 +4,7 @@
  * AUTH_GRANT_REVOKED (a kill between a refresh and its storage, with rotated refresh tokens), again for each
  * grant an instance's log says was lost, at most once per 30 s per grant (the other instances of a shared grant
  * say so too). It watches every log all along, not only after a fault, since the other grant's progress does
- * not tell whether one was lost.
+ * not tell whether one was lost. It also sends the signals the fault units ask for (`signal backfill`).
  */
 import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -33,14 +33,64 @@ export class Operator {
   private readonly logRead = new Map<string, number>();
   private readonly lastLoginAt = new Map<GrantName, number>();
   private pending: Promise<void> = Promise.resolve();
+  /** `signal` runs so far (their logs: signal-N.log). */
+  private signals = 0;
 
   constructor(private readonly settings: OperatorSettings) {}
 
-  /** The logs of every `auth login` run (the checker looks for secrets in them too). */
+  /** The logs of every `auth login` and `signal` run (the checker looks for secrets in them too). */
   get logFiles(): string[] {
-    return Array.from({ length: this.logins }, (_, i) =>
-      join(this.settings.logDir, `auth-login-${i + 1}.log`),
+    return [
+      ...Array.from({ length: this.logins }, (_, i) => join(this.settings.logDir, `auth-login-${i + 1}.log`)),
+      ...Array.from({ length: this.signals }, (_, i) => join(this.settings.logDir, `signal-${i + 1}.log`)),
+    ];
+  }
+
+  /**
+   * `signal backfill --wait` for `location` over [since, until), giving up after `timeoutMs`. Resolves with the
+   * signal's id (the first line it prints; null when it ends without one) as soon as it is printed, and `ended`,
+   * which resolves when the command ends: the last outcome line it printed and its exit code (0: done).
+   */
+  async backfill(
+    range: { location: string; since: string; until: string },
+    timeoutMs: number,
+  ): Promise<{ id: string | null; ended: Promise<{ outcome: string | null; code: number | null }> }> {
+    const n = ++this.signals;
+    const log = join(this.settings.logDir, `signal-${n}.log`);
+    let printed: (id: string | null) => void = () => undefined;
+    const firstLine = new Promise<string | null>((resolve) => (printed = resolve));
+    const run = runToEnd(
+      [
+        cliPath,
+        'signal',
+        'backfill',
+        '--config',
+        this.settings.configFile(),
+        '--location',
+        range.location,
+        '--since',
+        range.since,
+        '--until',
+        range.until,
+        '--wait',
+        '--timeout',
+        `${Math.ceil(timeoutMs / 1000)}s`,
+      ],
+      this.settings.env(),
+      (stdout) => {
+        const first = /^([0-9a-f-]{36})\n/.exec(stdout);
+        if (first !== null) printed(first[1] ?? null);
+      },
     );
+    const ended = run.then((result) => {
+      printed(null);
+      writeFileSync(log, `${result.stdout}\n${result.stderr}`);
+      const lines = result.stdout.split('\n').filter((l) => l.trim() !== '');
+      const outcome = lines.length > 1 ? (lines.at(-1) ?? null) : null;
+      this.settings.say(`signal backfill #${n}: ${outcome ?? 'no outcome'} (exit ${result.code})`);
+      return { outcome, code: result.code };
+    });
+    return { id: await firstLine, ended };
   }
 
   /** `auth login --grant <grant>`, the driver following the authorization URL it prints. */

@@ -36,6 +36,7 @@ import {
   Publications,
   type FaultWindow,
 } from './freshness.js';
+import type { Backfill } from './judge.js';
 import { runHostileCases } from './hostile.js';
 import { Fleet } from './instances.js';
 import { IntervalSampler } from './interval-sampler.js';
@@ -83,6 +84,10 @@ export class ChaosRun {
   private readonly intervals: IntervalSampler;
   /** Every committed record's version and Kafka timestamp, as the checker's witness read them. */
   private readonly publications = new Publications();
+  /** The backfill signals the faults sent (signal-faults.ts), for the checker. */
+  private readonly backfills: Backfill[] = [];
+  /** Their `--wait` commands' ends (each reports its outcome), awaited before the checker. */
+  private readonly signalsEnded: Promise<void>[] = [];
   /** When the live changes stopped (settling began): the end of the last fault's freshness window. */
   private liveStoppedAt = 0;
 
@@ -242,6 +247,11 @@ export class ChaosRun {
       changesPerSecond: profile.liveUpdatesPerSecond + profile.liveCreatesPerSecond,
       imported: (calls, madeAt) => live.imported(calls, madeAt),
       importSize: profile.name === 'short' ? 400 : 1000,
+      sendBackfill: (range, timeoutMs) => operator.backfill(range, timeoutMs),
+      backfilled: (backfill, ended) => {
+        this.backfills.push(backfill);
+        this.signalsEnded.push(ended);
+      },
     };
     this.phaseStart = Date.now();
     for (const fault of plan) {
@@ -267,6 +277,7 @@ export class ChaosRun {
     );
     this.stopBackground = true;
     await Promise.all(background);
+    await Promise.all(this.signalsEnded);
     await this.runChecker(operator);
     this.judgeFreshness(live);
     if (profile.hostileBodies) await this.hostileBodies();
@@ -384,6 +395,7 @@ export class ChaosRun {
       logFiles: [...this.fleet.all.map((i) => i.logFile), ...operator.logFiles],
       secrets: this.secrets,
       say: (message) => this.say(message),
+      backfills: this.backfills,
       onRecord: (record) =>
         this.publications.add(
           record.call.uid,

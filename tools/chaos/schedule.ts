@@ -46,7 +46,15 @@ export const API_FAULTS = [
   'api-cursor-expiry-same-instant',
 ] as const;
 
-export type FaultKind = (typeof PROCESS_FAULTS)[number] | (typeof API_FAULTS)[number];
+/** Operators' changes to the running connector, sent as signals (`calls-connector signal`). */
+export const SIGNAL_FAULTS = [
+  // Issue 42: a backfill of a range of one location while the others change and faults land: the range is
+  // published once more, completely (the checker's reReadMissing), and nothing is doubled outside it.
+  'signal-backfill',
+] as const;
+
+export type FaultKind =
+  (typeof PROCESS_FAULTS)[number] | (typeof API_FAULTS)[number] | (typeof SIGNAL_FAULTS)[number];
 
 export interface PlannedFault {
   /** Milliseconds after the start of the fault phase. */
@@ -120,6 +128,7 @@ export function profile(name: 'short' | 'full', minutes?: number, distributed = 
         'sigstop-long': 1,
         'replacement-stopped': 1,
         ...Object.fromEntries(API_FAULTS.map((k) => [k, 1])),
+        ...Object.fromEntries(SIGNAL_FAULTS.map((k) => [k, 1])),
       } as Record<FaultKind, number>,
       liveUpdatesPerSecond: 3,
       liveCreatesPerSecond: 1,
@@ -148,6 +157,7 @@ export function profile(name: 'short' | 'full', minutes?: number, distributed = 
       'sigstop-long': Math.ceil(1 * scale),
       'replacement-stopped': Math.ceil(1 * scale),
       ...Object.fromEntries(API_FAULTS.map((k) => [k, Math.ceil(1 * scale)])),
+      ...Object.fromEntries(SIGNAL_FAULTS.map((k) => [k, Math.ceil(1 * scale)])),
     } as Record<FaultKind, number>,
     liveUpdatesPerSecond: 20,
     liveCreatesPerSecond: 5,
@@ -191,6 +201,10 @@ function durationFor(kind: FaultKind, random: Random, p: Profile): number {
       return short ? random.int(16_000, 20_000) : random.int(80_000, 120_000);
     case 'api-cursor-expiry-same-instant':
       return short ? random.int(12_000, 18_000) : random.int(30_000, 60_000);
+    case 'signal-backfill':
+      // How long its `--wait` waits for `done` (in the background: the fault ends once it is sent), past the
+      // fault phase and the settle phase's bound.
+      return short ? 300_000 : 900_000;
     default:
       return random.int(short ? 2000 : 5000, short ? 4000 : 20_000);
   }

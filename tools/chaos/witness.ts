@@ -47,6 +47,8 @@ export interface WitnessLine {
   key: string | null;
   keyBase64: string | null;
   schemaId?: number | null;
+  /** The record's calls-connector.source.signal header (a backfill's re-read); null when it has none. */
+  signal?: string | null;
   /** The decoded Avro record (decode avro), the UTF-8 text (decode text), null for a tombstone. */
   value?: unknown;
 }

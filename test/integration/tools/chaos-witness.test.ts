@@ -83,7 +83,9 @@ describe('the chaos witness', () => {
       messages: [await message('a-aborted-1', 0), await message('a-aborted-2', 2)],
     });
     const other = await b.transaction();
-    await other.send({ topic, messages: [await message('b1', 0), await message('b2', 2)] });
+    // b2 is a backfill's re-read: the witness reports its signal header.
+    const reRead = { ...(await message('b2', 2)), headers: { 'calls-connector.source.signal': 'sig-1' } };
+    await other.send({ topic, messages: [await message('b1', 0), reRead] });
     await other.commit();
     await aborted.send({ topic, messages: [await message('a-aborted-3', 0)] });
     await aborted.abort();
@@ -95,6 +97,12 @@ describe('the chaos witness', () => {
     const { lines, summary } = await witness(topic, 'avro');
 
     expect(lines.map((l) => `${l.partition}:${l.key}`).sort()).toEqual(['0:a1', '0:b1', '1:a2', '2:b2']);
+    expect(lines.map((l) => [l.key, l.signal]).sort()).toEqual([
+      ['a1', null],
+      ['a2', null],
+      ['b1', null],
+      ['b2', 'sig-1'],
+    ]);
     expect(lines.find((l) => l.key === 'b1')).toMatchObject({
       schemaId: id,
       keyBase64: null,

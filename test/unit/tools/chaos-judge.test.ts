@@ -5,6 +5,7 @@ import {
   findDuplicates,
   findLost,
   findOffsetViolations,
+  findReReadGaps,
   findRegressions,
   findUnreadPartitions,
   judgeRecords,
@@ -140,6 +141,38 @@ describe('the chaos judge', () => {
     expect(duplicated.count).toBe(2);
     expect(duplicated.samples[0]).toMatch(new RegExp(`^a@${ms(T1)} \\(encoded at `));
     expect(findDuplicates([record(a, 0, 0), record(version('a', T2), 0, 1)]).duplicated.count).toBe(0);
+  });
+
+  it('counts a backfill’s re-read apart from the change it re-reads, and a second re-read by one signal as duplicated', () => {
+    const a = version('a', T1);
+    const reRead = (offset: number, signal: string): PublishedRecord => ({
+      ...record(a, 0, offset),
+      reRead: signal,
+    });
+    expect(findDuplicates([record(a, 0, 0), reRead(1, 's1'), reRead(2, 's2')]).duplicated.count).toBe(0);
+    const twice = findDuplicates([record(a, 0, 0), reRead(1, 's1'), reRead(2, 's1')]);
+    expect(twice.duplicated.count).toBe(1);
+    expect(twice.versions).toBe(1);
+  });
+
+  it('names each current version of a backfill range no record re-read by that signal carries', () => {
+    const before = version('a', T1);
+    const inRange = version('b', T2);
+    const after = version('c', T3);
+    const truthNow = new Map([[LOCATION, [before, inRange, after]]]);
+    const backfill = { id: 's1', location: LOCATION, since: T2, until: T3 };
+    const changes = [record(before, 0, 0), record(inRange, 0, 1), record(after, 0, 2)];
+    const gaps = findReReadGaps(truthNow, changes, [backfill]);
+    expect(gaps.missing.samples).toEqual([`b@${ms(T2)} (backfill s1)`]);
+    expect(gaps.reReads).toBe(0);
+    // Re-read by another signal: still missing for s1; by s1: none missing.
+    const other = { ...record(inRange, 0, 3), reRead: 's2' };
+    expect(findReReadGaps(truthNow, [...changes, other], [backfill]).missing.count).toBe(1);
+    const done = { ...record(inRange, 0, 3), reRead: 's1' };
+    expect(findReReadGaps(truthNow, [...changes, done], [backfill])).toMatchObject({
+      missing: { count: 0 },
+      reReads: 1,
+    });
   });
 
   it('flags a uid whose version goes backwards in its partition’s offset order, whatever order it was read in', () => {

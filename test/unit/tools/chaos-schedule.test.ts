@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../../tools/chaos/random.js';
 import { handovers, recoveries } from '../../../tools/chaos/report.js';
 import type { RunSummary } from '../../../tools/chaos/summary.js';
-import { API_FAULTS, PROCESS_FAULTS, planFaults, profile, TIMEOUTS } from '../../../tools/chaos/schedule.js';
+import {
+  API_FAULTS,
+  planFaults,
+  PROCESS_FAULTS,
+  profile,
+  SIGNAL_FAULTS,
+  TIMEOUTS,
+} from '../../../tools/chaos/schedule.js';
 
 describe('the chaos fault schedule', () => {
   it('is the same for the same seed and differs for another', () => {
@@ -14,7 +21,7 @@ describe('the chaos fault schedule', () => {
   it('holds every kind at least its minimum, and a full run at least 20 connector kills', () => {
     const full = profile('full');
     const plan = planFaults(seededRandom(1), full);
-    for (const kind of [...PROCESS_FAULTS, ...API_FAULTS])
+    for (const kind of [...PROCESS_FAULTS, ...API_FAULTS, ...SIGNAL_FAULTS])
       expect(plan.filter((f) => f.kind === kind).length).toBe(full.counts[kind]);
     const kills = plan.filter((f) => f.kind === 'connector-kill' || f.kind === 'refresh-kill');
     expect(kills.length).toBeGreaterThanOrEqual(20);

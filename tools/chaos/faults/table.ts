@@ -22,10 +22,11 @@ import {
   sigstop,
   type ProcessFaultContext,
 } from './process-faults.js';
+import { signalBackfill, type SignalFaultContext } from './signal-faults.js';
 import { brokerKill, registryStop, type StackFaultContext } from './stack-faults.js';
 
 /** Everything any fault unit needs of the run; each unit asks only for its family's part. */
-export type FaultContext = ProcessFaultContext & StackFaultContext & ApiFaultContext;
+export type FaultContext = ProcessFaultContext & StackFaultContext & ApiFaultContext & SignalFaultContext;
 
 /** Applies one fault; resolves with its outcome once it ended. `random` is the fault's own (its seed). */
 export type FaultUnit = (fault: PlannedFault, random: Random, context: FaultContext) => Promise<FaultResult>;
@@ -53,6 +54,7 @@ export const FAULT_UNITS: Readonly<Record<FaultKind, FaultUnit>> = {
   'api-limit-below-live-demand': hiddenLimitBelowLiveDemand,
   'api-limit-reset-forms': hiddenLimitResetForms,
   'api-cursor-expiry-same-instant': cursorExpiryInSameInstantGroup,
+  'signal-backfill': signalBackfill,
 };
 
 /** Applies one fault with the unit of its kind. */

@@ -17,7 +17,8 @@ Output, one JSON object per line on stdout:
     LogAppendTime), null when the record has none
     value is the decoded Avro record (--decode avro; logical types left out: times are the longs on the
     wire, as the schema stores them), the UTF-8 text (--decode text), or absent (--decode none); null for a
-    tombstone. key is the key as UTF-8, or null with keyBase64 set when it is not UTF-8.
+    tombstone. key is the key as UTF-8, or null with keyBase64 set when it is not UTF-8. signal is the
+    record's calls-connector.source.signal header (a backfill signal's re-read), null when it has none.
   {"summary": {"topicExists": bool, "partitions": [{"partition", "low", "high", "lastStable",
     "position", "records", "reachedEnd"}], "elapsedMs": ms}}  last, always (also on a timeout)
 Exit status: 0 every partition read to its end; 2 some partition was not (named on stderr); 1 an error.
@@ -51,6 +52,7 @@ with warnings.catch_warnings():
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
 MAGIC_BYTE = 0
+SIGNAL_HEADER = "calls-connector.source.signal"
 REQUEST_TIMEOUT_S = 30
 
 
@@ -187,6 +189,10 @@ def main():
                 except UnicodeDecodeError:
                     line["key"] = None
                     line["keyBase64"] = base64.b64encode(key).decode("ascii")
+                line["signal"] = None
+                for name, raw in message.headers() or []:
+                    if name == SIGNAL_HEADER and raw is not None:
+                        line["signal"] = raw.decode("utf-8", "replace")
                 value = message.value()
                 if decoder is not None:
                     schema_id, decoded = (None, None) if value is None else decoder.decode(value)
