@@ -105,7 +105,8 @@ export async function resetOffset(
       `calls-connector offsets: refusing to reset: ${running.length} instance(s) of connector ${config.connector.name} are running ` +
         `(${running.map((r) => `${r.clientId}@${r.clientHost}`).join(', ')}; members of consumer group ${presenceGroupId(config.connector.name)}). ` +
         `Stop them first: a running instance would overwrite the reset with its next page. ` +
-        `An instance that crashed leaves the group within ${PRESENCE_SESSION_TIMEOUT_MS / 1000} s.\n`,
+        `An instance that crashed leaves the group within ${PRESENCE_SESSION_TIMEOUT_MS / 1000} s. ` +
+        `To reset while they run, send the running connector a signal: calls-connector signal reset --config ${configFile} --location ${location}${to === undefined ? '' : ` --to ${to}`} --wait\n`,
     );
     return ExitCode.NOT_READY;
   }
@@ -170,7 +171,9 @@ async function resetHistoryLane(
 export function register(program: Command): void {
   const offsets = program
     .command('offsets')
-    .description('Show or reset the stored per-location offsets (stop the connector before a reset).')
+    .description(
+      'Show or reset the stored per-location offsets (stop the connector before a reset; while it runs, use `signal reset`).',
+    )
     .addHelpText(
       'after',
       examples(

@@ -147,6 +147,9 @@ describe('offsets command', () => {
       expect(refused.code).toBe(ExitCode.NOT_READY);
       expect(refused.stderr).toContain(`1 instance(s) of connector ${connectorName} are running`);
       expect(refused.stderr).toContain(`${connectorName}-instances`);
+      expect(refused.stderr).toContain(
+        `calls-connector signal reset --config ${file} --location ${LOCATION_A} --wait`,
+      );
       expect(JSON.parse((await capture(() => showOffsets(file, LOCATION_A))).stdout)).toEqual({
         [LOCATION_A]: offset,
       });
