@@ -8,7 +8,8 @@
  * single calls of a page, which the location's own live poll would wait for (so live stays fresh under a
  * low rate limit). A location whose page is not read yet starts reading it (`prefetchHistory`) and leaves the
  * queue until it is ready, then joins again; at most `maxPrefetching` read at a time, so the pages held in
- * memory stay bounded. A location whose rate-limit scope is held (`heldUntil`) stays in the queue without reading
+ * memory stay bounded. Starting those reads is the one command, `pump`; `ready`, `drained` and the counts are
+ * queries that start nothing. A location whose rate-limit scope is held (`heldUntil`) stays in the queue without reading
  * or taking a turn: its requests would only wait, holding a worker or a read-ahead place; the owner is told
  * (`heldSkipped`) so it looks again at the hold's end, whatever else happens meanwhile. How many
  * history turns may run at once is the turn policy's (turn-rule.ts).
@@ -39,6 +40,8 @@ export class BackfillQueue<S extends BackfillSlot> {
   private running = 0;
   /** Slots out of the queue while their next history page is read in the background. */
   private prefetching = 0;
+  /** Queued slots whose page could not be read ahead: their turn reads it (pump found them, ready() gives them). */
+  private readonly turnReads = new Set<S>();
 
   constructor(private readonly options: BackfillQueueOptions<S>) {}
 
@@ -65,16 +68,17 @@ export class BackfillQueue<S extends BackfillSlot> {
   }
 
   /**
-   * The first slot whose next history page is ready for a history turn (or could not be read ahead: the turn
-   * reads it itself); none: undefined. Slots that cannot backfill now (running, gone, history merged) leave
-   * the queue; a slot whose page is not read yet starts reading it, see the module comment.
+   * Moves the queue on (the one command that starts work): slots that cannot backfill now (running, gone, history
+   * merged) leave it; a slot whose page is not read yet starts reading it, within `maxPrefetching`, and leaves
+   * the queue until it is ready (see the module comment); a held slot stays, its hold's end told to the owner.
+   * Call it before asking `ready()`.
    */
-  next(): S | undefined {
+  pump(): void {
     let i = 0;
     while (i < this.queue.length) {
       const slot = this.queue[i] as S;
       const { location } = slot;
-      if (slot.detached || slot.state !== 'waiting' || location.hasHistory !== true) {
+      if (!eligible(slot)) {
         this.leave(i);
         continue;
       }
@@ -85,15 +89,20 @@ export class BackfillQueue<S extends BackfillSlot> {
         continue;
       }
       let ahead = location.historyAhead();
-      if (ahead.state === 'none') {
+      if (ahead.state === 'none' && !this.turnReads.has(slot)) {
         if (this.prefetching >= this.options.maxPrefetching) {
           i += 1;
           continue;
         }
         location.prefetchHistory(slot.pageSignal);
         ahead = location.historyAhead();
+        // Not read ahead (the location could not start it): its turn reads the page itself.
+        if (ahead.state === 'none') this.turnReads.add(slot);
       }
-      if (ahead.state !== 'pending') return slot;
+      if (ahead.state !== 'pending') {
+        i += 1;
+        continue;
+      }
       this.leave(i);
       // Once per page: a slot queued again meanwhile (its live traversal completed) must not count twice.
       if (this.awaiting.has(slot)) continue;
@@ -106,12 +115,24 @@ export class BackfillQueue<S extends BackfillSlot> {
         this.options.onReady();
       });
     }
-    return undefined;
   }
 
-  /** Takes the slot next() gives out of the queue for a history turn (counted until turnEnded). */
+  /**
+   * The first slot in the queue ready for a history turn: its next history page read ahead (or not readable
+   * ahead: the turn reads it itself), its scope not held; none: undefined. A query: it starts nothing (`pump`).
+   */
+  ready(): S | undefined {
+    return this.queue.find(
+      (slot) =>
+        eligible(slot) &&
+        (this.options.heldUntil?.(slot) ?? null) === null &&
+        (slot.location.historyAhead().state === 'ready' || this.turnReads.has(slot)),
+    );
+  }
+
+  /** Takes the slot ready() gives out of the queue for a history turn (counted until turnEnded). */
   take(): S | undefined {
-    const slot = this.next();
+    const slot = this.ready();
     if (slot === undefined) return undefined;
     this.running += 1;
     this.leave(this.queue.indexOf(slot));
@@ -129,15 +150,25 @@ export class BackfillQueue<S extends BackfillSlot> {
   }
 
   /**
-   * Whether no history is left to run now or later: none ready (next(), which may start reading pages ahead)
-   * and none being read.
+   * Whether no history is left to run now or later: none being read, and none in the queue that could backfill
+   * (a held one waits for its hold's end). A query.
    */
   drained(): boolean {
-    return this.next() === undefined && this.prefetching === 0;
+    return (
+      this.prefetching === 0 &&
+      !this.queue.some((slot) => eligible(slot) && (this.options.heldUntil?.(slot) ?? null) === null)
+    );
   }
 
   private leave(index: number): void {
     const [slot] = this.queue.splice(index, 1);
-    if (slot !== undefined) this.queued.delete(slot);
+    if (slot === undefined) return;
+    this.queued.delete(slot);
+    this.turnReads.delete(slot);
   }
+}
+
+/** Whether a queued slot can backfill: not gone, not running, history left. */
+function eligible(slot: BackfillSlot): boolean {
+  return !slot.detached && slot.state === 'waiting' && slot.location.hasHistory === true;
 }

@@ -285,14 +285,16 @@ export class Scheduler {
   /**
    * A slot for the kind of turn the policy gives now (turn-rule.ts), marked running: a location due now
    * (the due queue's, of that kind, grants in turn) for a live or nudged turn, the backfill queue's next ready
-   * one for a history turn; or none yet. Asking whether history waits starts reading history pages ahead.
+   * one for a history turn; or none yet. It first moves the backfill queue on (pump), which starts reading
+   * history pages ahead, so history's requests reach the rate limiter whatever live does.
    */
   private takeDue(): Slot | undefined {
+    this.backfill.pump();
     const kind = this.turns.turnFor({
       nudge: this.due.anyDue('nudge'),
       live: this.due.anyDue('live'),
       check: this.due.anyDue('check'),
-      history: this.backfill.next() !== undefined,
+      history: this.backfill.ready() !== undefined,
       historyTurns: this.backfill.historyTurns,
     });
     if (kind === null) return undefined;

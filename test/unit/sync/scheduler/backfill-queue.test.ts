@@ -26,6 +26,18 @@ function backfillQueue(maxPrefetching = 2) {
   return { queue, ready: () => ready };
 }
 
+/** As the scheduler asks: the queue moved on (pump), then the slot ready for a turn. */
+function next(queue: BackfillQueue<TestSlot>): TestSlot | undefined {
+  queue.pump();
+  return queue.ready();
+}
+
+/** As the scheduler takes a history turn: the queue moved on, then the ready slot taken. */
+function takeTurn(queue: BackfillQueue<TestSlot>): TestSlot | undefined {
+  queue.pump();
+  return queue.take();
+}
+
 /** Reading a history page ahead, as LocationSync does: pending until the test settles it. */
 function readsAhead(s: TestSlot) {
   const read = deferred();
@@ -46,9 +58,9 @@ describe('BackfillQueue', () => {
     queue.enqueue(a);
     queue.enqueue(b);
     queue.enqueue(a);
-    expect(queue.take()).toBe(a);
-    expect(queue.take()).toBe(b);
-    expect(queue.take()).toBeUndefined();
+    expect(takeTurn(queue)).toBe(a);
+    expect(takeTurn(queue)).toBe(b);
+    expect(takeTurn(queue)).toBeUndefined();
     expect(queue.isQueued(a)).toBe(false);
   });
 
@@ -56,8 +68,8 @@ describe('BackfillQueue', () => {
     const { queue } = backfillQueue();
     queue.enqueue(slot(1));
     queue.enqueue(slot(2));
-    queue.take();
-    queue.take();
+    takeTurn(queue);
+    takeTurn(queue);
     expect(queue.historyTurns).toBe(2);
     queue.turnEnded();
     expect(queue.historyTurns).toBe(1);
@@ -74,7 +86,7 @@ describe('BackfillQueue', () => {
     merged.location.hasHistory = false;
     gone.detached = true;
     running.state = 'running';
-    expect(queue.next()).toBeUndefined();
+    expect(next(queue)).toBeUndefined();
     expect([merged, gone, running].map((s) => queue.isQueued(s))).toEqual([false, false, false]);
     expect(queue.drained()).toBe(true);
   });
@@ -84,14 +96,14 @@ describe('BackfillQueue', () => {
     const a = slot(1);
     const read = readsAhead(a);
     queue.enqueue(a);
-    expect(queue.take()).toBeUndefined();
+    expect(takeTurn(queue)).toBeUndefined();
     expect(a.location.prefetches).toEqual([a.pageSignal]);
     expect([queue.isQueued(a), queue.isAwaitingPage(a)]).toEqual([false, true]);
     expect(queue.drained()).toBe(false);
     read.done();
     await settles(() => ready() === 1, 'the page read');
     expect([queue.isQueued(a), queue.isAwaitingPage(a)]).toEqual([true, false]);
-    expect(queue.take()).toBe(a);
+    expect(takeTurn(queue)).toBe(a);
     expect(a.location.prefetches).toHaveLength(1);
   });
 
@@ -101,14 +113,14 @@ describe('BackfillQueue', () => {
     const [readA] = [readsAhead(a), readsAhead(b)];
     queue.enqueue(a);
     queue.enqueue(b);
-    expect(queue.next()).toBeUndefined();
+    expect(next(queue)).toBeUndefined();
     expect(a.location.prefetches).toHaveLength(1);
     expect(b.location.prefetches).toHaveLength(0);
     expect(queue.isQueued(b)).toBe(true);
     readA.done();
     await settles(() => ready() === 1, "a's page read");
-    expect(queue.take()).toBe(a);
-    expect(queue.next()).toBeUndefined();
+    expect(takeTurn(queue)).toBe(a);
+    expect(next(queue)).toBeUndefined();
     expect(b.location.prefetches).toHaveLength(1);
   });
 
@@ -118,13 +130,13 @@ describe('BackfillQueue', () => {
     readsAhead(a);
     readsAhead(b);
     queue.enqueue(a);
-    expect(queue.next()).toBeUndefined();
+    expect(next(queue)).toBeUndefined();
     // Its live traversal completed meanwhile: it joins again, and is found still being read.
     queue.enqueue(a);
-    expect(queue.next()).toBeUndefined();
+    expect(next(queue)).toBeUndefined();
     // One page is being read, not two: b may start reading its own.
     queue.enqueue(b);
-    expect(queue.next()).toBeUndefined();
+    expect(next(queue)).toBeUndefined();
     expect(b.location.prefetches).toHaveLength(1);
   });
 
@@ -132,7 +144,20 @@ describe('BackfillQueue', () => {
     const { queue } = backfillQueue();
     const a = slot(1, { state: 'none' });
     queue.enqueue(a);
-    expect(queue.take()).toBe(a);
+    expect(takeTurn(queue)).toBe(a);
+    expect(a.location.prefetches).toHaveLength(1);
+  });
+
+  it('answers ready and drained without starting anything: only pump reads pages ahead', () => {
+    const { queue } = backfillQueue();
+    const a = slot(1);
+    readsAhead(a);
+    queue.enqueue(a);
+    expect(queue.ready()).toBeUndefined();
+    expect(queue.drained()).toBe(false);
+    expect(queue.take()).toBeUndefined();
+    expect(a.location.prefetches).toHaveLength(0);
+    queue.pump();
     expect(a.location.prefetches).toHaveLength(1);
   });
 
@@ -147,11 +172,13 @@ describe('BackfillQueue', () => {
     });
     const s = slot(1, { state: 'none' });
     queue.enqueue(s);
-    expect(queue.next()).toBeUndefined();
+    expect(next(queue)).toBeUndefined();
     expect(skipped).toEqual([7_000]);
     expect(s.location.prefetches).toHaveLength(0);
+    expect(queue.drained()).toBe(true);
     heldUntil = null;
-    queue.next();
+    expect(queue.drained()).toBe(false);
+    next(queue);
     expect(s.location.prefetches).toHaveLength(1);
   });
 });
