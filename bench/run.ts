@@ -15,6 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { avroBench } from './avro.js';
+import { backfillSignalBench } from './backfill-signal.js';
 import { bulkImportBench } from './bulk-import.js';
 import { connectorBench } from './connector.js';
 import { distributedBench } from './distributed.js';
@@ -51,6 +52,7 @@ const modules: BenchModule[] = [
   freshnessBench,
   stretchBench,
   lanesBench,
+  backfillSignalBench,
   idleBench,
   distributedBench,
   webhooksBench,
@@ -79,6 +81,8 @@ const QUICK: Record<string, string> = {
   BENCH_FRESH_INTERVAL_MS: '5000',
   BENCH_FRESH_WINDOW_S: '10',
   BENCH_FRESH_RPS: '40',
+  BENCH_BF_CALLS: '300',
+  BENCH_BF_INTERVAL_MS: '3000',
   BENCH_LANES_LOCATIONS: '10',
   BENCH_LANES_CALLS: '150',
   BENCH_LANES_RPS: '100',
