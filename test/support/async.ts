@@ -30,6 +30,15 @@ export async function settles(condition: () => boolean, what = 'condition', turn
   if (!condition()) throw new Error(`${what} did not hold after ${turns} turns of the event loop`);
 }
 
+/**
+ * Lets the event loop turn `turns` times (setImmediate, no time passes): for asserting that something does NOT
+ * happen after a ManualClock advance, where no event says "it is settled". Whatever the advance set going (a
+ * timer's callback, its promise chain, a request on a kept-alive local connection) has had those turns.
+ */
+export async function idles(turns = 100): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Polls `check` until it returns true, failing after `timeoutMs`; for conditions with no event to await. */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
