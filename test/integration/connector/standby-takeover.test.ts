@@ -7,7 +7,8 @@
  *
  * The mixed-version case (L4 b): a member without a start stamp (an earlier version, here a plain kafkajs
  * consumer of the group under kafkajs's round-robin protocol) counts as newer at a re-initialisation, and a
- * takeover is one: A stands by while that member is in the group, and takes over once it has left.
+ * takeover is one: A stands by while that member is in the group (it lists no call and writes no record), and
+ * takes over once it has left. Each case starts its own A.
  *
  * Ordering assertions only (log lines, offsets caught up), no wall-clock bounds; the sandbox keeps changing
  * calls (live mode) and both instances poll every second, so A has pages to write whenever it runs.
@@ -28,6 +29,8 @@ import { eventually } from '../../support/kafka.js';
 const STANDING_BY = '"a newer instance took over: no more writes"';
 const STILL_NEWER = 'standing by: a newer instance is a member of the instances group';
 const TOOK_OVER = '"took over: this instance writes"';
+/** Logged when a standby found no newer member and begins to take over, before "took over". */
+const TAKING_OVER = 'taking over: no newer instance in the group';
 
 describe('a single-mode instance standing by after a newer one fenced it', () => {
   let scenario: ConnectorScenario;
@@ -90,13 +93,16 @@ describe('a single-mode instance standing by after a newer one fenced it', () =>
     await caughtUpExactlyOnce(a, 'takeover-a');
     expect(a.child.exitCode).toBeNull();
     expect(occurrences(a, TOOK_OVER)).toBe(1);
+    a.child.kill('SIGTERM');
+    expect(await a.exited, a.output()).toBe(0);
   }, 180_000);
 
   it('stands by while a member without a start stamp is in the group, and takes over once it left (L4 b)', async () => {
     const { sandbox, kafka, config, progress, start } = scenario;
     sandbox.admin.setLive({ updatesPerSecond: 4, createsPerSecond: 2 });
-    const [a] = scenario.processes;
-    if (a === undefined) throw new Error('the first test starts A');
+    const a = start();
+    await logged(a, '"connector started"', 'A started');
+    await progress(30, 'A at work');
 
     // An earlier version's member: kafkajs's round-robin protocol, no start stamp in its metadata.
     const unstamped = kafka.consumer({
@@ -124,10 +130,31 @@ describe('a single-mode instance standing by after a newer one fenced it', () =>
 
     // A asks again after C left: the unstamped member counts as newer at a re-initialisation.
     await eventually(() => occurrences(a, STILL_NEWER) > stillNewer, 60_000, 'A asked after C left');
+    // Standing by is nothing written: with C gone and changes made all along, A neither lists calls nor
+    // publishes while the member is in the group, for as long as the sandbox takes to make 20 more versions
+    // (several of A's poll intervals).
+    const admin = kafka.admin();
+    await admin.connect();
+    const written = async () =>
+      (await admin.fetchTopicOffsets(config.kafka.topic)).reduce((n, p) => n + BigInt(p.high), 0n);
+    try {
+      const listedBefore = sandbox.admin.stats().listRequests;
+      const writtenBefore = await written();
+      const versionsBefore = versions();
+      await eventually(() => versions() >= versionsBefore + 20, 60_000, 'changes made while A stands by');
+      expect(sandbox.admin.stats().listRequests, 'calls listed while A stood by').toBe(listedBefore);
+      expect(await written(), 'records written while A stood by').toBe(writtenBefore);
+    } finally {
+      await admin.disconnect();
+    }
+    const beforeLeave = a.output().length;
+    expect(a.output()).not.toContain(TAKING_OVER);
     expect(occurrences(a, TOOK_OVER)).toBe(tookOver);
 
     await unstamped.disconnect();
     await eventually(() => occurrences(a, TOOK_OVER) > tookOver, 60_000, 'A took over once it left');
+    // The takeover began after the member left, not before: its first line follows what A had logged then.
+    expect(a.output().indexOf(TAKING_OVER)).toBeGreaterThanOrEqual(beforeLeave);
     const versionsAtLeave = versions();
     await eventually(() => versions() >= versionsAtLeave + 10, 60_000, 'changes made after it left');
 
