@@ -132,3 +132,32 @@ export function revokedGrants(log: string): string[] {
   }
   return names;
 }
+
+/** What a single-mode SIGSTOP showed of the replacement started when the writer was paused. */
+export interface PausedReplacement {
+  /** From the pause to the first page committed after it; null: none within the cap. */
+  tookOverMs: number | null;
+  /** /status names the replacement the writer once the woken instance was stopped. */
+  writer: boolean;
+  /**
+   * From the woken instance's stop to the next page committed (the replacement's: nothing else runs in single
+   * mode then); null: none within the cap.
+   */
+  writesAfterMs: number | null;
+}
+
+/**
+ * The promises a single-mode SIGSTOP broke (empty: none): the replacement committed pages while the writer was
+ * paused, and once the woken one was stopped it is still the writer and still commits pages. The run keeps
+ * making live changes all along, so a replacement that writes has pages to commit.
+ */
+export function pausedReplacementFailures(replacement: PausedReplacement): string[] {
+  const failures: string[] = [];
+  if (replacement.tookOverMs === null)
+    failures.push('the replacement committed no page while the writer was paused');
+  if (!replacement.writer)
+    failures.push('the replacement is not the writer once the woken instance was stopped');
+  if (replacement.writesAfterMs === null)
+    failures.push('no page committed once the woken instance was stopped');
+  return failures;
+}

@@ -5,6 +5,7 @@ import {
   historyStarved,
   limitBelowLiveDemand,
   locationsByGrant,
+  pausedReplacementFailures,
   revokedGrants,
   staleLocations,
   type OffsetView,
@@ -96,5 +97,20 @@ describe("the chaos checks of issue 32's faults", () => {
     ].join('\n');
     expect(revokedGrants(log)).toEqual(['second', 'default']);
     expect(revokedGrants('{"code":"AUTH_GRANT_REVOKED"}')).toEqual(['default']);
+  });
+
+  it('fails a single-mode SIGSTOP whose replacement made no progress, is not the writer, or commits nothing after', () => {
+    const kept = { tookOverMs: 4_000, writer: true, writesAfterMs: 1_500 };
+    expect(pausedReplacementFailures(kept)).toEqual([]);
+    expect(pausedReplacementFailures({ ...kept, tookOverMs: null })).toEqual([
+      'the replacement committed no page while the writer was paused',
+    ]);
+    expect(pausedReplacementFailures({ ...kept, writer: false })).toEqual([
+      'the replacement is not the writer once the woken instance was stopped',
+    ]);
+    // The writer on /status alone is not enough: pages must be committed.
+    expect(pausedReplacementFailures({ ...kept, writesAfterMs: null })).toEqual([
+      'no page committed once the woken instance was stopped',
+    ]);
   });
 });

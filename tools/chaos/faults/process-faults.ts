@@ -5,6 +5,7 @@
  * one woke. Distributed mode's SIGSTOP and rolling restart are distributed.ts's; single mode's are here.
  */
 import { distributedRollingRestart, distributedSigstop, type DistributedDriver } from '../distributed.js';
+import { pausedReplacementFailures } from '../fault-checks.js';
 import { sleep, until, type Exit, type LoggedProcess } from '../processes.js';
 import type { Random } from '../random.js';
 import type { SandboxAdmin } from '../sandbox-admin.js';
@@ -119,7 +120,9 @@ export async function rollingRestart(
 
 /**
  * `sigstop` and `sigstop-long`. Single mode: SIGSTOP the active instance, let a new one take over, SIGCONT
- * the old one: it must be fenced, and the replacement still writing. Distributed mode: distributed.ts's.
+ * the old one: it must be fenced, and the replacement must have committed pages while the old one was paused
+ * and still commit pages, as the writer, once the old one was stopped (pausedReplacementFailures). Distributed
+ * mode: distributed.ts's.
  */
 export const sigstop = pauseFault(async (fault, context, { frozen, next, tookOver }) => {
   const { fleet, report } = context;
@@ -138,12 +141,17 @@ export const sigstop = pauseFault(async (fault, context, { frozen, next, tookOve
     if (late === null) await kill9(fleet, frozen);
     fate = `stood by after SIGCONT; SIGTERM → ${late === null ? 'killed' : `exit ${late.code ?? late.signal}`}`;
   }
-  // The replacement must still be the writer once the old one woke up and was stopped (issue 20: a paused
-  // instance used to fence its replacement back, leaving nothing writing once it was stopped).
-  const stillWriting = await until(() => fleet.writing(next).catch(() => false), 60_000, 500);
-  const text = `${frozen.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}, ${next.name} ${stillWriting ? 'still writing' : 'NOT writing'}`;
+  // The replacement must still be the writer, and still commit pages, once the old one woke up and was stopped
+  // (a paused instance used to fence its replacement back, leaving nothing writing once it was stopped).
+  const stoppedAt = Date.now();
+  const writer = await until(() => fleet.writing(next).catch(() => false), 60_000, 500);
+  const writesAfterMs = await context.waitForProgress(stoppedAt, RESUME_CAP_MS);
+  const text =
+    `${frozen.name} stopped ${Math.round(fault.durationMs / 1000)} s, ${next.name} ${tookOver === null ? 'made NO progress' : 'took over'}, ${frozen.name} ${fate}, ` +
+    `${next.name} ${writer ? 'still the writer' : 'NOT the writer'}, pages ${writesAfterMs === null ? 'NOT committed' : `committed ${(writesAfterMs / 1000).toFixed(1)} s`} after the stop`;
   report.fencedInstance(text);
-  if (!stillWriting) report.violation(`SIGSTOP: ${text}`);
+  const failures = pausedReplacementFailures({ tookOverMs: tookOver, writer, writesAfterMs });
+  if (failures.length > 0) report.violation(`SIGSTOP: ${failures.join('; ')}: ${text}`);
   return { end: Date.now(), detail: `SIGSTOP: ${text}` };
 });
 
@@ -186,7 +194,7 @@ export const replacementStopped = pauseFault(async (fault, context, paused) => {
     `${standby.name} ${writerMs === null ? 'did NOT take over' : `took over (writer) after ${(writerMs / 1000).toFixed(1)} s`}, ` +
     `writes ${resumedMs === null ? 'did NOT resume' : `resumed after ${(resumedMs / 1000).toFixed(1)} s`}`;
   report.faultCheck(`replacement stopped: ${text}`);
-  if (writerMs === null || resumedMs === null || exit === null || exit.code !== 0)
+  if (tookOver === null || writerMs === null || resumedMs === null || exit === null || exit.code !== 0)
     report.violation(`replacement-stopped: ${text}`);
   return { end: stoppedAt, detail: `replacement stopped: ${text}` };
 });
