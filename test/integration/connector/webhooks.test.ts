@@ -95,20 +95,30 @@ describe('webhooks nudging the connector (single mode)', () => {
     expect(forged.status).toBe(401);
 
     await expectEachVersionOnce(s.config, s.expected);
+    // The sender's faults happened: one badly signed first attempt, one duplicate, one replay.
+    expect(s.sandbox.admin.webhooks.stats().faults).toMatchObject({
+      badSignature: 1,
+      duplicate: 1,
+      replay: 1,
+    });
     expect(await deliveries(s.metrics, 'accepted')).toBe(5);
     expect(await deliveries(s.metrics, 'bad_signature')).toBe(2);
     expect(await deliveries(s.metrics, 'replayed')).toBe(2);
-    // Every change came in through a nudge: the day-long reconcile interval polled none of them.
-    expect(await counterValue(s.metrics.webhookNudgeOutcomes, { outcome: 'due_now' })).toBeGreaterThanOrEqual(
-      1,
-    );
+    // Every change came in through a nudge. Each accepted delivery reached its location's scheduler (no nudge
+    // held or unknown) and each nudge was timed to its publish...
+    expect(await counterValue(s.metrics.webhookNudgeOutcomes)).toBe(5);
+    expect(await counterValue(s.metrics.webhookNudgeOutcomes, { outcome: 'held' })).toBe(0);
+    expect(await counterValue(s.metrics.webhookNudgeOutcomes, { outcome: 'unknown' })).toBe(0);
     const timed = (await s.metrics.webhookNudgeToPublished.get()).values.find(
       (v) => v.metricName === 'calls_connector_webhook_nudge_to_published_seconds_count',
     );
     expect(timed?.value).toBe(5);
     expect(await counterValue(s.metrics.webhookMissedDeliveries)).toBe(0);
-    const now = Date.now();
-    for (const location of s.connector.runtime.status()) expect(location.nextRunAt ?? 0).toBeGreaterThan(now);
+    // ...and no scheduled poll could have found them: with webhooks on, a location's next scheduled poll is at
+    // least half its (day-long) interval after its last traversal, and the test lasts seconds.
+    const soonestScheduled = Date.now() + 12 * 3_600_000 - 60_000;
+    for (const location of s.connector.runtime.status())
+      expect(location.nextRunAt ?? 0, location.locationUid).toBeGreaterThan(soonestScheduled);
   });
 
   it('publishes the changes whose deliveries were dropped at the next reconciliation poll, counted as missed', async () => {
