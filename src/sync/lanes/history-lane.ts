@@ -59,6 +59,11 @@ export class HistoryLane implements LaneRole {
     return this.splitCheck.decided;
   }
 
+  /** The location's offset was replaced (a reset signal): its split is decided again before its next page. */
+  offsetReplaced(): void {
+    this.splitCheck.again();
+  }
+
   /**
    * The location's offset split at T0 when this process's split check says so (split-check.ts), else null;
    * a split starts the backfill figures.

@@ -117,6 +117,11 @@ export class SplitCheck {
     return this.made;
   }
 
+  /** The location's offset was replaced (a reset signal): the next decide() asks again, as at a start. */
+  again(): void {
+    this.made = false;
+  }
+
   /**
    * The location's offset split at T0 when the rule says so, else null: lanes.ts decides from `position` and
    * the API's newest updatedAt. Decided once per process; after that (or when nothing needs checking) null

@@ -403,15 +403,19 @@ export class LocationSync {
 
   /**
    * Continues from `offset`, a signal's, just stored: what was read ahead started elsewhere, the history lane (new,
-   * or gone) starts its traversal afresh, and a reset starts the live lane's afresh too.
+   * or gone) starts its traversal afresh, and a reset starts the live lane's afresh too and has the split decided
+   * again (a reset far back reads its backlog as a history lane, the present first, as at a start).
    */
-  private moveTo(offset: LocationOffset, restart: boolean): void {
+  private moveTo(offset: LocationOffset, reset: boolean): void {
     this.roles.live.readAhead.drop();
     this.roles.history.readAhead.drop();
     this.committed = offset;
     this.position = offset;
     this.traversals.history = null;
-    if (restart) this.traversals.live = null;
+    if (reset) {
+      this.traversals.live = null;
+      this.history.offsetReplaced();
+    }
     this.history.track(offset, 0);
   }
 

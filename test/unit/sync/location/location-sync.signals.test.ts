@@ -35,7 +35,10 @@ class Pending implements LocationSignals {
   }
 }
 
-function build(signals: Pending, options: { start?: LocationOffset; sink?: InMemorySink } = {}) {
+function build(
+  signals: Pending,
+  options: { start?: LocationOffset; sink?: InMemorySink; splitBacklogMs?: number } = {},
+) {
   const api = new FakeCallsApi(CALLS);
   const sink = options.sink ?? new InMemorySink();
   const sync = unitLocationSync({
@@ -47,7 +50,10 @@ function build(signals: Pending, options: { start?: LocationOffset; sink?: InMem
     metrics: new ConnectorMetrics(),
     signals,
     // Lanes on, never split by the backlog rule: the only history lane is a backfill's.
-    settings: { commitRetry: DEFAULT_RETRY_POLICY, lanes: { ...DEFAULT_LANE_SETTINGS, splitBacklogMs: 0 } },
+    settings: {
+      commitRetry: DEFAULT_RETRY_POLICY,
+      lanes: { ...DEFAULT_LANE_SETTINGS, overlapMs: 0, splitBacklogMs: options.splitBacklogMs ?? 0 },
+    },
     clock: { now: () => NOW, random: () => 0, sleep: async () => {} },
   });
   return { sync, sink };
@@ -132,6 +138,28 @@ describe('LocationSync carrying out signals', () => {
     expect(reRead).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
     expect(reReadBefore).toBeGreaterThan(0);
     expect(sink.signalsDone).toEqual([ID]);
+  });
+
+  it('splits a location reset far back again: the backlog from `to` read as history, the present first', async () => {
+    const { sink, offset } = await caughtUp();
+    const signals = new Pending([{ id: ID, location: LOC, acceptedAt: at(100), reset: { to: at(0) } }]);
+    // A backlog over 5 minutes is split: the caught-up location is not, the reset one (50 minutes behind) is.
+    const { sync } = build(signals, { start: offset, sink, splitBacklogMs: 5 * 60_000 });
+    await sync.runPage(undefined, 'live');
+    expect(sync.offset.history).toBeUndefined();
+    expect(sync.offset.signal).toBe(ID);
+    await sync.runPage(undefined, 'live');
+    expect(sync.offset.history).toMatchObject({ until: at(50) });
+    expect(sync.offset.since).toBe(at(50));
+    await runLane(sync, 'live');
+    await runLane(sync, 'history');
+    // Every call from `to` published again, once (c0 at `to` itself: the filter is inclusive).
+    expect(
+      sink.calls
+        .slice(CALLS.length)
+        .map((c) => c.uid)
+        .sort(),
+    ).toEqual(CALLS.map((c) => c.uid).sort());
   });
 
   it('settles a signal its offset says was carried out, committing nothing', async () => {
