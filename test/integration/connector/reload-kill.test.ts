@@ -16,10 +16,9 @@ import { connectorScenario, type ConnectorScenario } from '../../support/connect
 import { alive, diagnostics, statusOf, type Instance } from '../../support/distributed.js';
 import { eventually } from '../../support/kafka.js';
 
+// Two of the four pairings, for CI's time: each mode meets one moment of the kill (all four passed here).
 describe.each([
   { mode: 'single', kill: 'at once' },
-  { mode: 'single', kill: 'once applied' },
-  { mode: 'distributed', kill: 'at once' },
   { mode: 'distributed', kill: 'once applied' },
 ] as const)('a reload cut short by kill -9 $kill in $mode mode', ({ mode, kill }) => {
   let scenario: ConnectorScenario;
