@@ -16,7 +16,7 @@ import { connectorScenario, type ConnectorScenario } from '../../support/connect
 import { alive, diagnostics, statusOf, type Instance } from '../../support/distributed.js';
 import { eventually } from '../../support/kafka.js';
 
-// Two of the four pairings, for CI's time: each mode meets one moment of the kill (all four passed here).
+// Two of the four pairings of mode and moment, for CI's time: each mode meets one moment of the kill.
 describe.each([
   { mode: 'single', kill: 'at once' },
   { mode: 'distributed', kill: 'once applied' },
