@@ -11,7 +11,9 @@
  *   of commit-outcome.ts (this reads no offsets): 'stored' moves the location on, 'superseded' adopts the
  *   offset the store holds, 'rejected' is committed again there until the retry policy is spent;
  * - the page's commit and the idle rule (page-commit.ts);
- * - the counters (location-counters.ts): metrics, totals and the traversal's counts.
+ * - the counters (location-counters.ts): metrics, totals and the traversal's counts;
+ * - the signals accepted for the location (LocationSignals, the rule of location-signal.ts): a reset's offset or
+ *   a backfill's history lane, committed before the page (a backfill's merge completes it, page-commit.ts).
  *
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
  * by pages in flight; the scheduler runs a location's pages until its traversal completes.
