@@ -129,6 +129,9 @@ describe.each([
       )
       .map(versionId);
     expect(inRange.length).toBeGreaterThan(30);
+    // Slow answers while the backfill is read (about a quarter second a page): the kill below lands while it is
+    // half read, whatever the machine's speed; lifted once it landed.
+    sandbox.admin.setFaults({ latency: { medianMs: 80, p99Ms: 160 } });
     const sent = await signal(['backfill', '--location', backfilled, '--since', since, '--until', until]);
     expect(sent.code, `${sent.stdout}${sent.stderr}\n${why()}`).toBe(0);
     const id = sent.stdout.trim().split('\n')[0] ?? '';
@@ -149,6 +152,7 @@ describe.each([
     await Promise.all(exits);
     const atKill = (await store.loadAll()).get(backfilled);
     expect(atKill?.history?.signal, 'the kill landed while the backfill was half read').toBe(id);
+    sandbox.admin.setFaults({ latency: null });
     instances = start(names.map((n) => `${n}-again`));
 
     await eventually(
