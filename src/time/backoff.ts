@@ -5,7 +5,8 @@
  * the product is this formula with its own numbers: the API client's retries (api/retry-policy.ts adds
  * statuses and Retry-After), page commits and failing locations (sync core), stopped locations
  * (sync/scheduler/health-rule.ts), token refreshes and the token endpoint (auth/), the token store's lock, the Kafka
- * leader elections (kafka/topics/leaders-settle.ts). The arithmetic neither sleeps nor reads the clock: the caller
+ * leader elections (kafka/topics/leaders-settle.ts); restart-loop.ts applies it to what must keep running (the
+ * topic readers, the signals channel). The arithmetic neither sleeps nor reads the clock: the caller
  * passes its Clock's random number, so every rule is unit-tested with fixed inputs.
  */
 import { isProgrammerError } from '../errors/index.js';

@@ -12,16 +12,19 @@
  *   the end. A nudge read twice costs one extra poll of its location; a nudge skipped costs up to a
  *   reconciliation interval.
  *
- * When it cannot run: after a crash kafkajs does not restart from (`restart: false`: a missing Read ACL on the
- * topic or the group, an unsupported protocol), `health()` says so and names the error, and a new consumer is
- * started after a backoff (1 s doubling to 60 s) until one joins; `health()` is ok again once it has. The
- * connector's readiness reports it (check `nudge_reader`). A crash kafkajs restarts from by itself only logs.
+ * When it cannot run: after a consumer failed to start, or a crash kafkajs does not restart from (`restart: false`:
+ * a missing Read ACL on the topic or the group, an unsupported protocol), `health()` says so and names the error,
+ * and a new consumer is started after a backoff (1 s doubling to 60 s, time/restart-loop.ts) until one joins;
+ * `health()` is ok again once it has. The connector's readiness reports it (check `nudge_reader`). A crash kafkajs
+ * restarts from by itself only logs.
  */
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from '../../logging/logger.js';
-import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
-import { startTimer, type Clock, type Timer } from '../../time/clock.js';
+import type { Backoff } from '../../time/backoff.js';
+import type { Clock } from '../../time/clock.js';
+import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
 import { describeKafkaError, kafkaErrorTypes } from '../client/kafka-errors.js';
+import { consumerAttempt, readerHealth, type NewConsumer } from '../topics/restarting-consumer.js';
 import { decodeNudge, type NudgeMessage } from './nudge-topic.js';
 
 /** Where a partition's reading starts: an offset of the topic. */
@@ -39,11 +42,10 @@ export interface NudgeReaderHealth {
 export interface NudgeTopicReaderOptions {
   topic: string;
   /**
-   * A new kafkajs consumer of the instance's own group (one per start, and one per restart after a crash). It
-   * must restart itself after a retriable crash only while `restarts()` says so (kafkajs's
-   * `retry.restartOnFailure`): a crash caused by the reader's own stop would otherwise start it again.
+   * A new kafkajs consumer of the instance's own group (one per start, and one per restart after a failure),
+   * restarting itself after a retriable crash only while `restarts()` says so (restarting-consumer.ts NewConsumer).
    */
-  consumer: (restarts: () => boolean) => Consumer;
+  consumer: NewConsumer;
   /** The offset of each partition's first nudge written at or after `ms` (its end when none is). */
   offsetsAt: (ms: number) => Promise<PartitionOffset[]>;
   /** Nudges written from this time on are read (ms since the epoch). */
@@ -60,56 +62,60 @@ const RESTART_BACKOFF: Backoff = { initialDelayMs: 1_000, maxDelayMs: 60_000, mu
 export class NudgeTopicReader {
   /** partition -> the offset to read next: one past the last nudge handed on (or the start's offset). */
   private readonly next = new Map<number, string>();
-  private consumer: Consumer | undefined;
-  private restartTimer: Timer | undefined;
-  /** Crashes without a join since: the restart backoff's exponent. */
-  private crashes = 0;
-  private stoppedBy: { reason: string; retryAtMs: number | null } | null = null;
-  private stopping = false;
+  /** One consumer per attempt; a new one after a consumer failed to start or crashed for good. */
+  private readonly consumers: RestartLoop;
 
-  constructor(private readonly options: NudgeTopicReaderOptions) {}
+  constructor(private readonly options: NudgeTopicReaderOptions) {
+    const { topic, logger, clock } = options;
+    this.consumers = new RestartLoop({
+      create: (events) => this.attempt(events),
+      describe: describeKafkaError,
+      onFailure: ({ error, reason, retryInMs }) =>
+        logger.error(
+          { topic, reason, types: kafkaErrorTypes(error), retryInMs },
+          'nudge topic reader stopped: nudges from other instances are not acted on here until it runs again ' +
+            '(check the Read ACLs on the nudge topic and the group <connector.name>-nudges-*)',
+        ),
+      onRecovered: () => logger.info({ topic }, 'nudge topic reader running again'),
+      backoff: options.restartBackoff ?? RESTART_BACKOFF,
+      clock,
+    });
+  }
 
-  /** Resolves once the consumer runs (it then reads in the background). */
+  /**
+   * Resolves once the first consumer's start has settled (it then joins and reads in the background); one that
+   * failed to start is tried again after the backoff, and `health()` says why meanwhile. Never rejects.
+   */
   async start(): Promise<void> {
     const { offsetsAt, startAtMs, logger, topic } = this.options;
     try {
       for (const { partition, offset } of await offsetsAt(startAtMs)) this.next.set(partition, offset);
     } catch (error) {
-      // The consumer would fail the same way if the topic cannot be read: its crash says so (health()).
+      // The consumer would fail the same way if the topic cannot be read: its failure says so (health()).
       logger.warn(
         { err: error, topic },
         'nudge topic: offsets at the start time not found; reading from its end',
       );
     }
-    await this.run();
+    await this.consumers.start();
   }
 
-  /** Whether the reader runs; not ok from a crash kafkajs does not restart from until a new consumer joins. */
+  /** Whether the reader runs; not ok from a consumer's failure until a new consumer joins. */
   health(): NudgeReaderHealth {
-    const stopped = this.stoppedBy;
-    if (stopped === null) return { ok: true };
-    const retry =
-      stopped.retryAtMs === null
-        ? 'starting a new consumer'
-        : `a new consumer in ${Math.max(0, Math.ceil((stopped.retryAtMs - this.options.clock.now()) / 1_000))} s`;
-    return { ok: false, detail: `NUDGE_READER_STOPPED: ${stopped.reason}; ${retry}` };
+    return readerHealth('NUDGE_READER_STOPPED', this.consumers.failure());
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.restartTimer?.cancel();
-    await this.consumer?.disconnect();
+    await this.consumers.close();
   }
 
-  private async run(): Promise<void> {
+  /** One consumer (restarting-consumer.ts): it resumes each partition after the last nudge handed on. */
+  private attempt(events: RestartEvents): Restartable {
     const { topic, each, logger } = this.options;
-    const consumer = this.options.consumer(() => !this.stopping);
-    this.consumer = consumer;
-    this.listen(consumer);
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: false });
-    await consumer.run({
-      autoCommit: false,
+    return consumerAttempt(this.options.consumer, events, {
+      topic,
+      fromBeginning: false,
+      resumeAt: (partition) => this.next.get(partition),
       eachMessage: ({ partition, message }) => {
         const nudge = decodeNudge(message.value);
         if (nudge === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
@@ -117,63 +123,12 @@ export class NudgeTopicReader {
         this.next.set(partition, (BigInt(message.offset) + 1n).toString());
         return Promise.resolve();
       },
+      restartedCrash: (error) =>
+        logger.warn(
+          { topic, reason: describeKafkaError(error) },
+          'nudge topic reader crashed; kafkajs restarts it',
+        ),
     });
-  }
-
-  private listen(consumer: Consumer): void {
-    const { topic, logger } = this.options;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      if (consumer !== this.consumer) return;
-      this.crashes = 0;
-      if (this.stoppedBy !== null) logger.info({ topic }, 'nudge topic reader running again');
-      this.stoppedBy = null;
-      // Synchronous with the join: the seeks apply before the new generation's first fetch.
-      for (const partition of payload.memberAssignment[topic] ?? []) {
-        const offset = this.next.get(partition);
-        if (offset !== undefined) consumer.seek({ topic, partition, offset });
-      }
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (consumer !== this.consumer || this.stopping) return;
-      const reason = describeKafkaError(payload.error);
-      if (payload.restart) {
-        logger.warn({ topic, reason }, 'nudge topic reader crashed; kafkajs restarts it');
-        return;
-      }
-      const waitMs = this.scheduleRestart(reason);
-      logger.error(
-        { topic, reason, types: kafkaErrorTypes(payload.error), retryInMs: waitMs },
-        'nudge topic reader stopped: nudges from other instances are not acted on here until it runs again ' +
-          '(check the Read ACLs on the nudge topic and the group <connector.name>-nudges-*)',
-      );
-    });
-  }
-
-  private async restart(): Promise<void> {
-    if (this.stopping || this.stoppedBy === null) return;
-    this.stoppedBy = { ...this.stoppedBy, retryAtMs: null };
-    await this.consumer?.disconnect().catch(() => undefined);
-    try {
-      await this.run();
-    } catch (error) {
-      // Not even connected: a crash of its own, tried again after the next wait.
-      void this.consumer?.disconnect().catch(() => undefined);
-      this.scheduleRestart(describeKafkaError(error));
-    }
-  }
-
-  /** Not running for `reason`: a new consumer after the backoff's next wait, which it returns. */
-  private scheduleRestart(reason: string): number {
-    const { clock } = this.options;
-    this.crashes += 1;
-    const waitMs = backoffDelayMs(
-      this.options.restartBackoff ?? RESTART_BACKOFF,
-      this.crashes,
-      clock.random(),
-    );
-    this.stoppedBy = { reason, retryAtMs: clock.now() + waitMs };
-    this.restartTimer = startTimer(clock, waitMs, () => void this.restart());
-    return waitMs;
   }
 }
 

@@ -11,15 +11,18 @@
  *    entry handed on, so a rejoin neither skips nor repeats more than a record (an entry handed twice is
  *    harmless: signal-ledger.ts folds by id).
  *
- * When the consumer crashes and kafkajs does not restart it (a missing Read ACL on the topic or the group),
- * `health()` says so and names the error, and a new consumer is started after a backoff until one joins.
+ * When the consumer cannot start, or crashes and kafkajs does not restart it (a missing Read ACL on the topic or
+ * the group), `health()` says so and names the error, and a new consumer is started after a backoff until one
+ * joins (time/restart-loop.ts); it resumes where the last one stopped.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Logger } from '../../logging/logger.js';
-import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
-import { startTimer, systemClock, type Clock, type Timer } from '../../time/clock.js';
+import type { Backoff } from '../../time/backoff.js';
+import { systemClock, type Clock } from '../../time/clock.js';
+import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
 import { describeKafkaError } from '../client/kafka-errors.js';
+import { consumerAttempt, readerHealth } from '../topics/restarting-consumer.js';
 import { endOffsets, readTopicToEnd } from '../topics/topic-reader.js';
 import { decodeSignalRecord, type SignalTopicEntry } from './signal-model.js';
 
@@ -48,11 +51,9 @@ const RESTART_BACKOFF: Backoff = { initialDelayMs: 1_000, maxDelayMs: 60_000, mu
 export class SignalTopicReader {
   /** partition -> the offset to read next. */
   private readonly next = new Map<number, bigint>();
-  private consumer: Consumer | undefined;
-  private restartTimer: Timer | undefined;
-  private crashes = 0;
-  private failure: string | null = null;
-  private stopping = false;
+  /** The reading consumers, one per attempt: a new one after one failed to start or crashed for good. */
+  private readonly consumers: RestartLoop;
+  private stopped = false;
   private readonly clock: Clock;
 
   constructor(
@@ -60,9 +61,27 @@ export class SignalTopicReader {
     private readonly options: SignalTopicReaderOptions,
   ) {
     this.clock = options.clock ?? systemClock;
+    const { topic, logger } = options;
+    this.consumers = new RestartLoop({
+      create: (events) => this.attempt(events),
+      describe: describeKafkaError,
+      onFailure: ({ reason, retryInMs }) =>
+        logger.error(
+          { topic, reason, retryInMs },
+          'signals topic reader stopped: signals are not acted on here until it runs again ' +
+            '(check the Read ACLs on the signals topic and the groups <prefix>-*)',
+        ),
+      onRecovered: () => logger.info({ topic }, 'signals topic reader running again'),
+      backoff: options.restartBackoff ?? RESTART_BACKOFF,
+      clock: this.clock,
+    });
   }
 
-  /** Resolves once the topic is read up to its end of now; reading then goes on in the background. */
+  /**
+   * Resolves once the topic is read up to its end of now; reading then goes on in the background (a consumer
+   * that cannot start is tried again, as after a crash: `health()` says why meanwhile). Rejects when that first
+   * read fails. Stopped before the first read is done, it starts no consumer.
+   */
   async start(): Promise<void> {
     const { topic, groupIdPrefix, loadTimeoutMs } = this.options;
     for (const { partition, end } of await endOffsets(this.kafka, topic, this.clock))
@@ -72,19 +91,17 @@ export class SignalTopicReader {
       { topic, groupIdPrefix: `${groupIdPrefix}-load`, timeoutMs: loadTimeoutMs, clock: this.clock },
       (record) => this.hand(record.partition, record.offset, record.key, record.value),
     );
-    await this.run();
+    if (this.stopped) return;
+    await this.consumers.start();
   }
 
   health(): SignalReaderHealth {
-    return this.failure === null
-      ? { ok: true }
-      : { ok: false, detail: `SIGNAL_READER_STOPPED: ${this.failure}` };
+    return readerHealth('SIGNAL_READER_STOPPED', this.consumers.failure());
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.restartTimer?.cancel();
-    await this.consumer?.disconnect();
+    this.stopped = true;
+    await this.consumers.close();
   }
 
   private hand(partition: number, offset: string, key: Buffer | null, value: Buffer | null): void {
@@ -95,31 +112,18 @@ export class SignalTopicReader {
     this.options.each(entry, { partition, offset });
   }
 
-  private async run(): Promise<void> {
-    const { topic, groupIdPrefix, logger } = this.options;
-    const consumer = this.kafka.consumer({
-      groupId: `${groupIdPrefix}-${randomUUID()}`,
-      // A crash caused by stop() itself (its disconnect closing a fetch's connection) must not start it again.
-      retry: { restartOnFailure: () => Promise.resolve(!this.stopping) },
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      if (consumer !== this.consumer) return;
-      this.crashes = 0;
-      if (this.failure !== null) logger.info({ topic }, 'signals topic reader running again');
-      this.failure = null;
-      // Synchronous with the join: the seeks apply before the generation's first fetch.
-      for (const partition of payload.memberAssignment[topic] ?? [])
-        consumer.seek({ topic, partition, offset: String(this.next.get(partition) ?? 0n) });
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (consumer !== this.consumer || this.stopping || payload.restart) return;
-      this.failed(describeKafkaError(payload.error));
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
+  /** One reading consumer (restarting-consumer.ts): it resumes each partition after the last entry handed on. */
+  private attempt(events: RestartEvents): Restartable {
+    const { topic, groupIdPrefix } = this.options;
+    const newConsumer = (restarts: () => boolean) =>
+      this.kafka.consumer({
+        groupId: `${groupIdPrefix}-${randomUUID()}`,
+        retry: { restartOnFailure: () => Promise.resolve(restarts()) },
+      });
+    return consumerAttempt(newConsumer, events, {
+      topic,
+      fromBeginning: true,
+      resumeAt: (partition) => String(this.next.get(partition) ?? 0n),
       eachMessage: ({ partition, message }) => {
         // A record read again after a seek raced a fetch is skipped: each entry is handed on once.
         if (BigInt(message.offset) >= (this.next.get(partition) ?? 0n))
@@ -127,33 +131,5 @@ export class SignalTopicReader {
         return Promise.resolve();
       },
     });
-  }
-
-  /** Not reading for `reason`: a new consumer after the backoff's next wait. */
-  private failed(reason: string): void {
-    this.crashes += 1;
-    const waitMs = backoffDelayMs(
-      this.options.restartBackoff ?? RESTART_BACKOFF,
-      this.crashes,
-      this.clock.random(),
-    );
-    this.failure = `${reason}; a new consumer in ${Math.ceil(waitMs / 1000)} s`;
-    this.options.logger.error(
-      { topic: this.options.topic, reason, retryInMs: waitMs },
-      'signals topic reader stopped: signals are not acted on here until it runs again ' +
-        '(check the Read ACLs on the signals topic and the groups <prefix>-*)',
-    );
-    this.restartTimer = startTimer(this.clock, waitMs, () => void this.restart());
-  }
-
-  private async restart(): Promise<void> {
-    if (this.stopping) return;
-    await this.consumer?.disconnect().catch(() => undefined);
-    try {
-      await this.run();
-    } catch (error) {
-      void this.consumer?.disconnect().catch(() => undefined);
-      this.failed(describeKafkaError(error));
-    }
   }
 }

@@ -106,7 +106,10 @@ export class SignalTopicWriter {
     private readonly options: { topic: string; connectorName: string; partitionCount: number },
   ) {}
 
-  /** A writer on an idempotent producer (one request in flight: records keep their order), connected. */
+  /**
+   * A writer on an idempotent producer (one request in flight: records keep their order), connected. A connect
+   * that fails disconnects the producer (the brokers it reached) before it rejects: nothing is left open.
+   */
   static async connect(
     kafka: Kafka,
     options: { topic: string; connectorName: string; partitionCount: number },
@@ -116,7 +119,12 @@ export class SignalTopicWriter {
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
     });
-    await producer.connect();
+    try {
+      await producer.connect();
+    } catch (error) {
+      await producer.disconnect().catch(() => undefined);
+      throw error;
+    }
     return new SignalTopicWriter(producer, options);
   }
 

@@ -92,7 +92,8 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
  * instances owning their locations; this instance reads it and nudges its own (`owned`). The sink resolves once
  * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
  * The reader's health is the readiness check `nudge_reader`: an instance that cannot act on the nudges meant
- * for it is not ready.
+ * for it is not ready. A reader whose first consumer cannot start does not fail the start: it is tried again in
+ * the background (kafka/nudges/nudge-reader.ts) and the check says why meanwhile.
  */
 export async function nudgeRelay(
   ctx: StartContext,

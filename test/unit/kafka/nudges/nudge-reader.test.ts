@@ -1,58 +1,16 @@
-import { EventEmitter } from 'node:events';
-import type { Consumer, EachMessagePayload } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { NudgeTopicReader, type PartitionOffset } from '../../../../src/kafka/nudges/nudge-reader.js';
 import { encodeNudge, type NudgeMessage } from '../../../../src/kafka/nudges/nudge-topic.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
+import { idles } from '../../../support/async.js';
 import { ManualClock } from '../../../support/clock.js';
+import { FakeConsumer } from '../../../support/fake-consumer.js';
 
 const TOPIC = 'offsets-nudges';
-const EVENTS = { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' };
-
-/** What the reader uses of a kafkajs consumer: its events are emitted by the test. */
-class FakeConsumer {
-  readonly events = EVENTS;
-  readonly seeks: Array<{ partition: number; offset: string }> = [];
-  running = false;
-  disconnected = false;
-  private readonly emitter = new EventEmitter();
-  private eachMessage: ((payload: EachMessagePayload) => Promise<void>) | undefined;
-
-  on(event: string, listener: (e: { payload: unknown }) => void): () => void {
-    this.emitter.on(event, listener);
-    return () => this.emitter.off(event, listener);
-  }
-  connect = (): Promise<void> => Promise.resolve();
-  subscribe = (): Promise<void> => Promise.resolve();
-  run = (config: { eachMessage: (payload: EachMessagePayload) => Promise<void> }): Promise<void> => {
-    this.eachMessage = config.eachMessage;
-    this.running = true;
-    return Promise.resolve();
-  };
-  seek = (seek: { topic: string; partition: number; offset: string }): void => {
-    this.seeks.push({ partition: seek.partition, offset: seek.offset });
-  };
-  disconnect = (): Promise<void> => {
-    this.disconnected = true;
-    return Promise.resolve();
-  };
-
-  joined(partitions: number[]): void {
-    this.emitter.emit(EVENTS.GROUP_JOIN, { payload: { memberAssignment: { [TOPIC]: partitions } } });
-  }
-  crashed(error: Error, restart: boolean): void {
-    this.emitter.emit(EVENTS.CRASH, { payload: { error, restart, groupId: 'g' } });
-  }
-  async deliver(partition: number, offset: string, nudge: NudgeMessage): Promise<void> {
-    await this.eachMessage?.({
-      topic: TOPIC,
-      partition,
-      message: { offset, value: encodeNudge(nudge) },
-    } as unknown as EachMessagePayload);
-  }
-}
-
-function reader(options: { start?: PartitionOffset[] } = {}) {
+function reader(
+  options: { start?: PartitionOffset[]; connect?: (consumerNumber: number) => Promise<void> } = {},
+) {
   const clock = new ManualClock(1_000_000);
   const consumers: FakeConsumer[] = [];
   const restarts: Array<() => boolean> = [];
@@ -60,9 +18,12 @@ function reader(options: { start?: PartitionOffset[] } = {}) {
   const subject = new NudgeTopicReader({
     topic: TOPIC,
     consumer: (restartsNow) => {
-      const consumer = new FakeConsumer();
+      const consumer = new FakeConsumer(TOPIC);
       consumers.push(consumer);
       restarts.push(restartsNow);
+      const number = consumers.length;
+      if (options.connect !== undefined)
+        consumer.connect = () => options.connect?.(number) ?? Promise.resolve();
       return consumer as unknown as Consumer;
     },
     offsetsAt: () => Promise.resolve(options.start ?? []),
@@ -113,9 +74,9 @@ describe('the nudge topic reader', () => {
     });
     await r.subject.start();
     r.current().joined([0, 1, 2]);
-    await r.current().deliver(0, '0', nudge('a'));
-    await r.current().deliver(0, '1', nudge('b'));
-    await r.current().deliver(1, '9', nudge('c'));
+    await r.current().deliver(0, '0', encodeNudge(nudge('a')));
+    await r.current().deliver(0, '1', encodeNudge(nudge('b')));
+    await r.current().deliver(1, '9', encodeNudge(nudge('c')));
     r.current().seeks.length = 0;
     // A coordinator move or a session expiry: the same consumer joins a new generation.
     r.current().joined([0, 1, 2]);
@@ -131,7 +92,7 @@ describe('the nudge topic reader', () => {
     const r = reader({ start: [{ partition: 0, offset: '3' }] });
     await r.subject.start();
     r.current().joined([0]);
-    await r.current().deliver(0, '3', nudge('a'));
+    await r.current().deliver(0, '3', encodeNudge(nudge('a')));
     expect(r.subject.health()).toEqual({ ok: true });
 
     r.current().crashed(protocolError('GROUP_AUTHORIZATION_FAILED'), false);
@@ -166,6 +127,25 @@ describe('the nudge topic reader', () => {
     expect(r.consumers).toHaveLength(1);
   });
 
+  it('tries a consumer that cannot start again after the backoff instead of failing the start', async () => {
+    const refused = protocolError('GROUP_AUTHORIZATION_FAILED');
+    const r = reader({
+      start: [{ partition: 0, offset: '3' }],
+      connect: (n) => (n === 1 ? Promise.reject(refused) : Promise.resolve()),
+    });
+    await r.subject.start();
+    expect(r.subject.health().detail).toMatch(
+      /^NUDGE_READER_STOPPED: .*GROUP_AUTHORIZATION_FAILED.*; a new consumer in 1 s$/,
+    );
+    expect(r.consumers[0]?.disconnected).toBe(true);
+
+    r.clock.advance(1_000);
+    await waitFor(() => r.consumers.length === 2 && r.current().running);
+    r.current().joined([0]);
+    expect(r.current().seeks).toEqual([{ partition: 0, offset: '3' }]);
+    expect(r.subject.health()).toEqual({ ok: true });
+  });
+
   it('lets kafkajs restart its consumer after a retriable crash while it reads, and not once it is stopping', async () => {
     const r = reader();
     await r.subject.start();
@@ -182,7 +162,7 @@ describe('the nudge topic reader', () => {
     r.current().crashed(protocolError('TOPIC_AUTHORIZATION_FAILED'), false);
     await r.subject.stop();
     r.clock.advance(60_000);
-    await new Promise((resolve) => setImmediate(resolve));
+    await idles();
     expect(r.consumers).toHaveLength(1);
   });
 });
