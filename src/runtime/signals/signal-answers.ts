@@ -54,7 +54,10 @@ export interface SignalsStatus {
   /** Location uids, in lower case. */
   pausedLocations: string[];
   running: Array<Signal & { acceptedBy: string }>;
-  /** Why signals are not read now (signal-service.ts: an attempt failed and is tried again); absent when they are. */
+  /**
+   * Why signals are not read now (signal-service.ts: an attempt to open the channel failed, or the reader's
+   * consumer stopped, and it is tried again); absent when they are.
+   */
   problem?: string;
 }
 

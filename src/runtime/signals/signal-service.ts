@@ -19,8 +19,9 @@ import { signalsTopicName, topicExists } from '../../kafka/topics/topics.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ConnectorMetrics } from '../../metrics/metrics.js';
 import { RetriableError } from '../../errors/index.js';
-import { backoffDelayMs, type Backoff } from '../../time/backoff.js';
-import { startTimer, type Clock, type Timer } from '../../time/clock.js';
+import type { Backoff } from '../../time/backoff.js';
+import type { Clock } from '../../time/clock.js';
+import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
 import { SignalAnswers, type SignalsStatus } from './signal-answers.js';
 import type { LocationSignalTarget, PausedLocations } from './signal-ports.js';
 
@@ -46,6 +47,7 @@ export interface Signals {
   paused: PausedLocations;
   /** Answers the signals that wait for an owner this instance has become. */
   ownershipChanged(): Promise<void>;
+  /** Not ok while the channel is not open or its reader's consumer is not running; the detail says why. */
   health(): { ok: boolean; detail?: string };
   /** For `/status`: the paused locations and the running signals. */
   status(): SignalsStatus;
@@ -62,11 +64,13 @@ const RETRY_BACKOFF: Backoff = { initialDelayMs: 1_000, maxDelayMs: 60_000, mult
 
 /**
  * The signals channel, opened in the background: it resolves at once and never fails the start. Each attempt
- * checks (or creates) the topic, connects the writer, reads the topic to its end and answers what waits; an
- * attempt that fails (a missing ACL, a broker away, a topic with the wrong partition count) is logged with the
- * Kafka error, reported in `health()` and `status().problem`, undone and tried again after a backoff, until one
- * succeeds or `close()`. A topic missing with `kafka.createTopics: false` turns signals off (logged with what to
- * create): nothing is tried again, as before signals existed.
+ * (time/restart-loop.ts) checks (or creates) the topic, connects the writer, reads the topic to its end and
+ * answers what waits; an attempt that fails (a missing ACL, a broker away, a topic with the wrong partition
+ * count) is logged with the Kafka error, reported in `health()` and `status().problem`, undone and tried again
+ * after a backoff, until one succeeds or `close()`. Once open, a reading consumer that stops (a Read ACL removed)
+ * is restarted by the reader itself (kafka/signals/signal-reader.ts) and reported the same way meanwhile. A topic
+ * missing with `kafka.createTopics: false` turns signals off (logged with what to create): nothing is tried
+ * again, as before signals existed.
  */
 export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signals {
   const { config, logger, clock } = options;
@@ -101,79 +105,86 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
       logger,
       clock,
     });
+  /** The reader of the attempt that opened the channel; null before. */
   let reader: SignalTopicReader | null = null;
 
-  let closed = false;
-  let failure: string | null = null;
-  let attempts = 0;
-  let retry: Timer | undefined;
-  let markReady: () => void = () => undefined;
-  const readyPromise = new Promise<void>((resolve) => (markReady = resolve));
-  /** Opens what is not open yet; false when signals are off (the topic missing and not to be created). */
-  const open = async (): Promise<boolean> => {
-    if (writer === null) {
-      if (!config.kafka.createTopics && !(await topicExists(kafka, topic))) {
-        logger.warn(
-          { topic },
-          `signals are not taken: topic ${topic} is missing and kafka.createTopics is false ` +
-            '(create it compacted, with the offsets topic’s partition count, and restart)',
-        );
-        return false;
-      }
-      const partitionCount = await ensureSignalTopic(kafka, config.kafka);
-      if (closed) return false;
-      const connected = await SignalTopicWriter.connect(kafka, {
-        topic,
-        connectorName: config.connector.name,
-        partitionCount,
-      });
-      if (closed) {
-        await connected.disconnect();
-        return false;
-      }
-      writer = connected;
-    }
-    reader = newReader();
-    await reader.start();
-    return true;
+  /** One attempt: opens what is not open yet (the writer is kept across attempts), then a new reader. */
+  const attempt = (events: RestartEvents): Restartable => {
+    let stopped = false;
+    let attemptReader: SignalTopicReader | null = null;
+    return {
+      start: async () => {
+        if (writer === null) {
+          if (!config.kafka.createTopics && !(await topicExists(kafka, topic))) {
+            logger.warn(
+              { topic },
+              `signals are not taken: topic ${topic} is missing and kafka.createTopics is false ` +
+                '(create it compacted, with the offsets topic’s partition count, and restart)',
+            );
+            return;
+          }
+          const partitionCount = await ensureSignalTopic(kafka, config.kafka);
+          if (stopped) return;
+          const connected = await SignalTopicWriter.connect(kafka, {
+            topic,
+            connectorName: config.connector.name,
+            partitionCount,
+          });
+          if (stopped) return connected.disconnect();
+          writer = connected;
+        }
+        if (stopped) return;
+        attemptReader = newReader();
+        await attemptReader.start();
+        if (stopped) return;
+        reader = attemptReader;
+        await answers.caughtUp();
+        events.running();
+      },
+      stop: async () => {
+        stopped = true;
+        await attemptReader?.stop();
+      },
+    };
   };
-  const begin = async (): Promise<void> => {
-    try {
-      if (!(await open()) || closed) return;
-      failure = null;
-      await answers.caughtUp();
-      markReady();
-    } catch (error) {
-      if (closed) return;
-      attempts += 1;
-      const waitMs = backoffDelayMs(options.retryBackoff ?? RETRY_BACKOFF, attempts, clock.random());
-      failure = `the signals topic could not be read: ${describeKafkaError(error)}; again in ${Math.ceil(waitMs / 1000)} s`;
-      logger.warn({ err: error, topic, retryInMs: waitMs }, 'signals topic not read: signals wait');
-      await reader?.stop().catch(() => undefined);
-      reader = null;
-      retry = startTimer(clock, waitMs, () => void begin(), { unref: true });
+  const channel = new RestartLoop({
+    create: attempt,
+    describe: (error) => `the signals topic could not be read: ${describeKafkaError(error)}`,
+    onFailure: ({ error, retryInMs }) =>
+      logger.warn({ err: error, topic, retryInMs }, 'signals topic not read: signals wait'),
+    backoff: options.retryBackoff ?? RETRY_BACKOFF,
+    clock,
+  });
+  void channel.start();
+
+  /** Why signals are not taken or not read now; null when they are (or are still opening). */
+  const problem = (): string | null => {
+    const failed = channel.failure();
+    if (failed !== null) {
+      const retry =
+        failed.retryInMs === null ? 'trying again now' : `again in ${Math.ceil(failed.retryInMs / 1000)} s`;
+      return `SIGNALS_NOT_READ: ${failed.reason}; ${retry}`;
     }
+    const health = reader?.health();
+    return health === undefined || health.ok ? null : (health.detail ?? 'SIGNAL_READER_STOPPED');
   };
-  void begin();
 
   return {
     paused: answers,
     ownershipChanged: () => answers.answerPending(),
     health: () => {
-      if (failure !== null) return { ok: false, detail: `SIGNALS_NOT_READ: ${failure}` };
-      return reader?.health() ?? { ok: true };
+      const why = problem();
+      return why === null ? { ok: true } : { ok: false, detail: why };
     },
-    status: () => ({
-      ...answers.status(),
-      ...(failure !== null && { problem: `SIGNALS_NOT_READ: ${failure}` }),
-    }),
+    status: () => {
+      const why = problem();
+      return { ...answers.status(), ...(why !== null && { problem: why }) };
+    },
     isOpen: (signalId) => answers.isOpen(signalId),
     completed: (signalId, written) => answers.completed(signalId, written),
-    ready: () => readyPromise,
+    ready: () => channel.ready(),
     close: async () => {
-      closed = true;
-      retry?.cancel();
-      await reader?.stop();
+      await channel.close();
       await writer?.disconnect();
     },
   };
