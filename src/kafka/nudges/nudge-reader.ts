@@ -6,7 +6,10 @@
  * Where it reads: it never commits (its group vanishes once empty), and it never skips a nudge written while it
  * was away from the group.
  * - It starts at the nudges written since `startAtMs` (the instance's start, before it owned any location), so
- *   a nudge written while this instance was joining its groups still reaches it.
+ *   a nudge written while this instance was joining its groups still reaches it. Those offsets are asked again
+ *   (`START_OFFSETS_RETRY`) while the asking fails (a topic just created whose leaders are not elected yet, a
+ *   broker busy): without them a partition is read from wherever kafkajs starts, its end, and a partition that
+ *   was away from the reader before it handed on any nudge of it would skip what was written meanwhile.
  * - After any rejoin (a coordinator move, a session expiry, a restart of the consumer after a crash) it seeks
  *   each partition to the offset after the last nudge it handed on: kafkajs would resume an uncommitted group at
  *   the end. A nudge read twice costs one extra poll of its location; a nudge skipped costs up to a
@@ -20,7 +23,7 @@
  */
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../../logging/logger.js';
-import type { Backoff } from '../../time/backoff.js';
+import { retrying, type Backoff, type BackoffPolicy } from '../../time/backoff.js';
 import type { Clock } from '../../time/clock.js';
 import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
 import { describeKafkaError, kafkaErrorTypes } from '../client/kafka-errors.js';
@@ -59,6 +62,15 @@ export interface NudgeTopicReaderOptions {
 
 const RESTART_BACKOFF: Backoff = { initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2, jitter: 0.5 };
 
+/** Asking the start offsets: about 20 s in all before the reader starts without them. */
+export const START_OFFSETS_RETRY: BackoffPolicy = {
+  initialDelayMs: 500,
+  maxDelayMs: 5_000,
+  multiplier: 2,
+  jitter: 0.2,
+  maxAttempts: 7,
+};
+
 export class NudgeTopicReader {
   /** partition -> the offset to read next: one past the last nudge handed on (or the start's offset). */
   private readonly next = new Map<number, string>();
@@ -87,9 +99,22 @@ export class NudgeTopicReader {
    * failed to start is tried again after the backoff, and `health()` says why meanwhile. Never rejects.
    */
   async start(): Promise<void> {
-    const { offsetsAt, startAtMs, logger, topic } = this.options;
+    const { offsetsAt, startAtMs, logger, topic, clock } = this.options;
     try {
-      for (const { partition, offset } of await offsetsAt(startAtMs)) this.next.set(partition, offset);
+      const offsets = await retrying(
+        START_OFFSETS_RETRY,
+        {
+          clock,
+          retriable: () => true,
+          onRetry: ({ attempt, error, waitMs }) =>
+            logger.info(
+              { topic, attempt, reason: describeKafkaError(error), retryInMs: waitMs },
+              'nudge topic: offsets at the start time not found yet; asking again',
+            ),
+        },
+        () => offsetsAt(startAtMs),
+      );
+      for (const { partition, offset } of offsets) this.next.set(partition, offset);
     } catch (error) {
       // The consumer would fail the same way if the topic cannot be read: its failure says so (health()).
       logger.warn(

@@ -13,9 +13,10 @@ import {
   type NudgeMessage,
 } from '../../../../src/kafka/nudges/nudge-topic.js';
 import { offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
-import { silentLogger } from '../../../../src/logging/logger.js';
+import { silentLogger, type Logger } from '../../../../src/logging/logger.js';
 import { systemClock } from '../../../../src/time/clock.js';
 import { eventually, readCommitted, testKafka } from '../../../support/kafka.js';
+import { capturingLogger } from '../../../support/logger.js';
 import { uniqueName } from '../../../support/stack.js';
 
 const opened: Array<() => Promise<void>> = [];
@@ -40,7 +41,7 @@ async function nudgeTopic(partitions: number) {
 async function startReader(
   kafka: ReturnType<typeof testKafka>,
   topic: string,
-  options: { startAtMs?: number; groupId?: string } = {},
+  options: { startAtMs?: number; groupId?: string; logger?: Logger } = {},
 ): Promise<NudgeMessage[]> {
   const read: NudgeMessage[] = [];
   const reader = kafkaNudgeReader(kafka, {
@@ -49,7 +50,7 @@ async function startReader(
     startAtMs: options.startAtMs ?? Date.now(),
     each: (nudge) => read.push(nudge),
     clock: systemClock,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
   });
   await reader.start();
   opened.push(() => reader.stop());
@@ -127,7 +128,8 @@ describe('the nudge topic', () => {
   it('reads the nudges written while it rejoined its group, however the partitions moved meanwhile', async () => {
     const { kafka, topic, writer } = await nudgeTopic(3);
     const groupId = uniqueName('nudge-reader');
-    const read = await startReader(kafka, topic, { groupId });
+    const log = capturingLogger();
+    const read = await startReader(kafka, topic, { groupId, logger: log.logger });
     await warmUp(writer, read);
     // Another member joins the reader's group: the partitions it takes are away from the reader until it
     // leaves and the reader rejoins with all of them. It reads nothing (paused) and commits nothing.
@@ -157,7 +159,10 @@ describe('the nudge topic', () => {
       () => gap.every((n) => read.some((r) => r.uid === n.uid)),
       30_000,
       'every nudge written while the reader rejoined read',
-    );
+    ).catch((error: unknown) => {
+      const missing = gap.filter((n) => !read.some((r) => r.uid === n.uid)).map((n) => n.uid);
+      throw new Error(`${String(error)}; missing ${missing.join(', ')}; the reader's log:\n${log.text()}`);
+    });
   });
 
   it('refuses an existing nudge topic whose partition count is not the offsets topic’s', async () => {

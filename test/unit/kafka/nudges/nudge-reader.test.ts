@@ -1,6 +1,10 @@
 import type { Consumer } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { NudgeTopicReader, type PartitionOffset } from '../../../../src/kafka/nudges/nudge-reader.js';
+import {
+  NudgeTopicReader,
+  START_OFFSETS_RETRY,
+  type PartitionOffset,
+} from '../../../../src/kafka/nudges/nudge-reader.js';
 import { encodeNudge, type NudgeMessage } from '../../../../src/kafka/nudges/nudge-topic.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { idles } from '../../../support/async.js';
@@ -9,8 +13,14 @@ import { FakeConsumer } from '../../../support/fake-consumer.js';
 
 const TOPIC = 'offsets-nudges';
 function reader(
-  options: { start?: PartitionOffset[]; connect?: (consumerNumber: number) => Promise<void> } = {},
+  options: {
+    start?: PartitionOffset[];
+    connect?: (consumerNumber: number) => Promise<void>;
+    /** Replaces the start offsets' answer: called once per asking, from 1. */
+    offsetsAt?: (asking: number) => Promise<PartitionOffset[]>;
+  } = {},
 ) {
+  let askings = 0;
   const clock = new ManualClock(1_000_000);
   const consumers: FakeConsumer[] = [];
   const restarts: Array<() => boolean> = [];
@@ -26,7 +36,10 @@ function reader(
         consumer.connect = () => options.connect?.(number) ?? Promise.resolve();
       return consumer as unknown as Consumer;
     },
-    offsetsAt: () => Promise.resolve(options.start ?? []),
+    offsetsAt: () => {
+      askings += 1;
+      return options.offsetsAt?.(askings) ?? Promise.resolve(options.start ?? []);
+    },
     startAtMs: 900_000,
     each: (nudge) => read.push(nudge),
     clock,
@@ -61,6 +74,31 @@ describe('the nudge topic reader', () => {
     expect(r.current().seeks).toEqual([
       { partition: 0, offset: '40' },
       { partition: 1, offset: '7' },
+    ]);
+  });
+
+  it('asks the start offsets again while asking fails, so a partition it never read from still starts there', async () => {
+    const r = reader({
+      offsetsAt: (asking) =>
+        asking < 3
+          ? Promise.reject(
+              Object.assign(new Error('There is no leader for this topic-partition'), { retriable: true }),
+            )
+          : Promise.resolve([
+              { partition: 0, offset: '3' },
+              { partition: 1, offset: '0' },
+            ]),
+    });
+    const started = r.subject.start();
+    await r.clock.sleeping();
+    r.clock.advance(START_OFFSETS_RETRY.maxDelayMs);
+    await r.clock.sleeping();
+    r.clock.advance(START_OFFSETS_RETRY.maxDelayMs);
+    await started;
+    r.current().joined([0, 1]);
+    expect(r.current().seeks).toEqual([
+      { partition: 0, offset: '3' },
+      { partition: 1, offset: '0' },
     ]);
   });
 
