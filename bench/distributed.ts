@@ -22,9 +22,7 @@
  * BENCH_DIST_SESSION_TIMEOUT_MS (6000: the handover's floor after a crash), BENCH_DIST_RUN_LIMIT_S (120).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
@@ -33,17 +31,14 @@ import { SOURCE_HEADERS } from '../src/kafka/records/source-headers.js';
 import { readTopicToEnd, type TopicRecord } from '../src/kafka/topics/topic-reader.js';
 import { provideStack, type DevStack } from '../tools/devstack/stack-provider.js';
 import { benchDocument } from './connector.js';
+import { cpuSeconds, get, startInstance, stopAll, type Instance } from './instance-process.js';
 import { startSandboxChild, type SandboxChild } from './sandbox-child.js';
 import { atMost, envInt, ratios, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
-const CLI = new URL('../src/cli/main.js', import.meta.url);
 const SAMPLE_MS = 200;
 const LOST = 'exactly-once: call versions lost (all runs, kill included)';
 const DOUBLED = 'exactly-once: call versions doubled (all runs, kill included)';
-/** Bytes of an instance's output kept for the message of a failed run. */
-const OUTPUT_TAIL = 20_000;
-const LISTENING = /"url":"(http:\/\/[^"]+)","msg":"metrics, \/healthz and \/readyz listening"/;
 
 interface TaskStatus {
   id: string;
@@ -51,48 +46,11 @@ interface TaskStatus {
   last_success_at: string | null;
 }
 
-interface Instance {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<unknown>;
-  killed: boolean;
-  /** Base URL of its metrics server (/status, /metrics), from its start log line. */
-  url: () => string | undefined;
-}
-
 /** What one sample of the instances shows. */
 interface View {
   /** Location uid -> its task as the instance owning it shows it (the live instances only). */
   tasks: Map<string, TaskStatus & { owner: string }>;
   published: number;
-}
-
-function startInstance(name: string, configFile: string): Instance {
-  const child = spawn(process.execPath, [CLI.pathname, 'run', '--config', configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let url: string | undefined;
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-OUTPUT_TAIL);
-    url ??= LISTENING.exec(output)?.[1];
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { name, child, output: () => output, exited: once(child, 'exit'), killed: false, url: () => url };
-}
-
-/** GET a path of a live instance; undefined when it does not answer within a second (starting, killed). */
-async function get(instance: Instance, path: string): Promise<string | undefined> {
-  const url = instance.url();
-  if (url === undefined || instance.killed || instance.child.exitCode !== null) return undefined;
-  try {
-    const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(1000) });
-    return response.ok ? await response.text() : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function view(instances: readonly Instance[]): Promise<View> {
@@ -110,18 +68,6 @@ async function view(instances: readonly Instance[]): Promise<View> {
     }),
   );
   return { tasks, published };
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 when it is gone. */
-async function cpuSeconds(pid: number | undefined): Promise<number> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of proc(5) (utime, stime), counted from the state (field 3) here; clock ticks of 1/100 s.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 const totalCpu = async (instances: readonly Instance[]) =>
@@ -301,20 +247,6 @@ async function backfillBy(setup: Setup, count: number, kill: boolean): Promise<R
   } finally {
     await stopAll(instances);
   }
-}
-
-/** SIGTERM every live instance and waits for its exit (SIGKILL after 15 s). */
-async function stopAll(instances: readonly Instance[]): Promise<void> {
-  await Promise.all(
-    instances
-      .filter((i) => i.child.exitCode === null && i.child.signalCode === null)
-      .map(async (i) => {
-        i.child.kill('SIGTERM');
-        const timer = setTimeout(() => i.child.kill('SIGKILL'), 15_000);
-        await i.exited;
-        clearTimeout(timer);
-      }),
-  );
 }
 
 export const distributedBench: BenchModule = {

@@ -25,6 +25,7 @@ import { lanesBench } from './lanes.js';
 import { limitsBench } from './limits.js';
 import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
+import { restartBench } from './restart.js';
 import { stretchBench } from './stretch.js';
 import { sandboxBench } from './sandbox.js';
 import { memoryBench } from './memory.js';
@@ -50,6 +51,7 @@ const modules: BenchModule[] = [
   scaleBench,
   memoryBench,
   freshnessBench,
+  restartBench,
   stretchBench,
   lanesBench,
   backfillSignalBench,
@@ -81,6 +83,7 @@ const QUICK: Record<string, string> = {
   BENCH_FRESH_INTERVAL_MS: '5000',
   BENCH_FRESH_WINDOW_S: '10',
   BENCH_FRESH_RPS: '40',
+  BENCH_RESTART_WINDOW_S: '12',
   BENCH_BF_CALLS: '300',
   BENCH_BF_INTERVAL_MS: '3000',
   BENCH_LANES_LOCATIONS: '10',
