@@ -49,6 +49,7 @@ import {
 import { mapListedItem, mapSingleCall } from './call-mapper.js';
 import { decodeCallBody, decodeListPage, type Decoded } from './response-decoder.js';
 import { backoffDelayMs, mayRetry } from '../time/backoff.js';
+import { answerClockMs } from './rate-limit/headers.js';
 /** The client's retries and rate-limit answers. */
 export type CallsApiClientMetrics = Pick<ConnectorMetrics, 'apiRateLimited' | 'apiRetries'>;
 
@@ -247,7 +248,13 @@ export class CallsApiClient implements CallsApi {
           },
           retryAfter: response.header('retry-after'),
         },
-        { ...this.settings, endpoint, cursorSent, nowMs: this.clock.now(), policy },
+        {
+          ...this.settings,
+          endpoint,
+          cursorSent,
+          nowMs: answerClockMs(response.header('date'), this.clock.now()),
+          policy,
+        },
       );
       switch (verdict.kind) {
         case 'throttled': {

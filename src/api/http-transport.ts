@@ -21,7 +21,7 @@ import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
 import { systemClock, wallTimer, type Clock } from '../time/clock.js';
-import { readAnnounced, readRetryAfter, waitMs } from './rate-limit/headers.js';
+import { answerClockMs, readAnnounced, readRetryAfter, waitMs } from './rate-limit/headers.js';
 import { HoldNotices } from './rate-limit/hold-notices.js';
 import { RateLimiters, type RateLimitConfig, type RateLimitMetrics } from './rate-limit/registry.js';
 import type { Grant, RequestPriority, ScopeLimiter } from './rate-limit/scope-limiter.js';
@@ -213,10 +213,11 @@ export class HttpTransport implements HttpClient {
   /**
    * Tells the request's scope how the API answered: a refusal for rate holds it for its Retry-After (a
    * backoff when absent or unreadable), an answer announcing a spent quota until its reset. The scope caps
-   * every hold at api.retry.maxRetryAfterMs; a wait capped or unreadable is said once (HoldNotices).
+   * every hold at api.retry.maxRetryAfterMs; a wait capped or unreadable is said once (HoldNotices). Waits
+   * written as a time are read on the API's clock (answerClockMs).
    */
   private feedBack(scopeName: string, scope: ScopeLimiter, grant: Grant, response: HttpResponse): void {
-    const now = this.clock.now();
+    const now = answerClockMs(response.header('date'), this.clock.now());
     const retryAfter = response.header('retry-after');
     if (isRateRefusal(response.status, retryAfter)) {
       const wait = readRetryAfter(retryAfter, now);

@@ -66,6 +66,7 @@ export interface ClassifierContext {
   endpoint: Endpoint;
   /** Whether the request carried a cursor: only then can a 4xx mean "invalid cursor". */
   cursorSent: boolean;
+  /** The API's clock when it answered (rate-limit/headers.ts answerClockMs): a Retry-After date is read on it. */
   nowMs: number;
   policy: RetryPolicy;
   invalidCursorStatuses: readonly number[];

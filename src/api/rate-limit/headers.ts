@@ -49,6 +49,29 @@ export interface Announced {
 
 export type HeaderReader = (name: string) => string | null;
 
+/**
+ * Clocks apart by at most this much are taken as one: a Date header has a resolution of one second, and an
+ * answer takes a while to arrive.
+ */
+const SAME_CLOCK_MS = 2_000;
+
+/**
+ * The API's clock when it answered, for reading the waits it writes as a time (a Unix time, a date): its
+ * `Date` header (RFC 9110 6.6.1) when that reads as a time apart from `localNowMs` by more than SAME_CLOCK_MS and
+ * less than a year; else `localNowMs`. An API whose clock is hours off ours (or set in the wrong zone) writes
+ * its resets and Retry-After dates on its own clock: read against ours they would ask for those hours, and the
+ * scope would be parked again and again at api.retry.maxRetryAfterMs. Read against its Date they ask for what
+ * the API means (up to a second longer, the header's resolution: the safe side). An API with no Date header, or
+ * one that does not parse, is read against our clock, as before.
+ */
+export function answerClockMs(date: string | null | undefined, localNowMs: number): number {
+  if (date === null || date === undefined || !HTTP_DATE.test(date)) return localNowMs;
+  const apiNowMs = Date.parse(HAS_ZONE.test(date) ? date : `${date} GMT`);
+  if (!Number.isFinite(apiNowMs)) return localNowMs;
+  const apart = Math.abs(apiNowMs - localNowMs);
+  return apart > SAME_CLOCK_MS && apart < ONE_YEAR_MS ? apiNowMs : localNowMs;
+}
+
 /** A number of seconds up to a year is a delay; a larger one is a time (no API asks to wait a year). */
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 /**

@@ -205,6 +205,25 @@ describe('the API client against the header forms of a rate limit', () => {
     }
   });
 
+  it('reads a reset written on an API clock two hours ahead of ours against its Date: it holds for the 30 s it means', async () => {
+    announceQuota({ quota: 1, quotaWindowSeconds: 30, headers: 'x-ratelimit', resetForm: 'epoch-seconds' });
+    const { clock, log, transport, client, scope } = await manualClockClient();
+    try {
+      // The API’s clock (its Date header and its resets alike) runs two hours ahead of ours (its tokens last 10 h).
+      sandbox.admin.advanceClock(2 * 3600_000);
+      const [first] = uids();
+      await expect(client.getCall(first)).resolves.not.toBeNull();
+      // Read on our clock the reset asked for two hours, and the scope was parked at maxRetryAfterMs.
+      const heldUntilMs = scope()?.heldUntilMs ?? 0;
+      expect(heldUntilMs).toBeGreaterThanOrEqual(clock.now() + 29_000);
+      expect(heldUntilMs).toBeLessThanOrEqual(clock.now() + 31_000);
+      expect(scope()?.throttled).toBe(false);
+      expect(log.lines()).toEqual([]);
+    } finally {
+      await transport.close();
+    }
+  });
+
   it('holds a refusal whose Retry-After is an HTTP-date an hour ahead for maxRetryAfterMs only', async () => {
     announceQuota({ quota: 1, quotaWindowSeconds: 3600 }, 'http-date');
     const { clock, log, transport, client, scope } = await manualClockClient();

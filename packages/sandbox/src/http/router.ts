@@ -74,6 +74,9 @@ export function createRequestHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     ctx.stats.requests++;
+    // The API's own clock, as a real API's Date header and its reset times come from one clock (moved by
+    // advanceClock like every time the sandbox writes); Node would write the machine's.
+    res.setHeader('date', new Date(ctx.clock.nowMs()).toUTCString());
     dispatch(ctx, admin, req, res).catch((error: unknown) => {
       if (res.headersSent) {
         res.socket?.destroy();

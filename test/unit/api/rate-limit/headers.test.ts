@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  answerClockMs,
   firstItemParameters,
   readAnnounced,
   readRetryAfter,
@@ -96,6 +97,34 @@ describe('readWait', () => {
     expect(readWait('30, -1', NOW_2026)).toEqual(implausible('30, -1'));
     expect(readWait('30, 100000000', NOW_2026)).toEqual(implausible('30, 100000000'));
     expect(readWait('30,', NOW_2026)).toEqual(implausible('30,'));
+  });
+});
+
+describe('answerClockMs', () => {
+  const ours = Date.parse('2026-11-29T03:29:39.000Z');
+
+  it('is the API’s Date when its clock is hours apart from ours, so a reset written on it asks for what it means', () => {
+    const apiNow = ours + 10 * 3600_000;
+    const at = answerClockMs(new Date(apiNow).toUTCString(), ours);
+    expect(at).toBe(apiNow);
+    const reset = String(Math.floor((apiNow + 30_000) / 1000));
+    expect(readWait(reset, at)).toEqual({ kind: 'hold', holdMs: 30_000, form: 'epoch-seconds' });
+    // Read on our clock, the same reset asked for ten hours.
+    expect(readWait(reset, ours)).toMatchObject({ holdMs: 10 * 3600_000 + 30_000 });
+  });
+
+  it('is our clock when the Date is within two seconds of it (the header counts whole seconds)', () => {
+    expect(answerClockMs(new Date(ours - 1_500).toUTCString(), ours)).toBe(ours);
+    expect(answerClockMs(new Date(ours + 2_000).toUTCString(), ours)).toBe(ours);
+    expect(answerClockMs(new Date(ours + 3_000).toUTCString(), ours)).toBe(ours + 3_000);
+  });
+
+  it('is our clock when there is no Date, or one that does not read as a time within a year of ours', () => {
+    expect(answerClockMs(null, ours)).toBe(ours);
+    expect(answerClockMs(undefined, ours)).toBe(ours);
+    expect(answerClockMs('yesterday', ours)).toBe(ours);
+    expect(answerClockMs('Mon, 99 Foo 2026 99:99:99 GMT', ours)).toBe(ours);
+    expect(answerClockMs(new Date(ours + 2 * 365 * 24 * 3600_000).toUTCString(), ours)).toBe(ours);
   });
 });
 
