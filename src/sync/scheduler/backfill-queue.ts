@@ -17,7 +17,7 @@
 import type { Slot } from './scheduled-location.js';
 
 /** What the queue reads of a slot; its own bookkeeping (queued, awaiting a page) it keeps itself. */
-export type BackfillSlot = Pick<Slot, 'location' | 'state' | 'detached' | 'pageSignal'>;
+export type BackfillSlot = Pick<Slot, 'location' | 'state' | 'pageSignal'>;
 
 export interface BackfillQueueOptions<S> {
   /** History pages read in the background at most at a time (poll.maxLocationsInFlight). */
@@ -28,6 +28,8 @@ export interface BackfillQueueOptions<S> {
   heldUntil?: (slot: S) => number | null;
   /** A slot was skipped because its scope is held until `until`: the owner looks again then. */
   heldSkipped?: (until: number) => void;
+  /** Whether the slot's location is no longer scheduled (membership.ts); none is when not given. */
+  gone?: (slot: S) => boolean;
 }
 
 export class BackfillQueue<S extends BackfillSlot> {
@@ -62,7 +64,7 @@ export class BackfillQueue<S extends BackfillSlot> {
 
   /** Puts a split location with history left in the queue (once; not a location gone). */
   enqueue(slot: S): void {
-    if (this.queued.has(slot) || slot.detached || slot.location.hasHistory !== true) return;
+    if (this.queued.has(slot) || this.isGone(slot) || slot.location.hasHistory !== true) return;
     this.queued.add(slot);
     this.queue.push(slot);
   }
@@ -78,7 +80,7 @@ export class BackfillQueue<S extends BackfillSlot> {
     while (i < this.queue.length) {
       const slot = this.queue[i] as S;
       const { location } = slot;
-      if (!eligible(slot)) {
+      if (!this.eligible(slot)) {
         this.leave(i);
         continue;
       }
@@ -124,7 +126,7 @@ export class BackfillQueue<S extends BackfillSlot> {
   ready(): S | undefined {
     return this.queue.find(
       (slot) =>
-        eligible(slot) &&
+        this.eligible(slot) &&
         (this.options.heldUntil?.(slot) ?? null) === null &&
         (slot.location.historyAhead().state === 'ready' || this.turnReads.has(slot)),
     );
@@ -156,8 +158,17 @@ export class BackfillQueue<S extends BackfillSlot> {
   drained(): boolean {
     return (
       this.prefetching === 0 &&
-      !this.queue.some((slot) => eligible(slot) && (this.options.heldUntil?.(slot) ?? null) === null)
+      !this.queue.some((slot) => this.eligible(slot) && (this.options.heldUntil?.(slot) ?? null) === null)
     );
+  }
+
+  /** Whether a queued slot can backfill: not gone, not running, history left. */
+  private eligible(slot: S): boolean {
+    return !this.isGone(slot) && slot.state === 'waiting' && slot.location.hasHistory === true;
+  }
+
+  private isGone(slot: S): boolean {
+    return this.options.gone?.(slot) ?? false;
   }
 
   private leave(index: number): void {
@@ -166,9 +177,4 @@ export class BackfillQueue<S extends BackfillSlot> {
     this.queued.delete(slot);
     this.turnReads.delete(slot);
   }
-}
-
-/** Whether a queued slot can backfill: not gone, not running, history left. */
-function eligible(slot: BackfillSlot): boolean {
-  return !slot.detached && slot.state === 'waiting' && slot.location.hasHistory === true;
 }

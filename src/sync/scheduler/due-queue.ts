@@ -23,10 +23,9 @@
 import TinyQueue from 'tinyqueue';
 import { startTimer, type Clock, type Timer } from '../../time/clock.js';
 
-/** What the queue keeps of an item: its due time and its sequence number (both set by `schedule`). */
+/** What the queue keeps on an item: its due time (set by `schedule`; the item's owner reads it). */
 export interface Due {
   dueAt: number;
-  seq: number;
 }
 
 /** An entry of the queue: an item's due time as of one `schedule`. */
@@ -67,6 +66,8 @@ interface KindHeaps<T extends Due> {
 export class DueQueue<T extends Due> {
   private readonly kinds = new Map<string, KindHeaps<T>>();
   private seq = 0;
+  /** Each item's sequence number as of its last `schedule`: its entries with an older one are void. */
+  private readonly latest = new WeakMap<T, number>();
   /** Parked workers, each waiting to be handed an item or released (undefined). */
   private readonly parked: Array<(item: T | undefined) => void> = [];
   /** The one timer: wakes parked workers at `timerAt`, the earliest due time. */
@@ -79,9 +80,10 @@ export class DueQueue<T extends Due> {
 
   /** Makes `item` due at `dueAt` (voiding its older entries); an item due never (infinite) is left out. */
   schedule(item: T, dueAt: number): void {
+    const seq = this.seq++;
     item.dueAt = dueAt;
-    item.seq = this.seq++;
-    if (Number.isFinite(dueAt)) this.heapOf(item).push({ item, dueAt, seq: item.seq });
+    this.latest.set(item, seq);
+    if (Number.isFinite(dueAt)) this.heapOf(item).push({ item, dueAt, seq });
   }
 
   /** The earliest live entry of every kind and group (void ones at the heads are dropped); undefined when none. */
@@ -208,7 +210,7 @@ export class DueQueue<T extends Due> {
   }
 
   private isLive(entry: DueEntry<T>): boolean {
-    return entry.seq === entry.item.seq && this.options.waiting(entry.item);
+    return entry.seq === this.latest.get(entry.item) && this.options.waiting(entry.item);
   }
 
   /**

@@ -28,6 +28,10 @@ export interface MembershipOptions {
 export class Membership {
   /** The slots scheduled now (a slot leaving stays until its page in flight ends). */
   readonly slots: Slot[] = [];
+  /** Slots remove() asked for while a page of theirs was in flight: resolved when their turn ends. */
+  private readonly leaving = new Map<Slot, () => void>();
+  /** Slots no longer scheduled: their entries in the due queue and the backfill queue are void. */
+  private readonly gone = new WeakSet<Slot>();
 
   constructor(private readonly options: MembershipOptions) {}
 
@@ -57,13 +61,15 @@ export class Membership {
     const leaving: Array<Promise<void>> = [];
     const inFlight: Slot[] = [];
     for (const slot of [...this.slots]) {
-      if (!uids.has(slot.location.locationUid) || slot.removed !== null) continue;
+      if (!uids.has(slot.location.locationUid) || this.leaving.has(slot)) continue;
       if (slot.state !== 'running') {
         this.detach(slot);
         continue;
       }
       inFlight.push(slot);
-      leaving.push(new Promise<void>((resolve) => (slot.removed = resolve)));
+      // Nudges no longer reach it: it takes no further page.
+      this.options.nudges.untrack(slot);
+      leaving.push(new Promise<void>((resolve) => this.leaving.set(slot, resolve)));
     }
     this.options.health.publishStopped();
     if (leaving.length === 0) return;
@@ -80,12 +86,23 @@ export class Membership {
 
   /** A turn of `slot` is over: a location removed meanwhile leaves now. */
   turnEnded(slot: Slot): void {
-    const removed = slot.removed;
-    if (removed !== null) {
+    const removed = this.leaving.get(slot);
+    if (removed !== undefined) {
+      this.leaving.delete(slot);
       this.detach(slot);
       this.options.health.publishStopped();
       removed();
     }
+  }
+
+  /** Whether remove() asked for `slot` while a page of it was in flight: it takes no further page. */
+  isLeaving(slot: Slot): boolean {
+    return this.leaving.has(slot);
+  }
+
+  /** Whether `slot` is no longer scheduled. */
+  isGone(slot: Slot): boolean {
+    return this.gone.has(slot);
   }
 
   private newSlot(location: ScheduledLocation): Slot {
@@ -98,7 +115,7 @@ export class Membership {
   }
 
   private detach(slot: Slot): void {
-    slot.detached = true;
+    this.gone.add(slot);
     // A read-ahead its last page started (listing and GETs, on the page signal) must not outlive the
     // location's removal: it would spend API quota at every rebalance for nothing.
     if (!slot.abort.signal.aborted) slot.abort.abort(new Error('the location was removed'));

@@ -74,15 +74,8 @@ export interface Slot {
   /** The location's phase of the poll interval (poll-phase.ts), computed once. */
   phase: number;
   state: LocationState;
-  /** When it is due (ms since epoch; infinite: never). Set with `seq` by the due queue (due-queue.ts). */
+  /** When it is due (ms since epoch; infinite: never). Set by the due queue (due-queue.ts). */
   dueAt: number;
-  /** Tie-breaker: order in which locations became due; a new one voids the slot's older due entries. */
-  seq: number;
-  /**
-   * Its live poll is due for a nudge (nudges.ts), not for its schedule: it waits as the turn policy's `nudge`
-   * kind, and stays one until the live traversal completes or the turn fails.
-   */
-  nudged: boolean;
   /**
    * Its live lane completed a traversal since this scheduler got it (a start, a takeover, a rebalance). Until
    * then a scheduled poll of it is a `check` (turn-rule.ts): a first traversal looking for changes nobody
@@ -100,10 +93,6 @@ export interface Slot {
   abort: AbortController;
   /** The signal of its pages: `abort` or the scheduler's hard stop (one per slot, not one per turn). */
   pageSignal: AbortSignal;
-  /** remove() asked for it: no further page; set while a page is in flight, called when the turn ends. */
-  removed: (() => void) | null;
-  /** No longer scheduled (removed): its entries in the due queue are void. */
-  detached: boolean;
   /** The lane of the turn it was handed for. */
   lane: Lane;
   /** The rate-limit scope (grant) its requests go to (ports.ts RateLimitScopes). */
@@ -121,8 +110,6 @@ export function slotFor(location: ScheduledLocation, hardStop: AbortSignal, scop
     phase: pollPhase(location.locationUid),
     state: 'waiting',
     dueAt: 0,
-    seq: 0,
-    nudged: false,
     checked: false,
     lastSuccessAt: null,
     lastError: null,
@@ -131,8 +118,6 @@ export function slotFor(location: ScheduledLocation, hardStop: AbortSignal, scop
     stoppedBy: null,
     abort,
     pageSignal: AbortSignal.any([hardStop, abort.signal]),
-    removed: null,
-    detached: false,
     lane: 'live',
     scope,
   };

@@ -130,10 +130,10 @@ export class Scheduler {
     });
     this.due = new DueQueue<Slot>({
       clock,
-      waiting: (slot) => slot.state !== 'running' && !slot.detached,
+      waiting: (slot) => slot.state !== 'running' && !this.members.isGone(slot),
       onWake: () => this.notify(),
       groupOf: (slot) => slot.scope,
-      kindOf: (slot) => (slot.nudged ? 'nudge' : slot.checked ? 'live' : 'check'),
+      kindOf: (slot) => (this.nudges.isNudged(slot) ? 'nudge' : slot.checked ? 'live' : 'check'),
       heldUntil: (scope) => this.holdEnd(scope),
       parked: (slot) => (slot.state = 'throttled'),
     });
@@ -143,6 +143,7 @@ export class Scheduler {
       heldUntil: (slot) => this.holdEnd(slot.scope),
       // History skipped for a hold resumes at the hold's end, not at the next unrelated wake-up.
       heldSkipped: (until) => this.due.wakeAt(until),
+      gone: (slot) => this.members.isGone(slot),
     });
     this.health = new LocationHealth({
       failureBackoff: settings.failureBackoff,
@@ -206,7 +207,7 @@ export class Scheduler {
         state: slot.state,
         lane: slot.lane,
         dueAt: slot.dueAt,
-        nudged: slot.nudged,
+        nudged: this.nudges.isNudged(slot),
         checked: slot.checked,
         consecutiveFailures: slot.consecutiveFailures,
         stoppedBy: slot.stoppedBy,
@@ -320,7 +321,12 @@ export class Scheduler {
     const now = clock.now();
     let moved = false;
     for (const slot of this.slots) {
-      if (slot.state !== 'waiting' || slot.nudged || slot.lastSuccessAt === null || !(slot.dueAt > now))
+      if (
+        slot.state !== 'waiting' ||
+        this.nudges.isNudged(slot) ||
+        slot.lastSuccessAt === null ||
+        !(slot.dueAt > now)
+      )
         continue;
       const from = slot.lastSuccessAt;
       const due =
@@ -369,7 +375,7 @@ export class Scheduler {
           this.backfill.enqueue(slot);
           return;
         }
-        if (stop.aborted || slot.removed !== null) break;
+        if (stop.aborted || this.members.isLeaving(slot)) break;
       }
       this.requeue(slot, 'waiting', 0);
     } catch (error) {
@@ -386,7 +392,7 @@ export class Scheduler {
    * turns, and stretching the interval would not make them fewer.
    */
   private async livePage(slot: Slot): Promise<PageProgress> {
-    if (slot.nudged) return slot.location.runPage(slot.pageSignal);
+    if (this.nudges.isNudged(slot)) return slot.location.runPage(slot.pageSignal);
     const timer = this.stretch.pageStarted();
     let progressed = false;
     try {
@@ -412,11 +418,12 @@ export class Scheduler {
       for (let page = 0; page < settings.pagesPerTurn; page++) {
         const report = await location.runPage(slot.pageSignal, 'history');
         this.health.pageDone(slot, report);
-        if (location.hasHistory !== true || stop.aborted || slot.removed !== null) break;
+        if (location.hasHistory !== true || stop.aborted || this.members.isLeaving(slot)) break;
+        const nudged = this.nudges.isNudged(slot);
         const goesOn = this.turns.turnFor(
           {
-            nudge: (slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('nudge'),
-            live: (!slot.nudged && liveDueAt <= clock.now()) || this.due.anyDue('live'),
+            nudge: (nudged && liveDueAt <= clock.now()) || this.due.anyDue('nudge'),
+            live: (!nudged && liveDueAt <= clock.now()) || this.due.anyDue('live'),
             check: this.due.anyDue('check'),
             history: true,
             historyTurns: this.backfill.historyTurns - 1,
@@ -449,7 +456,7 @@ export class Scheduler {
    * location is due again at once.
    */
   private failed(slot: Slot, error: unknown): void {
-    if (this.hardStop.signal.aborted || slot.removed !== null) {
+    if (this.hardStop.signal.aborted || this.members.isLeaving(slot)) {
       this.requeue(slot, 'waiting', 0);
       return;
     }

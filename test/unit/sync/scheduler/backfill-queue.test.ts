@@ -15,14 +15,20 @@ function slot(n: number, ahead: ScriptedLocation['ahead'] = { state: 'ready' }):
   return {
     location,
     state: 'waiting',
-    detached: false,
     pageSignal: new AbortController().signal,
   };
 }
 
+/** Slots whose location is no longer scheduled (membership.ts). */
+const goneSlots = new WeakSet<TestSlot>();
+
 function backfillQueue(maxPrefetching = 2) {
   let ready = 0;
-  const queue = new BackfillQueue<TestSlot>({ maxPrefetching, onReady: () => (ready += 1) });
+  const queue = new BackfillQueue<TestSlot>({
+    maxPrefetching,
+    onReady: () => (ready += 1),
+    gone: (s) => goneSlots.has(s),
+  });
   return { queue, ready: () => ready };
 }
 
@@ -84,7 +90,7 @@ describe('BackfillQueue', () => {
     const [merged, gone, running] = [slot(2), slot(3), slot(4)];
     for (const s of [merged, gone, running]) queue.enqueue(s);
     merged.location.hasHistory = false;
-    gone.detached = true;
+    goneSlots.add(gone);
     running.state = 'running';
     expect(next(queue)).toBeUndefined();
     expect([merged, gone, running].map((s) => queue.isQueued(s))).toEqual([false, false, false]);

@@ -6,11 +6,10 @@ import { ManualClock } from '../../../support/clock.js';
 interface Item {
   name: string;
   dueAt: number;
-  seq: number;
   waiting: boolean;
 }
 
-const item = (name: string): Item => ({ name, dueAt: 0, seq: 0, waiting: true });
+const item = (name: string): Item => ({ name, dueAt: 0, waiting: true });
 
 function queue(clock = new ManualClock()) {
   let wakes = 0;

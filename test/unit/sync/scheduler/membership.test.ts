@@ -60,13 +60,13 @@ describe('Membership', () => {
     told.length = 0;
     await members.remove([loc(1), loc(9)], 60_000);
     expect(uids()).toEqual([loc(3)]);
-    expect(slot?.detached).toBe(true);
+    expect(slot !== undefined && members.isGone(slot)).toBe(true);
     expect(slot?.abort.signal.aborted).toBe(true);
     expect(told).toEqual([`removed from default`, `untrack ${loc(1)}`, 'stopped gauge']);
   });
 
   it('lets a page in flight end before the location leaves, and aborts it once the bound passes', async () => {
-    const { members, clock, uids } = membership();
+    const { members, told, clock, uids } = membership();
     members.add([new ScriptedLocation(loc(1), clock)]);
     const slot = members.slots[0] as Slot;
     slot.state = 'running';
@@ -74,6 +74,10 @@ describe('Membership', () => {
     const removal = members.remove([loc(1)], 5_000).then(() => (left = true));
     await eventLoopTurns();
     expect(left).toBe(false);
+    expect(members.isLeaving(slot)).toBe(true);
+    expect(members.isGone(slot)).toBe(false);
+    // Nudges no longer reach it from the moment its removal began.
+    expect(told).toContain(`untrack ${loc(1)}`);
     expect(uids()).toEqual([loc(1)]);
     clock.advance(4_999);
     await eventLoopTurns();
@@ -85,7 +89,8 @@ describe('Membership', () => {
     members.turnEnded(slot);
     await removal;
     expect(uids()).toEqual([]);
-    expect(slot.detached).toBe(true);
+    expect(members.isGone(slot)).toBe(true);
+    expect(members.isLeaving(slot)).toBe(false);
   });
 
   it('leaves a location whose turn ends without a removal where it is', () => {

@@ -8,34 +8,33 @@ import { ScriptedLocation } from '../../../support/sync/scripted-location.js';
 const slot = (over: Partial<NudgedSlot> = {}): NudgedSlot => ({
   state: 'waiting',
   nudged: false,
-  removed: null,
+  followUpAsked: false,
   ...over,
 });
 
 describe('nudgeOutcome', () => {
-  it('is unknown for a location not scheduled here or leaving', () => {
-    expect(nudgeOutcome(undefined, false)).toBe('unknown');
-    expect(nudgeOutcome(slot({ removed: () => undefined }), false)).toBe('unknown');
+  it('is unknown for a location not scheduled here (or leaving: Nudges no longer tracks it)', () => {
+    expect(nudgeOutcome(undefined)).toBe('unknown');
   });
 
   it('asks one follow-up of a running location, then coalesces', () => {
-    expect(nudgeOutcome(slot({ state: 'running' }), false)).toBe('follow_up');
-    expect(nudgeOutcome(slot({ state: 'running' }), true)).toBe('coalesced');
+    expect(nudgeOutcome(slot({ state: 'running' }))).toBe('follow_up');
+    expect(nudgeOutcome(slot({ state: 'running', followUpAsked: true }))).toBe('coalesced');
   });
 
   it('leaves a location in backoff, stopped or throttled to its own rule', () => {
     for (const state of ['backoff', 'stopped', 'throttled'] as const)
-      expect(nudgeOutcome(slot({ state }), false)).toBe('held');
+      expect(nudgeOutcome(slot({ state }))).toBe('held');
   });
 
   it('makes a waiting location due now as a nudge, due already for its schedule or not, unless nudged already', () => {
-    expect(nudgeOutcome(slot(), false)).toBe('due_now');
-    expect(nudgeOutcome(slot({ nudged: true }), false)).toBe('coalesced');
+    expect(nudgeOutcome(slot())).toBe('due_now');
+    expect(nudgeOutcome(slot({ nudged: true }))).toBe('coalesced');
   });
 });
 
 describe('Nudges', () => {
-  const setUp = (dueAt = 60_000, over: Partial<Pick<Slot, 'state' | 'nudged'>> = {}) => {
+  const setUp = (dueAt = 60_000, over: Partial<Pick<Slot, 'state'>> = {}) => {
     const clock = new ManualClock(1_000);
     const madeDue: Array<[Slot, number]> = [];
     const nudges = new Nudges({ clock, dueNow: (s, at) => madeDue.push([s, at]) });
@@ -49,7 +48,7 @@ describe('Nudges', () => {
     const { nudges, tracked, madeDue } = setUp();
     expect(nudges.nudge(loc(1))).toBe('due_now');
     expect(madeDue).toEqual([[tracked, 1_000]]);
-    expect(tracked.nudged).toBe(true);
+    expect(nudges.isNudged(tracked)).toBe(true);
     expect(nudges.nudge(loc(1))).toBe('coalesced');
   });
 
@@ -66,27 +65,33 @@ describe('Nudges', () => {
     expect(nudges.nudge(loc(1))).toBe('coalesced');
     expect(madeDue).toEqual([]);
     expect(nudges.afterLiveTraversal(tracked, 30_000)).toBe(0);
-    expect(tracked.nudged).toBe(true);
+    expect(nudges.isNudged(tracked)).toBe(true);
     // The follow-up poll done, the location goes back to its schedule.
     expect(nudges.afterLiveTraversal(tracked, 30_000)).toBe(30_000);
-    expect(tracked.nudged).toBe(false);
+    expect(nudges.isNudged(tracked)).toBe(false);
   });
 
   it('gives a history turn nudged meanwhile its follow-up, and otherwise leaves the live due time as it was', () => {
-    const { nudges, tracked } = setUp(60_000, { state: 'running', nudged: true });
+    const { nudges, tracked } = setUp(60_000);
+    expect(nudges.nudge(loc(1))).toBe('due_now');
+    tracked.state = 'running';
     expect(nudges.afterHistoryTurn(tracked, 7_000)).toBe(7_000);
-    expect(tracked.nudged).toBe(true);
-    tracked.nudged = false;
+    // A nudged live poll waiting beside the history turn stays one.
+    expect(nudges.isNudged(tracked)).toBe(true);
+    nudges.turnFailed(tracked);
+    expect(nudges.isNudged(tracked)).toBe(false);
     nudges.nudge(loc(1));
     expect(nudges.afterHistoryTurn(tracked, 7_000)).toBe(0);
-    expect(tracked.nudged).toBe(true);
+    expect(nudges.isNudged(tracked)).toBe(true);
   });
 
   it('voids the follow-up and the nudge of a failed turn', () => {
-    const { nudges, tracked } = setUp(60_000, { state: 'running', nudged: true });
+    const { nudges, tracked } = setUp(60_000);
+    nudges.nudge(loc(1));
+    tracked.state = 'running';
     nudges.nudge(loc(1));
     nudges.turnFailed(tracked);
-    expect(tracked.nudged).toBe(false);
+    expect(nudges.isNudged(tracked)).toBe(false);
     expect(nudges.afterLiveTraversal(tracked, 30_000)).toBe(30_000);
   });
 
