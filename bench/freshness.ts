@@ -12,7 +12,9 @@
  * Knobs (env): BENCH_FRESH_LOCATIONS (100), BENCH_FRESH_INTERVAL_MS (10000), BENCH_FRESH_WINDOW_S (25),
  * BENCH_FRESH_UPDATES (updates/s, 4), BENCH_FRESH_CREATES (creations/s, 1), BENCH_FRESH_RPS (20), BENCH_FRESH_LIMIT
  * (0: none; else a hidden limit in requests/s per access token, a token bucket of one second's requests answering
- * 429 with Retry-After, not announced: issue 39's table cases). With 5 changes/s
+ * 429 with Retry-After, not announced: issue 39's table cases), BENCH_FRESH_RESET_FORM (unset: the limit announces
+ * nothing; `delta-seconds`, `epoch-seconds` or `epoch-ms`: its answers carry X-RateLimit-Limit/-Remaining/-Reset,
+ * the reset written in that form, as in issue 39's case "resets in epoch ms"). With 5 changes/s
  * a window holds about 125 changes, so its p99 is not simply its slowest change (with 60, it was); the request
  * load (10 listings/s for 100 locations at a 10 s interval, 5 single-call GETs/s) stays under the limit.
  */
@@ -89,11 +91,24 @@ export const freshnessBench: BenchModule = {
     const creates = envInt('BENCH_FRESH_CREATES', 1);
     const rps = envInt('BENCH_FRESH_RPS', 20);
     const limit = envInt('BENCH_FRESH_LIMIT', 0);
+    const resetForm = process.env['BENCH_FRESH_RESET_FORM'];
     const stack = await provideStack(['environment', 'jvm']);
     const sandbox = await startSandboxChild(locations, 1, {
       live: { updatesPerSecond: updates, createsPerSecond: creates },
       ...(limit > 0 && {
-        faults: { rateLimit: { requestsPerSecond: limit, burst: limit, per: 'token', headers: false } },
+        faults: {
+          rateLimit: {
+            requestsPerSecond: limit,
+            burst: limit,
+            per: 'token',
+            ...(resetForm === undefined || resetForm === ''
+              ? { headers: false }
+              : {
+                  headers: 'x-ratelimit',
+                  resetForm: resetForm as 'delta-seconds' | 'epoch-seconds' | 'epoch-ms',
+                }),
+          },
+        },
       }),
     });
     const metrics = new ConnectorMetrics({ perLocationLabels: false });
@@ -196,7 +211,7 @@ export const freshnessBench: BenchModule = {
       await stack.stop();
     }
     return {
-      name: `freshness: ${locations} locations, ${intervalMs / 1000} s poll interval, live changes${limit > 0 ? `, hidden limit ${limit} req/s` : ''}`,
+      name: `freshness: ${locations} locations, ${intervalMs / 1000} s poll interval, live changes${limit > 0 ? `, ${resetForm ? `limit ${limit} req/s, resets in ${resetForm}` : `hidden limit ${limit} req/s`}` : ''}`,
       figures: s.figures(),
       goals: [atMost('freshness: p99 ≤ interval + 1 s', 'p99 / (interval + 1 s) (goal <= 1)', 1)],
       notes: [
