@@ -312,7 +312,6 @@ function takeSignals(
       writer.status().role === 'writer' && (ownership.assignment()?.partitions.includes(partition) ?? false),
     configured: (uid) => locations.isConfigured(uid),
     target: queue,
-    pauses: true,
     pausedChanged: () => applyPaused(),
     metrics,
     logger,

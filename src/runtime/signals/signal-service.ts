@@ -33,9 +33,8 @@ export interface SignalsOptions {
   ownsPartition: (partition: number) => boolean;
   /** Whether the running configuration lists the location (after a reload: the reloaded one). */
   configured: (locationUid: string) => boolean;
-  target: LocationSignalTarget | null;
-  /** See SignalAnswersOptions.pauses and pausedChanged. */
-  pauses?: boolean;
+  target: LocationSignalTarget;
+  /** See SignalAnswersOptions.pausedChanged. */
   pausedChanged?: () => void;
   metrics: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations' | 'signalsRunning'>;
   logger: Logger;
@@ -88,7 +87,6 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
         ? Promise.reject(new RetriableError('SIGNALS_NOT_OPEN', 'the signals topic writer is not connected'))
         : writer.answerAt(partition, outcome),
     target: options.target,
-    ...(options.pauses !== undefined && { pauses: options.pauses }),
     ...(options.pausedChanged !== undefined && { pausedChanged: options.pausedChanged }),
     clock,
     logger,

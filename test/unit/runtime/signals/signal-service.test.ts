@@ -76,7 +76,7 @@ function open(kafka: Kafka, clock: ManualClock) {
     instance: 'i1',
     ownsPartition: () => true,
     configured: () => true,
-    target: null,
+    target: { runs: () => true, carryOut: () => undefined },
     metrics: new ConnectorMetrics(),
     logger: silentLogger(),
     clock,
