@@ -86,8 +86,7 @@ export class SignalAnswers implements PausedLocations {
     this.ledger.apply(entry);
     const paused = [...this.ledger.pausedLocations()].sort().join(',');
     this.options.metrics?.pausedLocations.set(this.ledger.pausedLocations().size);
-    if (entry.type !== 'invalid-signal')
-      this.options.metrics?.signalsRunning.set(this.ledger.running().length);
+    if (entry.type !== 'invalid-signal') this.options.metrics?.signalsRunning.set(this.ledger.runningCount);
     if (paused !== this.pausedBefore) {
       this.pausedBefore = paused;
       this.options.pausedChanged?.();
