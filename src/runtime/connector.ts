@@ -321,6 +321,7 @@ function takeSignals(
   queue.attach({
     configured: (uid) => locations.isConfigured(uid),
     open: (signalId) => opened.isOpen(signalId),
+    answering: (uid) => opened.answering(uid),
     completed: (signalId, written) => void opened.completed(signalId, written),
   });
   lifecycle.defer('signals', () => opened.close());

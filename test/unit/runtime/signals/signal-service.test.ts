@@ -5,6 +5,14 @@
 import type { Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../src/config/load.js';
+import {
+  encodeOutcome,
+  encodeSignal,
+  outcomeKey,
+  signalKey,
+  type Signal,
+  type SignalOutcome,
+} from '../../../../src/kafka/signals/signal-model.js';
 import { signalsTopicName } from '../../../../src/kafka/topics/topics.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
 import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
@@ -37,7 +45,11 @@ function refusingKafka(): { kafka: Kafka; connects: () => number } {
  * A kafkajs client on which the offsets and signals topics exist (one partition, compacted, empty: the first read
  * needs no consumer) and whose reading consumers the test drives; `connect` answers each consumer's connect.
  */
-function signalsKafka(offsetsTopic: string, connect: (consumerNumber: number) => Promise<void>) {
+function signalsKafka(
+  offsetsTopic: string,
+  connect: (consumerNumber: number) => Promise<void>,
+  end: () => number = () => 0,
+) {
   const consumers: FakeConsumer[] = [];
   const topic = signalsTopicName(offsetsTopic);
   const admin = {
@@ -50,9 +62,14 @@ function signalsKafka(offsetsTopic: string, connect: (consumerNumber: number) =>
       Promise.resolve({
         resources: [{ configEntries: [{ configName: 'cleanup.policy', configValue: 'compact' }] }],
       }),
-    fetchTopicOffsets: () => Promise.resolve([{ partition: 0, low: '0', high: '0', offset: '0' }]),
+    fetchTopicOffsets: () =>
+      Promise.resolve([{ partition: 0, low: '0', high: String(end()), offset: String(end()) }]),
   };
-  const producer = { connect: () => Promise.resolve(), disconnect: () => Promise.resolve() };
+  const producer = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    send: () => Promise.resolve([{ baseOffset: String(end()) }]),
+  };
   const kafka = {
     admin: () => admin,
     producer: () => producer,
@@ -140,5 +157,77 @@ describe('openSignals', () => {
 
     await signals.close();
     expect(consumers[1]?.disconnected).toBe(true);
+  });
+
+  it('carries out the signals of a partition taken over only once it has read what the previous owner wrote there before', async () => {
+    const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
+    let end = 0;
+    const { kafka, consumers } = signalsKafka(
+      CONFIG.kafka.offsetsTopic,
+      () => Promise.resolve(),
+      () => end,
+    );
+    let owned = false;
+    const carried: string[] = [];
+    const signals = openSignals(kafka, {
+      config: CONFIG,
+      instance: 'i2',
+      ownsPartition: () => owned,
+      configured: () => true,
+      target: { runs: () => true, carryOut: (s) => carried.push(s.id) },
+      metrics: new ConnectorMetrics(),
+      logger: silentLogger(),
+      clock,
+    });
+    await signals.ready();
+    const consumer = consumers[0];
+    if (consumer === undefined) throw new Error('no reading consumer');
+    consumer.joined([0]);
+    const name = CONFIG.connector.name;
+    const location = '00000000-0000-4000-8000-00000000000a';
+    const sent = (n: number, kind: 'backfill' | 'reset'): Signal => ({
+      id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      kind,
+      location,
+      requestedAt: '2026-01-01T00:00:00Z',
+      requestedBy: 'ops@host',
+    });
+    const signalRecord = (offset: number, signal: Signal) => ({
+      offset: String(offset),
+      key: Buffer.from(signalKey(name, signal.id)),
+      value: encodeSignal(signal),
+    });
+    const outcomeRecord = (offset: number, signal: Signal, state: SignalOutcome['state']) => ({
+      offset: String(offset),
+      key: Buffer.from(outcomeKey(name, signal.id)),
+      value: encodeOutcome({ signalId: signal.id, state, at: '2026-01-01T00:00:01Z', instance: 'i1' }),
+    });
+    // The previous owner accepted a backfill; this instance read it while it owned nothing.
+    const backfill = sent(1, 'backfill');
+    await consumer.batch(0, [signalRecord(0, backfill), outcomeRecord(1, backfill, 'accepted')], '1');
+    // Then the previous owner finished it (its done with the page that merged its lane: offset 2, the
+    // transaction's marker 3) and lost the partition to this instance, whose reader has not read the done yet.
+    end = 4;
+    owned = true;
+    await signals.ownershipChanged();
+    await settled();
+    // The location's offset names only the last signal carried out there: handed to it now, the backfill could
+    // be read again. It is not, while the partition is read up to the end it had at the handover.
+    expect(carried).toEqual([]);
+    expect(signals.answering(location)).toBe(false);
+
+    await consumer.batch(0, [outcomeRecord(2, backfill, 'done')], '3');
+    await settled();
+    expect(signals.answering(location)).toBe(true);
+    expect(signals.isOpen(backfill.id)).toBe(false);
+    expect(carried).toEqual([]);
+
+    // Caught up: a signal sent now is accepted and carried out here.
+    const reset = sent(2, 'reset');
+    end = 5;
+    await consumer.batch(0, [signalRecord(4, reset)], '4');
+    await settled();
+    expect(carried).toEqual([reset.id]);
+    await signals.close();
   });
 });
