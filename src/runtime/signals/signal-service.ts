@@ -14,7 +14,7 @@
  * After a handover: the signals of a partition this instance comes to own are answered and carried out only once
  * its reader has read that partition up to the end it had when the ownership was seen (signal-catch-up.ts):
  * what the previous owner answered and completed is known first. Ownership is looked at on each change, on each
- * entry read, and when the channel opens.
+ * entry read, before each page of a location (`answering`), and when the channel opens.
  */
 import type { ConnectorConfig } from '../../config/schema.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
@@ -61,7 +61,7 @@ export interface Signals {
   isOpen(signalId: string): boolean;
   /**
    * Whether the location's signals may be carried out now: its partition is owned, and read up to the end it had
-   * when it came to be owned (handover-catch-up.ts).
+   * when it came to be owned (handover-catch-up.ts). Asked by the signal queue before each page of a location.
    */
   answering(locationUid: string): boolean;
   /** A signal's effect is stored in full (signal-answers.ts completed). */
@@ -211,7 +211,12 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
       return { ...answers.status(), ...(why !== null && { problem: why }) };
     },
     isOpen: (signalId) => answers.isOpen(signalId),
-    answering: (uid) => writer !== null && catchUp.answers(writer.partitionOf(uid)),
+    answering: (uid) => {
+      // Asked before each page of a location this instance runs: ownership is looked at again, for a change no
+      // ownershipChanged() told (a standby becomes the writer after its takeover's change was told).
+      void catchUp.observe();
+      return writer !== null && catchUp.answers(writer.partitionOf(uid));
+    },
     completed: (signalId, written) => answers.completed(signalId, written),
     ready: () => channel.ready(),
     close: async () => {

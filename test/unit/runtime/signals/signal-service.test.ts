@@ -101,6 +101,37 @@ function open(kafka: Kafka, clock: ManualClock) {
   });
 }
 
+/**
+ * The signals of an instance that owns partition 0 while `state.owned` says so, opened on a topic whose end is
+ * `state.end` (0 at the start: the first read needs no consumer), its reading consumer joined; records what its
+ * locations are handed.
+ */
+async function openTakingOver() {
+  const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
+  const state = { end: 0, owned: false };
+  const { kafka, consumers } = signalsKafka(
+    CONFIG.kafka.offsetsTopic,
+    () => Promise.resolve(),
+    () => state.end,
+  );
+  const carried: string[] = [];
+  const signals = openSignals(kafka, {
+    config: CONFIG,
+    instance: 'i2',
+    ownsPartition: () => state.owned,
+    configured: () => true,
+    target: { runs: () => true, carryOut: (s) => carried.push(s.id) },
+    metrics: new ConnectorMetrics(),
+    logger: silentLogger(),
+    clock,
+  });
+  await signals.ready();
+  const consumer = consumers[0];
+  if (consumer === undefined) throw new Error('no reading consumer');
+  consumer.joined([0]);
+  return { signals, consumer, state, carried };
+}
+
 async function settled(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
@@ -160,29 +191,7 @@ describe('openSignals', () => {
   });
 
   it('carries out the signals of a partition taken over only once it has read what the previous owner wrote there before', async () => {
-    const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
-    let end = 0;
-    const { kafka, consumers } = signalsKafka(
-      CONFIG.kafka.offsetsTopic,
-      () => Promise.resolve(),
-      () => end,
-    );
-    let owned = false;
-    const carried: string[] = [];
-    const signals = openSignals(kafka, {
-      config: CONFIG,
-      instance: 'i2',
-      ownsPartition: () => owned,
-      configured: () => true,
-      target: { runs: () => true, carryOut: (s) => carried.push(s.id) },
-      metrics: new ConnectorMetrics(),
-      logger: silentLogger(),
-      clock,
-    });
-    await signals.ready();
-    const consumer = consumers[0];
-    if (consumer === undefined) throw new Error('no reading consumer');
-    consumer.joined([0]);
+    const { signals, consumer, state, carried } = await openTakingOver();
     const name = CONFIG.connector.name;
     const location = '00000000-0000-4000-8000-00000000000a';
     const sent = (n: number, kind: 'backfill' | 'reset'): Signal => ({
@@ -207,8 +216,8 @@ describe('openSignals', () => {
     await consumer.batch(0, [signalRecord(0, backfill), outcomeRecord(1, backfill, 'accepted')], '1');
     // Then the previous owner finished it (its done with the page that merged its lane: offset 2, the
     // transaction's marker 3) and lost the partition to this instance, whose reader has not read the done yet.
-    end = 4;
-    owned = true;
+    state.end = 4;
+    state.owned = true;
     await signals.ownershipChanged();
     await settled();
     // The location's offset names only the last signal carried out there: handed to it now, the backfill could
@@ -224,9 +233,38 @@ describe('openSignals', () => {
 
     // Caught up: a signal sent now is accepted and carried out here.
     const reset = sent(2, 'reset');
-    end = 5;
+    state.end = 5;
     await consumer.batch(0, [signalRecord(4, reset)], '4');
     await settled();
+    expect(carried).toEqual([reset.id]);
+    await signals.close();
+  });
+
+  it('finds a partition it came to own without being told when a location of it asks for its signals, and carries them out once caught up', async () => {
+    const { signals, consumer, state, carried } = await openTakingOver();
+    const name = CONFIG.connector.name;
+    const reset: Signal = {
+      id: '00000000-0000-4000-8000-000000000003',
+      kind: 'reset',
+      location: '00000000-0000-4000-8000-00000000000a',
+      requestedAt: '2026-01-01T00:00:00Z',
+      requestedBy: 'ops@host',
+    };
+    const accepted: SignalOutcome = { signalId: reset.id, state: 'accepted', at: 't', instance: 'i1' };
+    await consumer.batch(
+      0,
+      [
+        { offset: '0', key: Buffer.from(signalKey(name, reset.id)), value: encodeSignal(reset) },
+        { offset: '1', key: Buffer.from(outcomeKey(name, reset.id)), value: encodeOutcome(accepted) },
+      ],
+      '1',
+    );
+    state.end = 2;
+    // A standby became the writer after its takeover's change was told: no ownershipChanged() now.
+    state.owned = true;
+    expect(signals.answering(reset.location)).toBe(false);
+    await settled();
+    expect(signals.answering(reset.location)).toBe(true);
     expect(carried).toEqual([reset.id]);
     await signals.close();
   });
