@@ -21,7 +21,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
-import { SOURCE_HEADERS } from '../src/kafka/records/source-headers.js';
 import { SignalTopicWriter } from '../src/kafka/signals/signal-topic.js';
 import { signalsTopicName } from '../src/kafka/topics/topics.js';
 import { silentLogger } from '../src/logging/logger.js';
@@ -29,8 +28,9 @@ import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
 import { provideStack } from '../tools/devstack/stack-provider.js';
 import { benchConfig } from './connector.js';
+import { p99Between, readFirstArrivals, requestsSoFar, type Arrival } from './lanes.js';
 import { startSandboxChild } from './sandbox-child.js';
-import { atMost, envInt, percentile, REPETITIONS, Samples } from './stats.js';
+import { atMost, envInt, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
 /** api.rateLimit.backfillShare's default: the share of the budget history gets while live wants the rest. */
@@ -55,7 +55,7 @@ export const backfillSignalBench: BenchModule = {
     const registry = new SchemaRegistry({ host: stack.registryUrl });
     const consumer = kafka.consumer({ groupId: `${run}-reader`, maxWaitTimeInMs: 100 });
     /** By `uid@updatedAt`: the first arrival of each version, and how many records re-read it. */
-    const arrivals = new Map<string, { updatedAtMs: number; receivedAtMs: number }>();
+    const arrivals = new Map<string, Arrival>();
     const reRead = new Map<string, number>();
     const s = new Samples();
     const notes: string[] = [];
@@ -79,18 +79,9 @@ export const backfillSignalBench: BenchModule = {
       await consumer.subscribe({ topic: run, fromBeginning: true });
       const stop = new AbortController();
       const running = runtime.run(stop.signal);
-      await consumer.run({
-        eachMessage: async ({ message }) => {
-          const receivedAtMs = Date.now();
-          if (message.value === null) return;
-          const value = (await registry.decode(message.value)) as { uid: string; updatedAtIso: string };
-          const key = `${value.uid}@${value.updatedAtIso}`;
-          if (message.headers?.[SOURCE_HEADERS.signal] !== undefined)
-            reRead.set(key, (reRead.get(key) ?? 0) + 1);
-          else if (!arrivals.has(key))
-            arrivals.set(key, { updatedAtMs: Date.parse(value.updatedAtIso), receivedAtMs });
-        },
-      });
+      await readFirstArrivals(consumer, registry, arrivals, (version) =>
+        reRead.set(version, (reRead.get(version) ?? 0) + 1),
+      );
       // Caught up: the first traversal done and the first split's history merged.
       const caughtUp = () =>
         runtime.status().every((l) => l.totals.traversalsCompleted >= 1 && l.backfill === null);
@@ -105,10 +96,7 @@ export const backfillSignalBench: BenchModule = {
         connectorName: run,
         partitionCount: partitionCount ?? 1,
       });
-      const requests = async () => {
-        const stats = await sandbox.stats();
-        return stats.listRequests + stats.getRequests;
-      };
+      const requests = () => requestsSoFar(sandbox);
       const id = randomUUID();
       const sentAt = Date.now();
       const requestsAtSend = await requests();
@@ -138,12 +126,9 @@ export const backfillSignalBench: BenchModule = {
       const span = (mergedAt - startedAt) / REPETITIONS;
       for (let rep = 0; rep < REPETITIONS; rep++) {
         const from = startedAt + rep * span;
-        const delays = [...arrivals.values()]
-          .filter((a) => a.updatedAtMs >= from && a.updatedAtMs < from + span)
-          .map((a) => (a.receivedAtMs - a.updatedAtMs) / 1000)
-          .sort((a, b) => a - b);
-        s.add('live freshness p99 during the re-read', 's', percentile(delays, 0.99));
-        s.add('changes in the window', 'records', delays.length);
+        const window = p99Between(arrivals, from, from + span);
+        s.add('live freshness p99 during the re-read', 's', window.p99);
+        s.add('changes in the window', 'records', window.count);
       }
       const seconds = (mergedAt - sentAt) / 1000;
       const historyRate = requestsDuring / seconds - liveRate;

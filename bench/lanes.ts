@@ -25,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { applyKafkajsIdleTimerFix } from '../src/kafka/client/kafkajs-idle-timer-fix.js';
+import { SOURCE_HEADERS } from '../src/kafka/records/source-headers.js';
 import { createLogger, silentLogger } from '../src/logging/logger.js';
 import { ConnectorMetrics } from '../src/metrics/metrics.js';
 import { ConnectorRuntime } from '../src/runtime/connector.js';
@@ -34,14 +35,23 @@ import { startSandboxChild, type SandboxChild } from './sandbox-child.js';
 import { atLeast, atMost, envInt, percentile, REPETITIONS, Samples } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
+/** A call version's first arrival: its updatedAt (the sandbox's wall clock) and when it was read. */
+export interface Arrival {
+  updatedAtMs: number;
+  receivedAtMs: number;
+}
+
 /**
  * Runs `consumer` (subscribed) so that it records, by `uid@updatedAt`, when each call version was first received:
- * the wall clock of the read, and the version's updatedAt (the sandbox's wall clock).
+ * the wall clock of the read, and the version's updatedAt (the sandbox's wall clock). With `reRead`, a record a
+ * backfill signal re-read (it carries the signal header) is handed to it by version instead: a re-read is no
+ * arrival of a change.
  */
 export async function readFirstArrivals(
   consumer: Consumer,
   registry: SchemaRegistry,
-  arrivals: Map<string, { updatedAtMs: number; receivedAtMs: number }>,
+  arrivals: Map<string, Arrival>,
+  reRead?: (version: string) => void,
 ): Promise<void> {
   await consumer.run({
     eachMessage: async ({ message }) => {
@@ -49,14 +59,15 @@ export async function readFirstArrivals(
       if (message.value === null) return;
       const value = (await registry.decode(message.value)) as { uid: string; updatedAtIso: string };
       const key = `${value.uid}@${value.updatedAtIso}`;
-      if (!arrivals.has(key))
+      if (reRead !== undefined && message.headers?.[SOURCE_HEADERS.signal] !== undefined) reRead(key);
+      else if (!arrivals.has(key))
         arrivals.set(key, { updatedAtMs: Date.parse(value.updatedAtIso), receivedAtMs });
     },
   });
 }
 
 /** Requests the sandbox answered so far (listings and single calls). */
-async function requestsSoFar(sandbox: SandboxChild): Promise<number> {
+export async function requestsSoFar(sandbox: SandboxChild): Promise<number> {
   const stats = await sandbox.stats();
   return stats.listRequests + stats.getRequests;
 }
@@ -74,8 +85,8 @@ function machineCpuMs(): { busy: number; total: number } {
 }
 
 /** p99 of the delays (s) of the changes whose updatedAt falls in [from, to). */
-function p99Between(
-  arrivals: ReadonlyMap<string, { updatedAtMs: number; receivedAtMs: number }>,
+export function p99Between(
+  arrivals: ReadonlyMap<string, Arrival>,
   from: number,
   to: number,
 ): { p99: number; count: number } {
@@ -108,7 +119,7 @@ export const lanesBench: BenchModule = {
     applyKafkajsIdleTimerFix();
     const kafka = new Kafka({ clientId: run, brokers: stack.brokers, logLevel: logLevel.NOTHING });
     const registry = new SchemaRegistry({ host: stack.registryUrl });
-    const arrivals = new Map<string, { updatedAtMs: number; receivedAtMs: number }>();
+    const arrivals = new Map<string, Arrival>();
     const consumer = kafka.consumer({ groupId: `${run}-reader`, maxWaitTimeInMs: 100 });
     const s = new Samples();
     const notes: string[] = [];

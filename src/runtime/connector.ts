@@ -312,7 +312,6 @@ function takeSignals(
       writer.status().role === 'writer' && (ownership.assignment()?.partitions.includes(partition) ?? false),
     configured: (uid) => locations.isConfigured(uid),
     target: queue,
-    pauses: true,
     pausedChanged: () => applyPaused(),
     metrics,
     logger,
@@ -322,6 +321,7 @@ function takeSignals(
   queue.attach({
     configured: (uid) => locations.isConfigured(uid),
     open: (signalId) => opened.isOpen(signalId),
+    answering: (uid) => opened.answering(uid),
     completed: (signalId, written) => void opened.completed(signalId, written),
   });
   lifecycle.defer('signals', () => opened.close());

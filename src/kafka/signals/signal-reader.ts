@@ -11,6 +11,11 @@
  *    entry handed on, so a rejoin neither skips nor repeats more than a record (an entry handed twice is
  *    harmless: signal-ledger.ts folds by id).
  *
+ * Its position in each partition (`position`) is the offset after the last record it read there: the last entry
+ * handed on, or past transaction markers and aborted records once a batch ending with them was read in full. Once
+ * the first read is done, a position at a partition's read_committed end (`endOffsets`) means every entry written
+ * there before that end was handed on (runtime/signals/handover-catch-up.ts waits for it after a handover).
+ *
  * When the consumer cannot start, or crashes and kafkajs does not restart it (a missing Read ACL on the topic or
  * the group), `health()` says so and names the error, and a new consumer is started after a backoff until one
  * joins (time/restart-loop.ts); it resumes where the last one stopped.
@@ -41,6 +46,8 @@ export interface SignalTopicReaderOptions {
   loadTimeoutMs: number;
   /** Every entry of this connector, in each partition's order; records of other connectors are skipped. */
   each: (entry: SignalTopicEntry, at: { partition: number; offset: string }) => void;
+  /** The position in `partition` moved on (after `each`, if it handed an entry on). */
+  moved?: (partition: number) => void;
   logger: Logger;
   clock?: Clock;
   restartBackoff?: Backoff;
@@ -95,6 +102,20 @@ export class SignalTopicReader {
     await this.consumers.start();
   }
 
+  /**
+   * The offset after the last record read in `partition` (0 before any). Meaningful once `start()` resolved: the
+   * first read sets it to the end it reads up to before it hands the records on.
+   */
+  position(partition: number): bigint {
+    return this.next.get(partition) ?? 0n;
+  }
+
+  /** The read_committed end of each partition now (the last stable offset), by partition. */
+  async endOffsets(): Promise<Map<number, bigint>> {
+    const ends = await endOffsets(this.kafka, this.options.topic, this.clock);
+    return new Map(ends.map(({ partition, end }) => [partition, end]));
+  }
+
   health(): SignalReaderHealth {
     return readerHealth('SIGNAL_READER_STOPPED', this.consumers.failure());
   }
@@ -105,26 +126,48 @@ export class SignalTopicReader {
   }
 
   private hand(partition: number, offset: string, key: Buffer | null, value: Buffer | null): void {
-    const after = BigInt(offset) + 1n;
-    if (after > (this.next.get(partition) ?? 0n)) this.next.set(partition, after);
+    const moved = this.moveTo(partition, BigInt(offset) + 1n);
     const entry = decodeSignalRecord(this.options.connectorName, key, value, this.clock.now());
-    if (entry === null) return;
-    this.options.each(entry, { partition, offset });
+    if (entry !== null) this.options.each(entry, { partition, offset });
+    if (moved) this.options.moved?.(partition);
   }
 
-  /** One reading consumer (restarting-consumer.ts): it resumes each partition after the last entry handed on. */
+  /** Sets the position in `partition` to `after` unless it is there or beyond already; whether it moved. */
+  private moveTo(partition: number, after: bigint): boolean {
+    if (after <= (this.next.get(partition) ?? 0n)) return false;
+    this.next.set(partition, after);
+    return true;
+  }
+
+  /**
+   * One reading consumer (restarting-consumer.ts): it resumes each partition after the last entry handed on.
+   * A batch whose every message reached `eachMessage` moves the position past its last record, a transaction
+   * marker or an aborted record included (kafkajs hands on neither); one cut short (a seek after a rejoin, a stop)
+   * moves nothing more: it is read again.
+   */
   private attempt(events: RestartEvents): Restartable {
     const { topic, groupIdPrefix } = this.options;
-    const newConsumer = (restarts: () => boolean) =>
-      this.kafka.consumer({
+    /** Messages of the batch in progress that reached eachMessage, by partition. */
+    const delivered = new Map<number, number>();
+    const newConsumer = (restarts: () => boolean) => {
+      const consumer = this.kafka.consumer({
         groupId: `${groupIdPrefix}-${randomUUID()}`,
         retry: { restartOnFailure: () => Promise.resolve(restarts()) },
       });
+      consumer.on(consumer.events.START_BATCH_PROCESS, ({ payload }) => delivered.set(payload.partition, 0));
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        const { partition, batchSize, lastOffset } = payload;
+        if ((delivered.get(partition) ?? 0) < batchSize) return;
+        if (this.moveTo(partition, BigInt(lastOffset) + 1n)) this.options.moved?.(partition);
+      });
+      return consumer;
+    };
     return consumerAttempt(newConsumer, events, {
       topic,
       fromBeginning: true,
       resumeAt: (partition) => String(this.next.get(partition) ?? 0n),
       eachMessage: ({ partition, message }) => {
+        delivered.set(partition, (delivered.get(partition) ?? 0) + 1);
         // A record read again after a seek raced a fetch is skipped: each entry is handed on once.
         if (BigInt(message.offset) >= (this.next.get(partition) ?? 0n))
           this.hand(partition, message.offset, message.key, message.value);

@@ -150,6 +150,11 @@ export class SignalTopicWriter {
     });
   }
 
+  /** The signals topic's partition count (the offsets topic's). */
+  get partitionCount(): number {
+    return this.options.partitionCount;
+  }
+
   /** The partition of a location's signals. */
   partitionOf(location: string): number {
     return locationSignalPartition(this.options, location);

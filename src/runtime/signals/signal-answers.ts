@@ -7,10 +7,8 @@
  * exactly one instance owns it), in the order they were sent:
  * - a location the running configuration does not list: `refused`, LOCATION_NOT_CONFIGURED (a signal for a
  *   location nobody runs is answered, never left waiting);
- * - `pause` / `resume` (with a target, or `pauses`): `done` at once (the paused state is the ledger's fold of
- *   the done ones, read back; `pausedChanged` tells the runtime, which stops and starts the location);
- * - any other kind without a target (the scheduler takes no signal yet): `refused`, SIGNAL_NOT_SUPPORTED, naming
- *   what works instead;
+ * - `pause` / `resume`: `done` at once (the paused state is the ledger's fold of the done ones, read back;
+ *   `pausedChanged` tells the runtime, which stops and starts the location);
  * - `backfill` / `reset`: `accepted`, then handed to the location (`LocationSignalTarget.carryOut`), whose page
  *   that completes it writes `done` (sync/location/location-signal.ts). One such signal at a time per location:
  *   the next is accepted once the one before is done, in the order they were sent, so the location's offset,
@@ -32,23 +30,11 @@ import {
   type OutcomeState,
   type RefusalReason,
   type Signal,
-  type SignalKind,
   type SignalOutcome,
   type SignalTopicEntry,
 } from '../../kafka/signals/signal-model.js';
 import type { Clock } from '../../time/clock.js';
 import type { LocationSignal, LocationSignalTarget, PausedLocations } from './signal-ports.js';
-
-/** The refusal of a signal while the scheduler takes none. */
-export const SIGNAL_NOT_SUPPORTED = 'SIGNAL_NOT_SUPPORTED';
-
-/** What works instead of each kind while the scheduler takes no signal. */
-const INSTEAD: Record<SignalKind, string> = {
-  backfill: 'stop the connector and use `calls-connector offsets reset --to` (or --history)',
-  reset: 'stop the connector and use `calls-connector offsets reset`',
-  pause: 'remove the location from sources[] and restart',
-  resume: 'add the location back to sources[] and restart',
-};
 
 export interface SignalsStatus {
   /** Location uids, in lower case. */
@@ -72,13 +58,8 @@ export interface SignalAnswersOptions {
   configured: (locationUid: string) => boolean;
   /** Writes an outcome to the partition of its signal. */
   write: (partition: number, outcome: SignalOutcome) => Promise<unknown>;
-  /** The scheduler's side of backfill and reset; null while it takes none. */
-  target: LocationSignalTarget | null;
-  /**
-   * Pause and resume are carried out (the runtime reads the paused set, `pausedChanged`) even while `target` is
-   * null; without it they are refused like the other kinds.
-   */
-  pauses?: boolean;
+  /** The locations' side of backfill and reset (signal-queue.ts). */
+  target: LocationSignalTarget;
   /** The paused set changed (a done pause or resume read back, or the first read): the runtime applies it. */
   pausedChanged?: () => void;
   clock: Pick<Clock, 'now'>;
@@ -105,8 +86,7 @@ export class SignalAnswers implements PausedLocations {
     this.ledger.apply(entry);
     const paused = [...this.ledger.pausedLocations()].sort().join(',');
     this.options.metrics?.pausedLocations.set(this.ledger.pausedLocations().size);
-    if (entry.type !== 'invalid-signal')
-      this.options.metrics?.signalsRunning.set(this.ledger.running().length);
+    if (entry.type !== 'invalid-signal') this.options.metrics?.signalsRunning.set(this.ledger.runningCount);
     if (paused !== this.pausedBefore) {
       this.pausedBefore = paused;
       this.options.pausedChanged?.();
@@ -182,16 +162,8 @@ export class SignalAnswers implements PausedLocations {
             `location ${signal.location} is not in the configuration of ${this.options.instance}, the instance ` +
             'that owns its partition: add it to sources[].locations (and reload), or check the uid',
         });
-      } else if (
-        (signal.kind === 'pause' || signal.kind === 'resume') &&
-        (target !== null || this.options.pauses === true)
-      ) {
+      } else if (signal.kind === 'pause' || signal.kind === 'resume') {
         await this.answer(signal, partition, 'done');
-      } else if (target === null) {
-        await this.answer(signal, partition, 'refused', {
-          code: SIGNAL_NOT_SUPPORTED,
-          message: `this version does not carry out ${signal.kind} signals while running yet: ${INSTEAD[signal.kind]}`,
-        });
       } else if (busy.has(signal.location.toLowerCase()) || !target.runs(signal.location)) {
         busy.add(signal.location.toLowerCase());
       } else {
@@ -203,8 +175,7 @@ export class SignalAnswers implements PausedLocations {
     // Accepted (now, before a restart, or by the location's former owner) and not done: carried out here.
     for (const signal of running) {
       const acceptedAt = this.ledger.outcome(signal.id)?.at;
-      if (target === null || acceptedAt === undefined || !ownsPartition(partitionOf(signal.location)))
-        continue;
+      if (acceptedAt === undefined || !ownsPartition(partitionOf(signal.location))) continue;
       if (!target.runs(signal.location)) continue;
       target.carryOut(locationSignal(signal, acceptedAt));
     }

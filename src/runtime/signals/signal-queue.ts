@@ -4,7 +4,8 @@
  * asks for its own before each page and says when one needs nothing more (sync/ports.ts LocationSignals). Kept
  * here, not in a LocationSync, so that a location's signals outlive the LocationSync that had them (a handover
  * back, a pause and resume). A signal is kept once, by id; one the answerer knows final (done or refused) is
- * dropped when next asked for.
+ * dropped when next asked for. None is handed out while the channel says the location's partition is not caught
+ * up after a handover (`answering`): a signal its previous owner finished meanwhile is known final first.
  */
 import type { LocationSignal, LocationSignals } from '../../sync/ports.js';
 import type { LocationSignalTarget } from './signal-ports.js';
@@ -15,6 +16,11 @@ export interface SignalChannel {
   configured(locationUid: string): boolean;
   /** Whether the signal may still need carrying out: no final outcome read for it. */
   open(signalId: string): boolean;
+  /**
+   * Whether the location's signals may be carried out now; false while its partition, newly owned, is read up to
+   * its end as of the handover (signal-service.ts answering): its signals are kept and handed out afterwards.
+   */
+  answering(locationUid: string): boolean;
   /** The signal's effect is stored in full; `written`: its `done` went with the page (signal-answers.ts). */
   completed(signalId: string, written: boolean): void;
 }
@@ -49,6 +55,7 @@ export class SignalQueue implements LocationSignalTarget, LocationSignals {
     const queued = this.byLocation.get(key);
     if (queued === undefined) return [];
     const channel = this.channel;
+    if (channel !== null && !channel.answering(locationUid)) return [];
     const open = queued.filter((s) => channel !== null && channel.open(s.id));
     if (open.length === 0) this.byLocation.delete(key);
     else if (open.length < queued.length) this.byLocation.set(key, open);

@@ -8,7 +8,13 @@
  * the background; answering begins when they are done. See openSignals for failures.
  *
  * `paused` is the port the scheduler reads (signal-ports.ts PausedLocations); call `ownershipChanged()` after each
- * change of what this instance owns (a rebalance, a takeover) so that signals waiting for an owner are answered.
+ * change of what this instance owns (a rebalance, a takeover, a partition let go) so that signals waiting for an
+ * owner are answered.
+ *
+ * After a handover: the signals of a partition this instance comes to own are answered and carried out only once
+ * its reader has read that partition up to the end it had when the ownership was seen (signal-catch-up.ts):
+ * what the previous owner answered and completed is known first. Ownership is looked at on each change, on each
+ * entry read, before each page of a location (`answering`), and when the channel opens.
  */
 import type { ConnectorConfig } from '../../config/schema.js';
 import type { KafkaClient } from '../../kafka/client/port.js';
@@ -22,6 +28,7 @@ import { RetriableError } from '../../errors/index.js';
 import type { Backoff } from '../../time/backoff.js';
 import type { Clock } from '../../time/clock.js';
 import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
+import { SignalCatchUp } from './signal-catch-up.js';
 import { SignalAnswers, type SignalsStatus } from './signal-answers.js';
 import type { LocationSignalTarget, PausedLocations } from './signal-ports.js';
 
@@ -29,13 +36,12 @@ export interface SignalsOptions {
   config: Pick<ConnectorConfig, 'connector' | 'kafka'>;
   /** This instance, as outcomes name it. */
   instance: string;
-  /** Whether this instance owns (and writes for) the offsets partition now. */
+  /** Whether this instance owns (and writes for) the offsets partition now (read at every change and entry). */
   ownsPartition: (partition: number) => boolean;
   /** Whether the running configuration lists the location (after a reload: the reloaded one). */
   configured: (locationUid: string) => boolean;
-  target: LocationSignalTarget | null;
-  /** See SignalAnswersOptions.pauses and pausedChanged. */
-  pauses?: boolean;
+  target: LocationSignalTarget;
+  /** See SignalAnswersOptions.pausedChanged. */
   pausedChanged?: () => void;
   metrics: Pick<ConnectorMetrics, 'signalOutcomes' | 'pausedLocations' | 'signalsRunning'>;
   logger: Logger;
@@ -53,6 +59,11 @@ export interface Signals {
   status(): SignalsStatus;
   /** Whether a signal may still need carrying out (signal-answers.ts isOpen). */
   isOpen(signalId: string): boolean;
+  /**
+   * Whether the location's signals may be carried out now: its partition is owned, and read up to the end it had
+   * when it came to be owned (handover-catch-up.ts). Asked by the signal queue before each page of a location.
+   */
+  answering(locationUid: string): boolean;
   /** A signal's effect is stored in full (signal-answers.ts completed). */
   completed(signalId: string, written: boolean): Promise<void>;
   /** Resolves once the first read is complete and its signals answered (tests; the runtime need not wait). */
@@ -77,18 +88,31 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
   const topic = signalsTopicName(config.kafka.offsetsTopic);
   /** The writer of the attempt that connected one; null before (no outcome can be due then: nothing was read). */
   let writer: SignalTopicWriter | null = null;
+  /** The reader of the attempt that opened the channel; null before. */
+  let reader: SignalTopicReader | null = null;
+  const backoff = options.retryBackoff ?? RETRY_BACKOFF;
+  /** Which owned partitions are read up to their end as of their handover (signal-catch-up.ts). */
+  const catchUp = new SignalCatchUp({
+    topic,
+    ownsPartition: options.ownsPartition,
+    partitionCount: () => writer?.partitionCount,
+    reader: () => reader,
+    released: () => void answers.answerPending(),
+    backoff,
+    clock,
+    logger,
+  });
   const answers = new SignalAnswers({
     instance: options.instance,
     // -1 is no partition anyone owns: nothing is answered before a writer is connected.
     partitionOf: (uid) => writer?.partitionOf(uid) ?? -1,
-    ownsPartition: options.ownsPartition,
+    ownsPartition: (partition) => catchUp.answers(partition),
     configured: options.configured,
     write: (partition, outcome) =>
       writer === null
         ? Promise.reject(new RetriableError('SIGNALS_NOT_OPEN', 'the signals topic writer is not connected'))
         : writer.answerAt(partition, outcome),
     target: options.target,
-    ...(options.pauses !== undefined && { pauses: options.pauses }),
     ...(options.pausedChanged !== undefined && { pausedChanged: options.pausedChanged }),
     clock,
     logger,
@@ -101,13 +125,14 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
       connectorName: config.connector.name,
       groupIdPrefix: `${config.kafka.clientId ?? config.connector.name}-signals`,
       loadTimeoutMs: config.kafka.offsetsLoadTimeoutMs,
-      each: (entry, at) => answers.onEntry(entry, at),
+      each: (entry, at) => {
+        void catchUp.observe();
+        answers.onEntry(entry, at);
+      },
+      moved: () => catchUp.moved(),
       logger,
       clock,
     });
-  /** The reader of the attempt that opened the channel; null before. */
-  let reader: SignalTopicReader | null = null;
-
   /** One attempt: opens what is not open yet (the writer is kept across attempts), then a new reader. */
   const attempt = (events: RestartEvents): Restartable => {
     let stopped = false;
@@ -138,6 +163,8 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
         await attemptReader.start();
         if (stopped) return;
         reader = attemptReader;
+        // What is owned now waits for its end, read now (the reader is at the end it read at its start).
+        await catchUp.observe();
         await answers.caughtUp();
         events.running();
       },
@@ -152,7 +179,7 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
     describe: (error) => `the signals topic could not be read: ${describeKafkaError(error)}`,
     onFailure: ({ error, retryInMs }) =>
       logger.warn({ err: error, topic, retryInMs }, 'signals topic not read: signals wait'),
-    backoff: options.retryBackoff ?? RETRY_BACKOFF,
+    backoff,
     clock,
   });
   void channel.start();
@@ -171,7 +198,10 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
 
   return {
     paused: answers,
-    ownershipChanged: () => answers.answerPending(),
+    ownershipChanged: () => {
+      void catchUp.observe();
+      return answers.answerPending();
+    },
     health: () => {
       const why = problem();
       return why === null ? { ok: true } : { ok: false, detail: why };
@@ -181,9 +211,16 @@ export function openSignals(kafka: KafkaClient, options: SignalsOptions): Signal
       return { ...answers.status(), ...(why !== null && { problem: why }) };
     },
     isOpen: (signalId) => answers.isOpen(signalId),
+    answering: (uid) => {
+      // Asked before each page of a location this instance runs: ownership is looked at again, for a change no
+      // ownershipChanged() told (a standby becomes the writer after its takeover's change was told).
+      void catchUp.observe();
+      return writer !== null && catchUp.answers(writer.partitionOf(uid));
+    },
     completed: (signalId, written) => answers.completed(signalId, written),
     ready: () => channel.ready(),
     close: async () => {
+      catchUp.close();
       await channel.close();
       await writer?.disconnect();
     },

@@ -1,8 +1,8 @@
 /**
- * What a signal accepted for a location does to its offset: the one rule, pure over plain data. The orchestrator
- * (location-sync.ts) asks it at the start of each page for the location's pending signals, in the order they
- * were sent, and commits what it answers before the page (an offset with no records, the `done` outcome in the
- * same commit when the signal is then complete).
+ * What a signal accepted for a location does to its offset: the one rule, pure over plain data. The signal steps
+ * (signal-steps.ts) ask it at the start of each page for the location's pending signals, in the order they were
+ * sent, and the orchestrator (location-sync.ts) commits what it answers before the page (an offset with no
+ * records, the `done` outcome in the same commit when the signal is then complete).
  *
  * - `reset {to}`: the offset starts over at `to` (null: the location's start), its lanes and boundary dropped;
  *   complete with that commit.

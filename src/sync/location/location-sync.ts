@@ -12,8 +12,9 @@
  *   offset the store holds, 'rejected' is committed again there until the retry policy is spent;
  * - the page's commit and the idle rule (page-commit.ts);
  * - the counters (location-counters.ts): metrics, totals and the traversal's counts;
- * - the signals accepted for the location (LocationSignals, the rule of location-signal.ts): a reset's offset or
- *   a backfill's history lane, committed before the page (a backfill's merge completes it, page-commit.ts).
+ * - the signal steps (signal-steps.ts, over the rule of location-signal.ts): the signals accepted for the
+ *   location, each a reset's offset or a backfill's history lane committed before the page (a backfill's merge
+ *   completes it, page-commit.ts).
  *
  * Unit of work: one page (`runPage`), so the scheduler can interleave locations fairly and bound memory
  * by pages in flight; the scheduler runs a location's pages until its traversal completes.
@@ -69,16 +70,9 @@ import {
 } from '../lanes/lanes.js';
 import { LiveLane } from '../lanes/live-lane.js';
 import { LocationCounters, type LocationTotals } from './location-counters.js';
-import {
-  logCursorRestart,
-  logPage,
-  logSignalCarriedOut,
-  logSuperseded,
-  logTraversalStarted,
-} from './location-log.js';
+import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
 import type { LocationSyncOptions, PageReport } from './location-sync-settings.js';
 import type { LocationOffset, RequestHint } from '../model.js';
-import { signalStep } from './location-signal.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
 import { assemblePage, pageTally, type PipelineSettings } from './page-pipeline.js';
 import {
@@ -89,8 +83,9 @@ import {
   withRecentAnswers,
   type RecentAnswers,
 } from './page-reading.js';
-import { InvalidCursorError, type ListedPage, type LocationSignal, type PageCommit } from '../ports.js';
+import { InvalidCursorError, type ListedPage, type PageCommit } from '../ports.js';
 import { readingAhead, type AheadState } from './read-ahead.js';
+import { SignalSteps } from './signal-steps.js';
 import { nextPageRequest, type TraversalSettings } from './traversal.js';
 import { TraversalRun } from './traversal-run.js';
 
@@ -119,6 +114,7 @@ export class LocationSync {
   private readonly roles: Record<Lane, LaneRole>;
   private readonly commits: CommitDriver;
   private readonly counters: LocationCounters;
+  private readonly signalSteps: SignalSteps;
 
   constructor(private readonly options: LocationSyncOptions) {
     const { settings, locationUid, api, metrics, logger, clock } = options;
@@ -159,6 +155,12 @@ export class LocationSync {
     const live = new LiveLane({ listener: this.history, counters, logger, clock });
     this.roles = { live, history: this.history };
     this.history.track(this.position, 0);
+    this.signalSteps = new SignalSteps({
+      locationUid,
+      signals: options.signals,
+      startSince: settings.startSince,
+      logger,
+    });
   }
 
   /** The offset last committed by the sink (or the starting offset). */
@@ -236,48 +238,24 @@ export class LocationSync {
   }
 
   /**
-   * Carries out the location's pending signals (LocationSignals), in order, before its page: each step the rule
-   * gives (location-signal.ts) is committed as an offset with no records. Stops at a signal that waits, or when
-   * a commit found another writer's offset (adopted: the next page asks again).
+   * Carries out the location's pending signals before its page, in order: each commit the signal steps give
+   * (signal-steps.ts) is committed as an offset with no records, and the location moves to it. Stops when no
+   * signal is to be committed now, or when a commit found another writer's offset (adopted: the next page asks
+   * again).
    */
   private async carryOutSignals(abort?: AbortSignal): Promise<void> {
-    const signals = this.options.signals;
-    if (signals === undefined) return;
-    for (const pending of signals.pending(this.locationUid)) {
-      const step = signalStep(this.position, pending, this.options.settings.startSince);
-      if (step.kind === 'wait') return;
-      if (step.kind === 'commit' && !(await this.commitSignal(pending, step.offset, step.done, abort)))
+    for (;;) {
+      const step = this.signalSteps.next(this.position, this.committed);
+      if (step === null) return;
+      abort?.throwIfAborted();
+      const result = await this.commits.commit(step.commit, () => step.log, abort);
+      if (result.kind !== 'stored') {
+        this.adopt(result.stored, null);
         return;
-      const complete = step.kind === 'commit' ? step.done : this.position.history?.signal !== pending.id;
-      signals.settled(this.locationUid, pending.id, complete);
+      }
+      this.moveTo(step.commit.offset, step.reset);
+      this.signalSteps.stored(step);
     }
-  }
-
-  /** Commits a signal's offset; false when another writer's offset was found instead (and adopted). */
-  private async commitSignal(
-    pending: LocationSignal,
-    offset: LocationOffset,
-    done: boolean,
-    abort?: AbortSignal,
-  ): Promise<boolean> {
-    abort?.throwIfAborted();
-    const commit: PageCommit = {
-      locationUid: this.locationUid,
-      calls: [],
-      deadLetters: [],
-      offset,
-      committed: this.committed,
-      ...(done && { signalDone: pending.id }),
-    };
-    const log = this.options.logger.child({ location: this.locationUid, signal: pending.id });
-    const result = await this.commits.commit(commit, () => log, abort);
-    if (result.kind !== 'stored') {
-      this.adopt(result.stored, null);
-      return false;
-    }
-    this.moveTo(offset, pending.reset !== undefined);
-    logSignalCarriedOut(log, pending, offset, done);
-    return true;
   }
 
   private async processPage(role: LaneRole, signal?: AbortSignal): Promise<PageReport> {
@@ -335,7 +313,7 @@ export class LocationSync {
     const stored = await this.commit(role, traversal, commit, outcome.complete, signal);
     if (stored === 'superseded') return { complete: false, published: 0, lane };
     if (stored === 'stored') this.committed = offset;
-    if (completes !== undefined) this.options.signals?.settled(this.locationUid, completes, true);
+    if (completes !== undefined) this.signalSteps.merged(completes);
     this.position = offset;
     role.committed({ from, request, listed, prepared, page, superseded }, traversal, offset);
     if (outcome.accepted.length > 0) traversal.progressed();

@@ -107,4 +107,65 @@ describe('the signal ledger', () => {
       }).unansweredInvalid(),
     ).toEqual([]);
   });
+
+  it('keeps its running count as signals are accepted, done, refused and answered late, equal to running()', () => {
+    const ledger = new SignalLedger();
+    const counted = () => {
+      expect(ledger.runningCount).toBe(ledger.running().length);
+      return ledger.runningCount;
+    };
+    const backfill = sent('backfill', A);
+    const reset = sent('reset', B);
+    const pause = sent('pause', A);
+    ledger.apply(backfill);
+    ledger.apply(reset);
+    ledger.apply(pause);
+    expect(counted()).toBe(0);
+    ledger.apply(answered(backfill, 'accepted'));
+    ledger.apply(answered(reset, 'accepted'));
+    expect(counted()).toBe(2);
+    // Accepted again (a takeover's answer): still one.
+    ledger.apply(answered(backfill, 'accepted'));
+    expect(counted()).toBe(2);
+    ledger.apply(answered(backfill, 'done'));
+    expect(counted()).toBe(1);
+    // A former owner's late `accepted` after the final outcome counts for nothing.
+    ledger.apply(answered(backfill, 'accepted'));
+    expect(counted()).toBe(1);
+    ledger.apply(answered(reset, 'refused'));
+    expect(counted()).toBe(0);
+    ledger.apply(answered(pause, 'done'));
+    expect(counted()).toBe(0);
+  });
+
+  it('counts a signal read after its accepted outcome (compaction keeps the later record) once it is read, once', () => {
+    const ledger = new SignalLedger();
+    const backfill = sent('backfill', A);
+    ledger.apply(answered(backfill, 'accepted'));
+    expect(ledger.runningCount).toBe(0);
+    ledger.apply(backfill);
+    ledger.apply(backfill);
+    expect(ledger.runningCount).toBe(1);
+    expect(ledger.running().map((s) => s.id)).toEqual([backfill.signal.id]);
+  });
+
+  it('folds the paused set again when a pause or resume is answered, however many other entries came between', () => {
+    const ledger = new SignalLedger();
+    const pause = sent('pause', A);
+    ledger.apply(pause);
+    expect(ledger.isPaused(A)).toBe(false);
+    for (let i = 0; i < 3; i++) {
+      const backfill = sent('backfill', A);
+      ledger.apply(backfill);
+      ledger.apply(answered(backfill, 'done'));
+      expect(ledger.isPaused(A)).toBe(false);
+    }
+    ledger.apply(answered(pause, 'done'));
+    expect(ledger.isPaused(A)).toBe(true);
+    const resume = sent('resume', A);
+    ledger.apply(resume);
+    expect(ledger.isPaused(A)).toBe(true);
+    ledger.apply(answered(resume, 'done'));
+    expect(ledger.isPaused(A)).toBe(false);
+  });
 });

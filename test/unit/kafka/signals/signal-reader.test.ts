@@ -113,4 +113,26 @@ describe('the signals topic reader', () => {
     await r.subject.stop();
     expect(await restartOnFailure?.(crash)).toBe(false);
   });
+
+  it('moves its position past a batch read in full, its transaction marker included, and not past one cut short', async () => {
+    const r = reader();
+    await r.subject.start();
+    r.current().joined([0]);
+    const record = (offset: string) => ({
+      offset,
+      value: encodeSignal({ ...signal, id: `0b5f3a52-6a53-4a5f-9c1e-2f4f0e3f4a1${offset}` }),
+      key: Buffer.from(signalKey('c', `0b5f3a52-6a53-4a5f-9c1e-2f4f0e3f4a1${offset}`)),
+    });
+    // Offsets 0 and 1 in a transaction whose commit marker is offset 2.
+    await r.current().batch(0, [record('0'), record('1')], '2');
+    expect(r.subject.position(0)).toBe(3n);
+    // A batch cut short after its first record (a seek after a rejoin): the rest is read again, so no further.
+    await r.current().batch(0, [record('3'), record('4')], '5', 1);
+    expect(r.subject.position(0)).toBe(4n);
+    expect(r.entries).toHaveLength(3);
+    // A batch of markers alone (an aborted transaction's end): past it.
+    await r.current().batch(0, [], '9');
+    expect(r.subject.position(0)).toBe(10n);
+    await r.subject.stop();
+  });
 });

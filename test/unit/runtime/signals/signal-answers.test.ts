@@ -27,9 +27,7 @@ function signal(kind: SignalKind, location: string, extra: Partial<Signal> = {})
 function answerer(
   options: {
     carried?: LocationSignal[];
-    target?: boolean;
     failWrites?: number;
-    pauses?: boolean;
     pausedChanged?: () => void;
   } = {},
 ) {
@@ -50,11 +48,7 @@ function answerer(
       answers.onEntry({ type: 'outcome', outcome }, { partition });
       return Promise.resolve();
     },
-    target:
-      options.target === false
-        ? null
-        : { runs: (uid) => uid === A, carryOut: (s) => options.carried?.push(s) },
-    ...(options.pauses !== undefined && { pauses: options.pauses }),
+    target: { runs: (uid) => uid === A, carryOut: (s) => options.carried?.push(s) },
     ...(options.pausedChanged !== undefined && { pausedChanged: options.pausedChanged }),
     clock: new ManualClock(Date.parse('2024-06-01T00:00:05Z')),
     logger: silentLogger(),
@@ -196,31 +190,9 @@ describe('the signal answerer', () => {
     expect(done?.value).toBe(1);
   });
 
-  it('refuses every signal while the scheduler takes none, naming what works instead', async () => {
-    const { answers, written } = answerer({ target: false });
-    const reset = signal('reset', A);
-    const pause = signal('pause', A);
-    answers.onEntry({ type: 'signal', signal: reset }, { partition: 0 });
-    answers.onEntry({ type: 'signal', signal: pause }, { partition: 0 });
-    await answers.caughtUp();
-    expect(states(written)).toEqual([
-      [reset.id, 'refused', 'SIGNAL_NOT_SUPPORTED'],
-      [pause.id, 'refused', 'SIGNAL_NOT_SUPPORTED'],
-    ]);
-    expect(written[0]?.outcome.reason?.message).toContain('calls-connector offsets reset');
-    expect(written[1]?.outcome.reason?.message).toBe(
-      'this version does not carry out pause signals while running yet: remove the location from sources[] and restart',
-    );
-    expect(answers.isPaused(A)).toBe(false);
-  });
-
-  it('carries out pause and resume without a target when told it pauses, and says each time the paused set changes', async () => {
+  it('carries out pause and resume at once, whatever runs, and says each time the paused set changes', async () => {
     let changes = 0;
-    const { answers, written } = answerer({
-      target: false,
-      pauses: true,
-      pausedChanged: () => (changes += 1),
-    });
+    const { answers, written } = answerer({ pausedChanged: () => (changes += 1) });
     const pause = signal('pause', A);
     const backfill = signal('backfill', A);
     const resume = signal('resume', A);
@@ -234,7 +206,7 @@ describe('the signal answerer', () => {
     await answers.answerPending();
     expect(states(written)).toEqual([
       [pause.id, 'done', undefined],
-      [backfill.id, 'refused', 'SIGNAL_NOT_SUPPORTED'],
+      [backfill.id, 'accepted', undefined],
       [resume.id, 'done', undefined],
     ]);
     expect(answers.isPaused(A)).toBe(false);

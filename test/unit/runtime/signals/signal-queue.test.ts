@@ -13,13 +13,15 @@ const signal = (id: string, location = A): LocationSignal => ({
 function queue(outcomesInPages: boolean) {
   const final = new Set<string>();
   const completed: Array<[string, boolean]> = [];
+  const catching = { up: true };
   const q = new SignalQueue({ outcomesInPages });
   q.attach({
     configured: (uid) => uid.toLowerCase() === A.toLowerCase(),
     open: (id) => !final.has(id),
+    answering: () => catching.up,
     completed: (id, written) => completed.push([id, written]),
   });
-  return { q, final, completed };
+  return { q, final, completed, catching };
 }
 
 describe('the signal queue', () => {
@@ -52,6 +54,18 @@ describe('the signal queue', () => {
     const atLeastOnce = queue(false);
     atLeastOnce.q.settled(A, 's1', true);
     expect(atLeastOnce.completed).toEqual([['s1', false]]);
+  });
+
+  it('hands out nothing while the location is caught up on after a handover, and keeps its signals for afterwards', () => {
+    const { q, final, catching } = queue(true);
+    q.carryOut(signal('s1'));
+    q.carryOut(signal('s2'));
+    catching.up = false;
+    expect(q.pending(A)).toEqual([]);
+    // The previous owner's done of s1, read while catching up: s1 is dropped once the location answers again.
+    final.add('s1');
+    catching.up = true;
+    expect(q.pending(A).map((s) => s.id)).toEqual(['s2']);
   });
 
   it('runs nothing before it is attached to the signals channel', () => {

@@ -10,7 +10,8 @@ import { DEFAULT_LANE_SETTINGS } from '../../../../src/sync/lanes/lanes.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import type { LocationSync } from '../../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
-import type { LocationSignal, LocationSignals } from '../../../../src/sync/ports.js';
+import type { LocationSignal } from '../../../../src/sync/ports.js';
+import { PendingSignals } from '../../../support/sync/pending-signals.js';
 import { FakeCallsApi, type FakeCall } from '../../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../../support/sync/in-memory-sink.js';
 import { unitLocationSync } from '../../../support/sync/unit-location-sync.js';
@@ -22,21 +23,8 @@ const call = (uid: string, minutes: number): FakeCall => ({ uid, locationUid: LO
 const NOW = Date.parse(at(200));
 const CALLS = Array.from({ length: 6 }, (_, i) => call(`c${i}`, i * 10));
 
-/** The signals of one location, as the runtime's queue keeps them; records what the location settled. */
-class Pending implements LocationSignals {
-  readonly settledLog: Array<[string, boolean]> = [];
-  constructor(private signals: LocationSignal[]) {}
-  pending(): readonly LocationSignal[] {
-    return this.signals;
-  }
-  settled(_location: string, signalId: string, complete: boolean): void {
-    this.signals = this.signals.filter((s) => s.id !== signalId);
-    this.settledLog.push([signalId, complete]);
-  }
-}
-
 function build(
-  signals: Pending,
+  signals: PendingSignals,
   options: { start?: LocationOffset; sink?: InMemorySink; splitBacklogMs?: number } = {},
 ) {
   const api = new FakeCallsApi(CALLS);
@@ -66,7 +54,7 @@ async function runLane(sync: LocationSync, lane: 'live' | 'history'): Promise<vo
 
 /** A location that published every call once, caught up. */
 async function caughtUp(): Promise<{ sink: InMemorySink; offset: LocationOffset }> {
-  const { sync, sink } = build(new Pending([]));
+  const { sync, sink } = build(new PendingSignals([]));
   await runLane(sync, 'live');
   expect(sink.calls.map((c) => c.uid)).toEqual(CALLS.map((c) => c.uid));
   return { sink, offset: sync.offset };
@@ -82,7 +70,7 @@ const backfill = (since: number, until: number): LocationSignal => ({
 describe('LocationSync carrying out signals', () => {
   it('re-reads a backfill range as a history lane, tags its records, and completes it with the merge', async () => {
     const { sink, offset } = await caughtUp();
-    const signals = new Pending([backfill(10, 35)]);
+    const signals = new PendingSignals([backfill(10, 35)]);
     const { sync } = build(signals, { start: offset, sink });
     await runLane(sync, 'live');
     expect(sync.offset.history).toMatchObject({ since: at(10), until: at(35), signal: ID });
@@ -107,7 +95,9 @@ describe('LocationSync carrying out signals', () => {
 
   it('resets the offset while running: the reset and its done in one commit, then the calls from `to` again', async () => {
     const { sink, offset } = await caughtUp();
-    const signals = new Pending([{ id: ID, location: LOC, acceptedAt: at(100), reset: { to: at(30) } }]);
+    const signals = new PendingSignals([
+      { id: ID, location: LOC, acceptedAt: at(100), reset: { to: at(30) } },
+    ]);
     const { sync } = build(signals, { start: offset, sink });
     const before = sink.commits;
     await runLane(sync, 'live');
@@ -120,7 +110,7 @@ describe('LocationSync carrying out signals', () => {
 
   it('finishes a backfill a restart handed over again from where its lane stood, not from its start', async () => {
     const { sink, offset } = await caughtUp();
-    const first = new Pending([backfill(0, 55)]);
+    const first = new PendingSignals([backfill(0, 55)]);
     const { sync } = build(first, { start: offset, sink });
     await runLane(sync, 'live');
     await sync.runPage(undefined, 'history');
@@ -129,7 +119,7 @@ describe('LocationSync carrying out signals', () => {
     expect(stored.history?.watermark).not.toBeNull();
 
     // A restart: a new LocationSync from the stored offset, the signal handed in again.
-    const again = new Pending([backfill(0, 55)]);
+    const again = new PendingSignals([backfill(0, 55)]);
     const restarted = build(again, { start: stored, sink }).sync;
     await runLane(restarted, 'live');
     expect(again.settledLog).toEqual([[ID, false]]);
@@ -142,7 +132,9 @@ describe('LocationSync carrying out signals', () => {
 
   it('splits a location reset far back again: the backlog from `to` read as history, the present first', async () => {
     const { sink, offset } = await caughtUp();
-    const signals = new Pending([{ id: ID, location: LOC, acceptedAt: at(100), reset: { to: at(0) } }]);
+    const signals = new PendingSignals([
+      { id: ID, location: LOC, acceptedAt: at(100), reset: { to: at(0) } },
+    ]);
     // A backlog over 5 minutes is split: the caught-up location is not, the reset one (50 minutes behind) is.
     const { sync } = build(signals, { start: offset, sink, splitBacklogMs: 5 * 60_000 });
     await sync.runPage(undefined, 'live');
@@ -164,7 +156,7 @@ describe('LocationSync carrying out signals', () => {
 
   it('settles a signal its offset says was carried out, committing nothing', async () => {
     const { sink, offset } = await caughtUp();
-    const signals = new Pending([{ id: ID, location: LOC, acceptedAt: at(100), reset: { to: null } }]);
+    const signals = new PendingSignals([{ id: ID, location: LOC, acceptedAt: at(100), reset: { to: null } }]);
     const { sync } = build(signals, { start: { ...offset, signal: ID }, sink });
     const commits = sink.commits;
     await runLane(sync, 'live');
