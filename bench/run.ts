@@ -33,6 +33,7 @@ import { scaleBench } from './scale.js';
 import { webhookFloodBench } from './webhook-flood.js';
 import { webhooksBench } from './webhooks.js';
 import { webhookShapesBench } from './webhook-shapes.js';
+import { BENCH_USAGE, benchArguments } from './arguments.js';
 import { judge, REPETITIONS, type GoalOutcome } from './stats.js';
 import type { BenchModule, BenchResult } from './types.js';
 
@@ -203,15 +204,21 @@ async function child(name: string): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const quick = argv.includes('--quick');
+  const { quick, help, child: childName, wanted } = benchArguments(argv);
+  const known = [...modules, ...onRequest];
+  if (help) {
+    process.stdout.write(
+      `${BENCH_USAGE}\nmodules (all by default): ${modules.map((m) => m.name).join(', ')}\n` +
+        `on request only: ${onRequest.map((m) => m.name).join(', ')}\n` +
+        "each module's knobs (environment variables) are listed at the top of its file in bench/\n",
+    );
+    return;
+  }
   if (quick) for (const [name, value] of Object.entries(QUICK)) process.env[name] ??= value;
-  const childOf = argv.indexOf('--child');
-  if (childOf >= 0) {
-    await child(argv[childOf + 1] ?? '');
+  if (childName !== undefined) {
+    await child(childName);
     process.exit(0); // a client's lingering handle must not keep the parent waiting
   }
-  const wanted = argv.filter((a) => !a.startsWith('-'));
-  const known = [...modules, ...onRequest];
   const unknown = wanted.filter((w) => !known.some((m) => m.name === w));
   if (unknown.length > 0)
     throw new Error(
