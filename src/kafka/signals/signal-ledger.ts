@@ -23,6 +23,12 @@ export class SignalLedger {
   private readonly outcomes = new Map<string, SignalOutcome>();
   /** The ids of the signals read whose outcome is `accepted` (running()), kept by `apply` alone. */
   private readonly runningIds = new Set<string>();
+  /**
+   * The ids of the signals read without an outcome (unanswered()), in the order first read, kept by `apply`
+   * alone: the answerer asks at every entry read, and a filter over every signal ever read made a long
+   * signals topic's first read quadratic.
+   */
+  private readonly unansweredIds = new Set<string>();
   /** pausedLocations() as of the last apply; null once an entry may have changed it. */
   private paused: Set<string> | null = null;
 
@@ -56,6 +62,8 @@ export class SignalLedger {
     if (this.signals.has(signalId) && this.outcomes.get(signalId)?.state === 'accepted')
       this.runningIds.add(signalId);
     else this.runningIds.delete(signalId);
+    if (this.outcomes.has(signalId)) this.unansweredIds.delete(signalId);
+    else if (this.signals.has(signalId)) this.unansweredIds.add(signalId);
   }
 
   signal(signalId: string): Signal | undefined {
@@ -69,7 +77,12 @@ export class SignalLedger {
 
   /** Signals without an outcome yet, in the order they were sent (per location). */
   unanswered(): Signal[] {
-    return [...this.signals.values()].filter((s) => !this.outcomes.has(s.id));
+    const signals: Signal[] = [];
+    for (const id of this.unansweredIds) {
+      const signal = this.signals.get(id);
+      if (signal !== undefined) signals.push(signal);
+    }
+    return signals;
   }
 
   /** Signals accepted and not done yet (a backfill running, or one to be finished after a restart), in the order sent. */

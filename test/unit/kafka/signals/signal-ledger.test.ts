@@ -85,6 +85,24 @@ describe('the signal ledger', () => {
     expect(ledger.running().map((s) => s.id)).toEqual([second.signal.id]);
   });
 
+  it('keeps the unanswered ones in the order first read as entries come: a signal read again, an outcome read before its signal', () => {
+    const first = sent('backfill', A);
+    const second = sent('reset', B);
+    const third = sent('pause', A);
+    const compacted = sent('resume', B);
+    const ledger = ledgerOf(answered(compacted, 'done'), first, second, third);
+    expect(ledger.unanswered().map((s) => s.id)).toEqual([first, second, third].map((e) => e.signal.id));
+    // Read again (a reader that rejoined), it keeps its place; one with an outcome read first never joins.
+    ledger.apply(first);
+    ledger.apply(compacted);
+    expect(ledger.unanswered().map((s) => s.id)).toEqual([first, second, third].map((e) => e.signal.id));
+    ledger.apply(answered(second, 'accepted'));
+    expect(ledger.unanswered().map((s) => s.id)).toEqual([first, third].map((e) => e.signal.id));
+    ledger.apply(answered(first, 'refused'));
+    ledger.apply(answered(third, 'done'));
+    expect(ledger.unanswered()).toEqual([]);
+  });
+
   it('keeps a final outcome when a late accepted arrives after it', () => {
     const backfill = sent('backfill', A);
     const ledger = ledgerOf(backfill, answered(backfill, 'done'), answered(backfill, 'accepted'));
