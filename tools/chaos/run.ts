@@ -17,7 +17,7 @@
  * a random one, with distributed mode's own SIGSTOP and rolling restart in distributed.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommittedProgress } from './committed-progress.js';
 import {
@@ -59,7 +59,7 @@ import { ChaosStack, type StackEndpoints } from './stack.js';
 import { newSummary, type ChaosOptions, type FaultOutcome, type RunSummary } from './summary.js';
 import { TopicObserver } from './topic-observer.js';
 import { UnexpectedExits } from './unexpected-exits.js';
-import { webhookFigures } from './webhook-figures.js';
+import { routedChanges, webhookFigures } from './webhook-figures.js';
 import { WebhookIngress } from './webhook-ingress.js';
 import { newWebhookSecret } from './webhook-signing.js';
 import { witnessPython } from './witness.js';
@@ -432,6 +432,12 @@ export class ChaosRun {
       quietFromMs: this.quietFrom,
     });
     this.summary.webhooks = figures;
+    writeFileSync(
+      join(this.options.runDir, 'webhook-changes.jsonl'),
+      routedChanges(live.changes, ingress.attempts, this.publications, this.summary.faults, this.quietFrom)
+        .map((c) => JSON.stringify(c))
+        .join('\n'),
+    );
     this.summary.violations.push(...figures.violations);
     if (figures.late !== null) {
       if (this.options.holdFreshness) this.summary.violations.push(figures.late);

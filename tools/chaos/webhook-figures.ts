@@ -8,12 +8,15 @@ import type { Change, Publications } from './freshness.js';
 import { NO_RECOVERY_MS } from './freshness.js';
 import type { FaultOutcome } from './summary.js';
 import {
+  attribute,
   attributeAll,
+  outsideFaults,
   GOAL_P99_MS,
   NUDGE_BOUND_MS,
   RECONCILE_INTERVAL_MS,
   type AnnouncedChange,
   type Attribution,
+  type Route,
   type Span,
 } from './webhook-attribution.js';
 import { judgeDeliveries, type DeliveryAttempt, type DeliveryCounts } from './webhook-judge.js';
@@ -60,17 +63,40 @@ export function announcedChanges(
 }
 
 /**
- * The spans faults were at work (start to end plus recovery), and the start-up before the quiet baseline that
- * precedes the first fault (schedule.ts quietBaselineMs).
+ * The spans faults were at work: from the start to the end plus the recovery or, distributed mode, to ownership
+ * whole again when later (as the freshness rule's deadline, freshness.ts); and the start-up before the quiet
+ * baseline that precedes the first fault (schedule.ts quietBaselineMs).
  */
 export function faultSpans(faults: readonly FaultOutcome[], quietFromMs: number): Span[] {
   return [
     { fromMs: 0, untilMs: quietFromMs },
     ...faults.map((f) => {
-      const end = f.endMs ?? f.startMs;
-      return { fromMs: f.startMs, untilMs: end + (f.recoveryMs ?? NO_RECOVERY_MS) };
+      const recovered = (f.endMs ?? f.startMs) + (f.recoveryMs ?? NO_RECOVERY_MS);
+      const handedOver =
+        f.handoverMs === undefined ? f.startMs : f.startMs + (f.handoverMs ?? NO_RECOVERY_MS);
+      return { fromMs: f.startMs, untilMs: Math.max(recovered, handedOver) };
     }),
   ];
+}
+
+/** Each change with its route and whether it was made outside the fault spans: the run folder's record. */
+export function routedChanges(
+  changes: readonly Change[],
+  attempts: readonly DeliveryAttempt[],
+  publications: Pick<Publications, 'firstCovering'>,
+  faults: readonly FaultOutcome[],
+  quietFromMs: number,
+): (AnnouncedChange & { route: Route; outside: boolean })[] {
+  const announced = announcedChanges(changes, attempts, publications);
+  const spans = faultSpans(faults, quietFromMs);
+  const takes = new Map<string, number[]>();
+  for (const c of announced)
+    if (c.takenAtMs !== null) takes.set(c.locationUid, [...(takes.get(c.locationUid) ?? []), c.takenAtMs]);
+  return announced.map((c) => ({
+    ...c,
+    route: attribute(c, takes.get(c.locationUid) ?? []),
+    outside: outsideFaults(c.madeAtMs, spans),
+  }));
 }
 
 export function webhookFigures(input: {

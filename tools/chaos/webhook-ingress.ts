@@ -149,6 +149,7 @@ export class WebhookIngress {
       locationUid: event.locationUid,
       signed,
       process: answeredBy,
+      forwardedTo: backend?.name ?? null,
       status,
       outcome,
     };

@@ -11,7 +11,10 @@
  * - a delivery id taken (202) twice by one process: a replay, or a duplicate sent while the first attempt was
  *   pending, nudged again;
  * - a delivery id answered 200 `replayed` by a process that never took it (202): the duplicate of a first
- *   attempt whose nudge then failed was told "taken", and nobody nudges.
+ *   attempt whose nudge then failed was told "taken", and nobody nudges. An attempt forwarded to the process and
+ *   never answered (the ingress gave up after its timeout: a SIGSTOP'd process) may have been taken once the
+ *   process woke, its 202 written to a closed connection: such a process's "replayed" for that id is no
+ *   violation.
  *
  * Counted, not a violation: a genuine delivery id taken by a process other than the one that took it first (in
  * distributed mode another instance, in both modes a process started since): the receiver's replay window is
@@ -33,8 +36,10 @@ export interface DeliveryAttempt {
   locationUid: string | null;
   /** Whether its signature verifies with the run's secret (webhook-signing.ts validSignature). */
   signed: boolean;
-  /** The connector process it reached (its name); null when none answered. */
+  /** The connector process that answered it (its name); null when none answered. */
   process: string | null;
+  /** The process the ingress forwarded it to (answered or not); null when none could be reached. */
+  forwardedTo: string | null;
   /** The status answered to the sender: the receiver's, or 502 / 504 when no process answered. */
   status: number;
   /** The receiver's word (`{"status": …}` of its answer: accepted, replayed, bad_signature…); null: none. */
@@ -88,6 +93,11 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
       const key = `${a.id}\u0000${a.process}`;
       byIdAndProcess.set(key, [...(byIdAndProcess.get(key) ?? []), a]);
     }
+  /** Per id, the processes an attempt of it was forwarded to that never answered it (they may have taken it). */
+  const maybeTaken = new Map<string, Set<string>>();
+  for (const a of ordered)
+    if (a.signed && a.id !== null && a.process === null && a.forwardedTo !== null)
+      maybeTaken.set(a.id, (maybeTaken.get(a.id) ?? new Set()).add(a.forwardedTo));
   /** id -> process -> when it answered the id's first 202. */
   const takenBy = new Map<string, Map<string, number>>();
   for (const list of byIdAndProcess.values())
@@ -142,7 +152,7 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
       }
     }
     // "replayed" from a process that never took the id: a pending first attempt that then failed.
-    if (a.outcome === 'replayed' && tookAt === undefined) {
+    if (a.outcome === 'replayed' && tookAt === undefined && !maybeTaken.get(a.id)?.has(a.process)) {
       replayedUntaken++;
       if (untakenSamples.length < 3) untakenSamples.push(describe(a));
     }

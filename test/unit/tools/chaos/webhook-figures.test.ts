@@ -13,6 +13,7 @@ const taken = (uid: string, at: number, over: Partial<DeliveryAttempt> = {}): De
   locationUid: 'loc-1',
   signed: true,
   process: 'connector-1',
+  forwardedTo: 'connector-1',
   status: 202,
   outcome: 'accepted',
   ...over,
@@ -62,6 +63,17 @@ describe('the webhook figures of a run', () => {
       { fromMs: 0, untilMs: 3000 },
       { fromMs: 5000, untilMs: 8000 },
     ]);
+  });
+
+  it('holds a distributed fault open until ownership was whole again when that came after its recovery', () => {
+    const fault = {
+      kind: 'webhook-broker-restart',
+      startMs: 5000,
+      endMs: 20_000,
+      recoveryMs: 200,
+      handoverMs: 38_000,
+    } as FaultOutcome;
+    expect(faultSpans([fault], 3000)[1]).toEqual({ fromMs: 5000, untilMs: 43_000 });
   });
 
   it("reports a delivered p99 outside the fault windows over the goal as late, and the judge's violations", () => {

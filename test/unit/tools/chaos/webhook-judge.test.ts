@@ -4,7 +4,9 @@ import { judgeDeliveries, type DeliveryAttempt } from '../../../../tools/chaos/w
 /** A genuine sender attempt of `id` at `process`, received at `at`, answered `ms` later. */
 function attempt(over: Partial<DeliveryAttempt> & { at: number; ms?: number }): DeliveryAttempt {
   const { at, ms = 10, ...rest } = over;
+  const process = rest.process === undefined ? 'connector-1' : rest.process;
   return {
+    forwardedTo: process,
     origin: 'sender',
     receivedAtMs: at,
     answeredAtMs: at + ms,
@@ -87,6 +89,15 @@ describe('the webhook judge', () => {
     ]);
     expect(verdict.counts.inFlightDuplicates.answeredBeforeFirst2xx).toBe(1);
     expect(verdict.violations.join()).toMatch(/answered replayed by a process that never took the delivery/);
+  });
+
+  it('takes "replayed" from a process an earlier attempt went to unanswered (SIGSTOP\'d) for no violation', () => {
+    const verdict = judgeDeliveries([
+      attempt({ at: 0, ms: 8000, status: 504, outcome: null, process: null, forwardedTo: 'connector-6' }),
+      attempt({ at: 5000, ms: 6000, process: 'connector-6', status: 200, outcome: 'replayed' }),
+      attempt({ at: 10_000, process: 'connector-8' }),
+    ]);
+    expect(verdict.violations).toEqual([]);
   });
 
   it("counts the sender's answers by status, a retry after a 502 taken being no replay", () => {
