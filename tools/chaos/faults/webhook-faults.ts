@@ -75,10 +75,8 @@ export async function webhookReceiverKill(
   const { fleet, ingress } = context;
   const inFlight = await until(() => ingress.inFlight > 0, 3000, 5);
   const taker = ingress.lastTaker();
-  const hit =
-    fleet.currentRunning().find((p) => p.name === taker) ??
-    fleet.all.find((p) => p.running && p.name === taker) ??
-    victim(context, random);
+  // A slot's current process (a standby being retired is not restarted: its slot runs another).
+  const hit = fleet.currentRunning().find((p) => p.name === taker) ?? victim(context, random);
   const start = Date.now();
   await kill9(fleet, hit);
   await sleep(fault.durationMs);
@@ -204,9 +202,10 @@ function pick(headers: Record<string, string>): Record<string, string> {
 
 /**
  * An attacker on the wire: genuine deliveries already taken, resent as captured to the process that took
- * them (must be answered 200 `replayed`, never 202), to any process through the ingress' routing, and under a
- * fresh id (the id is signed: must be refused). Replays taken by another process (another instance, or one
- * started since) are counted apart by the judge: the replay window is each process's own.
+ * them (must be answered 200 `replayed`, never 202), to another running process (distributed mode: another
+ * instance), through the ingress' routing, and under a fresh id (the id is signed: must be refused). Replays
+ * taken by a process other than the one that took the delivery (another instance, or one started since) are
+ * counted apart by the judge: the replay window is each process's own.
  */
 export async function webhookReplayFlood(
   _fault: PlannedFault,
@@ -220,10 +219,13 @@ export async function webhookReplayFlood(
   const requests: { request: CapturedRequest; to?: string }[] = [];
   for (let i = 0; i < floodSize; i++) {
     const source = random.pick(sources);
-    const kind = i % 3;
+    const kind = i % 4;
+    const others = [...running].filter((name) => name !== source.process);
     if (kind === 0 && running.has(source.process))
       requests.push({ request: source.request, to: source.process });
-    else if (kind === 2)
+    else if (kind === 1 && others.length > 0)
+      requests.push({ request: source.request, to: random.pick(others) });
+    else if (kind === 3)
       requests.push({
         request: {
           ...source.request,
@@ -235,7 +237,7 @@ export async function webhookReplayFlood(
   const sent = await flood(ingress, requests, 'replay-flood');
   return {
     end: Date.now(),
-    detail: `${sent.length} replays of ${sources.length} captured deliveries (to the process that took them, through the routing, under a fresh id): ${tally(sent)}`,
+    detail: `${sent.length} replays of ${sources.length} captured deliveries (to the process that took them, to another, through the routing, under a fresh id): ${tally(sent)}`,
   };
 }
 
