@@ -155,7 +155,7 @@ export function profile(name: 'short' | 'full', minutes?: number, distributed = 
         ...Object.fromEntries(SIGNAL_FAULTS.map((k) => [k, 1])),
         ...Object.fromEntries(WEBHOOK_FAULTS.map((k) => [k, 1])),
       } as Record<FaultKind, number>,
-      quietBaselineMs: 15_000,
+      quietBaselineMs: 10_000,
       liveUpdatesPerSecond: 3,
       liveCreatesPerSecond: 1,
       settleTimeoutMs: 180_000,

@@ -98,13 +98,14 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
   for (const a of ordered)
     if (a.signed && a.id !== null && a.process === null && a.forwardedTo !== null)
       maybeTaken.set(a.id, (maybeTaken.get(a.id) ?? new Set()).add(a.forwardedTo));
-  /** id -> process -> when it answered the id's first 202. */
-  const takenBy = new Map<string, Map<string, number>>();
+  /** id -> process -> its attempt answered the id's first 202 there. */
+  const takenBy = new Map<string, Map<string, DeliveryAttempt>>();
   for (const list of byIdAndProcess.values())
     for (const a of list)
       if (a.status === 202 && a.id !== null && a.process !== null) {
-        const byProcess = takenBy.get(a.id) ?? new Map<string, number>();
-        byProcess.set(a.process, Math.min(byProcess.get(a.process) ?? Infinity, a.answeredAtMs));
+        const byProcess = takenBy.get(a.id) ?? new Map<string, DeliveryAttempt>();
+        const first = byProcess.get(a.process);
+        if (first === undefined || a.answeredAtMs < first.answeredAtMs) byProcess.set(a.process, a);
         takenBy.set(a.id, byProcess);
       }
   const senderIds = new Set<string>();
@@ -125,9 +126,12 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
     }
     if (a.id === null || a.process === null) continue;
     const byProcess = takenBy.get(a.id);
-    const tookAt = byProcess?.get(a.process);
-    const tookElsewhere = [...(byProcess ?? [])].some(([p, at]) => p !== a.process && at <= a.receivedAtMs);
-    if (tookAt !== undefined && tookAt <= a.receivedAtMs) {
+    const taker = byProcess?.get(a.process);
+    // Taken before it came: another attempt's 202 answered no later than it arrived (an answer may come
+    // within the millisecond its request did, so an attempt is never its own replay).
+    const tookBefore = (t: DeliveryAttempt): boolean => t !== a && t.answeredAtMs <= a.receivedAtMs;
+    const tookElsewhere = [...(byProcess ?? [])].some(([p, t]) => p !== a.process && tookBefore(t));
+    if (taker !== undefined && tookBefore(taker)) {
       counts.replays.sameProcess++;
       if (a.status === 202) {
         counts.replays.takenAgainSameProcess++;
@@ -152,7 +156,7 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
       }
     }
     // "replayed" from a process that never took the id: a pending first attempt that then failed.
-    if (a.outcome === 'replayed' && tookAt === undefined && !maybeTaken.get(a.id)?.has(a.process)) {
+    if (a.outcome === 'replayed' && taker === undefined && !maybeTaken.get(a.id)?.has(a.process)) {
       replayedUntaken++;
       if (untakenSamples.length < 3) untakenSamples.push(describe(a));
     }

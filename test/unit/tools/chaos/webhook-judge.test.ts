@@ -32,6 +32,15 @@ describe('the webhook judge', () => {
     expect(verdict.counts).toMatchObject({ deliveryIds: 1, deliveryIdsTaken: 1 });
   });
 
+  it('takes a delivery answered within the millisecond it came for no replay of itself', () => {
+    const verdict = judgeDeliveries([
+      attempt({ at: 1000, ms: 0 }),
+      attempt({ at: 1500, ms: 2, status: 200, outcome: 'replayed' }),
+    ]);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.replays).toMatchObject({ sameProcess: 1, takenAgainSameProcess: 0 });
+  });
+
   it('makes a forged request answered 2xx a violation, and counts a refused one', () => {
     const verdict = judgeDeliveries([
       attempt({
