@@ -83,7 +83,7 @@ export async function settle(context: SettleContext, facts: SettleFacts): Promis
     if (behind.length > 0) say(`settling: ${behind.length} of ${locations.length} locations behind`);
     return behind.length === 0;
   };
-  // Every 5 s: with webhooks on, the last changes whose delivery was dropped wait for reconciliation (20 s),
+  // Every 5 s: with webhooks on, the last changes whose delivery was dropped wait for reconciliation (every 12 s),
   // and a coarser probe would add its granularity to every run.
   facts.settled = await until(caughtUp, context.settleTimeoutMs, 5000);
   facts.settleMs = Date.now() - start;

@@ -6,8 +6,8 @@
  * The connector publishes nothing from a delivery: a delivery taken (202) makes its location's live poll due
  * now, and that poll lists every change of the location since its watermark. So a change is in Kafka by the
  * first live poll of its location that listed after it was made, whichever asked for that poll. The rule tells
- * them apart by time: the chaos config polls for reconciliation every `webhooks.reconcileIntervalMs` (20 s),
- * and a reconciliation poll of a location comes at least half an interval (10 s) after its last traversal,
+ * them apart by time: the chaos config polls for reconciliation every `webhooks.reconcileIntervalMs` (12 s),
+ * and a reconciliation poll of a location comes at least half an interval (6 s) after its last traversal,
  * while a nudged poll publishes within about a second. A change published within `NUDGE_BOUND_MS` of a
  * delivery of its location being taken came by that nudge; one published later than that after every such
  * delivery came by reconciliation (or a nudge that took longer than the bound, which a fault can cause: the
@@ -24,10 +24,10 @@
  */
 
 /** How long after a delivery was taken its nudged poll may take and still count as the nudge's. */
-export const NUDGE_BOUND_MS = 5000;
+export const NUDGE_BOUND_MS = 3000;
 
 /** webhooks.reconcileIntervalMs of the chaos config. */
-export const RECONCILE_INTERVAL_MS = 20_000;
+export const RECONCILE_INTERVAL_MS = 12_000;
 
 export type Route = 'nudge' | 'before-delivery' | 'other-nudge' | 'reconciliation' | 'unpublished';
 
