@@ -27,7 +27,13 @@ import {
   writeConnectorConfig,
 } from './connector-config.js';
 import { awaitOwnership, OWNERSHIP_CAP_MS, type DistributedDriver } from './distributed.js';
-import { budgetIntervalMs, GRANTS, locationsByGrant, type GrantName } from './fault-checks.js';
+import {
+  budgetIntervalMs,
+  firstTraversalsDone,
+  GRANTS,
+  locationsByGrant,
+  type GrantName,
+} from './fault-checks.js';
 import { backgroundFaults } from './faults/background.js';
 import type { FaultReport } from './faults/outcome.js';
 import { applyFault, isProcessFault, type FaultContext } from './faults/table.js';
@@ -258,7 +264,15 @@ export class ChaosRun {
     this.say('first page committed; fault phase begins');
     await admin.call('PUT', 'faults', backgroundFaults(seed));
     await admin.call('PUT', 'webhooks/faults', WEBHOOK_BACKGROUND);
-    // The quiet baseline: the background faults only, the delivered changes' figures outside fault windows.
+    // The quiet baseline: the background faults only, the delivered changes' figures outside fault windows; once
+    // every location's first traversal is done (the start-up round is not steady state), 60 s at most.
+    const started = await until(
+      async () => firstTraversalsDone(await topics.offsetReading(), locations),
+      60_000,
+      500,
+    );
+    if (!started)
+      this.say('the first traversals were not all done within 60 s; the quiet baseline begins anyway');
     this.quietFrom = Date.now();
     this.say(`quiet baseline: ${profile.quietBaselineMs / 1000} s of background faults only`);
     await sleep(profile.quietBaselineMs);
