@@ -143,9 +143,10 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
       if (a.status === 202) counts.replays.takenByOther++;
     }
     // A duplicate in flight: an earlier attempt of the id at the same process still unanswered when it came.
-    const first = (byIdAndProcess.get(`${a.id}\u0000${a.process}`) ?? []).find(
-      (b) => b !== a && b.receivedAtMs <= a.receivedAtMs && b.answeredAtMs > a.receivedAtMs,
-    );
+    // Earlier in arrival order (two copies sent at once may come within one millisecond: the one forwarded
+    // first is the first attempt).
+    const sameProcess = byIdAndProcess.get(`${a.id}\u0000${a.process}`) ?? [];
+    const first = sameProcess.slice(0, sameProcess.indexOf(a)).find((b) => b.answeredAtMs > a.receivedAtMs);
     if (first !== undefined) {
       counts.inFlightDuplicates.sent++;
       if (is2xx(a.status) && !is2xx(first.status)) counts.inFlightDuplicates.answeredBeforeFirst2xx++;

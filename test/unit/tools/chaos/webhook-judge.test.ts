@@ -76,6 +76,15 @@ describe('the webhook judge', () => {
     expect(verdict.counts.replays).toMatchObject({ otherProcess: 1, takenByOther: 1, sameProcess: 0 });
   });
 
+  it('takes two copies that came within one millisecond in the order they were forwarded', () => {
+    const verdict = judgeDeliveries([
+      attempt({ at: 100, ms: 30 }),
+      attempt({ at: 100, ms: 32, status: 200, outcome: 'replayed' }),
+    ]);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.inFlightDuplicates).toEqual({ sent: 1, taken: 0, answeredBeforeFirst2xx: 0 });
+  });
+
   it('makes a duplicate taken while the first attempt was pending at the same process a violation', () => {
     const verdict = judgeDeliveries([attempt({ at: 0, ms: 50 }), attempt({ at: 10, ms: 50 })]);
     expect(verdict.counts.inFlightDuplicates).toMatchObject({ sent: 1, taken: 1 });
