@@ -9,9 +9,25 @@ import { GRANTS, type GrantName } from './fault-checks.js';
 import { CONNECTOR_NAME, PORTS, TOPICS } from './run-names.js';
 import { TIMEOUTS, type Profile } from './schedule.js';
 import type { StackEndpoints } from './stack.js';
+import { RECONCILE_INTERVAL_MS } from './webhook-attribution.js';
 
-/** How long the connector polls each location (poll.intervalMs of the chaos config). */
-export const POLL_INTERVAL_MS = 2000;
+/**
+ * How often the connector polls each location: webhooks.reconcileIntervalMs of the chaos config (with webhooks
+ * on it replaces poll.intervalMs, which the config leaves out). Long beside a nudged poll (about a second), so
+ * that a change found by reconciliation is told from one a nudge brought (webhook-attribution.ts).
+ */
+export const POLL_INTERVAL_MS = RECONCILE_INTERVAL_MS;
+
+/**
+ * The live demand the hidden-limit faults are set against (fault-checks.ts limitBelowLiveDemand,
+ * limitAboveLiveDemand): a listing of each location every 2 s (the interval the chaos config polled at before
+ * webhooks), which is also about what the nudges of the live changes ask for (a listing and a single-call
+ * request per change).
+ */
+export const LIVE_DEMAND_INTERVAL_MS = 2000;
+
+/** The environment variable holding the run's webhook secret (the sandbox signs with it too). */
+export const WEBHOOK_SECRET_ENV = 'CHAOS_WEBHOOK_SECRET';
 /** api.requestsPerSecond of the chaos config: the API budget the connector is told, where no fault limits it. */
 export const REQUESTS_PER_SECOND = 1500;
 
@@ -76,8 +92,17 @@ export function writeConnectorConfig(
       }),
     },
     schemaRegistry: { url: endpoints.registryUrl },
+    // Deliveries come through the run's ingress (webhook-ingress.ts) to each process's receiver, on its metrics
+    // port plus PORTS.webhookOffset; the polls reconcile every RECONCILE_INTERVAL_MS.
+    webhooks: {
+      enabled: true,
+      host: '127.0.0.1',
+      port: metricsPort + PORTS.webhookOffset,
+      path: '/webhooks/calls',
+      signature: { scheme: 'standard-webhooks', secretEnv: [WEBHOOK_SECRET_ENV] },
+      reconcileIntervalMs: POLL_INTERVAL_MS,
+    },
     poll: {
-      intervalMs: POLL_INTERVAL_MS,
       maxLocationsInFlight: 16,
       shutdownTimeoutMs: 10_000,
       ...(profile.stoppedRetryInitialDelayMs !== undefined && {

@@ -54,6 +54,19 @@ export function staleLocations(
   });
 }
 
+/**
+ * Whether every location finished its first live traversal: it has an offset record with no cursor left (its
+ * history lane, when split, may still be read in the background). Before that the connector is in its start-up
+ * round, where every location's first poll competes with the nudged ones; the quiet baseline (run.ts) waits for
+ * it, so that the delivered changes measured outside the fault windows are not the start-up's.
+ */
+export function firstTraversalsDone(reading: OffsetReading, locations: readonly string[]): boolean {
+  return locations.every((location) => {
+    const view = reading.get(location);
+    return view !== undefined && view.records > 0 && view.cursor === null && view.watermark !== null;
+  });
+}
+
 /** The history lanes open at the first reading, and which of them moved (or merged) by the second. */
 export function historyProgress(
   before: OffsetReading,

@@ -93,6 +93,7 @@ export function markdown(summary: RunSummary, command: string): string {
     '',
     ...instanceLines(summary),
     ...freshnessLines(summary),
+    ...webhookLines(summary),
     '## Checker',
     '',
   ];
@@ -182,6 +183,56 @@ export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChan
           ...summary.lateChanges.map((late) => `- ${late}`),
           '',
         ]),
+  ];
+}
+
+/**
+ * The deliveries through the ingress and the judge's counts (webhook-judge.ts), and each change's route to
+ * Kafka (webhook-attribution.ts), all changes and those made outside the fault windows.
+ */
+export function webhookLines(summary: Pick<RunSummary, 'webhooks'>): string[] {
+  const w = summary.webhooks;
+  if (w === null) return [];
+  const s = (ms: number | null): string => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
+  const { counts, attribution: a } = w;
+  const routes = ['nudge', 'before-delivery', 'other-nudge', 'reconciliation', 'unpublished'] as const;
+  const row = (label: string, r: Record<(typeof routes)[number], number>): string =>
+    `| ${label} | ${routes.map((k) => r[k]).join(' | ')} |`;
+  const statuses = Object.entries(counts.senderStatuses)
+    .sort(([x], [y]) => x.localeCompare(y))
+    .map(([status, n]) => `${status} ×${n}`)
+    .join(', ');
+  return [
+    '## Webhooks',
+    '',
+    `The sandbox sends a signed delivery (Standard Webhooks) per change through the run's ingress to a running ` +
+      `instance's receiver; 20 % are dropped in the background, 2 % each forged, replayed and re-identified. ` +
+      `Reconciliation every ${w.reconcileIntervalMs / 1000} s. Route to Kafka (docs/chaos.md): \`nudge\` in Kafka within ` +
+      `${w.nudgeBoundMs / 1000} s of its own delivery being taken (202), \`before-delivery\` in Kafka before it was, ` +
+      `\`other-nudge\` within that bound of another change of its location being taken, \`reconciliation\` none of these.`,
+    '',
+    `- Requests: ${counts.requests.sender} from the sender (${statuses || 'none'}), ${counts.requests['forged-flood']} forged flood, ` +
+      `${counts.requests['replay-flood']} replay flood; delivery ids sent ${counts.deliveryIds}, taken ${counts.deliveryIdsTaken}.`,
+    `- Forged (signature not the run's secret's): ${counts.forged.sent} sent, ${counts.forged.refused} refused 401, **${counts.forged.accepted} accepted**.`,
+    `- Replays of a taken delivery to the process that took it: ${counts.replays.sameProcess}, **${counts.replays.takenAgainSameProcess} taken again**; ` +
+      `to a process that had not taken it (another instance, or one started since): ${counts.replays.otherProcess}, ${counts.replays.takenByOther} taken (the replay window is per process).`,
+    `- Duplicates arriving while the first attempt was pending at the same process: ${counts.inFlightDuplicates.sent}, ` +
+      `${counts.inFlightDuplicates.taken} taken, ${counts.inFlightDuplicates.answeredBeforeFirst2xx} answered 2xx although the first failed.`,
+    '',
+    `| Changes | ${routes.join(' | ')} |`,
+    `| --- | ${routes.map(() => '---:').join(' | ')} |`,
+    row('announced (a delivery taken), all', a.all.announced),
+    row('announced, outside fault windows', a.outside.announced),
+    row('not announced (dropped, failed), all', a.all.unannounced),
+    row('not announced, outside fault windows', a.outside.unannounced),
+    '',
+    `Announced changes made outside the fault windows (${a.deliveredOutside.count}; the quiet baseline before the first fault and the gaps between faults, ` +
+      `a change made within ${w.nudgeBoundMs / 1000} s before a fault began left out): from making to Kafka p50 ${s(a.deliveredOutside.p50Ms)}, ` +
+      `p99 ${s(a.deliveredOutside.p99Ms)}, max ${s(a.deliveredOutside.maxMs)} (goal: p99 ≤ ${w.goalP99Ms / 1000} s).`,
+    ...(a.samples.length === 0
+      ? []
+      : ['', `By reconciliation outside the fault windows, e.g. ${a.samples.join('; ')}.`]),
+    '',
   ];
 }
 

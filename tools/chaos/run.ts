@@ -17,15 +17,27 @@
  * a random one, with distributed mode's own SIGSTOP and rolling restart in distributed.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommittedProgress } from './committed-progress.js';
-import { POLL_INTERVAL_MS, REQUESTS_PER_SECOND, writeConnectorConfig } from './connector-config.js';
+import {
+  POLL_INTERVAL_MS,
+  REQUESTS_PER_SECOND,
+  WEBHOOK_SECRET_ENV,
+  writeConnectorConfig,
+} from './connector-config.js';
 import { awaitOwnership, OWNERSHIP_CAP_MS, type DistributedDriver } from './distributed.js';
-import { budgetIntervalMs, GRANTS, locationsByGrant, type GrantName } from './fault-checks.js';
+import {
+  budgetIntervalMs,
+  firstTraversalsDone,
+  GRANTS,
+  locationsByGrant,
+  type GrantName,
+} from './fault-checks.js';
 import { backgroundFaults } from './faults/background.js';
 import type { FaultReport } from './faults/outcome.js';
 import { applyFault, isProcessFault, type FaultContext } from './faults/table.js';
+import { NO_WEBHOOK_FAULTS, WEBHOOK_BACKGROUND } from './faults/webhook-faults.js';
 import { checkPublished } from './final-check.js';
 import {
   fairIntervalMs,
@@ -53,6 +65,9 @@ import { ChaosStack, type StackEndpoints } from './stack.js';
 import { newSummary, type ChaosOptions, type FaultOutcome, type RunSummary } from './summary.js';
 import { TopicObserver } from './topic-observer.js';
 import { UnexpectedExits } from './unexpected-exits.js';
+import { routedChanges, webhookFigures } from './webhook-figures.js';
+import { WebhookIngress } from './webhook-ingress.js';
+import { newWebhookSecret } from './webhook-signing.js';
 import { witnessPython } from './witness.js';
 
 /** How long a fault's recovery (the next committed page after its end) is waited for. */
@@ -68,6 +83,7 @@ export class ChaosRun {
   private readonly secrets = {
     clientSecret: randomBytes(24).toString('base64url'),
     storeKey: randomBytes(32),
+    webhookSecret: newWebhookSecret(),
   };
   private readonly historyFile: string;
   private readonly logDir: string;
@@ -76,6 +92,8 @@ export class ChaosRun {
   /** Set once the fault phase is over or the run failed: the background loops end. */
   private stopBackground = false;
   private phaseStart = 0;
+  /** When the quiet baseline before the first fault began (the end of the start-up). */
+  private quietFrom = 0;
   private endpoints!: StackEndpoints;
   private grantLocations: Record<GrantName, string[]> = { default: [], second: [] };
   private live: LiveChanges | null = null;
@@ -132,6 +150,7 @@ export class ChaosRun {
       ...process.env,
       CHAOS_CLIENT_SECRET: this.secrets.clientSecret,
       CHAOS_TOKEN_KEY: this.secrets.storeKey.toString('base64'),
+      [WEBHOOK_SECRET_ENV]: this.secrets.webhookSecret,
       FORCE_COLOR: '0',
     };
   }
@@ -184,10 +203,24 @@ export class ChaosRun {
         runDir: this.options.runDir,
         logDir: this.logDir,
         clientSecret: this.secrets.clientSecret,
+        webhookSecret: this.secrets.webhookSecret,
         say,
       },
       this.lifecycle,
     );
+    const ingress = new WebhookIngress({
+      port: PORTS.ingress,
+      secret: this.secrets.webhookSecret,
+      backends: () =>
+        this.fleet.all
+          .filter((p) => p.running)
+          .map((p) => ({ name: p.name, port: this.fleet.metricsPort(p) + PORTS.webhookOffset })),
+      journalFile: join(this.options.runDir, 'webhooks.jsonl'),
+    });
+    await ingress.start();
+    this.lifecycle.defer(() => ingress.close());
+    await admin.call('POST', 'webhooks/targets', { url: ingress.url });
+    this.say(`webhooks: the sandbox sends to the ingress ${ingress.url}, in front of every running instance`);
     this.grantLocations = locationsByGrant(locations);
     const topics = new TopicObserver(this.endpoints.brokers);
     const progress = new CommittedProgress(topics);
@@ -230,6 +263,19 @@ export class ChaosRun {
     }
     this.say('first page committed; fault phase begins');
     await admin.call('PUT', 'faults', backgroundFaults(seed));
+    await admin.call('PUT', 'webhooks/faults', WEBHOOK_BACKGROUND);
+    // The quiet baseline: the background faults only, the delivered changes' figures outside fault windows; once
+    // every location's first traversal is done (the start-up round is not steady state), 60 s at most.
+    const started = await until(
+      async () => firstTraversalsDone(await topics.offsetReading(), locations),
+      60_000,
+      500,
+    );
+    if (!started)
+      this.say('the first traversals were not all done within 60 s; the quiet baseline begins anyway');
+    this.quietFrom = Date.now();
+    this.say(`quiet baseline: ${profile.quietBaselineMs / 1000} s of background faults only`);
+    await sleep(profile.quietBaselineMs);
     const context: FaultContext = {
       fleet: this.fleet,
       distributed,
@@ -242,7 +288,7 @@ export class ChaosRun {
       seed,
       locations,
       grantLocations: this.grantLocations,
-      changedAt: live.changedAt,
+      announcedAt: () => ingress.takenByLocation(),
       offsetReading: () => topics.offsetReading(),
       changesPerSecond: profile.liveUpdatesPerSecond + profile.liveCreatesPerSecond,
       imported: (calls, madeAt) => live.imported(calls, madeAt),
@@ -252,6 +298,8 @@ export class ChaosRun {
         this.backfills.push(backfill);
         this.signalsEnded.push(ended);
       },
+      ingress,
+      floodSize: profile.name === 'short' ? 200 : 1000,
     };
     this.phaseStart = Date.now();
     for (const fault of plan) {
@@ -260,6 +308,7 @@ export class ChaosRun {
       await this.inject(fault, seededRandom(fault.seed), context, progress);
     }
     this.liveStoppedAt = Date.now();
+    await admin.call('PUT', 'webhooks/faults', NO_WEBHOOK_FAULTS);
     await settle(
       {
         admin,
@@ -280,6 +329,7 @@ export class ChaosRun {
     await Promise.all(this.signalsEnded);
     await this.runChecker(operator);
     this.judgeFreshness(live);
+    this.judgeWebhooks(live, ingress);
     if (profile.hostileBodies) await this.hostileBodies();
   }
 
@@ -383,6 +433,29 @@ export class ChaosRun {
       if (late === null) continue;
       if (this.options.holdFreshness) this.summary.violations.push(late);
       else this.summary.lateChanges.push(late);
+    }
+  }
+
+  /** The deliveries judged and each change's route to Kafka (webhook-figures.ts), into the summary. */
+  private judgeWebhooks(live: LiveChanges, ingress: WebhookIngress): void {
+    const figures = webhookFigures({
+      attempts: ingress.attempts,
+      changes: live.changes,
+      publications: this.publications,
+      faults: this.summary.faults,
+      quietFromMs: this.quietFrom,
+    });
+    this.summary.webhooks = figures;
+    writeFileSync(
+      join(this.options.runDir, 'webhook-changes.jsonl'),
+      routedChanges(live.changes, ingress.attempts, this.publications, this.summary.faults, this.quietFrom)
+        .map((c) => JSON.stringify(c))
+        .join('\n'),
+    );
+    this.summary.violations.push(...figures.violations);
+    if (figures.late !== null) {
+      if (this.options.holdFreshness) this.summary.violations.push(figures.late);
+      else this.summary.lateChanges.push(figures.late);
     }
   }
 

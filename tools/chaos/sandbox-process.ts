@@ -16,6 +16,8 @@ export interface SandboxSettings {
   runDir: string;
   logDir: string;
   clientSecret: string;
+  /** The run's webhook secret (`whsec_…`): the sandbox signs its deliveries with it. */
+  webhookSecret: string;
   say: (message: string) => void;
 }
 
@@ -57,7 +59,11 @@ export async function startSandbox(settings: SandboxSettings, lifecycle: Lifecyc
       join(runDir, 'locations.json'),
     ],
     join(settings.logDir, 'sandbox.log'),
-    { ...process.env, SANDBOX_CLIENT_SECRET: settings.clientSecret },
+    {
+      ...process.env,
+      SANDBOX_CLIENT_SECRET: settings.clientSecret,
+      SANDBOX_WEBHOOK_SECRET: settings.webhookSecret,
+    },
   );
   // Set by the readiness check below (a closure the compiler cannot follow, hence a holder).
   const held: { admin: SandboxAdmin | null } = { admin: null };

@@ -83,7 +83,9 @@ export async function settle(context: SettleContext, facts: SettleFacts): Promis
     if (behind.length > 0) say(`settling: ${behind.length} of ${locations.length} locations behind`);
     return behind.length === 0;
   };
-  facts.settled = await until(caughtUp, context.settleTimeoutMs, 10_000);
+  // Every 5 s: with webhooks on, the last changes whose delivery was dropped wait for reconciliation (every 12 s),
+  // and a coarser probe would add its granularity to every run.
+  facts.settled = await until(caughtUp, context.settleTimeoutMs, 5000);
   facts.settleMs = Date.now() - start;
   if (!facts.settled) violation(`the connector did not catch up within ${context.settleTimeoutMs / 1000} s`);
   if (context.distributed) {

@@ -7,6 +7,7 @@ import type { FaultFreshness } from './freshness.js';
 import type { HostileOutcome } from './hostile.js';
 import type { SlotFacts } from './instances.js';
 import type { FaultKind, Profile } from './schedule.js';
+import type { WebhookFigures } from './webhook-figures.js';
 
 export interface ChaosOptions {
   seed: number;
@@ -87,6 +88,8 @@ export interface RunSummary {
   lateChanges: string[];
   /** Hostile API bodies, one connector process each (tools/chaos/hostile.ts). */
   hostile: HostileOutcome[];
+  /** The deliveries through the ingress judged, and each change's route to Kafka (webhook-figures.ts). */
+  webhooks: WebhookFigures | null;
   violations: string[];
 }
 
@@ -131,6 +134,7 @@ export function newSummary(options: ChaosOptions): RunSummary {
     freshness: [],
     lateChanges: [],
     hostile: [],
+    webhooks: null,
     violations: [],
   };
 }

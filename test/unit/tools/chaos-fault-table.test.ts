@@ -2,9 +2,20 @@ import { describe, expect, it } from 'vitest';
 import type { ApiFaultContext } from '../../../tools/chaos/faults/api-faults.js';
 import { FAULT_UNITS, type FaultContext } from '../../../tools/chaos/faults/table.js';
 import { seededRandom } from '../../../tools/chaos/random.js';
-import { API_FAULTS, PROCESS_FAULTS, SIGNAL_FAULTS, type FaultKind } from '../../../tools/chaos/schedule.js';
+import {
+  API_FAULTS,
+  PROCESS_FAULTS,
+  SIGNAL_FAULTS,
+  WEBHOOK_FAULTS,
+  type FaultKind,
+} from '../../../tools/chaos/schedule.js';
 
-const ALL_KINDS: readonly FaultKind[] = [...PROCESS_FAULTS, ...API_FAULTS, ...SIGNAL_FAULTS];
+const ALL_KINDS: readonly FaultKind[] = [
+  ...PROCESS_FAULTS,
+  ...API_FAULTS,
+  ...SIGNAL_FAULTS,
+  ...WEBHOOK_FAULTS,
+];
 
 /** A sandbox admin that records every call and answers an empty body. */
 function recordingAdmin(): { calls: [string, string, unknown][]; admin: ApiFaultContext['admin'] } {

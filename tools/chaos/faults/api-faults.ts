@@ -4,7 +4,7 @@
  * failures and newer versions; and issue 32's: one grant's quota spent while the other must stay fresh, and
  * a hidden limit below what the live polls alone need. After a window the background rate is back.
  */
-import { POLL_INTERVAL_MS } from '../connector-config.js';
+import { LIVE_DEMAND_INTERVAL_MS, POLL_INTERVAL_MS } from '../connector-config.js';
 import {
   advanced,
   budgetIntervalMs,
@@ -41,8 +41,12 @@ export interface ApiFaultContext {
   fleet: Pick<Fleet, 'currentRunning' | 'metricsPort'>;
   locations: readonly string[];
   grantLocations: Readonly<Record<GrantName, readonly string[]>>;
-  /** When each location had live changes (live-changes.ts). */
-  changedAt: ReadonlyMap<string, readonly number[]>;
+  /**
+   * When each location had a change announced by a delivery taken (202 through the ingress,
+   * webhook-ingress.ts): with webhooks on, such a change is polled within a second (a nudge); one whose
+   * delivery was dropped waits up to one and a half reconcile intervals, longer than a short fault.
+   */
+  announcedAt: () => ReadonlyMap<string, readonly number[]>;
   offsetReading: () => Promise<OffsetReading>;
   report: FaultReport;
   /** Live changes per second (updates and creations): the live demand of single-call requests. */
@@ -154,21 +158,21 @@ export async function apiFaultWindow(
 /**
  * The quota of grant `second` spent (429 quota_exhausted, Retry-After 15 min) for the fault's duration while
  * grant `default` goes on. It begins once the connector polls at its interval again (intervalRecovered). The
- * other grant's locations must stay fresh meanwhile (each with a live change at least FRESH_LEAD_MS plus the
- * effective interval before the end committed a page), and the held grant must resume after (one of its
- * locations changed during the hold commits a page within RESUME_CAP_MS of its end).
+ * other grant's locations must stay fresh meanwhile (each with a change announced by a delivery taken at least
+ * FRESH_LEAD_MS before the end committed a page: its nudge made it due at once), and the held grant must resume
+ * after (one of its locations announced during the hold commits a page within RESUME_CAP_MS of its end).
  */
 export async function grantQuotaSpent(
   fault: PlannedFault,
   _random: Random,
   context: ApiFaultContext,
 ): Promise<FaultResult> {
-  const { admin, changedAt, offsetReading, report } = context;
+  const { admin, offsetReading, report } = context;
   const held = context.grantLocations.second;
   const free = context.grantLocations.default;
   // The check assumes the connector polls at its interval when the hold begins; a fault before this one (a hidden
   // limit) may have left it stretched, and its learned rate low, for a while. Wait for it (bounded), and give
-  // each location the interval it said it polls at as lead.
+  // the gauge's interval in the report.
   const recovery = await intervalRecovered(context.fleet);
   const before = await offsetReading();
   const from = Date.now();
@@ -181,7 +185,8 @@ export async function grantQuotaSpent(
   await admin.call('PUT', 'faults', { grantQuotaSpent: null });
   const end = Date.now();
   const refused = (await quotaRefusals(admin)) - refusedBefore;
-  const window = { from, until: end, leadMs: FRESH_LEAD_MS + recovery.intervalMs };
+  const changedAt = context.announcedAt();
+  const window = { from, until: end, leadMs: FRESH_LEAD_MS };
   const stale = staleLocations(before, during, free, changedAt, window);
   const expected = staleLocations(before, before, free, changedAt, window).length;
   // The held grant's locations changed during the hold: once the quota is back the grant must resume (a
@@ -227,7 +232,7 @@ export async function hiddenLimitBelowLiveDemand(
   context: ApiFaultContext,
 ): Promise<FaultResult> {
   const { admin, locations, offsetReading, report } = context;
-  const rps = limitBelowLiveDemand(locations.length, POLL_INTERVAL_MS);
+  const rps = limitBelowLiveDemand(locations.length, LIVE_DEMAND_INTERVAL_MS);
   const before = await offsetReading();
   const refusedBefore = await rateRefusals(admin);
   const startsBefore = await grantedStarts(context.fleet);
@@ -245,7 +250,7 @@ export async function hiddenLimitBelowLiveDemand(
   };
   const { open, advanced: moved, stuck } = history.progress;
   const text =
-    `${rps} requests/s (the live polls alone need ${locations.length / (POLL_INTERVAL_MS / 1000)}/s) for ${(fault.durationMs / 1000).toFixed(0)} s, ${refused} requests refused 429; ` +
+    `${rps} requests/s (the live polls alone need ${locations.length / (LIVE_DEMAND_INTERVAL_MS / 1000)}/s) for ${(fault.durationMs / 1000).toFixed(0)} s, ${refused} requests refused 429; ` +
     (open.length === 0
       ? 'no history lane was open (backfill done)'
       : `history lanes advanced: ${moved.length} of ${open.length}${stuck.length > 0 ? ` (not yet: ${stuck.slice(0, 3).join(', ')})` : ''}`) +
@@ -278,7 +283,7 @@ export async function hiddenLimitResetForms(
   context: ApiFaultContext,
 ): Promise<FaultResult> {
   const { admin, locations, report } = context;
-  const rps = limitAboveLiveDemand(locations.length, POLL_INTERVAL_MS, context.changesPerSecond);
+  const rps = limitAboveLiveDemand(locations.length, LIVE_DEMAND_INTERVAL_MS, context.changesPerSecond);
   const window = Math.round(fault.durationMs / RESET_FORMS.length);
   const refusals: string[] = [];
   let total = 0;
@@ -299,7 +304,7 @@ export async function hiddenLimitResetForms(
   }
   await admin.call('PUT', 'faults', { rateLimit: null, retryAfterForm: 'delay-seconds' });
   const text =
-    `${rps} requests/s, burst 2 (live demand ${(locations.length / (POLL_INTERVAL_MS / 1000) + context.changesPerSecond).toFixed(1)}/s), ` +
+    `${rps} requests/s, burst 2 (live demand ${(locations.length / (LIVE_DEMAND_INTERVAL_MS / 1000) + context.changesPerSecond).toFixed(1)}/s), ` +
     `${(window / 1000).toFixed(1)} s per header form; requests refused 429: ${refusals.join(', ')}`;
   report.faultCheck(`hidden limit, resets in each header form: ${text}`);
   if (total === 0) report.violation(`api-limit-reset-forms: the limit refused nothing (${text})`);

@@ -24,9 +24,21 @@ import {
 } from './process-faults.js';
 import { signalBackfill, type SignalFaultContext } from './signal-faults.js';
 import { brokerKill, registryStop, type StackFaultContext } from './stack-faults.js';
+import {
+  webhookBrokerRestart,
+  webhookForgedFlood,
+  webhookReceiverKill,
+  webhookReplayFlood,
+  webhookRetryPending,
+  type WebhookFaultContext,
+} from './webhook-faults.js';
 
 /** Everything any fault unit needs of the run; each unit asks only for its family's part. */
-export type FaultContext = ProcessFaultContext & StackFaultContext & ApiFaultContext & SignalFaultContext;
+export type FaultContext = ProcessFaultContext &
+  StackFaultContext &
+  ApiFaultContext &
+  SignalFaultContext &
+  WebhookFaultContext;
 
 /** Applies one fault; resolves with its outcome once it ended. `random` is the fault's own (its seed). */
 export type FaultUnit = (fault: PlannedFault, random: Random, context: FaultContext) => Promise<FaultResult>;
@@ -55,6 +67,11 @@ export const FAULT_UNITS: Readonly<Record<FaultKind, FaultUnit>> = {
   'api-limit-reset-forms': hiddenLimitResetForms,
   'api-cursor-expiry-same-instant': cursorExpiryInSameInstantGroup,
   'signal-backfill': signalBackfill,
+  'webhook-receiver-kill': webhookReceiverKill,
+  'webhook-broker-restart': webhookBrokerRestart,
+  'webhook-forged-flood': webhookForgedFlood,
+  'webhook-replay-flood': webhookReplayFlood,
+  'webhook-retry-pending': webhookRetryPending,
 };
 
 /** Applies one fault with the unit of its kind. */
@@ -64,5 +81,9 @@ export function applyFault(fault: PlannedFault, random: Random, context: FaultCo
 
 /** A fault that hits a connector process or the stack (distributed mode measures its handover). */
 export function isProcessFault(kind: FaultKind): boolean {
-  return (PROCESS_FAULTS as readonly string[]).includes(kind);
+  return (
+    (PROCESS_FAULTS as readonly string[]).includes(kind) ||
+    kind === 'webhook-receiver-kill' ||
+    kind === 'webhook-broker-restart'
+  );
 }

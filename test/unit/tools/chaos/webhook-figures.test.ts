@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { Publications, type Change } from '../../../../tools/chaos/freshness.js';
+import type { FaultOutcome } from '../../../../tools/chaos/summary.js';
+import { announcedChanges, faultSpans, webhookFigures } from '../../../../tools/chaos/webhook-figures.js';
+import type { DeliveryAttempt } from '../../../../tools/chaos/webhook-judge.js';
+
+const taken = (uid: string, at: number, over: Partial<DeliveryAttempt> = {}): DeliveryAttempt => ({
+  origin: 'sender',
+  receivedAtMs: at,
+  answeredAtMs: at + 5,
+  id: `msg_${uid}_${at}`,
+  uid,
+  locationUid: 'loc-1',
+  signed: true,
+  process: 'connector-1',
+  forwardedTo: 'connector-1',
+  status: 202,
+  outcome: 'accepted',
+  ...over,
+});
+
+const changeOf = (uid: string, madeAtMs: number, updatedAtMs = madeAtMs): Change => ({
+  uid,
+  locationUid: 'loc-1',
+  madeAtMs,
+  updatedAtMs,
+});
+
+describe('the webhook figures of a run', () => {
+  it("ties a taken delivery to its uid's latest change made before it arrived", () => {
+    const publications = new Publications();
+    publications.add('a', 1000, 1500);
+    publications.add('a', 2000, 2600);
+    const changes = [changeOf('a', 1000), changeOf('a', 2000)];
+    const announced = announcedChanges(
+      changes,
+      [taken('a', 1010), taken('a', 2010), taken('a', 2100, { status: 503, outcome: 'unavailable' })],
+      publications,
+    );
+    expect(announced.map((c) => [c.takenAtMs, c.publishedAtMs])).toEqual([
+      [1015, 1500],
+      [2015, 2600],
+    ]);
+  });
+
+  it("leaves a change unannounced when its only deliveries were refused, forged or the attacker's", () => {
+    const announced = announcedChanges(
+      [changeOf('a', 1000)],
+      [
+        taken('a', 1010, { status: 502, process: null, outcome: null }),
+        taken('a', 1020, { signed: false }),
+        taken('a', 1030, { origin: 'replay-flood' }),
+      ],
+      new Publications(),
+    );
+    expect(announced[0]?.takenAtMs).toBeNull();
+    expect(announced[0]?.publishedAtMs).toBeNull();
+  });
+
+  it('spans each fault from its start to its end plus recovery, and the start-up before the fault phase', () => {
+    const fault = { kind: 'connector-kill', startMs: 5000, endMs: 6000, recoveryMs: 2000 } as FaultOutcome;
+    expect(faultSpans([fault], 3000)).toEqual([
+      { fromMs: 0, untilMs: 3000 },
+      { fromMs: 5000, untilMs: 8000 },
+    ]);
+  });
+
+  it('holds a distributed fault open until ownership was whole again when that came after its recovery', () => {
+    const fault = {
+      kind: 'webhook-broker-restart',
+      startMs: 5000,
+      endMs: 20_000,
+      recoveryMs: 200,
+      handoverMs: 38_000,
+    } as FaultOutcome;
+    expect(faultSpans([fault], 3000)[1]).toEqual({ fromMs: 5000, untilMs: 43_000 });
+  });
+
+  it("reports a delivered p99 outside the fault windows over the goal as late, and the judge's violations", () => {
+    const publications = new Publications();
+    publications.add('a', 10_000, 13_500);
+    const figures = webhookFigures({
+      attempts: [taken('a', 10_010), taken('x', 10_020, { signed: false, origin: 'forged-flood' })],
+      changes: [changeOf('a', 10_000)],
+      publications,
+      faults: [],
+      quietFromMs: 1000,
+    });
+    expect(figures.attribution.deliveredOutside.p99Ms).toBe(3500);
+    expect(figures.late).toMatch(/p99 3\.50 s, over the goal of 2 s/);
+    expect(figures.violations.join()).toMatch(/forged request\(s\) answered 2xx/);
+  });
+});
