@@ -41,3 +41,30 @@ export function phasedDelayMs(nowMs: number, intervalMs: number, phase: number, 
   if (due - nowMs < minDelayMs) due += Math.ceil((minDelayMs - (due - nowMs)) / intervalMs) * intervalMs;
   return due - nowMs;
 }
+
+/** What soonerDueAt reads of a location waiting for its scheduled poll. */
+export interface ScheduledPoll {
+  /** When it is due now (ms since epoch; infinite: never). */
+  dueAt: number;
+  /** When its live lane last completed a traversal; null: never since this scheduler got it. */
+  lastSuccessAt: number | null;
+  phase: number;
+}
+
+/**
+ * The interval became `intervalMs`, shorter than the one `poll` was scheduled with (stretch.ts): its due time at
+ * its phase of the shorter interval after its last completed traversal, no earlier than now (at once when that
+ * has passed); null when that is not sooner than its due time now, or it never completed a traversal.
+ * `reconciling`: polls are reconciliation (webhooks on), at least half an interval apart (phasedDelayMs).
+ */
+export function soonerDueAt(
+  poll: ScheduledPoll,
+  intervalMs: number,
+  nowMs: number,
+  reconciling: boolean,
+): number | null {
+  const from = poll.lastSuccessAt;
+  if (from === null || !(poll.dueAt > nowMs)) return null;
+  const due = from + phasedDelayMs(from, intervalMs, poll.phase, reconciling ? intervalMs / 2 : 0);
+  return due < poll.dueAt ? Math.max(nowMs, due) : null;
+}

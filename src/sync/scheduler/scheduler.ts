@@ -42,7 +42,7 @@ import { measuringLimiterWaits } from './limiter-wait.js';
 import { LocationHealth, madeProgress } from './health.js';
 import { Membership } from './membership.js';
 import { Nudges, type NudgeOutcome } from './nudges.js';
-import { phasedDelayMs } from './poll-phase.js';
+import { phasedDelayMs, soonerDueAt } from './poll-phase.js';
 import type { RateLimitScopes, SyncMetrics } from '../ports.js';
 import {
   statusOf,
@@ -321,19 +321,10 @@ export class Scheduler {
     const now = clock.now();
     let moved = false;
     for (const slot of this.slots) {
-      if (
-        slot.state !== 'waiting' ||
-        this.nudges.isNudged(slot) ||
-        slot.lastSuccessAt === null ||
-        !(slot.dueAt > now)
-      )
-        continue;
-      const from = slot.lastSuccessAt;
-      const due =
-        from +
-        phasedDelayMs(from, intervalMs, slot.phase, settings.reconciling === true ? intervalMs / 2 : 0);
-      if (due >= slot.dueAt) continue;
-      this.due.schedule(slot, Math.max(now, due));
+      if (slot.state !== 'waiting' || this.nudges.isNudged(slot)) continue;
+      const due = soonerDueAt(slot, intervalMs, now, settings.reconciling === true);
+      if (due === null) continue;
+      this.due.schedule(slot, due);
       moved = true;
     }
     if (moved) this.notify();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { phasedDelayMs, pollPhase } from '../../../../src/sync/scheduler/poll-phase.js';
+import { phasedDelayMs, pollPhase, soonerDueAt } from '../../../../src/sync/scheduler/poll-phase.js';
 
 const uid = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
@@ -84,5 +84,33 @@ describe('phasedDelayMs', () => {
     expect(() => phasedDelayMs(0, 0, 0.5)).toThrow(RangeError);
     expect(() => phasedDelayMs(0, 60_000, 1)).toThrow(RangeError);
     expect(() => phasedDelayMs(0, 60_000, -0.1)).toThrow(RangeError);
+  });
+});
+
+describe('soonerDueAt', () => {
+  it('moves a poll scheduled at a longer interval to its phase of the shorter one after its last traversal', () => {
+    // Last traversal at 10 s, phase 0.5 of a 2 s interval: next phase instant 11 s; due at 60 s before.
+    expect(soonerDueAt({ dueAt: 60_000, lastSuccessAt: 10_000, phase: 0.5 }, 2_000, 10_500, false)).toBe(
+      11_000,
+    );
+    // That instant has passed: due now.
+    expect(soonerDueAt({ dueAt: 60_000, lastSuccessAt: 10_000, phase: 0.5 }, 2_000, 30_000, false)).toBe(
+      30_000,
+    );
+  });
+
+  it('leaves a poll that is due already, never traversed, or due no later at the shorter interval', () => {
+    expect(soonerDueAt({ dueAt: 5_000, lastSuccessAt: 1_000, phase: 0 }, 2_000, 6_000, false)).toBeNull();
+    expect(soonerDueAt({ dueAt: 60_000, lastSuccessAt: null, phase: 0 }, 2_000, 6_000, false)).toBeNull();
+    expect(
+      soonerDueAt({ dueAt: 11_000, lastSuccessAt: 10_000, phase: 0.5 }, 2_000, 10_500, false),
+    ).toBeNull();
+  });
+
+  it('keeps reconciliation polls half an interval apart', () => {
+    // Phase instant 10.2 s is within half of 2 s of the last traversal: the next one, 12.2 s.
+    expect(soonerDueAt({ dueAt: 60_000, lastSuccessAt: 10_000, phase: 0.1 }, 2_000, 10_000, true)).toBe(
+      12_200,
+    );
   });
 });
