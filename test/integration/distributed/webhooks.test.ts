@@ -226,18 +226,31 @@ describe('webhooks in distributed mode', () => {
     const [first, second] = t.instances;
     const readerGroup = nudgeGroups[1] as string;
     const topic = `${t.config.kafka.offsetsTopic}-nudges`;
+    // A location of the second, and the partition of the nudge topic its nudges are written to.
+    const gapLocation = owned(second)[0] as string;
+    const gapPartition = keyPartition(offsetKey(name, gapLocation), 4);
     // Three more members join the second's nudge group: each holds a partition, the reader only one, until they
-    // leave and it rejoins with all four. They read nothing and commit nothing. Which partition the reader keeps
-    // is the assignor's choice (member ids are random): when it keeps the only partition the second's locations
-    // hash to (the second may own a single partition of the offsets topic), the three leave and three others join.
-    const joinExtraMembers = async (): Promise<{ held: Set<number>; leave: () => Promise<void> }> => {
-      const assigned: number[][] = [[], [], []];
-      const members = [0, 1, 2].map(() => kafka.consumer({ groupId: readerGroup }));
-      const leave = async () => {
-        for (const member of members) await member.disconnect();
-      };
-      closing.push(leave);
-      for (const [i, member] of members.entries()) {
+    // leave and it rejoins with all four. They read nothing and commit nothing. kafkajs's round-robin assignor
+    // hands the sorted member ids (`<client id>-<uuid>`) the partitions in order: the extra members' client id
+    // sorts them all before the reader's (which then holds partition 3), or all after it when the gap is on 3
+    // (the reader then holds partition 0).
+    const readerClientId = t.config.kafka.clientId ?? name;
+    const clientId = gapPartition === 3 ? `${readerClientId}~extra` : '!extra';
+    const assigned: number[][] = [[], [], []];
+    const members = [0, 1, 2].map(() =>
+      testKafka(clientId).consumer({
+        groupId: readerGroup,
+        sessionTimeout: 6_000,
+        heartbeatInterval: 500,
+        rebalanceTimeout: 10_000,
+      }),
+    );
+    const leave = async () => {
+      await Promise.all(members.map((member) => member.disconnect()));
+    };
+    closing.push(leave);
+    await Promise.all(
+      members.map(async (member, i) => {
         member.on(member.events.GROUP_JOIN, ({ payload }) => {
           assigned[i] = payload.memberAssignment[topic] ?? [];
           member.pause([{ topic }]);
@@ -245,25 +258,15 @@ describe('webhooks in distributed mode', () => {
         await member.connect();
         await member.subscribe({ topic, fromBeginning: false });
         await member.run({ autoCommit: false, eachMessage: async () => undefined });
-      }
-      // Each member's latest assignment: once the three hold three partitions, the reader holds the fourth.
-      const held = () => new Set(assigned.flat());
-      await eventually(
-        () => held().size === 3 && assigned.every((a) => a.length === 1),
-        60_000,
-        'the extra members holding three partitions',
-      );
-      return { held: held(), leave };
-    };
-    const awayFromReader = (held: Set<number>) =>
-      owned(second).find((l) => held.has(keyPartition(offsetKey(name, l), 4)));
-    let extra = await joinExtraMembers();
-    for (let attempt = 1; attempt < 8 && awayFromReader(extra.held) === undefined; attempt++) {
-      await closing.pop()?.();
-      extra = await joinExtraMembers();
-    }
-    const gapLocation = awayFromReader(extra.held);
-    expect(gapLocation, 'a location of the second on a partition away from its reader').toBeDefined();
+      }),
+    );
+    // Each member's latest assignment: once the three hold three partitions, the reader holds the fourth.
+    await eventually(
+      () => new Set(assigned.flat()).size === 3 && assigned.every((a) => a.length === 1),
+      60_000,
+      'the extra members holding three partitions',
+    );
+    expect(assigned.flat(), 'the partitions away from the reader').toContain(gapPartition);
 
     const before = published(second);
     t.expected.push(t.sandbox.admin.upsertCall({ locationUid: gapLocation }));
@@ -273,7 +276,7 @@ describe('webhooks in distributed mode', () => {
       'the delivery taken (its nudge written)',
     );
     expect(published(second)).toBe(before);
-    await closing.pop()?.(); // the extra members leave: the reader rejoins
+    await leave(); // the extra members leave: the reader rejoins
     await eventually(() => published(second) >= before + 1, 60_000, 'the owner nudged after its rejoin');
     await webhooks.expectEachVersionOnce(t.config, t.expected);
     expect(published(first)).toBeGreaterThan(0);
