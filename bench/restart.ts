@@ -13,7 +13,7 @@
  *
  * With BENCH_RESTART_INSTANCES above 1 the instances run in distributed mode (issue 39's case of three instances,
  * 12 locations at 500 ms): one of them is killed and started again at once each time; its locations wait for its
- * member of the instances group to expire (`kafka.groupSessionTimeoutMs`, 10 s by default) and are then handed
+ * member of the instances group to expire (`kafka.groupSessionTimeoutMs`, 6 s by default) and are then handed
  * over. "kill to the new instance's first record" is left out there (the others write throughout).
  *
  * Knobs (env): BENCH_RESTART_LOCATIONS (4), BENCH_RESTART_INTERVAL_MS (1000), BENCH_RESTART_UPDATES (changes/s,
@@ -162,7 +162,7 @@ export const restartBench: BenchModule = {
         `${locations} locations, poll.intervalMs ${intervalMs}, api.requestsPerSecond 100 (no limit in the sandbox), exactly-once, enrichment on; the sandbox changes ${updates} call(s)/s and creates ${creates}/s.`,
         `${REPETITIONS} kills (SIGKILL), each instance started again at once; a kill's changes: made from one interval before it to ${seconds(windowMs - 2 * intervalMs)} s after it. Delay: a read_committed consumer's wall clock on receipt − the record's updatedAt (the sandbox writes its wall clock).`,
         distributed
-          ? `${count} instances in distributed mode (kafka.groupSessionTimeoutMs 10 s, the default): the killed instance's locations are handed over once its member of the instances group expired.`
+          ? `${count} instances in distributed mode (kafka.groupSessionTimeoutMs 6 s, the default): the killed instance's locations are handed over once its member of the instances group expired.`
           : 'The restart waits for the killed instance’s member of the instances group to expire (6 s session) before its producer fences anyone: "schemas registered" to "producer ready".',
       );
     } finally {

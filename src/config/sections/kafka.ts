@@ -97,9 +97,14 @@ export const kafkaSchema = z
      * would move); an existing topic keeps its count.
      */
     offsetsTopicPartitions: z.number().int().min(1).max(1000).default(24),
-    /** Distributed mode: the instances' consumer group session timeout (>= the broker's group.min.session.timeout.ms). */
-    groupSessionTimeoutMs: durationMs(1000).default(10_000),
-    groupHeartbeatIntervalMs: durationMs(100).default(3_000),
+    /**
+     * Distributed mode: the instances' consumer group session timeout (>= the broker's
+     * group.min.session.timeout.ms, 6 s on a stock broker). A killed instance's locations wait this long before they
+     * are handed over, so the default is that minimum, as single mode's presence session is.
+     */
+    groupSessionTimeoutMs: durationMs(1000).default(6_000),
+    /** Distributed mode: the group heartbeat interval, a third of the session timeout. */
+    groupHeartbeatIntervalMs: durationMs(100).default(2_000),
     /** Distributed mode: how long a rebalance waits for every instance to rejoin. */
     groupRebalanceTimeoutMs: durationMs(1000).default(60_000),
     dlqTopic: z.string().min(1).default('calls-connector-dlq'),
