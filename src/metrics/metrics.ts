@@ -152,6 +152,7 @@ export class ConnectorMetrics {
   private readonly configuration = configurationMetrics(this.registry);
   readonly configurationInfo = this.configuration.configurationInfo;
   readonly configurationReloads = this.configuration.configurationReloads;
+  readonly configurationPeers = this.configuration.configurationPeers;
 
   // ---- Signals (signal-metrics.ts). ----
   private readonly signals = signalMetrics(this.registry);

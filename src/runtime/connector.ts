@@ -10,7 +10,8 @@
  * 4. locations: the configured locations and their Scheduler (steps/locations.ts);
  * 5. ownership: which locations this instance runs and their sinks: single mode all of them, distributed mode
  *    the instances group's assignment (steps/ownership.ts);
- * 6. heartbeats (optional);
+ * 6. heartbeats (optional), then the configurations group (steps/configuration-peers.ts: which configurations the
+ *    other instances run; reporting only, never holds up the start);
  * 7. the webhook receiver (optional, webhooks.enabled), last so it takes nudges only once all else runs (steps/webhooks.ts).
  *
  * Each step registers the undoing of what it opened on ONE stack (lifecycle.ts), which serves both a start that
@@ -42,6 +43,7 @@ import { Lifecycle } from './lifecycle.js';
 import { connectorStatus, type AssignmentStatus } from './status.js';
 import { openApi } from './steps/api.js';
 import { Failures, type StartContext } from './steps/context.js';
+import { joinConfigurationPeers } from './steps/configuration-peers.js';
 import { startHeartbeats } from './steps/heartbeats.js';
 import { openKafka } from './steps/kafka.js';
 import { ConfigReloader } from './reload.js';
@@ -146,6 +148,7 @@ export class ConnectorRuntime {
       };
 
       await startHeartbeats(ctx, kafka.session.kafka, scheduler);
+      const peers = joinConfigurationPeers(ctx, kafka.session.kafka);
       const signals = takeSignals(ctx, kafka.session.kafka, {
         ownership,
         locations,
@@ -185,6 +188,7 @@ export class ConnectorRuntime {
         },
         scheduler,
         signals: () => signals.status(),
+        configuration: () => peers.status(),
         assignment: () => ownership.assignment(),
         ...(config.connector.mode === 'single' && { role: () => writer.status() }),
       });
@@ -194,6 +198,7 @@ export class ConnectorRuntime {
           running: config,
           target: locationReload(locations, ownership),
           metrics,
+          applied: (fingerprint) => peers.applied(fingerprint),
           logger,
           clock,
           ...(options.env && { load: (file: string) => loadConfig(file, options.env) }),

@@ -8,7 +8,8 @@
  * - Nothing changed: nothing done (logged at debug: a directory event is often not a change of ours).
  * - Otherwise the diff goes to `LocationsPort.applyLocations` (the scheduler's side), and once that resolves
  *   the new configuration is the running one and its fingerprint the one `calls_connector_configuration_info`
- *   shows. When it rejects, the running configuration is kept and the log says so.
+ *   shows, and `applied` tells it to the other instances. When it rejects, the running configuration is kept and
+ *   the log says so.
  *
  * Why the directory: Kubernetes mounts a ConfigMap as a directory whose files are symlinks through `..data`,
  * and an update swaps that symlink; a watch on the file itself would keep watching the old target. Every event
@@ -51,6 +52,11 @@ export interface ConfigReloaderOptions {
   running: ConnectorConfig;
   target: LocationsPort;
   metrics: Pick<ConnectorMetrics, 'configurationInfo' | 'configurationReloads'>;
+  /**
+   * Called with the new fingerprint once a reload was applied (the configurations group's member tells the other
+   * instances: kafka/group/configuration-peers.ts). Not awaited: telling them never holds up the next reload.
+   */
+  applied?: (fingerprint: string) => void;
   logger: Logger;
   clock: Clock;
   /** Watch the file's directory (default true); SIGHUP reloads either way. */
@@ -173,6 +179,7 @@ export class ConfigReloader {
     this.running = next;
     const fingerprint = configurationFingerprint(next);
     metrics.configurationInfo.set(fingerprint);
+    this.options.applied?.(fingerprint);
     const { added, removed, changed, unchanged } = diff.locations;
     logger.info(
       {

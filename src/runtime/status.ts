@@ -134,6 +134,40 @@ export interface InstanceRoleStatus {
   since: string;
 }
 
+/**
+ * Which configuration this instance runs, and, as it last saw the group `<connector.name>-configurations`
+ * (kafka/group/configuration-peers.ts), which the other instances run: `agreement` agreed (one fingerprint
+ * everywhere), differs (two or more: the log and docs/operations.md say what runs meanwhile) or unknown (no view
+ * yet, or the group cannot be reached).
+ */
+export interface ConfigurationStatus {
+  fingerprint: string;
+  agreement: 'agreed' | 'differs' | 'unknown';
+  /** Each fingerprint run, with how many instances run it and their names (host:pid@start); the most first. */
+  peers: Array<{ fingerprint: string; instances: number; names: string[] }>;
+  /** Present when some members' metadata could not be read (another version, another client). */
+  unreadable?: number;
+}
+
+/** The plain view as /status shows it. */
+export function configurationStatus(view: {
+  state: ConfigurationStatus['agreement'];
+  fingerprint: string;
+  peers: ReadonlyArray<{ fingerprint: string; instances: readonly string[] }>;
+  unreadable: number;
+}): ConfigurationStatus {
+  return {
+    fingerprint: view.fingerprint,
+    agreement: view.state,
+    peers: view.peers.map((p) => ({
+      fingerprint: p.fingerprint,
+      instances: p.instances.length,
+      names: [...p.instances],
+    })),
+    ...(view.unreadable > 0 && { unreadable: view.unreadable }),
+  };
+}
+
 export interface ConnectorStatus {
   name: string;
   connector: { state: ConnectState; worker_id: string; trace?: string };

@@ -27,6 +27,10 @@ export function recordSampleOfEveryMetric(metrics: ConnectorMetrics): void {
   metrics.apiRateLimitGranted.inc({ scope: 'default', priority: 'backfill' });
   metrics.configurationInfo.set('0123456789abcdef');
   metrics.configurationReloads.inc({ result: 'applied' });
+  metrics.configurationPeers.set({
+    state: 'agreed',
+    peers: [{ fingerprint: '0123456789abcdef', instances: ['host:1@2026-01-01T00:00:00.000Z'] }],
+  });
   metrics.signalOutcomes.inc({ kind: 'pause', state: 'done' });
   // The rate-limit gauges and the held-time counter are read from the limiters at scrape time.
   metrics.setRateLimitSource(() => [

@@ -341,8 +341,11 @@ export class InstancePresence {
   }
 }
 
-/** Pauses fetching of the offsets topic, unless kafkajs is between a crash and its restart (see startAssigned). */
-function pauseIfRunning(consumer: Pick<Consumer, 'pause'>, topic: string): void {
+/**
+ * Pauses fetching of `topic`, unless kafkajs is between a crash and its restart (see startAssigned). Also the
+ * configurations group's member's (configuration-peers.ts).
+ */
+export function pauseIfRunning(consumer: Pick<Consumer, 'pause'>, topic: string): void {
   try {
     consumer.pause([{ topic }]);
   } catch (error) {

@@ -23,7 +23,13 @@ import { Readiness } from '../../ops/readiness.js';
 import { MetricsServer, type MetricsServerAddress } from '../../ops/server.js';
 import type { Scheduler } from '../../sync/scheduler/scheduler.js';
 import { waitForSchemaRegistry } from '../preflight.js';
-import { connectorStatus, statusWaitOf, type AssignmentStatus, type FreshnessView } from '../status.js';
+import {
+  connectorStatus,
+  statusWaitOf,
+  type AssignmentStatus,
+  type ConfigurationStatus,
+  type FreshnessView,
+} from '../status.js';
 import type { RoleStatus } from '../instance-writer.js';
 import type { SignalsStatus } from '../signals/signal-answers.js';
 import type { Api, Source } from './api.js';
@@ -104,6 +110,8 @@ export interface RunningView {
   role?: () => RoleStatus;
   /** The paused locations and the signals running (null: signals not taken). */
   signals?: () => SignalsStatus | null;
+  /** This instance's configuration and the other instances' as it sees them. */
+  configuration?: () => ConfigurationStatus;
 }
 
 /** The readiness checks of every part, and the full GET /status (until now: the connector, UNASSIGNED). */
@@ -160,6 +168,7 @@ export function serveRunning(
       freshnessView(),
     ),
     ...withSignals(view.signals?.() ?? null),
+    ...(view.configuration !== undefined && { configuration: view.configuration() }),
   }));
 }
 

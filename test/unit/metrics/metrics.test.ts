@@ -46,4 +46,35 @@ describe('ConnectorMetrics', () => {
       }),
     ).toBe(Date.parse('2026-01-01T00:10:00Z') / 1000);
   });
+
+  it("shows this instance's view of the other instances' configurations: instances per fingerprint, and one agreement state at 1", async () => {
+    const metrics = testMetrics();
+    const agreement = async (state: string) =>
+      metricValue(metrics, 'calls_connector_configuration_agreement', { state });
+    // No view yet: unknown, and no fingerprint seen.
+    expect([await agreement('agreed'), await agreement('differs'), await agreement('unknown')]).toEqual([
+      0, 0, 1,
+    ]);
+    metrics.configurationPeers.set({
+      state: 'differs',
+      peers: [
+        { fingerprint: 'f1', instances: ['a', 'b'] },
+        { fingerprint: 'f2', instances: ['c'] },
+      ],
+    });
+    expect(await metricValue(metrics, 'calls_connector_configuration_peers', { fingerprint: 'f1' })).toBe(2);
+    expect(await metricValue(metrics, 'calls_connector_configuration_peers', { fingerprint: 'f2' })).toBe(1);
+    expect([await agreement('agreed'), await agreement('differs'), await agreement('unknown')]).toEqual([
+      0, 1, 0,
+    ]);
+    metrics.configurationPeers.set({
+      state: 'agreed',
+      peers: [{ fingerprint: 'f2', instances: ['a', 'b', 'c'] }],
+    });
+    expect(
+      await metricValue(metrics, 'calls_connector_configuration_peers', { fingerprint: 'f1' }),
+    ).toBeUndefined();
+    expect(await metricValue(metrics, 'calls_connector_configuration_peers', { fingerprint: 'f2' })).toBe(3);
+    expect(await agreement('agreed')).toBe(1);
+  });
 });

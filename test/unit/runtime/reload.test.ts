@@ -87,6 +87,16 @@ describe('the configuration reloader', () => {
     );
   });
 
+  it('tells the other instances the new fingerprint once a reload is applied, and nothing when none is', async () => {
+    const { file } = await configDir(document([A, B]));
+    const told: string[] = [];
+    const { instance } = reloader(file, { applied: (fingerprint) => told.push(fingerprint) });
+    expect(await instance.reload()).toBe('applied');
+    expect(told).toEqual([configurationFingerprint(parseConfig(document([A, B]), {}))]);
+    expect(await instance.reload()).toBe('unchanged');
+    expect(told).toHaveLength(1);
+  });
+
   it('refuses a change of a key that cannot change while running as a whole, naming each key and why', async () => {
     const { file } = await configDir(
       document([A, B], { poll: { intervalMs: '30s' }, auth: { staticToken: 'a-new-secret-value' } }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectorStatus, statusWaitOf } from '../../../src/runtime/status.js';
+import { configurationStatus, connectorStatus, statusWaitOf } from '../../../src/runtime/status.js';
 import { emptyTotals } from '../../../src/sync/location/location-sync.js';
 import type { LocationStatus } from '../../../src/sync/scheduler/scheduled-location.js';
 
@@ -264,6 +264,38 @@ describe('connectorStatus', () => {
     expect(statusWaitOf({ kind: 'stopped', code: 'X', nextRunAt: null })).toEqual({
       reason: 'stopped',
       untilMs: null,
+    });
+  });
+});
+
+describe('configurationStatus', () => {
+  it("shows this instance's fingerprint, each fingerprint run with its instance count and names, and whether they agree", () => {
+    expect(
+      configurationStatus({
+        state: 'differs',
+        fingerprint: 'f2',
+        peers: [
+          { fingerprint: 'f1', instances: ['a:1@t', 'b:2@t'] },
+          { fingerprint: 'f2', instances: ['c:3@t'] },
+        ],
+        unreadable: 0,
+      }),
+    ).toEqual({
+      fingerprint: 'f2',
+      agreement: 'differs',
+      peers: [
+        { fingerprint: 'f1', instances: 2, names: ['a:1@t', 'b:2@t'] },
+        { fingerprint: 'f2', instances: 1, names: ['c:3@t'] },
+      ],
+    });
+  });
+
+  it('says how many members could not be read, only when some could not', () => {
+    expect(configurationStatus({ state: 'unknown', fingerprint: 'f1', peers: [], unreadable: 2 })).toEqual({
+      fingerprint: 'f1',
+      agreement: 'unknown',
+      peers: [],
+      unreadable: 2,
     });
   });
 });
