@@ -8,7 +8,8 @@ import type { TokenProvider } from '../../../src/auth/token-provider.js';
 import { apiSchema, type ApiConfig, type PrivacyPolicy } from '../../../src/config/schema.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../metrics.js';
 import type { RunningSandbox, SandboxCall } from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { Enricher } from '../../../src/sync/location/enricher.js';
@@ -66,7 +67,7 @@ export async function sandboxClient(
     ...rest,
     retry: { ...TEST_RETRY, ...retry },
   });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const transport = await HttpTransport.fromConfig(api, metrics);
   const client = new CallsApiClient({
     http: transport,

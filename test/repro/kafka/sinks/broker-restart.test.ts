@@ -41,7 +41,7 @@ import { applyKafkajsIdleTimerFix } from '../../../../src/kafka/client/kafkajs-i
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { prepareKafka, type SessionSink } from '../../../../src/kafka/session.js';
 import { readTopicToEnd, type TopicRecord } from '../../../../src/kafka/topics/topic-reader.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { eventually as eventuallyBare } from '../../../support/async.js';
@@ -199,7 +199,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
         .filter((l) => /"level":[3-6]0/.test(l));
       throw new Error(`${String(error)}; the sink's last log lines:\n${lines.slice(-40).join('\n')}`);
     });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const ground = await prepareKafka(sessionOptions({ config, logger: log.logger, metrics, kafka }));
 
   // Each location's last stored page, as its loop knows it (what a read-back is judged against).

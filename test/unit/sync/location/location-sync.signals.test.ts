@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { DEFAULT_LANE_SETTINGS } from '../../../../src/sync/lanes/lanes.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import type { LocationSync } from '../../../../src/sync/location/location-sync.js';
@@ -35,7 +35,7 @@ function build(
     api,
     enricher: new Enricher({ api, enabled: false, concurrency: 1 }),
     sink,
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     signals,
     // Lanes on, never split by the backlog rule: the only history lane is a backfill's.
     settings: {
