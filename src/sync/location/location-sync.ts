@@ -12,7 +12,7 @@
  *   offset the store holds, 'rejected' is committed again there until the retry policy is spent;
  * - the page's commit and the idle rule (page-commit.ts);
  * - the counters (location-counters.ts): metrics, totals and the traversal's counts;
- * - the signal steps (signal-steps.ts, over the rule of location-signal.ts): the signals accepted for the
+ * - the signal steps (signal-steps.ts, over the rule of signal-steps-rule.ts): the signals accepted for the
  *   location, each a reset's offset or a backfill's history lane committed before the page (a backfill's merge
  *   completes it, page-commit.ts).
  *

@@ -16,7 +16,7 @@
  *   stop only when every location is stopped by an error that only a restart can fix.
  * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
  *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
- * - Kinds of work (turn-rule.ts, with turns.ts): scheduled live polls, first traversals since the
+ * - Kinds of work (turn-rule.ts, with turn.ts): scheduled live polls, first traversals since the
  *   scheduler got the location (checks), nudged live polls (nudges.ts, `nudge(uid)`: a webhook delivery said the
  *   location changed) and a split location's history pages (lanes.ts, backfill-queue.ts) each have a guaranteed
  *   share of the turns, an unused share borrowed by the others. The due queue (due-queue.ts) keeps them apart,
@@ -59,7 +59,7 @@ import {
   ONE_SCOPE,
   type SchedulerSettings,
 } from './scheduler-settings.js';
-import { TurnCredits } from './turns.js';
+import { TurnCredits } from './turn.js';
 import { waitReason, type WaitReason } from './wait-reason.js';
 
 export { DEFAULT_HISTORY_SHARE, DEFAULT_NUDGE_SHARE, type SchedulerSettings } from './scheduler-settings.js';
@@ -94,7 +94,7 @@ export class Scheduler {
   private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
   private readonly scopes: RateLimitScopes;
-  /** The turn policy's shares and credits (turns.ts, turn-rule.ts). */
+  /** The turn policy's shares and credits (turn.ts, turn-rule.ts). */
   private readonly turns: TurnCredits;
   /** The interval locations are polled at now, and the stretch rule's inputs (stretch.ts). */
   private readonly stretch: IntervalStretch;

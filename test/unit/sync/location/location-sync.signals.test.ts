@@ -1,5 +1,5 @@
 /**
- * LocationSync carrying out the signals accepted for its location (location-signal.ts): a reset's offset and a
+ * LocationSync carrying out the signals accepted for its location (signal-steps-rule.ts): a reset's offset and a
  * backfill's history lane committed before the page, the backfill's records tagged, its merge completing it, and
  * a signal handed again after a restart finished rather than repeated.
  */
