@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpsDispatcher } from '../../../src/auth/https-dispatcher.js';
+import { createHttpsDispatcher } from '../../../src/https/dispatcher.js';
 import { HttpTokenEndpoint } from '../../../src/auth/token-endpoint.js';
 import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { testMetrics } from '../../support/metrics.js';

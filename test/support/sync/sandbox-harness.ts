@@ -4,7 +4,7 @@
  */
 import { CallsApiClient } from '../../../src/api/calls-api-client.js';
 import { HttpTransport } from '../../../src/api/http-transport.js';
-import type { TokenProvider } from '../../../src/auth/token-provider.js';
+import type { TokenProvider } from '../../../src/api/token-provider.js';
 import { apiSchema, type ApiConfig, type PrivacyPolicy } from '../../../src/config/schema.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
