@@ -25,6 +25,12 @@ const ADAPTERS = [
   'sandbox',
   'webhooks',
 ];
+/**
+ * The adapters' shared leaves: what two adapters both use, so that neither imports the other (https: the
+ * verifying HTTPS dispatcher of auth/ and kafka/). An adapter or the wiring may import them; they import no
+ * adapter and not the core, and, unlike the leaves below the core, may talk to the adapter libraries.
+ */
+const ADAPTER_LEAVES = ['https'];
 /** Libraries only adapters talk to. */
 const ADAPTER_LIBRARIES = [
   'kafkajs',
@@ -39,9 +45,13 @@ const ADAPTER_LIBRARIES = [
 
 const restrict = (patterns) => ['error', { patterns }];
 const adapterImports = {
-  group: ADAPTERS.map((folder) => `**/${folder}/*`),
+  group: [...ADAPTERS, ...ADAPTER_LEAVES].map((folder) => `**/${folder}/*`),
   message:
     'The sync core and the leaves (errors, logging, time, json, secrets) import no adapter: define a port in src/sync/ports.ts.',
+};
+const adapterLeafImports = {
+  group: [...ADAPTERS.map((folder) => `**/${folder}/*`), '**/sync/*', '**/sync/**'],
+  message: "An adapters' leaf (https) imports neither an adapter nor the core: it is what adapters share.",
 };
 const leafImports = {
   group: ['**/sync/*', '**/sync/**'],
@@ -199,6 +209,17 @@ export default tseslint.config(
       'src/secrets/**/*.ts',
     ],
     rules: { 'no-restricted-imports': restrict([adapterImports, adapterLibraries, leafImports, devTooling]) },
+  },
+  {
+    files: ADAPTER_LEAVES.map((folder) => `src/${folder}/**/*.ts`),
+    rules: {
+      'no-restricted-imports': restrict([
+        adapterLeafImports,
+        cliImports,
+        workspacePackagesByPath,
+        devTooling,
+      ]),
+    },
   },
   {
     files: ['src/cli/**/*.ts'],

@@ -2,7 +2,7 @@
  * A backfill signal under a hidden rate limit (issue 42's goal): one location with a large history, caught up,
  * is sent `backfill` (its whole history again) while the sandbox keeps changing its calls under a limit the API
  * does not announce (a token bucket, 429 with Retry-After). The owner reads the range again as a history lane
- * beside the live one (src/sync/location/location-signal.ts).
+ * beside the live one (src/sync/location/signal-steps-rule.ts).
  *
  * Figures, per window (REPETITIONS windows of the re-read):
  * - live freshness during the re-read: the delay from a change (its updatedAt, the sandbox's wall clock) to a

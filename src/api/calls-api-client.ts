@@ -25,7 +25,7 @@
  */
 import type { ApiConfig } from '../config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../errors/index.js';
-import type { TokenProvider } from '../auth/token-provider.js';
+import type { TokenProvider } from './token-provider.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';

@@ -15,7 +15,7 @@ import { FatalError } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import { Authorization } from './authorization.js';
 import { assertHttpsRedirectUri } from './authorize-url.js';
-import { createHttpsDispatcher } from './https-dispatcher.js';
+import { createHttpsDispatcher } from '../https/dispatcher.js';
 import type { AuthorizationMetrics } from './authorization.js';
 import type { TokenEndpointMetrics } from './token-endpoint.js';
 import type { TokenManagerMetrics } from './token-manager.js';

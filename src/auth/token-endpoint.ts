@@ -22,7 +22,7 @@ import { statusClass } from '../metrics/metrics.js';
 import { parseJsonObject } from '../json/json-object.js';
 import { scrubKnownSecrets, scrubSecretsInText } from '../logging/scrub-text.js';
 import { oauthEndpoint } from './authorize-url.js';
-import { untrustedCertificateCode } from './https-dispatcher.js';
+import { untrustedCertificateCode } from '../https/dispatcher.js';
 import { retrying } from '../time/backoff.js';
 import { systemClock, timeoutSignal, type Clock } from '../time/clock.js';
 /** The token endpoint's requests and retries. */

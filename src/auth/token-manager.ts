@@ -1,5 +1,6 @@
 /**
- * The OAuth token manager of one grant: the `TokenProvider` the API client uses in production.
+ * The OAuth token manager of one grant: the API client's `TokenProvider` in production (api/token-provider.ts,
+ * the client's port; this class has its shape, and the wiring plugs it in).
  *
  * - Proactive refresh: `accessToken()` refreshes when the token is within `refreshBeforeExpiryMs` plus a
  *   per-instance random share of `refreshJitterMs` of its expiry (10 hours after issue, spec 8), so
@@ -39,7 +40,6 @@ import type { ConnectorMetrics } from '../metrics/metrics.js';
 import type { GrantRecord, TokenStore } from './store/token-store.js';
 import type { TokenEndpoint } from './token-endpoint.js';
 import { TokenRequestRefused } from './token-endpoint.js';
-import type { TokenProvider } from './token-provider.js';
 import {
   grantRevoked,
   noGrantStored,
@@ -91,7 +91,7 @@ const REJECTED_ON_ARRIVAL_HAND_OUTS = 16;
  */
 const MAX_ROTATED_ELSEWHERE = 3;
 
-export class TokenManager implements TokenProvider {
+export class TokenManager {
   readonly grant: string;
   private readonly store: TokenStore;
   private readonly endpoint: TokenEndpoint;

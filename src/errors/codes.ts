@@ -181,7 +181,7 @@ export const ERROR_CODES = {
   KAFKA_TOPIC_PARTITIONS_MISMATCH: { class: 'fatal', exit: ExitCode.FAILURE },
   KAFKA_TRANSACTION_ABORTED: { class: 'retriable', exit: ExitCode.FAILURE },
   // Not thrown: the warn line of the exactly-once sink ending a hanging transaction of its own (KAFKA-20734,
-  // kafka/sinks/hanging-transaction-heal.ts) while it retries a KAFKA_TRANSACTION_OPEN read-back; catalogued so that
+  // kafka/sinks/hanging-transaction-heal-rule.ts) while it retries a KAFKA_TRANSACTION_OPEN read-back; catalogued so that
   // the runbook's and metrics' references to it stay checked.
   KAFKA_TRANSACTION_HEALED: { class: 'retriable', exit: ExitCode.FAILURE },
   // An offsets read waits for transactions open ahead of it (kafka/topics/stable-offsets.ts); one open for longer

@@ -287,7 +287,7 @@ function logStarted({ config, logger }: StartContext, locations: number): void {
  * resume are carried out here: the paused set, read back from the signals topic, is taken out of the locations to
  * run (steps/locations.ts `active`), and the writer's partitions stop a paused location after its page in
  * flight and start a resumed one from its stored offset (PartitionHandover.reconfigure). Backfill and reset are
- * handed to `queue`, which the locations' orchestrators read before each page (sync/location/location-signal.ts);
+ * handed to `queue`, which the locations' orchestrators read before each page (sync/location/signal-steps-rule.ts);
  * a location not configured is refused LOCATION_NOT_CONFIGURED: each is answered, none left waiting. A standby
  * answers none. The channel opens in the background (signal-service.ts openSignals): a Kafka problem with it never
  * fails or holds up the start.

@@ -4,7 +4,7 @@
  * credentials and an unreachable host all alike ("HTTP 400"/"404: [object Object]"), so the connector asks
  * the registry itself first. Called once by ConnectorRuntime.start.
  */
-import { untrustedCertificateCode } from '../auth/https-dispatcher.js';
+import { untrustedCertificateCode } from '../https/dispatcher.js';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { probeSchemaRegistry, shownRegistryUrl, type SchemaRegistryProbe } from '../ops/checks.js';
 import { waitUntilAvailable, type AvailabilityWait } from './wait-until-available.js';

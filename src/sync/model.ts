@@ -118,7 +118,7 @@ export interface LaneOffset {
 export interface HistoryOffset extends LaneOffset {
   until: string;
   /**
-   * The id of the backfill signal this lane reads for (location-signal.ts): its records carry a header naming
+   * The id of the backfill signal this lane reads for (signal-steps-rule.ts): its records carry a header naming
    * it, and the commit that merges the lane completes the signal. Absent for the history lane of a split.
    */
   signal?: string;
@@ -134,7 +134,7 @@ export interface LocationOffset extends LaneOffset {
   /**
    * The id of the last signal (a backfill or a reset) this location carried out, kept by every commit until the
    * next one: a signal handed over again (an instance restarted or took the location over before reading the
-   * signal's `done` back) is recognised as carried out, never started twice (location-signal.ts).
+   * signal's `done` back) is recognised as carried out, never started twice (signal-steps-rule.ts).
    */
   signal?: string;
 }

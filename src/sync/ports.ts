@@ -78,7 +78,7 @@ export interface PageCommit {
   /**
    * The signal this page completes (a backfill's merge, a reset's new offset): its `done` outcome is written with
    * the page, in its transaction (exactly once) or before its offset (at least once), so a crash leaves it
-   * running and the offset says it was carried out (location-signal.ts), never done without its effect stored.
+   * running and the offset says it was carried out (signal-steps-rule.ts), never done without its effect stored.
    */
   signalDone?: string;
 }
@@ -124,7 +124,7 @@ export interface RecordSink {
   close(): Promise<void>;
 }
 
-/** What a signal about one location asks of the instance that runs it (location-signal.ts carries it out). */
+/** What a signal about one location asks of the instance that runs it (signal-steps-rule.ts carries it out). */
 export interface LocationSignal {
   /** The signal's id: the outcome to complete, and the header a backfill's re-read records carry. */
   id: string;

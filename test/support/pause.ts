@@ -52,18 +52,27 @@ async function settleThen<T>(check: () => Promise<T>): Promise<T> {
   return check();
 }
 
+/** A process a test pauses: its child, its output, and (a distributed instance) whether it is paused now. */
+export interface PausedProcess {
+  child: ChildProcess;
+  output(): string;
+  paused?: boolean;
+}
+
 /**
- * The fault path of a pause: waits until the woken process logged `text` after `from` (its output's length
- * when the pause began), so that a test whose pause caught nothing fails instead of passing vacuously. The
- * failure carries what the process logged instead.
+ * Wakes a paused process (SIGCONT; `paused` cleared) and waits for the fault path its pause was taken for: `text`
+ * logged after `from` (its output's length when the pause began), so that a test whose pause caught nothing
+ * fails instead of passing vacuously. The failure carries what the process logged since the pause instead.
  */
-export async function awaitFaultPath(
-  process: { output(): string },
+export async function wakeToFaultPath(
+  process: PausedProcess,
   from: number,
   text: string,
   what: string,
   timeoutMs = 60_000,
 ): Promise<void> {
+  process.child.kill('SIGCONT');
+  if (process.paused !== undefined) process.paused = false;
   const since = () => process.output().slice(from);
   await eventually(() => since().includes(text), timeoutMs, what).catch((error: unknown) => {
     throw new Error(`${String(error)}; its log since the pause:\n${since().slice(-6000)}`);

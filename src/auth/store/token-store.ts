@@ -29,7 +29,8 @@ export interface EntryBackend {
   readAll(): Promise<ReadonlyMap<string, Buffer>>;
   /**
    * Reads the current entries, asks `mutate` for changes (Buffer = put, null = delete) and applies them
-   * durably. The file backend holds a lock across read and write; the Kafka backend cannot (see kafka-backend.ts).
+   * durably. The file backend holds a lock across read and write; the Kafka backend cannot (see
+   * kafka/token-store/token-topic-backend.ts).
    * Returns what `mutate` returned besides the changes.
    */
   update<T>(

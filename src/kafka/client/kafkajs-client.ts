@@ -26,7 +26,7 @@ import { applyKafkajsIdleTimerFix } from './kafkajs-idle-timer-fix.js';
 import { compressionAvailable, registerCompressionCodecs } from './compression.js';
 import { ClientCredentialsTokens, oauthBearerMechanism } from './oauthbearer.js';
 import type { KafkaClient } from './port.js';
-import { createHttpsDispatcher } from '../../auth/https-dispatcher.js';
+import { createHttpsDispatcher } from '../../https/dispatcher.js';
 import type { Logger } from '../../logging/logger.js';
 import type { KafkaConfig } from '../../config/schema.js';
 

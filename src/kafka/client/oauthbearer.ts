@@ -19,7 +19,7 @@
  */
 import type { Mechanism } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
-import { untrustedCertificateCode } from '../../auth/https-dispatcher.js';
+import { untrustedCertificateCode } from '../../https/dispatcher.js';
 import { FatalError, RetriableError } from '../../errors/index.js';
 import { parseJsonObject } from '../../json/json-object.js';
 import { scrubKnownSecrets, scrubSecretsInText } from '../../logging/scrub-text.js';

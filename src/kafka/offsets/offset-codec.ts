@@ -9,7 +9,7 @@
  * starts over, from `sources[].startSince` or the beginning. Readers refuse versions they do not know
  * rather than guess.
  *
- * Both lanes' records may name a signal (`signal`, a string; location-signal.ts): at the top, the last signal the
+ * Both lanes' records may name a signal (`signal`, a string; signal-steps-rule.ts): at the top, the last signal the
  * location carried out; in `history`, the backfill that lane reads for. Readers of the same versions that do not
  * know the field ignore it (the lane is then read as a split's).
  *

@@ -52,7 +52,7 @@ export class Witnesses {
 
   /**
    * The first record on every partition the transaction wrote, the offsets topic's included: where the
-   * transaction begins on each (what tells a hanging transaction of ours, hanging-transaction-heal.ts).
+   * transaction begins on each (what tells a hanging transaction of ours, hanging-transaction-heal-rule.ts).
    */
   firsts(): RecordPosition[] {
     return [...this.byPartition.values()];

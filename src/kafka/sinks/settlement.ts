@@ -28,7 +28,7 @@ import type { Clock } from '../../time/clock.js';
 import { describeKafkaError } from '../client/kafka-errors.js';
 import { offsetOnly, type PageMessages, type SinkTopics } from '../records/page-messages.js';
 import { lostPart, lostTopicCounts, type PublishedCheck, type RecordPosition } from './commit-witnesses.js';
-import { OwnTransactionHealer } from './own-transaction-healer.js';
+import { OwnTransactionHealer } from './hanging-transaction-heal.js';
 import { settlePages, type PendingPage } from './page-queue.js';
 import type { ProducerLifecycle } from './producer-lifecycle.js';
 import { notPermittedError } from './sink-errors.js';
@@ -52,7 +52,7 @@ export type Failure =
       witnesses?: readonly RecordPosition[];
       /**
        * Set when the write sent records (a failed send or commit): where it began on each partition a send answered
-       * (offsets topic included), what proves a hanging transaction ours (hanging-transaction-heal.ts).
+       * (offsets topic included), what proves a hanging transaction ours (hanging-transaction-heal-rule.ts).
        */
       firsts?: readonly RecordPosition[];
     };
@@ -126,7 +126,7 @@ export interface SettlerOptions {
 
 /** Decides the pages of failed writes (see the module comment). */
 export class Settler {
-  /** Ends a hanging transaction of our own failed writes (own-transaction-healer.ts). */
+  /** Ends a hanging transaction of our own failed writes (hanging-transaction-heal.ts). */
   private readonly healer: OwnTransactionHealer;
 
   constructor(private readonly options: SettlerOptions) {

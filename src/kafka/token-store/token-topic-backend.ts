@@ -1,6 +1,9 @@
 /**
- * The token store's backend for several instances (auth/store/token-store.ts's EntryBackend, chosen by the
- * wiring when `oauth.store.type: kafka`): a compacted Kafka topic, one record per entry, keyed by the
+ * The token store's backend for several instances: a compacted Kafka topic of opaque entries, with the shape of
+ * the token store's port (auth/store/token-store.ts `EntryBackend`, which the store owns). This module does not
+ * import that port (kafka/ and auth/ import nothing of each other): the wiring (runtime/token-store-backend.ts)
+ * chooses it when `oauth.store.type: kafka` and hands it to the store as an EntryBackend, where the compiler
+ * checks that the shapes match. A compacted Kafka topic, one record per entry, keyed by the
  * entry name (`grant:<name>`, `state:<hash>`); the value is the sealed entry, null deletes it (tombstone).
  * Compaction keeps the last value per key, so the topic stays as small as the store.
  *
@@ -12,7 +15,6 @@
  * state at the same moment could both see it unused. The authorization code is single-use at the service, so
  * at most one redemption succeeds; rotated refresh tokens are reconciled by the token manager.
  */
-import type { EntryBackend } from '../../auth/store/token-store.js';
 import { RetriableError } from '../../errors/index.js';
 import { connectDurableProducer, type DurableProducer, type KafkaClient } from '../client/port.js';
 import { readTopicToEnd } from '../topics/topic-reader.js';
@@ -29,7 +31,7 @@ export interface TokenTopicBackendOptions {
   readTimeoutMs?: number;
 }
 
-export class TokenTopicBackend implements EntryBackend {
+export class TokenTopicBackend {
   readonly description: string;
   private producer: DurableProducer | undefined;
   private starting: Promise<DurableProducer> | undefined;

@@ -5,7 +5,7 @@
  *
  * Why: the previous owner of a partition (distributed mode's handover, or the writer a standby replaces) wrote
  * outcomes up to the moment it lost it, and this instance's signal reader may not have read them yet. The
- * location's offset names only the LAST signal carried out there (sync/location/location-signal.ts), so a signal
+ * location's offset names only the LAST signal carried out there (sync/location/signal-steps-rule.ts), so a signal
  * the previous owner finished before a later one (a backfill `done`, then a reset) would be handed to the
  * location again as still `accepted`, and carried out twice; and a signal the previous owner answered, read here
  * without its outcome, would be accepted a second time, that `accepted` written after its `done`. A partition newly

@@ -10,7 +10,7 @@
  * - `pause` / `resume`: `done` at once (the paused state is the ledger's fold of the done ones, read back;
  *   `pausedChanged` tells the runtime, which stops and starts the location);
  * - `backfill` / `reset`: `accepted`, then handed to the location (`LocationSignalTarget.carryOut`), whose page
- *   that completes it writes `done` (sync/location/location-signal.ts). One such signal at a time per location:
+ *   that completes it writes `done` (sync/location/signal-steps-rule.ts). One such signal at a time per location:
  *   the next is accepted once the one before is done, in the order they were sent, so the location's offset,
  *   which keeps the id of the last one carried out, tells a signal carried out from one still to do;
  * - a record that is no signal this version reads: `refused`, SIGNAL_INVALID, naming the problems.

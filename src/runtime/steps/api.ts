@@ -8,7 +8,7 @@ import type { KafkaClient } from '../../kafka/client/port.js';
 import { CallsApiClient } from '../../api/calls-api-client.js';
 import { HttpTransport } from '../../api/http-transport.js';
 import { openOAuth, resolveClientSecret } from '../../auth/oauth-runtime.js';
-import { StaticTokenProvider, type TokenProvider } from '../../auth/token-provider.js';
+import { StaticTokenProvider, type TokenProvider } from '../../api/token-provider.js';
 import type { ConnectorConfig } from '../../config/schema.js';
 import { FatalError } from '../../errors/index.js';
 import { Enricher } from '../../sync/location/enricher.js';

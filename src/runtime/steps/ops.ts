@@ -7,7 +7,7 @@
  * (in a rolling update, stopping the old one before the new one has joined its group or initialised).
  */
 import type { KafkaAdmin } from '../../kafka/client/port.js';
-import { createHttpsDispatcher } from '../../auth/https-dispatcher.js';
+import { createHttpsDispatcher } from '../../https/dispatcher.js';
 import { readRegistryCaFile } from '../../kafka/avro/registry.js';
 import {
   assignmentCheck,

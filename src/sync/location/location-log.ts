@@ -166,7 +166,7 @@ export function logCursorRestart(
   );
 }
 
-/** A signal's offset was stored (location-signal.ts): a reset done, a backfill started (or done: nothing to read). */
+/** A signal's offset was stored (signal-steps-rule.ts): a reset done, a backfill started (or done: nothing to read). */
 export function logSignalCarriedOut(
   logger: Logger,
   signal: LocationSignal,

@@ -12,7 +12,7 @@
  *   offset the store holds, 'rejected' is committed again there until the retry policy is spent;
  * - the page's commit and the idle rule (page-commit.ts);
  * - the counters (location-counters.ts): metrics, totals and the traversal's counts;
- * - the signal steps (signal-steps.ts, over the rule of location-signal.ts): the signals accepted for the
+ * - the signal steps (signal-steps.ts, over the rule of signal-steps-rule.ts): the signals accepted for the
  *   location, each a reset's offset or a backfill's history lane committed before the page (a backfill's merge
  *   completes it, page-commit.ts).
  *
@@ -54,10 +54,15 @@
  *   started it is awaited, the sink bounding its own time.
  * Every other error propagates to the scheduler, which decides (retry later or stop the location).
  */
+import type { Logger } from '../../logging/logger.js';
+import type { BackoffPolicy } from '../../time/backoff.js';
+import type { Clock } from '../../time/clock.js';
 import type { BackfillFigures, BackfillProgress } from '../lanes/backfill.js';
 import { CommitDriver } from './commit-driver.js';
 import { HistoryLane } from '../lanes/history-lane.js';
 import type { LaneRole } from '../lanes/lane-role.js';
+import type { Enricher } from './enricher.js';
+import type { BoundaryFingerprints } from './fingerprint.js';
 import {
   hasLane,
   laneOffset,
@@ -67,12 +72,12 @@ import {
   readAheadKey,
   restartLane,
   type Lane,
+  type LaneSettings,
 } from '../lanes/lanes.js';
 import { LiveLane } from '../lanes/live-lane.js';
 import { LocationCounters, type LocationTotals } from './location-counters.js';
 import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
-import type { LocationSyncOptions, PageReport } from './location-sync-settings.js';
-import type { LocationOffset, RequestHint } from '../model.js';
+import type { LocationOffset, PrivacyPolicy, RequestHint } from '../model.js';
 import { isIdlePage, pageCommit } from './page-commit.js';
 import { assemblePage, pageTally, type PipelineSettings } from './page-pipeline.js';
 import {
@@ -83,7 +88,15 @@ import {
   withRecentAnswers,
   type RecentAnswers,
 } from './page-reading.js';
-import { InvalidCursorError, type ListedPage, type PageCommit } from '../ports.js';
+import {
+  InvalidCursorError,
+  type CallsApi,
+  type ListedPage,
+  type LocationSignals,
+  type PageCommit,
+  type RecordSink,
+  type SyncMetrics,
+} from '../ports.js';
 import { readingAhead, type AheadState } from './read-ahead.js';
 import { SignalSteps } from './signal-steps.js';
 import { nextPageRequest, type TraversalSettings } from './traversal.js';
@@ -91,7 +104,60 @@ import { TraversalRun } from './traversal-run.js';
 
 export { emptyTotals, type LocationTotals } from './location-counters.js';
 
-export type { LocationSyncOptions, LocationSyncSettings, PageReport } from './location-sync-settings.js';
+/** LocationSync's settings (sync.*, privacy.*, kafka.tombstoneGoneCalls, lanes). */
+export interface LocationSyncSettings {
+  pageSize: number;
+  /** `since` of a location's first traversal when it has no stored offset; null = from the beginning. */
+  startSince: string | null;
+  boundaryCap: number;
+  /**
+   * Bytes the boundary may take in the stored offset (traversal.ts, boundaryEntryBytes): the offsets
+   * topic's max.message.bytes less the rest of the record. Unset: no byte bound (tests).
+   */
+  boundaryMaxBytes?: number;
+  privacy: PrivacyPolicy;
+  /** Keyed fingerprints of boundary records (fingerprint.ts: why keyed); one per connector, same on every instance. */
+  fingerprints: BoundaryFingerprints;
+  /** Backoff and attempts for rejected commits (the API retry policy's numbers serve well). */
+  commitRetry: Readonly<BackoffPolicy>;
+  /** A call GET reports gone: a tombstone instead of the unenriched record (kafka.tombstoneGoneCalls). */
+  tombstoneGone?: boolean;
+  /** Live and history lanes (lanes.ts); unset: never split. */
+  lanes?: LaneSettings;
+  /**
+   * The age (ms, on the clock) past which a prepared page's single-call answers are asked again before it
+   * commits (privacy.maxEnrichmentAgeMs; Enricher.refresh); unset: no bound (tests).
+   */
+  maxEnrichmentAgeMs?: number;
+}
+
+/** LocationSync's collaborators and settings. */
+export interface LocationSyncOptions {
+  locationUid: string;
+  startOffset: LocationOffset;
+  api: Pick<CallsApi, 'listPage'>;
+  enricher: Enricher;
+  sink: RecordSink;
+  metrics: SyncMetrics;
+  logger: Logger;
+  settings: LocationSyncSettings;
+  clock: Clock;
+  /** The signals accepted for the location (backfill, reset), carried out before its pages; none when unset. */
+  signals?: LocationSignals;
+}
+
+/** What one page did (runPage's answer). */
+export interface PageReport {
+  /**
+   * The lane's traversal ended with this page (nextCursor null); for a history page, the history lane
+   * reached T0 and the lanes merged.
+   */
+  complete: boolean;
+  /** Calls published by this page (0 when the cursor was rejected and the traversal restarted). */
+  published: number;
+  /** The lane the page belonged to. */
+  lane: Lane;
+}
 
 /**
  * Times a history page too old at its turn is handed back to its read-ahead to be refreshed; past it the turn

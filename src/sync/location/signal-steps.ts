@@ -1,7 +1,7 @@
 /**
  * The signal steps of one location: which of its pending signals (LocationSignals, kept by the runtime) the
  * orchestrator (location-sync.ts) commits next, what that commit is, and when a signal is settled. The rule of
- * what a signal does to the offset is location-signal.ts; this unit walks the location's signals in order
+ * what a signal does to the offset is signal-steps-rule.ts; this unit walks the location's signals in order
  * through it. It commits nothing and moves no offset: the orchestrator asks `next` at the start of each page,
  * hands the commit it gets to the commit driver, moves the location to the commit's offset once it is stored
  * (then `stored`), and stops asking when `next` gives null or the commit found another writer's offset.
@@ -14,7 +14,7 @@
  */
 import type { Logger } from '../../logging/logger.js';
 import { logSignalCarriedOut } from './location-log.js';
-import { signalStep } from './location-signal.js';
+import { signalStep } from './signal-steps-rule.js';
 import type { LocationOffset } from '../model.js';
 import type { LocationSignal, LocationSignals, PageCommit } from '../ports.js';
 

@@ -16,7 +16,7 @@
  *   stop only when every location is stopped by an error that only a restart can fix.
  * - Run-time membership (membership.ts; distributed mode, `dynamic`): `add(locations)`, `remove(uids,
  *   boundMs)`. A dynamic scheduler's `run` ends only when `signal` aborts, even with no location at all.
- * - Kinds of work (turn-rule.ts, with turns.ts): scheduled live polls, first traversals since the
+ * - Kinds of work (turn-rule.ts, with turn.ts): scheduled live polls, first traversals since the
  *   scheduler got the location (checks), nudged live polls (nudges.ts, `nudge(uid)`: a webhook delivery said the
  *   location changed) and a split location's history pages (lanes.ts, backfill-queue.ts) each have a guaranteed
  *   share of the turns, an unused share borrowed by the others. The due queue (due-queue.ts) keeps them apart,
@@ -32,6 +32,7 @@
  */
 import { codeOf, dispositionOf } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
+import type { BackoffPolicy } from '../../time/backoff.js';
 import type { Clock } from '../../time/clock.js';
 import { BackfillQueue } from './backfill-queue.js';
 import { DueQueue } from './due-queue.js';
@@ -40,6 +41,7 @@ import { gracefulStop } from './graceful-stop.js';
 import { IntervalStretch } from './stretch.js';
 import { measuringLimiterWaits } from './limiter-wait.js';
 import { LocationHealth, madeProgress } from './health.js';
+import type { StoppedRetryPolicy } from './health-rule.js';
 import { Membership } from './membership.js';
 import { Nudges, type NudgeOutcome } from './nudges.js';
 import { phasedDelayMs, soonerDueAt } from './poll-phase.js';
@@ -52,17 +54,58 @@ import {
   type ScheduledLocation,
   type Slot,
 } from './scheduled-location.js';
-import {
-  checkSchedulerSettings,
-  DEFAULT_HISTORY_SHARE,
-  DEFAULT_NUDGE_SHARE,
-  ONE_SCOPE,
-  type SchedulerSettings,
-} from './scheduler-settings.js';
-import { TurnCredits } from './turns.js';
+import { TurnCredits } from './turn.js';
 import { waitReason, type WaitReason } from './wait-reason.js';
 
-export { DEFAULT_HISTORY_SHARE, DEFAULT_NUDGE_SHARE, type SchedulerSettings } from './scheduler-settings.js';
+/** The scheduler's settings (poll.*, api.rateLimit.backfillShare and nudgeShare). */
+export interface SchedulerSettings {
+  maxLocationsInFlight: number;
+  intervalMs: number;
+  pagesPerTurn: number;
+  shutdownTimeoutMs: number;
+  /** Backoff of a location after a failed traversal (attempt = consecutive failures). */
+  failureBackoff: Readonly<BackoffPolicy>;
+  /** Backoff of a location stopped by a fatal error that can heal (attempt = consecutive stops). */
+  stoppedRetry: StoppedRetryPolicy;
+  /**
+   * History's guaranteed share of the turns, and of the budget live polls leave it (api.rateLimit.backfillShare,
+   * the share the rate limiter owes history's requests); DEFAULT_HISTORY_SHARE when not given.
+   */
+  historyShare?: number;
+  /**
+   * Nudged polls' guaranteed share of the turns (api.rateLimit.nudgeShare; turn-rule.ts);
+   * DEFAULT_NUDGE_SHARE when not given. With historyShare, at most 1.
+   */
+  nudgeShare?: number;
+  /**
+   * Polls are a safety net (webhooks on: deliveries bring the changes, intervalMs is
+   * webhooks.reconcileIntervalMs): a location's next poll is at least half an interval after its traversal
+   * completed (poll-phase.ts). False or absent: at its next phase instant however soon.
+   */
+  reconciling?: boolean;
+}
+
+/** api.rateLimit.backfillShare's default. */
+export const DEFAULT_HISTORY_SHARE = 0.25;
+/** api.rateLimit.nudgeShare's default. */
+export const DEFAULT_NUDGE_SHARE = 0.25;
+
+/** The scopes when none are wired: one for every location, never held, rate unknown. */
+const ONE_SCOPE: RateLimitScopes = {
+  scopeOf: () => 'global',
+  heldUntil: () => null,
+  ratePerSecond: () => null,
+};
+
+/** Throws a RangeError naming what is wrong with `settings` or `locationUids` (each scheduled once). */
+function checkSchedulerSettings(settings: SchedulerSettings, locationUids: readonly string[]): void {
+  if (!Number.isInteger(settings.maxLocationsInFlight) || settings.maxLocationsInFlight < 1)
+    throw new RangeError('maxLocationsInFlight must be >= 1');
+  if (!Number.isInteger(settings.pagesPerTurn) || settings.pagesPerTurn < 1)
+    throw new RangeError('pagesPerTurn must be >= 1');
+  if (new Set(locationUids).size !== locationUids.length)
+    throw new RangeError('each location may be scheduled once');
+}
 
 export interface SchedulerOptions {
   locations: readonly ScheduledLocation[];
@@ -94,7 +137,7 @@ export class Scheduler {
   private stopSignal: AbortSignal | undefined;
   private readonly hardStop = new AbortController();
   private readonly scopes: RateLimitScopes;
-  /** The turn policy's shares and credits (turns.ts, turn-rule.ts). */
+  /** The turn policy's shares and credits (turn.ts, turn-rule.ts). */
   private readonly turns: TurnCredits;
   /** The interval locations are polled at now, and the stretch rule's inputs (stretch.ts). */
   private readonly stretch: IntervalStretch;

@@ -8,9 +8,10 @@
  * traversal since this scheduler got it: after a start or a takeover, a first traversal that only checks for
  * changes nobody announced) and `history` (a split location's backfill, lanes.ts).
  *
- * The rule is deficit round robin over the kinds (issues 32 and 33): each kind has a guaranteed share of the
- * turns (history: api.rateLimit.backfillShare, the share the rate limiter owes history's requests; nudge:
- * api.rateLimit.nudgeShare; the rest to scheduled polls, CHECK_SHARE of it to checks and the others to live).
+ * The rule is deficit round robin over the kinds, so that no kind of work starves another whatever the others'
+ * demand: each kind has a guaranteed share of the turns (history: api.rateLimit.backfillShare, the share the rate
+ * limiter owes history's requests; nudge: api.rateLimit.nudgeShare; the rest to scheduled polls, CHECK_SHARE of
+ * it to checks and the others to live).
  * When several kinds wait for a worker, each is credited its share (scaled so that one turn's credits sum to
  * one) and the kind owed most takes the turn and pays one (ties: nudge, then live, then check, then history: a
  * change known to have happened first, then the present). Checks and live polls are both scheduled polls: they

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpTransport } from '../../../src/api/http-transport.js';
 import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import type { MappedItem } from '../../../src/sync/model.js';
 import { InvalidCursorError } from '../../../src/sync/ports.js';
 import { counterValue } from '../../support/counters.js';
@@ -70,7 +70,7 @@ describe('CallsApiClient against the sandbox over HTTPS', () => {
       maxResponseBytes: 1 << 20,
       requestsPerSecond: 10,
       maxConcurrency: 1,
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
     });
     await expect(transport.send({ path: '/v4/calls', query: {}, headers: {} })).rejects.toMatchObject({
       code: 'API_TLS',

@@ -13,7 +13,7 @@ import {
 import { CallsApiClient } from '../../../src/api/calls-api-client.js';
 import { HttpTransport } from '../../../src/api/http-transport.js';
 import { apiSchema } from '../../../src/config/schema.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { eventually, idles, settles } from '../../support/async.js';
 import { ManualClock } from '../../support/clock.js';
 import { capturingLogger } from '../../support/logger.js';
@@ -103,7 +103,7 @@ describe('the API client against the header forms of a rate limit', () => {
       requestsPerSecond: 1000,
       retry: { maxAttempts: 1, maxRetryAfterMs: MAX_RETRY_AFTER_MS },
     });
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const transport = await HttpTransport.fromConfig(api, metrics, clock, log.logger);
     const client = new CallsApiClient({
       http: transport,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { login } from '../../../src/auth/login.js';
 import { redactSecrets } from '../../../src/config/redact.js';
 import { createLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { KEY_ENV, startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
 import { clockReading } from '../../support/clock.js';
 
@@ -27,7 +27,7 @@ describe('secrets in logs, errors, metrics and config dumps', () => {
     fx = await startOAuthFixture();
     const stream = new MemoryStream();
     const logger = createLogger({ level: 'trace', format: 'json', destination: stream });
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     // The token manager's clock follows the sandbox's, so that advancing it expires the tokens for both.
     let now = Date.now();
     const advance = (ms: number): void => {

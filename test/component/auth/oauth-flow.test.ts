@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpsDispatcher } from '../../../src/auth/https-dispatcher.js';
+import { createHttpsDispatcher } from '../../../src/https/dispatcher.js';
 import { login } from '../../../src/auth/login.js';
 import { HttpTokenEndpoint } from '../../../src/auth/token-endpoint.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
 import { clockReading } from '../../support/clock.js';
 
@@ -19,7 +19,7 @@ describe('OAuth lifecycle against the sandbox over HTTPS', () => {
 
   it('authorizes, approves, redeems, uses and refreshes a grant end to end', async () => {
     const clock = { now: Date.now() };
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const oauth = await fx.open({ clock: clockReading(() => clock.now), metrics });
     let shown = '';
     const summary = await login({

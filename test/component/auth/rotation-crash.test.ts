@@ -8,7 +8,7 @@ import { FileBackend } from '../../../src/auth/store/file-backend.js';
 import { loadStoreKey } from '../../../src/auth/store/store-key.js';
 import { TokenStore } from '../../../src/auth/store/token-store.js';
 import { TokenManager } from '../../../src/auth/token-manager.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { CrashingBackend } from '../../support/auth/crashing-backend.js';
 import { KEY_ENV, startOAuthFixture, type OAuthFixture } from '../../support/auth/oauth-fixture.js';
 
@@ -83,7 +83,7 @@ describe('refresh-token rotation across a crash', () => {
     await crashDuringRefresh(setup, 'before-write');
 
     // The process is gone with the only copy of the rotated refresh token. A new process starts:
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const oauth = await fx.open({ metrics });
     const restarted = oauth.tokenProvider();
     const stale = await restarted.accessToken();

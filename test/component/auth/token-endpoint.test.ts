@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpsDispatcher } from '../../../src/auth/https-dispatcher.js';
+import { createHttpsDispatcher } from '../../../src/https/dispatcher.js';
 import { HttpTokenEndpoint } from '../../../src/auth/token-endpoint.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
 
 describe('HttpTokenEndpoint against the sandbox', () => {
@@ -56,7 +57,7 @@ describe('HttpTokenEndpoint against the sandbox', () => {
 
   it('retries 5xx answers, then gives up with a retriable error', async () => {
     sandbox.admin.setFaults({ serverErrorRate: 1, includeTokenEndpoint: true });
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     await expect(endpoint({ metrics }).refresh(sandbox.issueTokens().refreshToken)).rejects.toMatchObject({
       code: 'AUTH_TOKEN_ENDPOINT_UNAVAILABLE',
       disposition: 'retriable',

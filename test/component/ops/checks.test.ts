@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { StaticTokenProvider, type TokenProvider } from '../../../src/auth/token-provider.js';
+import { StaticTokenProvider, type TokenProvider } from '../../../src/api/token-provider.js';
 import { FatalError } from '../../../src/errors/index.js';
 import { grantCheck, kafkaCheck, schemaRegistryCheck } from '../../../src/ops/checks.js';
 import { ManualClock } from '../../support/clock.js';

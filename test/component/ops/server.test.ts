@@ -4,12 +4,12 @@ import { request } from 'undici';
 import { FatalError } from '../../../src/errors/index.js';
 import { Readiness, type ReadinessResult } from '../../../src/ops/readiness.js';
 import { createLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { MetricsServer } from '../../../src/ops/server.js';
 
 const servers: MetricsServer[] = [];
 
-async function startServer(readiness?: Readiness, metrics = new ConnectorMetrics()) {
+async function startServer(readiness?: Readiness, metrics = testMetrics()) {
   const server = new MetricsServer({ metrics, readiness, host: '127.0.0.1', port: 0 });
   servers.push(server);
   const address = await server.start();
@@ -29,7 +29,7 @@ afterEach(async () => {
 describe('MetricsServer', () => {
   it('serves the injected status as JSON on /status, and 404 without one', async () => {
     const server = new MetricsServer({
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
       host: '127.0.0.1',
       port: 0,
       status: () => ({ name: 'calls', connector: { state: 'RUNNING' }, tasks: [], type: 'source' }),
@@ -125,7 +125,7 @@ describe('MetricsServer', () => {
   });
 
   it('serves the registry on /metrics in the Prometheus text format with its content type', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     metrics.recordsPublished.inc({ location: metrics.location('loc-1') }, 5);
     const { url } = await startServer(undefined, metrics);
     const response = await get(`${url}/metrics`);
@@ -160,7 +160,7 @@ describe('MetricsServer', () => {
 
   it('refuses to start on a port already in use, naming the address and the keys to change', async () => {
     const { port } = await startServer();
-    const second = new MetricsServer({ metrics: new ConnectorMetrics(), host: '127.0.0.1', port });
+    const second = new MetricsServer({ metrics: testMetrics(), host: '127.0.0.1', port });
     const error = await second.start().then(
       () => undefined,
       (e: unknown) => e,
@@ -174,7 +174,7 @@ describe('MetricsServer', () => {
   });
 
   it('rejects an out-of-range port at construction', () => {
-    expect(() => new MetricsServer({ metrics: new ConnectorMetrics(), port: 70_000 })).toThrow(RangeError);
+    expect(() => new MetricsServer({ metrics: testMetrics(), port: 70_000 })).toThrow(RangeError);
   });
 });
 
@@ -190,7 +190,7 @@ describe('MetricsServer readiness logging', () => {
     let kafkaUp = false;
     const readiness = new Readiness([async () => ({ name: 'kafka', ok: kafkaUp })], { cacheMs: 0 });
     const server = new MetricsServer({
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
       readiness,
       host: '127.0.0.1',
       port: 0,

@@ -6,7 +6,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 import { freeLoopbackPort } from '../../../src/demo/free-port.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { ConnectorRuntime } from '../../../src/runtime/connector.js';
 
 /**
@@ -61,7 +61,7 @@ describe('ConnectorRuntime.start', () => {
       const failure = await ConnectorRuntime.start({
         config,
         logger: silentLogger(),
-        metrics: new ConnectorMetrics(),
+        metrics: testMetrics(),
       }).then(
         () => undefined,
         (error: unknown) => error,
@@ -84,7 +84,7 @@ describe('ConnectorRuntime.start', () => {
     });
     const config = configOn(registry.url, port);
     try {
-      await ConnectorRuntime.start({ config, logger: silentLogger(), metrics: new ConnectorMetrics() }).then(
+      await ConnectorRuntime.start({ config, logger: silentLogger(), metrics: testMetrics() }).then(
         () => undefined,
         () => undefined,
       );

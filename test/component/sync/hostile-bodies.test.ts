@@ -15,7 +15,7 @@ import { HttpTransport } from '../../../src/api/http-transport.js';
 import { apiSchema } from '../../../src/config/schema.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import { locationSync, type SandboxClientHarness } from '../../support/sync/sandbox-harness.js';
 
@@ -175,7 +175,7 @@ beforeAll(async () => {
     requestsPerSecond: 1000,
     retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 5 },
   });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const transport = await HttpTransport.fromConfig(api, metrics);
   const client = new CallsApiClient({
     http: transport,

@@ -3,18 +3,14 @@
  * refused cursors inside a group of calls sharing one instant, larger than its pages, while the live lane
  * publishes changes to members of that group and the process crashes now and then.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_FAULTS } from '../../../packages/sandbox/src/index.js';
 import { DEFAULT_LANE_SETTINGS } from '../../../src/sync/lanes/lanes.js';
 import type { LocationSync } from '../../../src/sync/location/location-sync.js';
 import { compareDateTimes } from '../../../src/time/instant.js';
 import { counterValue } from '../../support/kafka.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
-import {
-  locationSync,
-  sandboxClient,
-  type SandboxClientHarness,
-} from '../../support/sync/sandbox-harness.js';
+import { locationSync, sandboxSuite } from '../../support/sync/sandbox-harness.js';
 
 /** A small seeded generator (LCG): the same seed replays the same run. */
 function seeded(seed: number): () => number {
@@ -26,35 +22,30 @@ function seeded(seed: number): () => number {
 }
 
 describe('lanes against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  let harness: SandboxClientHarness;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({
+  const suite = sandboxSuite(
+    {
       data: {
         locations: 4,
         callsPerLocation: 240,
         sameInstantGroups: { count: 1, size: 140 },
         privateRatio: 0.3,
       },
-    });
-    harness = await sandboxClient(sandbox, { pageSize: 100 });
-  });
-  afterAll(async () => {
-    await harness.close();
-    await sandbox.close();
-  });
+    },
+    { pageSize: 100 },
+  );
 
   it('reads a history lane through refused cursors inside a same-instant group, crashes and live changes to its members, losing nothing and never taking a call back', async () => {
-    for (const [index, location] of sandbox.locations.entries()) {
+    for (const [index, location] of suite.sandbox.locations.entries()) {
       const random = seeded(index + 1);
       const sink = new InMemorySink();
       const open = (): LocationSync =>
-        locationSync(harness, location, sink, { lanes: { ...DEFAULT_LANE_SETTINGS, historyPageSize: 20 } });
+        locationSync(suite.harness, location, sink, {
+          lanes: { ...DEFAULT_LANE_SETTINGS, historyPageSize: 20 },
+        });
       let sync = open();
       const group = (() => {
         const sizes = new Map<string, string[]>();
-        for (const c of sandbox.admin.truth(location))
+        for (const c of suite.sandbox.admin.truth(location))
           sizes.set(c.updatedAt, [...(sizes.get(c.updatedAt) ?? []), c.uid]);
         return [...sizes.values()].sort((a, b) => b.length - a.length)[0] ?? [];
       })();
@@ -64,14 +55,14 @@ describe('lanes against the sandbox', () => {
       for (let step = 0; step < 400 && (sync.hasHistory || step < 20); step++) {
         const action = random();
         if (action < 0.1) sync = open();
-        else if (action < 0.3) sandbox.admin.setFaults({ cursorRejectionRate: 1 });
+        else if (action < 0.3) suite.sandbox.admin.setFaults({ cursorRejectionRate: 1 });
         else if (action < 0.4) {
           const uid = group[Math.floor(random() * group.length)] ?? '';
-          sandbox.admin.upsertCall({ uid, locationUid: location });
+          suite.sandbox.admin.upsertCall({ uid, locationUid: location });
         }
         const lane = random() < 0.6 ? 'history' : 'live';
         await sync.runPage(undefined, lane).catch(() => undefined);
-        sandbox.admin.setFaults({ cursorRejectionRate: DEFAULT_FAULTS.cursorRejectionRate });
+        suite.sandbox.admin.setFaults({ cursorRejectionRate: DEFAULT_FAULTS.cursorRejectionRate });
       }
       for (let i = 0; i < 50 && sync.hasHistory; i++)
         await sync.runPage(undefined, 'history').catch(() => undefined);
@@ -81,7 +72,7 @@ describe('lanes against the sandbox', () => {
 
       const published = sink.callsOf(location);
       const seen = new Set(published.map((c) => `${c.uid}@${c.updatedAt}`));
-      const lost = sandbox.admin
+      const lost = suite.sandbox.admin
         .truth(location)
         .filter((c) => !seen.has(`${c.uid}@${c.updatedAt}`))
         .map((c) => `${c.uid}@${c.updatedAt}`);
@@ -97,6 +88,6 @@ describe('lanes against the sandbox', () => {
     }
     // The refused cursors were met (each restarts a lane from its watermark, boundary kept). A history page
     // reads a same-instant group through in one page (group-read.ts), so history follows fewer cursors.
-    expect(await counterValue(harness.metrics.cursorRestarts)).toBeGreaterThan(5);
+    expect(await counterValue(suite.harness.metrics.cursorRestarts)).toBeGreaterThan(5);
   });
 });

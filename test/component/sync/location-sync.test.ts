@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { DEFAULT_FAULTS, startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { DEFAULT_FAULTS } from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/scheduler/health-rule.js';
 import { Scheduler } from '../../../src/sync/scheduler/scheduler.js';
@@ -11,37 +11,29 @@ import {
   byUpdatedAtThenUid,
   expectedCall,
   locationSync,
-  sandboxClient,
   traverseResiliently,
-  type SandboxClientHarness,
+  sandboxSuite,
 } from '../../support/sync/sandbox-harness.js';
 import { runTraversal } from '../../support/sync/run-traversal.js';
 
 describe('sync engine against the sandbox: backfill, boundary, faults, privacy, live updates', () => {
-  let sandbox: RunningSandbox;
-  let harness: SandboxClientHarness;
-
-  beforeAll(async () => {
-    // Groups of 120 calls sharing one updatedAt, larger than the page of 50.
-    sandbox = await startSandbox({
+  // Groups of 120 calls sharing one updatedAt, larger than the page of 50.
+  const suite = sandboxSuite(
+    {
       data: {
         locations: 3,
         callsPerLocation: 400,
         sameInstantGroups: { count: 2, size: 120 },
         privateRatio: 0.3,
       },
-    });
-    harness = await sandboxClient(sandbox, { pageSize: 50 });
-  });
-  afterEach(() => sandbox.admin.setFaults(DEFAULT_FAULTS));
-  afterAll(async () => {
-    await harness.close();
-    await sandbox.close();
-  });
+    },
+    { pageSize: 50 },
+  );
+  afterEach(() => suite.sandbox.admin.setFaults(DEFAULT_FAULTS));
 
   it('backfills every location through the scheduler so that the published calls equal the truth, once each', async () => {
     const sink = new InMemorySink();
-    const syncs = sandbox.locations.map((uid) => locationSync(harness, uid, sink));
+    const syncs = suite.sandbox.locations.map((uid) => locationSync(suite.harness, uid, sink));
     const scheduler = new Scheduler({
       locations: syncs,
       settings: {
@@ -52,7 +44,7 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
         failureBackoff: DEFAULT_RETRY_POLICY,
         stoppedRetry: DEFAULT_STOPPED_RETRY,
       },
-      metrics: harness.metrics,
+      metrics: suite.harness.metrics,
       logger: silentLogger(),
       clock: systemClock,
     });
@@ -65,23 +57,23 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
     );
     stop.abort();
     await running;
-    for (const uid of sandbox.locations) {
+    for (const uid of suite.sandbox.locations) {
       const published = sink.callsOf(uid);
-      expect(published).toEqual(sandbox.admin.truth(uid).map(expectedCall));
+      expect(published).toEqual(suite.sandbox.admin.truth(uid).map(expectedCall));
       expect(new Set(published.map((c) => c.uid)).size).toBe(published.length);
     }
   });
 
   it('never publishes the customer number of a private call', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[1] ?? '';
-    await runTraversal(locationSync(harness, location, sink));
+    const location = suite.sandbox.locations[1] ?? '';
+    await runTraversal(locationSync(suite.harness, location, sink));
     const privateCalls = sink.calls.filter((c) => c.isPrivate !== false);
     expect(privateCalls.length).toBeGreaterThan(0);
     expect(privateCalls.every((c) => c.customerPhoneNumber === null)).toBe(true);
     expect(sink.calls.some((c) => c.isPrivate === false && c.customerPhoneNumber !== null)).toBe(true);
     const published = JSON.stringify(sink.calls);
-    for (const truth of sandbox.admin
+    for (const truth of suite.sandbox.admin
       .truth(location)
       .filter((c) => c.isPrivate && c.customerPhoneNumber !== null)) {
       expect(published).not.toContain(truth.customerPhoneNumber);
@@ -90,21 +82,21 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
 
   it('publishes nothing again on the next traversal and picks up a live update and a new call', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[2] ?? '';
-    const sync = locationSync(harness, location, sink);
+    const location = suite.sandbox.locations[2] ?? '';
+    const sync = locationSync(suite.harness, location, sink);
     await runTraversal(sync);
     const before = sink.calls.length;
     await runTraversal(sync);
     expect(sink.calls.length).toBe(before);
 
-    const existing = sandbox.admin.truth(location)[5];
-    sandbox.admin.advanceClock(60_000);
-    const updated = sandbox.admin.upsertCall({
+    const existing = suite.sandbox.admin.truth(location)[5];
+    suite.sandbox.admin.advanceClock(60_000);
+    const updated = suite.sandbox.admin.upsertCall({
       uid: existing?.uid ?? '',
       isPrivate: false,
       customerPhoneNumber: '+15550199',
     });
-    const created = sandbox.admin.upsertCall({
+    const created = suite.sandbox.admin.upsertCall({
       locationUid: location,
       isPrivate: true,
       customerPhoneNumber: '+15550198',
@@ -117,15 +109,15 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
 
   it('publishes a call changed a second time within one updatedAt value, instead of skipping it at the boundary', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[2] ?? '';
-    const sync = locationSync(harness, location, sink);
+    const location = suite.sandbox.locations[2] ?? '';
+    const sync = locationSync(suite.harness, location, sink);
     await runTraversal(sync);
-    const newest = sandbox.admin.truth(location).at(-1);
+    const newest = suite.sandbox.admin.truth(location).at(-1);
     expect(sync.offset.boundary).toContain(newest?.uid);
     const before = sink.calls.length;
 
     // Changed again, and the API keeps its updatedAt (a second change within the same instant).
-    const changed = sandbox.admin.upsertCall({
+    const changed = suite.sandbox.admin.upsertCall({
       uid: newest?.uid ?? '',
       updatedAt: newest?.updatedAt ?? '',
       isPrivate: false,
@@ -139,16 +131,16 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
 
   it('restarts inside a same-instant group larger than a page when the cursor expires, losing and doubling nothing', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[0] ?? '';
-    const sync = locationSync(harness, location, sink);
-    const truth = sandbox.admin.truth(location);
+    const location = suite.sandbox.locations[0] ?? '';
+    const sync = locationSync(suite.harness, location, sink);
+    const truth = suite.sandbox.admin.truth(location);
     const sizes = new Map<string, number>();
     for (const c of truth) sizes.set(c.updatedAt, (sizes.get(c.updatedAt) ?? 0) + 1);
     const [groupInstant, groupSize] = [...sizes].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
     expect(groupSize).toBeGreaterThan(50);
     // Cursors live 1 s on the sandbox clock. Advance page by page until the committed boundary is part-way
     // through the group, then move the clock past the cursor's expiry.
-    sandbox.admin.setFaults({ cursorTtlMs: 1_000 });
+    suite.sandbox.admin.setFaults({ cursorTtlMs: 1_000 });
     await eventually(
       async () => {
         await sync.runPage();
@@ -161,21 +153,21 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
       30_000,
       'a checkpoint inside the group',
     );
-    sandbox.admin.advanceClock(5_000);
-    const restarts = () => counterValue(harness.metrics.cursorRestarts);
+    suite.sandbox.admin.advanceClock(5_000);
+    const restarts = () => counterValue(suite.harness.metrics.cursorRestarts);
     const before = await restarts();
     await sync.runPage();
     expect(await restarts()).toBe(before + 1);
-    sandbox.admin.setFaults({ cursorTtlMs: DEFAULT_FAULTS.cursorTtlMs });
+    suite.sandbox.admin.setFaults({ cursorTtlMs: DEFAULT_FAULTS.cursorTtlMs });
     await runTraversal(sync);
     expect(sink.calls).toEqual(truth.map(expectedCall));
     expect(
-      await counterValue(harness.metrics.recordsSkipped, { location, reason: 'boundary_dedupe' }),
+      await counterValue(suite.harness.metrics.recordsSkipped, { location, reason: 'boundary_dedupe' }),
     ).toBeGreaterThan(0);
   });
 
   it('loses and doubles nothing under 429s, server errors, dropped connections and malformed bodies', async () => {
-    sandbox.admin.setFaults({
+    suite.sandbox.admin.setFaults({
       rateLimitRate: 0.05,
       retryAfterSeconds: 0,
       serverErrorRate: 0.1,
@@ -184,19 +176,18 @@ describe('sync engine against the sandbox: backfill, boundary, faults, privacy, 
       seed: 11,
     });
     const sink = new InMemorySink();
-    const location = sandbox.locations[1] ?? '';
-    await runTraversal(locationSync(harness, location, sink));
-    expect(sink.calls).toEqual(sandbox.admin.truth(location).map(expectedCall));
-    expect(await counterValue(harness.metrics.apiRateLimited, { endpoint: 'get_call' })).toBeGreaterThan(0);
+    const location = suite.sandbox.locations[1] ?? '';
+    await runTraversal(locationSync(suite.harness, location, sink));
+    expect(sink.calls).toEqual(suite.sandbox.admin.truth(location).map(expectedCall));
+    expect(
+      await counterValue(suite.harness.metrics.apiRateLimited, { endpoint: 'get_call' }),
+    ).toBeGreaterThan(0);
   });
 });
 
 describe('sync engine against the sandbox: short and empty pages', () => {
-  let sandbox: RunningSandbox;
-  let harness: SandboxClientHarness;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({
+  const suite = sandboxSuite(
+    {
       data: {
         locations: 1,
         callsPerLocation: 200,
@@ -204,27 +195,23 @@ describe('sync engine against the sandbox: short and empty pages', () => {
         thirdPartyRatio: 0.2,
         sameInstantGroups: { count: 0, size: 1 },
       },
-    });
-    harness = await sandboxClient(sandbox, { pageSize: 5, enrich: false });
-  });
-  afterAll(async () => {
-    await harness.close();
-    await sandbox.close();
-  });
+    },
+    { pageSize: 5, enrich: false },
+  );
 
   it('follows the cursor through short and empty pages to the end', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[0] ?? '';
+    const location = suite.sandbox.locations[0] ?? '';
     const pages: Array<{ items: number; more: boolean }> = [];
-    const listPage = harness.client.listPage.bind(harness.client);
-    harness.client.listPage = async (request, signal) => {
+    const listPage = suite.harness.client.listPage.bind(suite.harness.client);
+    suite.harness.client.listPage = async (request, signal) => {
       const page = await listPage(request, signal);
       pages.push({ items: page.items.length, more: page.nextCursor !== null });
       return page;
     };
-    const sync = locationSync(harness, location, sink);
+    const sync = locationSync(suite.harness, location, sink);
     await runTraversal(sync);
-    const truth = sandbox.admin.truth(location);
+    const truth = suite.sandbox.admin.truth(location);
     expect(sink.calls.map((c) => c.uid)).toEqual(truth.map((c) => c.uid));
     expect(pages.some((p) => p.items === 0 && p.more)).toBe(true);
     expect(pages.some((p) => p.items > 0 && p.items < 5 && p.more)).toBe(true);
@@ -235,70 +222,56 @@ describe('sync engine against the sandbox: short and empty pages', () => {
 });
 
 describe('sync engine against the sandbox: access tokens expiring early', () => {
-  let sandbox: RunningSandbox;
-  let harness: SandboxClientHarness;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({
+  const suite = sandboxSuite(
+    {
       data: { locations: 1, callsPerLocation: 150 },
       faults: { accessTokenEarlyExpiryRate: 0.05, seed: 5 },
-    });
-    harness = await sandboxClient(sandbox, { pageSize: 25 });
-  });
-  afterAll(async () => {
-    await harness.close();
-    await sandbox.close();
-  });
+    },
+    { pageSize: 25 },
+  );
 
   it('refreshes the token and completes the traversal without loss', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[0] ?? '';
+    const location = suite.sandbox.locations[0] ?? '';
     // A token refused again right after its refresh fails the page (retriable); the traversal resumes.
-    const failures = await traverseResiliently(locationSync(harness, location, sink));
+    const failures = await traverseResiliently(locationSync(suite.harness, location, sink));
     expect(failures.every((code) => code === 'API_UNAUTHORIZED')).toBe(true);
-    expect(sink.calls).toEqual(sandbox.admin.truth(location).map(expectedCall));
-    expect(harness.tokens.refreshes).toBeGreaterThan(0);
-    expect(harness.tokens.refreshes).toBe(sandbox.admin.stats().faults.tokensExpiredEarly);
+    expect(sink.calls).toEqual(suite.sandbox.admin.truth(location).map(expectedCall));
+    expect(suite.harness.tokens.refreshes).toBeGreaterThan(0);
+    expect(suite.harness.tokens.refreshes).toBe(suite.sandbox.admin.stats().faults.tokensExpiredEarly);
   });
 });
 
 describe('sync engine against the sandbox: live mode', () => {
-  let sandbox: RunningSandbox;
-  let harness: SandboxClientHarness;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({
+  const suite = sandboxSuite(
+    {
       data: { locations: 1, callsPerLocation: 600 },
       live: { updatesPerSecond: 300, createsPerSecond: 100 },
-    });
-    harness = await sandboxClient(sandbox, { pageSize: 20 });
-  });
-  afterAll(async () => {
-    await harness.close();
-    await sandbox.close();
-  });
+    },
+    { pageSize: 20 },
+  );
 
   it('publishes each call version once while calls change during the traversal, missing none below the watermark', async () => {
     const sink = new InMemorySink();
-    const location = sandbox.locations[0] ?? '';
-    const sync = locationSync(harness, location, sink);
+    const location = suite.sandbox.locations[0] ?? '';
+    const sync = locationSync(suite.harness, location, sink);
     // Calls change while the first pages are read, then stop: a traversal reads faster than the API changes only
     // on a machine with CPU to spare (300 updates and 100 creates a second move calls ahead of the cursor), so
     // changes that never stop made the traversal chase them for ever on a busy CI machine (a 30 s timeout).
     let commits = 0;
     sink.beforeCommit = () => {
-      if (++commits === 10) sandbox.admin.setLive(false);
+      if (++commits === 10) suite.sandbox.admin.setLive(false);
     };
     await runTraversal(sync);
     await runTraversal(sync);
     expect(commits).toBeGreaterThan(10);
-    const truth = sandbox.admin.truth(location);
+    const truth = suite.sandbox.admin.truth(location);
     const watermark = sync.offset.watermark ?? '';
     const versions = sink.calls.map((c) => `${c.uid}@${c.updatedAt}`);
     expect(new Set(versions).size).toBe(versions.length);
     const published = new Set(versions);
     const missing = truth.filter((c) => c.updatedAt < watermark && !published.has(`${c.uid}@${c.updatedAt}`));
     expect(missing).toEqual([]);
-    expect(sandbox.admin.stats().live.updates).toBeGreaterThan(0);
+    expect(suite.sandbox.admin.stats().live.updates).toBeGreaterThan(0);
   });
 });

@@ -3,24 +3,19 @@
  * After api.poisonCallPageAttempts page attempts it is published unenriched and redacted, counted as
  * `unavailable`; everything else of the location is published enriched. Real sandbox over HTTPS, no Kafka.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../packages/sandbox/src/index.js';
+import { describe, expect, it } from 'vitest';
 import { counterValue } from '../../support/counters.js';
 import { InMemorySink } from '../../support/sync/in-memory-sink.js';
 import {
   expectedCall,
   locationSync,
-  sandboxClient,
   traverseResiliently,
-  type SandboxClientHarness,
+  sandboxSuite,
 } from '../../support/sync/sandbox-harness.js';
 
 describe('a poison call among many', () => {
-  let sandbox: RunningSandbox;
-  let harness: SandboxClientHarness;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({
+  const suite = sandboxSuite(
+    {
       data: { seed: 41, locations: 1, callsPerLocation: 60, privateRatio: 0.3 },
       faults: {
         seed: 4,
@@ -33,26 +28,22 @@ describe('a poison call among many', () => {
           },
         ],
       },
-    });
-    harness = await sandboxClient(sandbox, { pageSize: 20, retry: { maxAttempts: 2 } });
-  });
-  afterAll(async () => {
-    await harness.close();
-    await sandbox.close();
-  });
+    },
+    { pageSize: 20, retry: { maxAttempts: 2 } },
+  );
 
   it('publishes everything else enriched, and the poison call unenriched and redacted, after a bounded number of page attempts', async () => {
-    const location = sandbox.locations[0] ?? '';
+    const location = suite.sandbox.locations[0] ?? '';
     const sink = new InMemorySink();
-    const failures = await traverseResiliently(locationSync(harness, location, sink), 20);
+    const failures = await traverseResiliently(locationSync(suite.harness, location, sink), 20);
 
-    const truth = sandbox.admin.truth(location);
+    const truth = suite.sandbox.admin.truth(location);
     const poisoned = new Set(sink.calls.filter((c) => !c.enriched).map((c) => c.uid));
     expect(poisoned.size).toBeGreaterThan(0);
     expect(poisoned.size).toBeLessThan(truth.length / 5);
     // Really poison: their GET still fails.
     for (const uid of poisoned)
-      await expect(harness.client.getCall(uid)).rejects.toMatchObject({ code: 'API_UNAVAILABLE' });
+      await expect(suite.harness.client.getCall(uid)).rejects.toMatchObject({ code: 'API_UNAVAILABLE' });
     // Each version once, in order; the others enriched as the truth says, the poison ones redacted.
     expect(sink.calls.map((c) => c.uid)).toEqual(truth.map((c) => c.uid));
     for (const [i, call] of sink.calls.entries()) {
@@ -68,8 +59,8 @@ describe('a poison call among many', () => {
     }
     // Bounded: the default 5 page attempts per poisoned page, fewer when two poison calls share one.
     expect(failures.length).toBeLessThanOrEqual(4 * poisoned.size);
-    expect(await counterValue(harness.metrics.recordsUnenriched, { location, reason: 'unavailable' })).toBe(
-      poisoned.size,
-    );
+    expect(
+      await counterValue(suite.harness.metrics.recordsUnenriched, { location, reason: 'unavailable' }),
+    ).toBe(poisoned.size);
   });
 });

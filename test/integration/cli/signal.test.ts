@@ -11,7 +11,7 @@ import type { SignalTopicEntry } from '../../../src/kafka/signals/signal-model.j
 import { SignalTopicReader } from '../../../src/kafka/signals/signal-reader.js';
 import { signalsTopicName, topicPartitionCount } from '../../../src/kafka/topics/topics.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { openSignals } from '../../../src/runtime/signals/signal-service.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { capture } from '../../support/capture.js';
@@ -112,7 +112,7 @@ describe('signal command', () => {
         configured: (uid) => uid === LOCATION_A,
         // The scheduler's side, which runs every location and takes what it is handed.
         target: { runs: () => true, carryOut: () => undefined },
-        metrics: new ConnectorMetrics(),
+        metrics: testMetrics(),
         logger: silentLogger(),
         clock: systemClock,
       });

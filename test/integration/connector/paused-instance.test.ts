@@ -18,7 +18,7 @@ import { publishedCalls } from '../../support/connector.js';
 import { caughtUpCheck, doubledAndMissing } from '../../support/connector-process.js';
 import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
 import { eventually } from '../../support/kafka.js';
-import { pauseInsideTransaction } from '../../support/pause.js';
+import { pauseInsideTransaction, wakeToFaultPath } from '../../support/pause.js';
 
 const TRANSACTION_TIMEOUT_MS = 10_000;
 
@@ -54,6 +54,7 @@ describe('a single-mode instance paused past its transaction timeout while its r
     await progress(100, 'the first instance at work');
     // Inside a transaction: the case the age rule got wrong (between two transactions the old code stood by).
     const topicPartitions = (await admin.fetchTopicMetadata({ topics: [config.kafka.topic] })).topics[0];
+    const pausedOutput = old.output().length;
     await pauseInsideTransaction(
       old.child,
       config.kafka.topic,
@@ -75,18 +76,9 @@ describe('a single-mode instance paused past its transaction timeout while its r
       'the pause outlasted kafka.transactionTimeoutMs',
     );
 
-    old.child.kill('SIGCONT');
-    // The old instance meets the fencing on its next request and stands by (it must not fence back).
-    await eventually(
-      () => old.output().includes('KAFKA_FENCED_BY_ANOTHER_INSTANCE'),
-      60_000,
-      'the old instance stood by',
-    ).catch((error: unknown) => {
-      // What the old instance did instead is the diagnosis: its last log lines go with the failure.
-      throw new Error(
-        `${String(error)}; its last log lines:\n${old.output().split('\n').slice(-30).join('\n')}`,
-      );
-    });
+    // Woken, the fault path: the old instance meets the fencing on its next request and stands by (it must not
+    // fence back).
+    await wakeToFaultPath(old, pausedOutput, 'KAFKA_FENCED_BY_ANOTHER_INSTANCE', 'the old instance stood by');
     await progress(60, 'the replacement still at work after the old one woke up');
     old.child.kill('SIGTERM');
     expect(await old.exited, old.output()).toBe(0);

@@ -17,7 +17,7 @@ import { caughtUpCheck, doubledAndMissing } from '../../support/connector-proces
 import { connectorScenario, type ConnectorScenario } from '../../support/connector-scenario.js';
 import { alive, diagnostics } from '../../support/distributed.js';
 import { eventually } from '../../support/kafka.js';
-import { awaitFaultPath, pauseInsideTransaction } from '../../support/pause.js';
+import { pauseInsideTransaction, wakeToFaultPath } from '../../support/pause.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
 /** kafkajs's request timeout (the connector keeps its default): the pause must outlast it too. */
@@ -82,12 +82,10 @@ describe('a distributed owner paused past its session and request timeouts', () 
       60_000,
       'the pause outlasted the session and request timeouts',
     );
-    i2.child.kill('SIGCONT');
-    i2.paused = false;
-    // The fault path: its transaction in flight failed (fenced or timed out) and it dropped the partition
+    // Woken, the fault path: its transaction in flight failed (fenced or timed out) and it dropped the partition
     // (KAFKA_PARTITION_TAKEN_OVER) instead of re-initialising its producer. Without this the test could pass
     // with a pause that caught nothing.
-    await awaitFaultPath(
+    await wakeToFaultPath(
       i2,
       pausedOutput,
       'KAFKA_PARTITION_TAKEN_OVER',

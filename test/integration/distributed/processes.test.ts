@@ -31,7 +31,7 @@ import {
   type Instance,
 } from '../../support/distributed.js';
 import { eventually } from '../../support/kafka.js';
-import { awaitFaultPath, pauseInsideTransaction } from '../../support/pause.js';
+import { pauseInsideTransaction, wakeToFaultPath } from '../../support/pause.js';
 
 const SESSION_TIMEOUT_MS = 6000;
 const POLL_INTERVAL_MS = 500;
@@ -139,11 +139,9 @@ describe('connector processes sharing one name in distributed mode', () => {
     const pausedAt = Date.now();
     await settled(['i1'], traversedSince(held, pausedAt));
     const pausedTakeoverMs = Date.now() - pausedAt;
-    i2.child.kill('SIGCONT');
-    i2.paused = false;
-    // The fault path: the woken instance's open transaction met the new owner's fencing and it dropped the
-    // partition, rather than committing (a doubled page) or re-initialising the producer (fencing i1 back).
-    await awaitFaultPath(
+    // Woken, the fault path: its open transaction met the new owner's fencing and it dropped the partition,
+    // rather than committing (a doubled page) or re-initialising the producer (fencing i1 back).
+    await wakeToFaultPath(
       i2,
       pausedOutput,
       'KAFKA_PARTITION_TAKEN_OVER',

@@ -4,7 +4,8 @@
  */
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger, type Logger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../metrics.js';
 import { Enricher } from '../../../src/sync/location/enricher.js';
 import { LocationSync, type LocationSyncSettings } from '../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../src/sync/model.js';
@@ -32,7 +33,7 @@ export function build(
   } = {},
 ) {
   const sink = options.sink ?? new InMemorySink();
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const sync = new LocationSync({
     locationUid: LOC,
     startOffset: options.start ?? EMPTY_OFFSET,

@@ -4,12 +4,19 @@
  */
 import { CallsApiClient } from '../../../src/api/calls-api-client.js';
 import { HttpTransport } from '../../../src/api/http-transport.js';
-import type { TokenProvider } from '../../../src/auth/token-provider.js';
+import type { TokenProvider } from '../../../src/api/token-provider.js';
 import { apiSchema, type ApiConfig, type PrivacyPolicy } from '../../../src/config/schema.js';
 import { ConnectorError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
-import type { RunningSandbox, SandboxCall } from '../../../packages/sandbox/src/index.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../metrics.js';
+import { afterAll, beforeAll } from 'vitest';
+import {
+  startSandbox,
+  type RunningSandbox,
+  type SandboxCall,
+  type SandboxOptions,
+} from '../../../packages/sandbox/src/index.js';
 import { systemClock } from '../../../src/time/clock.js';
 import { Enricher } from '../../../src/sync/location/enricher.js';
 import type { LaneSettings } from '../../../src/sync/lanes/lanes.js';
@@ -66,7 +73,7 @@ export async function sandboxClient(
     ...rest,
     retry: { ...TEST_RETRY, ...retry },
   });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const transport = await HttpTransport.fromConfig(api, metrics);
   const client = new CallsApiClient({
     http: transport,
@@ -76,6 +83,32 @@ export async function sandboxClient(
     logger: silentLogger(),
   });
   return { api, client, transport, metrics, tokens, close: () => transport.close() };
+}
+
+export type SandboxClientOverrides = Parameters<typeof sandboxClient>[1];
+
+/** A describe block's sandbox and the client over it (sandboxSuite); both set once its beforeAll ran. */
+export interface SandboxSuite {
+  sandbox: RunningSandbox;
+  harness: SandboxClientHarness;
+}
+
+/**
+ * The sandbox set-up of a describe block that drives the sync engine against the sandbox over HTTPS: starts the
+ * sandbox and a client harness over it (sandboxClient) in its beforeAll, closes the client then the sandbox in
+ * its afterAll. Call it in the describe's body; the tests read `suite.sandbox` and `suite.harness`.
+ */
+export function sandboxSuite(sandbox: SandboxOptions, client: SandboxClientOverrides = {}): SandboxSuite {
+  const suite = {} as SandboxSuite;
+  beforeAll(async () => {
+    suite.sandbox = await startSandbox(sandbox);
+    suite.harness = await sandboxClient(suite.sandbox, client);
+  });
+  afterAll(async () => {
+    await suite.harness?.close();
+    await suite.sandbox?.close();
+  });
+  return suite;
 }
 
 export function locationSync(

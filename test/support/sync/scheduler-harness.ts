@@ -6,7 +6,8 @@
  */
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../metrics.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../src/sync/scheduler/health-rule.js';
 import type { RateLimitScopes } from '../../../src/sync/ports.js';
 import type { ScheduledLocation } from '../../../src/sync/scheduler/scheduled-location.js';
@@ -22,7 +23,7 @@ export function testScheduler(options: {
   /** The locations' rate-limit scopes (grants); one scope never held when not given. */
   scopes?: RateLimitScopes;
 }): { scheduler: Scheduler; metrics: ConnectorMetrics } {
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const scheduler = new Scheduler({
     locations: options.locations,
     dynamic: options.dynamic ?? false,

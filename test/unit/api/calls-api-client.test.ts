@@ -4,7 +4,7 @@ import { InvalidCursorError } from '../../../src/sync/ports.js';
 import type { Clock } from '../../../src/time/clock.js';
 import type { HttpClient, HttpRequest, HttpResponse } from '../../../src/api/http-transport.js';
 import { DEFAULT_RETRY_POLICY } from '../../../src/api/retry-policy.js';
-import type { TokenProvider } from '../../../src/auth/token-provider.js';
+import type { TokenProvider } from '../../../src/api/token-provider.js';
 import { apiSchema } from '../../../src/config/schema.js';
 import { ConnectorError, FatalError, RetriableError, SkippableError } from '../../../src/errors/index.js';
 import { testMetrics } from '../../support/metrics.js';

@@ -26,6 +26,8 @@ function eslintList(name: string): string[] {
 const ADAPTERS = eslintList('ADAPTERS');
 /** Packages only adapters talk to, `*` for any name below a scope (eslint.config.js ADAPTER_LIBRARIES). */
 const ADAPTER_LIBRARIES = eslintList('ADAPTER_LIBRARIES');
+/** What adapters share so that neither imports the other (eslint.config.js ADAPTER_LEAVES). */
+const ADAPTER_LEAVES = eslintList('ADAPTER_LEAVES');
 const LEAVES = ['errors', 'logging', 'time', 'json', 'secrets'];
 const CORE = 'sync';
 
@@ -210,10 +212,44 @@ describe('the import graph of src/', () => {
       if (folder !== CORE && !LEAVES.includes(folder)) continue;
       for (const target of targets) {
         const targetFolder = folderOf(target);
-        if (ADAPTERS.includes(targetFolder) || (LEAVES.includes(folder) && targetFolder === CORE))
+        if (
+          ADAPTERS.includes(targetFolder) ||
+          ADAPTER_LEAVES.includes(targetFolder) ||
+          (LEAVES.includes(folder) && targetFolder === CORE)
+        )
           refused.push(`${file} imports ${target}`);
       }
     }
+    expect(refused).toEqual([]);
+  });
+
+  it("keeps the adapters' leaves below every adapter: they import no adapter and not the core, type imports included", () => {
+    expect(ADAPTER_LEAVES).toContain('https');
+    const refused: string[] = [];
+    for (const [file, targets] of graph) {
+      if (!ADAPTER_LEAVES.includes(folderOf(file))) continue;
+      for (const target of targets) {
+        const targetFolder = folderOf(target);
+        if (ADAPTERS.includes(targetFolder) || targetFolder === CORE)
+          refused.push(`${file} imports ${target}`);
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('keeps the adapters that talk to a service (api, auth, kafka) apart: none imports another, type imports included', () => {
+    const SERVICE_ADAPTERS = ['api', 'auth', 'kafka'];
+    const refused: string[] = [];
+    for (const [file, targets] of graph) {
+      const folder = folderOf(file);
+      if (!SERVICE_ADAPTERS.includes(folder)) continue;
+      for (const target of targets) {
+        const targetFolder = folderOf(target);
+        if (targetFolder !== folder && SERVICE_ADAPTERS.includes(targetFolder))
+          refused.push(`${file} imports ${target}`);
+      }
+    }
+    // On failure: move what both use to an adapters' leaf, or let the wiring (runtime/) plug one into the other.
     expect(refused).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FatalError } from '../../../src/errors/index.js';
 import { silentLogger } from '../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { DistributedWriter } from '../../../src/runtime/distributed-writer.js';
 import type { Writer } from '../../../src/runtime/instance-writer.js';
 import { Failures } from '../../../src/runtime/steps/context.js';
@@ -31,7 +31,7 @@ function writer(events: string[]): Writer {
 
 function setup() {
   const events: string[] = [];
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const failures = new Failures('orders', metrics, silentLogger());
   const clock = new ManualClock(1_000);
   const distributed = new DistributedWriter({

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { generateSelfSigned } from '@calls-connector/self-signed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpsDispatcher } from '../../../../src/auth/https-dispatcher.js';
+import { createHttpsDispatcher } from '../../../../src/https/dispatcher.js';
 import { schemaRegistrySchema } from '../../../../src/config/schema.js';
 import { FatalError } from '../../../../src/errors/index.js';
 import { createSchemaRegistry, readRegistryCaFile } from '../../../../src/kafka/avro/registry.js';

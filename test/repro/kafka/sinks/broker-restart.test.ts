@@ -23,7 +23,7 @@
  * test/repro/kafka-bugs/transaction-markers.test.ts): restarted after a kill that followed the coordinator's
  * PrepareCommit, the broker can write CompleteCommit without the markers, and the transaction's records hang. The sink
  * then waits (KAFKA_TRANSACTION_OPEN) for its load timeout and heals it itself, with no operator
- * (kafka/sinks/hanging-transaction-heal.ts: an abort marker of its own producer id on the hanging partitions). It
+ * (kafka/sinks/hanging-transaction-heal-rule.ts: an abort marker of its own producer id on the hanging partitions). It
  * reads its records back and writes again only what the abort took from a committed transaction (the line below
  * counts those pages and the partitions healed), or commits the page again when nothing of it is visible.
  *
@@ -41,7 +41,7 @@ import { applyKafkajsIdleTimerFix } from '../../../../src/kafka/client/kafkajs-i
 import { KafkaOffsetStore } from '../../../../src/kafka/offsets/kafka-offset-store.js';
 import { prepareKafka, type SessionSink } from '../../../../src/kafka/session.js';
 import { readTopicToEnd, type TopicRecord } from '../../../../src/kafka/topics/topic-reader.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import type { CommitOutcome, PageCommit } from '../../../../src/sync/ports.js';
 import { eventually as eventuallyBare } from '../../../support/async.js';
@@ -199,7 +199,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
         .filter((l) => /"level":[3-6]0/.test(l));
       throw new Error(`${String(error)}; the sink's last log lines:\n${lines.slice(-40).join('\n')}`);
     });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const ground = await prepareKafka(sessionOptions({ config, logger: log.logger, metrics, kafka }));
 
   // Each location's last stored page, as its loop knows it (what a read-back is judged against).
@@ -275,7 +275,7 @@ it('keeps every stored page exactly once, and never moves a location backwards, 
 
   // No operator (issue 32): when Kafka's bug leaves this sink's commit hanging (KAFKA-20734: Kafka 4.x drops the
   // markers of a partition whose leader is offline, here while the restarted broker re-registers), the sink must end
-  // it itself (hanging-transaction-heal.ts: an abort of its own producer id) and write again what that took; the
+  // it itself (hanging-transaction-heal-rule.ts: an abort of its own producer id) and write again what that took; the
   // waits for progress below bound how long it may take. A hanging transaction the broker did not log as skipped
   // markers is not Kafka's known bug: the test fails at once.
   const markersSkipped = (): string[] =>

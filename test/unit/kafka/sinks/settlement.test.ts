@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ConnectorError, FatalError, RetriableError } from '../../../../src/errors/index.js';
 import { offsetOnly, pageMessages } from '../../../../src/kafka/records/page-messages.js';
 import type { RecordPosition } from '../../../../src/kafka/sinks/commit-witnesses.js';
-import { HEAL_RECORD_KEY } from '../../../../src/kafka/sinks/hanging-transaction-heal.js';
+import { HEAL_RECORD_KEY } from '../../../../src/kafka/sinks/hanging-transaction-heal-rule.js';
 import { MAX_UNSETTLED_READS, readBackDelayMs, rewritePlan } from '../../../../src/kafka/sinks/settlement.js';
 import type { LocationOffset } from '../../../../src/sync/model.js';
 import type { PageCommit } from '../../../../src/sync/ports.js';

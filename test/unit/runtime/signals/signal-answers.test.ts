@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Signal, SignalKind, SignalOutcome } from '../../../../src/kafka/signals/signal-model.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { SignalAnswers } from '../../../../src/runtime/signals/signal-answers.js';
 import type { LocationSignal } from '../../../../src/runtime/signals/signal-ports.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -32,7 +32,7 @@ function answerer(
   } = {},
 ) {
   const written: Array<{ partition: number; outcome: SignalOutcome }> = [];
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   let failures = options.failWrites ?? 0;
   const answers: SignalAnswers = new SignalAnswers({
     instance: 'i1@host',

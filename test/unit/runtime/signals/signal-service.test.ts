@@ -15,7 +15,7 @@ import {
 } from '../../../../src/kafka/signals/signal-model.js';
 import { signalsTopicName } from '../../../../src/kafka/topics/topics.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { openSignals } from '../../../../src/runtime/signals/signal-service.js';
 import { settles } from '../../../support/async.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -94,7 +94,7 @@ function open(kafka: Kafka, clock: ManualClock) {
     ownsPartition: () => true,
     configured: () => true,
     target: { runs: () => true, carryOut: () => undefined },
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     logger: silentLogger(),
     clock,
     retryBackoff: { initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2, jitter: 0 },
@@ -121,7 +121,7 @@ async function openTakingOver() {
     ownsPartition: () => state.owned,
     configured: () => true,
     target: { runs: () => true, carryOut: (s) => carried.push(s.id) },
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     logger: silentLogger(),
     clock,
   });

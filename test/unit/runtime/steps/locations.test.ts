@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../src/config/load.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Lifecycle } from '../../../../src/runtime/lifecycle.js';
 import type { Api, Grant, Source } from '../../../../src/runtime/steps/api.js';
 import { Failures, type StartContext } from '../../../../src/runtime/steps/context.js';
@@ -15,7 +15,7 @@ const C = '8b3e4e58-1b71-4b5a-8c75-5e3b3a2e8c33';
 
 function setup() {
   const config = parseConfig({ ...MINIMAL_CONFIG, sources: [{ locations: [A, B] }] });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const ctx: StartContext = {
     config,
     logger: silentLogger(),

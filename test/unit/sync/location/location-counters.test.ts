@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { type ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { LocationCounters, type TraversalCounts } from '../../../../src/sync/location/location-counters.js';
 import type { PageTally } from '../../../../src/sync/location/page-pipeline.js';
 import { ManualClock } from '../../../support/clock.js';
@@ -45,7 +46,7 @@ const traversal = (lane: TraversalCounts['lane'] = 'live'): TraversalCounts => (
 
 describe('LocationCounters', () => {
   it("counts a page in the metrics, the location's totals and its traversal's counts", async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const counters = new LocationCounters(metrics, LOC);
     const current = traversal();
     counters.pageFetched(current);
@@ -78,7 +79,7 @@ describe('LocationCounters', () => {
   });
 
   it('observes the high-water mark only when the committed watermark moved', () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const seen: number[] = [];
     metrics.observeHighWater = (_uid, at) => void seen.push(Number(at));
     const counters = new LocationCounters(metrics, LOC);
@@ -88,7 +89,7 @@ describe('LocationCounters', () => {
   });
 
   it('counts completed traversals and cursor restarts by reason', async () => {
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const counters = new LocationCounters(metrics, LOC);
     counters.traversalCompleted(1_000, 3_000);
     counters.cursorRestarted(true);
@@ -100,7 +101,7 @@ describe('LocationCounters', () => {
 
   it("observes each published change's delay from its updatedAt to the page's commit, in its lane's series", async () => {
     const clock = new ManualClock(Date.parse('2026-03-01T12:00:10Z'));
-    const metrics = new ConnectorMetrics({ clock });
+    const metrics = testMetrics({ clock });
     const counters = new LocationCounters(metrics, LOC);
     counters.recordPage(
       traversal('live'),
@@ -124,14 +125,14 @@ describe('LocationCounters', () => {
   });
 
   it('observes nothing for an idle page', async () => {
-    const metrics = new ConnectorMetrics({ clock: new ManualClock(0) });
+    const metrics = testMetrics({ clock: new ManualClock(0) });
     new LocationCounters(metrics, LOC).recordPage(traversal(), tally(), null);
     expect(await delaySample(metrics, '_count', 'live')).toBeUndefined();
   });
 
   it("restarts the location's lag from the start of each completed live poll", async () => {
     const clock = new ManualClock(Date.parse('2026-03-01T12:00:00Z'));
-    const metrics = new ConnectorMetrics({ clock });
+    const metrics = testMetrics({ clock });
     const counters = new LocationCounters(metrics, LOC);
     const lag = () => metricValue(metrics, 'calls_connector_location_lag_seconds', { location: LOC });
     expect(await lag()).toBeUndefined();

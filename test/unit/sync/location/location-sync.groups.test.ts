@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { mapListedItem, mapSingleCall } from '../../../../src/api/call-mapper.js';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
 import { RetriableError } from '../../../../src/errors/index.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import { DEFAULT_LANE_SETTINGS } from '../../../../src/sync/lanes/lanes.js';
 import { LocationSync } from '../../../../src/sync/location/location-sync.js';
@@ -109,7 +109,7 @@ function build(api: GroupApi, boundaryCap: number) {
     api,
     enricher: new Enricher({ api, enabled: true, concurrency: 8 }),
     sink,
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     settings: {
       pageSize: 100,
       boundaryCap,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
 import { RetriableError } from '../../../../src/errors/index.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import { DEFAULT_LANE_SETTINGS, type LaneSettings } from '../../../../src/sync/lanes/lanes.js';
 import type { LocationSync, LocationSyncSettings } from '../../../../src/sync/location/location-sync.js';
@@ -38,7 +38,7 @@ function build(
     api,
     enricher: new Enricher({ api, enabled: options.enrich ?? false, concurrency: 2, clock }),
     sink,
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     settings: {
       commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 2 },
       lanes: options.lanes ?? DEFAULT_LANE_SETTINGS,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
 import { FatalError, RetriableError } from '../../../../src/errors/index.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import { DEFAULT_LANE_SETTINGS, type LaneSettings } from '../../../../src/sync/lanes/lanes.js';
 import { LocationSync } from '../../../../src/sync/location/location-sync.js';
@@ -43,7 +43,7 @@ function build(
   options: { start?: LocationOffset; sink?: InMemorySink; lanes?: LaneSettings; enrich?: boolean } = {},
 ) {
   const sink = options.sink ?? new InMemorySink();
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const sync = unitLocationSync({
     locationUid: LOC,
     startOffset: options.start ?? EMPTY_OFFSET,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import { LocationSync } from '../../../../src/sync/location/location-sync.js';
 import { EMPTY_OFFSET, type SingleCall } from '../../../../src/sync/model.js';
@@ -44,7 +44,7 @@ describe('LocationSync request priority', () => {
       api,
       enricher: new Enricher({ api, enabled: true, concurrency: 1 }),
       sink: new InMemorySink(),
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
       logger: silentLogger(),
       settings: {
         pageSize: 10,

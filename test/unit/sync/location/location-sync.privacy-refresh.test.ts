@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import { DEFAULT_LANE_SETTINGS } from '../../../../src/sync/lanes/lanes.js';
 import type { LocationSync } from '../../../../src/sync/location/location-sync.js';
@@ -86,7 +86,7 @@ async function readAhead() {
     api,
     enricher: new Enricher({ api, enabled: true, concurrency: 8, clock }),
     sink,
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     settings: {
       pageSize: 100,
       maxEnrichmentAgeMs: MAX_AGE_MS,

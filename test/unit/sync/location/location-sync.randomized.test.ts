@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import { compareDateTimes, parseInstant, toEpochMicros } from '../../../../src/time/instant.js';
 import type { LaneSettings } from '../../../../src/sync/lanes/lanes.js';
@@ -94,7 +94,7 @@ async function run(
       api,
       enricher: new Enricher({ api, enabled: false, concurrency: 1 }),
       sink,
-      metrics: new ConnectorMetrics(),
+      metrics: testMetrics(),
       logger: silentLogger(),
       settings: {
         pageSize,

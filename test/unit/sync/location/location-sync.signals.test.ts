@@ -1,11 +1,11 @@
 /**
- * LocationSync carrying out the signals accepted for its location (location-signal.ts): a reset's offset and a
+ * LocationSync carrying out the signals accepted for its location (signal-steps-rule.ts): a reset's offset and a
  * backfill's history lane committed before the page, the backfill's records tagged, its merge completing it, and
  * a signal handed again after a restart finished rather than repeated.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { DEFAULT_LANE_SETTINGS } from '../../../../src/sync/lanes/lanes.js';
 import { Enricher } from '../../../../src/sync/location/enricher.js';
 import type { LocationSync } from '../../../../src/sync/location/location-sync.js';
@@ -35,7 +35,7 @@ function build(
     api,
     enricher: new Enricher({ api, enabled: false, concurrency: 1 }),
     sink,
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     signals,
     // Lanes on, never split by the backlog rule: the only history lane is a backfill's.
     settings: {

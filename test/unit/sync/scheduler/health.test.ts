@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FatalError, RetriableError } from '../../../../src/errors/index.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../../src/sync/scheduler/health-rule.js';
 import {
   failureRetryMs,
@@ -63,7 +63,7 @@ describe('stoppedByCode', () => {
 describe('LocationHealth', () => {
   function health() {
     const clock = new ManualClock(5_000);
-    const metrics = new ConnectorMetrics();
+    const metrics = testMetrics();
     const slots: Slot[] = [];
     const rule = new LocationHealth({
       failureBackoff: backoff,

@@ -8,7 +8,7 @@ import { page, ScriptedLocation } from '../../../support/sync/scripted-location.
 import { DEFAULT_RETRY_POLICY } from '../../../../src/api/retry-policy.js';
 import { DEFAULT_STOPPED_RETRY } from '../../../../src/sync/scheduler/health-rule.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
-import { ConnectorMetrics } from '../../../../src/metrics/metrics.js';
+import { testMetrics } from '../../../support/metrics.js';
 
 describe('Scheduler', () => {
   it('completes a traversal of every location and then waits for the next instant of its phase', async () => {
@@ -98,7 +98,7 @@ describe('Scheduler', () => {
       new Scheduler({
         locations,
         settings: { ...settings, ...overrides },
-        metrics: new ConnectorMetrics(),
+        metrics: testMetrics(),
         logger: silentLogger(),
         clock,
       });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { signalStep } from '../../../../src/sync/location/location-signal.js';
+import { signalStep } from '../../../../src/sync/location/signal-steps-rule.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import type { LocationSignal } from '../../../../src/sync/ports.js';
 

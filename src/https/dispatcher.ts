@@ -1,7 +1,11 @@
 /**
- * The undici dispatcher for OAuth requests: TLS verification always on, trusting the system roots plus an
- * optional extra CA (PEM), e.g. the sandbox's generated certificate (`api.caFile`). There is deliberately no
- * switch to turn verification off.
+ * The undici dispatcher for the connector's outgoing HTTPS requests other than the calls API's own transport
+ * (OAuth's token endpoint, SASL/OAUTHBEARER's token endpoint, the schema registry's readiness check): TLS
+ * verification always on, trusting the system roots plus an optional extra CA (PEM), e.g. the sandbox's
+ * generated certificate (`api.caFile`). There is deliberately no switch to turn verification off.
+ *
+ * The adapters' shared leaf (docs/architecture.md, "Layers"): auth/ and kafka/ both call out over HTTPS and may
+ * import it; it imports no adapter, so sharing it ties neither to the other.
  */
 import { rootCertificates } from 'node:tls';
 import { Agent } from 'undici';

@@ -1,9 +1,11 @@
 /**
- * The seam between the API client and whatever holds OAuth tokens.
+ * The API client's port to whatever holds its tokens: owned here, by the client that uses it.
  *
- * Implementations: a static token (development, tests) and the OAuth token manager (refresh, rotation,
- * encrypted store). The API client calls `accessToken()` before each request and, on a 401,
- * `refreshAfterRejection(token)` once with the token that was refused, then retries once.
+ * Implementations: a static token (development, tests; below) and the OAuth token manager of auth/ (refresh,
+ * rotation, encrypted store), which has the same shape without importing this module: the wiring
+ * (runtime/steps/api.ts) hands it to the client, and the compiler checks the shapes match there. The API client
+ * calls `accessToken()` before each request and, on a 401, `refreshAfterRejection(token)` once with the token
+ * that was refused, then retries once.
  */
 import { FatalError } from '../errors/index.js';
 

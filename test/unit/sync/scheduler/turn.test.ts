@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TurnCredits } from '../../../../src/sync/scheduler/turns.js';
+import { TurnCredits } from '../../../../src/sync/scheduler/turn.js';
 
 const waiting = { nudge: false, live: true, history: true, historyTurns: 0 };
 

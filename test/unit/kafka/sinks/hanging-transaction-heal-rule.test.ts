@@ -10,7 +10,7 @@ import {
   healKey,
   partitionsToHeal,
   stuckPartitionsOf,
-} from '../../../../src/kafka/sinks/hanging-transaction-heal.js';
+} from '../../../../src/kafka/sinks/hanging-transaction-heal-rule.js';
 import type { TransactionalProducer } from '../../../../src/kafka/sinks/transactional-producer.js';
 
 const ours = {
