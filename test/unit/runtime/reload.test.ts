@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { ConfigurationDiff } from '../../../src/config/config-diff.js';
 import { configurationFingerprint } from '../../../src/config/config-diff.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import type { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { ConfigReloader, type ConfigReloaderOptions } from '../../../src/runtime/reload.js';
 import { eventually } from '../../support/async.js';
 import { ManualClock } from '../../support/clock.js';
@@ -40,7 +41,7 @@ async function reloads(metrics: ConnectorMetrics, result: string): Promise<numbe
 
 function reloader(file: string, overrides: Partial<ConfigReloaderOptions> = {}) {
   const applied: ConfigurationDiff[] = [];
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const log = capturingLogger();
   const signals = new EventEmitter();
   const clock = new ManualClock();
