@@ -1,7 +1,8 @@
 /**
  * The reader of the nudge topic (distributed mode, nudge-topic.ts): every instance reads every partition, in a
  * consumer group of its own (kafkajs has no manual assignment), and hands each nudge to `each`, which acts only
- * on the locations this instance schedules.
+ * on the locations this instance schedules, and each replay key a record shares to `replayKeys` (the receiver's
+ * replay window: a delivery taken by any instance is a replay here too).
  *
  * Where it reads: it never commits (its group vanishes once empty), and it never skips a nudge written while it
  * was away from the group.
@@ -28,7 +29,7 @@ import type { Clock } from '../../time/clock.js';
 import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
 import { describeKafkaError, kafkaErrorTypes } from '../client/kafka-errors.js';
 import { consumerAttempt, readerHealth, type NewConsumer } from '../topics/restarting-consumer.js';
-import { decodeNudge, type NudgeMessage } from './nudge-topic.js';
+import { decodeNudgeRecord, type NudgeMessage, type SharedReplayKey } from './nudge-topic.js';
 
 /** Where a partition's reading starts: an offset of the topic. */
 export interface PartitionOffset {
@@ -54,6 +55,11 @@ export interface NudgeTopicReaderOptions {
   /** Nudges written from this time on are read (ms since the epoch). */
   startAtMs: number;
   each: (message: NudgeMessage) => void;
+  /**
+   * Each replay key a record shares (nudge-topic.ts), this instance's own included, before the record's nudge
+   * goes to `each`; a fan-out's key comes once per record that carries it. Absent: keys are not read.
+   */
+  replayKeys?: (replay: SharedReplayKey) => void;
   clock: Clock;
   logger: Logger;
   /** The wait before a new consumer after a crash kafkajs does not restart from. */
@@ -136,15 +142,16 @@ export class NudgeTopicReader {
 
   /** One consumer (restarting-consumer.ts): it resumes each partition after the last nudge handed on. */
   private attempt(events: RestartEvents): Restartable {
-    const { topic, each, logger } = this.options;
+    const { topic, each, replayKeys, logger } = this.options;
     return consumerAttempt(this.options.consumer, events, {
       topic,
       fromBeginning: false,
       resumeAt: (partition) => this.next.get(partition),
       eachMessage: ({ partition, message }) => {
-        const nudge = decodeNudge(message.value);
-        if (nudge === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
-        else each(nudge);
+        const record = decodeNudgeRecord(message.value);
+        if (record === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
+        if (record?.replay) replayKeys?.(record.replay);
+        if (record?.nudge) each(record.nudge);
         this.next.set(partition, (BigInt(message.offset) + 1n).toString());
         return Promise.resolve();
       },
