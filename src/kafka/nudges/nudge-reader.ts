@@ -7,7 +7,8 @@
  * Where it reads: it never commits (its group vanishes once empty), and it never skips a nudge written while it
  * was away from the group.
  * - It starts at the nudges written since `startAtMs` (the instance's start, before it owned any location), so
- *   a nudge written while this instance was joining its groups still reaches it. Those offsets are asked again
+ *   a nudge written while this instance was joining its groups still reaches it. With `keysFromMs` it reads
+ *   from that earlier time, handing on only the replay keys of the records before `startAtMs`. Those offsets are asked again
  *   (`START_OFFSETS_RETRY`) while the asking fails (a topic just created whose leaders are not elected yet, a
  *   broker busy): without them a partition is read from wherever kafkajs starts, its end, and a partition that
  *   was away from the reader before it handed on any nudge of it would skip what was written meanwhile.
@@ -54,6 +55,12 @@ export interface NudgeTopicReaderOptions {
   offsetsAt: (ms: number) => Promise<PartitionOffset[]>;
   /** Nudges written from this time on are read (ms since the epoch). */
   startAtMs: number;
+  /**
+   * Replay keys written from this earlier time on are read too (ms since the epoch): the records written
+   * between it and `startAtMs` hand on their keys only (`replayKeys`), never their nudges, so an instance that
+   * starts knows the deliveries the others took within the replay window's keep time. Absent: from `startAtMs`.
+   */
+  keysFromMs?: number;
   each: (message: NudgeMessage) => void;
   /**
    * Each replay key a record shares (nudge-topic.ts), this instance's own included, before the record's nudge
@@ -80,6 +87,8 @@ export const START_OFFSETS_RETRY: BackoffPolicy = {
 export class NudgeTopicReader {
   /** partition -> the offset to read next: one past the last nudge handed on (or the start's offset). */
   private readonly next = new Map<number, string>();
+  /** partition -> the first offset whose nudge is handed on (`startAtMs`'s); records before it: keys only. */
+  private readonly nudgesFrom = new Map<number, bigint>();
   /** One consumer per attempt; a new one after a consumer failed to start or crashed for good. */
   private readonly consumers: RestartLoop;
 
@@ -121,6 +130,7 @@ export class NudgeTopicReader {
         () => offsetsAt(startAtMs),
       );
       for (const { partition, offset } of offsets) this.next.set(partition, offset);
+      await this.startKeysEarlier(offsets);
     } catch (error) {
       // The consumer would fail the same way if the topic cannot be read: its failure says so (health()).
       logger.warn(
@@ -129,6 +139,27 @@ export class NudgeTopicReader {
       );
     }
     await this.consumers.start();
+  }
+
+  /**
+   * With `keysFromMs`: each partition is read from that earlier time, its nudges handed on only from `starts`
+   * (`startAtMs`'s offsets). Asked once: without those offsets the reader starts at `starts`, knowing only the
+   * keys written since it started.
+   */
+  private async startKeysEarlier(starts: readonly PartitionOffset[]): Promise<void> {
+    const { offsetsAt, startAtMs, keysFromMs, logger, topic } = this.options;
+    if (keysFromMs === undefined || keysFromMs >= startAtMs) return;
+    try {
+      const earlier = await offsetsAt(keysFromMs);
+      for (const { partition, offset } of starts) this.nudgesFrom.set(partition, BigInt(offset));
+      for (const { partition, offset } of earlier)
+        if (this.nudgesFrom.has(partition)) this.next.set(partition, offset);
+    } catch (error) {
+      logger.warn(
+        { topic, reason: describeKafkaError(error) },
+        'nudge topic: offsets at the replay window start not found; replay keys are read from the start time',
+      );
+    }
   }
 
   /** Whether the reader runs; not ok from a consumer's failure until a new consumer joins. */
@@ -151,7 +182,8 @@ export class NudgeTopicReader {
         const record = decodeNudgeRecord(message.value);
         if (record === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
         if (record?.replay) replayKeys?.(record.replay);
-        if (record?.nudge) each(record.nudge);
+        const keysOnly = BigInt(message.offset) < (this.nudgesFrom.get(partition) ?? 0n);
+        if (record?.nudge && !keysOnly) each(record.nudge);
         this.next.set(partition, (BigInt(message.offset) + 1n).toString());
         return Promise.resolve();
       },

@@ -12,7 +12,8 @@
  *   which are exactly those of the partitions it owns; others are skipped. kafkajs has no manual partition
  *   assignment, and nudges are a few bytes each, so reading every partition costs little. A nudge read while its
  *   location changes owner may reach neither owner: the new owner polls the location when it takes it over.
- * - Retention is short (an hour): a nudge is worth something for seconds.
+ * - Retention is short (an hour): a nudge is worth something for seconds, a replay key for the replay window's
+ *   keep time (10 minutes by default), which a starting instance reads back (nudge-reader.ts `keysFromMs`).
  * - Each record also carries the replay key of the delivery it came from (`replay`, version 2), which every
  *   instance's reader enters into its own replay window, so a replay of a delivery sent to another instance is
  *   refused there too. A delivery's nudges that all go to one partition carry it themselves (one batch, appended
@@ -55,6 +56,9 @@ export interface NudgeRecord {
 /** The version written; a reader takes any version's fields it knows. */
 const RECORD_VERSION = 2;
 
+/** How long the topic keeps a record: a nudge is worth something for seconds, a replay key for minutes. */
+export const NUDGE_RETENTION_MS = 3_600_000;
+
 export function nudgeTopicName(offsetsTopic: string): string {
   return `${offsetsTopic}-nudges`;
 }
@@ -71,7 +75,7 @@ export async function ensureNudgeTopic(
         topic: options.topic,
         partitions: options.partitions,
         replicationFactor: options.replicationFactor,
-        configs: { 'retention.ms': String(3_600_000) },
+        configs: { 'retention.ms': String(NUDGE_RETENTION_MS) },
         configKey: 'kafka.offsetsTopic (its -nudges topic)',
       },
     ],

@@ -11,7 +11,12 @@
  */
 import type { KafkaClient } from '../../kafka/client/port.js';
 import { kafkaNudgeReader, type NudgeTopicReader } from '../../kafka/nudges/nudge-reader.js';
-import { ensureNudgeTopic, NudgeTopicWriter, nudgeTopicName } from '../../kafka/nudges/nudge-topic.js';
+import {
+  ensureNudgeTopic,
+  NUDGE_RETENTION_MS,
+  NudgeTopicWriter,
+  nudgeTopicName,
+} from '../../kafka/nudges/nudge-topic.js';
 import type { NamedReadinessCheck, Readiness } from '../../ops/readiness.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
@@ -108,7 +113,8 @@ function replayWindow(settings: StartContext['config']['webhooks']): ReplayWindo
 /**
  * Distributed mode: the receiver's nudges go through the nudge topic (kafka/nudges/nudge-topic.ts) to the
  * instances owning their locations; this instance reads it and nudges its own (`owned`), and enters every
- * delivery's replay key the topic shares into its replay window (`sharedReplayKeys`). The sink resolves once
+ * delivery's replay key the topic shares into its replay window (`sharedReplayKeys`), those written up to the
+ * window's keep time before this instance started included. The sink resolves once
  * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
  * The reader's health is the readiness check `nudge_reader`: an instance that cannot act on the nudges meant
  * for it is not ready. A reader whose first consumer cannot start does not fail the start: it is tried again in
@@ -146,6 +152,14 @@ export async function nudgeRelay(
     topic,
     groupId: `${config.connector.name}-nudges-${options.instanceId}`,
     startAtMs: ctx.startedAt,
+    // The keys of deliveries other instances took before this one started, as long as a replay of them could
+    // still be accepted (the topic keeps an hour: a window kept longer, replay protection waived, starts there).
+    keysFromMs:
+      ctx.startedAt -
+      Math.min(
+        replayKeepMs(config.webhooks.signature.toleranceMs, config.webhooks.replay.waiveProtection),
+        NUDGE_RETENTION_MS,
+      ),
     each: options.owned,
     replayKeys: options.sharedReplayKeys,
     clock,
