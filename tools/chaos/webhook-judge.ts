@@ -14,7 +14,8 @@
  *   attempt whose nudge then failed was told "taken", and nobody nudges. An attempt forwarded to the process and
  *   never answered (the ingress gave up after its timeout: a SIGSTOP'd process) may have been taken once the
  *   process woke, its 202 written to a closed connection: such a process's "replayed" for that id is no
- *   violation.
+ *   violation. In distributed mode neither is a "replayed" after an attempt of the id reached another
+ *   instance: that instance's nudge, durable even when its answer was a 503 or lost, shared the key.
  *
  * - distributed mode (`SharedReplayRule`): a delivery id taken (202) by another instance more than `boundMs`
  *   after one took it first. Every instance's replay window holds the keys the others took, read from the nudge
@@ -151,6 +152,11 @@ export function judgeDeliveries(
         if (first === undefined || a.answeredAtMs < first.answeredAtMs) byProcess.set(a.process, a);
         takenBy.set(a.id, byProcess);
       }
+  /** Per id, the processes an attempt of it was forwarded to, and when it arrived: each may have shared its key. */
+  const reached = new Map<string, { process: string; atMs: number }[]>();
+  for (const a of ordered)
+    if (a.signed && a.id !== null && a.forwardedTo !== null)
+      reached.set(a.id, [...(reached.get(a.id) ?? []), { process: a.forwardedTo, atMs: a.receivedAtMs }]);
   /** Each process's first answer: it runs, its nudge reader started before it. */
   const firstAnswer = new Map<string, number>();
   for (const a of attempts)
@@ -221,8 +227,17 @@ export function judgeDeliveries(
         if (twiceSamples.length < 3) twiceSamples.push(`${describe(a)} while ${describe(first)} was pending`);
       }
     }
-    // "replayed" from a process that never took the id: a pending first attempt that then failed.
-    if (a.outcome === 'replayed' && taker === undefined && !maybeTaken.get(a.id)?.has(a.process)) {
+    // "replayed" from a process that never took the id: a pending first attempt that then failed. In
+    // distributed mode, a key shared by another instance an attempt reached first is no such case.
+    const sharedByAnother =
+      shared !== undefined &&
+      (reached.get(a.id) ?? []).some((r) => r.process !== a.process && r.atMs <= a.receivedAtMs);
+    if (
+      a.outcome === 'replayed' &&
+      taker === undefined &&
+      !maybeTaken.get(a.id)?.has(a.process) &&
+      !sharedByAnother
+    ) {
       replayedUntaken++;
       if (untakenSamples.length < 3) untakenSamples.push(describe(a));
     }

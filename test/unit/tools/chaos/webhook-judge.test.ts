@@ -127,6 +127,29 @@ describe('the webhook judge', () => {
       });
     });
 
+    it('takes "replayed" from an instance that never took the delivery for no violation once another instance had it', () => {
+      const elsewhere = [
+        running,
+        // Taken by connector-1; its 202 lost to the ingress' timeout in one case, a late 503 in the other.
+        attempt({
+          at: 20_000,
+          ms: 8_000,
+          status: 504,
+          outcome: null,
+          process: null,
+          forwardedTo: 'connector-1',
+        }),
+        attempt({ at: 28_100, process: 'connector-2', status: 200, outcome: 'replayed' }),
+        attempt({ at: 30_000, id: 'msg_2', ms: 5_000, status: 503, outcome: 'unavailable' }),
+        attempt({ at: 35_100, id: 'msg_2', process: 'connector-2', status: 200, outcome: 'replayed' }),
+      ];
+      expect(judgeDeliveries(elsewhere, shared).violations).toEqual([]);
+      // In single mode (no shared window) a process that never took it has nothing to say "replayed" from.
+      expect(judgeDeliveries(elsewhere).violations.join()).toMatch(
+        /answered replayed by a process that never took/,
+      );
+    });
+
     it('excuses an original taken in a fault window, and judges nothing so in single mode', () => {
       const inFault = [running, attempt({ at: 55_000 }), attempt({ at: 58_000, process: 'connector-2' })];
       expect(judgeDeliveries(inFault, shared).violations).toEqual([]);
