@@ -25,6 +25,7 @@ import { lanesBench } from './lanes.js';
 import { limitsBench } from './limits.js';
 import { profileBench } from './profile.js';
 import { rateLimitedBench } from './ratelimited.js';
+import { replayShareBench } from './replay-share.js';
 import { restartBench } from './restart.js';
 import { stretchBench } from './stretch.js';
 import { sandboxBench } from './sandbox.js';
@@ -61,6 +62,7 @@ const modules: BenchModule[] = [
   webhooksBench,
   webhookShapesBench,
   webhookFloodBench,
+  replayShareBench,
   bulkImportBench,
 ];
 
@@ -102,6 +104,7 @@ const QUICK: Record<string, string> = {
   BENCH_BULK_SIZES: '300,3000',
   BENCH_BULK_RPS: '200',
   BENCH_BULK_REPS: '1',
+  BENCH_SHARE_DELIVERIES: '50',
 };
 /** Run only when named: the backfill alone in three modes, for profiling (`node --cpu-prof dist/bench/run.js connector`). */
 const onRequest: BenchModule[] = [connectorBench];

@@ -163,6 +163,7 @@ export class ConnectorRuntime {
                 partitionCount: kafka.session.partitionCount,
                 instanceId: `${hostname()}-${process.pid}-${clock.now()}`,
                 owned: deliveries.owned(scheduler),
+                sharedReplayKeys: (replay) => deliveries.sharedReplayKeys(replay),
                 readiness: ops.readiness,
               })
             : wiring.sink;

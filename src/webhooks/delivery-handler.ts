@@ -11,7 +11,8 @@
  * 6. the location(s) (nudge-resolution.ts); none of ours: ignored;
  * 7. the nudge handed to the NudgeSink: accepted as soon as `offer` resolves, before any polling; an offer that
  *    rejects or is not settled within `nudgeTimeoutMs` is unavailable (the sender retries later). Only a taken
- *    delivery's id enters the replay window.
+ *    delivery's id enters the replay window; the sink gets it too, to share it with other instances' windows
+ *    (distributed mode, nudge-sink.ts), which then refuse a replay sent to them as `replayed`.
  *
  * A refused or malformed delivery is logged at debug only (a flood of forgeries must not flood the log), never
  * with its body or headers. Nothing is published from a payload.
@@ -155,19 +156,26 @@ export class DeliveryHandler {
     }
     // Nothing awaited since the pending check above: a duplicate arriving from now on finds this offer pending.
     return replayKey === null
-      ? this.offer(resolved, null)
-      : this.pending.run(replayKey, () => this.offer(resolved, replayKey));
+      ? this.offer(resolved, null, nowMs)
+      : this.pending.run(replayKey, () => this.offer(resolved, replayKey, nowMs));
   }
 
   /**
    * Hands the nudge to the sink, bounded by `nudgeTimeoutMs`; never rejects. Taken: its id enters the replay
    * window. Not taken (rejected, or still pending at the timeout): the id stays out of it, so the sender's retry
    * is taken; an offer that completes after its timeout has nudged once more than needed, which costs a poll.
+   * The sink is handed the id with `verifiedAtMs` (when the signature was checked), for the replay windows of
+   * other instances (nudge-sink.ts).
    */
-  private async offer(resolved: ResolvedNudge, replayKey: string | null): Promise<OfferOutcome> {
+  private async offer(
+    resolved: ResolvedNudge,
+    replayKey: string | null,
+    verifiedAtMs: number,
+  ): Promise<OfferOutcome> {
     const { clock, logger, nudgeTimeoutMs } = this.options;
+    const shared = replayKey === null ? undefined : { key: replayKey, atMs: verifiedAtMs };
     try {
-      const taken = await withTimeout(clock, this.options.sink.offer(resolved), nudgeTimeoutMs);
+      const taken = await withTimeout(clock, this.options.sink.offer(resolved, shared), nudgeTimeoutMs);
       if (taken === TIMED_OUT) {
         logger?.warn(
           { uid: resolved.uid, timeoutMs: nudgeTimeoutMs },

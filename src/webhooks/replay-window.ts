@@ -5,8 +5,14 @@
  * by count before its time could be replayed once more: size the window above the deliveries expected in
  * `keepMs`.
  *
- * Contract: `now` never decreases between calls (the injected clock's); ids are kept in the order they were
- * recorded, which is also their expiry order, so eviction looks only at the front (oldest-first-map.ts).
+ * In distributed mode the window also holds the keys other instances took: each instance's receiver shares
+ * the key of a delivery it takes with its nudges (kafka/nudges/nudge-topic.ts), and every instance's nudge reader
+ * enters them here (`recordShared`), dated when the other instance verified the delivery. A replay sent to another
+ * instance is then refused once that instance has read the original's nudge.
+ *
+ * Contract: `now` never decreases between calls (the injected clock's). Entries stand in the order they were
+ * entered: a local key's time is its place's, a shared key may be a little older than the ones before it, so
+ * eviction drops expired entries from the front (oldest-first-map.ts) and `has` checks the entry's own time.
  */
 import { OldestFirstMap } from './oldest-first-map.js';
 
@@ -36,10 +42,11 @@ export class ReplayWindow {
     this.seen = new OldestFirstMap(options.maxEntries);
   }
 
-  /** Whether `id` was recorded within the window. */
+  /** Whether `id` was recorded (here or, shared, by another instance) within `keepMs` of `nowMs`. */
   has(id: string, nowMs: number): boolean {
     this.evictExpired(nowMs);
-    return this.seen.has(id);
+    const at = this.seen.get(id);
+    return at !== undefined && !this.expired(at, nowMs);
   }
 
   /**
@@ -51,11 +58,27 @@ export class ReplayWindow {
     this.seen.set(id, nowMs);
   }
 
+  /**
+   * Enters `id`, taken by an instance (this one's own come back too) that verified it at `atMs`: kept `keepMs`
+   * from `atMs`, like a local key from its time, whenever it is read. Called by the nudge reader for each key a
+   * record shares. A key held already keeps its place and time (a fan-out delivery's nudges carry one key many
+   * times); a key expired already is left out (a reader that resumes far behind).
+   */
+  recordShared(id: string, atMs: number, nowMs: number): void {
+    this.evictExpired(nowMs);
+    if (this.expired(atMs, nowMs) || this.has(id, nowMs)) return;
+    this.seen.set(id, atMs);
+  }
+
   get size(): number {
     return this.seen.size;
   }
 
+  private expired(atMs: number, nowMs: number): boolean {
+    return nowMs - atMs > this.options.keepMs;
+  }
+
   private evictExpired(nowMs: number): void {
-    this.seen.dropOldestWhile((at) => nowMs - at > this.options.keepMs);
+    this.seen.dropOldestWhile((at) => this.expired(at, nowMs));
   }
 }

@@ -215,7 +215,10 @@ export function webhookLines(summary: Pick<RunSummary, 'webhooks'>): string[] {
       `${counts.requests['replay-flood']} replay flood; delivery ids sent ${counts.deliveryIds}, taken ${counts.deliveryIdsTaken}.`,
     `- Forged (signature not the run's secret's): ${counts.forged.sent} sent, ${counts.forged.refused} refused 401, **${counts.forged.accepted} accepted**.`,
     `- Replays of a taken delivery to the process that took it: ${counts.replays.sameProcess}, **${counts.replays.takenAgainSameProcess} taken again**; ` +
-      `to a process that had not taken it (another instance, or one started since): ${counts.replays.otherProcess}, ${counts.replays.takenByOther} taken (the replay window is per process).`,
+      `to a process that had not taken it (another instance, or one started since): ${counts.replays.otherProcess}, ${counts.replays.takenByOther} taken` +
+      (w.sharedReplayBoundMs === null
+        ? ' (single mode: a process started since knows nothing of the deliveries taken before).'
+        : `, **${counts.replays.takenByOtherLate} taken more than ${w.sharedReplayBoundMs / 1000} s after the original by an instance that was reading the nudge topic** (outside fault windows; the replay window is shared over the nudge topic).`),
     `- Duplicates arriving while the first attempt was pending at the same process: ${counts.inFlightDuplicates.sent}, ` +
       `${counts.inFlightDuplicates.taken} taken, ${counts.inFlightDuplicates.answeredBeforeFirst2xx} answered 2xx although the first failed.`,
     '',

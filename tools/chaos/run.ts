@@ -444,6 +444,7 @@ export class ChaosRun {
       publications: this.publications,
       faults: this.summary.faults,
       quietFromMs: this.quietFrom,
+      sharedReplayWindow: this.summary.mode === 'distributed',
     });
     this.summary.webhooks = figures;
     writeFileSync(

@@ -19,9 +19,16 @@ import {
   type Route,
   type Span,
 } from './webhook-attribution.js';
-import { judgeDeliveries, type DeliveryAttempt, type DeliveryCounts } from './webhook-judge.js';
+import {
+  judgeDeliveries,
+  SHARED_REPLAY_BOUND_MS,
+  type DeliveryAttempt,
+  type DeliveryCounts,
+} from './webhook-judge.js';
 
 export interface WebhookFigures {
+  /** Distributed mode: the bound past which a replay taken by another instance is a violation; null: single. */
+  sharedReplayBoundMs: number | null;
   reconcileIntervalMs: number;
   nudgeBoundMs: number;
   goalP99Ms: number;
@@ -106,14 +113,26 @@ export function webhookFigures(input: {
   faults: readonly FaultOutcome[];
   /** When the quiet baseline began: changes made before it are the start-up's. */
   quietFromMs: number;
+  /** Distributed mode: the instances share their replay windows over the nudge topic (webhook-judge.ts). */
+  sharedReplayWindow: boolean;
 }): WebhookFigures {
-  const verdict = judgeDeliveries(input.attempts);
+  const spans = faultSpans(input.faults, input.quietFromMs);
+  const verdict = judgeDeliveries(
+    input.attempts,
+    input.sharedReplayWindow
+      ? {
+          boundMs: SHARED_REPLAY_BOUND_MS,
+          excused: (takenAtMs) => spans.some((s) => takenAtMs >= s.fromMs && takenAtMs <= s.untilMs),
+        }
+      : undefined,
+  );
   const attribution = attributeAll(
     announcedChanges(input.changes, input.attempts, input.publications),
-    faultSpans(input.faults, input.quietFromMs),
+    spans,
   );
   const p99 = attribution.deliveredOutside.p99Ms;
   return {
+    sharedReplayBoundMs: input.sharedReplayWindow ? SHARED_REPLAY_BOUND_MS : null,
     reconcileIntervalMs: RECONCILE_INTERVAL_MS,
     nudgeBoundMs: NUDGE_BOUND_MS,
     goalP99Ms: GOAL_P99_MS,

@@ -14,11 +14,20 @@
  *   attempt whose nudge then failed was told "taken", and nobody nudges. An attempt forwarded to the process and
  *   never answered (the ingress gave up after its timeout: a SIGSTOP'd process) may have been taken once the
  *   process woke, its 202 written to a closed connection: such a process's "replayed" for that id is no
- *   violation.
+ *   violation. In distributed mode neither is a "replayed" after an attempt of the id reached another
+ *   instance: that instance's nudge, durable even when its answer was a 503 or lost, shared the key.
  *
- * Counted, not a violation: a genuine delivery id taken by a process other than the one that took it first (in
- * distributed mode another instance, in both modes a process started since): the receiver's replay window is
- * the process's own. Its worst effect is one poll brought forward per process.
+ * - distributed mode (`SharedReplayRule`): a delivery id taken (202) by another instance more than `boundMs`
+ *   after one took it first. Every instance's replay window holds the keys the others took, read from the nudge
+ *   topic milliseconds after their 202; judged only where that reading is sure to have happened: the instance
+ *   had answered its first request `READER_SETTLED_MS` before the original was taken (its nudge reader had
+ *   joined), and the original was taken outside the fault windows (a broker outage or a restart may hold the
+ *   reader back).
+ *
+ * Counted, not a violation: any other genuine delivery id taken by a process other than the one that took it
+ * first: within the bound (the original's nudge not read yet), in single mode (a standby that took over has no
+ * nudge topic to learn from), by a process started since, or after an original taken in a fault window. Its
+ * worst effect is one poll brought forward per process.
  */
 
 /** Who sent a request: the sandbox (the API's sender) or the driver playing an attacker. */
@@ -46,6 +55,19 @@ export interface DeliveryAttempt {
   outcome: string | null;
 }
 
+/** Distributed mode: how a replay taken by another instance is judged (the module comment). */
+export interface SharedReplayRule {
+  /** A replay reaching another instance later than this after the original's 202 must be refused. */
+  boundMs: number;
+  /** Whether the original was taken in a fault window, where the other instances' readers may lag. */
+  excused: (takenAtMs: number) => boolean;
+}
+
+/** The bound of the shared replay window: a nudge is read by every instance within milliseconds. */
+export const SHARED_REPLAY_BOUND_MS = 1_000;
+/** How long before the original an instance must have answered a request to be judged: its reader joined. */
+export const READER_SETTLED_MS = 10_000;
+
 export interface DeliveryCounts {
   /** Requests by origin. */
   requests: Record<AttemptOrigin, number>;
@@ -53,8 +75,17 @@ export interface DeliveryCounts {
   senderStatuses: Record<string, number>;
   /** Forged requests (any origin): sent, refused (401), answered 2xx. */
   forged: { sent: number; refused: number; accepted: number };
-  /** Genuine requests of an id taken before: to the process that took it (refused, taken again), to another. */
-  replays: { sameProcess: number; takenAgainSameProcess: number; otherProcess: number; takenByOther: number };
+  /**
+   * Genuine requests of an id taken before: to the process that took it (refused, taken again), to another
+   * (taken; of those, taken past the shared window's bound where it is judged: `SharedReplayRule`).
+   */
+  replays: {
+    sameProcess: number;
+    takenAgainSameProcess: number;
+    otherProcess: number;
+    takenByOther: number;
+    takenByOtherLate: number;
+  };
   /** Requests of an id received while an earlier attempt of it was pending at the same process. */
   inFlightDuplicates: { sent: number; answeredBeforeFirst2xx: number; taken: number };
   /** Distinct genuine delivery ids the sender sent, and those taken (202) at least once. */
@@ -69,13 +100,25 @@ export interface DeliveryVerdict {
 
 const is2xx = (status: number): boolean => status >= 200 && status < 300;
 
-/** The rules of the module comment over every request the ingress saw. */
-export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryVerdict {
+/**
+ * The rules of the module comment over every request the ingress saw; `shared`: distributed mode's rule for
+ * replays taken by another instance (absent: single mode, only counted).
+ */
+export function judgeDeliveries(
+  attempts: readonly DeliveryAttempt[],
+  shared?: SharedReplayRule,
+): DeliveryVerdict {
   const counts: DeliveryCounts = {
     requests: { sender: 0, 'forged-flood': 0, 'replay-flood': 0 },
     senderStatuses: {},
     forged: { sent: 0, refused: 0, accepted: 0 },
-    replays: { sameProcess: 0, takenAgainSameProcess: 0, otherProcess: 0, takenByOther: 0 },
+    replays: {
+      sameProcess: 0,
+      takenAgainSameProcess: 0,
+      otherProcess: 0,
+      takenByOther: 0,
+      takenByOtherLate: 0,
+    },
     inFlightDuplicates: { sent: 0, answeredBeforeFirst2xx: 0, taken: 0 },
     deliveryIds: 0,
     deliveryIdsTaken: 0,
@@ -83,6 +126,7 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
   const forgedSamples: string[] = [];
   const twiceSamples: string[] = [];
   const untakenSamples: string[] = [];
+  const lateSamples: string[] = [];
   let takenTwice = 0;
   let replayedUntaken = 0;
   const ordered = [...attempts].sort((a, b) => a.receivedAtMs - b.receivedAtMs);
@@ -108,6 +152,16 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
         if (first === undefined || a.answeredAtMs < first.answeredAtMs) byProcess.set(a.process, a);
         takenBy.set(a.id, byProcess);
       }
+  /** Per id, the processes an attempt of it was forwarded to, and when it arrived: each may have shared its key. */
+  const reached = new Map<string, { process: string; atMs: number }[]>();
+  for (const a of ordered)
+    if (a.signed && a.id !== null && a.forwardedTo !== null)
+      reached.set(a.id, [...(reached.get(a.id) ?? []), { process: a.forwardedTo, atMs: a.receivedAtMs }]);
+  /** Each process's first answer: it runs, its nudge reader started before it. */
+  const firstAnswer = new Map<string, number>();
+  for (const a of attempts)
+    if (a.process !== null)
+      firstAnswer.set(a.process, Math.min(firstAnswer.get(a.process) ?? Infinity, a.answeredAtMs));
   const senderIds = new Set<string>();
   for (const a of ordered) {
     counts.requests[a.origin]++;
@@ -130,7 +184,10 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
     // Taken before it came: another attempt's 202 answered no later than it arrived (an answer may come
     // within the millisecond its request did, so an attempt is never its own replay).
     const tookBefore = (t: DeliveryAttempt): boolean => t !== a && t.answeredAtMs <= a.receivedAtMs;
-    const tookElsewhere = [...(byProcess ?? [])].some(([p, t]) => p !== a.process && tookBefore(t));
+    const elsewhere = [...(byProcess ?? [])]
+      .filter(([p, t]) => p !== a.process && tookBefore(t))
+      .map(([, t]) => t.answeredAtMs);
+    const tookElsewhere = elsewhere.length > 0;
     if (taker !== undefined && tookBefore(taker)) {
       counts.replays.sameProcess++;
       if (a.status === 202) {
@@ -140,7 +197,21 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
       }
     } else if (tookElsewhere) {
       counts.replays.otherProcess++;
-      if (a.status === 202) counts.replays.takenByOther++;
+      if (a.status === 202) {
+        counts.replays.takenByOther++;
+        const originalAtMs = Math.min(...elsewhere);
+        const settled = (firstAnswer.get(a.process) ?? Infinity) <= originalAtMs - READER_SETTLED_MS;
+        if (
+          shared !== undefined &&
+          a.receivedAtMs - originalAtMs > shared.boundMs &&
+          settled &&
+          !shared.excused(originalAtMs)
+        ) {
+          counts.replays.takenByOtherLate++;
+          if (lateSamples.length < 3)
+            lateSamples.push(`${describe(a)} ${a.receivedAtMs - originalAtMs} ms after another took it`);
+        }
+      }
     }
     // A duplicate in flight: an earlier attempt of the id at the same process still unanswered when it came.
     // Earlier in arrival order (two copies sent at once may come within one millisecond: the one forwarded
@@ -156,8 +227,17 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
         if (twiceSamples.length < 3) twiceSamples.push(`${describe(a)} while ${describe(first)} was pending`);
       }
     }
-    // "replayed" from a process that never took the id: a pending first attempt that then failed.
-    if (a.outcome === 'replayed' && taker === undefined && !maybeTaken.get(a.id)?.has(a.process)) {
+    // "replayed" from a process that never took the id: a pending first attempt that then failed. In
+    // distributed mode, a key shared by another instance an attempt reached first is no such case.
+    const sharedByAnother =
+      shared !== undefined &&
+      (reached.get(a.id) ?? []).some((r) => r.process !== a.process && r.atMs <= a.receivedAtMs);
+    if (
+      a.outcome === 'replayed' &&
+      taker === undefined &&
+      !maybeTaken.get(a.id)?.has(a.process) &&
+      !sharedByAnother
+    ) {
       replayedUntaken++;
       if (untakenSamples.length < 3) untakenSamples.push(describe(a));
     }
@@ -176,6 +256,10 @@ export function judgeDeliveries(attempts: readonly DeliveryAttempt[]): DeliveryV
   if (replayedUntaken > 0)
     violations.push(
       `webhooks: ${replayedUntaken} request(s) answered replayed by a process that never took the delivery (e.g. ${untakenSamples.join('; ')})`,
+    );
+  if (counts.replays.takenByOtherLate > 0)
+    violations.push(
+      `webhooks: ${counts.replays.takenByOtherLate} replay(s) of a delivery another instance took answered 202 more than ${(shared?.boundMs ?? 0) / 1000} s after it was taken (the replay window shared over the nudge topic; e.g. ${lateSamples.join('; ')})`,
     );
   return { counts, violations };
 }

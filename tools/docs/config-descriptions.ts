@@ -345,7 +345,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'webhooks.signature.token.header': 'With `location: header`: the header carrying the token.',
   'webhooks.signature.token.field': 'With `location: body`: dotted path of the token field.',
   'webhooks.replay.maxEntries':
-    'Deliveries remembered (a signed id, or a digest of the signed content), so a replay nudges nothing; the oldest go first over this.',
+    'Deliveries remembered (a signed id, or a digest of the signed content), so a replay nudges nothing; the oldest go first over this. In distributed mode each instance also remembers those the others took: size it for the whole deployment.',
   'webhooks.replay.waiveProtection':
     'Accept a scheme that signs no timestamp (refused otherwise): keys are then kept until `maxEntries` evicts them, after which a captured delivery is accepted again. See [webhooks.md](webhooks.md#replays).',
   'webhooks.payload.eventPath': 'Dotted path of the event name in a delivery.',

@@ -40,6 +40,7 @@ export type {
   SandboxWebhooks,
   WebhookDeliveryRecord,
   WebhookOptions,
+  WebhookRetry,
   WebhookStats,
   WebhookTarget,
 } from './webhooks/dispatcher.js';

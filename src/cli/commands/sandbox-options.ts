@@ -63,6 +63,12 @@ export interface SandboxFlags {
   webhookOmitLocation?: boolean;
   /** The sender shape webhooks are signed in (default standard-webhooks). */
   webhookShape?: WebhookShape;
+  /** Attempts per delivery before it is given up (the sandbox's default: 5). */
+  webhookRetryAttempts?: number;
+  /** The wait before the first retry, doubling per attempt (default 250 ms)... */
+  webhookRetryInitialDelay?: number;
+  /** ...up to this (default 10 s). */
+  webhookRetryMaxDelay?: number;
 }
 
 /** A client file: JSON `{"clientId", "redirectUri", "clientSecret"?}` (the secret may stay in the env). */
@@ -117,6 +123,18 @@ function faultsFrom(f: SandboxFlags): Partial<FaultSettings> {
   return faults;
 }
 
+type WebhookRetry = NonNullable<NonNullable<SandboxOptions['webhooks']>['retry']>;
+
+/** The webhook sender's retry flags given (the sandbox's defaults for the others); undefined: none given. */
+function webhookRetry(f: SandboxFlags): WebhookRetry | undefined {
+  const retry: WebhookRetry = {
+    ...(f.webhookRetryAttempts !== undefined && { maxAttempts: f.webhookRetryAttempts }),
+    ...(f.webhookRetryInitialDelay !== undefined && { initialDelayMs: f.webhookRetryInitialDelay }),
+    ...(f.webhookRetryMaxDelay !== undefined && { maxDelayMs: f.webhookRetryMaxDelay }),
+  };
+  return Object.keys(retry).length === 0 ? undefined : retry;
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
@@ -141,6 +159,7 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
         'admin API (/_sandbox/) asks for it, or bind 127.0.0.1',
     );
   }
+  const retry = webhookRetry(f);
   return {
     host: f.host,
     port: f.port,
@@ -174,6 +193,7 @@ export async function sandboxOptionsFrom(f: SandboxFlags, env: NodeJS.ProcessEnv
       targets: f.webhookTarget ?? [],
       includeLocation: f.webhookOmitLocation !== true,
       ...(f.webhookShape !== undefined && { shape: f.webhookShape }),
+      ...(retry && { retry }),
       ...(env.SANDBOX_WEBHOOK_SECRET ? { secret: env.SANDBOX_WEBHOOK_SECRET } : {}),
     },
   };

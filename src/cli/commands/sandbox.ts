@@ -246,6 +246,21 @@ export function register(program: Command): void {
         .choices(WEBHOOK_SHAPES)
         .default('standard-webhooks'),
     )
+    .option(
+      '--webhook-retry-attempts <n>',
+      'attempts per delivery before it is given up (default 5)',
+      int('--webhook-retry-attempts', 1),
+    )
+    .option(
+      '--webhook-retry-initial-delay <ms>',
+      'wait before the first retry, doubling per attempt (default 250)',
+      int('--webhook-retry-initial-delay', 0),
+    )
+    .option(
+      '--webhook-retry-max-delay <ms>',
+      'longest wait between retries (default 10000)',
+      int('--webhook-retry-max-delay', 0),
+    )
     .addHelpText(
       'after',
       examples(

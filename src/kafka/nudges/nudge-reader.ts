@@ -1,12 +1,14 @@
 /**
  * The reader of the nudge topic (distributed mode, nudge-topic.ts): every instance reads every partition, in a
  * consumer group of its own (kafkajs has no manual assignment), and hands each nudge to `each`, which acts only
- * on the locations this instance schedules.
+ * on the locations this instance schedules, and each replay key a record shares to `replayKeys` (the receiver's
+ * replay window: a delivery taken by any instance is a replay here too).
  *
  * Where it reads: it never commits (its group vanishes once empty), and it never skips a nudge written while it
  * was away from the group.
  * - It starts at the nudges written since `startAtMs` (the instance's start, before it owned any location), so
- *   a nudge written while this instance was joining its groups still reaches it. Those offsets are asked again
+ *   a nudge written while this instance was joining its groups still reaches it. With `keysFromMs` it reads
+ *   from that earlier time, handing on only the replay keys of the records before `startAtMs`. Those offsets are asked again
  *   (`START_OFFSETS_RETRY`) while the asking fails (a topic just created whose leaders are not elected yet, a
  *   broker busy): without them a partition is read from wherever kafkajs starts, its end, and a partition that
  *   was away from the reader before it handed on any nudge of it would skip what was written meanwhile.
@@ -28,7 +30,7 @@ import type { Clock } from '../../time/clock.js';
 import { RestartLoop, type Restartable, type RestartEvents } from '../../time/restart-loop.js';
 import { describeKafkaError, kafkaErrorTypes } from '../client/kafka-errors.js';
 import { consumerAttempt, readerHealth, type NewConsumer } from '../topics/restarting-consumer.js';
-import { decodeNudge, type NudgeMessage } from './nudge-topic.js';
+import { decodeNudgeRecord, type NudgeMessage, type SharedReplayKey } from './nudge-topic.js';
 
 /** Where a partition's reading starts: an offset of the topic. */
 export interface PartitionOffset {
@@ -53,7 +55,18 @@ export interface NudgeTopicReaderOptions {
   offsetsAt: (ms: number) => Promise<PartitionOffset[]>;
   /** Nudges written from this time on are read (ms since the epoch). */
   startAtMs: number;
+  /**
+   * Replay keys written from this earlier time on are read too (ms since the epoch): the records written
+   * between it and `startAtMs` hand on their keys only (`replayKeys`), never their nudges, so an instance that
+   * starts knows the deliveries the others took within the replay window's keep time. Absent: from `startAtMs`.
+   */
+  keysFromMs?: number;
   each: (message: NudgeMessage) => void;
+  /**
+   * Each replay key a record shares (nudge-topic.ts), this instance's own included, before the record's nudge
+   * goes to `each`; a fan-out's key comes once per record that carries it. Absent: keys are not read.
+   */
+  replayKeys?: (replay: SharedReplayKey) => void;
   clock: Clock;
   logger: Logger;
   /** The wait before a new consumer after a crash kafkajs does not restart from. */
@@ -74,6 +87,8 @@ export const START_OFFSETS_RETRY: BackoffPolicy = {
 export class NudgeTopicReader {
   /** partition -> the offset to read next: one past the last nudge handed on (or the start's offset). */
   private readonly next = new Map<number, string>();
+  /** partition -> the first offset whose nudge is handed on (`startAtMs`'s); records before it: keys only. */
+  private readonly nudgesFrom = new Map<number, bigint>();
   /** One consumer per attempt; a new one after a consumer failed to start or crashed for good. */
   private readonly consumers: RestartLoop;
 
@@ -115,6 +130,7 @@ export class NudgeTopicReader {
         () => offsetsAt(startAtMs),
       );
       for (const { partition, offset } of offsets) this.next.set(partition, offset);
+      await this.startKeysEarlier(offsets);
     } catch (error) {
       // The consumer would fail the same way if the topic cannot be read: its failure says so (health()).
       logger.warn(
@@ -123,6 +139,27 @@ export class NudgeTopicReader {
       );
     }
     await this.consumers.start();
+  }
+
+  /**
+   * With `keysFromMs`: each partition is read from that earlier time, its nudges handed on only from `starts`
+   * (`startAtMs`'s offsets). Asked once: without those offsets the reader starts at `starts`, knowing only the
+   * keys written since it started.
+   */
+  private async startKeysEarlier(starts: readonly PartitionOffset[]): Promise<void> {
+    const { offsetsAt, startAtMs, keysFromMs, logger, topic } = this.options;
+    if (keysFromMs === undefined || keysFromMs >= startAtMs) return;
+    try {
+      const earlier = await offsetsAt(keysFromMs);
+      for (const { partition, offset } of starts) this.nudgesFrom.set(partition, BigInt(offset));
+      for (const { partition, offset } of earlier)
+        if (this.nudgesFrom.has(partition)) this.next.set(partition, offset);
+    } catch (error) {
+      logger.warn(
+        { topic, reason: describeKafkaError(error) },
+        'nudge topic: offsets at the replay window start not found; replay keys are read from the start time',
+      );
+    }
   }
 
   /** Whether the reader runs; not ok from a consumer's failure until a new consumer joins. */
@@ -136,15 +173,17 @@ export class NudgeTopicReader {
 
   /** One consumer (restarting-consumer.ts): it resumes each partition after the last nudge handed on. */
   private attempt(events: RestartEvents): Restartable {
-    const { topic, each, logger } = this.options;
+    const { topic, each, replayKeys, logger } = this.options;
     return consumerAttempt(this.options.consumer, events, {
       topic,
       fromBeginning: false,
       resumeAt: (partition) => this.next.get(partition),
       eachMessage: ({ partition, message }) => {
-        const nudge = decodeNudge(message.value);
-        if (nudge === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
-        else each(nudge);
+        const record = decodeNudgeRecord(message.value);
+        if (record === null) logger.debug({ topic, offset: message.offset }, 'not a nudge: skipped');
+        if (record?.replay) replayKeys?.(record.replay);
+        const keysOnly = BigInt(message.offset) < (this.nudgesFrom.get(partition) ?? 0n);
+        if (record?.nudge && !keysOnly) each(record.nudge);
         this.next.set(partition, (BigInt(message.offset) + 1n).toString());
         return Promise.resolve();
       },

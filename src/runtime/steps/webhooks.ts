@@ -11,7 +11,12 @@
  */
 import type { KafkaClient } from '../../kafka/client/port.js';
 import { kafkaNudgeReader, type NudgeTopicReader } from '../../kafka/nudges/nudge-reader.js';
-import { ensureNudgeTopic, NudgeTopicWriter, nudgeTopicName } from '../../kafka/nudges/nudge-topic.js';
+import {
+  ensureNudgeTopic,
+  NUDGE_RETENTION_MS,
+  NudgeTopicWriter,
+  nudgeTopicName,
+} from '../../kafka/nudges/nudge-topic.js';
 import type { NamedReadinessCheck, Readiness } from '../../ops/readiness.js';
 import { primeWebhookMetrics } from '../../metrics/webhook-metrics.js';
 import { DeliveryLedger } from '../../webhooks/delivery-ledger.js';
@@ -21,6 +26,7 @@ import {
   refusedWhileStandingBy,
   relayedNudgeSink,
   type NudgeSink,
+  type SharedReplayKey,
 } from '../../webhooks/nudge-sink.js';
 import { WebhookReceiver, type WebhookReceiverAddress } from '../../webhooks/receiver.js';
 import { publishedCallsFeed, type PublishedCalls } from '../../webhooks/published-calls.js';
@@ -37,10 +43,11 @@ export interface Webhooks {
   uidLocations: UidLocationIndex;
 }
 
-/** What the receiver nudges, and the uid index the sinks feed. */
+/** What the receiver nudges, the uid index the sinks feed, and the replay window the nudge reader feeds. */
 export interface WebhookWiring {
   sink: NudgeSink;
   uidLocations: UidLocationIndex;
+  replay: ReplayWindow;
 }
 
 /** The webhook side's parts made before the locations (null when webhooks are off). */
@@ -56,6 +63,11 @@ export interface WebhookDeliveries {
   wire(target: NudgeTarget, standingBy?: () => boolean): WebhookWiring;
   /** Distributed mode: what a nudge read from the nudge topic does on this instance (its own locations only). */
   owned(target: NudgeTarget): (nudge: { uid: string; location: string }) => void;
+  /**
+   * Distributed mode: a replay key read from the nudge topic (a delivery taken by any instance) enters this
+   * instance's replay window, so a replay of it sent here is refused.
+   */
+  sharedReplayKeys(replay: SharedReplayKey): void;
 }
 
 export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
@@ -63,6 +75,7 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
   const settings = config.webhooks;
   if (!settings.enabled) return null;
   const uidLocations = new LruUidLocations(settings.uidIndexSize);
+  const replay = replayWindow(settings);
   const ledger = new DeliveryLedger({
     clock,
     graceMs: settings.missedGraceMs,
@@ -81,15 +94,27 @@ export function webhookDeliveries(ctx: StartContext): WebhookDeliveries | null {
       return {
         sink: standingBy === undefined ? sink : refusedWhileStandingBy(sink, standingBy),
         uidLocations,
+        replay,
       };
     },
     owned: (target) => ownedLocationNudge({ target, metrics, ledger }),
+    sharedReplayKeys: ({ key, atMs }) => replay.recordShared(key, atMs, clock.now()),
   };
+}
+
+/** The receiver's replay window (webhooks.replay, webhooks.signature.toleranceMs). */
+function replayWindow(settings: StartContext['config']['webhooks']): ReplayWindow {
+  return new ReplayWindow({
+    keepMs: replayKeepMs(settings.signature.toleranceMs, settings.replay.waiveProtection),
+    maxEntries: settings.replay.maxEntries,
+  });
 }
 
 /**
  * Distributed mode: the receiver's nudges go through the nudge topic (kafka/nudges/nudge-topic.ts) to the
- * instances owning their locations; this instance reads it and nudges its own (`owned`). The sink resolves once
+ * instances owning their locations; this instance reads it and nudges its own (`owned`), and enters every
+ * delivery's replay key the topic shares into its replay window (`sharedReplayKeys`), those written up to the
+ * window's keep time before this instance started included. The sink resolves once
  * the nudges are written (the delivery is then acknowledged); a failed write rejects (503, the API retries).
  * The reader's health is the readiness check `nudge_reader`: an instance that cannot act on the nudges meant
  * for it is not ready. A reader whose first consumer cannot start does not fail the start: it is tried again in
@@ -103,6 +128,8 @@ export async function nudgeRelay(
     /** Unique per instance (its consumer group reads every partition). */
     instanceId: string;
     owned: (nudge: { uid: string; location: string }) => void;
+    /** Each replay key the nudge topic shares (WebhookDeliveries.sharedReplayKeys). */
+    sharedReplayKeys: (replay: SharedReplayKey) => void;
     readiness: Pick<Readiness, 'add'>;
   },
 ): Promise<NudgeSink> {
@@ -125,7 +152,16 @@ export async function nudgeRelay(
     topic,
     groupId: `${config.connector.name}-nudges-${options.instanceId}`,
     startAtMs: ctx.startedAt,
+    // The keys of deliveries other instances took before this one started, as long as a replay of them could
+    // still be accepted (the topic keeps an hour: a window kept longer, replay protection waived, starts there).
+    keysFromMs:
+      ctx.startedAt -
+      Math.min(
+        replayKeepMs(config.webhooks.signature.toleranceMs, config.webhooks.replay.waiveProtection),
+        NUDGE_RETENTION_MS,
+      ),
     each: options.owned,
+    replayKeys: options.sharedReplayKeys,
     clock,
     logger,
   });
@@ -169,10 +205,7 @@ export async function startWebhooks(
     bodyLimitBytes: settings.bodyLimitBytes,
     limits: settings.limits,
     rule,
-    replay: new ReplayWindow({
-      keepMs: replayKeepMs(settings.signature.toleranceMs, settings.replay.waiveProtection),
-      maxEntries: settings.replay.maxEntries,
-    }),
+    replay: wiring?.replay ?? replayWindow(settings),
     mapping: settings.payload,
     directory: locationDirectory(config.sources),
     index: uidLocations,

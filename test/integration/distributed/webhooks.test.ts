@@ -10,18 +10,22 @@
  *    dropped ones are published by the owners' reconciliation polls, counted as missed deliveries.
  * 3. A nudge written while the owner's nudge reader was away from its group (a rejoin): the owner still reads it
  *    once it rejoins, and polls the location (issue 40).
+ * 4. A delivery taken by one instance, replayed to the other once that one read its nudge: refused as replayed,
+ *    nudging nothing (the replay key travels with the nudge into every instance's replay window; issue 40).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { decodeNudge } from '../../../src/kafka/nudges/nudge-topic.js';
 import type { ConnectorConfig } from '../../../src/config/schema.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { keyPartition } from '../../../src/kafka/group/location-partition.js';
 import { offsetKey } from '../../../src/kafka/offsets/offset-codec.js';
 import { silentLogger } from '../../../src/logging/logger.js';
+import { standardWebhooksSignature } from '../../../src/webhooks/signature/standard-webhooks.js';
 import { type ConnectorMetrics } from '../../../src/metrics/metrics.js';
 import { testMetrics } from '../../support/metrics.js';
 import type { RunningSandbox } from '../../../packages/sandbox/src/index.js';
 import { runConnector, type ExpectedVersion, type RunningConnector } from '../../support/connector.js';
-import { counterValue, eventually, testKafka } from '../../support/kafka.js';
+import { counterValue, eventually, readCommitted, testKafka } from '../../support/kafka.js';
 import { uniqueName } from '../../support/stack.js';
 import * as webhooks from '../../support/webhooks.js';
 
@@ -31,6 +35,7 @@ const PORTS = {
   nudged: [25_441, 25_442],
   faults: [25_443, 25_444],
   rejoin: [23_345, 23_346],
+  replayElsewhere: [26_141, 26_142],
 } as const;
 
 interface TwoInstances {
@@ -280,5 +285,48 @@ describe('webhooks in distributed mode', () => {
     await eventually(() => published(second) >= before + 1, 60_000, 'the owner nudged after its rejoin');
     await webhooks.expectEachVersionOnce(t.config, t.expected);
     expect(published(first)).toBeGreaterThan(0);
+  });
+
+  it('refuses as replayed, nudging nothing, a delivery taken by one instance and replayed to the other', async () => {
+    const t = await twoInstances(55, PORTS.replayElsewhere, { reconcileIntervalMs: 24 * 3_600_000 });
+    const second = t.instances[1];
+    const location = owned(second)[0] as string;
+    const uid = t.sandbox.admin.truth(location)[0]!.uid;
+    // One signed request, as an attacker on the wire captures it: taken by the first instance...
+    const secret = t.sandbox.admin.webhooks.secret;
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    const id = `msg_${uniqueName('replayed').replaceAll('-', '')}`;
+    const seconds = Math.floor(Date.now() / 1000);
+    const body = Buffer.from(JSON.stringify({ type: 'call.updated', data: { uid, locationUid: location } }));
+    const send = (port: number) =>
+      fetch(webhooks.receiverUrl(port), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(seconds),
+          'webhook-signature': standardWebhooksSignature(key, id, seconds, body),
+        },
+        body,
+      });
+    const nudgedAtSecond = () => counterValue(t.metrics[1].webhookNudgeOutcomes);
+    const before = await nudgedAtSecond();
+    const taken = await send(PORTS.replayElsewhere[0]);
+    expect(taken.status).toBe(202);
+    // ...whose nudge the second, the location's owner, has read (it acted on it)...
+    await eventually(async () => (await nudgedAtSecond()) === before + 1, 20_000, 'the owner read the nudge');
+
+    // ...then sent again to the second: refused as a replay, nothing nudged.
+    const replayed = await send(PORTS.replayElsewhere[1]);
+    expect(replayed.status).toBe(200);
+    expect(await replayed.json()).toEqual({ status: 'replayed' });
+    expect(await webhooks.deliveries(t.metrics[1], 'replayed')).toBe(1);
+    expect(await webhooks.deliveries(t.metrics[1], 'accepted')).toBe(0);
+    expect(await counterValue(t.metrics[1].webhookNudges)).toBe(0);
+    const nudges = (await readCommitted(testKafka(), `${t.config.kafka.offsetsTopic}-nudges`)).filter(
+      (r) => decodeNudge(r.value)?.uid === uid,
+    );
+    expect(nudges, 'the nudges written for the call').toHaveLength(1);
+    expect(await nudgedAtSecond()).toBe(before + 1);
   });
 });

@@ -14,10 +14,10 @@ const L1 = '6f1c2c36-9f59-4f3e-8a53-3c1f1e0c6a11';
 const KEY = randomBytes(32);
 const NOW = 1_800_000_000_000;
 
-function handler(sink: NudgeSink) {
+function handler(sink: NudgeSink, replay = new ReplayWindow({ keepMs: 600_000, maxEntries: 100 })) {
   return new DeliveryHandler({
     rule: { scheme: 'standard-webhooks', keys: [KEY], toleranceMs: 300_000 },
-    replay: new ReplayWindow({ keepMs: 600_000, maxEntries: 100 }),
+    replay,
     mapping: {
       eventPath: 'type',
       eventPrefix: 'call.',
@@ -69,6 +69,24 @@ describe('DeliveryHandler (a routed delivery, without HTTP)', () => {
     expect(offered).toEqual([
       { uid: 'c1', event: 'call.updated', locations: [L1], resolution: 'payload_location' },
     ]);
+  });
+
+  it('hands the sink the replay key with its verification time, to share with the other instances', async () => {
+    const shared: unknown[] = [];
+    const deliveries = handler({ offer: async (_nudge, replay) => void shared.push(replay) });
+    expect(await deliveries.handle(delivery(CALL, 'msg_9').incoming)).toEqual({ outcome: 'accepted' });
+    expect(shared).toEqual([{ key: 'id:msg_9', atMs: NOW }]);
+  });
+
+  it('answers replayed, nudging nothing, a delivery another instance took (its key read from the nudge topic)', async () => {
+    const window = new ReplayWindow({ keepMs: 600_000, maxEntries: 100 });
+    const offered: ResolvedNudge[] = [];
+    const deliveries = handler({ offer: async (nudge) => void offered.push(nudge) }, window);
+    window.recordShared('id:msg_elsewhere', NOW - 1_000, NOW);
+    expect(await deliveries.handle(delivery(CALL, 'msg_elsewhere').incoming)).toEqual({
+      outcome: 'replayed',
+    });
+    expect(offered).toEqual([]);
   });
 
   it('refuses a body that is not JSON by its content type without reading it', async () => {

@@ -61,6 +61,22 @@ describe('the nudge topic sink (distributed mode)', () => {
     ]);
   });
 
+  it('writes the delivery’s replay key with its nudges, for every instance’s replay window', async () => {
+    const written: unknown[] = [];
+    const sink = relayedNudgeSink({
+      write: (_nudges, replay) => {
+        written.push(replay);
+        return Promise.resolve();
+      },
+    });
+    const replay = { key: 'id:msg_1', atMs: 1_000 };
+    await sink.offer(
+      { uid: 'u1', event: 'call.updated', locations: ['l1'], resolution: 'payload_location' },
+      replay,
+    );
+    expect(written).toEqual([replay]);
+  });
+
   it('rejects when the write fails, so the delivery is answered 503 and retried', async () => {
     const sink = relayedNudgeSink({ write: () => Promise.reject(new Error('broker down')) });
     await expect(

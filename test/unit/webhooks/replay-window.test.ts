@@ -37,6 +37,39 @@ describe('the replay window', () => {
     expect(window.has('a', 160)).toBe(true);
   });
 
+  it('holds a key another instance took for keepMs from when that instance verified it, not from the read', () => {
+    const window = new ReplayWindow({ keepMs: 1_000, maxEntries: 10 });
+    window.record('local', 5_000);
+    window.recordShared('shared', 4_500, 5_100);
+    expect(window.has('shared', 5_500)).toBe(true);
+    expect(window.has('shared', 5_501)).toBe(false);
+    // Behind a newer entry it is not at the front, yet expires at its own time.
+    expect(window.has('local', 5_501)).toBe(true);
+  });
+
+  it('records a shared key once: read again (another nudge of a fan-out, its own nudge read back) it keeps its time', () => {
+    const window = new ReplayWindow({ keepMs: 1_000, maxEntries: 10 });
+    window.record('mine', 5_000);
+    window.recordShared('mine', 4_990, 5_010);
+    window.recordShared('fan', 5_020, 5_030);
+    window.recordShared('fan', 5_020, 5_900);
+    expect(window.size).toBe(2);
+    expect(window.has('mine', 6_000)).toBe(true);
+    expect(window.has('fan', 6_020)).toBe(true);
+    expect(window.has('fan', 6_021)).toBe(false);
+  });
+
+  it('leaves out a shared key that expired before it was read, and counts shared keys against maxEntries', () => {
+    const window = new ReplayWindow({ keepMs: 1_000, maxEntries: 2 });
+    window.recordShared('late', 1_000, 2_001);
+    expect(window.size).toBe(0);
+    window.record('a', 2_001);
+    window.recordShared('b', 2_000, 2_002);
+    window.recordShared('c', 2_000, 2_003);
+    expect(window.has('a', 2_003)).toBe(false);
+    expect(window.has('b', 2_003) && window.has('c', 2_003)).toBe(true);
+  });
+
   it('refuses options that would hold nothing', () => {
     expect(() => new ReplayWindow({ keepMs: 1, maxEntries: 0 })).toThrow(RangeError);
     expect(() => new ReplayWindow({ keepMs: Number.NaN, maxEntries: 1 })).toThrow(RangeError);

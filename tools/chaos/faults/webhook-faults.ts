@@ -204,8 +204,9 @@ function pick(headers: Record<string, string>): Record<string, string> {
  * An attacker on the wire: genuine deliveries already taken, resent as captured to the process that took
  * them (must be answered 200 `replayed`, never 202), to another running process (distributed mode: another
  * instance), through the ingress' routing, and under a fresh id (the id is signed: must be refused). Replays
- * taken by a process other than the one that took the delivery (another instance, or one started since) are
- * counted apart by the judge: the replay window is each process's own.
+ * taken by a process other than the one that took the delivery are judged apart (webhook-judge.ts): in
+ * distributed mode the instances share their replay windows over the nudge topic, so one taken past the
+ * judge's bound is a violation; one taken by a process started since is counted.
  */
 export async function webhookReplayFlood(
   _fault: PlannedFault,

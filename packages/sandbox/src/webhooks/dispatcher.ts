@@ -143,6 +143,8 @@ export class WebhookDispatcher {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     if (!(Number.isInteger(this.retry.maxAttempts) && this.retry.maxAttempts >= 1))
       throw new RangeError('webhook retry.maxAttempts must be an integer >= 1');
+    if (!(this.retry.initialDelayMs >= 0 && this.retry.maxDelayMs >= this.retry.initialDelayMs))
+      throw new RangeError('webhook retry delays must be 0 <= initialDelayMs <= maxDelayMs');
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.faultSettings = mergeWebhookFaults(DEFAULT_WEBHOOK_FAULTS, options.faults ?? {});
     for (const target of options.targets ?? []) this.addTarget(target);

@@ -135,6 +135,15 @@ describe('sandbox webhooks', () => {
     expect(sandbox.admin.webhooks.deliveries()[0]).toMatchObject({ attempts: 3, state: 'failed' });
   });
 
+  it('retries as long as its retry options say, and refuses delays that cannot be', async () => {
+    const { sandbox, target } = await setUp({ retry: { maxAttempts: 9, initialDelayMs: 0, maxDelayMs: 1 } });
+    await target.close();
+    sandbox.admin.upsertCall({ locationUid: sandbox.locations[0] });
+    await sandbox.admin.webhooks.idle();
+    expect(sandbox.admin.webhooks.stats()).toMatchObject({ failed: 1, retries: 8, byStatus: { error: 9 } });
+    await expect(setUp({ retry: { initialDelayMs: 50, maxDelayMs: 10 } })).rejects.toThrow(/retry delays/);
+  });
+
   it('drops a delivery on demand', async () => {
     const { sandbox, target } = await setUp();
     sandbox.admin.webhooks.failNext('drop');

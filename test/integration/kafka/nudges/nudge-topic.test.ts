@@ -11,6 +11,7 @@ import {
   ensureNudgeTopic,
   NudgeTopicWriter,
   type NudgeMessage,
+  type SharedReplayKey,
 } from '../../../../src/kafka/nudges/nudge-topic.js';
 import { offsetKey } from '../../../../src/kafka/offsets/offset-codec.js';
 import { silentLogger, type Logger } from '../../../../src/logging/logger.js';
@@ -41,13 +42,21 @@ async function nudgeTopic(partitions: number) {
 async function startReader(
   kafka: ReturnType<typeof testKafka>,
   topic: string,
-  options: { startAtMs?: number; groupId?: string; logger?: Logger } = {},
+  options: {
+    startAtMs?: number;
+    groupId?: string;
+    logger?: Logger;
+    keysFromMs?: number;
+    keys?: SharedReplayKey[];
+  } = {},
 ): Promise<NudgeMessage[]> {
   const read: NudgeMessage[] = [];
   const reader = kafkaNudgeReader(kafka, {
     topic,
     groupId: options.groupId ?? uniqueName('nudge-reader'),
     startAtMs: options.startAtMs ?? Date.now(),
+    ...(options.keysFromMs !== undefined && { keysFromMs: options.keysFromMs }),
+    replayKeys: (key) => options.keys?.push(key),
     each: (nudge) => read.push(nudge),
     clock: systemClock,
     logger: options.logger ?? silentLogger(),
@@ -106,6 +115,21 @@ describe('the nudge topic', () => {
       const nudge = decodeNudge(record.value);
       expect(record.partition).toBe(locationPartition(connectorName, nudge?.location ?? '', 3));
     }
+  });
+
+  it('reads the replay keys written since keysFromMs before its start time, acting on none of their nudges', async () => {
+    const { kafka, topic, writer } = await nudgeTopic(3);
+    const keysFromMs = Date.now() - 60_000;
+    const before = { key: 'id:before-start', atMs: Date.now() };
+    await writer.write([{ location: location(1), uid: 'before', event: 'call.updated' }], before);
+    const writtenAt = Date.now();
+    await eventually(() => Date.now() > writtenAt, 1_000, 'a start time after the write');
+    const keys: SharedReplayKey[] = [];
+    const read = await startReader(kafka, topic, { startAtMs: Date.now(), keysFromMs, keys });
+    await warmUp(writer, read);
+    await eventually(() => keys.some((k) => k.key === before.key), 30_000, 'the earlier key read');
+    expect(keys.find((k) => k.key === before.key)).toEqual(before);
+    expect(read.map((n) => n.uid)).not.toContain('before');
   });
 
   it('reads the nudges written since its start time, before it joined', async () => {

@@ -79,6 +79,22 @@ describe('calls-connector sandbox options', () => {
     );
   });
 
+  it('retries webhooks as the --webhook-retry-* flags say, the sandbox defaults otherwise', async () => {
+    expect((await sandboxOptionsFrom(parse([]), {})).webhooks).not.toHaveProperty('retry');
+    expect((await sandboxOptionsFrom(parse(['--webhook-retry-attempts', '20']), {})).webhooks?.retry).toEqual(
+      { maxAttempts: 20 },
+    );
+    const flags = ['--webhook-retry-attempts', '1', '--webhook-retry-initial-delay', '0'];
+    flags.push('--webhook-retry-max-delay', '60000');
+    expect((await sandboxOptionsFrom(parse(flags), {})).webhooks?.retry).toEqual({
+      maxAttempts: 1,
+      initialDelayMs: 0,
+      maxDelayMs: 60_000,
+    });
+    expect(() => parse(['--webhook-retry-attempts', '0'])).toThrow(/integer from 1/);
+    expect(() => parse(['--webhook-retry-max-delay', '-5'])).toThrow(/integer from 0/);
+  });
+
   it('takes the client secret from SANDBOX_CLIENT_SECRET, never from a flag', async () => {
     const options = await sandboxOptionsFrom(
       parse(['--client-id', 'app', '--redirect-uri', 'https://a.test/cb']),

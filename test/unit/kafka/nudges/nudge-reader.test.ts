@@ -5,8 +5,9 @@ import {
   START_OFFSETS_RETRY,
   type PartitionOffset,
 } from '../../../../src/kafka/nudges/nudge-reader.js';
-import { encodeNudge, type NudgeMessage } from '../../../../src/kafka/nudges/nudge-topic.js';
+import { encodeNudge, encodeReplayKey, type NudgeMessage } from '../../../../src/kafka/nudges/nudge-topic.js';
 import { silentLogger } from '../../../../src/logging/logger.js';
+import { ReplayWindow } from '../../../../src/webhooks/replay-window.js';
 import { idles } from '../../../support/async.js';
 import { ManualClock } from '../../../support/clock.js';
 import { FakeConsumer } from '../../../support/fake-consumer.js';
@@ -16,8 +17,12 @@ function reader(
   options: {
     start?: PartitionOffset[];
     connect?: (consumerNumber: number) => Promise<void>;
-    /** Replaces the start offsets' answer: called once per asking, from 1. */
-    offsetsAt?: (asking: number) => Promise<PartitionOffset[]>;
+    /** Replaces the start offsets' answer: called once per asking, from 1, with the time asked about. */
+    offsetsAt?: (asking: number, ms: number) => Promise<PartitionOffset[]>;
+    /** The reader's keysFromMs (before its start at 900_000). */
+    keysFromMs?: number;
+    /** The replay window the shared keys go to (runtime/steps/webhooks.ts wires it so). */
+    window?: ReplayWindow;
   } = {},
 ) {
   let askings = 0;
@@ -36,12 +41,17 @@ function reader(
         consumer.connect = () => options.connect?.(number) ?? Promise.resolve();
       return consumer as unknown as Consumer;
     },
-    offsetsAt: () => {
+    offsetsAt: (ms) => {
       askings += 1;
-      return options.offsetsAt?.(askings) ?? Promise.resolve(options.start ?? []);
+      return options.offsetsAt?.(askings, ms) ?? Promise.resolve(options.start ?? []);
     },
     startAtMs: 900_000,
+    ...(options.keysFromMs !== undefined && { keysFromMs: options.keysFromMs }),
     each: (nudge) => read.push(nudge),
+    ...(options.window && {
+      replayKeys: ({ key, atMs }: { key: string; atMs: number }) =>
+        options.window?.recordShared(key, atMs, clock.now()),
+    }),
     clock,
     logger: silentLogger(),
     restartBackoff: { initialDelayMs: 1_000, maxDelayMs: 60_000, multiplier: 2, jitter: 0 },
@@ -100,6 +110,83 @@ describe('the nudge topic reader', () => {
       { partition: 0, offset: '3' },
       { partition: 1, offset: '0' },
     ]);
+  });
+
+  it('enters the replay key each record shares into the replay window, once per key, before its nudge', async () => {
+    const window = new ReplayWindow({ keepMs: 600_000, maxEntries: 100 });
+    const r = reader({ start: [{ partition: 0, offset: '0' }], window });
+    await r.subject.start();
+    r.current().joined([0]);
+    // Taken by another instance 2 s before this one reads it: a fan-out's two nudges carry one key.
+    const taken = { key: 'id:msg_1', atMs: r.clock.now() - 2_000 };
+    await r.current().deliver(0, '0', encodeNudge(nudge('a'), taken));
+    await r.current().deliver(0, '1', encodeNudge({ ...nudge('a'), location: 'L2' }, taken));
+    // A key of its own (a fan-out over several partitions), and a version 1 nudge without one.
+    await r.current().deliver(0, '2', encodeReplayKey({ key: 'sig:b', atMs: r.clock.now() }));
+    await r
+      .current()
+      .deliver(0, '3', Buffer.from('{"v":1,"location":"L1","uid":"c","event":"call.updated"}'));
+    expect(r.read.map((n) => `${n.uid}@${n.location}`)).toEqual(['a@L1', 'a@L2', 'c@L1']);
+    expect(window.size).toBe(2);
+    expect(window.has('id:msg_1', r.clock.now())).toBe(true);
+    expect(window.has('sig:b', r.clock.now())).toBe(true);
+    // Kept from when the other instance verified it, not from the read.
+    r.clock.advance(598_000);
+    expect(window.has('id:msg_1', r.clock.now())).toBe(true);
+    r.clock.advance(1);
+    expect(window.has('id:msg_1', r.clock.now())).toBe(false);
+    expect(window.has('sig:b', r.clock.now())).toBe(true);
+    // Past its record, the reader resumes after the key record, which it handed on.
+    r.current().seeks.length = 0;
+    r.current().joined([0]);
+    expect(r.current().seeks).toEqual([{ partition: 0, offset: '4' }]);
+  });
+
+  it('reads the replay keys written up to keysFromMs before its start, handing on no nudge written before it', async () => {
+    const window = new ReplayWindow({ keepMs: 600_000, maxEntries: 100 });
+    const r = reader({
+      window,
+      keysFromMs: 300_000,
+      // The start (900 000) is at offset 10 of partition 0 and 3 of partition 1; keysFromMs at 4 and 0.
+      offsetsAt: (_asking, ms) =>
+        Promise.resolve(
+          ms === 900_000
+            ? [
+                { partition: 0, offset: '10' },
+                { partition: 1, offset: '3' },
+              ]
+            : [
+                { partition: 0, offset: '4' },
+                { partition: 1, offset: '0' },
+              ],
+        ),
+    });
+    await r.subject.start();
+    r.current().joined([0, 1]);
+    expect(r.current().seeks).toEqual([
+      { partition: 0, offset: '4' },
+      { partition: 1, offset: '0' },
+    ]);
+    const before = { key: 'id:before-start', atMs: r.clock.now() - 300_000 };
+    await r.current().deliver(0, '9', encodeNudge(nudge('old'), before));
+    await r.current().deliver(1, '2', encodeNudge(nudge('old-too')));
+    await r.current().deliver(0, '10', encodeNudge(nudge('new'), { key: 'id:after', atMs: r.clock.now() }));
+    expect(r.read.map((n) => n.uid)).toEqual(['new']);
+    expect(window.has('id:before-start', r.clock.now())).toBe(true);
+    expect(window.has('id:after', r.clock.now())).toBe(true);
+  });
+
+  it('reads from its start time when the offsets at keysFromMs cannot be had', async () => {
+    const r = reader({
+      keysFromMs: 300_000,
+      offsetsAt: (_asking, ms) =>
+        ms === 900_000
+          ? Promise.resolve([{ partition: 0, offset: '10' }])
+          : Promise.reject(new Error('not now')),
+    });
+    await r.subject.start();
+    r.current().joined([0]);
+    expect(r.current().seeks).toEqual([{ partition: 0, offset: '10' }]);
   });
 
   it('resumes every partition after the last nudge it handed on when it joins again', async () => {

@@ -27,10 +27,12 @@ describe('the chaos report, webhooks', () => {
       publications,
       faults: [],
       quietFromMs: 1000,
+      sharedReplayWindow: true,
     });
     const text = webhookLines({ webhooks }).join('\n');
     expect(text).toContain('## Webhooks');
     expect(text).toContain('**0 accepted**');
+    expect(text).toContain('**0 taken more than 1 s after the original by an instance that was reading');
     expect(text).toContain('| announced, outside fault windows | 1 | 0 | 0 | 0 | 0 |');
     expect(text).toMatch(/p50 0\.40 s, p99 0\.40 s, max 0\.40 s \(goal: p99 ≤ 2 s\)/);
   });

@@ -85,9 +85,39 @@ describe('the webhook figures of a run', () => {
       publications,
       faults: [],
       quietFromMs: 1000,
+      sharedReplayWindow: false,
     });
     expect(figures.attribution.deliveredOutside.p99Ms).toBe(3500);
     expect(figures.late).toMatch(/p99 3\.50 s, over the goal of 2 s/);
     expect(figures.violations.join()).toMatch(/forged request\(s\) answered 2xx/);
+  });
+
+  it('holds distributed runs to the shared replay window, excusing an original taken in a fault window', () => {
+    const run = (startMs: number) =>
+      webhookFigures({
+        attempts: [
+          taken('b', 1_000, { process: 'connector-2' }),
+          taken('a', 20_000, { id: 'msg_a' }),
+          taken('a', 25_000, { id: 'msg_a', process: 'connector-2', origin: 'replay-flood' }),
+        ],
+        changes: [],
+        publications: new Publications(),
+        faults: [
+          {
+            kind: 'webhook-broker-restart',
+            startMs,
+            endMs: startMs + 1_000,
+            recoveryMs: 1_000,
+          } as FaultOutcome,
+        ],
+        quietFromMs: 500,
+        sharedReplayWindow: true,
+      });
+    expect(run(60_000).violations.join()).toMatch(
+      /1 replay\(s\) of a delivery another instance took answered 202 more than 1 s/,
+    );
+    expect(run(60_000).sharedReplayBoundMs).toBe(1_000);
+    expect(run(19_000).violations).toEqual([]);
+    expect(run(19_000).counts.replays).toMatchObject({ takenByOther: 1, takenByOtherLate: 0 });
   });
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { judgeDeliveries, type DeliveryAttempt } from '../../../../tools/chaos/webhook-judge.js';
+import {
+  judgeDeliveries,
+  type DeliveryAttempt,
+  type SharedReplayRule,
+} from '../../../../tools/chaos/webhook-judge.js';
 
 /** A genuine sender attempt of `id` at `process`, received at `at`, answered `ms` later. */
 function attempt(over: Partial<DeliveryAttempt> & { at: number; ms?: number }): DeliveryAttempt {
@@ -74,6 +78,85 @@ describe('the webhook judge', () => {
     ]);
     expect(verdict.violations).toEqual([]);
     expect(verdict.counts.replays).toMatchObject({ otherProcess: 1, takenByOther: 1, sameProcess: 0 });
+  });
+
+  describe('in distributed mode, with the replay window shared over the nudge topic', () => {
+    const shared: SharedReplayRule = { boundMs: 1_000, excused: (at) => at >= 50_000 && at <= 60_000 };
+    /** connector-2 answered its first request at 0: running long before the original at 20 s. */
+    const running = attempt({ at: 0, id: 'msg_0', process: 'connector-2' });
+
+    it('makes a replay taken by another instance more than the bound after the original a violation', () => {
+      const verdict = judgeDeliveries(
+        [
+          running,
+          attempt({ at: 20_000 }),
+          attempt({ at: 21_500, origin: 'replay-flood', process: 'connector-2' }),
+        ],
+        shared,
+      );
+      expect(verdict.counts.replays).toMatchObject({ otherProcess: 1, takenByOther: 1, takenByOtherLate: 1 });
+      expect(verdict.violations.join()).toMatch(
+        /1 replay\(s\) of a delivery another instance took answered 202 more than 1 s after it was taken .*1490 ms after another took it/,
+      );
+    });
+
+    it('counts, without a violation, a replay taken within the bound and one to an instance started since', () => {
+      const verdict = judgeDeliveries(
+        [
+          running,
+          attempt({ at: 20_000 }),
+          attempt({ at: 20_500, origin: 'replay-flood', process: 'connector-2' }),
+          attempt({
+            at: 22_000,
+            origin: 'replay-flood',
+            process: 'connector-2',
+            status: 200,
+            outcome: 'replayed',
+          }),
+          attempt({ at: 15_000, id: 'msg_3', process: 'connector-3' }),
+          attempt({ at: 30_000, origin: 'replay-flood', process: 'connector-3' }),
+        ],
+        shared,
+      );
+      expect(verdict.violations).toEqual([]);
+      expect(verdict.counts.replays).toMatchObject({
+        sameProcess: 1,
+        otherProcess: 2,
+        takenByOther: 2,
+        takenByOtherLate: 0,
+      });
+    });
+
+    it('takes "replayed" from an instance that never took the delivery for no violation once another instance had it', () => {
+      const elsewhere = [
+        running,
+        // Taken by connector-1; its 202 lost to the ingress' timeout in one case, a late 503 in the other.
+        attempt({
+          at: 20_000,
+          ms: 8_000,
+          status: 504,
+          outcome: null,
+          process: null,
+          forwardedTo: 'connector-1',
+        }),
+        attempt({ at: 28_100, process: 'connector-2', status: 200, outcome: 'replayed' }),
+        attempt({ at: 30_000, id: 'msg_2', ms: 5_000, status: 503, outcome: 'unavailable' }),
+        attempt({ at: 35_100, id: 'msg_2', process: 'connector-2', status: 200, outcome: 'replayed' }),
+      ];
+      expect(judgeDeliveries(elsewhere, shared).violations).toEqual([]);
+      // In single mode (no shared window) a process that never took it has nothing to say "replayed" from.
+      expect(judgeDeliveries(elsewhere).violations.join()).toMatch(
+        /answered replayed by a process that never took/,
+      );
+    });
+
+    it('excuses an original taken in a fault window, and judges nothing so in single mode', () => {
+      const inFault = [running, attempt({ at: 55_000 }), attempt({ at: 58_000, process: 'connector-2' })];
+      expect(judgeDeliveries(inFault, shared).violations).toEqual([]);
+      const outside = [running, attempt({ at: 20_000 }), attempt({ at: 28_000, process: 'connector-2' })];
+      expect(judgeDeliveries(outside).violations).toEqual([]);
+      expect(judgeDeliveries(outside, shared).violations).toHaveLength(1);
+    });
   });
 
   it('takes two copies that came within one millisecond in the order they were forwarded', () => {
