@@ -164,7 +164,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'kafka.offsetsTopicPartitions':
     'Partitions of a created offsets topic: the most instances sharing the work in distributed mode. Never change it later (locations would move).',
   'kafka.groupSessionTimeoutMs':
-    'Distributed mode: an instance silent this long leaves the group; its partitions move (≥ broker `group.min.session.timeout.ms`).',
+    'Distributed mode: an instance silent this long leaves the group; its partitions move (≥ broker `group.min.session.timeout.ms`, 6 s on a stock broker: see [scaling.md](scaling.md#the-session-timeout-trade-off)).',
   'kafka.groupHeartbeatIntervalMs':
     'Distributed mode: group heartbeat interval (about a third of the session timeout).',
   'kafka.groupRebalanceTimeoutMs':

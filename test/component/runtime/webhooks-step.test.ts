@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { Lifecycle } from '../../../src/runtime/lifecycle.js';
 import { Failures, type StartContext } from '../../../src/runtime/steps/context.js';
 import { startWebhooks } from '../../../src/runtime/steps/webhooks.js';
@@ -16,7 +16,7 @@ import { post } from '../webhooks/post.js';
 
 function context(webhooks: object) {
   const capture = capturingLogger();
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const config = parseConfig({ ...MINIMAL_CONFIG, webhooks }, {});
   const ctx: StartContext = {
     config,

@@ -3,7 +3,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { generateSelfSigned } from '@calls-connector/self-signed';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import type { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { primeWebhookMetrics } from '../../../src/metrics/webhook-metrics.js';
 import { locationDirectory } from '../../../src/webhooks/location-directory.js';
 import type { ResolvedNudge } from '../../../src/webhooks/nudge-resolution.js';
@@ -45,7 +46,7 @@ afterEach(async () => {
 });
 
 async function start(overrides: Partial<WebhookReceiverOptions> = {}): Promise<Harness> {
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   primeWebhookMetrics(metrics);
   const offered: ResolvedNudge[] = [];
   let now = NOW;
@@ -493,7 +494,7 @@ function otherReceiverOptions(): WebhookReceiverOptions {
     directory: locationDirectory([]),
     index: new LruUidLocations(1),
     sink: { offer: async () => undefined },
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     limits: LIMITS,
     clock: clockReading(() => NOW),
   };

@@ -6,7 +6,8 @@
 import { startSandbox, type RunningSandbox, type WebhookOptions } from '@calls-connector/sandbox';
 import { generateSelfSigned, type CertificatePair } from '@calls-connector/self-signed';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import type { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { locationDirectory } from '../../../src/webhooks/location-directory.js';
 import type { ResolvedNudge } from '../../../src/webhooks/nudge-resolution.js';
 import type { NudgeSink } from '../../../src/webhooks/nudge-sink.js';
@@ -47,7 +48,7 @@ async function connect(webhooks: Omit<WebhookOptions, 'targets'> = {}, route = '
     webhooks: { retry: { initialDelayMs: 5, maxDelayMs: 20 }, faults: { delayMs: 20 }, ...webhooks },
   });
   opened.push(sandbox);
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const offered: ResolvedNudge[] = [];
   const state = { refuse: false };
   const sink: NudgeSink = {

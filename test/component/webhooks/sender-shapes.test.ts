@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { startSandbox, WEBHOOK_SHAPES } from '@calls-connector/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { locationDirectory } from '../../../src/webhooks/location-directory.js';
 import type { ResolvedNudge } from '../../../src/webhooks/nudge-resolution.js';
 import { WebhookReceiver } from '../../../src/webhooks/receiver.js';
@@ -37,7 +37,7 @@ async function receiverFor(
 ) {
   const port = nextPort++;
   const settings = shapeSettings(configured, { signature: { publicUrl: `http://127.0.0.1:${port}` } });
-  const metrics = new ConnectorMetrics();
+  const metrics = testMetrics();
   const offered: ResolvedNudge[] = [];
   const receiver = new WebhookReceiver({
     host: '127.0.0.1',

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConnectorMetrics } from '../../../src/metrics/metrics.js';
+import { testMetrics } from '../../support/metrics.js';
 import { DeliveryHandler, type IncomingDelivery } from '../../../src/webhooks/delivery-handler.js';
 import { locationDirectory } from '../../../src/webhooks/location-directory.js';
 import type { ResolvedNudge } from '../../../src/webhooks/nudge-resolution.js';
@@ -28,7 +28,7 @@ function handler(sink: NudgeSink, replay = new ReplayWindow({ keepMs: 600_000, m
     index: new LruUidLocations(100),
     sink,
     nudgeTimeoutMs: 5_000,
-    metrics: new ConnectorMetrics(),
+    metrics: testMetrics(),
     clock: new ManualClock(NOW),
   });
 }
