@@ -228,10 +228,11 @@ export function judgeDeliveries(
       }
     }
     // "replayed" from a process that never took the id: a pending first attempt that then failed. In
-    // distributed mode, a key shared by another instance an attempt reached first is no such case.
+    // distributed mode, a key shared by another instance an attempt reached before this one was answered is no
+    // such case (a slow process checks its window when it gets to the request, not when the request came).
     const sharedByAnother =
       shared !== undefined &&
-      (reached.get(a.id) ?? []).some((r) => r.process !== a.process && r.atMs <= a.receivedAtMs);
+      (reached.get(a.id) ?? []).some((r) => r.process !== a.process && r.atMs <= a.answeredAtMs);
     if (
       a.outcome === 'replayed' &&
       taker === undefined &&

@@ -150,6 +150,26 @@ describe('the webhook judge', () => {
       );
     });
 
+    it('takes "replayed" for no violation from a slow instance that learned the key while the request waited', () => {
+      // The first attempt reached connector-1, which answered 8 s later (a busy process): by then connector-2 had
+      // taken a later attempt, and connector-1 had read its key from the nudge topic.
+      const slow = [
+        running,
+        attempt({ at: 20_000, ms: 8_200, status: 200, outcome: 'replayed' }),
+        attempt({ at: 25_250, process: 'connector-2' }),
+      ];
+      expect(judgeDeliveries(slow, shared).violations).toEqual([]);
+      // Answered before any other instance was reached, "replayed" had no key to come from.
+      const early = [
+        running,
+        attempt({ at: 20_000, ms: 100, status: 200, outcome: 'replayed' }),
+        attempt({ at: 25_250, process: 'connector-2' }),
+      ];
+      expect(judgeDeliveries(early, shared).violations.join()).toMatch(
+        /answered replayed by a process that never took/,
+      );
+    });
+
     it('excuses an original taken in a fault window, and judges nothing so in single mode', () => {
       const inFault = [running, attempt({ at: 55_000 }), attempt({ at: 58_000, process: 'connector-2' })];
       expect(judgeDeliveries(inFault, shared).violations).toEqual([]);
