@@ -31,6 +31,11 @@ interface ConfigurationSection {
   peers: Array<{ fingerprint: string; instances: number; names: string[] }>;
 }
 
+/** Single mode: the instance's role in /status (writer or standby); undefined while it does not answer. */
+function roleOf(status: object | undefined): string | undefined {
+  return (status as { instance?: { role: string } } | undefined)?.instance?.role;
+}
+
 /** /status's `configuration` section; undefined while the instance does not answer. */
 async function configurationOf(instance: Instance): Promise<ConfigurationSection | undefined> {
   const status = (await statusOf(instance)) as { configuration?: ConfigurationSection } | undefined;
@@ -74,6 +79,11 @@ describe.each(['distributed', 'single'] as const)(
       const { sandbox, config } = scenario;
       const [first, second, added] = sandbox.locations as [string, string, string];
       const i1 = scenario.startInstance('i1');
+      // Single mode: i2 starts once i1 writes, so that i2, the newer, takes over as the writer (a standby lists its
+      // configured locations in /status but polls none: the rule below needs the writer to be the one that lists
+      // the added location). Started together, either may write first.
+      if (mode === 'single')
+        await eventually(async () => roleOf(await statusOf(i1)) === 'writer', 60_000, 'i1 writing');
       const i2 = startInstance('i2', fileOf.get('i2')!);
       own.push(i2);
       const instances = [i1, i2];
@@ -174,10 +184,9 @@ describe.each(['distributed', 'single'] as const)(
           const [s1, s2] = await Promise.all([statusOf(i1), statusOf(i2)]);
           if (s1 === undefined || s2 === undefined) return false;
           expect(s1.tasks.map((t) => t.id)).not.toContain(added);
-          const owner =
-            mode === 'distributed'
-              ? s2.assignment.partitions.includes(partition)
-              : (s2 as { instance?: { role: string } }).instance?.role === 'writer';
+          // Single mode: i2 took over as the writer (started after i1 wrote), so it runs the location.
+          if (mode === 'single') return roleOf(s2) === 'writer' && s2.tasks.some((t) => t.id === added);
+          const owner = s2.assignment.partitions.includes(partition);
           return s2.tasks.some((t) => t.id === added) === owner;
         },
         60_000,
