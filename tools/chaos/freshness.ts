@@ -1,7 +1,8 @@
 /**
  * The chaos suite's freshness rule: the promise users buy the connector for ("a change made now is in Kafka
  * within one poll interval") held under every fault. Pure functions over plain data, unit-tested
- * (test/unit/tools/chaos-freshness.test.ts); the run (run.ts) gathers the data, the report prints the table.
+ * (test/unit/tools/chaos-freshness.test.ts); the run (run.ts) gathers the data and keeps it (freshness.json,
+ * judged again offline by rejudge.ts), the report prints the table.
  *
  * A change is a version the driver made the sandbox hold (live-changes.ts): its uid, its updatedAt, and when
  * the driver asked for it (`madeAtMs`, the driver's clock: the sandbox clock may have been moved on by a fault,
@@ -11,16 +12,27 @@
  * transaction, a few milliseconds before the commit), read by the witness.
  *
  * Each fault owns the changes made from its start to the next fault's start (the last one: to the end of the
- * live changes). A change waits fairly until
+ * live changes). A fault disrupts from its start until
  *
- *   max(made, fault end + the fault's recovery, fault start + its handover) + its own allowance + 2 × EI
+ *   max(fault end + the fault's recovery, fault start + its handover) + its own allowance   (`disruptedUntil`)
  *
  * where the recovery is the run's (the next page committed after the fault's end), the handover distributed
  * mode's (ownership whole again), the allowance what the fault's kind needs by configuration to notice its own
- * end (`ownRecoveryAllowanceMs`), and EI the fair effective interval (`fairIntervalMs`): the configured
- * interval, or the longer one the API's budget in the window implies. The connector's own gauge is reported
- * beside it. A later fault that starts before a change's own deadline pushes it on by the same rule, one step
- * (`deadlineAcross`). A change still waiting past that is late, and a late change fails the run.
+ * end (`ownRecoveryAllowanceMs`). EI is the fair effective interval (`fairIntervalMs`): the configured interval,
+ * or the longer one the API's budget in the window implies; the connector's own gauge is reported beside it.
+ *
+ * A change's budget is two effective intervals (its own window's EI) of calm time: time outside every fault's
+ * disruption (`deadlineAcross`). Followed from its making, it waits out each disruption it meets (its own
+ * fault's, a later one's, or an earlier one's still going on), however long, overlapping ones once; the calm
+ * time before, between and after them is spent from the budget; and each fault leaves it at least that
+ * window's interval (the stack, whole again, polls every location within one), whatever it had spent before.
+ * So a change made during a single fault may wait until the fault's recovery plus allowance plus 2 × EI (made
+ * after the disruption: 2 × EI from its making), one made just before a quota hold waits for the hold too, and
+ * one caught by a chain of faults waits for each of them. The calm time counts because faults may follow each
+ * other closer than 2 × EI (the short form's every 10-20 s, 2 × EI = 24 s): two fresh intervals after every
+ * fault would excuse any wait while faults keep coming, whereas a change that had a calm stretch longer than
+ * what was left of its budget to reach Kafka in, and did not, is the slowness the rule exists to catch. A
+ * change still unpublished at the end of its budget is late; a late change fails a run that holds freshness.
  */
 
 /** One version the driver made the sandbox hold during the fault phase. */
@@ -147,22 +159,22 @@ export function fairIntervalMs(configuredMs: number, budgetIntervalMs: number): 
   return Math.max(configuredMs, budgetIntervalMs);
 }
 
-/** The latest time `change` may reach Kafka under `window` (the module comment's rule). */
-export function deadlineOf(change: Pick<Change, 'madeAtMs'>, window: FaultWindow): number {
+/** When `window`'s disruption ends: the later of its recovery and its handover, plus its kind's allowance. */
+export function disruptedUntil(window: FaultWindow): number {
   const recovered = window.endMs + (window.recoveryMs ?? NO_RECOVERY_MS);
   const handover = window.handoverMs ?? null;
   const handedOver = handover === null ? window.startMs : window.startMs + handover;
-  return (
-    Math.max(change.madeAtMs, recovered, handedOver) + window.allowanceMs + 2 * window.effectiveIntervalMs
-  );
+  return Math.max(recovered, handedOver) + window.allowanceMs;
 }
 
 /**
- * The latest time `change`, made in `windows[own]`, may reach Kafka: its own window's deadline, or a later
- * fault's when that fault starts before the change's own deadline (a change made just before a quota hold or a
- * broker kill, still fairly waiting when it begins, waits for that fault's recovery too, as a change made
- * during it does). One step only: deadlines pushed on by a fault do not push on again, or back-to-back faults
- * would excuse any wait. Windows are in start order.
+ * The latest time `change`, made in `windows[own]`, may reach Kafka: the time it has had two of its window's
+ * effective intervals of calm, time outside every fault's disruption (the module comment's rule). `windows` in
+ * start order. Walks them with `at` (where the change's wait has got to) and `remaining` (calm time left): a
+ * disruption over by `at` is passed by; one that starts after the budget runs out ends the walk; otherwise the
+ * calm time before it is spent, the wait jumps to its end, and at least that window's interval remains.
+ * Disruptions that overlap are waited out once (the wait jumps to the later end). A fault that began before
+ * the change's window and is still disrupting when it is made holds it too.
  */
 export function deadlineAcross(
   change: Pick<Change, 'madeAtMs'>,
@@ -171,13 +183,17 @@ export function deadlineAcross(
 ): number {
   const first = windows[own];
   if (first === undefined) throw new RangeError(`no fault window ${own}`);
-  const ownDeadline = deadlineOf(change, first);
-  let deadline = ownDeadline;
-  for (const later of windows.slice(own + 1)) {
-    if (later.startMs > ownDeadline) break;
-    deadline = Math.max(deadline, deadlineOf(change, later));
+  let at = change.madeAtMs;
+  let remaining = 2 * first.effectiveIntervalMs;
+  for (const window of windows) {
+    const until = disruptedUntil(window);
+    if (until <= at) continue;
+    if (at + remaining < window.startMs) break;
+    remaining -= Math.max(0, window.startMs - at);
+    at = until;
+    remaining = Math.max(remaining, window.effectiveIntervalMs);
   }
-  return deadline;
+  return at + remaining;
 }
 
 /**
@@ -261,5 +277,46 @@ export function judgeFreshness(
 /** The violation of one fault's late changes; null when none was late. */
 export function freshnessViolation(f: FaultFreshness): string | null {
   if (f.late === 0) return null;
-  return `freshness: ${f.kind} at +${f.atS} s: ${f.late} of ${f.changes} changes waited past the fault's recovery plus two effective intervals (${(f.effectiveIntervalMs / 1000).toFixed(1)} s each; e.g. ${f.samples.join('; ')})`;
+  return `freshness: ${f.kind} at +${f.atS} s: ${f.late} of ${f.changes} changes waited past their budget, two effective intervals (${(f.effectiveIntervalMs / 1000).toFixed(1)} s each) of calm time outside the faults' disruptions (e.g. ${f.samples.join('; ')})`;
+}
+
+/**
+ * The judge's inputs as a run folder keeps them (freshness.json, written by run.ts, read by rejudge.ts): the
+ * windows as judged (recoveries already the committed ones), every change with the Kafka timestamp of its
+ * first covering record (null: never in Kafka), and the start of the fault phase.
+ */
+export interface FreshnessRecord {
+  phaseStartMs: number;
+  windows: FaultWindow[];
+  changes: (Change & { inKafkaAtMs: number | null })[];
+}
+
+/** The record of a run's freshness inputs (`publications`: what the witness saw committed). */
+export function freshnessRecord(
+  windows: readonly FaultWindow[],
+  changes: readonly Change[],
+  publications: Pick<Publications, 'firstCovering'>,
+  phaseStartMs: number,
+): FreshnessRecord {
+  return {
+    phaseStartMs,
+    windows: [...windows],
+    changes: changes.map((c) => ({
+      uid: c.uid,
+      locationUid: c.locationUid,
+      updatedAtMs: c.updatedAtMs,
+      madeAtMs: c.madeAtMs,
+      inKafkaAtMs: publications.firstCovering(c.uid, c.updatedAtMs),
+    })),
+  };
+}
+
+/**
+ * `judgeFreshness` over a record: the same figures as over the run's publications, since a change's first
+ * covering record is never later than that of a newer version of its uid.
+ */
+export function judgeRecord(record: FreshnessRecord): FaultFreshness[] {
+  const publications = new Publications();
+  for (const c of record.changes) publications.add(c.uid, c.updatedAtMs, c.inKafkaAtMs);
+  return judgeFreshness(record.windows, record.changes, publications, record.phaseStartMs);
 }

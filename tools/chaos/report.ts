@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { closingLine } from './processes.js';
+import type { FaultFreshness } from './freshness.js';
 import type { RunSummary } from './summary.js';
 
 export interface Recovery {
@@ -154,26 +155,20 @@ const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
 
 /**
  * Per fault, how long the changes made from its start to the next fault's waited to be in Kafka, against the
- * rule's bound (freshness.ts): the fault's recovery plus two effective intervals.
+ * rule's bound (freshness.ts): two effective intervals of calm time, outside the faults' disruptions.
  */
 export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChanges'>): string[] {
   if (summary.freshness.length === 0) return [];
-  const s = (ms: number | null): string => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
   return [
     '## Freshness',
     '',
     "From a change's making (the driver's clock) to its record's Kafka timestamp, for the changes made from " +
-      "each fault's start to the next one's. Late: past max(made, end + recovery) + the kind's own allowance + " +
-      "2 × the effective interval (the configured one, or the longer one the API budget implies; the connector's " +
-      'gauge beside it; docs/chaos.md).',
+      "each fault's start to the next one's. Late: in Kafka after two effective intervals of calm time (the " +
+      "configured interval, or the longer one the API budget implies; the connector's gauge beside it), each " +
+      "fault's disruption (to its recovery plus the kind's own allowance) waited out, and at least one interval " +
+      'after each (docs/chaos.md).',
     '',
-    "| Fault | At | Changes | p50 | p99 | Max | Largest bound | Effective interval (connector's gauge, max) | Late |",
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...summary.freshness.map(
-      (f) =>
-        `| ${f.kind} | +${f.atS} s | ${f.changes} | ${s(f.p50Ms)} | ${s(f.p99Ms)} | ${s(f.maxMs)} | ${s(f.boundMs)} | ` +
-        `${s(f.effectiveIntervalMs)} (${s(f.gaugeMaxMs)}) | ${f.late === 0 ? '0' : `**${f.late}**`} |`,
-    ),
+    ...freshnessTable(summary.freshness),
     '',
     ...(summary.lateChanges.length === 0
       ? []
@@ -183,6 +178,20 @@ export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChan
           ...summary.lateChanges.map((late) => `- ${late}`),
           '',
         ]),
+  ];
+}
+
+/** The freshness table (Markdown), one row per fault: the report's and `rejudge.ts`'s. */
+export function freshnessTable(freshness: readonly FaultFreshness[]): string[] {
+  const s = (ms: number | null): string => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
+  return [
+    "| Fault | At | Changes | p50 | p99 | Max | Largest bound | Effective interval (connector's gauge, max) | Late |",
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...freshness.map(
+      (f) =>
+        `| ${f.kind} | +${f.atS} s | ${f.changes} | ${s(f.p50Ms)} | ${s(f.p99Ms)} | ${s(f.maxMs)} | ${s(f.boundMs)} | ` +
+        `${s(f.effectiveIntervalMs)} (${s(f.gaugeMaxMs)}) | ${f.late === 0 ? '0' : `**${f.late}**`} |`,
+    ),
   ];
 }
 

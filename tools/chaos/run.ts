@@ -43,7 +43,8 @@ import {
   fairIntervalMs,
   freshnessViolation,
   committedRecoveryMs,
-  judgeFreshness,
+  freshnessRecord,
+  judgeRecord,
   ownRecoveryAllowanceMs,
   Publications,
   type FaultWindow,
@@ -403,7 +404,8 @@ export class ChaosRun {
    * longer one the budget the API allowed implies (a fault's own limit, else the configured
    * api.requestsPerSecond); the connector's gauge in that window is reported beside it. The recovery is the
    * later of the run's (the offsets topic's stable offsets moving, which an aborted transaction does too) and
-   * the first record the witness saw committed after the fault's end.
+   * the first record the witness saw committed after the fault's end. The judge's inputs go to the run folder's
+   * freshness.json, judged from there (rejudge.ts judges it again offline, the same way).
    */
   private judgeFreshness(live: LiveChanges): void {
     const { profile } = this.options;
@@ -427,7 +429,9 @@ export class ChaosRun {
         gaugeMaxMs,
       };
     });
-    this.summary.freshness = judgeFreshness(windows, live.changes, this.publications, this.phaseStart);
+    const record = freshnessRecord(windows, live.changes, this.publications, this.phaseStart);
+    writeFileSync(join(this.options.runDir, 'freshness.json'), `${JSON.stringify(record)}\n`);
+    this.summary.freshness = judgeRecord(record);
     for (const f of this.summary.freshness) {
       const late = freshnessViolation(f);
       if (late === null) continue;

@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   committedRecoveryMs,
   deadlineAcross,
-  deadlineOf,
+  disruptedUntil,
   fairIntervalMs,
+  freshnessRecord,
   freshnessViolation,
   judgeFreshness,
+  judgeRecord,
   ownRecoveryAllowanceMs,
   Publications,
   quantile,
@@ -30,6 +32,18 @@ function window(overrides: Partial<FaultWindow> = {}): FaultWindow {
   };
 }
 
+/** A quota hold from +12 s to +30 s, committing again 5 s later, its grant asked again within 10 s. */
+const quotaHold = (overrides: Partial<FaultWindow> = {}): FaultWindow =>
+  window({
+    kind: 'api-grant-quota-spent',
+    startMs: T0 + 12_000,
+    endMs: T0 + 30_000,
+    untilMs: T0 + 100_000,
+    recoveryMs: 5_000,
+    allowanceMs: 10_000,
+    ...overrides,
+  });
+
 const change = (uid: string, madeAtMs: number, updatedAtMs = madeAtMs): Change => ({
   uid,
   locationUid: 'l1',
@@ -38,40 +52,125 @@ const change = (uid: string, madeAtMs: number, updatedAtMs = madeAtMs): Change =
 });
 
 describe('the chaos freshness rule', () => {
-  it("lets a change made during a fault wait until the fault's recovery, one made after it two intervals", () => {
+  it("keeps a single fault's deadline as it was: its recovery, handover and allowance, then two intervals", () => {
+    const alone = (madeAtMs: number, overrides: Partial<FaultWindow> = {}): number =>
+      deadlineAcross(change('x', madeAtMs), [window(overrides)], 0);
     // During: from the recovery at +13 s, plus 2 × 2 s.
-    expect(deadlineOf(change('a', T0 + 5_000), window())).toBe(T0 + 17_000);
+    expect(alone(T0 + 5_000)).toBe(T0 + 17_000);
     // Long after the recovery: from its making.
-    expect(deadlineOf(change('b', T0 + 40_000), window())).toBe(T0 + 44_000);
+    expect(alone(T0 + 40_000)).toBe(T0 + 44_000);
     // Distributed mode: a handover longer than the recovery holds the paused instance's locations.
-    expect(deadlineOf(change('c', T0 + 5_000), window({ handoverMs: 20_000 }))).toBe(T0 + 24_000);
+    expect(alone(T0 + 5_000, { handoverMs: 20_000 })).toBe(T0 + 24_000);
     // A kind's own allowance (a parked grant asked again every 10 s) comes on top.
-    expect(deadlineOf(change('d', T0 + 5_000), window({ allowanceMs: 10_000 }))).toBe(T0 + 27_000);
+    expect(alone(T0 + 5_000, { allowanceMs: 10_000 })).toBe(T0 + 27_000);
     // No recovery within the cap: the cap stands in.
-    expect(deadlineOf(change('e', T0), window({ recoveryMs: null }))).toBe(T0 + 10_000 + 240_000 + 4_000);
-  });
-
-  it("pushes a change's deadline on by a later fault that starts before its own deadline, one step only", () => {
+    expect(alone(T0, { recoveryMs: null })).toBe(T0 + 10_000 + 240_000 + 4_000);
+    expect(disruptedUntil(window({ handoverMs: 20_000, allowanceMs: 1_000 }))).toBe(T0 + 21_000);
+    // A change made just before a fault that starts within its two intervals waits for the fault too.
     const own = window({ untilMs: T0 + 12_000 });
-    // A quota hold from +12 s to +30 s, recovered 5 s later with a 10 s re-ask allowance.
-    const hold = window({
-      kind: 'api-grant-quota-spent',
-      startMs: T0 + 12_000,
-      endMs: T0 + 30_000,
-      untilMs: T0 + 100_000,
-      recoveryMs: 5_000,
-      allowanceMs: 10_000,
-    });
-    // Made at +11 s: its own deadline is +17 s, and the hold starts at +12 s: +35 s + 10 s + 4 s.
+    const hold = quotaHold();
+    // Made at +11 s, the hold from +12 s: disrupted until +35 s + 10 s, then 4 s.
     expect(deadlineAcross(change('a', T0 + 11_000), [own, hold], 0)).toBe(T0 + 49_000);
-    // A fault that starts after the change's deadline does not excuse it.
+    // A fault that starts after the change's two intervals of calm does not excuse it.
     const late = { ...hold, startMs: T0 + 18_000 };
     expect(deadlineAcross(change('b', T0 + 5_000), [own, late], 0)).toBe(T0 + 17_000);
-    // Its own window alone when it is the last.
-    expect(deadlineAcross(change('c', T0 + 5_000), [own], 0)).toBe(T0 + 17_000);
-    // One step only: a fault starting within the hold's deadline but after the change's own does not push on.
-    const next = { ...hold, startMs: T0 + 40_000, endMs: T0 + 80_000 };
-    expect(deadlineAcross(change('d', T0 + 11_000), [own, hold, next], 0)).toBe(T0 + 49_000);
+  });
+
+  it("gives a change made after a fault's disruption, allowance included, two intervals from its making", () => {
+    // Disrupted until +13 s + 10 s: a change made at +40 s, with the grant long asked again, has +44 s.
+    expect(deadlineAcross(change('a', T0 + 40_000), [window({ allowanceMs: 10_000 })], 0)).toBe(T0 + 44_000);
+    // Made within the allowance: from the allowance's end.
+    expect(deadlineAcross(change('b', T0 + 20_000), [window({ allowanceMs: 10_000 })], 0)).toBe(T0 + 27_000);
+  });
+
+  it("allows a change caught by a quota hold and then a kill of its owner until the kill's recovery", () => {
+    // Made at +11 s, 2 s before a broker kill's recovery: alone it would have until +17 s.
+    const own = window({ untilMs: T0 + 12_000 });
+    // A quota hold from +12 s holds its grant until +35 s, and 10 s more to ask the grant again.
+    const hold = quotaHold({ untilMs: T0 + 40_000 });
+    // Its owner killed at +40 s, inside the hold's disruption (after the change's +17 s): restarted at +41 s,
+    // committing again 8 s later.
+    const kill = window({
+      kind: 'connector-kill',
+      startMs: T0 + 40_000,
+      endMs: T0 + 41_000,
+      untilMs: T0 + 60_000,
+      recoveryMs: 8_000,
+    });
+    const windows = [own, hold, kill];
+    expect(deadlineAcross(change('a', T0 + 11_000), windows, 0)).toBe(T0 + 53_000);
+    const published = new Publications();
+    published.add('a', T0 + 11_000, T0 + 51_000);
+    const figures = judgeFreshness(windows, [change('a', T0 + 11_000)], published, T0);
+    expect(figures.map((f) => f.late)).toEqual([0, 0, 0]);
+    expect(figures[0]?.boundMs).toBe(42_000);
+  });
+
+  it('counts the calm time between back-to-back faults against the two intervals, so a change the calm should have carried is late', () => {
+    // Made at +5 s during a broker kill recovered at +13 s; 3 s of calm, then a fault from +16 s disrupting
+    // until +25 s: 1 s of the budget is left, raised to one interval (2 s) by the fault: +27 s.
+    const first = window({ untilMs: T0 + 16_000 });
+    const second = window({
+      kind: 'registry-outage',
+      startMs: T0 + 16_000,
+      endMs: T0 + 20_000,
+      untilMs: T0 + 30_000,
+      recoveryMs: 5_000,
+    });
+    // The next ones leave 5 s of calm each, longer than what remains: they excuse nothing more.
+    const chain = [first, second];
+    for (let start = 30_000; start < 120_000; start += 10_000)
+      chain.push(
+        window({
+          startMs: T0 + start,
+          endMs: T0 + start + 2_000,
+          untilMs: T0 + start + 10_000,
+          recoveryMs: 3_000,
+        }),
+      );
+    expect(deadlineAcross(change('a', T0 + 5_000), chain, 0)).toBe(T0 + 27_000);
+    const published = new Publications();
+    // In Kafka at +28 s, in the calm after the second fault: late (3 s + 3 s of calm without a poll).
+    published.add('a', T0 + 5_000, T0 + 28_000);
+    const [figures] = judgeFreshness(
+      chain,
+      [change('a', T0 + 5_000), change('never', T0 + 6_000)],
+      published,
+      T0,
+    );
+    expect(figures).toMatchObject({ changes: 2, late: 2, unpublished: 1 });
+    // A fault whose own effective interval is longer leaves that much at least.
+    const limited = { ...second, effectiveIntervalMs: 5_000 };
+    expect(deadlineAcross(change('a', T0 + 5_000), [first, limited], 0)).toBe(T0 + 30_000);
+  });
+
+  it('waits out overlapping disruptions once, however many faults overlap', () => {
+    // A broker kill from +0 s disrupting until +30 s; a fault inside it (until +28 s); one overlapping its end
+    // (from +20 s until +40 s); one starting inside that (+38 s, until +50 s).
+    const windows = [
+      window({ endMs: T0 + 10_000, untilMs: T0 + 5_000, recoveryMs: 20_000 }),
+      window({ startMs: T0 + 5_000, endMs: T0 + 8_000, untilMs: T0 + 20_000, recoveryMs: 20_000 }),
+      window({ startMs: T0 + 20_000, endMs: T0 + 25_000, untilMs: T0 + 38_000, recoveryMs: 15_000 }),
+      window({ startMs: T0 + 38_000, endMs: T0 + 45_000, untilMs: T0 + 60_000, recoveryMs: 5_000 }),
+    ];
+    // Made at +1 s: waits until +50 s, and the overlaps spend none of its two intervals.
+    expect(deadlineAcross(change('a', T0 + 1_000), windows, 0)).toBe(T0 + 54_000);
+    // Made at +6 s, in the nested fault's window while the first still disrupts: held by the first too.
+    expect(deadlineAcross(change('b', T0 + 6_000), windows, 1)).toBe(T0 + 54_000);
+  });
+
+  it('holds a change made while an earlier fault still disrupts until that fault is over too', () => {
+    // A quota hold from +0 s to +20 s, its grant asked again 10 s after its recovery: disrupted until +32 s.
+    const hold = window({
+      kind: 'api-grant-quota-spent',
+      endMs: T0 + 20_000,
+      untilMs: T0 + 10_000,
+      recoveryMs: 2_000,
+      allowanceMs: 10_000,
+    });
+    // A broker kill from +10 s, recovered at +15 s; a change made at +11 s belongs to it.
+    const kill = window({ startMs: T0 + 10_000, endMs: T0 + 12_000, recoveryMs: 3_000 });
+    expect(deadlineAcross(change('a', T0 + 11_000), [hold, kill], 1)).toBe(T0 + 36_000);
   });
 
   it('takes as recovery the first committed record after the fault when it comes later than the run saw progress', () => {
@@ -140,7 +239,7 @@ describe('the chaos freshness rule', () => {
       'gone (location l1): never in Kafka',
     ]);
     expect(freshnessViolation(figures!)).toMatch(
-      /^freshness: broker-kill at \+5 s: 2 of 102 changes waited past the fault's recovery plus two effective intervals \(2\.0 s each; e\.g\. slow/,
+      /^freshness: broker-kill at \+5 s: 2 of 102 changes waited past their budget, two effective intervals \(2\.0 s each\) of calm time outside the faults' disruptions \(e\.g\. slow/,
     );
   });
 
@@ -164,5 +263,36 @@ describe('the chaos freshness rule', () => {
     expect(ownRecoveryAllowanceMs('api-grant-quota-spent', settings)).toBe(10_000);
     expect(ownRecoveryAllowanceMs('refresh-kill', settings)).toBe(40_000);
     expect(ownRecoveryAllowanceMs('connector-kill', settings)).toBe(0);
+  });
+
+  it('judges a run again from the inputs it recorded exactly as the run judged them', () => {
+    const published = new Publications();
+    // a's first version was superseded before its poll; b's first record came after its newer version's.
+    published.add('a', T0 + 2_000, T0 + 9_000);
+    published.add('a', T0 + 1_000, T0 + 30_000);
+    published.add('b', T0 + 3_000, T0 + 20_000);
+    published.add('b', T0 + 4_000, T0 + 8_000);
+    published.add('c', T0 + 61_000, T0 + 62_000);
+    const changes = [
+      change('a', T0 + 1_000),
+      change('a', T0 + 2_000),
+      change('b', T0 + 3_000),
+      change('b', T0 + 4_000),
+      change('gone', T0 + 5_000),
+      change('c', T0 + 61_000),
+    ];
+    const windows = [window(), window({ startMs: T0 + 60_000, endMs: T0 + 61_000, untilMs: T0 + 90_000 })];
+    const record = freshnessRecord(windows, changes, published, T0 - 1_000);
+    expect(record.changes.map((c) => c.inKafkaAtMs)).toEqual([
+      T0 + 9_000,
+      T0 + 9_000,
+      T0 + 8_000,
+      T0 + 8_000,
+      null,
+      T0 + 62_000,
+    ]);
+    const again = judgeRecord(JSON.parse(JSON.stringify(record)) as typeof record);
+    expect(again).toEqual(judgeFreshness(windows, changes, published, T0 - 1_000));
+    expect(again.map((f) => f.late)).toEqual([1, 0]);
   });
 });
