@@ -155,7 +155,7 @@ const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
 
 /**
  * Per fault, how long the changes made from its start to the next fault's waited to be in Kafka, against the
- * rule's bound (freshness.ts): two effective intervals of calm time, outside the faults' disruptions.
+ * rule's bound (freshness.ts): the fault's recovery plus two effective intervals.
  */
 export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChanges'>): string[] {
   if (summary.freshness.length === 0) return [];
@@ -163,10 +163,10 @@ export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChan
     '## Freshness',
     '',
     "From a change's making (the driver's clock) to its record's Kafka timestamp, for the changes made from " +
-      "each fault's start to the next one's. Late: in Kafka after two effective intervals of calm time (the " +
-      "configured interval, or the longer one the API budget implies; the connector's gauge beside it), each " +
-      "fault's disruption (to its recovery plus the kind's own allowance) waited out, and at least one interval " +
-      'after each (docs/chaos.md).',
+      "each fault's start to the next one's. Late: past max(made, end + recovery, start + handover) + the kind's " +
+      'own allowance + 2 × the effective interval (the configured one, or the longer one the API budget implies; ' +
+      "the connector's gauge beside it), or past a later fault's by the same rule when it starts before that, or " +
+      "an earlier fault's still disrupting at the change's making; one step only (docs/chaos.md).",
     '',
     ...freshnessTable(summary.freshness),
     '',

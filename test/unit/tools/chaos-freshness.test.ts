@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   committedRecoveryMs,
   deadlineAcross,
+  deadlineOf,
   disruptedUntil,
   fairIntervalMs,
   freshnessRecord,
@@ -52,44 +53,40 @@ const change = (uid: string, madeAtMs: number, updatedAtMs = madeAtMs): Change =
 });
 
 describe('the chaos freshness rule', () => {
-  it("keeps a single fault's deadline as it was: its recovery, handover and allowance, then two intervals", () => {
-    const alone = (madeAtMs: number, overrides: Partial<FaultWindow> = {}): number =>
-      deadlineAcross(change('x', madeAtMs), [window(overrides)], 0);
+  it("lets a change made during a fault wait until the fault's recovery, one made after it two intervals", () => {
     // During: from the recovery at +13 s, plus 2 × 2 s.
-    expect(alone(T0 + 5_000)).toBe(T0 + 17_000);
+    expect(deadlineOf(change('a', T0 + 5_000), window())).toBe(T0 + 17_000);
     // Long after the recovery: from its making.
-    expect(alone(T0 + 40_000)).toBe(T0 + 44_000);
+    expect(deadlineOf(change('b', T0 + 40_000), window())).toBe(T0 + 44_000);
     // Distributed mode: a handover longer than the recovery holds the paused instance's locations.
-    expect(alone(T0 + 5_000, { handoverMs: 20_000 })).toBe(T0 + 24_000);
+    expect(deadlineOf(change('c', T0 + 5_000), window({ handoverMs: 20_000 }))).toBe(T0 + 24_000);
     // A kind's own allowance (a parked grant asked again every 10 s) comes on top.
-    expect(alone(T0 + 5_000, { allowanceMs: 10_000 })).toBe(T0 + 27_000);
+    expect(deadlineOf(change('d', T0 + 5_000), window({ allowanceMs: 10_000 }))).toBe(T0 + 27_000);
     // No recovery within the cap: the cap stands in.
-    expect(alone(T0, { recoveryMs: null })).toBe(T0 + 10_000 + 240_000 + 4_000);
-    expect(disruptedUntil(window({ handoverMs: 20_000, allowanceMs: 1_000 }))).toBe(T0 + 21_000);
-    // A change made just before a fault that starts within its two intervals waits for the fault too.
+    expect(deadlineOf(change('e', T0), window({ recoveryMs: null }))).toBe(T0 + 10_000 + 240_000 + 4_000);
+  });
+
+  it("pushes a change's deadline on by a later fault that starts before its own deadline, one step only", () => {
     const own = window({ untilMs: T0 + 12_000 });
     const hold = quotaHold();
-    // Made at +11 s, the hold from +12 s: disrupted until +35 s + 10 s, then 4 s.
+    // Made at +11 s: its own deadline is +17 s, and the hold starts at +12 s: +35 s + 10 s + 4 s.
     expect(deadlineAcross(change('a', T0 + 11_000), [own, hold], 0)).toBe(T0 + 49_000);
-    // A fault that starts after the change's two intervals of calm does not excuse it.
+    // A fault that starts after the change's deadline does not excuse it.
     const late = { ...hold, startMs: T0 + 18_000 };
     expect(deadlineAcross(change('b', T0 + 5_000), [own, late], 0)).toBe(T0 + 17_000);
+    // Its own window alone when it is the last.
+    expect(deadlineAcross(change('c', T0 + 5_000), [own], 0)).toBe(T0 + 17_000);
+    // One step only: a fault starting within the hold's deadline but after the change's own does not push on.
+    const next = { ...hold, startMs: T0 + 40_000, endMs: T0 + 80_000 };
+    expect(deadlineAcross(change('d', T0 + 11_000), [own, hold, next], 0)).toBe(T0 + 49_000);
   });
 
-  it("gives a change made after a fault's disruption, allowance included, two intervals from its making", () => {
-    // Disrupted until +13 s + 10 s: a change made at +40 s, with the grant long asked again, has +44 s.
-    expect(deadlineAcross(change('a', T0 + 40_000), [window({ allowanceMs: 10_000 })], 0)).toBe(T0 + 44_000);
-    // Made within the allowance: from the allowance's end.
-    expect(deadlineAcross(change('b', T0 + 20_000), [window({ allowanceMs: 10_000 })], 0)).toBe(T0 + 27_000);
-  });
-
-  it("allows a change caught by a quota hold and then a kill of its owner until the kill's recovery", () => {
+  it("judges a change caught by a quota hold and then a kill of its owner by the hold's deadline, late when it was slow after the hold", () => {
     // Made at +11 s, 2 s before a broker kill's recovery: alone it would have until +17 s.
     const own = window({ untilMs: T0 + 12_000 });
-    // A quota hold from +12 s holds its grant until +35 s, and 10 s more to ask the grant again.
+    // A quota hold from +12 s, committing again at +35 s, its grant asked again within 10 s: until +49 s.
     const hold = quotaHold({ untilMs: T0 + 40_000 });
-    // Its owner killed at +40 s, inside the hold's disruption (after the change's +17 s): restarted at +41 s,
-    // committing again 8 s later.
+    // Its owner killed at +40 s, after the change's own deadline: restarted at +41 s, committing 8 s later.
     const kill = window({
       kind: 'connector-kill',
       startMs: T0 + 40_000,
@@ -98,68 +95,63 @@ describe('the chaos freshness rule', () => {
       recoveryMs: 8_000,
     });
     const windows = [own, hold, kill];
-    expect(deadlineAcross(change('a', T0 + 11_000), windows, 0)).toBe(T0 + 53_000);
+    // The kill does not push the hold's deadline on (that would be +53 s).
+    expect(deadlineAcross(change('a', T0 + 11_000), windows, 0)).toBe(T0 + 49_000);
     const published = new Publications();
     published.add('a', T0 + 11_000, T0 + 51_000);
     const figures = judgeFreshness(windows, [change('a', T0 + 11_000)], published, T0);
-    expect(figures.map((f) => f.late)).toEqual([0, 0, 0]);
-    expect(figures[0]?.boundMs).toBe(42_000);
+    expect(figures.map((f) => f.late)).toEqual([1, 0, 0]);
+    expect(figures[0]?.samples).toEqual([
+      'a (location l1) made at +11.0 s: in Kafka after 40.0 s, allowed 38.0 s',
+    ]);
   });
 
-  it('counts the calm time between back-to-back faults against the two intervals, so a change the calm should have carried is late', () => {
-    // Made at +5 s during a broker kill recovered at +13 s; 3 s of calm, then a fault from +16 s disrupting
-    // until +25 s: 1 s of the budget is left, raised to one interval (2 s) by the fault: +27 s.
-    const first = window({ untilMs: T0 + 16_000 });
-    const second = window({
-      kind: 'registry-outage',
-      startMs: T0 + 16_000,
-      endMs: T0 + 20_000,
-      untilMs: T0 + 30_000,
-      recoveryMs: 5_000,
+  it('judges a change caught by an API limit, a kill elsewhere and a SIGSTOP of its owner by one step, late when it was slow between them', () => {
+    // An API limit from +0 s to +10 s, committing again at +13 s, its budget stretching the interval to 4 s.
+    const limit = window({
+      kind: 'api-limit-below-live-demand',
+      untilMs: T0 + 13_000,
+      effectiveIntervalMs: 4_000,
     });
-    // The next ones leave 5 s of calm each, longer than what remains: they excuse nothing more.
-    const chain = [first, second];
-    for (let start = 30_000; start < 120_000; start += 10_000)
-      chain.push(
-        window({
-          startMs: T0 + start,
-          endMs: T0 + start + 2_000,
-          untilMs: T0 + start + 10_000,
-          recoveryMs: 3_000,
-        }),
-      );
-    expect(deadlineAcross(change('a', T0 + 5_000), chain, 0)).toBe(T0 + 27_000);
+    // Another instance killed at +13 s, as the limit recovered: ownership whole again at +33 s, the change's
+    // owner running and the API answering all along.
+    const kill = window({
+      kind: 'connector-kill',
+      startMs: T0 + 13_000,
+      endMs: T0 + 14_000,
+      untilMs: T0 + 33_000,
+      recoveryMs: 2_000,
+      handoverMs: 20_000,
+    });
+    // The change's owner stopped at +33 s, as ownership was whole again: its locations taken over at +48 s.
+    const sigstop = window({
+      kind: 'sigstop-long',
+      startMs: T0 + 33_000,
+      endMs: T0 + 48_000,
+      untilMs: T0 + 70_000,
+      recoveryMs: 1_000,
+      handoverMs: 15_000,
+    });
+    const windows = [limit, kill, sigstop];
+    // Made at +9 s: its own deadline +13 s + 8 s; the kill starts before it, until +33 s + 4 s; the SIGSTOP
+    // starts after +21 s and does not push on (chained, the change would have until +53 s).
+    expect(deadlineAcross(change('a', T0 + 9_000), windows, 0)).toBe(T0 + 37_000);
     const published = new Publications();
-    // In Kafka at +28 s, in the calm after the second fault: late (3 s + 3 s of calm without a poll).
-    published.add('a', T0 + 5_000, T0 + 28_000);
-    const [figures] = judgeFreshness(
-      chain,
-      [change('a', T0 + 5_000), change('never', T0 + 6_000)],
+    published.add('a', T0 + 9_000, T0 + 45_000);
+    published.add('b', T0 + 10_000, T0 + 30_000);
+    const figures = judgeFreshness(
+      windows,
+      [change('a', T0 + 9_000), change('b', T0 + 10_000)],
       published,
       T0,
     );
-    expect(figures).toMatchObject({ changes: 2, late: 2, unpublished: 1 });
-    // A fault whose own effective interval is longer leaves that much at least.
-    const limited = { ...second, effectiveIntervalMs: 5_000 };
-    expect(deadlineAcross(change('a', T0 + 5_000), [first, limited], 0)).toBe(T0 + 30_000);
+    expect(figures[0]).toMatchObject({ changes: 2, late: 1, boundMs: 28_000 });
+    expect(figures[0]?.samples).toEqual([
+      'a (location l1) made at +9.0 s: in Kafka after 36.0 s, allowed 28.0 s',
+    ]);
   });
 
-  it('waits out overlapping disruptions once, however many faults overlap', () => {
-    // A broker kill from +0 s disrupting until +30 s; a fault inside it (until +28 s); one overlapping its end
-    // (from +20 s until +40 s); one starting inside that (+38 s, until +50 s).
-    const windows = [
-      window({ endMs: T0 + 10_000, untilMs: T0 + 5_000, recoveryMs: 20_000 }),
-      window({ startMs: T0 + 5_000, endMs: T0 + 8_000, untilMs: T0 + 20_000, recoveryMs: 20_000 }),
-      window({ startMs: T0 + 20_000, endMs: T0 + 25_000, untilMs: T0 + 38_000, recoveryMs: 15_000 }),
-      window({ startMs: T0 + 38_000, endMs: T0 + 45_000, untilMs: T0 + 60_000, recoveryMs: 5_000 }),
-    ];
-    // Made at +1 s: waits until +50 s, and the overlaps spend none of its two intervals.
-    expect(deadlineAcross(change('a', T0 + 1_000), windows, 0)).toBe(T0 + 54_000);
-    // Made at +6 s, in the nested fault's window while the first still disrupts: held by the first too.
-    expect(deadlineAcross(change('b', T0 + 6_000), windows, 1)).toBe(T0 + 54_000);
-  });
-
-  it('holds a change made while an earlier fault still disrupts until that fault is over too', () => {
+  it("holds a change made while an earlier fault still disrupts to that fault's deadline too, one step only", () => {
     // A quota hold from +0 s to +20 s, its grant asked again 10 s after its recovery: disrupted until +32 s.
     const hold = window({
       kind: 'api-grant-quota-spent',
@@ -168,9 +160,27 @@ describe('the chaos freshness rule', () => {
       recoveryMs: 2_000,
       allowanceMs: 10_000,
     });
-    // A broker kill from +10 s, recovered at +15 s; a change made at +11 s belongs to it.
-    const kill = window({ startMs: T0 + 10_000, endMs: T0 + 12_000, recoveryMs: 3_000 });
-    expect(deadlineAcross(change('a', T0 + 11_000), [hold, kill], 1)).toBe(T0 + 36_000);
+    expect(disruptedUntil(hold)).toBe(T0 + 32_000);
+    // A broker kill from +10 s, recovered at +15 s; a change made at +11 s belongs to it: +19 s alone.
+    const kill = window({
+      startMs: T0 + 10_000,
+      endMs: T0 + 12_000,
+      untilMs: T0 + 30_000,
+      recoveryMs: 3_000,
+    });
+    // A registry outage from +30 s, after the change's own deadline, before the hold's.
+    const outage = window({
+      kind: 'registry-stop',
+      startMs: T0 + 30_000,
+      endMs: T0 + 50_000,
+      untilMs: T0 + 60_000,
+      recoveryMs: 1_000,
+    });
+    // Held by the hold: +22 s + 10 s + 4 s; the outage does not push the hold's deadline on (+55 s).
+    expect(deadlineAcross(change('a', T0 + 11_000), [hold, kill, outage], 1)).toBe(T0 + 36_000);
+    // Made once the hold's disruption is over: its own deadline only (held, it would have +47 s).
+    const longKill = { ...kill, untilMs: T0 + 60_000 };
+    expect(deadlineAcross(change('b', T0 + 33_000), [hold, longKill], 1)).toBe(T0 + 37_000);
   });
 
   it('takes as recovery the first committed record after the fault when it comes later than the run saw progress', () => {
@@ -239,7 +249,7 @@ describe('the chaos freshness rule', () => {
       'gone (location l1): never in Kafka',
     ]);
     expect(freshnessViolation(figures!)).toMatch(
-      /^freshness: broker-kill at \+5 s: 2 of 102 changes waited past their budget, two effective intervals \(2\.0 s each\) of calm time outside the faults' disruptions \(e\.g\. slow/,
+      /^freshness: broker-kill at \+5 s: 2 of 102 changes waited past the fault's recovery plus two effective intervals \(2\.0 s each; e\.g\. slow/,
     );
   });
 

@@ -47,7 +47,7 @@ describe('judging a chaos run again from its folder', () => {
       '| broker-kill | +0 s | 2 | 9.0 s | 9.0 s | 9.0 s | 12.0 s | 2.0 s (—) | **1** |',
     );
     expect(lines.at(-1)).toBe(
-      "- freshness: broker-kill at +0 s: 1 of 2 changes waited past their budget, two effective intervals (2.0 s each) of calm time outside the faults' disruptions (e.g. slow (location l2) made at +30.0 s: in Kafka after 9.0 s, allowed 4.0 s)",
+      "- freshness: broker-kill at +0 s: 1 of 2 changes waited past the fault's recovery plus two effective intervals (2.0 s each; e.g. slow (location l2) made at +30.0 s: in Kafka after 9.0 s, allowed 4.0 s)",
     );
   });
 
