@@ -129,19 +129,39 @@ export interface FaultFreshness {
 export const NO_RECOVERY_MS = 240_000;
 
 /**
+ * How the connector's learned rate probes for the end of a limit (docs/performance.md, "Rate limits"): slow
+ * start again this long after the last refusal, then grow by this fraction a second. Its own constants, not
+ * configuration; stated here, not imported, since the suite shares no code with the connector.
+ */
+export const LEARNED_RATE_PROBE = Object.freeze({ slowStartAfterMs: 20_000, slowStartGrowth: 0.15 });
+
+/**
  * What a fault's kind needs, by the configuration the chaos run sets, to notice its own end beyond the run's
  * recovery (which sees the first page committed anywhere, often another location's):
  * - api-grant-quota-spent: the parked grant is asked again only every api.retry.maxRetryAfterMs;
  * - refresh-kill: the lost grant waits for the operator's `auth login` (once per 30 s per grant) and then for
  *   the stopped locations' retry (poll.stoppedRetry.initialDelayMs);
+ * - api-limit-below-live-demand: a hidden limit's end shows in nothing but answers that stop being refused, so the
+ *   learned rate (src/api/rate-limit/aimd.ts) finds it by probing: slow start again `slowStartAfterMs` after the
+ *   last refusal, then a climb at `slowStartGrowth` a second from about the limit to the live demand (twice the
+ *   limit in this fault; a factor of 3 allowed, for the rate the refusals left under the limit). Probing sooner
+ *   or steeper finds a lifted limit sooner but costs refusals at a steady one, beyond the 2 % the rate-limit
+ *   bench holds at 5 requests/s (docs/performance.md);
  * every other kind: nothing.
  */
 export function ownRecoveryAllowanceMs(
   kind: string,
-  settings: { maxRetryAfterMs: number; stoppedRetryInitialDelayMs: number },
+  settings: {
+    maxRetryAfterMs: number;
+    stoppedRetryInitialDelayMs: number;
+    slowStartAfterMs: number;
+    slowStartGrowth: number;
+  },
 ): number {
   if (kind === 'api-grant-quota-spent') return settings.maxRetryAfterMs;
   if (kind === 'refresh-kill') return 30_000 + settings.stoppedRetryInitialDelayMs;
+  if (kind === 'api-limit-below-live-demand')
+    return settings.slowStartAfterMs + Math.ceil((1000 * Math.log(3)) / settings.slowStartGrowth);
   return 0;
 }
 

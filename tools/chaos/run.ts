@@ -45,6 +45,7 @@ import {
   committedRecoveryMs,
   freshnessRecord,
   judgeRecord,
+  LEARNED_RATE_PROBE,
   ownRecoveryAllowanceMs,
   Publications,
   type FaultWindow,
@@ -424,6 +425,7 @@ export class ChaosRun {
         allowanceMs: ownRecoveryAllowanceMs(f.kind, {
           maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,
           stoppedRetryInitialDelayMs: profile.stoppedRetryInitialDelayMs ?? 60_000,
+          ...LEARNED_RATE_PROBE,
         }),
         effectiveIntervalMs: fairIntervalMs(POLL_INTERVAL_MS, budget),
         gaugeMaxMs,
