@@ -268,25 +268,20 @@ describe('the chaos freshness rule', () => {
     expect(quantile([1, 2, 3, 4], 0.99)).toBe(4);
   });
 
+  const settings = {
+    maxRetryAfterMs: 10_000,
+    stoppedRetryInitialDelayMs: 10_000,
+    slowStartAfterMs: 20_000,
+    slowStartGrowth: 0.15,
+  };
+
   it("allows a parked grant its re-ask interval and a lost grant the operator's login and the stopped retry", () => {
-    const settings = {
-      maxRetryAfterMs: 10_000,
-      stoppedRetryInitialDelayMs: 10_000,
-      slowStartAfterMs: 20_000,
-      slowStartGrowth: 0.15,
-    };
     expect(ownRecoveryAllowanceMs('api-grant-quota-spent', settings)).toBe(10_000);
     expect(ownRecoveryAllowanceMs('refresh-kill', settings)).toBe(40_000);
     expect(ownRecoveryAllowanceMs('connector-kill', settings)).toBe(0);
   });
 
   it("allows a hidden limit below the live demand the learned rate's probe for its end: slow start again, then the climb", () => {
-    const settings = {
-      maxRetryAfterMs: 10_000,
-      stoppedRetryInitialDelayMs: 10_000,
-      slowStartAfterMs: 20_000,
-      slowStartGrowth: 0.15,
-    };
     // 20 s to slow start again, then ln 3 / 0.15 = 7.3 s from a third of the demand to the demand.
     expect(ownRecoveryAllowanceMs('api-limit-below-live-demand', settings)).toBe(27_325);
     // The limit that live demand fits in needs no probe beyond its interval.
