@@ -41,24 +41,35 @@ const FIRST_ROUND_LIMIT_MS = 10 * 60_000;
 const polls = (runtime: ConnectorRuntime) =>
   runtime.status().reduce((n, s) => n + s.totals.traversalsCompleted, 0);
 
+/**
+ * Live traversals completed so far, read from the traversal-duration histogram's count: in the windows every
+ * location is caught up, so it counts what `polls` counts, without building every location's status each second
+ * (1,000 status objects a second were 2 % of the CPU measured).
+ */
+async function completedTraversals(metrics: ConnectorMetrics): Promise<number> {
+  const { values } = await metrics.traversalDuration.get();
+  return values.find((v) => v.metricName === 'calls_connector_traversal_duration_seconds_count')?.value ?? 0;
+}
+
 /** One window of idle polls, measured second by second. */
-async function window(runtime: ConnectorRuntime, seconds: number, s: Samples): Promise<void> {
+async function window(metrics: ConnectorMetrics, seconds: number, s: Samples): Promise<void> {
+  const polls = () => completedTraversals(metrics);
   const perSecond: number[] = [];
   let peakRss = 0;
-  const startPolls = polls(runtime);
+  const startPolls = await polls();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let last = startPolls;
   for (let i = 0; i < seconds; i++) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const now = polls(runtime);
+    const now = await polls();
     perSecond.push(now - last);
     last = now;
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }
   const cpu = process.cpuUsage(cpu0);
   const elapsed = (performance.now() - t0) / 1000;
-  const idlePolls = polls(runtime) - startPolls;
+  const idlePolls = (await polls()) - startPolls;
   const cpuMs = (cpu.user + cpu.system) / 1000;
   const mean = perSecond.reduce((a, b) => a + b, 0) / perSecond.length;
   const sd = Math.sqrt(perSecond.reduce((a, b) => a + (b - mean) ** 2, 0) / perSecond.length);
@@ -191,7 +202,7 @@ export const idleBench: BenchModule = {
         await session.post('Profiler.enable');
         await session.post('Profiler.start');
       }
-      for (let rep = 0; rep < REPETITIONS; rep++) await window(runtime, windowS, s);
+      for (let rep = 0; rep < REPETITIONS; rep++) await window(metrics, windowS, s);
       if (profile !== undefined) {
         const { profile: taken } = await session.post('Profiler.stop');
         await writeFile(profile, JSON.stringify(taken));

@@ -4,7 +4,7 @@
  * response size, and the limits: request starts paced per limiter scope (a grant, or global) at a rate
  * learned from the API's answers (rate-limit/: AIMD from `requestsPerSecond`, RateLimit headers, the whole
  * scope held on a 429's Retry-After; live requests before backfill ones), and at most `maxConcurrency`
- * requests in flight across every scope (p-queue, live first).
+ * requests in flight across every scope (concurrency-cap.ts: p-queue, live first).
  *
  * One attempt per call: retries are the client's business (calls-api-client.ts). Failures come out as
  * ConnectorErrors: RetriableError API_NETWORK / API_TIMEOUT for transient faults, FatalError API_TLS when
@@ -14,13 +14,13 @@
  * signal's reason, untouched.
  */
 import { createSecureContext, rootCertificates } from 'node:tls';
-import PQueue from 'p-queue';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent } from 'undici';
 import { FatalError, RetriableError } from '../errors/index.js';
 import { statusClass, type ConnectorMetrics } from '../metrics/metrics.js';
 import type { Logger } from '../logging/logger.js';
 import { silentLogger } from '../logging/logger.js';
 import { systemClock, wallTimer, type Clock } from '../time/clock.js';
+import { ConcurrencyCap } from './concurrency-cap.js';
 import { answerClockMs, readAnnounced, readRetryAfter, waitMs } from './rate-limit/headers.js';
 import { HoldNotices } from './rate-limit/hold-notices.js';
 import { RateLimiters, type RateLimitConfig, type RateLimitMetrics } from './rate-limit/registry.js';
@@ -112,7 +112,7 @@ export class HttpTransport implements HttpClient {
   private readonly clock: Clock;
   private readonly origin: string;
   private readonly agent: Agent;
-  private readonly queue: PQueue;
+  private readonly cap: ConcurrencyCap;
   private readonly limiterWaits = new Map<string, Observer>();
   private readonly durations = new Map<string, Observer>();
   private readonly notices: HoldNotices;
@@ -143,7 +143,7 @@ export class HttpTransport implements HttpClient {
           : { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) }),
       },
     });
-    this.queue = new PQueue({ concurrency: options.maxConcurrency });
+    this.cap = new ConcurrencyCap(options.maxConcurrency);
     this.clock = options.clock ?? systemClock;
     const retry = options.retry ?? DEFAULT_HOLDS;
     this.limiters = new RateLimiters(this.clock, {
@@ -198,13 +198,14 @@ export class HttpTransport implements HttpClient {
     const queuedAt = performance.now();
     const scope = this.limiters.scope(request.grant);
     const grant = await scope.acquire(priority, signal);
-    const response = await this.queue.add(
+    const response = await this.cap.run(
       () => {
         const wait = (performance.now() - queuedAt) / 1000;
         this.limiterWait(endpoint).observe(wait);
         return this.timedExchange(endpoint, request, signal);
       },
-      { priority: priority === 'live' ? 1 : 0, ...(signal === undefined ? {} : { signal }) },
+      priority,
+      signal,
     );
     this.feedBack(this.limiters.scopeName(request.grant), scope, grant, response);
     return response;
@@ -283,13 +284,14 @@ export class HttpTransport implements HttpClient {
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     const query = new URLSearchParams(request.query).toString();
-    const url = `${this.origin}${request.path}${query === '' ? '' : `?${query}`}`;
+    const path = `${request.path}${query === '' ? '' : `?${query}`}`;
     this.options.metrics.apiInFlight.inc();
     try {
-      const response = await undiciRequest(url, {
+      const response = await this.agent.request({
+        origin: this.origin,
+        path: parsedPath(this.origin, path),
         method: 'GET',
         headers: request.headers,
-        dispatcher: this.agent,
         signal: controller.signal,
       });
       const body = await readBounded(
@@ -327,9 +329,28 @@ export class HttpTransport implements HttpClient {
 
   async close(): Promise<void> {
     this.limiters.close(new DOMException('the HTTP transport closed', 'AbortError'));
-    this.queue.clear();
+    this.cap.clear();
     await this.agent.close();
   }
+}
+
+/**
+ * A path (with its query) made only of characters a URL parser leaves as they are: no dot segment, nothing the
+ * parser would percent-encode (a space, a quote, a brace, a non-ASCII character) and no fragment. The configured
+ * listing path, a call's path (its uid percent-encoded) and a form-encoded query always are.
+ */
+const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@%/]*(?:\?[\w\-.~!$&()*+,;=:@%/?]*)?$/;
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
+
+/**
+ * `path` as the request sends it: as a URL parser of `origin` + `path` leaves it (the path and the query), the way
+ * undici's `request(url)` sends a URL. A plain path (the connector's own requests) is left as it is without
+ * parsing it; any other is parsed (a dot segment removed, a space percent-encoded).
+ */
+export function parsedPath(origin: string, path: string): string {
+  if (PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path)) return path;
+  const url = new URL(`${origin}${path}`);
+  return `${url.pathname}${url.search}`;
 }
 
 /**

@@ -33,6 +33,7 @@ const KEY_INFO = 'boundary fingerprint v1';
 export const REMEMBERED_CALLS = 10_000;
 
 interface Remembered {
+  uid: string;
   text: string;
   fingerprint: string;
 }
@@ -77,8 +78,14 @@ export class BoundaryFingerprints {
     if (typeof uid !== 'string') return this.text(text);
     const remembered = this.#remembered.get(uid);
     if (remembered !== undefined) this.#remembered.delete(uid);
-    const fingerprint = remembered?.text === text ? remembered.fingerprint : this.text(text);
-    this.#remembered.set(uid, { text, fingerprint });
+    if (remembered?.text === text) {
+      // Moved to the most recent, as it was: the entry (its uid and text) already held, not this listing's copies,
+      // which then die young instead of living until the next idle poll.
+      this.#remembered.set(remembered.uid, remembered);
+      return remembered.fingerprint;
+    }
+    const fingerprint = this.text(text);
+    this.#remembered.set(uid, { uid, text, fingerprint });
     if (this.#remembered.size > REMEMBERED_CALLS) {
       const oldest = this.#remembered.keys().next();
       if (oldest.done !== true) this.#remembered.delete(oldest.value);

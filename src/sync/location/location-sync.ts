@@ -99,7 +99,7 @@ import {
 } from '../ports.js';
 import { readingAhead, type AheadState } from './read-ahead.js';
 import { SignalSteps } from './signal-steps.js';
-import { nextPageRequest, type TraversalSettings } from './traversal.js';
+import { nextPageRequest, sameOffset, type TraversalSettings } from './traversal.js';
 import { TraversalRun } from './traversal-run.js';
 
 export { emptyTotals, type LocationTotals } from './location-counters.js';
@@ -364,7 +364,7 @@ export class LocationSync {
 
     signal?.throwIfAborted();
     const { outcome } = prepared;
-    const offset = offsetAfterPage(this.position, lane, outcome.offset, outcome.complete);
+    const after = offsetAfterPage(this.position, lane, outcome.offset, outcome.complete);
     // A backfill's history lane: its records name the signal, and its merge completes it.
     const backfill = lane === 'history' ? this.position.history?.signal : undefined;
     const origin = {
@@ -375,9 +375,12 @@ export class LocationSync {
       ...(backfill !== undefined && { signal: backfill }),
     };
     const completes = outcome.complete ? backfill : undefined;
-    const commit = pageCommit(this.locationUid, origin, page, offset, this.committed, completes);
+    const commit = pageCommit(this.locationUid, origin, page, after, this.committed, completes);
     const stored = await this.commit(role, traversal, commit, outcome.complete, signal);
     if (stored === 'superseded') return { complete: false, published: 0, lane };
+    // An idle page that leaves the offset as stored keeps the objects already held: the equal copy it built
+    // dies young instead of living an interval (and being promoted to the old generation) per quiet location.
+    const offset = stored === 'idle' && sameOffset(after, this.committed) ? this.committed : after;
     if (stored === 'stored') this.committed = offset;
     if (completes !== undefined) this.signalSteps.merged(completes);
     this.position = offset;

@@ -1,7 +1,12 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { HttpTransport, readCaFile, type HttpTransportOptions } from '../../../src/api/http-transport.js';
+import {
+  HttpTransport,
+  parsedPath,
+  readCaFile,
+  type HttpTransportOptions,
+} from '../../../src/api/http-transport.js';
 import { testMetrics } from '../../support/metrics.js';
 import { eventually } from '../../support/async.js';
 
@@ -182,6 +187,60 @@ describe('HttpTransport', () => {
       await expect(sent).rejects.toBe(reason);
     } finally {
       await close();
+    }
+  });
+
+  it('sends the path and query a URL parser leaves, whether or not the path needed parsing', async () => {
+    const seen: string[] = [];
+    const { transport, close } = await transportTo((req, res) => {
+      seen.push(req.url ?? '');
+      res.end('{}');
+    }, {});
+    try {
+      await transport.send({
+        path: '/v4/calls',
+        query: { order: 'asc', since: '2026-01-01T00:00:00.5+01:00' },
+        headers: {},
+      });
+      await transport.send({ path: '/v4/x/../calls/a b', query: { cursor: "it's (1)" }, headers: {} });
+      await transport.send({ path: '/v4/calls/%7Buid%7D', query: {}, headers: {} });
+    } finally {
+      await close();
+    }
+    expect(seen).toEqual([
+      '/v4/calls?order=asc&since=2026-01-01T00%3A00%3A00.5%2B01%3A00',
+      '/v4/calls/a%20b?cursor=it%27s+%281%29',
+      '/v4/calls/%7Buid%7D',
+    ]);
+  });
+});
+
+describe('parsedPath', () => {
+  it('gives what a URL parser gives for every path, parsing only those it would change', () => {
+    const origin = 'https://api.example.com:8443';
+    const paths = [
+      '/v4/calls',
+      '/v4/calls?order=asc&locationUid=loc-1&limit=100&since=2026-11-29T10%3A00%3A00.123Z',
+      '/v4/calls?cursor=abc%2Bdef%3D%3D&limit=100',
+      '/v4/calls/uid-%C3%A9t%C3%A9',
+      "/v4/calls/it's",
+      "/v4/calls?q=it's",
+      '/v4/./calls',
+      '/v4/x/../calls',
+      '/v4/x/%2e%2E/calls',
+      '/v4/calls/..',
+      '/v4/calls/a b',
+      '/v4/calls/été',
+      '/v4/calls/{uid}',
+      '/v4/calls?q=a b',
+      '/v4/calls#part',
+      '/v4\\calls',
+      '/v4/calls/%zz',
+      '//v4//calls',
+    ];
+    for (const path of paths) {
+      const url = new URL(`${origin}${path}`);
+      expect(parsedPath(origin, path), path).toBe(`${url.pathname}${url.search}`);
     }
   });
 });
