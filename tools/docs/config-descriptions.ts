@@ -47,7 +47,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
     "Extra CA bundle (PEM) trusted besides the system's, e.g. the sandbox's generated certificate. TLS verification is always on.",
   'api.allowInsecureHttp': 'Allow an `http://` base URL (local experiments only).',
   'api.listPath': 'Listing path ("not shown" in the spec).',
-  'api.callPath': 'Single-call path; `{uid}` is replaced.',
+  'api.callPath': 'Single-call path, from the leading `/`; `{uid}` is replaced.',
   'api.itemsField': 'Dotted path of the items array in a listing body.',
   'api.nextCursorField': 'Dotted path of the next cursor; a top-level `nextCursor` is read when absent.',
   'api.callField': 'Dotted path of the call in a single-call body; the body itself when absent.',

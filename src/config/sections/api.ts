@@ -67,7 +67,7 @@ export const apiSchema = z
     allowInsecureHttp: z.boolean().default(false),
     listPath: z.string().startsWith('/').default('/v4/calls'),
     /** `{uid}` is replaced by the URL-encoded call uid. */
-    callPath: z.string().includes('{uid}').default('/v4/calls/{uid}'),
+    callPath: z.string().startsWith('/').includes('{uid}').default('/v4/calls/{uid}'),
     /** Dotted path of the items array in a listing page body. */
     itemsField: z.string().min(1).default('data'),
     /** Dotted path of the next cursor; a top-level `nextCursor` is read when this path is absent. */

@@ -170,6 +170,13 @@ describe('parseConfig', () => {
     expect(error.issues.some((issue) => issue.startsWith('api.pageSize:'))).toBe(true);
   });
 
+  it('rejects a call path without its leading slash, not a path on the API host, and says which key', () => {
+    const error = errorOf(() =>
+      parseConfig({ ...minimal, api: { ...minimal.api, callPath: 'v4/calls/{uid}' } }, { CALLS_TOKEN: 't' }),
+    );
+    expect(error.issues.some((issue) => issue.startsWith('api.callPath:'))).toBe(true);
+  });
+
   it('rejects unknown keys so typos do not silently fall back to defaults', () => {
     const error = errorOf(() =>
       parseConfig({ ...minimal, kafka: { ...minimal.kafka, topik: 'x' } }, { CALLS_TOKEN: 't' }),
