@@ -78,7 +78,7 @@ import { LiveLane } from '../lanes/live-lane.js';
 import { LocationCounters, type LocationTotals } from './location-counters.js';
 import { logCursorRestart, logPage, logSuperseded, logTraversalStarted } from './location-log.js';
 import type { LocationOffset, PrivacyPolicy, RequestHint } from '../model.js';
-import { isIdlePage, pageCommit } from './page-commit.js';
+import { isIdlePage, offsetKept, pageCommit } from './page-commit.js';
 import { assemblePage, pageTally, type PipelineSettings } from './page-pipeline.js';
 import {
   committable,
@@ -99,7 +99,7 @@ import {
 } from '../ports.js';
 import { readingAhead, type AheadState } from './read-ahead.js';
 import { SignalSteps } from './signal-steps.js';
-import { nextPageRequest, sameOffset, type TraversalSettings } from './traversal.js';
+import { nextPageRequest, type TraversalSettings } from './traversal.js';
 import { TraversalRun } from './traversal-run.js';
 
 export { emptyTotals, type LocationTotals } from './location-counters.js';
@@ -378,9 +378,7 @@ export class LocationSync {
     const commit = pageCommit(this.locationUid, origin, page, after, this.committed, completes);
     const stored = await this.commit(role, traversal, commit, outcome.complete, signal);
     if (stored === 'superseded') return { complete: false, published: 0, lane };
-    // An idle page that leaves the offset as stored keeps the objects already held: the equal copy it built
-    // dies young instead of living an interval (and being promoted to the old generation) per quiet location.
-    const offset = stored === 'idle' && sameOffset(after, this.committed) ? this.committed : after;
+    const offset = offsetKept(stored, after, this.committed);
     if (stored === 'stored') this.committed = offset;
     if (completes !== undefined) this.signalSteps.merged(completes);
     this.position = offset;

@@ -70,3 +70,16 @@ export function isIdlePage(commit: PageCommit, position: LocationOffset, committ
     sameOffset({ ...commit.offset, cursor: null }, committed)
   );
 }
+
+/**
+ * The offset a location moves to after a page committed as `stored`: `after`, or, for an idle page that leaves
+ * the offset as stored, the `committed` object already held. The equal copy the page built then dies young
+ * instead of living an interval (and being promoted to the old generation) per quiet location.
+ */
+export function offsetKept(
+  stored: 'stored' | 'idle',
+  after: LocationOffset,
+  committed: LocationOffset,
+): LocationOffset {
+  return stored === 'idle' && sameOffset(after, committed) ? committed : after;
+}

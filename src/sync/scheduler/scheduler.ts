@@ -54,6 +54,7 @@ import {
   type ScheduledLocation,
   type Slot,
 } from './scheduled-location.js';
+import { checkSchedulerSettings } from './scheduler-settings-rule.js';
 import { TurnCredits } from './turn.js';
 import { waitReason, type WaitReason } from './wait-reason.js';
 
@@ -96,16 +97,6 @@ const ONE_SCOPE: RateLimitScopes = {
   heldUntil: () => null,
   ratePerSecond: () => null,
 };
-
-/** Throws a RangeError naming what is wrong with `settings` or `locationUids` (each scheduled once). */
-function checkSchedulerSettings(settings: SchedulerSettings, locationUids: readonly string[]): void {
-  if (!Number.isInteger(settings.maxLocationsInFlight) || settings.maxLocationsInFlight < 1)
-    throw new RangeError('maxLocationsInFlight must be >= 1');
-  if (!Number.isInteger(settings.pagesPerTurn) || settings.pagesPerTurn < 1)
-    throw new RangeError('pagesPerTurn must be >= 1');
-  if (new Set(locationUids).size !== locationUids.length)
-    throw new RangeError('each location may be scheduled once');
-}
 
 export interface SchedulerOptions {
   locations: readonly ScheduledLocation[];

@@ -15,23 +15,7 @@ import {
   type Change,
   type FaultWindow,
 } from '../../../tools/chaos/freshness.js';
-
-const T0 = 1_000_000;
-
-/** A fault from +0 s to +10 s, recovered 3 s after its end, its window until +60 s, a 2 s interval. */
-function window(overrides: Partial<FaultWindow> = {}): FaultWindow {
-  return {
-    kind: 'broker-kill',
-    startMs: T0,
-    endMs: T0 + 10_000,
-    untilMs: T0 + 60_000,
-    recoveryMs: 3_000,
-    allowanceMs: 0,
-    effectiveIntervalMs: 2_000,
-    gaugeMaxMs: 2_000,
-    ...overrides,
-  };
-}
+import { faultWindow as window, T0 } from '../../support/fault-window.js';
 
 /** A quota hold from +12 s to +30 s, committing again 5 s later, its grant asked again within 10 s. */
 const quotaHold = (overrides: Partial<FaultWindow> = {}): FaultWindow =>

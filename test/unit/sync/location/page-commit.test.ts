@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
-import { isIdlePage, pageCommit, type PageOrigin } from '../../../../src/sync/location/page-commit.js';
+import {
+  isIdlePage,
+  offsetKept,
+  pageCommit,
+  type PageOrigin,
+} from '../../../../src/sync/location/page-commit.js';
 import type { AssembledPage } from '../../../../src/sync/location/page-pipeline.js';
 import { sampleCall } from '../../../support/calls.js';
 
@@ -87,5 +92,15 @@ describe('isIdlePage', () => {
     const split = { ...stored, history: { since: AT, cursor: null, watermark: AT, boundary: [], until: AT } };
     const historyOnward = { ...split, history: { ...split.history, cursor: 'h2' } };
     expect(isIdlePage(pageCommit(LOC, origin, nothing, historyOnward, split), split, split)).toBe(false);
+  });
+});
+
+describe('offsetKept', () => {
+  it('keeps the stored object for an idle page whose offset equals it, and the new one otherwise', () => {
+    const equal: LocationOffset = { ...stored, boundary: ['a'] };
+    expect(offsetKept('idle', equal, stored)).toBe(stored);
+    const moved: LocationOffset = { ...stored, cursor: 'c3' };
+    expect(offsetKept('idle', moved, stored)).toBe(moved);
+    expect(offsetKept('stored', equal, stored)).toBe(equal);
   });
 });

@@ -4,24 +4,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FreshnessRecord } from '../../../../tools/chaos/freshness.js';
 import { readFreshnessRecord, rejudge } from '../../../../tools/chaos/rejudge.js';
-
-const T0 = 1_000_000;
+import { faultWindow, T0 } from '../../../support/fault-window.js';
 
 /** A broker kill from +0 s, committing again 3 s after its end at +10 s; its window until +60 s; 2 s polls. */
 const record: FreshnessRecord = {
   phaseStartMs: T0,
-  windows: [
-    {
-      kind: 'broker-kill',
-      startMs: T0,
-      endMs: T0 + 10_000,
-      untilMs: T0 + 60_000,
-      recoveryMs: 3_000,
-      allowanceMs: 0,
-      effectiveIntervalMs: 2_000,
-      gaugeMaxMs: null,
-    },
-  ],
+  windows: [faultWindow({ gaugeMaxMs: null })],
   changes: [
     { uid: 'on-time', locationUid: 'l1', updatedAtMs: 1, madeAtMs: T0 + 5_000, inKafkaAtMs: T0 + 14_000 },
     { uid: 'slow', locationUid: 'l2', updatedAtMs: 1, madeAtMs: T0 + 30_000, inKafkaAtMs: T0 + 39_000 },
