@@ -1,14 +1,18 @@
 /**
- * A history page read through the same-instant group at its lane's watermark (lanes.ts: why a history lane
- * needs it), in bounded pieces. Pure orchestration over a listing function; no clock, no state.
+ * A lane's page read through the same-instant group at its lane's watermark, in bounded pieces. Pure
+ * orchestration over a listing function; no clock, no state. Both lanes read this way (page-reading.ts).
  *
- * A history lane's pages wait for their turns (backfill-queue.ts) longer than the API may keep a cursor
- * alive: the cursor a page hands on is then refused when the next page uses it, and the lane restarts from
- * its watermark W (traversal.ts restartAfterInvalidCursor). If W holds more calls than a page, every page from
- * `since = W` is all boundary duplicates and the next cursor is stale again: the lane never passes W.
- * So a history page that has not listed past W goes on at once with the cursor it was just given, until an
- * item after W is listed, the listing ends (nextCursor null), or the page holds a piece of the group:
- * `piece.calls` calls new to the boundary, with room left in the boundary for every one of them.
+ * A cursor may be refused when a page uses it if it was handed on longer ago than the API keeps cursors
+ * alive: a history page waits for its turn (backfill-queue.ts), and any page, live ones too, waits for the
+ * previous page's single calls and commit, which a bulk import's enrichment can stretch past a short cursor
+ * lifetime. The lane then restarts from its watermark W (traversal.ts restartAfterInvalidCursor). If W holds
+ * more calls than a page, every page from `since = W` starts with boundary duplicates, and the page listing
+ * new calls after them hands on a cursor that expires again while those calls are enriched: one page of
+ * progress per restart (a history lane with pages all duplicates would never pass W at all).
+ * So a page that has not listed past W goes on at once with the cursor it was just given, until an item
+ * after W is listed, the listing ends (nextCursor null), or the page holds a piece of the group:
+ * `piece.calls` calls new to the boundary, with room left in the boundary for every one of them. A restart
+ * then costs one listing of the duplicates and moves the lane on by a piece, not a page.
  *
  * Why a piece may end inside the group: its offset (the cursor handed on, watermark W, the boundary holding
  * every call of the group published so far) resumes exactly in both ways the lane can resume. With the
@@ -20,6 +24,9 @@
  * group's end as one page (its memory grows with the part of the group past the boundary's capacity), and a
  * restart from a W whose boundary overflowed does the same. Memory per page is therefore about
  * `piece.calls` calls plus the boundary's duplicates while the boundary can hold the group.
+ *
+ * A page that lists past W at once (every poll of a caught-up location, the first page of a group) is one
+ * listing, as asked.
  */
 import { compareInstants, parseInstant, type Instant } from '../../time/instant.js';
 import type { BoundaryBounds } from './lanes.js';
@@ -30,7 +37,7 @@ import { boundaryEntryBytes } from '../location/traversal.js';
 /** One listing request, as the page's reader makes it (its priority bound). */
 export type ListPage = (request: PageRequest, signal?: AbortSignal) => Promise<ListedPage>;
 
-/** How large a piece of a same-instant group one history page holds. */
+/** How large a piece of a same-instant group one page holds. */
 export interface GroupPiece {
   /** Calls new to the boundary after which the page may end inside the group (lanes.groupPieceSize). */
   calls: number;
@@ -111,9 +118,10 @@ export async function listThroughGroup(
   piece: GroupPiece | null,
   signal?: AbortSignal,
 ): Promise<ListedPage> {
-  const past = from.watermark === null ? null : parseInstant(from.watermark);
   let listed = await list(request, signal);
-  if (listed.nextCursor === null || listsPast(listed.items, past)) return listed;
+  if (listed.nextCursor === null) return listed;
+  const past = from.watermark === null ? null : parseInstant(from.watermark);
+  if (listsPast(listed.items, past)) return listed;
   const room = piece === null ? null : new BoundaryRoom(from, piece.bounds);
   room?.list(listed.items);
   const holdsPiece = (): boolean =>

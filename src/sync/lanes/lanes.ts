@@ -53,7 +53,7 @@ export interface LaneSettings {
    */
   historyPageSize?: number;
   /**
-   * Calls of a same-instant group one history page publishes (group-read.ts), while the lane's boundary can
+   * Calls of a same-instant group one page of either lane publishes (group-read.ts), while the lane's boundary can
    * hold the group: a bulk import at one instant is committed in pieces of this size, not as one page.
    * Unset: DEFAULT_GROUP_PIECE_SIZE.
    */

@@ -8,11 +8,8 @@ import type { Clock } from '../../time/clock.js';
 import type { CommittedPage, LaneRole } from './lane-role.js';
 import type { LocationCounters } from '../location/location-counters.js';
 import { logTraversalComplete } from '../location/location-log.js';
-import type { ListPage } from './group-read.js';
-import type { BoundaryBounds } from './lanes.js';
-import type { LaneOffset, LocationOffset, RequestHint } from '../model.js';
+import type { LocationOffset, RequestHint } from '../model.js';
 import type { PreparedPage } from '../location/page-pipeline.js';
-import type { ListedPage, PageRequest } from '../ports.js';
 import { LIVE_HINT, requestHint } from '../location/priority.js';
 import { ReadAhead } from '../location/read-ahead.js';
 import type { TraversalRun } from '../location/traversal-run.js';
@@ -48,16 +45,6 @@ export class LiveLane implements LaneRole {
   readonly readAhead = new ReadAhead();
 
   constructor(private readonly options: LiveLaneOptions) {}
-
-  list(
-    list: ListPage,
-    request: PageRequest,
-    _from: LaneOffset,
-    _bounds: BoundaryBounds,
-    signal?: AbortSignal,
-  ): Promise<ListedPage> {
-    return list(request, signal);
-  }
 
   /** A split location's live lane is live; a location that is not split is live once caught up (priority.ts). */
   hint(position: LocationOffset, traversalsCompleted: number): RequestHint {

@@ -1,7 +1,8 @@
 /**
- * LocationSync's history lane through a large same-instant group (a bulk import at one instant): read in
+ * LocationSync through a large same-instant group (a bulk import at one instant): a history lane's read in
  * bounded pieces while the boundary can hold the group, and merged within a bounded number of single-call
- * requests when some of them fail (the page's answers survive its retry).
+ * requests when some of them fail (the page's answers survive its retry); a live lane's read through the
+ * group when its single calls outlive the API's cursors.
  */
 import { describe, expect, it } from 'vitest';
 import { mapListedItem, mapSingleCall } from '../../../../src/api/call-mapper.js';
@@ -13,7 +14,11 @@ import { DEFAULT_LANE_SETTINGS } from '../../../../src/sync/lanes/lanes.js';
 import { LocationSync } from '../../../../src/sync/location/location-sync.js';
 import type { SingleCall } from '../../../../src/sync/model.js';
 import type { CallsApi, ListedPage, PageCommit, PageRequest } from '../../../../src/sync/ports.js';
+import { ManualClock } from '../../../support/clock.js';
+import { FakeCallsApi, type FakeCall } from '../../../support/sync/fake-calls-api.js';
 import { InMemorySink } from '../../../support/sync/in-memory-sink.js';
+import { metricValue } from '../../../support/sync/location-sync-fixture.js';
+import { publishedVersions } from '../../../support/sync/published-versions.js';
 import { unitLocationSync } from '../../../support/sync/unit-location-sync.js';
 
 const LOC = '11111111-1111-1111-1111-111111111111';
@@ -166,5 +171,91 @@ describe('LocationSync through a large same-instant group', () => {
     expect(published).toHaveLength(size);
     expect(new Set(published).size).toBe(size);
     expect(api.gets).toBeLessThan(1.1 * size);
+  });
+});
+
+/** A fake API whose single calls each take `getMs` of the clock, and whose cursors live `cursorMs`. */
+class SlowSingleCalls extends FakeCallsApi {
+  constructor(
+    calls: FakeCall[],
+    private readonly clock: ManualClock,
+    private readonly getMs: number,
+    cursorMs: number,
+  ) {
+    super(calls);
+    this.cursorLifetime = { ms: cursorMs, now: () => clock.now() };
+  }
+
+  override async getCall(uid: string): Promise<SingleCall | null> {
+    this.clock.advance(this.getMs);
+    return super.getCall(uid);
+  }
+}
+
+describe("LocationSync's live lane through a same-instant group", () => {
+  const second = (s: number) => `2026-11-24T10:00:${String(s).padStart(2, '0')}Z`;
+  const liveCall = (uid: string, s: number): FakeCall => ({ uid, locationUid: LOC, updatedAt: second(s) });
+  const group = Array.from({ length: 12 }, (_, i) => liveCall(`g${String(i).padStart(2, '0')}`, 5));
+  const data = [...group, liveCall('z', 6)];
+
+  function buildLive(pieceCalls: number) {
+    // Pages of 3 calls whose single calls take 20 ms each (60 ms a page); a cursor lives 50 ms.
+    const clock = new ManualClock(Date.parse(second(30)));
+    const api = new SlowSingleCalls(data, clock, 20, 50);
+    const sink = new InMemorySink();
+    const metrics = testMetrics();
+    const sync = unitLocationSync({
+      locationUid: LOC,
+      api,
+      enricher: new Enricher({ api, enabled: true, concurrency: 1, clock }),
+      sink,
+      metrics,
+      clock,
+      settings: {
+        pageSize: 3,
+        lanes: { ...DEFAULT_LANE_SETTINGS, enabled: false, groupPieceSize: pieceCalls },
+      },
+    });
+    return { api, sync, sink, metrics };
+  }
+
+  async function traverse(sync: LocationSync): Promise<void> {
+    for (let page = 0; page < 40; page++) if ((await sync.runPage()).complete) return;
+    throw new Error('the traversal did not complete in 40 pages');
+  }
+
+  it('restarts once for a group of four pages whose single calls outlive a cursor, reading the rest at once from the watermark', async () => {
+    const { api, sync, sink, metrics } = buildLive(1_000);
+    await traverse(sync);
+    const published = publishedVersions(sink);
+    for (const c of data) expect(published.get(c.uid)).toEqual([c.updatedAt]);
+    const restarts = await metricValue(metrics, 'calls_connector_cursor_restarts_total', {
+      reason: 'invalid_cursor',
+    });
+    // Listing each page on its own: every cursor waited for a page's single calls, 4 restarts, 19 listings.
+    // Here the first page's cursor expires; from the watermark, its 3 duplicates and the 9 calls and z after
+    // them are listed at once: 1 + 1 + 5 listings.
+    expect({ expired: api.expiredCursors, restarts, listings: api.requests.length }).toEqual({
+      expired: 1,
+      restarts: 1,
+      listings: 7,
+    });
+  });
+
+  it('moves on by a piece of lanes.groupPieceSize calls per restart when the group is larger', async () => {
+    const { api, sync, sink, metrics } = buildLive(4);
+    await traverse(sync);
+    const published = publishedVersions(sink);
+    for (const c of data) expect(published.get(c.uid)).toEqual([c.updatedAt]);
+    const restarts = await metricValue(metrics, 'calls_connector_cursor_restarts_total', {
+      reason: 'invalid_cursor',
+    });
+    // [g00 g01 g02]; then g03..g08 (a piece: 4 or more new calls, ended by the listing that completes it);
+    // then g09..g11 and z.
+    expect({ expired: api.expiredCursors, restarts, commits: sink.commits }).toEqual({
+      expired: 2,
+      restarts: 2,
+      commits: 3,
+    });
   });
 });

@@ -57,8 +57,8 @@ describe('LocationSync restarts', () => {
   it('gives up for now after repeated cursor rejections without progress', async () => {
     const api = new FakeCallsApi([...group(7, 2)]);
     const { sync } = build(api);
+    api.expireNextCursors = 100; // every cursor, from the first page's (read ahead while it commits)
     await sync.runPage();
-    api.expireNextCursors = 100;
     const error = await runTraversal(sync).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetriableError);
     expect((error as RetriableError).code).toBe('CURSOR_RESTARTS_EXHAUSTED');
