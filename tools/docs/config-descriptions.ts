@@ -193,7 +193,7 @@ export const KEY_DESCRIPTIONS: Readonly<Record<string, KeyDescription>> = {
   'lanes.overlapMs':
     'T0 is the first `updatedAt` the API lists at or before its newest less this, exactly as the API wrote it, so changes the API writes slightly out of order are not missed.',
   'lanes.groupPieceSize':
-    "Calls of a same-instant group (a bulk import at one instant) one page of either lane publishes, while the lane's boundary (`poll.boundaryCap` and the offsets topic's byte budget) can hold the whole group, so a restart from that instant resumes exactly; past that, the rest of the group is read as one page. Bounds a large group's memory and the requests a failed page repeats, and lets a page whose cursor expired resume a piece further on.",
+    "Calls of a same-instant group (a bulk import at one instant) one history page publishes, and a live lane lists ahead of its pages, while the lane's boundary (`poll.boundaryCap` and the offsets topic's byte budget) can hold the whole group, so a restart from that instant resumes exactly; past that, the rest of the group is read as one page. Bounds a large group's memory and the requests a failed page repeats, and lets a lane whose cursor expired move on by a piece per restart.",
   'lanes.historyPageSize':
     "`limit` of the history lane's pages (at most `api.pageSize`). History pages are read in the background and committed in short turns; shorter pages bound what waits in memory, for one more listing request per this many calls.",
   'lanes.splitBacklogMs':

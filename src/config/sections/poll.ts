@@ -66,7 +66,8 @@ export const lanesSchema = z
      */
     historyPageSize: z.number().int().min(1).max(100).default(20),
     /**
-     * Calls of a same-instant group (a bulk import at one instant) one page of either lane publishes while the
+     * Calls of a same-instant group (a bulk import at one instant) one history page publishes, and a live lane
+     * lists ahead, while the
      * boundary (poll.boundaryCap) can hold the group; past it the rest of the group is one page.
      */
     groupPieceSize: z.number().int().min(1).max(100_000).default(1_000),

@@ -7,7 +7,9 @@
  *   the marks of those pages (the one in its turn, the one read ahead), so a history page drops a call the
  *   live lane published newer since its listing;
  * - the backfill figures (backfill.ts), in step with the lane's position, and their metrics;
- * - the prefetch: its read-ahead, which the scheduler asks about (historyAhead) and starts between turns.
+ * - the prefetch: its read-ahead, which the scheduler asks about (historyAhead) and starts between turns;
+ * - its listing: a page reads through the same-instant group at the lane's watermark (group-read.ts), so
+ *   cursors that expire while pages wait for their turns cannot keep the lane from T0.
  */
 import {
   backfillFiguresAfter,
@@ -20,9 +22,11 @@ import type { CommittedPage, LaneRole } from './lane-role.js';
 import type { LocationCounters } from '../location/location-counters.js';
 import { logHistoryPage, logLanesMerged } from '../location/location-log.js';
 import { LiveWindow, withoutSupersededByLive } from './live-window.js';
-import type { LocationOffset, RequestHint } from '../model.js';
+import { listThroughGroup, type ListPage } from './group-read.js';
+import { DEFAULT_GROUP_PIECE_SIZE, type BoundaryBounds } from './lanes.js';
+import type { LaneOffset, LocationOffset, RequestHint } from '../model.js';
 import type { PreparedPage } from '../location/page-pipeline.js';
-import type { SyncMetrics } from '../ports.js';
+import type { ListedPage, PageRequest, SyncMetrics } from '../ports.js';
 import { BACKFILL_HINT } from '../location/priority.js';
 import { ReadAhead, type AheadState, type KeepFresh, type PageAhead } from '../location/read-ahead.js';
 import { SplitCheck, type SplitCheckOptions } from './split-check.js';
@@ -110,6 +114,21 @@ export class HistoryLane implements LaneRole {
     if (this.mark === null) return;
     this.mark = null;
     this.window.prune(this.readAhead.mark ?? null);
+  }
+
+  /**
+   * A history page reads through the same-instant group at its watermark, in pieces of
+   * lanes.groupPieceSize calls while `bounds` hold the group (group-read.ts: why).
+   */
+  list(
+    list: ListPage,
+    request: PageRequest,
+    from: LaneOffset,
+    bounds: BoundaryBounds,
+    signal?: AbortSignal,
+  ): Promise<ListedPage> {
+    const calls = this.options.lanes?.groupPieceSize ?? DEFAULT_GROUP_PIECE_SIZE;
+    return listThroughGroup(list, request, from, { calls, bounds }, signal);
   }
 
   hint(): RequestHint {

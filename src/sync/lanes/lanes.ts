@@ -53,8 +53,8 @@ export interface LaneSettings {
    */
   historyPageSize?: number;
   /**
-   * Calls of a same-instant group one page of either lane publishes (group-read.ts), while the lane's boundary can
-   * hold the group: a bulk import at one instant is committed in pieces of this size, not as one page.
+   * Calls of a same-instant group one history page publishes, and a live lane lists ahead (group-read.ts),
+   * while the lane's boundary can hold the group: a bulk import at one instant is read in pieces of this size.
    * Unset: DEFAULT_GROUP_PIECE_SIZE.
    */
   groupPieceSize?: number;

@@ -8,8 +8,12 @@ import type { Clock } from '../../time/clock.js';
 import type { CommittedPage, LaneRole } from './lane-role.js';
 import type { LocationCounters } from '../location/location-counters.js';
 import { logTraversalComplete } from '../location/location-log.js';
-import type { LocationOffset, RequestHint } from '../model.js';
+import { listGroupPages, type ListPage } from './group-read.js';
+import { ListedPages } from './listed-pages.js';
+import type { BoundaryBounds } from './lanes.js';
+import type { LaneOffset, LocationOffset, RequestHint } from '../model.js';
 import type { PreparedPage } from '../location/page-pipeline.js';
+import type { ListedPage, PageRequest } from '../ports.js';
 import { LIVE_HINT, requestHint } from '../location/priority.js';
 import { ReadAhead } from '../location/read-ahead.js';
 import type { TraversalRun } from '../location/traversal-run.js';
@@ -35,6 +39,8 @@ export interface LiveListener {
 
 export interface LiveLaneOptions {
   listener: LiveListener;
+  /** Calls new to the boundary a listing through a same-instant group holds (lanes.groupPieceSize). */
+  groupPieceSize: number;
   counters: Pick<LocationCounters, 'traversalCompleted'>;
   logger: Logger;
   clock: Clock;
@@ -43,8 +49,28 @@ export interface LiveLaneOptions {
 export class LiveLane implements LaneRole {
   readonly lane = 'live';
   readonly readAhead = new ReadAhead();
+  private readonly listedAhead = new ListedPages();
 
   constructor(private readonly options: LiveLaneOptions) {}
+
+  /**
+   * A live page: listed ahead through a same-instant group when the page before it was, else listed now,
+   * through the group at its watermark page by page (group-read.ts listGroupPages): the pages after the
+   * first are held for the pages after this one (listed-pages.ts), unless this listing was cancelled.
+   */
+  async list(
+    list: ListPage,
+    request: PageRequest,
+    from: LaneOffset,
+    _bounds: BoundaryBounds,
+    signal?: AbortSignal,
+  ): Promise<ListedPage> {
+    const held = this.listedAhead.take(request);
+    if (held !== null) return held;
+    const pages = await listGroupPages(list, request, from, this.options.groupPieceSize, signal);
+    if (pages.length > 1 && signal?.aborted !== true) this.listedAhead.hold(pages.slice(1));
+    return pages[0].listed;
+  }
 
   /** A split location's live lane is live; a location that is not split is live once caught up (priority.ts). */
   hint(position: LocationOffset, traversalsCompleted: number): RequestHint {

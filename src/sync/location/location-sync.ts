@@ -3,8 +3,7 @@
  * progress of each lane, and sequences the parts, none of which calls another:
  * - the listing (CallsApi, whose items arrive mapped) and the paginator rules (traversal.ts);
  * - the page pipeline (page-pipeline.ts: map, boundary dedupe, enrich, privacy, tombstones, dead letters);
- * - how a lane's page is read, listed through a same-instant group and prepared at its priority
- *   (page-reading.ts);
+ * - how a lane's page is read, listed as the lane lists and prepared at its priority (page-reading.ts);
  * - the read-ahead (read-ahead.ts): while a page that is not the traversal's last commits, the next one is
  *   listed and prepared from the offset it will store; only that work is done ahead, the cursor-loop check,
  *   the metrics and the commit happen when the page's turn comes, in order;
@@ -177,8 +176,6 @@ export class LocationSync {
   private busy = false;
   private readonly traversalSettings: TraversalSettings;
   private readonly pipeline: PipelineSettings;
-  /** Calls of a same-instant group one page of either lane holds (lanes.groupPieceSize, group-read.ts). */
-  private readonly groupPieceSize: number;
   /** The history lane's own state (history-lane.ts); also the history lane's role. */
   private readonly history: HistoryLane;
   private readonly roles: Record<Lane, LaneRole>;
@@ -206,7 +203,6 @@ export class LocationSync {
       fingerprints: settings.fingerprints,
       ...(settings.tombstoneGone !== undefined && { tombstoneGone: settings.tombstoneGone }),
     };
-    this.groupPieceSize = settings.lanes?.groupPieceSize ?? DEFAULT_GROUP_PIECE_SIZE;
     this.commits = new CommitDriver({ sink: options.sink, retry: settings.commitRetry, clock });
     this.answers = { enricher: options.enricher, clock, maxEnrichmentAgeMs: settings.maxEnrichmentAgeMs };
     const counters = new LocationCounters(metrics, locationUid);
@@ -223,7 +219,8 @@ export class LocationSync {
       metrics,
       keepFresh: keepingFresh(this.answers, () => this.hint(this.history)),
     });
-    const live = new LiveLane({ listener: this.history, counters, logger, clock });
+    const groupPieceSize = settings.lanes?.groupPieceSize ?? DEFAULT_GROUP_PIECE_SIZE;
+    const live = new LiveLane({ listener: this.history, groupPieceSize, counters, logger, clock });
     this.roles = { live, history: this.history };
     this.history.track(this.position, 0);
     this.signalSteps = new SignalSteps({
@@ -338,7 +335,7 @@ export class LocationSync {
     if (request.kind === 'next') traversal.detector.sent(request.cursor);
     const ahead = role.readAhead.take(readAheadKey(this.position, lane), request);
     role.pageBegins(ahead);
-    const reader = pageReader(this.options, from, request, pipeline, this.hint(role), this.groupPieceSize);
+    const reader = pageReader(this.options, role, from, request, pipeline, this.hint(role));
     let listed: ListedPage;
     try {
       listed = await (ahead?.listed ?? reader.list(signal));
@@ -403,11 +400,11 @@ export class LocationSync {
     // The pipeline of the page after this one: its bounds are the other lane's as this commit leaves it.
     const reader = pageReader(
       this.options,
+      role,
       from,
       request,
       lanePipeline(this.pipeline, offset, lane),
       this.hint(role),
-      this.groupPieceSize,
     );
     const read = readingAhead(reader, role.aheadMark());
     role.readAhead.start(readAheadKey(offset, lane), request, read, signal);

@@ -1,13 +1,13 @@
 /**
- * How a lane's page is read, in its turn or ahead (read-ahead.ts PageReader): listed through the same-instant
- * group at the lane's watermark (group-read.ts), then prepared (page-pipeline.ts), both at the lane's
- * priority; and its single-call answers asked again before they pass privacy.maxEnrichmentAgeMs
- * (Enricher.refresh), in the background while a page waits for its turn, so privacy is never decided by an
- * old answer and the turn holds the location only for its commit.
+ * How a lane's page is read, in its turn or ahead (read-ahead.ts PageReader): listed as the lane lists
+ * (LaneRole.list: both lanes through the same-instant group, group-read.ts), then prepared
+ * (page-pipeline.ts), both at the lane's priority; and its single-call answers asked again before they pass
+ * privacy.maxEnrichmentAgeMs (Enricher.refresh), in the background while a page waits for its turn, so
+ * privacy is never decided by an old answer and the turn holds the location only for its commit.
  */
 import type { Clock } from '../../time/clock.js';
 import { answerOlderThan, type Enricher } from './enricher.js';
-import { listThroughGroup } from '../lanes/group-read.js';
+import type { LaneRole } from '../lanes/lane-role.js';
 import type { LaneOffset, RequestHint } from '../model.js';
 import { preparePage, type PipelineSettings, type PreparedPage } from './page-pipeline.js';
 import type { CallsApi, PageRequest } from '../ports.js';
@@ -20,22 +20,19 @@ export interface PageSources {
 }
 
 /**
- * How a lane's page of `request` from `from` is read: listed through the same-instant group at the lane's
- * watermark, in pieces of `pieceCalls` calls while `pipeline`'s boundary bounds hold the group
- * (group-read.ts, lanes.groupPieceSize), then prepared (page-pipeline.ts) with `pipeline`, both at priority
- * `hint`.
+ * How `role`'s page of `request` from `from` is read: listed as the lane lists (LaneRole.list), then prepared
+ * (page-pipeline.ts) with `pipeline`, both at priority `hint`.
  */
 export function pageReader(
   { api, enricher }: PageSources,
+  role: Pick<LaneRole, 'list'>,
   from: LaneOffset,
   request: PageRequest,
   pipeline: PipelineSettings,
   hint: RequestHint,
-  pieceCalls: number,
 ): PageReader {
-  const piece = { calls: pieceCalls, bounds: pipeline };
   return {
-    list: (signal) => listThroughGroup((r, s) => api.listPage(r, s, hint), request, from, piece, signal),
+    list: (signal) => role.list((r, s) => api.listPage(r, s, hint), request, from, pipeline, signal),
     prepare: (listed, signal) => preparePage(from, listed, pipeline, enricher, signal, hint),
   };
 }

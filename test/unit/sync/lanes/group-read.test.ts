@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listThroughGroup, type ListPage } from '../../../../src/sync/lanes/group-read.js';
+import { listGroupPages, listThroughGroup, type ListPage } from '../../../../src/sync/lanes/group-read.js';
 import type { LaneOffset, MappedItem } from '../../../../src/sync/model.js';
 import type { ListedPage, PageRequest } from '../../../../src/sync/ports.js';
 import { listedCall } from '../../../support/sync/prepared-page.js';
@@ -122,5 +122,47 @@ describe('listThroughGroup', () => {
       });
       expect(uids(restarted)).toHaveLength(13);
     });
+  });
+});
+
+describe('listGroupPages', () => {
+  const groupOf = (n: number): ListedPage[] => {
+    const pages: ListedPage[] = [];
+    for (let i = 0; i < n; i += 2)
+      pages.push({ items: [item(`g${i}`, W), item(`g${i + 1}`, W)], nextCursor: `c${i + 2}` });
+    pages.push({ items: [item('after', '2026-11-24T10:06:00Z')], nextCursor: null });
+    return pages;
+  };
+
+  it('gives each page as listed, with the request that listed it, through the group and to the first page past it', async () => {
+    const { list } = scripted(groupOf(4));
+    const pages = await listGroupPages(list, first, at(), 100);
+    expect(pages.map((p) => p.request)).toEqual([
+      first,
+      { kind: 'next', locationUid: LOC, cursor: 'c2', limit: 2 },
+      { kind: 'next', locationUid: LOC, cursor: 'c4', limit: 2 },
+    ]);
+    expect(pages.map((p) => uids(p.listed))).toEqual([['g0', 'g1'], ['g2', 'g3'], ['after']]);
+  });
+
+  it('stops once the pages hold the given number of calls new to the boundary, its duplicates not counted', async () => {
+    const { list, requests } = scripted(groupOf(20));
+    const pages = await listGroupPages(list, first, at(['g0', 'g1', 'g2', 'g3']), 3);
+    expect(pages.map((p) => uids(p.listed))).toEqual([
+      ['g0', 'g1'],
+      ['g2', 'g3'],
+      ['g4', 'g5'],
+      ['g6', 'g7'],
+    ]);
+    expect(pages.at(-1)?.listed.nextCursor).toBe('c8');
+    expect(requests).toHaveLength(4);
+  });
+
+  it('is the one page asked for when it lists past the watermark', async () => {
+    const { list, requests } = scripted([
+      { items: [item('a', W), item('b', '2026-11-24T10:06:00Z')], nextCursor: 'c1' },
+    ]);
+    expect(await listGroupPages(list, first, at(), 100)).toHaveLength(1);
+    expect(requests).toHaveLength(1);
   });
 });

@@ -4,8 +4,14 @@ import { LiveLane } from '../../../../src/sync/lanes/live-lane.js';
 import { EMPTY_OFFSET, type LocationOffset } from '../../../../src/sync/model.js';
 import { TraversalRun } from '../../../../src/sync/location/traversal-run.js';
 import { clockReading } from '../../../support/clock.js';
-import { preparedPage } from '../../../support/sync/prepared-page.js';
+import { listedCall, preparedPage } from '../../../support/sync/prepared-page.js';
+import type { MappedItem } from '../../../../src/sync/model.js';
+import type { ListedPage, PageRequest } from '../../../../src/sync/ports.js';
 
+const listedItem = (uid: string, updatedAt: string): MappedItem => ({
+  ok: true,
+  call: listedCall(uid, updatedAt, 'loc'),
+});
 const NOW = Date.parse('2026-11-24T12:00:00Z');
 const T0 = '2026-11-24T11:00:00Z';
 const split: LocationOffset = {
@@ -19,6 +25,7 @@ function lane() {
   const completed: boolean[] = [];
   const live = new LiveLane({
     listener: { liveCommitted: (calls) => notified.push(calls.map((c) => c.uid)) },
+    groupPieceSize: 1_000,
     counters: { traversalCompleted: (_startedAt, _now, caughtUp) => completed.push(caughtUp ?? true) },
     logger: silentLogger(),
     clock: clockReading(() => NOW),
@@ -69,5 +76,52 @@ describe('LiveLane', () => {
     live.traversalEnded(traversal, NOW, split);
     live.traversalEnded(traversal, NOW, EMPTY_OFFSET);
     expect(completed).toEqual([false, true]);
+  });
+
+  it('lists through a same-instant group at once and hands the pages after the first to its next pages, with no request', async () => {
+    const { live } = lane();
+    const W = '2026-11-24T11:00:00Z';
+    const item = (uid: string) => listedItem(uid, W);
+    const listing: ListedPage[] = [
+      { items: [item('a'), item('b')], nextCursor: 'c1' },
+      { items: [item('c'), item('d')], nextCursor: 'c2' },
+      { items: [listedItem('e', '2026-11-24T11:00:01Z')], nextCursor: null },
+    ];
+    const requests: PageRequest[] = [];
+    const list = (request: PageRequest) => {
+      requests.push(request);
+      return Promise.resolve(listing[requests.length - 1] ?? { items: [], nextCursor: null });
+    };
+    const from = { ...EMPTY_OFFSET, since: W, watermark: W, boundary: ['a', 'b'] };
+    const first: PageRequest = { kind: 'first', locationUid: 'loc', since: W, order: 'asc', limit: 2 };
+    const bounds = { boundaryCap: 100 };
+    expect(await live.list(list, first, from, bounds)).toBe(listing[0]);
+    expect(requests).toHaveLength(3);
+    const second: PageRequest = { kind: 'next', locationUid: 'loc', cursor: 'c1', limit: 2 };
+    expect(await live.list(list, second, from, bounds)).toBe(listing[1]);
+    expect(await live.list(list, { ...second, cursor: 'c2' }, from, bounds)).toBe(listing[2]);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('holds nothing from a listing that was cancelled meanwhile', async () => {
+    const { live } = lane();
+    const W = '2026-11-24T11:00:00Z';
+    const cancel = new AbortController();
+    let sent = 0;
+    const list = (request: PageRequest): Promise<ListedPage> => {
+      sent += 1;
+      if (request.kind === 'first') return Promise.resolve({ items: [listedItem('a', W)], nextCursor: 'c1' });
+      cancel.abort(); // the page read ahead was dropped while its listing went on through the group
+      return Promise.resolve({ items: [listedItem('b', W)], nextCursor: null });
+    };
+    const from = { ...EMPTY_OFFSET, since: W, watermark: W, boundary: [] };
+    const first: PageRequest = { kind: 'first', locationUid: 'loc', since: W, order: 'asc', limit: 1 };
+    await live.list(list, first, from, { boundaryCap: 100 }, cancel.signal);
+    expect(sent).toBe(2);
+    const before = sent;
+    await live.list(list, { kind: 'next', locationUid: 'loc', cursor: 'c1', limit: 1 }, from, {
+      boundaryCap: 100,
+    });
+    expect(sent).toBe(before + 1);
   });
 });

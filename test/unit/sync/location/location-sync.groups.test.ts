@@ -242,7 +242,7 @@ describe("LocationSync's live lane through a same-instant group", () => {
     });
   });
 
-  it('moves on by a piece of lanes.groupPieceSize calls per restart when the group is larger', async () => {
+  it('lists a piece of lanes.groupPieceSize calls ahead per restart when the group is larger, and commits it page by page', async () => {
     const { api, sync, sink, metrics } = buildLive(4);
     await traverse(sync);
     const published = publishedVersions(sink);
@@ -250,12 +250,14 @@ describe("LocationSync's live lane through a same-instant group", () => {
     const restarts = await metricValue(metrics, 'calls_connector_cursor_restarts_total', {
       reason: 'invalid_cursor',
     });
-    // [g00 g01 g02]; then g03..g08 (a piece: 4 or more new calls, ended by the listing that completes it);
-    // then g09..g11 and z.
+    // [g00 g01 g02]; its cursor expires. From the watermark: a page of duplicates, then g03..g08 listed at
+    // once (4 or more new calls: a piece) and committed as two pages; the cursor after them expires. From the
+    // watermark again: three pages of duplicates, then g09..g11 and z, two pages. Nine commits: five publish,
+    // and each page of duplicates commits the cursor it moved to (the store must forget the rejected one).
     expect({ expired: api.expiredCursors, restarts, commits: sink.commits }).toEqual({
       expired: 2,
       restarts: 2,
-      commits: 3,
+      commits: 9,
     });
   });
 });
