@@ -173,7 +173,7 @@ export function freshnessLines(summary: Pick<RunSummary, 'freshness' | 'lateChan
     ...(summary.lateChanges.length === 0
       ? []
       : [
-          'Late changes (reported, not violations: the run was not asked to hold freshness, `--hold-freshness`):',
+          "Late changes reported, not violations (a fault's late changes when the run was not asked to hold freshness, `--hold-freshness`; the webhook changes' p99 outside the faults over its goal always, a goal `npm run bench -- webhooks` holds):",
           '',
           ...summary.lateChanges.map((late) => `- ${late}`),
           '',

@@ -460,10 +460,9 @@ export class ChaosRun {
         .join('\n'),
     );
     this.summary.violations.push(...figures.violations);
-    if (figures.late !== null) {
-      if (this.options.holdFreshness) this.summary.violations.push(figures.late);
-      else this.summary.lateChanges.push(figures.late);
-    }
+    // Reported, never a violation: a percentile over the few dozen changes made outside the faults, on a machine
+    // the run shares with its stack. The goal is held by `npm run bench -- webhooks` over thousands of changes.
+    if (figures.late !== null) this.summary.lateChanges.push(figures.late);
   }
 
   private async runChecker(operator: Operator): Promise<void> {
