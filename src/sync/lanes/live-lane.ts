@@ -54,9 +54,10 @@ export class LiveLane implements LaneRole {
   constructor(private readonly options: LiveLaneOptions) {}
 
   /**
-   * A live page: listed ahead through a same-instant group when the page before it was, else listed now,
-   * through the group at its watermark page by page (group-read.ts listGroupPages): the pages after the
-   * first are held for the pages after this one (listed-pages.ts), unless this listing was cancelled.
+   * A live page: listed ahead through a same-instant group when the page before it was (or when it is a
+   * retry of such a page), else listed now, through the group at its watermark page by page (group-read.ts
+   * listGroupPages): the pages after the first are held for the pages after this one (listed-pages.ts),
+   * unless this listing was cancelled.
    */
   async list(
     list: ListPage,

@@ -213,6 +213,7 @@ describe("LocationSync's live lane through a same-instant group", () => {
       clock,
       settings: {
         pageSize: 3,
+        commitRetry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 },
         lanes: { ...DEFAULT_LANE_SETTINGS, enabled: false, groupPieceSize: pieceCalls },
       },
     });
@@ -240,6 +241,21 @@ describe("LocationSync's live lane through a same-instant group", () => {
       restarts: 1,
       listings: 7,
     });
+  });
+
+  it('hands a page whose commit failed the listing it was given ahead again, with no new listing', async () => {
+    const { api, sync, sink, metrics } = buildLive(1_000);
+    // After the restart the group's rest is listed at once and held; the second page taken from it fails to commit.
+    while (sink.commits < 2) await sync.runPage();
+    sink.failNext(1);
+    await expect(sync.runPage()).rejects.toBeInstanceOf(RetriableError);
+    await traverse(sync);
+    const published = publishedVersions(sink);
+    for (const c of data) expect(published.get(c.uid)).toEqual([c.updatedAt]);
+    const restarts = await metricValue(metrics, 'calls_connector_cursor_restarts_total', {
+      reason: 'invalid_cursor',
+    });
+    expect({ restarts, listings: api.requests.length }).toEqual({ restarts: 1, listings: 7 });
   });
 
   it('lists a piece of lanes.groupPieceSize calls ahead per restart when the group is larger, and commits it page by page', async () => {
