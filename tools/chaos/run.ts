@@ -422,11 +422,7 @@ export class ChaosRun {
         untilMs,
         recoveryMs: committedRecoveryMs(f.recoveryMs, f.endMs ?? untilMs, this.publications),
         ...(f.handoverMs !== undefined && { handoverMs: f.handoverMs }),
-        allowanceMs: ownRecoveryAllowanceMs(f.kind, {
-          maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,
-          stoppedRetryInitialDelayMs: profile.stoppedRetryInitialDelayMs ?? 60_000,
-          ...LEARNED_RATE_PROBE,
-        }),
+        allowanceMs: this.kindAllowanceMs(f.kind),
         effectiveIntervalMs: fairIntervalMs(POLL_INTERVAL_MS, budget),
         gaugeMaxMs,
       };
@@ -442,6 +438,14 @@ export class ChaosRun {
     }
   }
 
+  /** What a fault's kind needs by this run's configuration to notice its own end (freshness.ts). */
+  private readonly kindAllowanceMs = (kind: string): number =>
+    ownRecoveryAllowanceMs(kind, {
+      maxRetryAfterMs: TIMEOUTS.maxRetryAfterMs,
+      stoppedRetryInitialDelayMs: this.options.profile.stoppedRetryInitialDelayMs ?? 60_000,
+      ...LEARNED_RATE_PROBE,
+    });
+
   /** The deliveries judged and each change's route to Kafka (webhook-figures.ts), into the summary. */
   private judgeWebhooks(live: LiveChanges, ingress: WebhookIngress): void {
     const figures = webhookFigures({
@@ -451,13 +455,20 @@ export class ChaosRun {
       faults: this.summary.faults,
       quietFromMs: this.quietFrom,
       sharedReplayWindow: this.summary.mode === 'distributed',
+      allowanceMs: this.kindAllowanceMs,
     });
     this.summary.webhooks = figures;
+    const routed = routedChanges(
+      live.changes,
+      ingress.attempts,
+      this.publications,
+      this.summary.faults,
+      this.quietFrom,
+      this.kindAllowanceMs,
+    );
     writeFileSync(
       join(this.options.runDir, 'webhook-changes.jsonl'),
-      routedChanges(live.changes, ingress.attempts, this.publications, this.summary.faults, this.quietFrom)
-        .map((c) => JSON.stringify(c))
-        .join('\n'),
+      routed.map((c) => JSON.stringify(c)).join('\n'),
     );
     this.summary.violations.push(...figures.violations);
     // Reported, never a violation: a percentile over the few dozen changes made outside the faults, on a machine

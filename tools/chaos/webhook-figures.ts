@@ -71,20 +71,31 @@ export function announcedChanges(
 
 /**
  * The spans faults were at work: from the start to the end plus the recovery or, distributed mode, to ownership
- * whole again when later (as the freshness rule's deadline, freshness.ts); and the start-up before the quiet
- * baseline that precedes the first fault (schedule.ts quietBaselineMs).
+ * whole again when later, plus what the fault's kind needs to notice its own end, `allowanceMs(kind)` (as the
+ * freshness rule's disruption, freshness.ts `disruptedUntil`: a parked grant asked again, a lost grant logged in
+ * again, a hidden limit's end found by the learned rate's probe); and the start-up before the quiet baseline
+ * that precedes the first fault (schedule.ts quietBaselineMs).
  */
-export function faultSpans(faults: readonly FaultOutcome[], quietFromMs: number): Span[] {
+export function faultSpans(
+  faults: readonly FaultOutcome[],
+  quietFromMs: number,
+  allowanceMs: KindAllowance = noAllowance,
+): Span[] {
   return [
     { fromMs: 0, untilMs: quietFromMs },
     ...faults.map((f) => {
       const recovered = (f.endMs ?? f.startMs) + (f.recoveryMs ?? NO_RECOVERY_MS);
       const handedOver =
         f.handoverMs === undefined ? f.startMs : f.startMs + (f.handoverMs ?? NO_RECOVERY_MS);
-      return { fromMs: f.startMs, untilMs: Math.max(recovered, handedOver) };
+      return { fromMs: f.startMs, untilMs: Math.max(recovered, handedOver) + allowanceMs(f.kind) };
     }),
   ];
 }
+
+/** What a fault's kind needs to notice its own end (freshness.ts ownRecoveryAllowanceMs, by the run's settings). */
+export type KindAllowance = (kind: string) => number;
+
+const noAllowance: KindAllowance = () => 0;
 
 /** Each change with its route and whether it was made outside the fault spans: the run folder's record. */
 export function routedChanges(
@@ -93,9 +104,10 @@ export function routedChanges(
   publications: Pick<Publications, 'firstCovering'>,
   faults: readonly FaultOutcome[],
   quietFromMs: number,
+  allowanceMs: KindAllowance = noAllowance,
 ): (AnnouncedChange & { route: Route; outside: boolean })[] {
   const announced = announcedChanges(changes, attempts, publications);
-  const spans = faultSpans(faults, quietFromMs);
+  const spans = faultSpans(faults, quietFromMs, allowanceMs);
   const takes = new Map<string, number[]>();
   for (const c of announced)
     if (c.takenAtMs !== null) takes.set(c.locationUid, [...(takes.get(c.locationUid) ?? []), c.takenAtMs]);
@@ -115,8 +127,10 @@ export function webhookFigures(input: {
   quietFromMs: number;
   /** Distributed mode: the instances share their replay windows over the nudge topic (webhook-judge.ts). */
   sharedReplayWindow: boolean;
+  /** What each fault's kind needs to notice its own end, beyond its recovery (faultSpans); none when absent. */
+  allowanceMs?: KindAllowance;
 }): WebhookFigures {
-  const spans = faultSpans(input.faults, input.quietFromMs);
+  const spans = faultSpans(input.faults, input.quietFromMs, input.allowanceMs);
   const verdict = judgeDeliveries(
     input.attempts,
     input.sharedReplayWindow

@@ -26,6 +26,15 @@ const changeOf = (uid: string, madeAtMs: number, updatedAtMs = madeAtMs): Change
   updatedAtMs,
 });
 
+/** A hidden limit from 5 s to 20 s, a page committed 0.05 s after its end; its kind's probe allowance. */
+const hiddenLimit = {
+  kind: 'api-limit-below-live-demand',
+  startMs: 5000,
+  endMs: 20_000,
+  recoveryMs: 50,
+} as FaultOutcome;
+const probe = (kind: string) => (kind === hiddenLimit.kind ? 27_325 : 0);
+
 describe('the webhook figures of a run', () => {
   it("ties a taken delivery to its uid's latest change made before it arrived", () => {
     const publications = new Publications();
@@ -74,6 +83,34 @@ describe('the webhook figures of a run', () => {
       handoverMs: 38_000,
     } as FaultOutcome;
     expect(faultSpans([fault], 3000)[1]).toEqual({ fromMs: 5000, untilMs: 43_000 });
+  });
+
+  it('holds a fault open for what its kind needs to notice its own end, as the freshness rule does', () => {
+    // The learned rate's probe finds the limit's end 27.3 s after a page was committed again: a change made
+    // meanwhile still waits for the fault, not for a lost nudge.
+    expect(faultSpans([hiddenLimit], 3000, probe)[1]).toEqual({ fromMs: 5000, untilMs: 47_375 });
+    const kill = { kind: 'connector-kill', startMs: 5000, endMs: 6000, recoveryMs: 2000 } as FaultOutcome;
+    expect(faultSpans([kill], 3000, probe)[1]).toEqual({ fromMs: 5000, untilMs: 8000 });
+  });
+
+  it('does not count a change made while a hidden limit is probed for among the changes outside the faults', () => {
+    // Seed 3901: a change taken 0.009 s after it was made, 0.07 s after the limit ended, in Kafka 20.9 s later.
+    const publications = new Publications();
+    publications.add('a', 20_070, 40_970);
+    const figures = (allowanceMs?: (kind: string) => number) =>
+      webhookFigures({
+        attempts: [taken('a', 20_079)],
+        changes: [changeOf('a', 20_070)],
+        publications,
+        faults: [hiddenLimit],
+        quietFromMs: 1000,
+        sharedReplayWindow: false,
+        ...(allowanceMs !== undefined && { allowanceMs }),
+      });
+    expect(figures().attribution.deliveredOutside.count).toBe(1);
+    const held = figures(probe);
+    expect(held.attribution.deliveredOutside.count).toBe(0);
+    expect(held.late).toBeNull();
   });
 
   it("reports a delivered p99 outside the fault windows over the goal as late, and the judge's violations", () => {
