@@ -28,7 +28,7 @@ export class ListedPages {
       const held = this.pages.find((page) => samePageRequest(page.request, request));
       if (held !== undefined) return held.listed;
     }
-    this.pages = [];
+    if (this.pages.length > 0) this.pages = [];
     return null;
   }
 }
